@@ -3,8 +3,8 @@
 Real stacks create a cluster with ``Custom::PclusterCluster``, whose ServiceToken is an output of
 ParallelCluster's provider stack (a nested ``AWS::CloudFormation::Stack`` loaded from the
 ``<region>-aws-parallelcluster`` bucket). moto holds neither that template nor a Lambda that could
-run it, so :mod:`clusters.aws.moto_resources` installs what is here: a stand-in provider template,
-the emulated cluster resource, and nested-stack ``Outputs.*`` attributes.
+run it, so :func:`clusters.aws.moto_resources.install` applies what is here: a stand-in provider
+template and the emulated cluster resource.
 """
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ import re
 from typing import Any
 
 from moto.cloudformation import models as cfn_models
+from moto.cloudformation import parsing
 from moto.cloudformation.exceptions import (
     UnformattedGetAttTemplateException,
     ValidationError,
@@ -156,16 +157,27 @@ class PclusterCluster(_Attributes, CloudFormationModel):
         cfn_models.cloudformation_backends[account_id][region_name].delete_stack(self.stack_name)
 
 
-def stack_get_cfn_attribute(self: Any, attribute_name: str) -> Any:
-    """``!GetAtt NestedStack.Outputs.Name``, which moto's Stack does not answer."""
-    outputs = {o["OutputKey"]: o["OutputValue"] for o in self.outputs or []}
-    key = attribute_name.removeprefix("Outputs.")
-    if attribute_name.startswith("Outputs.") and key in outputs:
-        return outputs[key]
-    raise UnformattedGetAttTemplateException()
-
-
 def provider_template(template_url: str) -> str | None:
     """The stand-in provider template for a ParallelCluster provider URL, else None."""
     match = _PROVIDER_URL.fullmatch(template_url)
     return None if match is None else _PROVIDER_TEMPLATE.replace("VERSION", match.group("version"))
+
+
+def apply() -> None:
+    """Route ``Custom::PclusterCluster`` (only that custom type) here and serve the provider template."""
+    original_class_from_type = parsing.resource_class_from_type
+    original_template_from_url = cfn_models.get_stack_from_s3_url
+
+    def resource_class_from_type(resource_type: str) -> Any:
+        if resource_type == PclusterCluster.cloudformation_type():
+            return PclusterCluster
+        return original_class_from_type(resource_type)
+
+    def get_stack_from_s3_url(template_url: str, account_id: str, partition: str) -> str:
+        stand_in = provider_template(template_url)
+        if stand_in is None:
+            return original_template_from_url(template_url, account_id=account_id, partition=partition)
+        return stand_in
+
+    parsing.resource_class_from_type = resource_class_from_type
+    cfn_models.get_stack_from_s3_url = get_stack_from_s3_url
