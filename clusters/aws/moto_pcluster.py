@@ -29,8 +29,8 @@ _PROVIDER_URL = re.compile(
     r"/parallelcluster/(?P<version>\d+\.\d+\.\d+)/templates/custom_resource/cluster\.yaml"
 )
 
-# Stands in for ParallelCluster's provider template (a Lambda, its layer, roles and a bucket):
-# only its ServiceToken output matters to the stacks that use it.
+# Stands in for ParallelCluster's provider template (a Lambda, its layer, roles, a bucket and the
+# Lambda's log group): only its ServiceToken output matters to the stacks that use it.
 _PROVIDER_DESCRIPTION = "AWS ParallelCluster Cluster Custom Resource Provider (embedded endpoint stand-in)"
 _PROVIDER_TEMPLATE = f"Description: {_PROVIDER_DESCRIPTION}\n" + """\
 Parameters:
@@ -38,7 +38,13 @@ Parameters:
   AdditionalIamPolicies: {Type: CommaDelimitedList, Default: ""}
   CustomBucket: {Type: String, Default: ""}
 Resources:
-  Provider: {Type: AWS::CloudFormation::WaitConditionHandle}
+  PclusterCfnFunctionLogGroup:
+    Type: AWS::Logs::LogGroup
+    Properties:
+      RetentionInDays: 90
+      LogGroupName: !Sub
+        - /aws/lambda/pcluster-cfn-${Suffix}
+        - Suffix: !Select [2, !Split ["/", !Ref AWS::StackId]]
 Outputs:
   ServiceToken:
     Value: !Sub
@@ -52,7 +58,11 @@ Outputs:
 _CLUSTER_STACK_TEMPLATE = """\
 Description: AWS ParallelCluster cluster stack (embedded endpoint stand-in)
 Resources:
-  HeadNodeWaitConditionHandle: {Type: AWS::CloudFormation::WaitConditionHandle}
+  ClusterLogGroup:
+    Type: AWS::Logs::LogGroup
+    Properties:
+      LogGroupName: /aws/parallelcluster/CLUSTER
+      RetentionInDays: 30
 """
 
 
@@ -112,7 +122,7 @@ class PclusterCluster(_Attributes, CloudFormationModel):
         version = _provider_version(account_id, region_name, props["ServiceToken"])
         cluster_stack = cfn_models.cloudformation_backends[account_id][region_name].create_stack(
             name=name,
-            template=_CLUSTER_STACK_TEMPLATE,
+            template=_CLUSTER_STACK_TEMPLATE.replace("CLUSTER", name),
             parameters={},
             tags={"parallelcluster:version": version, "parallelcluster:cluster-name": name},
         )

@@ -130,6 +130,9 @@ def test_network_storage_parallelcluster_chain(aws):
     cluster_stack = cf.describe_stacks(StackName="llm-train")["Stacks"][0]
     assert cluster_stack["StackId"] == pc["ClusterStackArn"]
     assert {"Key": "parallelcluster:version", "Value": "3.13.1"} in cluster_stack["Tags"]
+    log_groups = [g["logGroupName"] for g in aws("logs").describe_log_groups()["logGroups"]]
+    assert "/aws/parallelcluster/llm-train" in log_groups
+    assert any(re.fullmatch(r"/aws/lambda/pcluster-cfn-[0-9a-f-]{36}", g) for g in log_groups)
 
     _delete(cf, "pc", "sto", "net")
     assert fsx.describe_file_systems()["FileSystems"] == []
