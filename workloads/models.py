@@ -1,1 +1,1 @@
-"""Models of this app."""
+"""Workloads, quotas and capacity, support interactions, enablement."""
