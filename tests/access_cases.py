@@ -46,7 +46,7 @@ ROUTES: dict[str, Case] = {
     "api-root": Case(api=True, foreign=LIST),
     "api-schema": Case(api=True, foreign=LIST),
     "api-docs": Case(api=True, foreign=LIST),
-    "api-redoc": Case(api=True, foreign=LIST),
+    "api-token": Case(api=True, public=True, foreign=(405,)),
     "portal-api:api-root": Case(api=True, foreign=LIST),
     "portal-api:organization-list": Case(api=True, foreign=LIST),
     "portal-api:organization-detail": Case(api=True, kwargs=lambda o: {"pk": o["organization"].pk}),
