@@ -3,8 +3,8 @@ from drf_spectacular.utils import extend_schema
 from rest_framework.authtoken.views import ObtainAuthToken
 from rest_framework.decorators import api_view
 from rest_framework.response import Response
-from rest_framework.throttling import ScopedRateThrottle
 from rest_framework.reverse import reverse
+from rest_framework.throttling import ScopedRateThrottle
 
 # Each app adds (name, url name of its router root) here through its api/urls.py import.
 API_APPS = [("portal", "portal-api:api-root")]
