@@ -100,6 +100,7 @@ AXES_FAILURE_LIMIT = env.int("AXES_FAILURE_LIMIT", default=5)
 AXES_COOLOFF_TIME = env.float("AXES_COOLOFF_HOURS", default=0.25)
 AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
 AXES_RESET_ON_SUCCESS = True
+AXES_VERBOSE = False
 AXES_LOCKOUT_TEMPLATE = "registration/locked_out.html"
 AXES_IPWARE_PROXY_COUNT = env.int("AXES_PROXY_COUNT", default=0)
 AUTH_PASSWORD_VALIDATORS = [
@@ -234,5 +235,9 @@ LOGGING = {
     "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s %(message)s"}},
     "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
     "root": {"handlers": ["console"], "level": env("LOG_LEVEL", default="INFO")},
-    "loggers": {"botocore": {"level": "WARNING"}, "urllib3": {"level": "WARNING"}},
+    "loggers": {
+        "botocore": {"level": "WARNING"},
+        "urllib3": {"level": "WARNING"},
+        "axes": {"level": env("AXES_LOG_LEVEL", default="WARNING")},
+    },
 }
