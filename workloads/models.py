@@ -1,0 +1,1 @@
+"""Workloads, quotas and capacity, support interactions, enablement."""
