@@ -16,8 +16,14 @@ REGION = "ap-northeast-1"
 AZ = "ap-northeast-1a"
 
 
-@pytest.fixture(scope="module")
-def endpoint():
+@pytest.fixture(scope="session")
+def endpoint(request):
+    """The session's embedded endpoint: the project's shared one when its conftest is loaded."""
+    try:
+        yield request.getfixturevalue("aws_server")
+        return
+    except pytest.FixtureLookupError:
+        pass
     server, url = start_server()
     yield url
     server.stop()
