@@ -68,11 +68,13 @@ class WorkloadFilterSet(django_filters.FilterSet):
 
 class InstanceQuotaFilterSet(django_filters.FilterSet):
     organization = django_filters.ModelChoiceFilter(queryset=_organizations)
-    instance_type = InstanceTypeFilter(field_name="instance_type")
+    instance_type = InstanceTypeFilter(field_name="instance_type_name")
     region = django_filters.ChoiceFilter(choices=REGION_CHOICES)
     active_on = django_filters.DateFilter(method="filter_active_on", label="Active on")
     ends_before = django_filters.DateFilter(field_name="end", lookup_expr="lte")
-    ordering = django_filters.OrderingFilter(fields=("organization__name", "instance_type", "region", "count", "end"))
+    ordering = django_filters.OrderingFilter(
+        fields=("organization__name", ("instance_type_name", "instance_type"), "region", "count", "end")
+    )
 
     class Meta:
         model = InstanceQuota
@@ -84,7 +86,7 @@ class InstanceQuotaFilterSet(django_filters.FilterSet):
 
 class CapacityReservationFilterSet(django_filters.FilterSet):
     organization = django_filters.ModelChoiceFilter(queryset=_organizations)
-    instance_type = InstanceTypeFilter(field_name="instance_type")
+    instance_type = InstanceTypeFilter(field_name="instance_type_name")
     kind = django_filters.ChoiceFilter(choices=ReservationKind.choices)
     region = django_filters.ChoiceFilter(choices=REGION_CHOICES)
     ends_before = django_filters.DateFilter(field_name="end", lookup_expr="lte")
@@ -97,7 +99,7 @@ class CapacityReservationFilterSet(django_filters.FilterSet):
 class QuotaChangeRequestFilterSet(django_filters.FilterSet):
     organization = django_filters.ModelChoiceFilter(queryset=_organizations)
     status = django_filters.ChoiceFilter(choices=RequestStatus.choices)
-    instance_type = InstanceTypeFilter(field_name="instance_type")
+    instance_type = InstanceTypeFilter(field_name="instance_type_name")
 
     class Meta:
         model = QuotaChangeRequest

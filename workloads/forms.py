@@ -121,47 +121,47 @@ class WorkloadForm(ModelCleanErrorsMixin, forms.ModelForm):
 
 
 class InstanceQuotaForm(ModelCleanErrorsMixin, forms.ModelForm):
-    instance_type = forms.ChoiceField(choices=())
+    instance_type_name = forms.ChoiceField(choices=())
 
     class Meta:
         model = InstanceQuota
-        fields = ["organization", "instance_type", "region", "count", "start", "end", "notes"]
+        fields = ["organization", "instance_type_name", "region", "count", "start", "end", "notes"]
         widgets = {"start": forms.DateInput(attrs={"type": "date"}), "end": forms.DateInput(attrs={"type": "date"})}
 
     def __init__(self, *args, user=None, **kwargs):
         super().__init__(*args, **kwargs)
-        self.fields["instance_type"].choices = instance_type_choices()
+        self.fields["instance_type_name"].choices = instance_type_choices()
         self.fields["organization"].queryset = _writable_organizations(user, InstanceQuota)
 
 
 class CapacityReservationForm(ModelCleanErrorsMixin, forms.ModelForm):
-    instance_type = forms.ChoiceField(choices=())
+    instance_type_name = forms.ChoiceField(choices=())
 
     class Meta:
         model = CapacityReservation
-        fields = ["organization", "reservation_id", "kind", "instance_type", "count", "region", "availability_zone",
+        fields = ["organization", "reservation_id", "kind", "instance_type_name", "count", "region", "availability_zone",
                   "start", "end", "quota", "notes"]
         widgets = {"start": forms.DateInput(attrs={"type": "date"}), "end": forms.DateInput(attrs={"type": "date"})}
 
     def __init__(self, *args, user=None, **kwargs):
         super().__init__(*args, **kwargs)
-        self.fields["instance_type"].choices = instance_type_choices()
+        self.fields["instance_type_name"].choices = instance_type_choices()
         orgs = _writable_organizations(user, CapacityReservation)
         self.fields["organization"].queryset = orgs
         self.fields["quota"].queryset = InstanceQuota.objects.filter(organization__in=orgs).select_related("organization")
 
 
 class QuotaChangeRequestForm(ModelCleanErrorsMixin, forms.ModelForm):
-    instance_type = forms.ChoiceField(choices=(), required=False)
+    instance_type_name = forms.ChoiceField(choices=(), required=False)
 
     class Meta:
         model = QuotaChangeRequest
-        fields = ["organization", "quota", "instance_type", "region", "requested_count", "start", "end", "justification"]
+        fields = ["organization", "quota", "instance_type_name", "region", "requested_count", "start", "end", "justification"]
         widgets = {"start": forms.DateInput(attrs={"type": "date"}), "end": forms.DateInput(attrs={"type": "date"})}
 
     def __init__(self, *args, user=None, **kwargs):
         super().__init__(*args, **kwargs)
-        self.fields["instance_type"].choices = [("", "— (from the quota)"), *instance_type_choices()]
+        self.fields["instance_type_name"].choices = [("", "— (from the quota)"), *instance_type_choices()]
         orgs = _writable_organizations(user, QuotaChangeRequest)
         self.fields["organization"].queryset = orgs
         self.fields["quota"].queryset = InstanceQuota.objects.filter(organization__in=orgs).select_related("organization")

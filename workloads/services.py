@@ -12,7 +12,7 @@ from workloads.models import QuotaChangeRequest
 
 
 def describe_request(req: QuotaChangeRequest) -> str:
-    what = f"{req.instance_type} in {req.region}"
+    what = f"{req.instance_type_name} in {req.region}"
     if req.quota_id:
         return f"{what}: {req.current_count} → {req.requested_count}"
     return f"new quota of {req.requested_count} × {what} ({req.start} → {req.end})"

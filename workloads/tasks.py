@@ -53,7 +53,7 @@ def warn_expiring(today: datetime.date | None = None) -> list[str]:
 
 def _warn(kind: str, row, days_left: int, threshold: int, today) -> str | None:
     noun = "Quota" if kind == "quota" else "Capacity reservation"
-    what = str(row) if kind == "quota" else f"{row.reservation_id} ({row.count} × {row.instance_type}, {row.availability_zone})"
+    what = str(row) if kind == "quota" else f"{row.reservation_id} ({row.count} × {row.instance_type_name}, {row.availability_zone})"
     title = f"{noun} ends in {days_left} day{'s' if days_left != 1 else ''}: {what}"
     try:
         with transaction.atomic():

@@ -24,7 +24,7 @@ from workloads.validators import base_instance_type
 Key = tuple[int, str, str]  # (organization id, instance type without "ml.", region)
 
 
-def _base(field: str = "instance_type"):
+def _base(field: str):
     return Replace(F(field), Value("ml."), Value(""))
 
 
@@ -41,14 +41,14 @@ def held(organization_ids=None) -> dict[Key, int]:
     qs = Cluster.objects.filter(state__in=HOLDING_STATES)
     if organization_ids is not None:
         qs = qs.filter(organization_id__in=organization_ids)
-    rows = qs.annotate(base=_base()).values("organization_id", "base", "region").annotate(n=Sum("node_count")).order_by()
+    rows = qs.annotate(base=_base("instance_type")).values("organization_id", "base", "region").annotate(n=Sum("node_count")).order_by()
     return {(r["organization_id"], r["base"], r["region"]): r["n"] or 0 for r in rows}
 
 
 def quota_totals(quotas, on_date: datetime.date | None = None) -> dict[Key, int]:
     """Sum of the quotas in ``quotas`` (a queryset) active on ``on_date``, per (organization, type, region)."""
     day = on_date or timezone.localdate()
-    rows = (quotas.filter(start__lte=day, end__gte=day).annotate(base=_base())
+    rows = (quotas.filter(start__lte=day, end__gte=day).annotate(base=_base("instance_type_name"))
             .values("organization_id", "base", "region").annotate(n=Sum("count")).order_by())
     return {(r["organization_id"], r["base"], r["region"]): r["n"] or 0 for r in rows}
 
@@ -65,7 +65,7 @@ def quota_total_for(organization, instance_type: str, region: str, on_date: date
                     exclude_pk: int | None = None) -> int:
     org_id = getattr(organization, "pk", organization)
     day = on_date or timezone.localdate()
-    qs = InstanceQuota.objects.filter(organization_id=org_id, instance_type__in=_names(instance_type), region=region,
+    qs = InstanceQuota.objects.filter(organization_id=org_id, instance_type_name__in=_names(instance_type), region=region,
                                       start__lte=day, end__gte=day)
     if exclude_pk is not None:
         qs = qs.exclude(pk=exclude_pk)
@@ -84,10 +84,10 @@ def refusal_for_quota_change(quota: InstanceQuota) -> str | None:
     Only a change that lowers today's total is refused; a quota already over-used may still grow.
     """
     today = timezone.localdate()
-    holding = held_for(quota.organization_id, quota.instance_type, quota.region)
+    holding = held_for(quota.organization_id, quota.instance_type_name, quota.region)
     if not holding:
         return None
-    others = quota_total_for(quota.organization_id, quota.instance_type, quota.region, today, exclude_pk=quota.pk)
+    others = quota_total_for(quota.organization_id, quota.instance_type_name, quota.region, today, exclude_pk=quota.pk)
     after = others + (quota.count if quota.start <= today <= quota.end else 0)
     before = others
     if quota.pk:
@@ -95,7 +95,7 @@ def refusal_for_quota_change(quota: InstanceQuota) -> str | None:
         if stored and stored["start"] <= today <= stored["end"]:
             before += stored["count"]
     if after < holding and after < before:
-        return (f"Clusters of this organization hold {holding} × {base_instance_type(quota.instance_type)} in "
+        return (f"Clusters of this organization hold {holding} × {base_instance_type(quota.instance_type_name)} in "
                 f"{quota.region}; this change would leave a quota of {after} today. Scale the clusters down first.")
     return None
 
@@ -105,7 +105,7 @@ class UsageRow:
     organization_id: int
     organization_name: str
     organization_slug: str
-    instance_type: str
+    instance_type_name: str
     region: str
     quota: int
     used: int
@@ -138,13 +138,13 @@ def usage_rows(user, organization=None, on_date: datetime.date | None = None) ->
         for key in set(quotas) | set(holding)
         if key[0] in names
     ]
-    rows.sort(key=lambda r: (r.organization_name, r.instance_type, r.region))
+    rows.sort(key=lambda r: (r.organization_name, r.instance_type_name, r.region))
     return rows
 
 
 @dataclass
 class TypeTotal:
-    instance_type: str
+    instance_type_name: str
     quota: int = 0
     used: int = 0
     organizations: int = 0
@@ -159,11 +159,11 @@ def program_totals(rows: list[UsageRow]) -> list[TypeTotal]:
     totals: dict[str, TypeTotal] = {}
     orgs: dict[str, set[int]] = defaultdict(set)
     for row in rows:
-        total = totals.setdefault(row.instance_type, TypeTotal(row.instance_type))
+        total = totals.setdefault(row.instance_type_name, TypeTotal(row.instance_type_name))
         total.quota += row.quota
         total.used += row.used
         if row.quota:
-            orgs[row.instance_type].add(row.organization_id)
+            orgs[row.instance_type_name].add(row.organization_id)
     for name, total in totals.items():
         total.organizations = len(orgs[name])
-    return sorted(totals.values(), key=lambda t: t.instance_type)
+    return sorted(totals.values(), key=lambda t: t.instance_type_name)

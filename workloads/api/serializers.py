@@ -16,6 +16,12 @@ class ComponentSerializer(serializers.Serializer):
     label = serializers.CharField(allow_blank=True, required=False)
 
 
+class InstanceTypeFieldMixin(serializers.Serializer):
+    """The API calls it ``instance_type`` like EC2 does (the model field is ``instance_type_name``)."""
+
+    instance_type = serializers.CharField(source="instance_type_name", max_length=32)
+
+
 class ModelCleanMixin:
     """Run the model's full_clean() on the would-be instance; its errors become a 400 with field errors."""
 
@@ -76,7 +82,7 @@ class WorkloadSerializer(ModelCleanMixin, serializers.ModelSerializer):
         return super().validate(attrs)
 
 
-class InstanceQuotaSerializer(ModelCleanMixin, serializers.ModelSerializer):
+class InstanceQuotaSerializer(ModelCleanMixin, InstanceTypeFieldMixin, serializers.ModelSerializer):
     url = serializers.HyperlinkedIdentityField(view_name="workloads-api:instancequota-detail")
     organization = OrganizationField()
     used = serializers.SerializerMethodField(help_text="Instances held today by the organization's clusters of this type and region.")
@@ -92,11 +98,11 @@ class InstanceQuotaSerializer(ModelCleanMixin, serializers.ModelSerializer):
         if held is None:
             from workloads import usage
 
-            return usage.held_for(obj.organization_id, obj.instance_type, obj.region)
-        return held.get((obj.organization_id, validators.base_instance_type(obj.instance_type), obj.region), 0)
+            return usage.held_for(obj.organization_id, obj.instance_type_name, obj.region)
+        return held.get((obj.organization_id, validators.base_instance_type(obj.instance_type_name), obj.region), 0)
 
 
-class CapacityReservationSerializer(ModelCleanMixin, serializers.ModelSerializer):
+class CapacityReservationSerializer(ModelCleanMixin, InstanceTypeFieldMixin, serializers.ModelSerializer):
     url = serializers.HyperlinkedIdentityField(view_name="workloads-api:capacityreservation-detail")
     organization = OrganizationField()
 
@@ -107,9 +113,11 @@ class CapacityReservationSerializer(ModelCleanMixin, serializers.ModelSerializer
         read_only_fields = ["created", "updated"]
 
 
-class QuotaChangeRequestSerializer(ModelCleanMixin, serializers.ModelSerializer):
+class QuotaChangeRequestSerializer(ModelCleanMixin, InstanceTypeFieldMixin, serializers.ModelSerializer):
     url = serializers.HyperlinkedIdentityField(view_name="workloads-api:quotachangerequest-detail")
     organization = OrganizationField()
+    instance_type = serializers.CharField(source="instance_type_name", max_length=32, required=False, allow_blank=True,
+                                          help_text="Taken from the quota when one is given.")
 
     class Meta:
         model = QuotaChangeRequest
@@ -119,7 +127,7 @@ class QuotaChangeRequestSerializer(ModelCleanMixin, serializers.ModelSerializer)
         read_only_fields = ["current_count", "status", "requested_by", "decided_by", "decided_at", "decision_comment",
                             "created"]
 
-    derived_fields = ("instance_type", "region", "current_count", "start", "end")
+    derived_fields = ("instance_type_name", "region", "current_count", "start", "end")
 
 
 class DecisionSerializer(serializers.Serializer):

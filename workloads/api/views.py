@@ -47,7 +47,7 @@ class InstanceQuotaViewSet(PortalModelViewSet):
     queryset = InstanceQuota.objects.select_related("organization")
     serializer_class = InstanceQuotaSerializer
     filterset_class = InstanceQuotaFilterSet
-    ordering_fields = ["instance_type", "region", "count", "end"]
+    ordering_fields = ["instance_type_name", "region", "count", "end"]
     http_method_names = NO_DELETE
 
     def get_serializer_context(self):

@@ -32,7 +32,7 @@ class InstanceQuota(models.Model):
     """N instances of type T in region R for an organization, from one date to another."""
 
     organization = models.ForeignKey("portal.Organization", on_delete=models.PROTECT, related_name="instance_quotas")
-    instance_type = models.CharField(max_length=32, validators=[validators.validate_instance_type])
+    instance_type_name = models.CharField(max_length=32, validators=[validators.validate_instance_type])
     region = models.CharField(max_length=32, choices=REGION_CHOICES, validators=[validators.validate_region])
     count = models.PositiveIntegerField(validators=[validators.validate_positive])
     start = models.DateField()
@@ -45,11 +45,11 @@ class InstanceQuota(models.Model):
     objects = ActiveQuerySet.as_manager()
 
     class Meta:
-        ordering = ["organization__name", "instance_type", "region", "start"]
-        indexes = [models.Index(fields=["organization", "instance_type", "region", "end"], name="quota_lookup")]
+        ordering = ["organization__name", "instance_type_name", "region", "start"]
+        indexes = [models.Index(fields=["organization", "instance_type_name", "region", "end"], name="quota_lookup")]
 
     def __str__(self) -> str:
-        return f"{self.count} × {self.instance_type} in {self.region} ({self.start} → {self.end})"
+        return f"{self.count} × {self.instance_type_name} in {self.region} ({self.start} → {self.end})"
 
     def get_absolute_url(self) -> str:
         return reverse("workloads:quota_edit", kwargs={"pk": self.pk})
@@ -61,7 +61,7 @@ class InstanceQuota(models.Model):
     def clean(self) -> None:
         errors: dict[str, list[str]] = {}
         _check_dates(self.start, self.end, errors)
-        if not errors and self.organization_id and self.instance_type and self.region and self.count and self.start:
+        if not errors and self.organization_id and self.instance_type_name and self.region and self.count and self.start:
             from workloads import usage
 
             message = usage.refusal_for_quota_change(self)
@@ -79,7 +79,7 @@ class CapacityReservation(models.Model):
         max_length=32, validators=[RegexValidator(RESERVATION_ID_RE, "A reservation id looks like cr-0123456789abcdef0.")]
     )
     kind = models.CharField(max_length=20, choices=ReservationKind.choices, default=ReservationKind.ODCR)
-    instance_type = models.CharField(max_length=32, validators=[validators.validate_instance_type])
+    instance_type_name = models.CharField(max_length=32, validators=[validators.validate_instance_type])
     count = models.PositiveIntegerField(validators=[validators.validate_positive])
     region = models.CharField(max_length=32, choices=REGION_CHOICES, validators=[validators.validate_region])
     availability_zone = models.CharField(
@@ -102,7 +102,7 @@ class CapacityReservation(models.Model):
                    models.Index(fields=["organization", "end"], name="reservation_org_end")]
 
     def __str__(self) -> str:
-        return f"{self.reservation_id} · {self.count} × {self.instance_type}"
+        return f"{self.reservation_id} · {self.count} × {self.instance_type_name}"
 
     def get_absolute_url(self) -> str:
         return reverse("workloads:reservation_edit", kwargs={"pk": self.pk})
@@ -126,8 +126,8 @@ class CapacityReservation(models.Model):
                 )
         if self.quota_id:
             quota = self.quota
-            if (quota.organization_id, validators.base_instance_type(quota.instance_type), quota.region) != (
-                self.organization_id, validators.base_instance_type(self.instance_type or ""), self.region
+            if (quota.organization_id, validators.base_instance_type(quota.instance_type_name), quota.region) != (
+                self.organization_id, validators.base_instance_type(self.instance_type_name or ""), self.region
             ):
                 errors.setdefault("quota", []).append(
                     "The quota must be the organization's quota for the same instance type and region."
@@ -145,7 +145,7 @@ class QuotaChangeRequest(models.Model):
     organization = models.ForeignKey("portal.Organization", on_delete=models.PROTECT, related_name="quota_requests")
     quota = models.ForeignKey(InstanceQuota, null=True, blank=True, on_delete=models.SET_NULL, related_name="change_requests",
                               help_text="The quota to change; leave empty to ask for a new quota.")
-    instance_type = models.CharField(max_length=32, blank=True, validators=[validators.validate_instance_type])
+    instance_type_name = models.CharField(max_length=32, blank=True, validators=[validators.validate_instance_type])
     region = models.CharField(max_length=32, blank=True, choices=REGION_CHOICES, validators=[validators.validate_region])
     current_count = models.PositiveIntegerField(default=0, editable=False)
     requested_count = models.PositiveIntegerField(validators=[validators.validate_positive],
@@ -167,7 +167,7 @@ class QuotaChangeRequest(models.Model):
         ordering = ["-created", "-id"]
 
     def __str__(self) -> str:
-        return f"{self.instance_type} {self.current_count} → {self.requested_count} ({self.get_status_display()})"
+        return f"{self.instance_type_name} {self.current_count} → {self.requested_count} ({self.get_status_display()})"
 
     def get_absolute_url(self) -> str:
         return reverse("workloads:changerequest_detail", kwargs={"pk": self.pk})
@@ -186,7 +186,7 @@ class QuotaChangeRequest(models.Model):
             quota = self.quota
             if quota.organization_id != self.organization_id:
                 add("quota", "The quota belongs to another organization.")
-            self.instance_type, self.region, self.current_count = quota.instance_type, quota.region, quota.count
+            self.instance_type_name, self.region, self.current_count = quota.instance_type_name, quota.region, quota.count
             if self.start is None:
                 self.start = quota.start
             if self.end is None:
@@ -195,7 +195,7 @@ class QuotaChangeRequest(models.Model):
                 add("requested_count", f"The quota already has {quota.count}: ask for a different number or end date.")
         else:
             self.current_count = 0
-            for field in ("instance_type", "region", "start", "end"):
+            for field in ("instance_type_name", "region", "start", "end"):
                 if not getattr(self, field):
                     add(field, "Required for a new quota.")
         _check_dates(self.start, self.end, errors)
@@ -217,7 +217,7 @@ class QuotaChangeRequest(models.Model):
             quota.end = self.end or quota.end
             return quota
         return InstanceQuota(
-            organization_id=self.organization_id, instance_type=self.instance_type, region=self.region,
+            organization_id=self.organization_id, instance_type_name=self.instance_type_name, region=self.region,
             count=self.requested_count, start=self.start, end=self.end,
             notes=f"From change request: {self.justification[:200]}",
         )

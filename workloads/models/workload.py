@@ -1,6 +1,8 @@
 """An organization's workload record: the program's tracking document, with its full change history."""
 from __future__ import annotations
 
+from decimal import Decimal
+
 from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.core.validators import MaxValueValidator, MinValueValidator, RegexValidator
@@ -43,7 +45,7 @@ class Workload(models.Model):
     architecture_other = models.CharField("other architecture", max_length=100, blank=True)
     parameters_billions = models.DecimalField(
         "parameters (billions)", max_digits=8, decimal_places=2,
-        validators=[MinValueValidator(0.01), MaxValueValidator(100000)],
+        validators=[MinValueValidator(Decimal("0.01")), MaxValueValidator(Decimal("100000"))],
     )
     modality = models.CharField(max_length=20, choices=Modality.choices, default=Modality.TEXT)
     target_languages = models.JSONField(default=list, blank=True, help_text="Language codes, e.g. ja, en.")

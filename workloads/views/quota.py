@@ -29,7 +29,7 @@ class QuotaListView(ObjectListView):
     template_name = "workloads/quota_list.html"
     partial_template_name = "workloads/htmx/quota_table.html"
     csv_filename = "quotas.csv"
-    csv_fields = (("Organization", "organization.name"), ("Instance type", "instance_type"), ("Region", "region"),
+    csv_fields = (("Organization", "organization.name"), ("Instance type", "instance_type_name"), ("Region", "region"),
                   ("Count", "count"), ("Start", "start"), ("End", "end"), ("Notes", "notes"))
 
     def get_context_data(self, **kwargs):
@@ -84,7 +84,7 @@ class ChangeRequestListView(ObjectListView):
     filterset_class = QuotaChangeRequestFilterSet
     template_name = "workloads/quotachangerequest_list.html"
     csv_filename = "quota-change-requests.csv"
-    csv_fields = (("Organization", "organization.name"), ("Instance type", "instance_type"), ("Region", "region"),
+    csv_fields = (("Organization", "organization.name"), ("Instance type", "instance_type_name"), ("Region", "region"),
                   ("From", "current_count"), ("To", "requested_count"), ("Status", "get_status_display"),
                   ("Justification", "justification"), ("Requested by", "requested_by.display_name"),
                   ("Decided by", "decided_by.display_name"), ("Comment", "decision_comment"))

@@ -74,9 +74,9 @@ class WorkloadView(ObjectView):
         records = Workload.history.filter(id=workload.pk).select_related("history_user")
         ctx["history"] = history.entries(Workload, records)
         ctx["usage"] = [r for r in usage.usage_rows(user, workload.organization)
-                        if r.instance_type == workload.target_instance_type.removeprefix("ml.")]
+                        if r.instance_type_name == workload.target_instance_type.removeprefix("ml.")]
         ctx["reservations"] = CapacityReservation.objects.restrict(user).filter(
-            organization_id=workload.organization_id, instance_type__in=[
+            organization_id=workload.organization_id, instance_type_name__in=[
                 workload.target_instance_type.removeprefix("ml."), "ml." + workload.target_instance_type.removeprefix("ml.")]
         )
         return ctx
