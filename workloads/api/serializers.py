@@ -5,6 +5,7 @@ from django.contrib.auth import get_user_model
 from django.core.exceptions import ValidationError as DjangoValidationError
 from rest_framework import serializers
 
+from portal.choices import REGION_CODES
 from portal.models import Organization
 from workloads import validators
 from workloads.models import CapacityReservation, InstanceQuota, QuotaChangeRequest, Workload
@@ -20,6 +21,9 @@ class InstanceTypeFieldMixin(serializers.Serializer):
     """The API calls it ``instance_type`` like EC2 does (the model field is ``instance_type_name``)."""
 
     instance_type = serializers.CharField(source="instance_type_name", max_length=32)
+    # A plain string here: the region vocabulary is already the schema's HomeRegionEnum, and one choice set
+    # with two names is ambiguous for client generators. The model's validators check it.
+    region = serializers.CharField(max_length=32, help_text="One of " + ", ".join(sorted(REGION_CODES)) + ".")
 
 
 class ModelCleanMixin:
@@ -118,6 +122,8 @@ class QuotaChangeRequestSerializer(ModelCleanMixin, InstanceTypeFieldMixin, seri
     organization = OrganizationField()
     instance_type = serializers.CharField(source="instance_type_name", max_length=32, required=False, allow_blank=True,
                                           help_text="Taken from the quota when one is given.")
+    region = serializers.CharField(max_length=32, required=False, allow_blank=True,
+                                   help_text="Taken from the quota when one is given.")
 
     class Meta:
         model = QuotaChangeRequest
