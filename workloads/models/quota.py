@@ -154,7 +154,7 @@ class QuotaChangeRequest(models.Model):
     end = models.DateField(null=True, blank=True, help_text="For a change: leave empty to keep the quota's end date.")
     justification = models.TextField()
     status = models.CharField(max_length=12, choices=RequestStatus.choices, default=RequestStatus.PENDING, db_index=True)
-    requested_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+")
+    requested_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
     decided_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
     decided_at = models.DateTimeField(null=True, blank=True)
     decision_comment = models.TextField(blank=True)

@@ -159,4 +159,5 @@ class ChangeRequestDecideView(View):
         view.setup(request, pk=pk)
         view.object = view.get_object()
         ctx = view.get_context_data(object=view.object, decision_form=form)
+        ctx["decision_errors"] = [m for messages_ in form.errors.values() for m in messages_]
         return render(request, view.template_name, ctx, status=400)
