@@ -58,8 +58,22 @@ class LanguagesField(forms.MultipleChoiceField):
         super().__init__(choices=list(LANGUAGES.items()), required=False, widget=forms.CheckboxSelectMultiple, **kwargs)
 
 
+COUNT_FIELDS = ("count", "requested_count", "target_instance_count")
+
+
 class ModelCleanErrorsMixin:
-    """Model clean() errors about fields this form does not show go to the form's general errors."""
+    """Counts must be at least 1 (one message for zero and negatives); model clean() errors about fields this
+    form does not show go to the form's general errors."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        for name in COUNT_FIELDS:
+            if name in self.fields:
+                old = self.fields[name]
+                self.fields[name] = forms.IntegerField(
+                    label=old.label, help_text=old.help_text, required=old.required, min_value=1,
+                    error_messages={"min_value": "Must be at least 1."},
+                )
 
     def _update_errors(self, errors):
         if hasattr(errors, "error_dict"):

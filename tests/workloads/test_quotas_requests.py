@@ -46,7 +46,7 @@ def test_request_bad_input(client, world, quota):
                              "justification": "x"}).content.decode()
     assert "Must be at least 1." in body
     body = client.post(url, {"organization": world.org_a.pk, "requested_count": 4, "justification": "new",
-                             "instance_type": "p5.48xlarge", "region": "us-east-1", "start": "2026-05-01",
+                             "instance_type_name": "p5.48xlarge", "region": "us-east-1", "start": "2026-05-01",
                              "end": "2026-04-01"}).content.decode()
     assert "The end date is before the start date." in body
     Cluster.objects.create(organization=world.org_a, name="big", instance_type="p5.48xlarge", region="ap-northeast-1",
