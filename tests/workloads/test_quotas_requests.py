@@ -163,3 +163,12 @@ def test_api_request_bad_input(world, quota):
                                                            "justification": "new"}, format="json")
     assert response.status_code == 400 and {"instance_type_name", "region", "start", "end"} <= set(response.json())
     assert not QuotaChangeRequest.objects.exists()
+
+
+def test_api_cannot_name_another_organizations_quota(world):
+    foreign = InstanceQuotaFactory(organization=world.org_b)
+    api = APIClient()
+    api.force_authenticate(world.lead_a)
+    response = api.post("/api/workloads/quota-requests/", {"organization": world.org_a.slug, "quota": foreign.pk,
+                                                           "requested_count": 4, "justification": "x"}, format="json")
+    assert response.status_code == 400 and "does not exist" in response.json()["quota"][0]

@@ -61,6 +61,14 @@ class OrganizationField(serializers.SlugRelatedField):
         return Organization.objects.restrict(request.user) if request else Organization.objects.none()
 
 
+class VisibleQuotaField(serializers.PrimaryKeyRelatedField):
+    """Only quotas the caller may see can be named, so an id never reveals another organization's quota."""
+
+    def get_queryset(self):
+        request = self.context.get("request")
+        return InstanceQuota.objects.restrict(request.user) if request else InstanceQuota.objects.none()
+
+
 class WorkloadSerializer(ModelCleanMixin, serializers.ModelSerializer):
     url = serializers.HyperlinkedIdentityField(view_name="workloads-api:workload-detail")
     organization = OrganizationField()
@@ -109,6 +117,7 @@ class InstanceQuotaSerializer(ModelCleanMixin, InstanceTypeFieldMixin, serialize
 class CapacityReservationSerializer(ModelCleanMixin, InstanceTypeFieldMixin, serializers.ModelSerializer):
     url = serializers.HyperlinkedIdentityField(view_name="workloads-api:capacityreservation-detail")
     organization = OrganizationField()
+    quota = VisibleQuotaField(required=False, allow_null=True, help_text="The quota this reservation backs.")
 
     class Meta:
         model = CapacityReservation
@@ -120,6 +129,7 @@ class CapacityReservationSerializer(ModelCleanMixin, InstanceTypeFieldMixin, ser
 class QuotaChangeRequestSerializer(ModelCleanMixin, InstanceTypeFieldMixin, serializers.ModelSerializer):
     url = serializers.HyperlinkedIdentityField(view_name="workloads-api:quotachangerequest-detail")
     organization = OrganizationField()
+    quota = VisibleQuotaField(required=False, allow_null=True, help_text="The quota to change; empty for a new quota.")
     instance_type = serializers.CharField(source="instance_type_name", max_length=32, required=False, allow_blank=True,
                                           help_text="Taken from the quota when one is given.")
     region = serializers.CharField(max_length=32, required=False, allow_blank=True,

@@ -52,7 +52,8 @@ class InstanceQuota(models.Model):
         return f"{self.count} × {self.instance_type_name} in {self.region} ({self.start} → {self.end})"
 
     def get_absolute_url(self) -> str:
-        return reverse("workloads:quota_edit", kwargs={"pk": self.pk})
+        # The organization's quota page: everyone who may see the row may open it (the edit form is for PMs).
+        return f"{reverse('workloads:quota_list')}?organization={self.organization_id}"
 
     @property
     def days_left(self) -> int:
@@ -105,7 +106,8 @@ class CapacityReservation(models.Model):
         return f"{self.reservation_id} · {self.count} × {self.instance_type_name}"
 
     def get_absolute_url(self) -> str:
-        return reverse("workloads:reservation_edit", kwargs={"pk": self.pk})
+        # The organization's quota page: everyone who may see the row may open it (the edit form is for PMs).
+        return f"{reverse('workloads:quota_list')}?organization={self.organization_id}"
 
     @property
     def days_left(self) -> int:
