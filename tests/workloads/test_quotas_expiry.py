@@ -2,6 +2,8 @@
 import datetime
 import logging
 
+import pytest
+
 from django.utils import timezone
 from django_celery_beat.models import PeriodicTask
 
@@ -66,3 +68,16 @@ def test_task_returns_the_number_sent(world):
     CapacityReservationFactory(organization=world.org_b, end=days(7))
     assert warn_expiring_task() == 2
     assert warn_expiring_task() == 0
+
+
+@pytest.mark.worker
+def test_a_real_worker_runs_the_expiry_task(celery_worker_process):
+    """The task is registered with the worker under the name the beat schedule uses."""
+    from portal.celery import app
+    from tests.factories import OrganizationFactory
+
+    org = OrganizationFactory(slug="expiry-org")
+    CapacityReservationFactory(organization=org, reservation_id="cr-00000000000000777", end=days(7))
+    result = app.send_task(TASK_NAME)
+    assert result.get(timeout=60) == 1
+    assert TimelineEntry.objects.filter(organization=org, severity="warning", title__contains="cr-00000000000000777").count() == 1

@@ -56,10 +56,10 @@ class _FormUserMixin:
     def get_form_kwargs(self):
         return {**super().get_form_kwargs(), "user": self.request.user}
 
-    def get(self, request, *args, **kwargs):
-        if self.kwargs.get("pk") is None and access.organization_ids(request.user, access.CHANGE, self.queryset.model) == frozenset():
+    def dispatch(self, request, *args, **kwargs):
+        if kwargs.get("pk") is None and access.organization_ids(request.user, access.CHANGE, self.queryset.model) == frozenset():
             raise PermissionDenied("You may not create these.")
-        return super().get(request, *args, **kwargs)
+        return super().dispatch(request, *args, **kwargs)
 
     def get_success_url(self):
         return f"{reverse('workloads:quota_list')}?organization={self.object.organization_id}"

@@ -96,10 +96,10 @@ class WorkloadEditView(ObjectEditView):
             initial["organization"] = int(self.request.GET["organization"])
         return initial
 
-    def get(self, request, *args, **kwargs):
-        if self.kwargs.get("pk") is None and access.organization_ids(request.user, access.CHANGE, Workload) == frozenset():
+    def dispatch(self, request, *args, **kwargs):
+        if kwargs.get("pk") is None and access.organization_ids(request.user, access.CHANGE, Workload) == frozenset():
             raise PermissionDenied("You may not create workloads.")
-        return super().get(request, *args, **kwargs)
+        return super().dispatch(request, *args, **kwargs)
 
 
 
