@@ -3,7 +3,6 @@ import datetime
 import logging
 
 import pytest
-
 from django.utils import timezone
 from django_celery_beat.models import PeriodicTask
 
