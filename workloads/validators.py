@@ -40,7 +40,8 @@ def instance_type_choices() -> list[tuple[str, str]]:
     try:
         from clusters.instance_types import choices
     except ImportError:
-        return [(name, name) for name in sorted(FALLBACK_INSTANCE_TYPES)]
+        names = sorted(FALLBACK_INSTANCE_TYPES)
+        return [(name, name) for name in names] + [(f"ml.{name}", f"ml.{name} (SageMaker)") for name in names]
     return list(choices())
 
 

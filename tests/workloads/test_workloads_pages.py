@@ -199,3 +199,19 @@ def test_list_query_count_does_not_grow(client, world, user, django_assert_max_n
     assert _count(client, url, {"export": "csv"}) == csv_10
     print(f"workload list queries ({user}): {at_10} at 10 and at 1,000 workloads; CSV {csv_10}")
     assert at_10 <= 10
+
+
+def test_document_shows_pending_requests_and_hyperpod_names(client, world, workload):
+    from tests.workloads.factories_workloads import InstanceQuotaFactory, QuotaChangeRequestFactory
+
+    QuotaChangeRequestFactory(quota=InstanceQuotaFactory(organization=world.org_a, count=16), requested_count=24)
+    client.force_login(world.lead_a)
+    body = client.get(workload.get_absolute_url()).content.decode()
+    assert "p5.48xlarge 16 → 24" in body and "Ask for a quota change" in body
+    response = client.post(section_url(workload), {"orchestrator": "hyperpod_slurm", "target_instance_type": "ml.p5.48xlarge",
+                                                   "target_instance_count": "4"}, headers=HX)
+    assert response.status_code == 200
+    workload.refresh_from_db()
+    assert workload.target_instance_type == "ml.p5.48xlarge"
+    client.force_login(world.customer_a)
+    assert "Ask for a quota change" not in client.get(workload.get_absolute_url()).content.decode()

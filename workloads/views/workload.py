@@ -10,9 +10,10 @@ from django.views import View
 from portal import access
 from portal.generic import ObjectEditView, ObjectListView, ObjectView
 from workloads import history, usage
+from workloads.choices import RequestStatus
 from workloads.filtersets import WorkloadFilterSet
 from workloads.forms import WORKLOAD_SECTIONS, WorkloadForm
-from workloads.models import CapacityReservation, Workload
+from workloads.models import CapacityReservation, QuotaChangeRequest, Workload
 
 SECTION_TITLES = {
     "model": "Model",
@@ -79,6 +80,9 @@ class WorkloadView(ObjectView):
             organization_id=workload.organization_id, instance_type_name__in=[
                 workload.target_instance_type.removeprefix("ml."), "ml." + workload.target_instance_type.removeprefix("ml.")]
         )
+        ctx["pending_requests"] = QuotaChangeRequest.objects.restrict(user).filter(
+            organization_id=workload.organization_id, status=RequestStatus.PENDING)
+        ctx["can_request"] = access.can_in_organization(user, access.CHANGE, QuotaChangeRequest, workload.organization_id)
         return ctx
 
 
