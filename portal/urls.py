@@ -21,6 +21,7 @@ portal_patterns = (
 urlpatterns = [
     path("", views.home, name="home"),
     path("", include(portal_patterns)),
+    path("", include("workloads.urls")),
     path("login/", auth_views.LoginView.as_view(redirect_authenticated_user=True), name="login"),
     path("logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("healthz", healthz, name="healthz"),
@@ -30,4 +31,5 @@ urlpatterns = [
     path("api/docs/", SpectacularSwaggerSplitView.as_view(url_name="api-schema"), name="api-docs"),
     path("api/auth/token/", ObtainTokenView.as_view(), name="api-token"),
     path("api/portal/", include("portal.api.urls")),
+    path("api/workloads/", include("workloads.api.urls")),
 ]
