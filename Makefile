@@ -1,0 +1,41 @@
+# The two commands a newcomer needs: `make demo` and `make test`. Both create .venv from the lock file.
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+
+.PHONY: install demo test lint seed bench lock clean
+
+$(STAMP): requirements.lock
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -r requirements.lock
+	touch $(STAMP)
+
+install: $(STAMP)
+
+demo: install
+	$(BIN)/python manage.py run_demo
+
+seed: install
+	$(BIN)/python manage.py migrate --no-input
+	$(BIN)/python manage.py seed_demo
+
+test: install
+	mkdir -p var
+	DJANGO_SETTINGS_MODULE=portal.settings.test $(BIN)/python -m pytest $(PYTEST_ARGS)
+
+lint: install
+	$(BIN)/ruff check .
+	$(BIN)/cfn-lint clusters/blueprints/*.yaml
+
+bench: install
+	$(BIN)/python bench/run_all.py
+
+# Re-pin after editing requirements*.in (needs pip-tools in the venv).
+lock: install
+	$(BIN)/python -m pip install --quiet pip-tools
+	$(BIN)/pip-compile --quiet --strip-extras --allow-unsafe -o requirements.lock requirements.in requirements-dev.in
+
+clean:
+	rm -rf $(VENV) var/staticfiles .pytest_cache

@@ -1,0 +1,198 @@
+"""The access policy: which rows of which model a user may view, change, launch or approve.
+
+This module is the only place that decides. Every model that reaches a user has a
+``RestrictedQuerySet`` manager whose ``restrict(user, action)`` calls :func:`restrict`; the base views,
+API viewsets, exports, search and htmx partials go through it. A model missing from ``POLICY`` is
+invisible to everyone but staff: access is denied by default.
+
+Roles: ``customer`` and ``lead_sa`` are per organization (``Membership``); program managers read
+everything and approve; staff administer everything.
+"""
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from django.db.models import Model, Q, QuerySet
+
+if TYPE_CHECKING:
+    from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
+
+VIEW = "view"
+CHANGE = "change"
+LAUNCH = "launch"
+APPROVE = "approve"
+ACTIONS = (VIEW, CHANGE, LAUNCH, APPROVE)
+
+CUSTOMER = "customer"
+LEAD_SA = "lead_sa"
+
+
+@dataclass(frozen=True)
+class Rule:
+    """How one model is reached from an organization, and what each role may do with its rows.
+
+    ``path`` is the lookup from the model to ``Organization`` ("" for Organization itself).
+    ``customer_scope`` narrows what customers see (for example: only entries shared with them).
+    """
+
+    path: str
+    customer: frozenset[str] = frozenset({VIEW})
+    lead_sa: frozenset[str] = frozenset({VIEW, CHANGE})
+    program_manager: frozenset[str] = frozenset({VIEW})
+    customer_scope: Callable[[], Q] | None = None
+    distinct: bool = False  # set when the path crosses a to-many relation
+
+    def org_lookup(self) -> str:
+        return f"{self.path}__in" if self.path else "pk__in"
+
+
+def _shared() -> Q:
+    return Q(visibility="shared")
+
+
+R = frozenset
+ALL_LEAD = R({VIEW, CHANGE, LAUNCH})
+
+POLICY: dict[str, Rule] = {
+    # portal
+    "portal.organization": Rule(path="", lead_sa=R({VIEW})),
+    "portal.membership": Rule(path="organization", lead_sa=R({VIEW})),
+    "portal.timelineentry": Rule(path="organization", customer_scope=_shared),
+    "portal.weeklyreview": Rule(
+        path="", customer=R(), lead_sa=R(), program_manager=R({VIEW, CHANGE, APPROVE})
+    ),
+    # workloads
+    "workloads.workload": Rule(path="organization"),
+    "workloads.instancequota": Rule(path="organization", lead_sa=R({VIEW}), program_manager=R({VIEW, CHANGE})),
+    "workloads.capacityreservation": Rule(
+        path="organization", lead_sa=R({VIEW}), program_manager=R({VIEW, CHANGE})
+    ),
+    "workloads.quotachangerequest": Rule(
+        path="organization", program_manager=R({VIEW, APPROVE})
+    ),
+    "workloads.interaction": Rule(path="organization", customer_scope=_shared),
+    "workloads.interactioncomment": Rule(
+        path="interaction__organization",
+        customer=R({VIEW, CHANGE}),
+        customer_scope=lambda: Q(interaction__visibility="shared", internal=False),
+    ),
+    "workloads.enablementsession": Rule(path="attendances__organization", distinct=True),
+    # clusters
+    "clusters.cluster": Rule(path="organization", lead_sa=ALL_LEAD),
+    "clusters.launchjob": Rule(path="cluster__organization", lead_sa=ALL_LEAD),
+    "clusters.stackevent": Rule(path="stack__cluster__organization"),
+    "clusters.healthreport": Rule(path="cluster__organization"),
+    "clusters.gpufault": Rule(path="cluster__organization"),
+    "clusters.validationrun": Rule(path="cluster__organization", customer=R({VIEW, CHANGE})),
+}
+
+
+def _roles(user) -> dict[str, frozenset[int]]:
+    """The organizations where the user holds each role, cached on the user object for the request."""
+    cached = getattr(user, "_portal_roles", None)
+    if cached is None:
+        from portal.models import Membership
+
+        rows = Membership.objects.filter(user=user).values_list("role", "organization_id")
+        by_role: dict[str, set[int]] = {CUSTOMER: set(), LEAD_SA: set()}
+        for role, org_id in rows:
+            by_role.setdefault(role, set()).add(org_id)
+        cached = {role: frozenset(ids) for role, ids in by_role.items()}
+        user._portal_roles = cached
+    return cached
+
+
+def forget(user) -> None:
+    """Drop the cached roles (after a membership of this user changes)."""
+    if hasattr(user, "_portal_roles"):
+        del user._portal_roles
+
+
+def is_program_manager(user) -> bool:
+    return bool(getattr(user, "is_authenticated", False) and getattr(user, "is_program_manager", False))
+
+
+def is_staff(user) -> bool:
+    return bool(getattr(user, "is_authenticated", False) and (user.is_staff or user.is_superuser))
+
+
+def rule_for(model: type[Model]) -> Rule | None:
+    return POLICY.get(model._meta.label_lower)
+
+
+def organization_ids(user, action: str = VIEW, model: type[Model] | None = None) -> frozenset[int] | None:
+    """Organizations where ``user`` may perform ``action`` on ``model``; ``None`` means all of them."""
+    if not getattr(user, "is_authenticated", False) or not user.is_active:
+        return frozenset()
+    if is_staff(user):
+        return None
+    rule = rule_for(model) if model is not None else POLICY["portal.organization"]
+    if rule is None:
+        return frozenset()
+    if is_program_manager(user) and action in rule.program_manager:
+        return None
+    roles = _roles(user)
+    ids: set[int] = set()
+    if action in rule.lead_sa:
+        ids |= roles.get(LEAD_SA, frozenset())
+    if action in rule.customer:
+        ids |= roles.get(CUSTOMER, frozenset())
+    return frozenset(ids)
+
+
+def restrict(queryset: QuerySet, user: AbstractBaseUser | AnonymousUser, action: str = VIEW) -> QuerySet:
+    """Narrow ``queryset`` to the rows ``user`` may ``action``; nothing when in doubt."""
+    if action not in ACTIONS:
+        raise ValueError(f"unknown action {action!r}")
+    model = queryset.model
+    if not getattr(user, "is_authenticated", False) or not user.is_active:
+        return queryset.none()
+    if is_staff(user):
+        return queryset
+    rule = rule_for(model)
+    if rule is None:
+        return queryset.none()
+    if is_program_manager(user) and action in rule.program_manager:
+        return queryset
+    roles = _roles(user)
+    lookup = rule.org_lookup()
+    condition = Q(pk__in=[])
+    lead_ids = roles.get(LEAD_SA, frozenset()) if action in rule.lead_sa else frozenset()
+    customer_ids = roles.get(CUSTOMER, frozenset()) if action in rule.customer else frozenset()
+    customer_only = customer_ids - lead_ids
+    if lead_ids:
+        condition |= Q(**{lookup: lead_ids})
+    if customer_only:
+        customer_q = Q(**{lookup: customer_only})
+        if rule.customer_scope is not None:
+            customer_q &= rule.customer_scope()
+        condition |= customer_q
+    if not lead_ids and not customer_only:
+        return queryset.none()
+    qs = queryset.filter(condition)
+    return qs.distinct() if rule.distinct else qs
+
+
+def can(user, action: str, obj: Model) -> bool:
+    """Whether ``user`` may ``action`` this saved object, asked of the database through the policy."""
+    return restrict(type(obj)._default_manager.all(), user, action).filter(pk=obj.pk).exists()
+
+
+def can_in_organization(user, action: str, model: type[Model], organization_id: int | None) -> bool:
+    """Whether ``user`` may ``action`` rows of ``model`` belonging to an organization (for creation)."""
+    ids = organization_ids(user, action, model)
+    if ids is None:
+        return True
+    return organization_id is not None and organization_id in ids
+
+
+def sees_internal(user, organization_id: int | None = None) -> bool:
+    """Whether the user may see internal (not shared) entries: everyone but customers."""
+    if is_staff(user) or is_program_manager(user):
+        return True
+    roles = _roles(user) if getattr(user, "is_authenticated", False) else {}
+    if organization_id is None:
+        return bool(roles.get(LEAD_SA))
+    return organization_id in roles.get(LEAD_SA, frozenset())

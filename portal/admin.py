@@ -1,0 +1,30 @@
+from django.contrib import admin
+from django.contrib.auth.admin import UserAdmin
+
+from portal.models import Membership, Organization, TimelineEntry, User
+
+
+@admin.register(User)
+class PortalUserAdmin(UserAdmin):
+    fieldsets = UserAdmin.fieldsets + (("Program role", {"fields": ("is_program_manager",)}),)
+    list_display = ("username", "email", "is_program_manager", "is_staff")
+
+
+class MembershipInline(admin.TabularInline):
+    model = Membership
+    extra = 0
+    autocomplete_fields = ["user"]
+
+
+@admin.register(Organization)
+class OrganizationAdmin(admin.ModelAdmin):
+    list_display = ("name", "slug", "aws_account_id", "home_region")
+    prepopulated_fields = {"slug": ("name",)}
+    search_fields = ("name", "slug")
+    inlines = [MembershipInline]
+
+
+@admin.register(TimelineEntry)
+class TimelineEntryAdmin(admin.ModelAdmin):
+    list_display = ("occurred_at", "organization", "kind", "title", "visibility")
+    list_filter = ("kind", "visibility", "organization")

@@ -1,0 +1,60 @@
+"""Base API classes: every viewset reads and writes through the access policy.
+
+A viewset declares ``queryset``, ``serializer_class`` and ``filterset_class``. Reads come from
+``restrict(user, "view")``; a row outside it is a 404. Writing a visible row also needs "change"
+(403 otherwise), and a new row's organization must be one the user may write in, checked again
+inside the transaction that saves it.
+"""
+from __future__ import annotations
+
+from django.db import transaction
+from rest_framework import viewsets
+from rest_framework.exceptions import PermissionDenied
+
+from portal import access
+
+READ_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
+
+
+class PortalViewSetMixin:
+    write_action = access.CHANGE
+
+    def get_queryset(self):
+        return self.queryset.all().restrict(self.request.user, access.VIEW)
+
+    def check_object_permissions(self, request, obj):
+        super().check_object_permissions(request, obj)
+        if request.method not in READ_METHODS and not access.can(request.user, self.write_action, obj):
+            raise PermissionDenied("You may view this but not change it.")
+
+    def organization_id_for(self, instance) -> int | None:
+        return getattr(instance, "organization_id", None)
+
+    def _check_org(self, instance) -> None:
+        if not access.can_in_organization(
+            self.request.user, self.write_action, type(instance), self.organization_id_for(instance)
+        ):
+            raise PermissionDenied("You may not write in this organization.")
+
+    def perform_create(self, serializer):
+        with transaction.atomic():
+            instance = serializer.save()
+            self._check_org(instance)
+            self.after_save(instance, created=True)
+
+    def perform_update(self, serializer):
+        with transaction.atomic():
+            instance = serializer.save()
+            self._check_org(instance)
+            self.after_save(instance, created=False)
+
+    def after_save(self, instance, created: bool) -> None:
+        """Hook for timeline entries and notifications, inside the saving transaction."""
+
+
+class PortalReadOnlyViewSet(PortalViewSetMixin, viewsets.ReadOnlyModelViewSet):
+    pass
+
+
+class PortalModelViewSet(PortalViewSetMixin, viewsets.ModelViewSet):
+    pass

@@ -1,0 +1,50 @@
+from django_filters import rest_framework as filters
+from rest_framework.permissions import IsAuthenticated
+
+from portal.api.base import PortalModelViewSet, PortalReadOnlyViewSet
+from portal.api.serializers import MembershipSerializer, OrganizationSerializer, TimelineEntrySerializer
+from portal.models import Membership, Organization, TimelineEntry
+
+
+class StaffWritesOnly(IsAuthenticated):
+    """Organizations are created and changed by staff; everyone else reads what the policy shows."""
+
+    def has_permission(self, request, view):
+        if not super().has_permission(request, view):
+            return False
+        return request.method in ("GET", "HEAD", "OPTIONS") or request.user.is_staff
+
+
+class OrganizationFilterSet(filters.FilterSet):
+    class Meta:
+        model = Organization
+        fields = ["slug", "home_region"]
+
+
+class OrganizationViewSet(PortalModelViewSet):
+    queryset = Organization.objects.all()
+    serializer_class = OrganizationSerializer
+    filterset_class = OrganizationFilterSet
+    permission_classes = [StaffWritesOnly]
+    ordering_fields = ["name", "created"]
+
+
+class MembershipViewSet(PortalReadOnlyViewSet):
+    queryset = Membership.objects.select_related("user")
+    serializer_class = MembershipSerializer
+    filterset_fields = ["organization", "role"]
+
+
+class TimelineEntryFilterSet(filters.FilterSet):
+    since = filters.IsoDateTimeFilter(field_name="occurred_at", lookup_expr="gte")
+    until = filters.IsoDateTimeFilter(field_name="occurred_at", lookup_expr="lte")
+
+    class Meta:
+        model = TimelineEntry
+        fields = ["organization", "kind"]
+
+
+class TimelineEntryViewSet(PortalReadOnlyViewSet):
+    queryset = TimelineEntry.objects.all()
+    serializer_class = TimelineEntrySerializer
+    filterset_class = TimelineEntryFilterSet

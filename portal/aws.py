@@ -1,0 +1,102 @@
+"""The one factory for every boto3 client the portal uses.
+
+It decides the endpoint (the embedded endpoint in the demo and tests, real AWS otherwise), the
+region, the retry policy, and the credentials: an organization's clients act through the role that
+organization's account trusts us with, assumed through STS with its external id.
+"""
+from __future__ import annotations
+
+import threading
+from datetime import timedelta
+
+import boto3
+from botocore.config import Config
+from botocore.exceptions import BotoCoreError, ClientError
+from django.conf import settings
+from django.utils import timezone
+
+_lock = threading.Lock()
+_credentials: dict[tuple[str, str], dict] = {}
+
+
+class AwsError(Exception):
+    """An AWS call failed; ``code`` is AWS's error code (AccessDenied, Throttling, …) when known."""
+
+    def __init__(self, message: str, code: str = "", retryable: bool = False):
+        super().__init__(message)
+        self.code = code
+        self.retryable = retryable
+
+
+RETRYABLE_CODES = frozenset(
+    {"Throttling", "ThrottlingException", "RequestLimitExceeded", "TooManyRequestsException",
+     "ServiceUnavailable", "InternalFailure", "InternalError", "RequestTimeout"}
+)
+
+
+def translate(exc: Exception) -> AwsError:
+    """Turn botocore's exceptions into the portal's own, keeping AWS's code and message."""
+    if isinstance(exc, ClientError):
+        error = exc.response.get("Error", {})
+        code = error.get("Code", "")
+        status = exc.response.get("ResponseMetadata", {}).get("HTTPStatusCode", 0)
+        message = error.get("Message") or str(exc)
+        return AwsError(f"{code}: {message}" if code else message, code=code,
+                        retryable=code in RETRYABLE_CODES or status >= 500)
+    if isinstance(exc, BotoCoreError):
+        return AwsError(str(exc), code=type(exc).__name__, retryable=True)
+    return AwsError(str(exc))
+
+
+def _config() -> Config:
+    return Config(
+        retries={"mode": "standard", "max_attempts": settings.AWS_MAX_ATTEMPTS},
+        connect_timeout=5,
+        read_timeout=30,
+    )
+
+
+def _base_kwargs(region: str | None) -> dict:
+    kwargs = {"region_name": region or settings.AWS_DEFAULT_REGION, "config": _config()}
+    if settings.AWS_ENDPOINT_URL:
+        kwargs["endpoint_url"] = settings.AWS_ENDPOINT_URL
+    return kwargs
+
+
+def _assumed(role_arn: str, external_id: str, region: str | None) -> dict:
+    key = (role_arn, external_id)
+    with _lock:
+        cached = _credentials.get(key)
+        if cached and cached["Expiration"] - timedelta(minutes=5) > timezone.now():
+            return cached
+    sts = boto3.client("sts", **_base_kwargs(region))
+    params = {"RoleArn": role_arn, "RoleSessionName": settings.AWS_ROLE_SESSION_NAME, "DurationSeconds": 3600}
+    if external_id:
+        params["ExternalId"] = external_id
+    try:
+        creds = sts.assume_role(**params)["Credentials"]
+    except (ClientError, BotoCoreError) as exc:
+        raise translate(exc) from exc
+    with _lock:
+        _credentials[key] = creds
+    return creds
+
+
+def client(service: str, organization=None, region: str | None = None):
+    """A boto3 client for ``service``; acting in ``organization``'s account when it has a role."""
+    region = region or (organization.home_region if organization is not None else None)
+    kwargs = _base_kwargs(region)
+    role_arn = getattr(organization, "role_arn", "")
+    if role_arn:
+        creds = _assumed(role_arn, organization.external_id, region)
+        kwargs.update(
+            aws_access_key_id=creds["AccessKeyId"],
+            aws_secret_access_key=creds["SecretAccessKey"],
+            aws_session_token=creds["SessionToken"],
+        )
+    return boto3.client(service, **kwargs)
+
+
+def clear_credentials() -> None:
+    with _lock:
+        _credentials.clear()

@@ -1,0 +1,17 @@
+"""Role flags for the navigation."""
+from portal import access
+
+
+def roles(request) -> dict:
+    user = getattr(request, "user", None)
+    if user is None or not user.is_authenticated:
+        return {"portal_roles": {}}
+    org_roles = access._roles(user)
+    return {
+        "portal_roles": {
+            "customer": bool(org_roles.get(access.CUSTOMER)),
+            "lead_sa": bool(org_roles.get(access.LEAD_SA)),
+            "program_manager": access.is_program_manager(user),
+            "staff": access.is_staff(user),
+        }
+    }

@@ -1,0 +1,15 @@
+"""Filters for the program core."""
+import django_filters
+
+from portal.models import Organization
+
+
+class OrganizationFilterSet(django_filters.FilterSet):
+    q = django_filters.CharFilter(method="search", label="Search")
+
+    class Meta:
+        model = Organization
+        fields = ["home_region"]
+
+    def search(self, queryset, name, value):
+        return queryset.filter(name__icontains=value) | queryset.filter(slug__icontains=value)

@@ -1,0 +1,150 @@
+"""Base views: every page gets its rows through the access policy, so none can forget it.
+
+An app declares ``queryset``, templates and (optionally) a filterset; the base classes restrict the
+queryset for the signed-in user, switch to the htmx partial when htmx asks, and export CSV.
+"""
+from __future__ import annotations
+
+from django.contrib import messages
+from django.core.exceptions import PermissionDenied
+from django.db import transaction
+from django.http import Http404, HttpResponse
+from django.shortcuts import redirect
+from django.views import generic
+
+from portal import access
+from portal.csv import csv_response
+
+
+class RestrictedQuerysetMixin:
+    """Rows come from ``queryset.restrict(user, action)``; nothing else reaches the template."""
+
+    action = access.VIEW
+    queryset = None
+
+    def get_queryset(self):
+        if self.queryset is None:
+            raise NotImplementedError(f"{type(self).__name__} must declare a queryset")
+        return self.queryset.all().restrict(self.request.user, self.action)
+
+
+class HtmxTemplateMixin:
+    """One view serves the page and its htmx partial (``partial_template_name``)."""
+
+    partial_template_name: str | None = None
+
+    def get_template_names(self):
+        if self.partial_template_name and getattr(self.request, "htmx", False) and not self.request.htmx.boosted:
+            return [self.partial_template_name]
+        return super().get_template_names()
+
+
+class ObjectListView(RestrictedQuerysetMixin, HtmxTemplateMixin, generic.ListView):
+    """A filtered, paginated list; ``?export=csv`` streams the same rows as CSV."""
+
+    filterset_class = None
+    paginate_by = 50
+    csv_fields: tuple[tuple[str, str], ...] = ()  # (header, attribute path)
+    csv_filename = "export.csv"
+
+    def get_queryset(self):
+        qs = super().get_queryset()
+        self.filterset = None
+        if self.filterset_class is not None:
+            self.filterset = self.filterset_class(self.request.GET or None, queryset=qs, request=self.request)
+            qs = self.filterset.qs
+        return qs
+
+    def get_context_data(self, **kwargs):
+        ctx = super().get_context_data(**kwargs)
+        ctx["filterset"] = self.filterset
+        ctx["csv_enabled"] = bool(self.csv_fields)
+        return ctx
+
+    def get(self, request, *args, **kwargs):
+        if request.GET.get("export") == "csv" and self.csv_fields:
+            return self.export_csv()
+        return super().get(request, *args, **kwargs)
+
+    def export_csv(self):
+        rows = (
+            [_resolve(obj, path) for _, path in self.csv_fields]
+            for obj in self.get_queryset().iterator(chunk_size=2000)
+        )
+        return csv_response(self.csv_filename, [h for h, _ in self.csv_fields], rows)
+
+
+def _resolve(obj, path: str):
+    value = obj
+    for part in path.split("."):
+        value = getattr(value, part, None)
+        if callable(value):
+            value = value()
+        if value is None:
+            return ""
+    return value
+
+
+class ObjectView(RestrictedQuerysetMixin, HtmxTemplateMixin, generic.DetailView):
+    """A single object the user may see; anything else is a 404, never a hint that it exists."""
+
+
+class ObjectEditView(RestrictedQuerysetMixin, HtmxTemplateMixin, generic.UpdateView):
+    """Create (no pk in the URL) or change an object the policy lets the user change.
+
+    The object to change is looked up among the rows the user may see, then must also be
+    changeable (403 otherwise). A new object's organization must be one the user may write in; the
+    check runs again inside the transaction that saves it.
+    """
+
+    action = access.CHANGE
+
+    def get_object(self, queryset=None):
+        if self.kwargs.get(self.pk_url_kwarg) is None and self.kwargs.get(self.slug_url_kwarg) is None:
+            return None
+        try:
+            obj = super().get_object(self.queryset.all().restrict(self.request.user, access.VIEW))
+        except Http404:
+            raise
+        if not access.can(self.request.user, self.action, obj):
+            raise PermissionDenied("You may view this but not change it.")
+        return obj
+
+    def organization_id_for(self, obj) -> int | None:
+        """The organization a new or changed object belongs to (override for indirect paths)."""
+        return getattr(obj, "organization_id", None)
+
+    def form_valid(self, form):
+        with transaction.atomic():
+            obj = form.save(commit=False)
+            created = obj.pk is None
+            if not access.can_in_organization(
+                self.request.user, self.action, type(obj), self.organization_id_for(obj)
+            ):
+                raise PermissionDenied("You may not write in this organization.")
+            obj.save()
+            form.save_m2m()
+            self.object = obj
+            self.after_save(obj, created=created)
+        messages.success(self.request, f"Saved {obj}.")
+        if getattr(self.request, "htmx", False):
+            response = HttpResponse(status=204)
+            response["HX-Location"] = self.get_success_url()
+            return response
+        return redirect(self.get_success_url())
+
+    def after_save(self, obj, created: bool) -> None:
+        """Hook for timeline entries and notifications, inside the saving transaction."""
+
+    def get_success_url(self):
+        return self.object.get_absolute_url()
+
+
+class ObjectDeleteView(RestrictedQuerysetMixin, generic.DeleteView):
+    action = access.CHANGE
+
+    def get_object(self, queryset=None):
+        obj = super().get_object(self.queryset.all().restrict(self.request.user, access.VIEW))
+        if not access.can(self.request.user, self.action, obj):
+            raise PermissionDenied("You may view this but not delete it.")
+        return obj

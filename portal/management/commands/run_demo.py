@@ -1,0 +1,136 @@
+"""Run the whole portal on one machine: embedded AWS, a Celery worker and beat, and the web server.
+
+Redis is used when it answers (``REDIS_URL`` or 127.0.0.1:6379); otherwise the broker is kombu's
+filesystem transport under var/broker, and the command says so. Ctrl-C stops every process.
+"""
+from __future__ import annotations
+
+import importlib.util
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+from django.conf import settings
+from django.core.management.base import BaseCommand
+
+from portal import demo
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _redis_url() -> str | None:
+    url = os.environ.get("REDIS_URL") or "redis://127.0.0.1:6379/0"
+    host, port = "127.0.0.1", 6379
+    rest = url.split("://", 1)[-1].split("/", 1)[0].rsplit("@", 1)[-1]
+    if ":" in rest:
+        host, port = rest.split(":")[0], int(rest.split(":")[1])
+    try:
+        with socket.create_connection((host, port), timeout=0.5):
+            return url
+    except OSError:
+        return None
+
+
+def _wait_http(url: str, seconds: float = 30) -> bool:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        try:
+            urllib.request.urlopen(url, timeout=1)  # noqa: S310 (http URLs built above)
+            return True
+        except OSError:
+            time.sleep(0.2)
+    return False
+
+
+class Command(BaseCommand):
+    help = "Start the demo portal: embedded AWS endpoint, Celery worker and beat, web server on 127.0.0.1:8000."
+
+    def add_arguments(self, parser):
+        parser.add_argument("--port", type=int, default=8000)
+        parser.add_argument("--aws-port", type=int, default=0, help="Port of the embedded AWS endpoint (0: any free one).")
+
+    def handle(self, *args, port: int, aws_port: int, **options):
+        python = sys.executable
+        base = Path(settings.BASE_DIR)
+        (base / "var").mkdir(exist_ok=True)
+        env = dict(os.environ)
+        env.setdefault("DJANGO_SETTINGS_MODULE", "portal.settings.local")
+        for key, value in (("AWS_ACCESS_KEY_ID", "demo"), ("AWS_SECRET_ACCESS_KEY", "demo"),
+                           ("AWS_DEFAULT_REGION", settings.AWS_DEFAULT_REGION)):
+            env.setdefault(key, value)
+
+        redis_url = _redis_url()
+        if redis_url:
+            env["REDIS_URL"] = redis_url
+            env["CELERY_BROKER_URL"] = redis_url
+            self.stdout.write(f"Broker: Redis at {redis_url}")
+        else:
+            env.pop("REDIS_URL", None)
+            env["CELERY_BROKER_URL"] = "filesystem://"
+            for sub in ("out", "processed"):
+                (base / "var" / "broker" / sub).mkdir(parents=True, exist_ok=True)
+            self.stdout.write(self.style.WARNING(
+                "Redis is not reachable: using the single-host filesystem broker under var/broker."
+            ))
+
+        procs: list[tuple[str, subprocess.Popen]] = []
+
+        def start(name: str, cmd: list[str]) -> subprocess.Popen:
+            proc = subprocess.Popen(cmd, cwd=base, env=env, start_new_session=True)
+            procs.append((name, proc))
+            return proc
+
+        def stop_all(*_):
+            for _name, proc in reversed(procs):
+                if proc.poll() is None:
+                    os.killpg(proc.pid, signal.SIGTERM)
+            for _name, proc in procs:
+                try:
+                    proc.wait(timeout=10)
+                except subprocess.TimeoutExpired:
+                    os.killpg(proc.pid, signal.SIGKILL)
+
+        try:
+            if not env.get("AWS_ENDPOINT_URL"):
+                aws_port = aws_port or _free_port()
+                if importlib.util.find_spec("clusters.aws.embedded") is not None:
+                    start("aws", [python, "-m", "clusters.aws.embedded", "--port", str(aws_port)])
+                else:
+                    start("aws", [python, "-m", "moto.server", "-H", "127.0.0.1", "-p", str(aws_port)])
+                env["AWS_ENDPOINT_URL"] = f"http://127.0.0.1:{aws_port}"
+                if not _wait_http(f"{env['AWS_ENDPOINT_URL']}/moto-api/"):
+                    raise SystemExit("The embedded AWS endpoint did not start.")
+                self.stdout.write(f"Embedded AWS endpoint: {env['AWS_ENDPOINT_URL']}")
+            os.environ.update(env)
+            settings.AWS_ENDPOINT_URL = env["AWS_ENDPOINT_URL"]
+            subprocess.run([python, "manage.py", "migrate", "--no-input"], cwd=base, env=env, check=True)
+            subprocess.run([python, "manage.py", "seed_demo"], cwd=base, env=env, check=True)
+            queues = "default,launches,health,notifications"
+            start("worker", [python, "-m", "celery", "-A", "portal", "worker", "-Q", queues,
+                             "--concurrency", "2", "--loglevel", "INFO", "--hostname", "demo@%h"])
+            start("beat", [python, "-m", "celery", "-A", "portal", "beat", "--loglevel", "INFO",
+                           "--schedule", str(base / "var" / "celerybeat-schedule")])
+            start("web", [python, "manage.py", "runserver", f"127.0.0.1:{port}", "--noreload"])
+            if _wait_http(f"http://127.0.0.1:{port}/healthz", 60):
+                self.stdout.write(self.style.SUCCESS(f"\nThe portal is at http://127.0.0.1:{port}/"))
+                self.stdout.write(f"Demo logins (password: {demo.DEMO_PASSWORD}):")
+                for username, role in demo.LOGINS:
+                    self.stdout.write(f"  {username:<8} {role}")
+                self.stdout.write("Press Ctrl-C to stop everything.\n")
+            while all(proc.poll() is None for _, proc in procs):
+                time.sleep(0.5)
+            dead = [name for name, proc in procs if proc.poll() is not None]
+            self.stderr.write(f"Stopped because {', '.join(dead)} exited.")
+        except KeyboardInterrupt:
+            self.stdout.write("\nStopping…")
+        finally:
+            stop_all()

@@ -1,0 +1,132 @@
+"""Organizations, people and their roles, and the per-organization timeline."""
+from __future__ import annotations
+
+import re
+
+from django.contrib.auth.models import AbstractUser
+from django.contrib.contenttypes.fields import GenericForeignKey
+from django.contrib.contenttypes.models import ContentType
+from django.core.exceptions import ValidationError
+from django.core.validators import RegexValidator
+from django.db import models
+from django.urls import reverse
+from django.utils import timezone
+
+from portal.choices import REGION_CHOICES, MembershipRole, TimelineKind, Visibility
+from portal.querysets import RestrictedQuerySet
+
+ROLE_ARN_RE = re.compile(r"^arn:aws[a-z-]*:iam::\d{12}:role/[\w+=,.@/-]{1,512}$")
+
+
+class User(AbstractUser):
+    """A person who signs in. Program-wide roles live here; per-organization roles in Membership."""
+
+    is_program_manager = models.BooleanField(
+        default=False, help_text="Reads every organization and runs the weekly review."
+    )
+
+    def organizations_led(self) -> models.QuerySet[Organization]:
+        return Organization.objects.filter(
+            memberships__user=self, memberships__role=MembershipRole.LEAD_SA
+        )
+
+    @property
+    def display_name(self) -> str:
+        return self.get_full_name() or self.username
+
+
+class Organization(models.Model):
+    """A participant of the program: one AWS account the portal acts in through an assumed role."""
+
+    name = models.CharField(max_length=200, unique=True)
+    slug = models.SlugField(max_length=100, unique=True)
+    description = models.TextField(blank=True)
+    aws_account_id = models.CharField(
+        "AWS account id",
+        max_length=12,
+        validators=[RegexValidator(r"^\d{12}$", "An AWS account id is 12 digits.")],
+    )
+    role_arn = models.CharField(
+        "IAM role ARN",
+        max_length=2048,
+        blank=True,
+        help_text="The role the portal assumes in the organization's account.",
+    )
+    external_id = models.CharField(max_length=1224, blank=True, help_text="The ExternalId the role's trust policy requires.")
+    home_region = models.CharField(max_length=32, choices=REGION_CHOICES, default="ap-northeast-1")
+    created = models.DateTimeField(auto_now_add=True)
+
+    objects = RestrictedQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["name"]
+
+    def __str__(self) -> str:
+        return self.name
+
+    def get_absolute_url(self) -> str:
+        return reverse("portal:organization_detail", kwargs={"slug": self.slug})
+
+    def clean(self) -> None:
+        if self.role_arn and not ROLE_ARN_RE.match(self.role_arn):
+            raise ValidationError({"role_arn": "Expected arn:aws:iam::<12-digit account>:role/<name>."})
+        if self.role_arn and self.aws_account_id and f"::{self.aws_account_id}:" not in self.role_arn:
+            raise ValidationError({"role_arn": "The role must belong to the organization's AWS account."})
+
+
+class Membership(models.Model):
+    user = models.ForeignKey(User, on_delete=models.CASCADE, related_name="memberships")
+    organization = models.ForeignKey(Organization, on_delete=models.CASCADE, related_name="memberships")
+    role = models.CharField(max_length=16, choices=MembershipRole.choices)
+    created = models.DateTimeField(auto_now_add=True)
+
+    objects = RestrictedQuerySet.as_manager()
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["user", "organization", "role"], name="unique_membership_role"),
+        ]
+        ordering = ["organization__name", "role", "user__username"]
+
+    def __str__(self) -> str:
+        return f"{self.user} · {self.get_role_display()} · {self.organization}"
+
+
+class TimelineEntryQuerySet(RestrictedQuerySet):
+    def for_organization(self, organization: Organization) -> TimelineEntryQuerySet:
+        return self.filter(organization=organization)
+
+
+class TimelineEntry(models.Model):
+    """One line of an organization's chronological history.
+
+    Every source (interactions, workload changes, quota events, launches, faults, validations)
+    appends here through :func:`portal.timeline.record`, so a timeline page is one indexed query.
+    """
+
+    organization = models.ForeignKey(Organization, on_delete=models.CASCADE, related_name="timeline")
+    occurred_at = models.DateTimeField(default=timezone.now, db_index=True)
+    kind = models.CharField(max_length=32, choices=TimelineKind.choices)
+    title = models.CharField(max_length=300)
+    body = models.TextField(blank=True)
+    visibility = models.CharField(max_length=16, choices=Visibility.choices, default=Visibility.SHARED)
+    severity = models.CharField(max_length=16, blank=True)
+    tags = models.JSONField(default=list, blank=True)
+    actor = models.ForeignKey(User, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    url = models.CharField(max_length=500, blank=True)
+    content_type = models.ForeignKey(ContentType, null=True, blank=True, on_delete=models.SET_NULL)
+    object_id = models.PositiveBigIntegerField(null=True, blank=True)
+    source = GenericForeignKey("content_type", "object_id")
+
+    objects = TimelineEntryQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["-occurred_at", "-id"]
+        indexes = [
+            models.Index(fields=["organization", "-occurred_at", "-id"], name="timeline_org_time"),
+            models.Index(fields=["organization", "kind", "-occurred_at"], name="timeline_org_kind"),
+        ]
+        verbose_name_plural = "timeline entries"
+
+    def __str__(self) -> str:
+        return f"{self.occurred_at:%Y-%m-%d %H:%M} {self.title}"

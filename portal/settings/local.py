@@ -1,0 +1,5 @@
+"""Local development and the demo: debug on, embedded defaults."""
+from .base import *  # noqa: F403
+from .base import env
+
+DEBUG = env.bool("DEBUG", default=True)

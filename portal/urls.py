@@ -1,0 +1,33 @@
+"""Root URL configuration."""
+from django.contrib import admin
+from django.contrib.auth import views as auth_views
+from django.urls import include, path
+from drf_spectacular.views import SpectacularAPIView, SpectacularRedocView, SpectacularSwaggerView
+
+from portal import views
+from portal.api.root import api_root
+from portal.health import healthz
+
+portal_patterns = (
+    [
+        path("organizations/", views.OrganizationListView.as_view(), name="organization_list"),
+        path("organizations/<slug:slug>/", views.OrganizationView.as_view(), name="organization_detail"),
+        path("lead/", views.LeadHomeView.as_view(), name="lead_home"),
+        path("overview/", views.OverviewView.as_view(), name="overview"),
+    ],
+    "portal",
+)
+
+urlpatterns = [
+    path("", views.home, name="home"),
+    path("", include(portal_patterns)),
+    path("login/", auth_views.LoginView.as_view(redirect_authenticated_user=True), name="login"),
+    path("logout/", auth_views.LogoutView.as_view(), name="logout"),
+    path("healthz", healthz, name="healthz"),
+    path("admin/", admin.site.urls),
+    path("api/", api_root, name="api-root"),
+    path("api/schema/", SpectacularAPIView.as_view(), name="api-schema"),
+    path("api/docs/", SpectacularSwaggerView.as_view(url_name="api-schema"), name="api-docs"),
+    path("api/redoc/", SpectacularRedocView.as_view(url_name="api-schema"), name="api-redoc"),
+    path("api/portal/", include("portal.api.urls")),
+]

@@ -1,0 +1,90 @@
+"""Pages of the program core: the home page that routes each role, organizations, the overview."""
+from __future__ import annotations
+
+from django.core.exceptions import PermissionDenied
+from django.db.models import Count, Q
+from django.shortcuts import redirect, render
+from django.views.generic import TemplateView
+
+from portal import access
+from portal.choices import MembershipRole
+from portal.filtersets import OrganizationFilterSet
+from portal.generic import ObjectListView, ObjectView
+from portal.models import Organization
+
+# Sections of the organization page other apps add to: (template, context builder).
+ORGANIZATION_SECTIONS: list = []
+
+
+def home(request):
+    """Send each role where its work is: program managers to the overview, lead SAs to their
+    organizations, a customer to their organization's page."""
+    user = request.user
+    if access.is_program_manager(user) or access.is_staff(user):
+        return redirect("portal:overview")
+    roles = access._roles(user)
+    if roles.get(access.LEAD_SA):
+        return redirect("portal:lead_home")
+    customer_orgs = roles.get(access.CUSTOMER, frozenset())
+    if len(customer_orgs) == 1:
+        org = Organization.objects.restrict(user).get(pk=next(iter(customer_orgs)))
+        return redirect(org.get_absolute_url())
+    if customer_orgs:
+        return redirect("portal:organization_list")
+    return render(request, "portal/no_role.html", status=403)
+
+
+class OrganizationListView(ObjectListView):
+    queryset = Organization.objects.annotate(
+        member_count=Count("memberships", filter=Q(memberships__role=MembershipRole.CUSTOMER))
+    ).order_by("name")
+    filterset_class = OrganizationFilterSet
+    template_name = "portal/organization_list.html"
+    partial_template_name = "portal/htmx/organization_table.html"
+    csv_fields = (("Name", "name"), ("Slug", "slug"), ("Home region", "home_region"))
+    csv_filename = "organizations.csv"
+
+
+class OrganizationView(ObjectView):
+    queryset = Organization.objects.all()
+    template_name = "portal/organization_detail.html"
+    slug_url_kwarg = "slug"
+
+    def get_context_data(self, **kwargs):
+        ctx = super().get_context_data(**kwargs)
+        org = self.object
+        user = self.request.user
+        ctx["can_change"] = access.can(user, access.CHANGE, org)
+        ctx["sees_internal"] = access.sees_internal(user, org.pk)
+        ctx["show_aws_role"] = ctx["sees_internal"]
+        ctx["leads"] = [m.user for m in org.memberships.filter(role=MembershipRole.LEAD_SA).select_related("user")]
+        ctx["sections"] = [(template, builder(self.request, org)) for template, builder in ORGANIZATION_SECTIONS]
+        return ctx
+
+
+class LeadHomeView(TemplateView):
+    """The organizations a lead SA is assigned to; later issues add what is open and ageing."""
+
+    template_name = "portal/lead_home.html"
+
+    def get_context_data(self, **kwargs):
+        ctx = super().get_context_data(**kwargs)
+        led = access._roles(self.request.user).get(access.LEAD_SA, frozenset())
+        ctx["organizations"] = Organization.objects.restrict(self.request.user).filter(pk__in=led)
+        return ctx
+
+
+class OverviewView(TemplateView):
+    """The program overview (grows into the weekly review)."""
+
+    template_name = "portal/overview.html"
+
+    def get(self, request, *args, **kwargs):
+        if not (access.is_program_manager(request.user) or access.is_staff(request.user)):
+            raise PermissionDenied("The program overview is for program managers.")
+        return super().get(request, *args, **kwargs)
+
+    def get_context_data(self, **kwargs):
+        ctx = super().get_context_data(**kwargs)
+        ctx["organizations"] = Organization.objects.restrict(self.request.user)
+        return ctx

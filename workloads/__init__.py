@@ -1,0 +1,1 @@
+"""What each organization is doing: workloads, quotas and capacity, support interactions, enablement."""
