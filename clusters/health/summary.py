@@ -244,7 +244,9 @@ class _Judge:
             if thermal or power:
                 counters_state[key] = [thermal, power]
             if prev_counters is not None:
-                before = prev_counters.get(key, (0, 0))
+                before = prev_counters.get(key)
+                if not isinstance(before, list) or len(before) != 2:
+                    before = (0, 0)
                 grown = _growth(thermal, before[0])
                 if grown:
                     self.counts["thermal_violations"] += 1
@@ -278,8 +280,10 @@ class _Judge:
                 state[device] = values
             if prev is None:
                 continue
-            before = prev.get(device) or [0] * len(EFA_FIELDS)
-            for name, now, then in zip(EFA_FIELDS, values, before):
+            before = prev.get(device)
+            if not isinstance(before, list) or len(before) != len(EFA_FIELDS):
+                before = [0] * len(EFA_FIELDS)
+            for name, now, then in zip(EFA_FIELDS, values, before, strict=True):
                 grown = _growth(now, then)
                 if grown:
                     kind, action = _EFA_KINDS[name]
