@@ -261,7 +261,7 @@ def _as_text(text: str | bytes) -> str:
             raise ParseError(f"input is not UTF-8 text (byte {exc.start})") from None
     if not isinstance(text, str):
         raise ParseError(f"expected text, got {type(text).__name__}")
-    if not text.strip():
+    if not text or text.isspace():  # isspace stops at the first printable character: no copy of a large scrape
         raise ParseError("input is empty")
     if "\x00" in text:
         raise ParseError("input is binary (contains NUL bytes)", text.count("\n", 0, text.index("\x00")) + 1)

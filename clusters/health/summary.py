@@ -206,7 +206,7 @@ class _Judge:
         prev_xid = self.prev_xid.get(host)
         counters_state: dict = {}
         xid_state: dict = {}
-        for index in sorted(gpus, key=str):
+        for index in sorted(gpus, key=_gpu_order):
             r = gpus[index]
             key = str(index)
             bad = False
@@ -307,6 +307,11 @@ class _Judge:
             "thermal_violations": self.counts["thermal_violations"],
             "missing_gpus": sum(len(node.missing_gpus) for node in nodes),
         }
+
+
+def _gpu_order(index: int | str) -> tuple[int, int, str]:
+    """Numeric GPU indices in numeric order, odd labels after them."""
+    return (0, index, "") if isinstance(index, int) else (1, 0, index)
 
 
 def _verdict_for(info: xids.XidInfo) -> str:
