@@ -60,9 +60,9 @@ POLICY: dict[str, Rule] = {
     "portal.organization": Rule(path="", lead_sa=R({VIEW})),
     "portal.membership": Rule(path="organization", lead_sa=R({VIEW})),
     "portal.timelineentry": Rule(path="organization", customer_scope=_shared),
-    "portal.weeklyreview": Rule(
-        path="", customer=R(), lead_sa=R(), program_manager=R({VIEW, CHANGE, APPROVE})
-    ),
+    # review: program-wide, no organization; program managers (and staff) only
+    "review.weeklyreview": Rule(path="", customer=R(), lead_sa=R(), program_manager=R({VIEW, CHANGE})),
+    "review.actionitem": Rule(path="", customer=R(), lead_sa=R(), program_manager=R({VIEW, CHANGE})),
     # workloads
     "workloads.workload": Rule(path="organization"),
     "workloads.instancequota": Rule(path="organization", lead_sa=R({VIEW}), program_manager=R({VIEW, CHANGE})),

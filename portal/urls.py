@@ -7,13 +7,14 @@ from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitVie
 from portal import views
 from portal.api.root import ObtainTokenView, api_root
 from portal.health import healthz
+from portal.review import views as review_views
 
 portal_patterns = (
     [
         path("organizations/", views.OrganizationListView.as_view(), name="organization_list"),
         path("organizations/<slug:slug>/", views.OrganizationView.as_view(), name="organization_detail"),
         path("lead/", views.LeadHomeView.as_view(), name="lead_home"),
-        path("overview/", views.OverviewView.as_view(), name="overview"),
+        path("overview/", review_views.overview, name="overview"),
     ],
     "portal",
 )
@@ -22,6 +23,7 @@ urlpatterns = [
     path("", views.home, name="home"),
     path("", include(portal_patterns)),
     path("", include("workloads.urls")),
+    path("", include("portal.review.urls")),
     path("login/", auth_views.LoginView.as_view(redirect_authenticated_user=True), name="login"),
     path("logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("healthz", healthz, name="healthz"),
@@ -32,4 +34,5 @@ urlpatterns = [
     path("api/auth/token/", ObtainTokenView.as_view(), name="api-token"),
     path("api/portal/", include("portal.api.urls")),
     path("api/workloads/", include("workloads.api.urls")),
+    path("api/review/", include("portal.review.api.urls")),
 ]

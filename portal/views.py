@@ -1,7 +1,6 @@
 """Pages of the program core: the home page that routes each role, organizations, the overview."""
 from __future__ import annotations
 
-from django.core.exceptions import PermissionDenied
 from django.db.models import Count, Q
 from django.shortcuts import redirect, render
 from django.views.generic import TemplateView
@@ -14,6 +13,8 @@ from portal.models import Organization
 
 # Sections of the organization page other apps add to: (template, context builder).
 ORGANIZATION_SECTIONS: list = []
+# Sections of the lead SA's home: (template, builder(request, organizations queryset)).
+LEAD_SECTIONS: list = []
 
 
 def home(request):
@@ -71,20 +72,6 @@ class LeadHomeView(TemplateView):
         ctx = super().get_context_data(**kwargs)
         led = access._roles(self.request.user).get(access.LEAD_SA, frozenset())
         ctx["organizations"] = Organization.objects.restrict(self.request.user).filter(pk__in=led)
+        ctx["sections"] = [(template, builder(self.request, ctx["organizations"])) for template, builder in LEAD_SECTIONS]
         return ctx
 
-
-class OverviewView(TemplateView):
-    """The program overview (grows into the weekly review)."""
-
-    template_name = "portal/overview.html"
-
-    def get(self, request, *args, **kwargs):
-        if not (access.is_program_manager(request.user) or access.is_staff(request.user)):
-            raise PermissionDenied("The program overview is for program managers.")
-        return super().get(request, *args, **kwargs)
-
-    def get_context_data(self, **kwargs):
-        ctx = super().get_context_data(**kwargs)
-        ctx["organizations"] = Organization.objects.restrict(self.request.user)
-        return ctx

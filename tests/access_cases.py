@@ -140,3 +140,42 @@ _WL = {
     ),
 }
 ROUTES.update(_WL)
+
+
+# --- review: the program overview, frozen weekly reviews (program managers only) --------------------
+def _weekly_review(w):
+    import datetime
+
+    from portal.review import figures
+    from portal.review.models import ActionItem, WeeklyReview
+
+    review = WeeklyReview.objects.create(
+        week_start=datetime.date(2026, 1, 5), figures=figures.overview(w.pm), notes="ZZ-ORG-A-SECRET notes", frozen_by=w.pm
+    )
+    ActionItem.objects.create(review=review, title="ZZ-ORG-A-SECRET follow up", owner=w.lead_a)
+    return review
+
+
+OBJECTS.update(weekly_review=_weekly_review, action_item=lambda w: OBJECTS["weekly_review"](w).action_items.get())
+_PM_ONLY = {"foreign": FORBIDDEN, "expect": PM_WRITES}
+_PM_POST = {"foreign": (405,), "methods": ("POST",)}
+_RV = {
+    "review:overview_csv": Case(kwargs=lambda o: {"table": "organizations"}, **_PM_ONLY),
+    "review:review_list": Case(**_PM_ONLY),
+    "review:review_freeze": Case(**_PM_POST),
+    "review:review_detail": Case(kwargs=lambda o: {"pk": o["weekly_review"].pk}, **_PM_ONLY),
+    "review:review_print": Case(kwargs=lambda o: {"pk": o["weekly_review"].pk}, **_PM_ONLY),
+    "review:review_pdf": Case(kwargs=lambda o: {"pk": o["weekly_review"].pk}, **_PM_ONLY),
+    "review:review_csv": Case(kwargs=lambda o: {"pk": o["weekly_review"].pk, "table": "organizations"}, **_PM_ONLY),
+    "review:review_notes": Case(kwargs=lambda o: {"pk": o["weekly_review"].pk}, **_PM_POST),
+    "review:actionitem_add": Case(kwargs=lambda o: {"pk": o["weekly_review"].pk}, **_PM_POST),
+    "review:actionitem_done": Case(kwargs=lambda o: {"pk": o["action_item"].pk}, **_PM_POST),
+    "review-api:api-root": Case(api=True, foreign=LIST),
+    # Scoped: a lead SA gets the figures of the organizations they lead (lead_b: B's only); customers 403.
+    "review-api:overview-list": Case(api=True, foreign=FORBIDDEN, expect={"customer_a": FORBIDDEN, "lead_b": LIST}),
+    "review-api:weeklyreview-list": Case(api=True, foreign=LIST),
+    "review-api:weeklyreview-detail": Case(
+        api=True, kwargs=lambda o: {"pk": o["weekly_review"].pk}, expect={"customer_a": (404,), "lead_a": (404,)}
+    ),
+}
+ROUTES.update(_RV)

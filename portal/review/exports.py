@@ -1,0 +1,139 @@
+"""Exports of the overview and of frozen reviews: CSV of every table (formula cells neutralized by
+``portal.csv``) and a PDF of a frozen review (reportlab platypus tables of the snapshot)."""
+from __future__ import annotations
+
+import io
+from collections.abc import Callable
+
+from django.http import Http404, HttpResponse
+
+from portal.csv import csv_response, safe_cell
+
+Table = tuple[list[str], list[list]]
+
+
+def _organizations(f: dict) -> Table:
+    header = ["Organization", "Workloads", "Lead SAs", "Clusters", "Clusters by state", "Health", "Validation",
+              "Open critical", "Open high", "Open normal", "Open low", "Oldest open (days)", "Last contact",
+              "Quota used", "Quota total", "Reservations ending in 14 days", "Next reservation end"]
+    rows = [[
+        o["name"], "; ".join(w["name"] for w in o["workloads"]), "; ".join(o["leads"]), o["clusters_total"],
+        "; ".join(f"{k} {v}" for k, v in sorted(o["clusters"].items())), o["health"] or "", o["validation"] or "",
+        o["open"].get("critical", 0), o["open"].get("high", 0), o["open"].get("normal", 0), o["open"].get("low", 0),
+        "" if o["oldest_open_days"] is None else o["oldest_open_days"], (o["last_contact"] or "")[:10],
+        o["quota_used"], o["quota_total"], o["expiring"]["count"], o["expiring"]["next"] or "",
+    ] for o in f.get("organizations", [])]
+    return header, rows
+
+
+def _totals(f: dict) -> Table:
+    return (["Instance type", "Used", "Quota", "Organizations with quota"],
+            [[t["instance_type"], t["used"], t["quota"], t["organizations"]] for t in f["totals"]["by_type"]])
+
+
+def _week(f: dict) -> Table:
+    labels = {"new": "New interactions", "resolved": "Resolved interactions", "open": "Still open",
+              "launches": "Launches", "failures": "Failed launches", "faults": "New GPU faults"}
+    return ["Figure", "Value"], [[label, f["week"].get(key, 0)] for key, label in labels.items()]
+
+
+def _heatmap(f: dict) -> Table:
+    hm = f["heatmap"]
+    header = ["Challenge", *[o["name"] for o in hm["organizations"]], "Total", "Previous window", "Change"]
+    rows = [[r["name"], *[c["count"] for c in r["cells"]], r["total"], r["previous"], r["delta"]] for r in hm["rows"]]
+    return header, rows
+
+
+def _outstanding(f: dict) -> Table:
+    return (["Organization", "Summary", "Severity", "Status", "Owner", "Age (days)"],
+            [[r["organization"], r["summary"], r["severity"], r["status"], r["owner"], r["age_days"]]
+             for r in f["outstanding"]])
+
+
+def _lessons(f: dict) -> Table:
+    return (["Organization", "Interaction", "Lesson learned"],
+            [[r["organization"], r["summary"], r["lesson"]] for r in f["lessons"]])
+
+
+TABLES: dict[str, tuple[str, Callable[[dict], Table]]] = {
+    "organizations": ("Organizations", _organizations),
+    "totals": ("Program totals by instance type", _totals),
+    "week": ("This week", _week),
+    "heatmap": ("Common challenges", _heatmap),
+    "outstanding": ("Outstanding inquiries", _outstanding),
+    "lessons": ("Lessons learned this week", _lessons),
+}
+
+
+def table(figures: dict, name: str) -> Table:
+    if name not in TABLES:
+        raise Http404("No such table.")
+    return TABLES[name][1](figures)
+
+
+def csv_of(figures: dict, name: str, prefix: str):
+    header, rows = table(figures, name)
+    return csv_response(f"{prefix}-{name}.csv", header, rows)
+
+
+def changes_table(changes: list[dict]) -> Table:
+    return ["Figure", "Before", "After", "Change"], [[c["label"], c["before"], c["after"], c["delta"]] for c in changes]
+
+
+def action_items_table(items) -> Table:
+    return (["Action", "Owner", "Due", "Done", "Carried over"],
+            [[i.title, i.owner.display_name if i.owner else "", i.due or "", "yes" if i.done else "no",
+              "yes" if i.carried_from_id else "no"] for i in items])
+
+
+def pdf_response(review, changes: list[dict], items) -> HttpResponse:
+    """A PDF of the frozen review: heading, notes, action items, changes, then every table of the snapshot."""
+    from reportlab.lib import colors
+    from reportlab.lib.pagesizes import A4, landscape
+    from reportlab.lib.styles import getSampleStyleSheet
+    from reportlab.lib.units import mm
+    from reportlab.platypus import LongTable, Paragraph, SimpleDocTemplate, Spacer, TableStyle
+
+    styles = getSampleStyleSheet()
+    small = styles["BodyText"].clone("small", fontSize=7, leading=8.5)
+    buffer = io.BytesIO()
+    doc = SimpleDocTemplate(buffer, pagesize=landscape(A4), leftMargin=12 * mm, rightMargin=12 * mm,
+                            topMargin=12 * mm, bottomMargin=12 * mm,
+                            title=f"GENIAC weekly review, week of {review.week_start:%Y-%m-%d}")
+
+    def para(value) -> Paragraph:
+        text = safe_cell(value).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+        return Paragraph(text, small)
+
+    def add_table(title: str, header: list[str], rows: list[list]) -> None:
+        story.append(Paragraph(title, styles["Heading2"]))
+        if not rows:
+            story.append(Paragraph("Nothing to show.", styles["BodyText"]))
+            return
+        data = [[para(h) for h in header], *[[para(c) for c in row] for row in rows]]
+        t = LongTable(data, repeatRows=1)
+        t.setStyle(TableStyle([
+            ("BACKGROUND", (0, 0), (-1, 0), colors.HexColor("#dde3ea")),
+            ("GRID", (0, 0), (-1, -1), 0.25, colors.grey),
+            ("VALIGN", (0, 0), (-1, -1), "TOP"),
+        ]))
+        story.append(t)
+        story.append(Spacer(1, 4 * mm))
+
+    story = [
+        Paragraph(f"GENIAC weekly review — week of {review.week_start:%Y-%m-%d}", styles["Title"]),
+        Paragraph(f"Frozen {review.frozen_at:%Y-%m-%d %H:%M} UTC"
+                  + (f" by {review.frozen_by.display_name}" if review.frozen_by else ""), styles["BodyText"]),
+        Spacer(1, 3 * mm),
+        Paragraph("Notes", styles["Heading2"]),
+    ]
+    for line in (review.notes or "No notes.").splitlines() or ["No notes."]:
+        story.append(para(line))
+    add_table("Action items", *action_items_table(items))
+    add_table("Changes since the previous review", *changes_table(changes))
+    for title, builder in TABLES.values():
+        add_table(title, *builder(review.figures))
+    doc.build(story)
+    response = HttpResponse(buffer.getvalue(), content_type="application/pdf")
+    response["Content-Disposition"] = f'attachment; filename="weekly-review-{review.week_start:%Y-%m-%d}.pdf"'
+    return response

@@ -1,0 +1,79 @@
+"""Frozen weekly reviews and their action items."""
+from __future__ import annotations
+
+import datetime
+
+from django.conf import settings
+from django.core.exceptions import ValidationError
+from django.db import models
+from django.urls import reverse
+from django.utils import timezone
+
+from portal.querysets import RestrictedQuerySet
+
+
+def week_start_of(day: datetime.date) -> datetime.date:
+    """The Monday of the week holding ``day``."""
+    return day - datetime.timedelta(days=day.weekday())
+
+
+class WeeklyReview(models.Model):
+    """One week's figures as they stood when the program manager froze them, with the meeting's notes.
+
+    ``figures`` is the overview's own figure dictionary (JSON), so a past review renders with the same
+    templates as the live overview and two reviews can be compared figure by figure.
+    """
+
+    week_start = models.DateField(unique=True, help_text="The Monday of the week reviewed.")
+    frozen_at = models.DateTimeField(default=timezone.now)
+    frozen_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL,
+                                  related_name="+")
+    figures = models.JSONField(default=dict)
+    notes = models.TextField(blank=True)
+
+    objects = RestrictedQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["-week_start"]
+
+    def __str__(self) -> str:
+        return f"Week of {self.week_start:%Y-%m-%d}"
+
+    def get_absolute_url(self) -> str:
+        return reverse("review:review_detail", kwargs={"pk": self.pk})
+
+    @property
+    def week_end(self) -> datetime.date:
+        return self.week_start + datetime.timedelta(days=6)
+
+    def clean(self) -> None:
+        if self.week_start and self.week_start.weekday() != 0:
+            raise ValidationError({"week_start": "A review week starts on a Monday."})
+
+
+class ActionItem(models.Model):
+    """Something the meeting asked someone to do by a date. Open items carry over to the next frozen week
+    (a new row pointing back at the one it continues), so each review lists what was still open then."""
+
+    review = models.ForeignKey(WeeklyReview, on_delete=models.CASCADE, related_name="action_items")
+    title = models.CharField(max_length=300)
+    owner = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL,
+                              related_name="review_action_items")
+    due = models.DateField(null=True, blank=True)
+    done = models.BooleanField(default=False)
+    done_at = models.DateTimeField(null=True, blank=True)
+    carried_from = models.ForeignKey("self", null=True, blank=True, on_delete=models.SET_NULL,
+                                     related_name="carried_to")
+    created = models.DateTimeField(auto_now_add=True)
+
+    objects = RestrictedQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["done", "due", "id"]
+
+    def __str__(self) -> str:
+        return self.title
+
+    @property
+    def overdue(self) -> bool:
+        return bool(self.due and not self.done and self.due < timezone.localdate())

@@ -1,0 +1,60 @@
+"""Freezing a week: the snapshot, and action items carried over from the week before."""
+from __future__ import annotations
+
+import datetime
+
+from django.db import IntegrityError, transaction
+from django.utils import timezone
+
+from portal.review import figures
+from portal.review.models import ActionItem, WeeklyReview, week_start_of
+
+
+class AlreadyFrozen(Exception):
+    def __init__(self, review: WeeklyReview):
+        self.review = review
+        super().__init__(f"The week of {review.week_start:%Y-%m-%d} was already frozen on "
+                         f"{timezone.localtime(review.frozen_at):%Y-%m-%d %H:%M}; only its notes can change.")
+
+
+def freeze(user, *, notes: str = "", now: datetime.datetime | None = None) -> WeeklyReview:
+    """Store this week's figures as seen by ``user`` (a program manager: every organization) and carry the
+    previous review's open action items over. Refused when the week is already frozen."""
+    now = now or timezone.now()
+    week = week_start_of(timezone.localtime(now).date())
+    existing = WeeklyReview.objects.filter(week_start=week).first()
+    if existing is not None:
+        raise AlreadyFrozen(existing)
+    snapshot = figures.overview(user, now=now)
+    try:
+        with transaction.atomic():
+            review = WeeklyReview.objects.create(week_start=week, frozen_at=now, frozen_by=user, figures=snapshot,
+                                                 notes=notes)
+            carry_over(review)
+    except IntegrityError:  # frozen by someone else a moment ago
+        raise AlreadyFrozen(WeeklyReview.objects.get(week_start=week)) from None
+    return review
+
+
+def carry_over(review: WeeklyReview) -> list[ActionItem]:
+    """Copy the open action items of the latest earlier review into ``review``."""
+    previous = WeeklyReview.objects.filter(week_start__lt=review.week_start).order_by("-week_start").first()
+    if previous is None:
+        return []
+    already = set(review.action_items.exclude(carried_from=None).values_list("carried_from_id", flat=True))
+    items = [
+        ActionItem(review=review, title=item.title, owner_id=item.owner_id, due=item.due, carried_from=item)
+        for item in previous.action_items.filter(done=False)
+        if item.pk not in already
+    ]
+    return ActionItem.objects.bulk_create(items)
+
+
+def previous_of(review: WeeklyReview) -> WeeklyReview | None:
+    return WeeklyReview.objects.filter(week_start__lt=review.week_start).order_by("-week_start").first()
+
+
+def set_done(item: ActionItem, done: bool) -> None:
+    item.done = done
+    item.done_at = timezone.now() if done else None
+    item.save(update_fields=["done", "done_at"])

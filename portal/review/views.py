@@ -1,0 +1,168 @@
+"""Pages of the weekly review: the live program overview, frozen reviews, their exports.
+
+Program managers (and staff) only: everyone else gets 403 before any figure is computed.
+"""
+from __future__ import annotations
+
+from django.contrib import messages
+from django.core.exceptions import PermissionDenied
+from django.db import transaction
+from django.http import Http404
+from django.shortcuts import get_object_or_404, redirect, render
+from django.views.decorators.http import require_GET, require_POST
+
+from portal import access
+from portal.review import exports, figures, services
+from portal.review.forms import ActionItemForm, NotesForm
+from portal.review.models import ActionItem, WeeklyReview
+
+
+def require_program_manager(user) -> None:
+    if not (access.is_program_manager(user) or access.is_staff(user)):
+        raise PermissionDenied("The weekly review is for program managers.")
+
+
+def _live(request) -> dict:
+    return figures.overview(request.user, window=figures.clean_window(request.GET.get("window")))
+
+
+@require_GET
+def overview(request):
+    """The program overview (``portal:overview``): live figures for every organization."""
+    require_program_manager(request.user)
+    data = _live(request)
+    return render(request, "review/overview.html", {
+        "figures": data, "windows": (7, 14, 28, 56, 91), "tables": exports.TABLES,
+        "current_frozen": WeeklyReview.objects.restrict(request.user).filter(week_start=data["week_start"]).first(),
+    })
+
+
+@require_GET
+def overview_csv(request, table: str):
+    require_program_manager(request.user)
+    if table not in exports.TABLES:
+        raise Http404("No such table.")
+    return exports.csv_of(_live(request), table, "overview")
+
+
+@require_GET
+def review_list(request):
+    require_program_manager(request.user)
+    reviews = WeeklyReview.objects.restrict(request.user).select_related("frozen_by").order_by("-week_start")
+    return render(request, "review/review_list.html", {"reviews": reviews, "notes_form": NotesForm()})
+
+
+@require_POST
+def review_freeze(request):
+    require_program_manager(request.user)
+    if not access.can_in_organization(request.user, access.CHANGE, WeeklyReview, None):
+        raise PermissionDenied("You may not freeze reviews.")
+    form = NotesForm(request.POST)
+    if not form.is_valid():
+        reviews = WeeklyReview.objects.restrict(request.user).select_related("frozen_by")
+        return render(request, "review/review_list.html", {"reviews": reviews, "notes_form": form}, status=400)
+    try:
+        review = services.freeze(request.user, notes=form.cleaned_data["notes"])
+    except services.AlreadyFrozen as exc:
+        messages.error(request, str(exc))
+        return redirect(exc.review.get_absolute_url())
+    messages.success(request, f"Froze the week of {review.week_start:%Y-%m-%d}.")
+    return redirect(review.get_absolute_url())
+
+
+def _review(request, pk: int) -> WeeklyReview:
+    require_program_manager(request.user)
+    return get_object_or_404(WeeklyReview.objects.restrict(request.user).select_related("frozen_by"), pk=pk)
+
+
+def _detail_context(review: WeeklyReview) -> dict:
+    previous = services.previous_of(review)
+    return {
+        "review": review,
+        "figures": review.figures,
+        "previous": previous,
+        "changes": figures.diff(previous.figures if previous else None, review.figures),
+        "items": review.action_items.select_related("owner", "carried_from__review"),
+        "tables": exports.TABLES,
+    }
+
+
+@require_GET
+def review_detail(request, pk: int):
+    review = _review(request, pk)
+    ctx = _detail_context(review)
+    ctx.update(notes_form=NotesForm(instance=review), item_form=ActionItemForm(),
+               can_change=access.can(request.user, access.CHANGE, review))
+    return render(request, "review/review_detail.html", ctx)
+
+
+@require_GET
+def review_print(request, pk: int):
+    review = _review(request, pk)
+    return render(request, "review/review_print.html", _detail_context(review))
+
+
+def _writable(request, pk: int) -> WeeklyReview:
+    review = _review(request, pk)
+    if not access.can(request.user, access.CHANGE, review):
+        raise PermissionDenied("You may view this review but not change it.")
+    return review
+
+
+@require_POST
+def review_notes(request, pk: int):
+    review = _writable(request, pk)
+    form = NotesForm(request.POST, instance=review)
+    if not form.is_valid():
+        ctx = _detail_context(review)
+        ctx.update(notes_form=form, item_form=ActionItemForm(), can_change=True)
+        return render(request, "review/review_detail.html", ctx, status=400)
+    form.save()
+    messages.success(request, "Notes saved.")
+    return redirect(review.get_absolute_url())
+
+
+@require_POST
+def actionitem_add(request, pk: int):
+    review = _writable(request, pk)
+    form = ActionItemForm(request.POST)
+    if not form.is_valid():
+        ctx = _detail_context(review)
+        ctx.update(notes_form=NotesForm(instance=review), item_form=form, can_change=True)
+        return render(request, "review/review_detail.html", ctx, status=400)
+    with transaction.atomic():
+        item = form.save(commit=False)
+        item.review = review
+        item.save()
+    messages.success(request, f"Added “{item.title}”.")
+    return redirect(review.get_absolute_url())
+
+
+@require_POST
+def actionitem_done(request, pk: int):
+    require_program_manager(request.user)
+    item = get_object_or_404(ActionItem.objects.restrict(request.user, access.CHANGE).select_related("review"), pk=pk)
+    services.set_done(item, request.POST.get("done") == "1")
+    if request.htmx:
+        return render(request, "review/htmx/action_item.html", {"item": item, "can_change": True})
+    return redirect(item.review.get_absolute_url())
+
+
+@require_GET
+def review_csv(request, pk: int, table: str):
+    review = _review(request, pk)
+    prefix = f"review-{review.week_start:%Y-%m-%d}"
+    if table == "changes":
+        ctx = _detail_context(review)
+        return exports.csv_response(f"{prefix}-changes.csv", *exports.changes_table(ctx["changes"]))
+    if table == "action-items":
+        items = review.action_items.select_related("owner")
+        return exports.csv_response(f"{prefix}-action-items.csv", *exports.action_items_table(items))
+    return exports.csv_of(review.figures, table, prefix)
+
+
+@require_GET
+def review_pdf(request, pk: int):
+    review = _review(request, pk)
+    ctx = _detail_context(review)
+    return exports.pdf_response(review, ctx["changes"], ctx["items"])

@@ -1,0 +1,55 @@
+// Charts of the weekly review. Data comes from json_script blocks rendered by the server (no inline scripts).
+(function () {
+  "use strict";
+  function data(id) {
+    var el = document.getElementById(id);
+    return el ? JSON.parse(el.textContent) : [];
+  }
+  function chart(canvasId, config) {
+    var canvas = document.getElementById(canvasId);
+    if (!canvas || typeof Chart === "undefined") { return; }
+    config.options = Object.assign({ responsive: true, maintainAspectRatio: false, animation: false }, config.options || {});
+    new Chart(canvas, config);
+  }
+  function axes(x, y) {
+    return {
+      x: { title: { display: true, text: x } },
+      y: { beginAtZero: true, ticks: { precision: 0 }, title: { display: true, text: y } }
+    };
+  }
+  function draw() {
+    var open = data("chart-open-per-week");
+    chart("canvas-open-per-week", {
+      type: "line",
+      data: { labels: open.map(function (p) { return p.week; }),
+              datasets: [{ label: "Open interactions", data: open.map(function (p) { return p.open; }), borderColor: "#1f6fb2", tension: 0.2 }] },
+      options: { plugins: { title: { display: true, text: "Open interactions per week" } }, scales: axes("Week of", "Open") }
+    });
+    var launches = data("chart-launches-per-day");
+    chart("canvas-launches-per-day", {
+      type: "bar",
+      data: { labels: launches.map(function (p) { return p.day; }),
+              datasets: [{ label: "Launches", data: launches.map(function (p) { return p.launches; }), backgroundColor: "#2e8b57" },
+                         { label: "Failed", data: launches.map(function (p) { return p.failed; }), backgroundColor: "#b3261e" }] },
+      options: { plugins: { title: { display: true, text: "Launches per day" } }, scales: axes("Day", "Clusters") }
+    });
+    var quota = data("chart-quota-by-type");
+    chart("canvas-quota-by-type", {
+      type: "bar",
+      data: { labels: quota.map(function (t) { return t.instance_type; }),
+              datasets: [{ label: "Running", data: quota.map(function (t) { return t.used; }), backgroundColor: "#1f6fb2" },
+                         { label: "Quota", data: quota.map(function (t) { return t.quota; }), backgroundColor: "#b0c4de" }] },
+      options: { indexAxis: "y", plugins: { title: { display: true, text: "Quota use by instance type" } },
+                 scales: { x: { beginAtZero: true, ticks: { precision: 0 }, title: { display: true, text: "Instances" } },
+                           y: { title: { display: true, text: "Instance type" } } } }
+    });
+    var faults = data("chart-faults-per-week");
+    chart("canvas-faults-per-week", {
+      type: "bar",
+      data: { labels: faults.map(function (p) { return p.week; }),
+              datasets: [{ label: "New GPU faults", data: faults.map(function (p) { return p.faults; }), backgroundColor: "#c8471b" }] },
+      options: { plugins: { title: { display: true, text: "GPU faults per week" } }, scales: axes("Week of", "Faults") }
+    });
+  }
+  if (document.readyState === "loading") { document.addEventListener("DOMContentLoaded", draw); } else { draw(); }
+})();
