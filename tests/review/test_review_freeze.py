@@ -1,0 +1,121 @@
+"""Freezing a week: the snapshot, refusing a second freeze, notes, action items and their carry-over."""
+from __future__ import annotations
+
+import datetime
+
+import pytest
+from django.urls import reverse
+from django.utils import timezone
+
+from portal.review import services
+from portal.review.models import ActionItem, WeeklyReview, week_start_of
+from tests.review.factories_review import program
+
+
+def test_freeze_stores_the_snapshot_and_refuses_a_second_freeze(world, client):
+    program(2, prefix="frz")
+    client.force_login(world.pm)
+    response = client.post(reverse("review:review_freeze"), {"notes": "NCCL fix shared"})
+    review = WeeklyReview.objects.get()
+    assert response.status_code == 302 and response["Location"] == review.get_absolute_url()
+    assert review.week_start == week_start_of(timezone.localdate())
+    assert review.frozen_by == world.pm and review.notes == "NCCL fix shared"
+    assert len(review.figures["organizations"]) == 4
+    assert review.figures["week"]["launches"] == 6
+
+    again = client.post(reverse("review:review_freeze"), {"notes": "other"}, follow=True)
+    assert WeeklyReview.objects.count() == 1
+    assert WeeklyReview.objects.get().notes == "NCCL fix shared"
+    assert "was already frozen" in again.content.decode()
+
+
+@pytest.mark.parametrize("role", ["customer_a", "lead_a", "lead_b"])
+def test_only_program_managers_freeze(world, client, role):
+    client.force_login(getattr(world, role))
+    assert client.post(reverse("review:review_freeze"), {"notes": ""}).status_code == 403
+    assert not WeeklyReview.objects.exists()
+
+
+def _review(week_start, **kw):
+    return WeeklyReview.objects.create(week_start=week_start, figures={}, **kw)
+
+
+def test_open_action_items_carry_over_until_done(world):
+    this_week = week_start_of(timezone.localdate())
+    two_ago = _review(this_week - datetime.timedelta(weeks=2))
+    done = ActionItem.objects.create(review=two_ago, title="done already", owner=world.lead_a, done=True)
+    open_item = ActionItem.objects.create(review=two_ago, title="rerun NCCL test", owner=world.lead_a,
+                                          due=this_week - datetime.timedelta(days=3))
+    last = services.freeze(world.pm, now=timezone.now() - datetime.timedelta(weeks=1))
+    carried = list(last.action_items.all())
+    assert [(i.title, i.carried_from_id, i.owner_id) for i in carried] == [("rerun NCCL test", open_item.pk, world.lead_a.pk)]
+    assert done.carried_to.count() == 0
+    services.set_done(carried[0], True)
+    ActionItem.objects.create(review=last, title="new this week", owner=world.pm)
+    current = services.freeze(world.pm)
+    assert [i.title for i in current.action_items.all()] == ["new this week"]
+    assert current.action_items.get().carried_from.review == last
+
+
+def test_changes_since_the_previous_review(world, client):
+    program(1, prefix="chg", clusters=1)
+    services.freeze(world.pm, now=timezone.now() - datetime.timedelta(weeks=1))
+    program(1, prefix="chh", clusters=2)
+    current = services.freeze(world.pm)
+    client.force_login(world.pm)
+    response = client.get(current.get_absolute_url())
+    changes = {c["label"]: (c["before"], c["after"], c["delta"]) for c in response.context["changes"]}
+    assert changes["Clusters ready"] == (1, 2, 1)
+    assert changes["Clusters creating"] == (0, 1, 1)
+    assert changes["Chh 0000: clusters"] == (0, 2, 2)
+    assert "What changed since the week of" in response.content.decode()
+
+
+def test_notes_and_action_items_from_the_page(world, client):
+    review = services.freeze(world.pm)
+    client.force_login(world.pm)
+    assert client.post(reverse("review:review_notes", kwargs={"pk": review.pk}), {"notes": "updated"}).status_code == 302
+    review.refresh_from_db()
+    assert review.notes == "updated"
+    url = reverse("review:actionitem_add", kwargs={"pk": review.pk})
+    bad = client.post(url, {"title": "", "owner": world.lead_a.pk, "due": "not a date"})
+    assert bad.status_code == 400
+    assert set(bad.context["item_form"].errors) == {"title", "due"}
+    assert not ActionItem.objects.exists()
+    foreign_owner = client.post(url, {"title": "x", "owner": world.customer_a.pk, "due": "2026-12-01"})
+    assert foreign_owner.status_code == 400 and "owner" in foreign_owner.context["item_form"].errors
+    ok = client.post(url, {"title": "Extend the capacity block", "owner": world.lead_a.pk, "due": "2026-12-01"})
+    assert ok.status_code == 302
+    item = ActionItem.objects.get()
+    assert (item.title, item.owner, item.due) == ("Extend the capacity block", world.lead_a, datetime.date(2026, 12, 1))
+    done = client.post(reverse("review:actionitem_done", kwargs={"pk": item.pk}), {"done": "1"}, HTTP_HX_REQUEST="true")
+    assert done.status_code == 200 and "Reopen" in done.content.decode()
+    item.refresh_from_db()
+    assert item.done and item.done_at is not None
+
+
+@pytest.mark.parametrize("role", ["customer_a", "lead_a"])
+def test_others_cannot_change_a_review(world, client, role):
+    review = services.freeze(world.pm, notes="kept")
+    item = ActionItem.objects.create(review=review, title="t", owner=world.pm)
+    client.force_login(getattr(world, role))
+    assert client.post(reverse("review:review_notes", kwargs={"pk": review.pk}), {"notes": "x"}).status_code == 403
+    assert client.post(reverse("review:actionitem_done", kwargs={"pk": item.pk}), {"done": "1"}).status_code == 403
+    assert client.get(review.get_absolute_url()).status_code == 403
+    review.refresh_from_db()
+    item.refresh_from_db()
+    assert review.notes == "kept" and not item.done
+
+
+def test_review_list_and_detail_query_counts_do_not_grow(world, client, django_assert_max_num_queries):
+    client.force_login(world.pm)
+    this_week = week_start_of(timezone.localdate())
+    for size in (3, 30):
+        WeeklyReview.objects.all().delete()
+        for i in range(size):
+            r = _review(this_week - datetime.timedelta(weeks=i + 1), frozen_by=world.pm)
+            ActionItem.objects.bulk_create([ActionItem(review=r, title=f"a{j}", owner=world.lead_a) for j in range(size)])
+        with django_assert_max_num_queries(8):
+            assert client.get(reverse("review:review_list")).status_code == 200
+        with django_assert_max_num_queries(10):
+            assert client.get(WeeklyReview.objects.first().get_absolute_url()).status_code == 200

@@ -1,0 +1,96 @@
+"""The program overview page: who may open it, what it shows, and a query count that does not grow."""
+from __future__ import annotations
+
+import pytest
+from django.urls import reverse
+
+from portal.review import figures
+from tests.conftest import MARKER_A
+from tests.review.factories_review import program
+
+
+def _queries(client, django_assert_max_num_queries, url, n):
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    with CaptureQueriesContext(connection) as ctx:
+        response = client.get(url)
+    assert response.status_code == 200
+    return len(ctx.captured_queries), response
+
+
+@pytest.mark.parametrize("role", ["customer_a", "customer_b", "lead_a", "lead_b"])
+def test_overview_is_for_program_managers_only(world, client, role):
+    client.force_login(getattr(world, role))
+    assert client.get(reverse("portal:overview")).status_code == 403
+    assert client.get(reverse("review:overview_csv", kwargs={"table": "organizations"})).status_code == 403
+    assert client.get(reverse("review:review_list")).status_code == 403
+
+
+@pytest.mark.parametrize("role", ["pm", "staff"])
+def test_program_manager_and_staff_see_every_organization(world, client, role):
+    program(3, prefix="extra")
+    client.force_login(getattr(world, role))
+    response = client.get(reverse("portal:overview"))
+    assert response.status_code == 200
+    body = response.content.decode()
+    assert MARKER_A in body and "Beta Works" in body and "Extra 0002" in body
+    data = response.context["figures"]
+    assert data["totals"]["organizations"] == 5
+
+
+def test_overview_query_count_does_not_grow(world, client):
+    """12 and 120 organizations (each with clusters, quotas, reservations and interactions): same count."""
+    client.force_login(world.pm)
+    url = reverse("portal:overview")
+    program(12, prefix="small")
+    small, _ = _queries(client, None, url, 12)
+    program(108, prefix="large")
+    large, response = _queries(client, None, url, 120)
+    assert len(response.context["figures"]["organizations"]) == 122
+    assert small == large, f"{small} queries at 12 organizations, {large} at 120"
+    assert large <= 20
+
+
+def test_organization_row_figures(world, client):
+    orgs = program(2, clusters=4, prefix="row")
+    client.force_login(world.pm)
+    data = client.get(reverse("portal:overview")).context["figures"]
+    row = next(o for o in data["organizations"] if o["slug"] == orgs[0].slug)
+    assert row["clusters"] == {"ready": 1, "creating": 1, "failed": 1, "deleted": 1}
+    assert row["clusters_total"] == 4
+    # Holding states: ready (2 nodes) and creating (2 nodes) count against the quota of 8.
+    assert (row["quota_used"], row["quota_total"]) == (4, 8)
+    assert row["expiring"]["count"] == 1
+    p5 = next(t for t in data["totals"]["by_type"] if t["instance_type"] == "p5.48xlarge")
+    assert (p5["used"], p5["quota"], p5["organizations"]) == (8, 16, 2)
+    assert data["totals"]["launches_in_flight"] == 2
+    assert data["week"]["launches"] == 8  # all created now
+    assert data["week"]["failures"] == 2
+
+
+def test_window_parameter_is_clamped(world, client):
+    client.force_login(world.pm)
+    assert client.get(reverse("portal:overview"), {"window": "7"}).context["figures"]["window"] == 7
+    assert client.get(reverse("portal:overview"), {"window": "9999"}).context["figures"]["window"] == 365
+    assert client.get(reverse("portal:overview"), {"window": "x"}).context["figures"]["window"] == 28
+
+
+def test_missing_sources_give_no_numbers(world, django_assert_max_num_queries):
+    data = figures.overview(world.pm)
+    if not data["sources"]["health"]:
+        assert data["week"]["faults"] == 0 and data["charts"]["faults_per_week"] == []
+        assert all(o["health"] is None for o in data["organizations"])
+    if not data["sources"]["interactions"]:
+        assert data["outstanding"] == [] and data["heatmap"]["rows"] == []
+
+
+def test_lead_scoped_figures_exclude_other_organizations(world):
+    data = figures.overview(world.lead_b)
+    assert [o["slug"] for o in data["organizations"]] == ["beta-works"]
+    assert MARKER_A not in str(data)
+
+
+def test_unknown_csv_table_is_404(world, client):
+    client.force_login(world.pm)
+    assert client.get(reverse("review:overview_csv", kwargs={"table": "nope"})).status_code == 404
