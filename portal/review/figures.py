@@ -19,7 +19,9 @@ from django.db.models import Count, Max, Min, Q
 from django.db.models.functions import TruncDate
 from django.urls import NoReverseMatch
 from django.utils import timezone
+from django.utils.functional import cached_property
 
+from portal import access
 from portal.choices import MembershipRole
 from portal.models import Membership, Organization
 from portal.review.models import week_start_of
@@ -68,16 +70,17 @@ class Scope:
     now: datetime.datetime
     window: int = DEFAULT_WINDOW
     org_ids: list[int] = field(default_factory=list)
+    every_org: bool = False  # the user views every organization: no need to pass their ids to queries
 
-    @property
+    @cached_property
     def today(self) -> datetime.date:
         return timezone.localtime(self.now).date()
 
-    @property
+    @cached_property
     def week_start(self) -> datetime.date:
         return week_start_of(self.today)
 
-    @property
+    @cached_property
     def week_start_at(self) -> datetime.datetime:
         return _at(self.week_start)
 
@@ -114,11 +117,12 @@ def clean_window(raw) -> int:
 def organization_rows(scope: Scope) -> list[dict]:
     rows = list(Organization.objects.restrict(scope.user).order_by("name").values("id", "name", "slug"))
     scope.org_ids = [r["id"] for r in rows]
+    scope.every_org = access.organization_ids(scope.user, access.VIEW, Organization) is None
     return rows
 
 
 def lead_names(scope: Scope) -> dict[int, list[str]]:
-    rows = (Membership.objects.restrict(scope.user).filter(role=MembershipRole.LEAD_SA, organization_id__in=scope.org_ids)
+    rows = (Membership.objects.restrict(scope.user).filter(role=MembershipRole.LEAD_SA)
             .values("organization_id", "user__username", "user__first_name", "user__last_name")
             .order_by("user__last_name", "user__username"))
     found: dict[int, list[str]] = defaultdict(list)
@@ -133,7 +137,7 @@ def workload_names(scope: Scope) -> dict[int, list[dict]]:
     if Workload is None:
         return {}
     found: dict[int, list[dict]] = defaultdict(list)
-    rows = Workload.objects.restrict(scope.user).filter(organization_id__in=scope.org_ids).values(
+    rows = Workload.objects.restrict(scope.user).values(
         "organization_id", "name", "status").order_by("name")
     for r in rows:
         found[r["organization_id"]].append({"name": r["name"], "status": r["status"]})
@@ -186,15 +190,15 @@ def quota_figures(scope: Scope) -> dict:
         return {"available": False, "by_org": {}, "by_type": [], "expiring": {}}
     from workloads import usage
 
-    quotas = usage.quota_totals(InstanceQuota.objects.restrict(scope.user).filter(organization_id__in=scope.org_ids),
-                                scope.today)
-    held = usage.held(scope.org_ids)
+    quotas = usage.quota_totals(InstanceQuota.objects.restrict(scope.user), scope.today)
+    held = usage.held(None if scope.every_org else scope.org_ids)
+    org_ids = set(scope.org_ids)
     by_org: dict[int, dict[str, int]] = defaultdict(lambda: {"used": 0, "total": 0})
     by_type: dict[str, dict] = {}
     type_orgs: dict[str, set[int]] = defaultdict(set)
     for key in set(quotas) | set(held):
         org_id, type_name, _region = key
-        if org_id not in scope.org_ids:
+        if org_id not in org_ids:
             continue
         quota, used = quotas.get(key, 0), held.get(key, 0)
         by_org[org_id]["used"] += used

@@ -1,0 +1,78 @@
+"""The overview's two big tables (a row per organization; tags × organizations), rendered in Python.
+
+At 120 organizations these tables hold thousands of cells; the template engine spends more time on them than
+the database spends on every figure (see bench/review.py), so they are built here with ``escape`` on every
+value. The markup matches the rest of the page's templates.
+"""
+from __future__ import annotations
+
+from html import escape as _html_escape
+
+from django import template
+from django.urls import reverse
+from django.utils.safestring import mark_safe
+
+register = template.Library()
+
+SLUG = "__slug__"
+
+
+def escape(value) -> str:
+    """HTML-escape (quotes included), without django.utils.html.escape's lazy-string wrapper: these tables
+    escape thousands of values per page."""
+    return _html_escape(str(value), quote=True)
+
+
+def _dash(value) -> str:
+    return "—" if value in (None, "", [], {}) else escape(value)
+
+
+@register.simple_tag
+def organization_rows(organizations: list[dict]) -> str:
+    url = reverse("portal:organization_detail", kwargs={"slug": SLUG})
+    out = []
+    for o in organizations:
+        states = " ".join(f'<span class="state state-{escape(s)}">{escape(s)} {n}</span>'
+                          for s, n in o["clusters"].items()) or "none"
+        opened = o["open"]
+        expiring = o["expiring"]
+        oldest = "—" if o["oldest_open_days"] is None else f"{o['oldest_open_days']} d"
+        ending = f"{expiring['count']} (next {escape(expiring['next'])})" if expiring["count"] else "—"
+        out.append(
+            "<tr>"
+            f'<th scope="row"><a href="{escape(url.replace(SLUG, o["slug"]))}">{escape(o["name"])}</a></th>'
+            f'<td>{_dash("; ".join(w["name"] for w in o["workloads"]))}</td>'
+            f'<td>{_dash(", ".join(o["leads"]))}</td>'
+            f"<td>{states}</td>"
+            f'<td>{_dash(o["health"])}</td>'
+            f'<td>{_dash(o["validation"])}</td>'
+            f'<td>{opened.get("critical", 0)} / {opened.get("high", 0)} / {opened.get("normal", 0)} / '
+            f'{opened.get("low", 0)}</td>'
+            f"<td>{oldest}</td>"
+            f'<td>{_dash((o["last_contact"] or "")[:10])}</td>'
+            f'<td>{o["quota_used"]} / {o["quota_total"]}</td>'
+            f"<td>{ending}</td>"
+            "</tr>"
+        )
+    if not out:
+        out.append('<tr><td colspan="11">No organizations.</td></tr>')
+    return mark_safe("\n".join(out))  # noqa: S308 (every value above is escaped or a number)
+
+
+def _signed(n: int) -> str:
+    return f"+{n}" if n > 0 else str(n)
+
+
+@register.simple_tag
+def heatmap_rows(rows: list[dict]) -> str:
+    out = []
+    for row in rows:
+        cells = []
+        for c in row["cells"]:
+            text = ""
+            if c["count"] or c["previous"]:
+                text = str(c["count"]) + (f" <small>({_signed(c['delta'])})</small>" if c["delta"] else "")
+            cells.append(f'<td class="heat heat-{c["level"]}" title="{c["count"]} now, {c["previous"]} before">{text}</td>')
+        out.append(f'<tr><th scope="row">{escape(row["name"])}</th>{"".join(cells)}<td><strong>{row["total"]}</strong>'
+                   f'</td><td>{_signed(row["delta"])}</td><td>{row["organizations"]}</td></tr>')
+    return mark_safe("\n".join(out))  # noqa: S308 (every value above is escaped or a number)
