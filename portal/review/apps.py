@@ -16,5 +16,5 @@ class ReviewConfig(AppConfig):
             if section not in portal_views.ORGANIZATION_SECTIONS:
                 portal_views.ORGANIZATION_SECTIONS.append(section)
         for section in LEAD_SECTIONS:
-            if section not in portal_views.LEAD_SECTIONS:
-                portal_views.LEAD_SECTIONS.append(section)
+            if section not in portal_views.LEAD_HOME_SECTIONS:
+                portal_views.LEAD_HOME_SECTIONS.append(section)

@@ -59,12 +59,22 @@ def _validation(user, organization) -> list:
                 .select_related("cluster").order_by("-pk")[:10])
 
 
-def lead_open_section(request, organizations) -> dict:
+def _led(request):
+    """The organizations the signed-in user leads (the lead SA's home lists them)."""
+    from portal import access
+    from portal.models import Organization
+
+    led = access._roles(request.user).get(access.LEAD_SA, frozenset())
+    return Organization.objects.restrict(request.user).filter(pk__in=led)
+
+
+def lead_open_section(request) -> dict:
     """Open interactions of the lead's organizations, oldest first, with counts per organization."""
     Interaction = interaction_model()
     if Interaction is None:
         return {"available": False}
     user = request.user
+    organizations = _led(request)
     now = timezone.now()
     qs = Interaction.objects.restrict(user).filter(organization__in=organizations, status__in=OPEN_STATUSES)
     per_org = list(qs.values("organization__name", "organization__slug").annotate(
@@ -78,24 +88,24 @@ def lead_open_section(request, organizations) -> dict:
     return {"available": True, "per_org": per_org, "oldest": oldest}
 
 
-def lead_launches_section(request, organizations) -> dict:
+def lead_launches_section(request) -> dict:
     """Clusters being launched (scheduled or creating) and launches that failed in the last 7 days."""
     Cluster = model_or_none("clusters", "Cluster")
     since = timezone.now() - datetime.timedelta(days=7)
-    qs = Cluster.objects.restrict(request.user).filter(organization__in=organizations).select_related("organization")
+    qs = Cluster.objects.restrict(request.user).filter(organization__in=_led(request)).select_related("organization")
     return {
         "in_flight": list(qs.filter(state__in=("scheduled", "creating")).order_by("created")[:LEAD_LIST_LIMIT]),
         "failed": list(qs.filter(state="failed", updated__gte=since).order_by("-updated")[:LEAD_LIST_LIMIT]),
     }
 
 
-def lead_faults_section(request, organizations) -> dict:
+def lead_faults_section(request) -> dict:
     """GPU faults first seen in the last 7 days (once the health app records them)."""
     GpuFault = health_model("GpuFault")
     if GpuFault is None or not {"cluster", "first_seen"} <= {f.name for f in GpuFault._meta.get_fields()}:
         return {"available": False}
     since = timezone.now() - datetime.timedelta(days=7)
-    faults = (GpuFault.objects.restrict(request.user).filter(cluster__organization__in=organizations,
+    faults = (GpuFault.objects.restrict(request.user).filter(cluster__organization__in=_led(request),
                                                              first_seen__gte=since)
               .select_related("cluster__organization").order_by("-first_seen")[:LEAD_LIST_LIMIT])
     return {"available": True, "faults": list(faults)}
