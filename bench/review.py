@@ -93,7 +93,9 @@ def seed(rng: random.Random) -> dict:
         seeded["interactions"] = "not installed"
     else:
         ChallengeTag = Interaction.tags.field.related_model
-        tags = ChallengeTag.objects.bulk_create([ChallengeTag(slug=s, name=s.replace("-", " ").title()) for s in TAGS])
+        # The curated taxonomy may come with the migrations; add the benchmark's own tags only when it does not.
+        tags = list(ChallengeTag.objects.all()) or ChallengeTag.objects.bulk_create(
+            [ChallengeTag(slug=s, name=s.replace("-", " ").title()) for s in TAGS])
         rows = []
         for i in range(INTERACTIONS):
             occurred = now - datetime.timedelta(minutes=rng.randint(60, 60 * 24 * 180))

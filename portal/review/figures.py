@@ -247,41 +247,44 @@ def interaction_figures(scope: Scope) -> dict:
         return empty
     qs = Interaction.objects.restrict(scope.user)
     is_open = Q(status__in=OPEN_STATUSES)
-    annotations = {f"open_{s}": Count("id", filter=is_open & Q(severity=s)) for s in SEVERITIES}
-    by_org = {}
-    for r in qs.values("organization_id").annotate(
-        oldest=Min("occurred_at", filter=is_open), last=Max("occurred_at"), **annotations
-    ).order_by():
-        by_org[r["organization_id"]] = {
-            "open": {s: r[f"open_{s}"] for s in SEVERITIES},
-            "open_total": sum(r[f"open_{s}"] for s in SEVERITIES),
-            "oldest_open_days": _days(scope.now - r["oldest"]) if r["oldest"] else None,
-            "last_contact": _iso(r["last"]),
-        }
     # Week boundaries (Mondays) of the last CHART_WEEKS weeks; the current week ends now.
     ends = [_at(scope.week_start - datetime.timedelta(weeks=CHART_WEEKS - 1 - i)) + datetime.timedelta(weeks=1)
             for i in range(CHART_WEEKS)]
     ends[-1] = scope.now
-    per_week_q = {
+    annotations = {f"open_{s}": Count("id", filter=is_open & Q(severity=s)) for s in SEVERITIES}
+    annotations.update({
         f"w{i}": Count("id", filter=Q(occurred_at__lt=end) & ((is_open & Q(resolved_at__isnull=True))
-                                                              | Q(resolved_at__gte=end)))
+                                                             | Q(resolved_at__gte=end)))
         for i, end in enumerate(ends)
-    }
-    agg = qs.aggregate(
+    })
+    # One pass over the table: per organization, everything; the program's figures are the sums.
+    by_org = {}
+    totals = defaultdict(int)
+    for r in qs.values("organization_id").annotate(
+        oldest=Min("occurred_at", filter=is_open), last=Max("occurred_at"),
         new=Count("id", filter=Q(occurred_at__gte=scope.week_start_at)),
         resolved=Count("id", filter=Q(resolved_at__gte=scope.week_start_at) & ~is_open),
-        open=Count("id", filter=is_open),
-        **per_week_q,
-    )
+        **annotations,
+    ).order_by():
+        open_total = sum(r[f"open_{s}"] for s in SEVERITIES)
+        by_org[r["organization_id"]] = {
+            "open": {s: r[f"open_{s}"] for s in SEVERITIES},
+            "open_total": open_total,
+            "oldest_open_days": _days(scope.now - r["oldest"]) if r["oldest"] else None,
+            "last_contact": _iso(r["last"]),
+        }
+        totals["open"] += open_total
+        for key in ("new", "resolved", *(f"w{i}" for i in range(CHART_WEEKS))):
+            totals[key] += r[key]
     per_week = [
         {"week": (end - datetime.timedelta(weeks=1)).date().isoformat() if i < CHART_WEEKS - 1
-         else scope.week_start.isoformat(), "open": agg[f"w{i}"]}
+         else scope.week_start.isoformat(), "open": totals[f"w{i}"]}
         for i, end in enumerate(ends)
     ]
     return {
         "available": True,
         "by_org": by_org,
-        "week": {"new": agg["new"], "resolved": agg["resolved"], "open": agg["open"]},
+        "week": {"new": totals["new"], "resolved": totals["resolved"], "open": totals["open"]},
         "per_week": per_week,
     }
 

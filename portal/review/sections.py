@@ -29,9 +29,10 @@ def status_section(request, organization) -> dict:
     ctx = {
         "clusters": clusters,
         "interactions_available": Interaction is not None,
-        "open_interactions": list(Interaction.objects.restrict(user).filter(
-            organization=organization, status__in=OPEN_STATUSES).select_related("owner").order_by("occurred_at")[:20])
-        if Interaction else [],
+        "open_interactions": Interaction.objects.restrict(user).filter(
+            organization=organization, status__in=OPEN_STATUSES).aggregate(
+            n=Count("id"), oldest=Min("occurred_at"), urgent=Count("id", filter=Q(severity__in=("high", "critical"))))
+        if Interaction else None,
         "next_expiry": Reservation.objects.restrict(user).filter(organization=organization, end__gte=today)
         .order_by("end").first() if Reservation else None,
         "health_available": health_model("GpuFault") is not None,
@@ -69,7 +70,8 @@ def _led(request):
 
 
 def lead_open_section(request) -> dict:
-    """Open interactions of the lead's organizations, oldest first, with counts per organization."""
+    """Per organization led: open interactions, how many are high or critical, the oldest one's age. (The
+    interactions app lists the open interactions themselves on the same page.)"""
     Interaction = interaction_model()
     if Interaction is None:
         return {"available": False}
@@ -82,10 +84,7 @@ def lead_open_section(request) -> dict:
         .order_by("oldest"))
     for row in per_org:
         row["age_days"] = max(0, (now - row["oldest"]).days)
-    oldest = list(qs.select_related("organization", "owner").order_by("occurred_at", "id")[:LEAD_LIST_LIMIT])
-    for item in oldest:
-        item.age_days = max(0, (now - item.occurred_at).days)
-    return {"available": True, "per_org": per_org, "oldest": oldest}
+    return {"available": True, "per_org": per_org}
 
 
 def lead_launches_section(request) -> dict:
