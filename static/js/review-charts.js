@@ -1,9 +1,9 @@
-// Charts of the weekly review. Data comes from json_script blocks rendered by the server (no inline scripts).
+// Charts of the weekly review. Each canvas carries its data as JSON in data-series (no inline scripts).
 (function () {
   "use strict";
   function data(id) {
     var el = document.getElementById(id);
-    return el ? JSON.parse(el.textContent) : [];
+    return el && el.dataset.series ? JSON.parse(el.dataset.series) : [];
   }
   function chart(canvasId, config) {
     var canvas = document.getElementById(canvasId);
@@ -18,14 +18,14 @@
     };
   }
   function draw() {
-    var open = data("chart-open-per-week");
+    var open = data("canvas-open-per-week");
     chart("canvas-open-per-week", {
       type: "line",
       data: { labels: open.map(function (p) { return p.week; }),
               datasets: [{ label: "Open interactions", data: open.map(function (p) { return p.open; }), borderColor: "#1f6fb2", tension: 0.2 }] },
       options: { plugins: { title: { display: true, text: "Open interactions per week" } }, scales: axes("Week of", "Open") }
     });
-    var launches = data("chart-launches-per-day");
+    var launches = data("canvas-launches-per-day");
     chart("canvas-launches-per-day", {
       type: "bar",
       data: { labels: launches.map(function (p) { return p.day; }),
@@ -33,7 +33,7 @@
                          { label: "Failed", data: launches.map(function (p) { return p.failed; }), backgroundColor: "#b3261e" }] },
       options: { plugins: { title: { display: true, text: "Launches per day" } }, scales: axes("Day", "Clusters") }
     });
-    var quota = data("chart-quota-by-type");
+    var quota = data("canvas-quota-by-type");
     chart("canvas-quota-by-type", {
       type: "bar",
       data: { labels: quota.map(function (t) { return t.instance_type; }),
@@ -43,7 +43,7 @@
                  scales: { x: { beginAtZero: true, ticks: { precision: 0 }, title: { display: true, text: "Instances" } },
                            y: { title: { display: true, text: "Instance type" } } } }
     });
-    var faults = data("chart-faults-per-week");
+    var faults = data("canvas-faults-per-week");
     chart("canvas-faults-per-week", {
       type: "bar",
       data: { labels: faults.map(function (p) { return p.week; }),

@@ -95,3 +95,19 @@ def test_lead_scoped_figures_exclude_other_organizations(world):
 def test_unknown_csv_table_is_404(world, client):
     client.force_login(world.pm)
     assert client.get(reverse("review:overview_csv", kwargs={"table": "nope"})).status_code == 404
+
+
+def test_charts_carry_their_data_and_text_alternatives(world, client):
+    import html
+    import json
+    import re
+
+    program(1, prefix="chart", clusters=2)
+    client.force_login(world.pm)
+    body = client.get(reverse("portal:overview")).content.decode()
+    series = {m.group(1): json.loads(html.unescape(m.group(2)))
+              for m in re.finditer(r'data-chart="([\w-]+)" data-series="([^"]*)"', body)}
+    assert set(series) == {"open-per-week", "launches-per-day", "quota-by-type", "faults-per-week"}
+    assert len(series["launches-per-day"]) == 14 and series["launches-per-day"][-1]["launches"] == 2
+    assert series["quota-by-type"] == [{"instance_type": "p5.48xlarge", "quota": 8, "used": 2, "organizations": 1}]
+    assert body.count('role="img" aria-label=') == 4 and "static/js/review-charts.js" in body

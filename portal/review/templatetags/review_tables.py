@@ -76,3 +76,13 @@ def heatmap_rows(rows: list[dict]) -> str:
         out.append(f'<tr><th scope="row">{escape(row["name"])}</th>{"".join(cells)}<td><strong>{row["total"]}</strong>'
                    f'</td><td>{_signed(row["delta"])}</td><td>{row["organizations"]}</td></tr>')
     return mark_safe("\n".join(out))  # noqa: S308 (every value above is escaped or a number)
+
+
+@register.filter
+def to_json(value) -> str:
+    """JSON text for a ``data-*`` attribute (autoescaping then escapes its quotes). Chart data travels in
+    attributes rather than ``<script type="application/json">`` blocks: every script tag on a page must be
+    external or carry the CSP nonce."""
+    import json
+
+    return json.dumps(value, separators=(",", ":"))
