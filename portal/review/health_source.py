@@ -1,26 +1,43 @@
-"""Health and validation figures, read from the health app's models (GpuFault, ValidationRun, HealthReport).
+"""Health and validation figures, read from the health app's models (label ``health``: GpuFault, HealthReport,
+ValidationRun in ``clusters/health/models.py``).
 
 Kept apart from figures.py because those models land separately; ``figures`` returns ``None`` (no figures,
-never a guess) when the fields it reads are not there.
+never a guess) when the fields it reads are not there. Four queries, whatever the number of organizations.
 """
 from __future__ import annotations
 
 import datetime
 
-from django.db.models import Count, Q
+from django.db.models import Count, Max, Q
 
 CHART_WEEKS = 12
+# Mildest first, as the health app's NodeVerdict.
+VERDICTS = ("healthy", "degraded", "reset_gpu", "reboot", "replace")
+VERDICT_LABELS = {"degraded": "degraded", "reset_gpu": "reset GPU", "reboot": "reboot node", "replace": "replace node"}
 
 
 def _fields(model) -> set[str]:
     return {f.name for f in model._meta.get_fields()} if model is not None else set()
 
 
+def usable(GpuFault, ValidationRun, HealthReport) -> bool:
+    return ({"cluster", "first_seen", "cleared_at", "verdict"} <= _fields(GpuFault)
+            and {"cluster", "verdict"} <= _fields(ValidationRun)
+            and {"cluster", "received_at"} <= _fields(HealthReport))
+
+
+def verdict_text(open_faults: int, worst: str | None, reporting: bool) -> str | None:
+    """"healthy", "3 open faults (worst: replace node)", or None when the organization's clusters never reported."""
+    if open_faults:
+        worst_text = f" (worst: {VERDICT_LABELS.get(worst, worst)})" if worst and worst != "healthy" else ""
+        return f"{open_faults} open fault{'s' if open_faults != 1 else ''}{worst_text}"
+    return "healthy" if reporting else None
+
+
 def figures(scope, GpuFault, ValidationRun, HealthReport) -> dict | None:
     from portal.review.figures import _at
 
-    fault_fields, run_fields = _fields(GpuFault), _fields(ValidationRun)
-    if not {"cluster", "first_seen"} <= fault_fields or not {"cluster", "verdict"} <= run_fields:
+    if not usable(GpuFault, ValidationRun, HealthReport):
         return None
     faults = GpuFault.objects.restrict(scope.user)
     starts = [_at(scope.week_start - datetime.timedelta(weeks=CHART_WEEKS - 1 - i)) for i in range(CHART_WEEKS)]
@@ -28,23 +45,30 @@ def figures(scope, GpuFault, ValidationRun, HealthReport) -> dict | None:
         f"w{i}": Count("id", filter=Q(first_seen__gte=start, first_seen__lt=start + datetime.timedelta(weeks=1)))
         for i, start in enumerate(starts)
     }
-    agg = faults.aggregate(week=Count("id", filter=Q(first_seen__gte=scope.week_start_at)), **per_week_q)
-    per_week = [{"week": start.date().isoformat(), "faults": agg[f"w{i}"]} for i, start in enumerate(starts)]
+    agg = faults.filter(first_seen__gte=starts[0]).aggregate(
+        week=Count("id", filter=Q(first_seen__gte=scope.week_start_at)), **per_week_q)
+    per_week = [{"week": start.date().isoformat(), "faults": agg[f"w{i}"] or 0} for i, start in enumerate(starts)]
+
     by_org: dict[int, dict] = {}
-    open_faults = Q(cleared_at__isnull=True) if "cleared_at" in fault_fields else Q()
-    for r in faults.filter(open_faults).values("cluster__organization_id").annotate(n=Count("id")).order_by():
-        by_org.setdefault(r["cluster__organization_id"], {})["open_faults"] = r["n"]
-    runs = ValidationRun.objects.restrict(scope.user)
+    for r in (faults.filter(cleared_at__isnull=True).values("cluster__organization_id", "verdict")
+              .annotate(n=Count("id")).order_by()):
+        entry = by_org.setdefault(r["cluster__organization_id"], {"open_faults": 0, "worst": None})
+        entry["open_faults"] += r["n"]
+        if entry["worst"] is None or VERDICTS.index(r["verdict"]) > VERDICTS.index(entry["worst"]):
+            entry["worst"] = r["verdict"] if r["verdict"] in VERDICTS else entry["worst"]
+    reporting = {r["cluster__organization_id"] for r in HealthReport.objects.restrict(scope.user)
+                 .values("cluster__organization_id").annotate(last=Max("received_at")).order_by()}
     validated = 0
-    for r in runs.values("cluster__organization_id").annotate(
+    for r in ValidationRun.objects.restrict(scope.user).values("cluster__organization_id").annotate(
         passed=Count("cluster", filter=Q(verdict="pass"), distinct=True),
-        failed=Count("cluster", filter=~Q(verdict="pass"), distinct=True),
+        tested=Count("cluster", distinct=True),
     ).order_by():
-        entry = by_org.setdefault(r["cluster__organization_id"], {})
-        entry["validation"] = f"{r['passed']} passed" + (f", {r['failed']} not passed" if r["failed"] else "")
+        entry = by_org.setdefault(r["cluster__organization_id"], {"open_faults": 0, "worst": None})
+        entry["validation"] = f"{r['passed']} of {r['tested']} cluster{'s' if r['tested'] != 1 else ''} passed"
         validated += r["passed"]
-    for entry in by_org.values():
-        n = entry.get("open_faults", 0)
-        entry["verdict"] = f"{n} open fault{'s' if n != 1 else ''}" if n else "healthy"
-    return {"available": True, "by_org": by_org, "per_week": per_week, "week_faults": agg["week"],
+    for org_id, entry in by_org.items():
+        entry["verdict"] = verdict_text(entry["open_faults"], entry["worst"], org_id in reporting)
+    for org_id in reporting - set(by_org):
+        by_org[org_id] = {"open_faults": 0, "worst": None, "verdict": "healthy"}
+    return {"available": True, "by_org": by_org, "per_week": per_week, "week_faults": agg["week"] or 0,
             "validated_clusters": validated}

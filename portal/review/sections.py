@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import datetime
 
-from django.db.models import Count, Min, Q
+from django.db.models import Count, Max, Min, Q
 from django.utils import timezone
 
 from portal.review.figures import OPEN_STATUSES, health_model, interaction_model, model_or_none
@@ -26,7 +26,8 @@ def status_section(request, organization) -> dict:
     today = timezone.localdate()
     clusters = list(Cluster.objects.restrict(user).filter(organization=organization).exclude(state="deleted")
                     .order_by("name")) if Cluster else []
-    ctx = {
+    health_available = _annotate_health(user, clusters)
+    return {
         "clusters": clusters,
         "interactions_available": Interaction is not None,
         "open_interactions": Interaction.objects.restrict(user).filter(
@@ -35,29 +36,51 @@ def status_section(request, organization) -> dict:
         if Interaction else None,
         "next_expiry": Reservation.objects.restrict(user).filter(organization=organization, end__gte=today)
         .order_by("end").first() if Reservation else None,
-        "health_available": health_model("GpuFault") is not None,
-        "readiness": _readiness(user, organization),
-        "validation": _validation(user, organization),
+        "health_available": health_available,
+        "readiness": _readiness(organization, clusters),
     }
-    return ctx
 
 
-def _readiness(user, organization) -> list | None:
-    """The readiness checklist of the health app, when it offers one (``health.readiness.checklist``)."""
+def _annotate_health(user, clusters: list) -> bool:
+    """Set ``health_verdict``, ``last_report`` and ``validation`` on each cluster: three queries in all."""
+    from portal.review import health_source
+
+    GpuFault, ValidationRun, HealthReport = (health_model(n) for n in ("GpuFault", "ValidationRun", "HealthReport"))
+    if not health_source.usable(GpuFault, ValidationRun, HealthReport):
+        return False
+    ids = [c.pk for c in clusters]
+    faults: dict[int, dict] = {}
+    for r in (GpuFault.objects.restrict(user).filter(cluster_id__in=ids, cleared_at__isnull=True)
+              .values("cluster_id", "verdict").annotate(n=Count("id")).order_by()):
+        entry = faults.setdefault(r["cluster_id"], {"n": 0, "worst": None})
+        entry["n"] += r["n"]
+        if r["verdict"] in health_source.VERDICTS and (
+                entry["worst"] is None
+                or health_source.VERDICTS.index(r["verdict"]) > health_source.VERDICTS.index(entry["worst"])):
+            entry["worst"] = r["verdict"]
+    reports = {r["cluster_id"]: r["last"] for r in HealthReport.objects.restrict(user).filter(cluster_id__in=ids)
+               .values("cluster_id").annotate(last=Max("received_at")).order_by()}
+    runs = {r["cluster_id"]: r for r in ValidationRun.objects.restrict(user).filter(cluster_id__in=ids)
+            .values("cluster_id").annotate(passed=Count("id", filter=Q(verdict="pass")), n=Count("id"),
+                                           last=Max("uploaded_at")).order_by()}
+    for c in clusters:
+        f = faults.get(c.pk, {"n": 0, "worst": None})
+        c.health_verdict = health_source.verdict_text(f["n"], f["worst"], c.pk in reports)
+        c.last_report = reports.get(c.pk)
+        run = runs.get(c.pk)
+        c.validation = None if run is None else ("validated" if run["passed"] else "not passed yet")
+    return True
+
+
+def _readiness(organization, clusters: list) -> list | None:
+    """The health app's readiness checklist (``clusters.health.readiness.checklist``), when installed."""
+    if health_model("ValidationRun") is None:
+        return None
     try:
-        from health import readiness  # type: ignore[import-not-found]
+        from clusters.health import readiness
     except ImportError:
         return None
-    checklist = getattr(readiness, "checklist", None)
-    return checklist(organization, user) if callable(checklist) else None
-
-
-def _validation(user, organization) -> list:
-    ValidationRun = health_model("ValidationRun")
-    if ValidationRun is None or "verdict" not in {f.name for f in ValidationRun._meta.get_fields()}:
-        return []
-    return list(ValidationRun.objects.restrict(user).filter(cluster__organization=organization)
-                .select_related("cluster").order_by("-pk")[:10])
+    return readiness.checklist(organization, clusters)
 
 
 def _led(request):

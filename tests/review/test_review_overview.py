@@ -108,6 +108,7 @@ def test_charts_carry_their_data_and_text_alternatives(world, client):
     series = {m.group(1): json.loads(html.unescape(m.group(2)))
               for m in re.finditer(r'data-chart="([\w-]+)" data-series="([^"]*)"', body)}
     assert set(series) == {"open-per-week", "launches-per-day", "quota-by-type", "faults-per-week"}
+    # Held: the ready and the creating cluster, 2 nodes each.
     assert len(series["launches-per-day"]) == 14 and series["launches-per-day"][-1]["launches"] == 2
-    assert series["quota-by-type"] == [{"instance_type": "p5.48xlarge", "quota": 8, "used": 4, "organizations": 1}]  # ready + creating, 2 nodes each
+    assert series["quota-by-type"] == [{"instance_type": "p5.48xlarge", "quota": 8, "used": 4, "organizations": 1}]
     assert body.count('role="img" aria-label=') == 4 and "static/js/review-charts.js" in body
