@@ -1,0 +1,101 @@
+"""Figures from the health app: verdicts, validation, faults per week, the readiness checklist.
+
+They run once the health models are installed (label ``health``)."""
+from __future__ import annotations
+
+import datetime
+
+import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
+from django.urls import reverse
+from django.utils import timezone
+
+from clusters.models import Cluster
+from portal.review import figures
+from portal.review.figures import health_model
+from tests.review.factories_review import program
+
+pytestmark = pytest.mark.skipif(health_model("GpuFault") is None, reason="the health models are not installed")
+
+
+def _cluster(org, name, state="ready"):
+    return Cluster.objects.create(organization=org, name=name, instance_type="p5.48xlarge", node_count=2, state=state)
+
+
+def _fault(cluster, days_ago, *, verdict="reset_gpu", cleared=False):
+    GpuFault = health_model("GpuFault")
+    seen = timezone.now() - datetime.timedelta(days=days_ago)
+    return GpuFault.objects.create(
+        cluster=cluster, hostname="ip-10-0-0-1", gpu="3", kind="xid", xid=79, severity="critical", verdict=verdict,
+        meaning="GPU has fallen off the bus", action="reboot the node", first_seen=seen, last_seen=seen,
+        cleared_at=timezone.now() if cleared else None)
+
+
+def _report(cluster):
+    return health_model("HealthReport").objects.create(cluster=cluster, source="push")
+
+
+def _run(cluster, verdict):
+    return health_model("ValidationRun").objects.create(cluster=cluster, collective="all_reduce", verdict=verdict)
+
+
+def test_health_and_validation_per_organization(world):
+    a1, a2 = _cluster(world.org_a, "a1"), _cluster(world.org_a, "a2")
+    b1 = _cluster(world.org_b, "b1")
+    _report(a1)
+    _report(b1)
+    _fault(a1, 1, verdict="reset_gpu")
+    _fault(a1, 2, verdict="replace")
+    _fault(a2, 3, cleared=True)
+    _fault(b1, 20, cleared=True)
+    _run(a1, "pass")
+    _run(a1, "fail")
+    _run(a2, "fail")
+    data = figures.overview(world.pm)
+    assert data["sources"]["health"] is True
+    rows = {o["slug"]: o for o in data["organizations"]}
+    assert rows["alpha-labs"]["health"] == "2 open faults (worst: replace node)"
+    assert rows["alpha-labs"]["validation"] == "1 of 2 clusters passed"
+    assert rows["beta-works"]["health"] == "healthy" and rows["beta-works"]["validation"] is None
+    assert data["totals"]["validated_clusters"] == 1
+    weekly = [p["faults"] for p in data["charts"]["faults_per_week"]]
+    assert len(weekly) == 12 and sum(weekly) == 4
+    lead_view = figures.overview(world.lead_b)
+    assert [o["health"] for o in lead_view["organizations"]] == ["healthy"]
+    assert lead_view["totals"]["validated_clusters"] == 0
+
+
+def test_status_section_shows_health_validation_and_readiness(world, client):
+    a1 = _cluster(world.org_a, "alpha-train")
+    _report(a1)
+    _fault(a1, 1, verdict="reboot")
+    _run(a1, "pass")
+    client.force_login(world.customer_a)
+    body = client.get(world.org_a.get_absolute_url()).content.decode()
+    assert "1 open fault (worst: reboot node)" in body and "validated" in body
+    assert "Readiness checklist" in body and "Cluster ready" in body
+
+
+def test_lead_home_lists_new_faults_of_led_organizations(world, client):
+    _fault(_cluster(world.org_a, "alpha-train"), 1)
+    _fault(_cluster(world.org_b, "beta-train"), 1)
+    client.force_login(world.lead_a)
+    body = client.get(reverse("portal:lead_home")).content.decode()
+    section = body.split('id="lead-faults-h"', 1)[1].split("</section>", 1)[0]
+    assert "alpha-train" in section and "XID 79" in section and "beta-train" not in section
+
+
+def test_overview_query_count_with_health(world, client):
+    client.force_login(world.pm)
+    counts = []
+    for n, prefix in ((12, "s"), (108, "l")):
+        for org in program(n, prefix=prefix, clusters=2):
+            cluster = org.clusters.first()
+            _report(cluster)
+            _fault(cluster, 2)
+            _run(cluster, "pass")
+        with CaptureQueriesContext(connection) as ctx:
+            assert client.get(reverse("portal:overview")).status_code == 200
+        counts.append(len(ctx.captured_queries))
+    assert counts[0] == counts[1], counts
