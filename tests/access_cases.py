@@ -173,7 +173,7 @@ _RV = {
     "review:actionitem_done": Case(kwargs=lambda o: {"pk": o["action_item"].pk}, **_PM_POST),
     "review-api:api-root": Case(api=True, foreign=LIST),
     # Scoped: a lead SA gets the figures of the organizations they lead (lead_b: B's only); customers 403.
-    "review-api:overview-list": Case(api=True, foreign=FORBIDDEN, expect={"customer_a": FORBIDDEN, "lead_b": LIST}),
+    "review-api:overview": Case(api=True, foreign=FORBIDDEN, expect={"customer_a": FORBIDDEN, "lead_b": LIST}),
     "review-api:weeklyreview-list": Case(api=True, foreign=LIST),
     "review-api:weeklyreview-detail": Case(
         api=True, kwargs=lambda o: {"pk": o["weekly_review"].pk}, expect={"customer_a": (404,), "lead_a": (404,)}

@@ -23,7 +23,7 @@ def api():
 
 def test_program_manager_gets_every_organization(world, api):
     api.force_authenticate(world.pm)
-    data = api.get(reverse("review-api:overview-list")).json()
+    data = api.get(reverse("review-api:overview")).json()
     assert {o["slug"] for o in data["organizations"]} == {"alpha-labs", "beta-works"}
     assert set(data) >= {"week", "totals", "heatmap", "outstanding", "lessons", "charts", "sources"}
 
@@ -31,20 +31,20 @@ def test_program_manager_gets_every_organization(world, api):
 def test_lead_gets_only_the_organizations_they_lead(world, api):
     program(3, prefix="led", lead=world.lead_a)
     api.force_authenticate(world.lead_a)
-    response = api.get(reverse("review-api:overview-list"))
+    response = api.get(reverse("review-api:overview"))
     slugs = {o["slug"] for o in response.json()["organizations"]}
     assert slugs == {"alpha-labs", "led-0000", "led-0001", "led-0002"}
     p5 = response.json()["totals"]["by_type"][0]
     assert (p5["used"], p5["quota"]) == (12, 24)  # B's quota and clusters do not count
     api.force_authenticate(world.lead_b)
-    body = api.get(reverse("review-api:overview-list")).content.decode()
+    body = api.get(reverse("review-api:overview")).content.decode()
     assert MARKER_A not in body and "led-0000" not in body
 
 
 @pytest.mark.parametrize("role", ["customer_a", "customer_b"])
 def test_customers_are_refused(world, api, role):
     api.force_authenticate(getattr(world, role))
-    assert api.get(reverse("review-api:overview-list")).status_code == 403
+    assert api.get(reverse("review-api:overview")).status_code == 403
 
 
 def test_overview_api_query_count_does_not_grow(world, api):
@@ -53,7 +53,7 @@ def test_overview_api_query_count_does_not_grow(world, api):
     for n, prefix in ((12, "s"), (108, "l")):
         program(n, prefix=prefix)
         with CaptureQueriesContext(connection) as ctx:
-            assert api.get(reverse("review-api:overview-list")).status_code == 200
+            assert api.get(reverse("review-api:overview")).status_code == 200
         counts.append(len(ctx.captured_queries))
     assert counts[0] == counts[1]
 
@@ -97,3 +97,14 @@ def test_endpoints_are_in_the_schema(world, client):
     schema = client.get(reverse("api-schema")).content.decode()
     assert "/api/review/overview/" in schema and "/api/review/reviews/{id}/" in schema
     assert "Overview" in schema
+
+
+def test_api_root_lists_the_overview_and_its_schema_is_one_object(world, client):
+    import yaml
+
+    client.force_login(world.pm)
+    root = client.get(reverse("review-api:api-root")).json()
+    assert set(root) == {"overview", "reviews"} and root["overview"].endswith("/api/review/overview/")
+    schema = yaml.safe_load(client.get(reverse("api-schema")).content)
+    ok = schema["paths"]["/api/review/overview/"]["get"]["responses"]["200"]["content"]["application/json"]["schema"]
+    assert ok == {"$ref": "#/components/schemas/Overview"}

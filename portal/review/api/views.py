@@ -3,9 +3,9 @@ from __future__ import annotations
 
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema
-from rest_framework import viewsets
 from rest_framework.exceptions import PermissionDenied
 from rest_framework.response import Response
+from rest_framework.views import APIView
 
 from portal import access
 from portal.api.base import PortalReadOnlyViewSet
@@ -14,7 +14,7 @@ from portal.review.api.serializers import OverviewSerializer, WeeklyReviewDetail
 from portal.review.models import WeeklyReview
 
 
-class OverviewViewSet(viewsets.ViewSet):
+class OverviewView(APIView):
     """The program overview's figures. Program managers and staff get every organization; a lead SA gets the
     organizations they lead (the same figures, computed from the rows the policy lets them view). Customers
     are refused: their view is their organization's page."""
@@ -23,7 +23,7 @@ class OverviewViewSet(viewsets.ViewSet):
         responses=OverviewSerializer,
         parameters=[OpenApiParameter("window", OpenApiTypes.INT, description="Heat-map window in days (1–365).")],
     )
-    def list(self, request):
+    def get(self, request):
         user = request.user
         if not (access.is_program_manager(user) or access.is_staff(user) or access._roles(user).get(access.LEAD_SA)):
             raise PermissionDenied("The overview is for program managers and lead solutions architects.")
