@@ -4,7 +4,7 @@ from django.contrib.auth import views as auth_views
 from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularRedocView, SpectacularSwaggerView
 
-from portal import views
+from portal import timeline_views, views
 from portal.api.root import api_root
 from portal.health import healthz
 
@@ -12,6 +12,7 @@ portal_patterns = (
     [
         path("organizations/", views.OrganizationListView.as_view(), name="organization_list"),
         path("organizations/<slug:slug>/", views.OrganizationView.as_view(), name="organization_detail"),
+        path("organizations/<slug:slug>/timeline/", timeline_views.TimelineView.as_view(), name="timeline"),
         path("lead/", views.LeadHomeView.as_view(), name="lead_home"),
         path("overview/", views.OverviewView.as_view(), name="overview"),
     ],
@@ -30,4 +31,6 @@ urlpatterns = [
     path("api/docs/", SpectacularSwaggerView.as_view(url_name="api-schema"), name="api-docs"),
     path("api/redoc/", SpectacularRedocView.as_view(url_name="api-schema"), name="api-redoc"),
     path("api/portal/", include("portal.api.urls")),
+    path("", include("workloads.urls_interactions", namespace="interactions")),
+    path("api/interactions/", include("workloads.api.urls_interactions", namespace="interactions-api")),
 ]

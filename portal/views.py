@@ -14,6 +14,8 @@ from portal.models import Organization
 
 # Sections of the organization page other apps add to: (template, context builder).
 ORGANIZATION_SECTIONS: list = []
+# Sections of the lead SA's home other apps add to: (template, builder(request)).
+LEAD_HOME_SECTIONS: list = []
 
 
 def home(request):
@@ -71,6 +73,7 @@ class LeadHomeView(TemplateView):
         ctx = super().get_context_data(**kwargs)
         led = access._roles(self.request.user).get(access.LEAD_SA, frozenset())
         ctx["organizations"] = Organization.objects.restrict(self.request.user).filter(pk__in=led)
+        ctx["sections"] = [(template, builder(self.request)) for template, builder in LEAD_HOME_SECTIONS]
         return ctx
 
 

@@ -1,0 +1,1 @@
+"""Pages of the workloads app."""
