@@ -70,3 +70,55 @@ OBJECTS["timeline_entry"] = _timeline_entry
 # Namespaces whose routes are outside the walker (Django's own admin has its own staff-only guard;
 # tests/portal/test_admin.py covers it).
 SKIP_NAMESPACES = ("admin",)
+
+
+# Support interactions, lessons, enablement, the organization timeline page.
+def _interaction(w):
+    from tests.workloads.factories_interactions import InteractionFactory
+
+    return InteractionFactory(organization=w.org_a, summary="ZZ-ORG-A-SECRET NCCL falls back to sockets",
+                              visibility="shared", owner=w.lead_a)
+
+
+def _enablement_session(w):
+    from tests.workloads.factories_interactions import AttendanceFactory, EnablementSessionFactory
+
+    session = EnablementSessionFactory(topic="ZZ-ORG-A-SECRET private onboarding", audience=[w.org_a])
+    AttendanceFactory(session=session, organization=w.org_a, attendee="ZZ-ORG-A-SECRET engineer")
+    return session
+
+
+OBJECTS["interaction"] = _interaction
+OBJECTS["enablement_session"] = _enablement_session
+_interaction_pk = lambda o: {"pk": o["interaction"].pk}  # noqa: E731
+_session_pk = lambda o: {"pk": o["enablement_session"].pk}  # noqa: E731
+ROUTES.update({
+    "portal:timeline": Case(kwargs=lambda o: {"slug": o["organization"].slug}),
+    "interactions:interaction_list": Case(foreign=LIST),
+    "interactions:interaction_add": Case(foreign=FORBIDDEN),
+    "interactions:interaction_suggest_tags": Case(foreign=(405,)),
+    "interactions:interaction_detail": Case(kwargs=_interaction_pk),
+    "interactions:interaction_edit": Case(kwargs=_interaction_pk),
+    "interactions:interaction_comment": Case(kwargs=_interaction_pk),
+    "interactions:interaction_escalate": Case(kwargs=_interaction_pk),
+    "interactions:interaction_sync": Case(kwargs=_interaction_pk),
+    "interactions:interaction_quick_log": Case(kwargs=lambda o: {"slug": o["organization"].slug}),
+    "interactions:lesson_search": Case(foreign=FORBIDDEN),
+    "interactions:enablement_list": Case(foreign=LIST),
+    "interactions:enablement_add": Case(foreign=FORBIDDEN),
+    "interactions:enablement_detail": Case(kwargs=_session_pk),
+    "interactions:enablement_edit": Case(kwargs=_session_pk),
+    "interactions:enablement_attendance": Case(kwargs=_session_pk, foreign=(405,)),
+    "interactions-api:api-root": Case(api=True, foreign=LIST),
+    "interactions-api:interaction-list": Case(api=True, foreign=LIST),
+    "interactions-api:interaction-detail": Case(api=True, kwargs=_interaction_pk),
+    "interactions-api:interaction-history": Case(api=True, kwargs=_interaction_pk),
+    "interactions-api:enablementsession-list": Case(api=True, foreign=LIST),
+    "interactions-api:enablementsession-detail": Case(api=True, kwargs=_session_pk),
+    "interactions-api:enablementattendance-list": Case(api=True, foreign=LIST),
+    "interactions-api:enablementattendance-detail": Case(
+        api=True, kwargs=lambda o: {"pk": o["enablement_session"].attendances.first().pk}
+    ),
+    "interactions-api:challengetag-list": Case(api=True, foreign=LIST),
+    "interactions-api:challengetag-detail": Case(api=True, foreign=LIST, kwargs=lambda o: {"slug": "slurm"}),
+})

@@ -8,10 +8,17 @@ from workloads.choices_interactions import OPEN_STATUSES, InteractionKind, Inter
 from workloads.models import ChallengeTag, Interaction
 
 
+def visible_organizations(request):
+    """Only organizations the user sees are offered (and accepted) as a filter."""
+    if request is None:
+        return Organization.objects.none()
+    return Organization.objects.restrict(request.user)
+
+
 class InteractionFilterSet(django_filters.FilterSet):
     q = django_filters.CharFilter(method="search", label="Search")
     organization = django_filters.ModelChoiceFilter(
-        queryset=Organization.objects.all(), field_name="organization", to_field_name="slug"
+        queryset=lambda request: visible_organizations(request), field_name="organization", to_field_name="slug"
     )
     kind = django_filters.ChoiceFilter(choices=InteractionKind.choices)
     status = django_filters.ChoiceFilter(choices=InteractionStatus.choices)

@@ -79,10 +79,10 @@ class EnablementEditView(ObjectEditView):
         kwargs["user"] = self.request.user
         return kwargs
 
-    def get(self, request, *args, **kwargs):
-        if self.kwargs.get("pk") is None and not may_create_sessions(request.user):
+    def dispatch(self, request, *args, **kwargs):
+        if kwargs.get("pk") is None and request.user.is_authenticated and not may_create_sessions(request.user):
             raise PermissionDenied("Lead SAs and program managers create sessions.")
-        return super().get(request, *args, **kwargs)
+        return super().dispatch(request, *args, **kwargs)
 
     def form_valid(self, form):
         """A session has no organization of its own: the audience decides, checked inside the transaction."""

@@ -77,6 +77,12 @@ class InteractionEditView(ObjectEditView):
     form_class = InteractionForm
     template_name = "workloads/interaction_form.html"
 
+    def dispatch(self, request, *args, **kwargs):
+        if kwargs.get("pk") is None and request.user.is_authenticated and \
+                access.organization_ids(request.user, access.CHANGE, Interaction) == frozenset():
+            raise PermissionDenied("You may not log interactions.")
+        return super().dispatch(request, *args, **kwargs)
+
     def get_form_kwargs(self):
         kwargs = super().get_form_kwargs()
         kwargs["user"] = self.request.user
