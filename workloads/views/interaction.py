@@ -93,8 +93,13 @@ class InteractionEditView(ObjectEditView):
                 kwargs["initial"]["owner"] = self.request.user.pk
         return kwargs
 
+    def get_object(self, queryset=None):
+        obj = super().get_object(queryset)
+        # Taken before the form copies its data onto the object.
+        self._before = services.snapshot(obj) if obj is not None else None
+        return obj
+
     def form_valid(self, form):
-        self._before = services.snapshot(form.instance) if form.instance.pk else None
         if form.instance.pk is None:
             form.instance.created_by = self.request.user
         return super().form_valid(form)
