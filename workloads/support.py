@@ -14,6 +14,7 @@ from datetime import UTC
 from celery import shared_task
 from django.db import transaction
 from django.utils import timezone
+from django.utils.html import strip_tags
 from django.utils.dateparse import parse_datetime
 
 from portal import aws
@@ -46,8 +47,10 @@ def sync_interaction(interaction_id: int) -> str:
                                code="CaseIdNotFound")
     except Exception as exc:  # noqa: BLE001 - every failure is recorded and shown, never dropped
         error = aws.translate(exc) if not isinstance(exc, aws.AwsError) else exc
+        # An endpoint may answer an error page: keep its words, not its markup.
+        message = " ".join(strip_tags(str(error)).split())[:2000]
         Interaction.objects.filter(pk=interaction.pk).update(
-            sync_status=SyncStatus.FAILED, sync_error=str(error)[:2000], synced_at=timezone.now()
+            sync_status=SyncStatus.FAILED, sync_error=message, synced_at=timezone.now()
         )
         logger.warning("support sync of interaction %s failed: %s", interaction.pk, error)
         return "failed"
