@@ -42,3 +42,21 @@ def test_lesson_page_links_only_to_interactions_the_lead_may_open(client, world,
     page = client.get(reverse("interactions:lesson_search"), {"q": "Lustre"}).content.decode()
     assert b.get_absolute_url() in page
     assert "not yet a lesson" not in client.get(reverse("interactions:lesson_search")).content.decode()
+
+
+def test_demo_seed_is_idempotent_and_models_the_case_study(db):
+    from django.core.management import call_command
+
+    from workloads.models import EnablementAttendance, EnablementSession, Interaction
+    from workloads.views.enablement import with_scores
+
+    call_command("seed_demo")
+    counts = (Interaction.objects.count(), EnablementAttendance.objects.count())
+    call_command("seed_demo")
+    assert (Interaction.objects.count(), EnablementAttendance.objects.count()) == counts == (5, 84)
+    session = with_scores(EnablementSession.objects.all()).get()
+    assert session.attendance_count == 84 and session.average_score == 4.75
+    assert Interaction.objects.filter(severity="critical", status="waiting_aws").exists()
+    kotoba = Interaction.objects.get(summary__startswith="All-reduce at 4 GB/s")
+    assert kotoba.lesson and kotoba.status == "resolved"
+    assert Interaction.objects.filter(visibility="internal").exists()
