@@ -48,8 +48,8 @@ CURSOR_RE = re.compile(r"cursor=([A-Za-z0-9_-]+)")
 
 
 def run(args, connection, CaptureQueriesContext) -> None:  # noqa: N803
-    from django.test.utils import setup_test_environment, teardown_test_environment
     from django.test import Client
+    from django.test.utils import setup_test_environment, teardown_test_environment
     from django.urls import reverse
     from django.utils import timezone
 

@@ -14,8 +14,8 @@ from datetime import UTC
 from celery import shared_task
 from django.db import transaction
 from django.utils import timezone
-from django.utils.html import strip_tags
 from django.utils.dateparse import parse_datetime
+from django.utils.html import strip_tags
 
 from portal import aws
 from workloads import services_interactions as services
