@@ -42,7 +42,9 @@ def lessons(user, query: str = "", tag: str = "") -> QuerySet[Interaction]:
             + SearchVector("resolution", weight="C", config="english")
         )
         search = SearchQuery(query, search_type="websearch", config="english")
-        return qs.annotate(rank=SearchRank(vector, search)).filter(rank__gt=0).order_by("-rank", "-id")
+        # Match with @@ (ts_rank is never exactly 0 for a non-match), then rank.
+        return (qs.annotate(document=vector, rank=SearchRank(vector, search))
+                .filter(document=search).order_by("-rank", "-id"))
     words = query.split()
     condition = Q()
     for word in words:
