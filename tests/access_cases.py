@@ -113,6 +113,7 @@ ROUTES.update({
     "interactions-api:interaction-list": Case(api=True, foreign=LIST),
     "interactions-api:interaction-detail": Case(api=True, kwargs=_interaction_pk),
     "interactions-api:interaction-history": Case(api=True, kwargs=_interaction_pk),
+    "interactions-api:interaction-escalate": Case(api=True, kwargs=_interaction_pk, foreign=(405,)),
     "interactions-api:enablementsession-list": Case(api=True, foreign=LIST),
     "interactions-api:enablementsession-detail": Case(api=True, kwargs=_session_pk),
     "interactions-api:enablementattendance-list": Case(api=True, foreign=LIST),

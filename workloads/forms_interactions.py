@@ -62,6 +62,16 @@ class InteractionForm(forms.ModelForm):
         self.fields["watchers"].queryset = people
         self.fields["watchers"].required = False
 
+    def clean(self):
+        data = super().clean()
+        org = data.get("organization") or (self.instance.organization if self.instance.pk else None)
+        owner = data.get("owner")
+        if org is not None and owner is not None and not owner.memberships.filter(
+            organization=org, role=MembershipRole.LEAD_SA
+        ).exists():
+            self.add_error("owner", "The owner must be a lead SA of the organization.")
+        return data
+
 
 class CommentForm(forms.Form):
     body = forms.CharField(label="Comment", widget=forms.Textarea(attrs={"rows": 3}), max_length=20000)

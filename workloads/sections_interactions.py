@@ -8,6 +8,7 @@ from workloads.forms_interactions import InteractionQuickForm
 from workloads.models import Interaction
 
 OPEN_LIMIT = 25
+SUPPORT_SYNC_SECONDS = 15 * 60
 
 
 def organization_section(request, organization, form=None) -> dict:
@@ -31,6 +32,14 @@ def lead_home_section(request) -> dict:
 def ready() -> None:
     """Called from WorkloadsConfig.ready(): register sections and the AWS Support tasks."""
     import workloads.support  # noqa: F401 - registers the Celery tasks
+    from portal.celery import app
+
+    # Beat (django-celery-beat's database scheduler) installs this entry when it starts.
+    schedule = dict(app.conf.beat_schedule or {})
+    schedule.setdefault(
+        "sync-open-support-cases", {"task": "workloads.support.sync_open_cases", "schedule": SUPPORT_SYNC_SECONDS}
+    )
+    app.conf.beat_schedule = schedule
     from portal import views
 
     entry = ("workloads/htmx/interaction_org_section.html", organization_section)

@@ -112,3 +112,25 @@ def test_schema_lists_the_endpoints(client, world):
     for path in ("/api/interactions/interactions/", "/api/interactions/interactions/{id}/history/",
                  "/api/interactions/enablement-sessions/", "/api/portal/timeline/"):
         assert path in schema
+
+
+def test_escalation_through_the_api(client, world):
+    obj = InteractionFactory(organization=world.org_a, visibility="shared")
+    url = reverse("interactions-api:interaction-escalate", args=[obj.pk])
+    client.force_login(world.customer_b)
+    assert client.post(url, {"reason": "x"}, content_type="application/json").status_code == 404
+    client.force_login(world.customer_a)
+    assert client.post(url, {"reason": "x"}, content_type="application/json").status_code == 403
+    client.force_login(world.lead_a)
+    assert client.post(url, {}, content_type="application/json").status_code == 400
+    response = client.post(url, {"reason": "blocked"}, content_type="application/json")
+    assert response.status_code == 200 and response.json()["escalated_at"]
+    obj.status = "resolved"
+    obj.save()
+    assert client.post(url, {"reason": "again"}, content_type="application/json").status_code == 400
+
+
+def test_support_sync_is_scheduled_for_beat():
+    from portal.celery import app
+
+    assert app.conf.beat_schedule["sync-open-support-cases"]["task"] == "workloads.support.sync_open_cases"

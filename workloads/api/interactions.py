@@ -67,6 +67,10 @@ class InteractionCommentSerializer(serializers.ModelSerializer):
         read_only_fields = ["interaction", "kind", "author", "old_value", "new_value", "created"]
 
 
+class EscalationSerializer(serializers.Serializer):
+    reason = serializers.CharField(max_length=5000)
+
+
 class InteractionViewSet(PortalModelViewSet):
     queryset = Interaction.objects.select_related("owner").prefetch_related("tags")
     serializer_class = InteractionSerializer
@@ -106,6 +110,19 @@ class InteractionViewSet(PortalModelViewSet):
         rows = InteractionComment.objects.restrict(request.user).filter(interaction=interaction).select_related("author")
         page = self.paginate_queryset(rows)
         return self.get_paginated_response(InteractionCommentSerializer(page, many=True).data)
+
+    @extend_schema(request=EscalationSerializer, responses=InteractionSerializer)
+    @action(detail=True, methods=["post"], serializer_class=EscalationSerializer)
+    def escalate(self, request, pk=None):
+        """Escalate an open interaction (lead SAs of its organization)."""
+        interaction = self.get_object()  # 404 if invisible, 403 if not changeable
+        serializer = EscalationSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        if not interaction.is_open:
+            raise serializers.ValidationError({"status": "Only open interactions can be escalated."})
+        with transaction.atomic():
+            services.escalate(interaction, request.user, serializer.validated_data["reason"])
+        return Response(InteractionSerializer(interaction, context={"request": request}).data)
 
     def check_object_permissions(self, request, obj):
         if self.action == "history":  # commenting is its own permission, checked above
