@@ -51,7 +51,7 @@ def test_lead_creates_a_session_for_their_organizations_only(client, world):
     assert list(session.audience.all()) == [world.org_a] and session.created_by == world.lead_a
     assert TimelineEntry.objects.filter(organization=world.org_a, kind="enablement").count() == 1
     response = client.post(reverse("interactions:enablement_add"), {**data, "topic": "x", "audience": [world.org_b.pk]})
-    assert response.status_code == 200 and "Select a valid choice" in response.content.decode()
+    assert response.status_code == 400 and "Select a valid choice" in response.content.decode()
     client.force_login(world.customer_a)
     assert client.get(reverse("interactions:enablement_add")).status_code == 403
     assert client.post(reverse("interactions:enablement_add"), data).status_code == 403

@@ -161,14 +161,14 @@ def test_full_form_creates_and_records_status_and_owner_changes(client, world):
 def test_full_form_bad_input_gets_clear_errors(client, world, field, value, message):
     client.force_login(world.lead_a)
     response = client.post(reverse("interactions:interaction_add"), _form(world, **{field: value}))
-    assert response.status_code == 200 and message in response.content.decode()
+    assert response.status_code == 400 and message in response.content.decode()
     assert not Interaction.objects.exists()
 
 
 def test_lead_cannot_create_in_an_organization_they_do_not_lead(client, world):
     client.force_login(world.lead_b)
     response = client.post(reverse("interactions:interaction_add"), _form(world))
-    assert response.status_code == 200 and "Select a valid choice" in response.content.decode()
+    assert response.status_code == 400 and "Select a valid choice" in response.content.decode()
     assert not Interaction.objects.exists()
 
 
@@ -295,3 +295,8 @@ def test_list_query_count_does_not_grow(client, world, django_assert_max_num_que
             assert client.get(world.org_a.get_absolute_url()).status_code == 200
         with django_assert_max_num_queries(8):
             assert client.get(reverse("portal:lead_home")).status_code == 200
+
+
+def test_suggest_endpoint_refuses_empty_text(client, world):
+    client.force_login(world.lead_a)
+    assert client.post(reverse("interactions:interaction_suggest_tags"), {"summary": " "}).status_code == 400

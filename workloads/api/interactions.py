@@ -60,6 +60,7 @@ class InteractionSerializer(serializers.ModelSerializer):
 
 class InteractionCommentSerializer(serializers.ModelSerializer):
     author = serializers.SlugRelatedField(slug_field="username", read_only=True)
+    body = serializers.CharField(max_length=20000)
 
     class Meta:
         model = InteractionComment

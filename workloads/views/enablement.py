@@ -84,6 +84,9 @@ class EnablementEditView(ObjectEditView):
             raise PermissionDenied("Lead SAs and program managers create sessions.")
         return super().dispatch(request, *args, **kwargs)
 
+    def form_invalid(self, form):
+        return self.render_to_response(self.get_context_data(form=form), status=400)
+
     def form_valid(self, form):
         """A session has no organization of its own: the audience decides, checked inside the transaction."""
         user = self.request.user

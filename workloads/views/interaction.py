@@ -99,6 +99,9 @@ class InteractionEditView(ObjectEditView):
         self._before = services.snapshot(obj) if obj is not None else None
         return obj
 
+    def form_invalid(self, form):
+        return self.render_to_response(self.get_context_data(form=form), status=400)
+
     def form_valid(self, form):
         if form.instance.pk is None:
             form.instance.created_by = self.request.user
@@ -216,6 +219,8 @@ class TagSuggestView(View):
         if not access.sees_internal(request.user) and not access.is_staff(request.user):
             raise PermissionDenied("Tag suggestions are for lead SAs.")
         text = f"{request.POST.get('summary', '')}\n{request.POST.get('body', '')}"[:100000]
+        if not text.strip():
+            return HttpResponse("Nothing to suggest tags from.", status=400)
         chosen = set(request.POST.getlist("tags"))
         tags = [t for t in tagging.suggest(text, ChallengeTag.objects.all()) if t.slug not in chosen]
         return render(request, "workloads/htmx/interaction_tag_suggestions.html", {"suggested_tags": tags})
