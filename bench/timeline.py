@@ -108,6 +108,11 @@ def run(args, connection, CaptureQueriesContext) -> None:  # noqa: N803
                 cursor.fetchall()
             floor.append(time.perf_counter() - t0)
         page_ms, floor_ms = statistics.median(times) * 1000, statistics.median(floor) * 1000
+        if connection.vendor == "postgresql":
+            with connection.cursor() as cursor:
+                cursor.execute("EXPLAIN " + page_sql[0])
+                plan = [row[0].strip() for row in cursor.fetchall()]
+            print(f"{'':<15} plan: {' / '.join(line for line in plan if 'Scan' in line)[:200]}")
         print(f"{user.username:<15} queries per page: {page_queries}; "
               f"first page median {page_ms:.1f} ms; floor (the page's entry query alone) {floor_ms:.2f} ms; "
               f"ratio {page_ms / floor_ms:.1f}")

@@ -125,6 +125,8 @@ class TimelineEntry(models.Model):
         indexes = [
             models.Index(fields=["organization", "-occurred_at", "-id"], name="timeline_org_time"),
             models.Index(fields=["organization", "kind", "-occurred_at"], name="timeline_org_kind"),
+            # Customers read only shared entries: their first page must not skip past internal ones.
+            models.Index(fields=["organization", "visibility", "-occurred_at", "-id"], name="timeline_org_vis_time"),
         ]
         verbose_name_plural = "timeline entries"
 
