@@ -22,6 +22,7 @@ portal_patterns = (
 urlpatterns = [
     path("", views.home, name="home"),
     path("", include(portal_patterns)),
+    path("", include("workloads.urls")),
     path("login/", auth_views.LoginView.as_view(redirect_authenticated_user=True), name="login"),
     path("logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("healthz", healthz, name="healthz"),
@@ -31,6 +32,7 @@ urlpatterns = [
     path("api/docs/", SpectacularSwaggerSplitView.as_view(url_name="api-schema"), name="api-docs"),
     path("api/auth/token/", ObtainTokenView.as_view(), name="api-token"),
     path("api/portal/", include("portal.api.urls")),
+    path("api/workloads/", include("workloads.api.urls")),
     path("", include("workloads.urls_interactions", namespace="interactions")),
     path("api/interactions/", include("workloads.api.urls_interactions", namespace="interactions-api")),
 ]

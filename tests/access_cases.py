@@ -77,6 +77,66 @@ OBJECTS["timeline_entry"] = _timeline_entry
 SKIP_NAMESPACES = ("admin",)
 
 
+# --- workloads: workload records, quotas and capacity ----------------------------------------------
+def _workload(w):
+    from tests.workloads.factories_workloads import WorkloadFactory
+
+    return WorkloadFactory(organization=w.org_a, name="Alpha 100B", description="ZZ-ORG-A-SECRET plan")
+
+
+def _quota(w):
+    from tests.workloads.factories_workloads import InstanceQuotaFactory
+
+    return InstanceQuotaFactory(organization=w.org_a, notes="ZZ-ORG-A-SECRET allocation")
+
+
+def _reservation(w):
+    from tests.workloads.factories_workloads import CapacityReservationFactory
+
+    return CapacityReservationFactory(organization=w.org_a, notes="ZZ-ORG-A-SECRET block")
+
+
+def _change_request(w):
+    from tests.workloads.factories_workloads import InstanceQuotaFactory, QuotaChangeRequestFactory
+
+    quota = InstanceQuotaFactory(organization=w.org_a, notes="ZZ-ORG-A-SECRET allocation")
+    return QuotaChangeRequestFactory(quota=quota, justification="ZZ-ORG-A-SECRET needs more")
+
+
+OBJECTS.update(workload=_workload, quota=_quota, reservation=_reservation, change_request=_change_request)
+_WL = {
+    "workloads:workload_list": Case(foreign=LIST),
+    "workloads:workload_add": Case(foreign=FORBIDDEN),
+    "workloads:workload_detail": Case(kwargs=lambda o: {"pk": o["workload"].pk}),
+    "workloads:workload_edit": Case(kwargs=lambda o: {"pk": o["workload"].pk}),
+    "workloads:workload_history": Case(kwargs=lambda o: {"pk": o["workload"].pk}),
+    "workloads:workload_section": Case(kwargs=lambda o: {"pk": o["workload"].pk, "section": "model"}),
+    "workloads:quota_list": Case(foreign=LIST),
+    "workloads:quota_add": Case(foreign=FORBIDDEN),
+    "workloads:quota_edit": Case(kwargs=lambda o: {"pk": o["quota"].pk}),
+    "workloads:reservation_add": Case(foreign=FORBIDDEN),
+    "workloads:reservation_edit": Case(kwargs=lambda o: {"pk": o["reservation"].pk}),
+    "workloads:changerequest_list": Case(foreign=LIST),
+    "workloads:changerequest_add": Case(foreign=FORBIDDEN),
+    "workloads:changerequest_detail": Case(kwargs=lambda o: {"pk": o["change_request"].pk}),
+    "workloads:changerequest_edit": Case(kwargs=lambda o: {"pk": o["change_request"].pk}),
+    "workloads:changerequest_decide": Case(kwargs=lambda o: {"pk": o["change_request"].pk}, foreign=(405,)),
+    "workloads-api:api-root": Case(api=True, foreign=LIST),
+    "workloads-api:workload-list": Case(api=True, foreign=LIST),
+    "workloads-api:workload-detail": Case(api=True, kwargs=lambda o: {"pk": o["workload"].pk}),
+    "workloads-api:instancequota-list": Case(api=True, foreign=LIST),
+    "workloads-api:instancequota-detail": Case(api=True, kwargs=lambda o: {"pk": o["quota"].pk}),
+    "workloads-api:capacityreservation-list": Case(api=True, foreign=LIST),
+    "workloads-api:capacityreservation-detail": Case(api=True, kwargs=lambda o: {"pk": o["reservation"].pk}),
+    "workloads-api:quotachangerequest-list": Case(api=True, foreign=LIST),
+    "workloads-api:quotachangerequest-detail": Case(api=True, kwargs=lambda o: {"pk": o["change_request"].pk}),
+    "workloads-api:quotachangerequest-decide": Case(
+        api=True, kwargs=lambda o: {"pk": o["change_request"].pk}, foreign=(404, 405)
+    ),
+}
+ROUTES.update(_WL)
+
+
 # Support interactions, lessons, enablement, the organization timeline page.
 def _interaction(w):
     from tests.workloads.factories_interactions import InteractionFactory
