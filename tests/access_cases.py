@@ -34,6 +34,11 @@ class Case:
 
 LIST = (200,)
 FORBIDDEN = (403,)
+# GET expectations of pages only some roles use. "Add" pages name no organization: any lead SA may
+# open them (for their own organizations), so lead_b gets the form too.
+LEAD_WRITES = {"customer_a": FORBIDDEN, "pm": FORBIDDEN}
+LEAD_ADDS = {**LEAD_WRITES, "lead_b": LIST}
+PM_WRITES = {"customer_a": FORBIDDEN, "lead_a": FORBIDDEN}
 
 OBJECTS: dict[str, Callable] = {
     "organization": lambda w: w.org_a,
@@ -106,20 +111,20 @@ def _change_request(w):
 OBJECTS.update(workload=_workload, quota=_quota, reservation=_reservation, change_request=_change_request)
 _WL = {
     "workloads:workload_list": Case(foreign=LIST),
-    "workloads:workload_add": Case(foreign=FORBIDDEN),
+    "workloads:workload_add": Case(foreign=FORBIDDEN, expect=LEAD_ADDS),
     "workloads:workload_detail": Case(kwargs=lambda o: {"pk": o["workload"].pk}),
-    "workloads:workload_edit": Case(kwargs=lambda o: {"pk": o["workload"].pk}),
+    "workloads:workload_edit": Case(kwargs=lambda o: {"pk": o["workload"].pk}, expect=LEAD_WRITES),
     "workloads:workload_history": Case(kwargs=lambda o: {"pk": o["workload"].pk}),
     "workloads:workload_section": Case(kwargs=lambda o: {"pk": o["workload"].pk, "section": "model"}),
     "workloads:quota_list": Case(foreign=LIST),
-    "workloads:quota_add": Case(foreign=FORBIDDEN),
-    "workloads:quota_edit": Case(kwargs=lambda o: {"pk": o["quota"].pk}),
-    "workloads:reservation_add": Case(foreign=FORBIDDEN),
-    "workloads:reservation_edit": Case(kwargs=lambda o: {"pk": o["reservation"].pk}),
+    "workloads:quota_add": Case(foreign=FORBIDDEN, expect=PM_WRITES),
+    "workloads:quota_edit": Case(kwargs=lambda o: {"pk": o["quota"].pk}, expect=PM_WRITES),
+    "workloads:reservation_add": Case(foreign=FORBIDDEN, expect=PM_WRITES),
+    "workloads:reservation_edit": Case(kwargs=lambda o: {"pk": o["reservation"].pk}, expect=PM_WRITES),
     "workloads:changerequest_list": Case(foreign=LIST),
-    "workloads:changerequest_add": Case(foreign=FORBIDDEN),
+    "workloads:changerequest_add": Case(foreign=FORBIDDEN, expect=LEAD_ADDS),
     "workloads:changerequest_detail": Case(kwargs=lambda o: {"pk": o["change_request"].pk}),
-    "workloads:changerequest_edit": Case(kwargs=lambda o: {"pk": o["change_request"].pk}),
+    "workloads:changerequest_edit": Case(kwargs=lambda o: {"pk": o["change_request"].pk}, expect=LEAD_WRITES),
     "workloads:changerequest_decide": Case(kwargs=lambda o: {"pk": o["change_request"].pk}, foreign=(405,)),
     "workloads-api:api-root": Case(api=True, foreign=LIST),
     "workloads-api:workload-list": Case(api=True, foreign=LIST),

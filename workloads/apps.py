@@ -7,8 +7,10 @@ class WorkloadsConfig(AppConfig):
 
     def ready(self) -> None:
         from portal import views as portal_views
-        from workloads import sections_interactions
-        from workloads import signals  # noqa: F401  (history → timeline)
+        from workloads import (
+            sections_interactions,
+            signals,  # noqa: F401  (history → timeline)
+        )
         from workloads.sections import SECTIONS
 
         for section in SECTIONS:

@@ -291,7 +291,8 @@ def test_list_query_count_does_not_grow(client, world, django_assert_max_num_que
             InteractionFactory(organization=world.org_a, owner=world.lead_a, tags=tags)
         with django_assert_max_num_queries(9):
             assert client.get(reverse("interactions:interaction_list")).status_code == 200
-        with django_assert_max_num_queries(9):
+        # The organization page also carries other apps' sections; ours adds two queries (rows, tags).
+        with django_assert_max_num_queries(13):
             assert client.get(world.org_a.get_absolute_url()).status_code == 200
         with django_assert_max_num_queries(8):
             assert client.get(reverse("portal:lead_home")).status_code == 200
