@@ -11,7 +11,7 @@ from django.utils import timezone
 from portal import timeline
 from portal.choices import TimelineKind
 from workloads import services_interactions as services
-from workloads.models import ChallengeTag, EnablementAttendance, EnablementSession, Interaction
+from workloads.models import ChallengeTag, EnablementAttendance, EnablementSession, Interaction, Workload
 from workloads.taxonomy import ensure_taxonomy
 
 INTERACTIONS = (
@@ -68,8 +68,9 @@ def seed(context: dict) -> None:
         owner = org.memberships.filter(role="lead_sa").first()
         owner = owner.user if owner else leads["lead"]
         occurred = now - timedelta(days=spec["days_ago"])
+        workload = Workload.objects.filter(organization=org).order_by("pk").first()
         obj = Interaction.objects.create(
-            organization=org, kind=spec["kind"], summary=spec["summary"], body=spec["body"], occurred_at=occurred,
+            organization=org, workload=workload, kind=spec["kind"], summary=spec["summary"], body=spec["body"], occurred_at=occurred,
             status=spec["status"], severity=spec["severity"], visibility=spec["visibility"], owner=owner,
             created_by=owner, resolution=spec["resolution"], lesson=spec["lesson"], last_activity_at=occurred,
             first_response_at=occurred + timedelta(hours=2),

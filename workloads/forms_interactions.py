@@ -7,7 +7,7 @@ from django.contrib.auth import get_user_model
 from portal import access
 from portal.choices import MembershipRole
 from portal.models import Organization
-from workloads.models import ChallengeTag, EnablementAttendance, EnablementSession, Interaction
+from workloads.models import ChallengeTag, EnablementAttendance, EnablementSession, Interaction, Workload
 
 
 class TagChoiceField(forms.ModelMultipleChoiceField):
@@ -36,7 +36,7 @@ class InteractionForm(forms.ModelForm):
 
     class Meta:
         model = Interaction
-        fields = ["organization", "kind", "summary", "body", "occurred_at", "status", "severity", "owner",
+        fields = ["organization", "workload", "kind", "summary", "body", "occurred_at", "status", "severity", "owner",
                   "watchers", "tags", "support_case_id", "resolution", "lesson", "visibility"]
         widgets = {
             "occurred_at": forms.DateTimeInput(attrs={"type": "datetime-local"}, format="%Y-%m-%dT%H:%M"),
@@ -61,6 +61,9 @@ class InteractionForm(forms.ModelForm):
         self.fields["owner"].queryset = people.filter(memberships__role=MembershipRole.LEAD_SA).distinct()
         self.fields["watchers"].queryset = people
         self.fields["watchers"].required = False
+        self.fields["workload"].queryset = (
+            Workload.objects.restrict(user).filter(organization__in=org_ids).select_related("organization")
+        )
 
     def clean(self):
         data = super().clean()

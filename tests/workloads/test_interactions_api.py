@@ -134,3 +134,31 @@ def test_support_sync_is_scheduled_for_beat():
     from portal.celery import app
 
     assert app.conf.beat_schedule["sync-open-support-cases"]["task"] == "workloads.support.sync_open_cases"
+
+
+def test_interaction_names_a_workload_of_its_own_organization(client, world):
+    from tests.workloads.factories_workloads import WorkloadFactory
+
+    mine = WorkloadFactory(organization=world.org_a, name="Kotoba 100B")
+    theirs = WorkloadFactory(organization=world.org_b, name="Beta model")
+    client.force_login(world.lead_a)
+    response = client.post(reverse(LIST), _payload(world, workload=mine.pk), content_type="application/json")
+    assert response.status_code == 201 and Interaction.objects.get().workload == mine
+    response = client.post(reverse(LIST), _payload(world, workload=theirs.pk), content_type="application/json")
+    assert response.status_code == 400 and "workload" in response.json()
+    client.force_login(world.staff)  # staff sees every workload: the organization check answers
+    response = client.post(reverse(LIST), _payload(world, workload=theirs.pk), content_type="application/json")
+    assert response.status_code == 400 and "another organization" in str(response.json()["workload"])
+    assert Interaction.objects.count() == 1
+
+
+def test_full_form_offers_only_the_organizations_workloads(client, world):
+    from tests.workloads.factories_workloads import WorkloadFactory
+
+    mine = WorkloadFactory(organization=world.org_a, name="Kotoba 100B")
+    WorkloadFactory(organization=world.org_b, name="BETA-WORKLOAD")
+    client.force_login(world.lead_a)
+    page = client.get(reverse("interactions:interaction_add")).content.decode()
+    assert "Kotoba 100B" in page and "BETA-WORKLOAD" not in page
+    obj = InteractionFactory(organization=world.org_a, workload=mine)
+    assert "Kotoba 100B" in client.get(obj.get_absolute_url()).content.decode()

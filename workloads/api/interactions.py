@@ -14,7 +14,14 @@ from portal import access
 from portal.api.base import PortalModelViewSet, PortalReadOnlyViewSet, PortalViewSetMixin
 from workloads import services_interactions as services
 from workloads.filtersets_interactions import InteractionFilterSet
-from workloads.models import ChallengeTag, EnablementAttendance, EnablementSession, Interaction, InteractionComment
+from workloads.models import (
+    ChallengeTag,
+    EnablementAttendance,
+    EnablementSession,
+    Interaction,
+    InteractionComment,
+    Workload,
+)
 from workloads.views.enablement import with_scores
 
 
@@ -32,12 +39,20 @@ class InteractionSerializer(serializers.ModelSerializer):
 
     class Meta:
         model = Interaction
-        fields = ["id", "url", "organization", "kind", "summary", "body", "occurred_at", "status", "severity",
+        fields = ["id", "url", "organization", "workload", "kind", "summary", "body", "occurred_at", "status", "severity",
                   "owner", "tags", "support_case_id", "resolution", "lesson", "visibility", "escalated_at",
                   "first_response_at", "resolved_at", "last_activity_at", "support_status", "sync_status",
                   "sync_error", "synced_at", "created", "updated", "age_hours", "first_response_hours"]
         read_only_fields = ["escalated_at", "first_response_at", "resolved_at", "last_activity_at", "support_status",
                             "sync_status", "sync_error", "synced_at", "created", "updated"]
+
+    def get_fields(self):
+        fields = super().get_fields()
+        request = self.context.get("request")
+        if "workload" in fields and request is not None:
+            # Only workloads the caller may see can be named (no hint that others exist).
+            fields["workload"].queryset = Workload.objects.restrict(request.user)
+        return fields
 
     def get_age_hours(self, obj) -> float:
         return round(obj.age.total_seconds() / 3600, 1)
@@ -50,6 +65,9 @@ class InteractionSerializer(serializers.ModelSerializer):
         org = attrs.get("organization") or getattr(self.instance, "organization", None)
         if self.instance is not None and "organization" in attrs and attrs["organization"] != self.instance.organization:
             raise serializers.ValidationError({"organization": "An interaction stays in its organization."})
+        workload = attrs.get("workload")
+        if workload is not None and org is not None and workload.organization_id != org.pk:
+            raise serializers.ValidationError({"workload": "The workload belongs to another organization."})
         owner = attrs.get("owner")
         if owner is not None and org is not None and not owner.memberships.filter(
             organization=org, role="lead_sa"

@@ -62,6 +62,10 @@ class InteractionQuerySet(RestrictedQuerySet):
 
 class Interaction(models.Model):
     organization = models.ForeignKey("portal.Organization", on_delete=models.CASCADE, related_name="interactions")
+    workload = models.ForeignKey(
+        "workloads.Workload", null=True, blank=True, on_delete=models.SET_NULL, related_name="interactions",
+        help_text="The workload this is about, if any.",
+    )
     kind = models.CharField(max_length=16, choices=InteractionKind.choices, default=InteractionKind.MEETING)
     summary = models.CharField(max_length=200)
     body = models.TextField(blank=True, help_text="Markdown.")
@@ -110,6 +114,11 @@ class Interaction(models.Model):
 
     def get_absolute_url(self) -> str:
         return reverse("interactions:interaction_detail", kwargs={"pk": self.pk})
+
+    def clean(self) -> None:
+        super().clean()
+        if self.workload_id and self.organization_id and self.workload.organization_id != self.organization_id:
+            raise ValidationError({"workload": "The workload belongs to another organization."})
 
     @property
     def is_open(self) -> bool:

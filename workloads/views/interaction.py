@@ -48,7 +48,7 @@ class InteractionListView(ObjectListView):
 
 
 class InteractionView(ObjectView):
-    queryset = Interaction.objects.select_related("organization", "owner", "created_by").prefetch_related(
+    queryset = Interaction.objects.select_related("organization", "owner", "created_by", "workload").prefetch_related(
         "tags", "watchers"
     )
     template_name = "workloads/interaction_detail.html"
