@@ -78,7 +78,12 @@ POLICY: dict[str, Rule] = {
         customer=R({VIEW, CHANGE}),
         customer_scope=lambda: Q(interaction__visibility="shared", internal=False),
     ),
-    "workloads.enablementsession": Rule(path="attendances__organization", distinct=True),
+    # Sessions are program-wide: seen through the organizations invited (their audience); program
+    # managers run them. Attendance rows (names, scores) are per organization.
+    "workloads.enablementsession": Rule(
+        path="audience", program_manager=R({VIEW, CHANGE}), distinct=True
+    ),
+    "workloads.enablementattendance": Rule(path="organization", program_manager=R({VIEW, CHANGE})),
     # clusters
     "clusters.cluster": Rule(path="organization", lead_sa=ALL_LEAD),
     "clusters.launchjob": Rule(path="cluster__organization", lead_sa=ALL_LEAD),

@@ -1,7 +1,7 @@
 from django.contrib import admin
 from django.contrib.auth.admin import UserAdmin
 
-from portal.models import Membership, Organization, TimelineEntry, User
+from portal.models import Membership, NotificationDelivery, NotificationSetting, Organization, TimelineEntry, User
 
 
 @admin.register(User)
@@ -28,3 +28,16 @@ class OrganizationAdmin(admin.ModelAdmin):
 class TimelineEntryAdmin(admin.ModelAdmin):
     list_display = ("occurred_at", "organization", "kind", "title", "visibility")
     list_filter = ("kind", "visibility", "organization")
+
+
+@admin.register(NotificationSetting)
+class NotificationSettingAdmin(admin.ModelAdmin):
+    list_display = ("name", "organization", "min_severity", "include_internal", "enabled")
+    list_filter = ("enabled", "min_severity")
+
+
+@admin.register(NotificationDelivery)
+class NotificationDeliveryAdmin(admin.ModelAdmin):
+    list_display = ("created", "channel", "title", "status", "attempts", "error")
+    list_filter = ("status", "channel")
+    readonly_fields = [f.name for f in NotificationDelivery._meta.fields]

@@ -125,8 +125,68 @@ class TimelineEntry(models.Model):
         indexes = [
             models.Index(fields=["organization", "-occurred_at", "-id"], name="timeline_org_time"),
             models.Index(fields=["organization", "kind", "-occurred_at"], name="timeline_org_kind"),
+            # Customers read only shared entries: their first page must not skip past internal ones.
+            models.Index(fields=["organization", "visibility", "-occurred_at", "-id"], name="timeline_org_vis_time"),
         ]
         verbose_name_plural = "timeline entries"
 
     def __str__(self) -> str:
         return f"{self.occurred_at:%Y-%m-%d %H:%M} {self.title}"
+
+
+class NotificationSetting(models.Model):
+    """Where events go: one row per channel owner. No organization means program-wide (the lead SAs'
+    and program managers' channel). A customer-facing channel must not include internal events."""
+
+    organization = models.ForeignKey(
+        Organization, null=True, blank=True, on_delete=models.CASCADE, related_name="notification_settings"
+    )
+    name = models.CharField(max_length=100, help_text="What this channel is, e.g. '#geniac-support'.")
+    slack_webhook_url = models.URLField("Slack incoming webhook URL", max_length=500, blank=True)
+    email_recipients = models.TextField(blank=True, help_text="E-mail addresses, one per line or comma-separated.")
+    min_severity = models.CharField(
+        max_length=16,
+        choices=[("low", "Low"), ("normal", "Normal"), ("high", "High"), ("critical", "Critical")],
+        default="high",
+    )
+    include_internal = models.BooleanField(
+        default=False, help_text="Send events about internal entries (never for a channel customers read)."
+    )
+    enabled = models.BooleanField(default=True)
+
+    class Meta:
+        ordering = ["organization__name", "name"]
+
+    def __str__(self) -> str:
+        return f"{self.name} ({self.organization or 'program-wide'})"
+
+    def recipients(self) -> list[str]:
+        return [r.strip() for r in re.split(r"[,\s]+", self.email_recipients) if r.strip()]
+
+
+class NotificationDelivery(models.Model):
+    """One attempt to tell one channel about one event; failures stay here, visible to staff."""
+
+    PENDING, SENT, FAILED = "pending", "sent", "failed"
+
+    setting = models.ForeignKey(NotificationSetting, null=True, on_delete=models.SET_NULL, related_name="deliveries")
+    organization = models.ForeignKey(Organization, null=True, blank=True, on_delete=models.CASCADE, related_name="+")
+    channel = models.CharField(max_length=8, choices=[("slack", "Slack"), ("email", "E-mail")])
+    event_kind = models.CharField(max_length=64)
+    severity = models.CharField(max_length=16, blank=True)
+    title = models.CharField(max_length=300)
+    payload = models.JSONField(default=dict)
+    status = models.CharField(
+        max_length=8, choices=[(PENDING, "Pending"), (SENT, "Sent"), (FAILED, "Failed")], default=PENDING
+    )
+    attempts = models.PositiveSmallIntegerField(default=0)
+    error = models.TextField(blank=True)
+    created = models.DateTimeField(auto_now_add=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created"]
+        verbose_name_plural = "notification deliveries"
+
+    def __str__(self) -> str:
+        return f"{self.channel} · {self.title} · {self.status}"

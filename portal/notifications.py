@@ -1,14 +1,28 @@
 """The portal's notification service: one entry point for every event worth telling people about.
 
-Sources call :func:`notify`; delivery (Slack incoming webhook, e-mail) happens in Celery tasks on the
-``notifications`` queue so it never blocks the request that raised the event.
+Sources call :func:`notify`. It picks the channels whose settings want the event (the
+organization's own and the program-wide ones, at or above their minimum severity; internal events
+only to channels that include internal ones), writes one ``NotificationDelivery`` row per channel
+and enqueues :func:`deliver` after the source's transaction commits. Delivery (Slack incoming
+webhook, e-mail) runs in Celery on the ``notifications`` queue with retries and backoff; after the
+last retry the failure is recorded on the row. Nothing here can make the source's save fail.
 """
 from __future__ import annotations
 
 import logging
 from dataclasses import asdict, dataclass, field
 
+from celery import shared_task
+from django.conf import settings
+from django.core.mail import send_mail
+from django.db.models import Q
+from django.utils import timezone
+
 logger = logging.getLogger("portal.notifications")
+
+SEVERITY_RANK = {"low": 0, "normal": 1, "high": 2, "critical": 3}
+MAX_RETRIES = 4
+RETRY_BACKOFF = 10  # seconds, doubled per retry
 
 
 @dataclass
@@ -20,8 +34,122 @@ class Event:
     body: str = ""
     url: str = ""
     extra: dict = field(default_factory=dict)
+    # "internal" events reach only channels that include internal ones (never a customer's channel).
+    visibility: str = "internal"
 
 
-def notify(event: Event) -> None:
-    """Record the event. Delivery channels are added by the notification settings (see README)."""
+class DeliveryError(Exception):
+    """A channel refused or could not be reached; retried, then recorded."""
+
+
+def _matching_settings(event: Event):
+    from portal.models import NotificationSetting
+
+    qs = NotificationSetting.objects.filter(enabled=True).filter(
+        Q(organization__isnull=True) | Q(organization_id=event.organization_id)
+    )
+    if event.visibility != "shared":
+        qs = qs.filter(include_internal=True)
+    rank = SEVERITY_RANK.get(event.severity, 1)
+    return [s for s in qs if SEVERITY_RANK.get(s.min_severity, 2) <= rank]
+
+
+def notify(event: Event) -> list[int]:
+    """Queue the event for every channel that wants it; returns the delivery ids. Never raises."""
+    from portal import jobs
+    from portal.models import NotificationDelivery
+
     logger.info("notification %s", asdict(event))
+    try:
+        ids = []
+        for setting in _matching_settings(event):
+            channels = []
+            if setting.slack_webhook_url:
+                channels.append("slack")
+            if setting.recipients():
+                channels.append("email")
+            for channel in channels:
+                delivery = NotificationDelivery.objects.create(
+                    setting=setting, organization_id=event.organization_id, channel=channel,
+                    event_kind=event.kind, severity=event.severity, title=event.title[:300], payload=asdict(event),
+                )
+                ids.append(delivery.pk)
+                jobs.send_on_commit(deliver, delivery.pk)
+        return ids
+    except Exception:  # a notification must never break the action that raised it
+        logger.exception("could not queue notification %s", event.title)
+        return []
+
+
+def _absolute(url: str) -> str:
+    base = getattr(settings, "PORTAL_BASE_URL", "")
+    return f"{base.rstrip('/')}{url}" if url.startswith("/") and base else url
+
+
+def slack_text(payload: dict) -> tuple[str, list[dict]]:
+    severity = payload.get("severity", "")
+    title = payload.get("title", "")
+    url = _absolute(payload.get("url", ""))
+    heading = f"*[{severity.upper()}]* {title}" if severity else title
+    if url:
+        heading += f"  <{url}|open>"
+    blocks = [{"type": "section", "text": {"type": "mrkdwn", "text": heading}}]
+    if payload.get("body"):
+        blocks.append({"type": "section", "text": {"type": "mrkdwn", "text": payload["body"][:2900]}})
+    return heading, blocks
+
+
+def _send_slack(url: str, payload: dict) -> None:
+    from slack_sdk.webhook import WebhookClient
+
+    text, blocks = slack_text(payload)
+    try:
+        response = WebhookClient(url, timeout=10).send(text=text, blocks=blocks)
+    except Exception as exc:  # connection refused, timeout, DNS
+        raise DeliveryError(f"Slack webhook unreachable: {exc}") from exc
+    if response.status_code != 200:
+        raise DeliveryError(f"Slack webhook answered {response.status_code}: {response.body[:200]}")
+
+
+def _send_email(recipients: list[str], payload: dict) -> None:
+    subject = f"[GENIAC {payload.get('severity', '').upper()}] {payload.get('title', '')}"[:200]
+    lines = [payload.get("title", ""), "", payload.get("body", "")]
+    if payload.get("url"):
+        lines += ["", _absolute(payload["url"])]
+    try:
+        send_mail(subject, "\n".join(lines), settings.DEFAULT_FROM_EMAIL, recipients, fail_silently=False)
+    except Exception as exc:
+        raise DeliveryError(f"E-mail not sent: {exc}") from exc
+
+
+@shared_task(bind=True, name="portal.notifications.deliver", max_retries=MAX_RETRIES, acks_late=True)
+def deliver(self, delivery_id: int) -> str:
+    """Send one delivery; retry with exponential backoff; record the outcome either way."""
+    from portal.models import NotificationDelivery
+
+    delivery = NotificationDelivery.objects.select_related("setting").filter(pk=delivery_id).first()
+    if delivery is None or delivery.status != NotificationDelivery.PENDING:
+        return "skipped"
+    delivery.attempts += 1
+    try:
+        if delivery.setting is None:
+            raise DeliveryError("The channel's settings were deleted.")
+        if delivery.channel == "slack":
+            _send_slack(delivery.setting.slack_webhook_url, delivery.payload)
+        else:
+            _send_email(delivery.setting.recipients(), delivery.payload)
+    except DeliveryError as exc:
+        delivery.error = str(exc)
+        if self.request.retries >= self.max_retries or delivery.setting is None:
+            delivery.status = NotificationDelivery.FAILED
+            delivery.finished_at = timezone.now()
+            delivery.save(update_fields=["attempts", "error", "status", "finished_at"])
+            logger.error("notification %s failed after %s attempts: %s", delivery_id, delivery.attempts, exc)
+            return "failed"
+        delivery.save(update_fields=["attempts", "error"])
+        raise self.retry(exc=exc, countdown=RETRY_BACKOFF * (2 ** self.request.retries)) from exc
+    delivery.status = NotificationDelivery.SENT
+    delivery.error = ""
+    delivery.finished_at = timezone.now()
+    delivery.save(update_fields=["attempts", "error", "status", "finished_at"])
+    return "sent"

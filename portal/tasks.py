@@ -6,3 +6,7 @@ from celery import shared_task
 def ping(value: str = "pong") -> str:
     """Answers with its argument: lets /healthz and the tests prove a worker consumes tasks."""
     return value
+
+
+# The notification task lives beside its service; importing it registers it with the worker.
+from portal.notifications import deliver  # noqa: E402,F401

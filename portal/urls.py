@@ -6,7 +6,7 @@ from django.urls import include, path
 from django.views.generic import RedirectView
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 
-from portal import views
+from portal import timeline_views, views
 from portal.api.root import ObtainTokenView, api_root
 from portal.health import healthz
 from portal.review import views as review_views
@@ -15,6 +15,7 @@ portal_patterns = (
     [
         path("organizations/", views.OrganizationListView.as_view(), name="organization_list"),
         path("organizations/<slug:slug>/", views.OrganizationView.as_view(), name="organization_detail"),
+        path("organizations/<slug:slug>/timeline/", timeline_views.TimelineView.as_view(), name="timeline"),
         path("lead/", views.LeadHomeView.as_view(), name="lead_home"),
         path("overview/", review_views.overview, name="overview"),
     ],
@@ -38,4 +39,6 @@ urlpatterns = [
     path("api/portal/", include("portal.api.urls")),
     path("api/workloads/", include("workloads.api.urls")),
     path("api/review/", include("portal.review.api.urls")),
+    path("", include("workloads.urls_interactions", namespace="interactions")),
+    path("api/interactions/", include("workloads.api.urls_interactions", namespace="interactions-api")),
 ]

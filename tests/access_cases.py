@@ -180,3 +180,58 @@ _RV = {
     ),
 }
 ROUTES.update(_RV)
+# Support interactions, lessons, enablement, the organization timeline page.
+def _interaction(w):
+    from tests.workloads.factories_interactions import InteractionFactory
+
+    return InteractionFactory(organization=w.org_a, summary="ZZ-ORG-A-SECRET NCCL falls back to sockets",
+                              visibility="shared", owner=w.lead_a)
+
+
+def _enablement_session(w):
+    from tests.workloads.factories_interactions import AttendanceFactory, EnablementSessionFactory
+
+    session = EnablementSessionFactory(topic="ZZ-ORG-A-SECRET private onboarding", audience=[w.org_a])
+    AttendanceFactory(session=session, organization=w.org_a, attendee="ZZ-ORG-A-SECRET engineer")
+    return session
+
+
+OBJECTS["interaction"] = _interaction
+OBJECTS["enablement_session"] = _enablement_session
+_interaction_pk = lambda o: {"pk": o["interaction"].pk}  # noqa: E731
+_session_pk = lambda o: {"pk": o["enablement_session"].pk}  # noqa: E731
+_ALL_405 = {"customer_a": (405,), "lead_a": (405,), "pm": (405,), "staff": (405,)}  # POST-only routes
+ROUTES.update({
+    "portal:timeline": Case(kwargs=lambda o: {"slug": o["organization"].slug}),
+    "interactions:interaction_list": Case(foreign=LIST),
+    "interactions:interaction_add": Case(foreign=(200, 403), expect={"customer_a": FORBIDDEN, "pm": FORBIDDEN}),
+    "interactions:interaction_suggest_tags": Case(foreign=(405,), expect=_ALL_405),
+    "interactions:interaction_detail": Case(kwargs=_interaction_pk),
+    "interactions:interaction_edit": Case(kwargs=_interaction_pk, expect={"customer_a": FORBIDDEN, "pm": FORBIDDEN}),
+    "interactions:interaction_comment": Case(kwargs=_interaction_pk, expect=_ALL_405),
+    "interactions:interaction_escalate": Case(kwargs=_interaction_pk, expect=_ALL_405),
+    "interactions:interaction_sync": Case(kwargs=_interaction_pk, expect=_ALL_405),
+    "interactions:interaction_quick_log": Case(
+        kwargs=lambda o: {"slug": o["organization"].slug}, expect={"customer_a": FORBIDDEN, "pm": FORBIDDEN}
+    ),
+    # Lessons are shared across organizations with every lead SA; customers never search them.
+    "interactions:lesson_search": Case(foreign=(200, 403), expect={"customer_a": FORBIDDEN}),
+    "interactions:enablement_list": Case(foreign=LIST),
+    "interactions:enablement_add": Case(foreign=(200, 403), expect={"customer_a": FORBIDDEN}),
+    "interactions:enablement_detail": Case(kwargs=_session_pk),
+    "interactions:enablement_edit": Case(kwargs=_session_pk, expect={"customer_a": FORBIDDEN}),
+    "interactions:enablement_attendance": Case(kwargs=_session_pk, foreign=(405,), expect=_ALL_405),
+    "interactions-api:api-root": Case(api=True, foreign=LIST),
+    "interactions-api:interaction-list": Case(api=True, foreign=LIST),
+    "interactions-api:interaction-detail": Case(api=True, kwargs=_interaction_pk),
+    "interactions-api:interaction-history": Case(api=True, kwargs=_interaction_pk),
+    "interactions-api:interaction-escalate": Case(api=True, kwargs=_interaction_pk, foreign=(405,), expect=_ALL_405),
+    "interactions-api:enablementsession-list": Case(api=True, foreign=LIST),
+    "interactions-api:enablementsession-detail": Case(api=True, kwargs=_session_pk),
+    "interactions-api:enablementattendance-list": Case(api=True, foreign=LIST),
+    "interactions-api:enablementattendance-detail": Case(
+        api=True, kwargs=lambda o: {"pk": o["enablement_session"].attendances.first().pk}
+    ),
+    "interactions-api:challengetag-list": Case(api=True, foreign=LIST),
+    "interactions-api:challengetag-detail": Case(api=True, foreign=LIST, kwargs=lambda o: {"slug": "slurm"}),
+})

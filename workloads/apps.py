@@ -7,9 +7,13 @@ class WorkloadsConfig(AppConfig):
 
     def ready(self) -> None:
         from portal import views as portal_views
-        from workloads import signals  # noqa: F401  (history → timeline)
+        from workloads import (
+            sections_interactions,
+            signals,  # noqa: F401  (history → timeline)
+        )
         from workloads.sections import SECTIONS
 
         for section in SECTIONS:
             if section not in portal_views.ORGANIZATION_SECTIONS:
                 portal_views.ORGANIZATION_SECTIONS.append(section)
+        sections_interactions.ready()

@@ -38,10 +38,16 @@ class MembershipViewSet(PortalReadOnlyViewSet):
 class TimelineEntryFilterSet(filters.FilterSet):
     since = filters.IsoDateTimeFilter(field_name="occurred_at", lookup_expr="gte")
     until = filters.IsoDateTimeFilter(field_name="occurred_at", lookup_expr="lte")
+    tag = filters.CharFilter(method="filter_tag", label="Entries carrying this tag")
 
     class Meta:
         model = TimelineEntry
         fields = ["organization", "kind"]
+
+    def filter_tag(self, queryset, name, value):
+        from portal.timeline_views import with_tag
+
+        return with_tag(queryset, value)
 
 
 class TimelineEntryViewSet(PortalReadOnlyViewSet):

@@ -61,6 +61,7 @@ def private_redis():
     redis.stop()
     app.conf.broker_url = previous
     app._pool = None
+    app.amqp._producer_pool = None  # the producer pool caches the private Redis's connection pool
 
 
 def test_pages_render_and_healthz_degrades_while_redis_is_down(client, world, private_redis):

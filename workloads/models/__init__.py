@@ -1,5 +1,10 @@
 """Models of the workloads app: each area keeps its own module."""
+from workloads.models.enablement import EnablementAttendance, EnablementSession
+from workloads.models.interaction import ChallengeTag, Interaction, InteractionComment
 from workloads.models.quota import CapacityReservation, ExpiryWarning, InstanceQuota, QuotaChangeRequest
 from workloads.models.workload import Workload
 
-__all__ = ["CapacityReservation", "ExpiryWarning", "InstanceQuota", "QuotaChangeRequest", "Workload"]
+__all__ = [
+    "CapacityReservation", "ChallengeTag", "EnablementAttendance", "EnablementSession", "ExpiryWarning",
+    "InstanceQuota", "Interaction", "InteractionComment", "QuotaChangeRequest", "Workload",
+]

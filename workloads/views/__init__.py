@@ -1,1 +1,2 @@
-"""Pages of the workloads app: workload documents (workload.py), quotas and capacity (quota.py)."""
+"""Pages of the workloads app: workload documents (workload.py), quotas and capacity (quota.py),
+interactions (interaction.py), enablement (enablement.py)."""

@@ -1,0 +1,100 @@
+"""Enablement sessions: who sees and runs them, attendance per organization, satisfaction."""
+import datetime
+
+import pytest
+from django.urls import reverse
+
+from portal.models import TimelineEntry
+from tests.workloads.factories_interactions import AttendanceFactory, EnablementSessionFactory
+from workloads.models import EnablementAttendance, EnablementSession
+
+
+@pytest.fixture
+def workshop(world):
+    session = EnablementSessionFactory(topic="Distributed training on P5", audience=[world.org_a, world.org_b])
+    for i in range(63):
+        AttendanceFactory(session=session, organization=world.org_a if i % 2 else world.org_b,
+                          attendee=f"A{i}", satisfaction=5)
+    for i in range(21):
+        AttendanceFactory(session=session, organization=world.org_a, attendee=f"B{i}", satisfaction=4)
+    return session
+
+
+def test_average_score_over_all_attendees(client, world, workshop):
+    client.force_login(world.pm)
+    page = client.get(reverse("interactions:enablement_list")).content.decode()
+    assert "4.75 / 5" in page and "<td>84</td>" in page
+    detail = client.get(workshop.get_absolute_url()).content.decode()
+    assert "<strong>4.75</strong>" in detail
+
+
+def test_customers_see_sessions_their_organization_was_invited_to_and_only_their_attendees(client, world, workshop):
+    private = EnablementSessionFactory(topic="PRIVATE-A onboarding", audience=[world.org_a])
+    AttendanceFactory(session=private, organization=world.org_a, attendee="ALPHA-ENGINEER")
+    client.force_login(world.customer_b)
+    page = client.get(reverse("interactions:enablement_list")).content.decode()
+    assert "Distributed training on P5" in page and "PRIVATE-A" not in page
+    assert client.get(private.get_absolute_url()).status_code == 404
+    detail = client.get(workshop.get_absolute_url())
+    names = {a.attendee for a in detail.context["attendances"]}
+    assert names and all(a.organization_id == world.org_b.pk for a in detail.context["attendances"])
+    assert "ALPHA-ENGINEER" not in detail.content.decode()
+    api = client.get(reverse("interactions-api:enablementattendance-list")).json()
+    assert {r["organization"] for r in api["results"]} == {world.org_b.pk}
+
+
+def test_lead_creates_a_session_for_their_organizations_only(client, world):
+    client.force_login(world.lead_a)
+    data = {"kind": "lab", "topic": "EFA hands-on", "date": "2026-11-20", "description": "", "audience": [world.org_a.pk]}
+    assert client.post(reverse("interactions:enablement_add"), data).status_code == 302
+    session = EnablementSession.objects.get(topic="EFA hands-on")
+    assert list(session.audience.all()) == [world.org_a] and session.created_by == world.lead_a
+    assert TimelineEntry.objects.filter(organization=world.org_a, kind="enablement").count() == 1
+    response = client.post(reverse("interactions:enablement_add"), {**data, "topic": "x", "audience": [world.org_b.pk]})
+    assert response.status_code == 400 and "Select a valid choice" in response.content.decode()
+    client.force_login(world.customer_a)
+    assert client.get(reverse("interactions:enablement_add")).status_code == 403
+    assert client.post(reverse("interactions:enablement_add"), data).status_code == 403
+
+
+def test_lead_editing_keeps_organizations_they_cannot_choose(client, world):
+    session = EnablementSessionFactory(topic="Joint", audience=[world.org_a, world.org_b])
+    client.force_login(world.lead_a)
+    response = client.post(reverse("interactions:enablement_edit", args=[session.pk]),
+                           {"kind": "workshop", "topic": "Joint (renamed)", "date": "2026-11-20", "description": "",
+                            "audience": [world.org_a.pk]})
+    assert response.status_code == 302
+    assert set(session.audience.all()) == {world.org_a, world.org_b}
+
+
+@pytest.mark.parametrize(("score", "ok"), [(1, True), (5, True), (0, False), (6, False)])
+def test_satisfaction_is_one_to_five(client, world, score, ok):
+    session = EnablementSessionFactory(audience=[world.org_a])
+    client.force_login(world.lead_a)
+    client.post(reverse("interactions:enablement_attendance", args=[session.pk]),
+                {"organization": world.org_a.pk, "attendee": "Ken", "satisfaction": score})
+    assert EnablementAttendance.objects.filter(attendee="Ken").exists() is ok
+
+
+def test_attendance_only_for_organizations_one_may_write_for(client, world):
+    session = EnablementSessionFactory(audience=[world.org_a, world.org_b])
+    client.force_login(world.lead_a)
+    client.post(reverse("interactions:enablement_attendance", args=[session.pk]),
+                {"organization": world.org_b.pk, "attendee": "Intruder", "satisfaction": 5})
+    assert not EnablementAttendance.objects.exists()
+    client.force_login(world.customer_a)
+    assert client.post(reverse("interactions:enablement_attendance", args=[session.pk]),
+                       {"organization": world.org_a.pk, "attendee": "Me", "satisfaction": 5}).status_code == 403
+
+
+def test_api_lists_sessions_with_scores_and_constant_queries(client, world, django_assert_max_num_queries):
+    client.force_login(world.customer_a)
+    for size in (2, 20):
+        for i in range(size):
+            session = EnablementSessionFactory(audience=[world.org_a], date=datetime.date(2026, 1, 1 + i % 28))
+            AttendanceFactory(session=session, organization=world.org_a, satisfaction=4)
+        with django_assert_max_num_queries(6):
+            rows = client.get(reverse("interactions-api:enablementsession-list")).json()["results"]
+        assert rows[0]["attendance_count"] == 1 and rows[0]["average_score"] == 4.0
+        with django_assert_max_num_queries(8):
+            assert client.get(reverse("interactions:enablement_list")).status_code == 200

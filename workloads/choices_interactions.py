@@ -1,0 +1,65 @@
+"""Vocabularies of support interactions and enablement sessions."""
+from django.db import models
+
+
+class InteractionKind(models.TextChoices):
+    MEETING = "meeting", "Meeting"
+    CHAT = "chat", "Chat thread"
+    SUPPORT_CASE = "support_case", "Support case"
+    ONBOARDING = "onboarding", "Onboarding session"
+    WORKSHOP = "workshop", "Workshop"
+    EMAIL = "email", "E-mail"
+    OTHER = "other", "Other"
+
+
+class InteractionStatus(models.TextChoices):
+    OPEN = "open", "Open"
+    WAITING_CUSTOMER = "waiting_customer", "Waiting on customer"
+    WAITING_AWS = "waiting_aws", "Waiting on AWS"
+    RESOLVED = "resolved", "Resolved"
+
+
+OPEN_STATUSES = (InteractionStatus.OPEN, InteractionStatus.WAITING_CUSTOMER, InteractionStatus.WAITING_AWS)
+
+
+class Severity(models.TextChoices):
+    LOW = "low", "Low"
+    NORMAL = "normal", "Normal"
+    HIGH = "high", "High"
+    CRITICAL = "critical", "Critical"
+
+
+SEVERITY_RANK = {"low": 0, "normal": 1, "high": 2, "critical": 3}
+
+
+class HistoryKind(models.TextChoices):
+    COMMENT = "comment", "Comment"
+    CREATED = "created", "Opened"
+    STATUS = "status", "Status change"
+    OWNER = "owner", "Reassignment"
+    ESCALATION = "escalation", "Escalation"
+    AWS = "aws", "AWS Support communication"
+
+
+class SyncStatus(models.TextChoices):
+    NEVER = "", "Not synced"
+    OK = "ok", "Synced"
+    FAILED = "failed", "Sync failed"
+
+
+# AWS Support case statuses (DescribeCases) and the portal status each one means.
+AWS_CASE_STATUS = {
+    "opened": InteractionStatus.WAITING_AWS,
+    "reopened": InteractionStatus.WAITING_AWS,
+    "unassigned": InteractionStatus.WAITING_AWS,
+    "work-in-progress": InteractionStatus.WAITING_AWS,
+    "pending-customer-action": InteractionStatus.WAITING_CUSTOMER,
+    "resolved": InteractionStatus.RESOLVED,
+}
+
+
+class EnablementKind(models.TextChoices):
+    LECTURE = "lecture", "Lecture"
+    LAB = "lab", "Hands-on lab"
+    WORKSHOP = "workshop", "Workshop"
+    ONBOARDING = "onboarding", "Onboarding"

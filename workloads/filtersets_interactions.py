@@ -1,0 +1,45 @@
+"""Filters for interaction lists (pages and API share them)."""
+import django_filters
+from django.db.models import Q
+
+from portal.choices import Visibility
+from portal.models import Organization
+from workloads.choices_interactions import OPEN_STATUSES, InteractionKind, InteractionStatus, Severity
+from workloads.models import ChallengeTag, Interaction
+
+
+def visible_organizations(request):
+    """Only organizations the user sees are offered (and accepted) as a filter."""
+    if request is None:
+        return Organization.objects.none()
+    return Organization.objects.restrict(request.user)
+
+
+class InteractionFilterSet(django_filters.FilterSet):
+    q = django_filters.CharFilter(method="search", label="Search")
+    organization = django_filters.ModelChoiceFilter(
+        queryset=lambda request: visible_organizations(request), field_name="organization", to_field_name="slug"
+    )
+    kind = django_filters.ChoiceFilter(choices=InteractionKind.choices)
+    status = django_filters.ChoiceFilter(choices=InteractionStatus.choices)
+    severity = django_filters.ChoiceFilter(choices=Severity.choices)
+    visibility = django_filters.ChoiceFilter(choices=Visibility.choices)
+    tag = django_filters.ModelChoiceFilter(
+        queryset=ChallengeTag.objects.all(), field_name="tags", to_field_name="slug", label="Challenge tag"
+    )
+    open = django_filters.BooleanFilter(method="only_open", label="Open only")
+    since = django_filters.IsoDateTimeFilter(field_name="occurred_at", lookup_expr="gte")
+    until = django_filters.IsoDateTimeFilter(field_name="occurred_at", lookup_expr="lte")
+
+    class Meta:
+        model = Interaction
+        fields = ["organization", "kind", "status", "severity", "visibility", "tag", "owner"]
+
+    def search(self, queryset, name, value):
+        return queryset.filter(Q(summary__icontains=value) | Q(body__icontains=value)
+                               | Q(support_case_id__icontains=value))
+
+    def only_open(self, queryset, name, value):
+        if value is None:
+            return queryset
+        return queryset.filter(status__in=OPEN_STATUSES) if value else queryset.exclude(status__in=OPEN_STATUSES)

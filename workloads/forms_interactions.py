@@ -1,0 +1,122 @@
+"""Forms for interactions and enablement sessions. Choices are narrowed to what the user may touch."""
+from __future__ import annotations
+
+from django import forms
+from django.contrib.auth import get_user_model
+
+from portal import access
+from portal.choices import MembershipRole
+from portal.models import Organization
+from workloads.models import ChallengeTag, EnablementAttendance, EnablementSession, Interaction, Workload
+
+
+class TagChoiceField(forms.ModelMultipleChoiceField):
+    """Tags by slug, so an unknown one is named in the error."""
+
+    default_error_messages = {"invalid_choice": "Unknown challenge tag “%(value)s”: pick one of the taxonomy."}
+
+    def __init__(self, **kwargs):
+        super().__init__(ChallengeTag.objects.all(), to_field_name="slug", required=False,
+                         widget=forms.CheckboxSelectMultiple, **kwargs)
+
+
+class InteractionQuickForm(forms.ModelForm):
+    """What a lead SA types in seconds on the organization page."""
+
+    tags = TagChoiceField()
+
+    class Meta:
+        model = Interaction
+        fields = ["kind", "summary", "severity", "visibility", "body", "tags"]
+        widgets = {"body": forms.Textarea(attrs={"rows": 3})}
+
+
+class InteractionForm(forms.ModelForm):
+    tags = TagChoiceField()
+
+    class Meta:
+        model = Interaction
+        fields = ["organization", "workload", "kind", "summary", "body", "occurred_at", "status", "severity", "owner",
+                  "watchers", "tags", "support_case_id", "resolution", "lesson", "visibility"]
+        widgets = {
+            "occurred_at": forms.DateTimeInput(attrs={"type": "datetime-local"}, format="%Y-%m-%dT%H:%M"),
+            "body": forms.Textarea(attrs={"rows": 8}),
+            "resolution": forms.Textarea(attrs={"rows": 3}),
+            "lesson": forms.Textarea(attrs={"rows": 3}),
+            "watchers": forms.SelectMultiple(attrs={"size": 4}),
+        }
+
+    def __init__(self, *args, user=None, **kwargs):
+        super().__init__(*args, **kwargs)
+        ids = access.organization_ids(user, access.CHANGE, Interaction)
+        orgs = Organization.objects.all() if ids is None else Organization.objects.filter(pk__in=ids)
+        if self.instance.pk:
+            # An interaction stays in its organization.
+            del self.fields["organization"]
+            org_ids = [self.instance.organization_id]
+        else:
+            self.fields["organization"].queryset = orgs
+            org_ids = list(orgs.values_list("pk", flat=True))
+        people = get_user_model().objects.filter(memberships__organization__in=org_ids).distinct()
+        self.fields["owner"].queryset = people.filter(memberships__role=MembershipRole.LEAD_SA).distinct()
+        self.fields["watchers"].queryset = people
+        self.fields["watchers"].required = False
+        self.fields["workload"].queryset = (
+            Workload.objects.restrict(user).filter(organization__in=org_ids).select_related("organization")
+        )
+
+    def clean(self):
+        data = super().clean()
+        org = data.get("organization") or (self.instance.organization if self.instance.pk else None)
+        owner = data.get("owner")
+        if org is not None and owner is not None and not owner.memberships.filter(
+            organization=org, role=MembershipRole.LEAD_SA
+        ).exists():
+            self.add_error("owner", "The owner must be a lead SA of the organization.")
+        return data
+
+
+class CommentForm(forms.Form):
+    body = forms.CharField(label="Comment", widget=forms.Textarea(attrs={"rows": 3}), max_length=20000)
+    internal = forms.BooleanField(
+        label="Internal (lead SAs and program managers only)", required=False, initial=False
+    )
+
+
+class EscalateForm(forms.Form):
+    reason = forms.CharField(label="Why escalate", widget=forms.Textarea(attrs={"rows": 2}), max_length=5000)
+
+
+class EnablementSessionForm(forms.ModelForm):
+    class Meta:
+        model = EnablementSession
+        fields = ["kind", "topic", "date", "description", "audience"]
+        widgets = {"date": forms.DateInput(attrs={"type": "date"}), "audience": forms.CheckboxSelectMultiple}
+
+    def __init__(self, *args, user=None, **kwargs):
+        super().__init__(*args, **kwargs)
+        ids = access.organization_ids(user, access.CHANGE, EnablementSession)
+        if ids is not None:
+            self.fields["audience"].queryset = Organization.objects.filter(pk__in=ids)
+            self._fixed = list(self.instance.audience.exclude(pk__in=ids)) if self.instance.pk else []
+        else:
+            self._fixed = []
+
+    def audience_with_fixed(self):
+        """Organizations the user cannot choose stay in the audience they were already in."""
+        return list(self.cleaned_data["audience"]) + self._fixed
+
+
+class AttendanceForm(forms.ModelForm):
+    class Meta:
+        model = EnablementAttendance
+        fields = ["organization", "attendee", "satisfaction", "comment"]
+        widgets = {"satisfaction": forms.NumberInput(attrs={"min": 1, "max": 5}), "comment": forms.TextInput}
+
+    def __init__(self, *args, user=None, session=None, **kwargs):
+        super().__init__(*args, **kwargs)
+        ids = access.organization_ids(user, access.CHANGE, EnablementAttendance)
+        orgs = session.audience.all() if session is not None else Organization.objects.all()
+        if ids is not None:
+            orgs = orgs.filter(pk__in=ids)
+        self.fields["organization"].queryset = orgs

@@ -1,0 +1,172 @@
+"""Support interactions: every meeting, chat thread and support case with a customer, in one history."""
+from __future__ import annotations
+
+import re
+from datetime import timedelta
+
+from django.conf import settings
+from django.core.exceptions import ValidationError
+from django.core.validators import RegexValidator
+from django.db import models
+from django.urls import reverse
+from django.utils import timezone
+
+from portal.choices import Visibility
+from portal.querysets import RestrictedQuerySet
+from workloads.choices_interactions import (
+    OPEN_STATUSES,
+    HistoryKind,
+    InteractionKind,
+    InteractionStatus,
+    Severity,
+    SyncStatus,
+)
+
+# Real AWS: case-<account>-<year>-<16 hex>; the embedded endpoint uses letters beyond hex.
+SUPPORT_CASE_ID_RE = re.compile(r"^case-\d{11,12}-\d{4}-[0-9A-Za-z]{16}$")
+FUTURE_TOLERANCE = timedelta(days=1)
+
+
+def not_far_future(value) -> None:
+    if value and value > timezone.now() + FUTURE_TOLERANCE:
+        raise ValidationError("An interaction cannot have happened more than a day from now.")
+
+
+class ChallengeTag(models.Model):
+    """One challenge of the curated taxonomy (NCCL configuration, EFA networking, …).
+
+    ``signatures`` are what suggest the tag from an interaction's text: a list of
+    ``{"match": regex, "unless": regex}`` (``unless`` optional: the tag is suggested when ``match``
+    is found and ``unless`` is not, e.g. NCCL logs without "Selected Provider is efa").
+    """
+
+    slug = models.SlugField(max_length=64, unique=True)
+    name = models.CharField(max_length=100, unique=True)
+    description = models.TextField(blank=True)
+    signatures = models.JSONField(default=list, blank=True)
+
+    class Meta:
+        ordering = ["name"]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class InteractionQuerySet(RestrictedQuerySet):
+    def open(self) -> InteractionQuerySet:
+        return self.filter(status__in=OPEN_STATUSES)
+
+    def oldest_first(self) -> InteractionQuerySet:
+        return self.order_by("occurred_at", "id")
+
+
+class Interaction(models.Model):
+    organization = models.ForeignKey("portal.Organization", on_delete=models.CASCADE, related_name="interactions")
+    workload = models.ForeignKey(
+        "workloads.Workload", null=True, blank=True, on_delete=models.SET_NULL, related_name="interactions",
+        help_text="The workload this is about, if any.",
+    )
+    kind = models.CharField(max_length=16, choices=InteractionKind.choices, default=InteractionKind.MEETING)
+    summary = models.CharField(max_length=200)
+    body = models.TextField(blank=True, help_text="Markdown.")
+    occurred_at = models.DateTimeField(default=timezone.now, validators=[not_far_future])
+    status = models.CharField(max_length=16, choices=InteractionStatus.choices, default=InteractionStatus.OPEN)
+    severity = models.CharField(max_length=16, choices=Severity.choices, default=Severity.NORMAL)
+    owner = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="owned_interactions"
+    )
+    watchers = models.ManyToManyField(settings.AUTH_USER_MODEL, blank=True, related_name="watched_interactions")
+    tags = models.ManyToManyField(ChallengeTag, blank=True, related_name="interactions")
+    support_case_id = models.CharField(
+        "AWS support case id",
+        max_length=64,
+        blank=True,
+        validators=[RegexValidator(SUPPORT_CASE_ID_RE, "Expected case-<account>-<year>-<16 characters>.")],
+    )
+    resolution = models.TextField(blank=True)
+    lesson = models.TextField("lesson learned", blank=True)
+    visibility = models.CharField(max_length=16, choices=Visibility.choices, default=Visibility.INTERNAL)
+    escalated_at = models.DateTimeField(null=True, blank=True)
+    first_response_at = models.DateTimeField(null=True, blank=True)
+    resolved_at = models.DateTimeField(null=True, blank=True)
+    last_activity_at = models.DateTimeField(default=timezone.now)
+    support_status = models.CharField("AWS case status", max_length=32, blank=True)
+    sync_status = models.CharField(max_length=8, choices=SyncStatus.choices, blank=True, default=SyncStatus.NEVER)
+    sync_error = models.TextField(blank=True)
+    synced_at = models.DateTimeField(null=True, blank=True)
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    created = models.DateTimeField(auto_now_add=True)
+    updated = models.DateTimeField(auto_now=True)
+
+    objects = InteractionQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["-occurred_at", "-id"]
+        indexes = [
+            models.Index(fields=["organization", "status", "occurred_at"], name="interaction_org_open"),
+            models.Index(fields=["owner", "status", "occurred_at"], name="interaction_owner_open"),
+        ]
+
+    def __str__(self) -> str:
+        return self.summary
+
+    def get_absolute_url(self) -> str:
+        return reverse("interactions:interaction_detail", kwargs={"pk": self.pk})
+
+    def clean(self) -> None:
+        super().clean()
+        if self.workload_id and self.organization_id and self.workload.organization_id != self.organization_id:
+            raise ValidationError({"workload": "The workload belongs to another organization."})
+
+    @property
+    def is_open(self) -> bool:
+        return self.status in OPEN_STATUSES
+
+    @property
+    def is_escalated(self) -> bool:
+        return self.escalated_at is not None
+
+    @property
+    def age(self) -> timedelta:
+        end = self.resolved_at if self.resolved_at and not self.is_open else timezone.now()
+        return end - self.occurred_at
+
+    @property
+    def since_update(self) -> timedelta:
+        return timezone.now() - self.last_activity_at
+
+    @property
+    def first_response_time(self) -> timedelta | None:
+        if self.first_response_at is None:
+            return None
+        return max(self.first_response_at - self.occurred_at, timedelta(0))
+
+
+class InteractionComment(models.Model):
+    """One entry of an interaction's own history: a comment, a status change, a reassignment, an
+    escalation, or a communication synced from AWS Support. ``internal`` entries are for lead SAs."""
+
+    interaction = models.ForeignKey(Interaction, on_delete=models.CASCADE, related_name="history")
+    kind = models.CharField(max_length=16, choices=HistoryKind.choices, default=HistoryKind.COMMENT)
+    author = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    body = models.TextField(blank=True)
+    old_value = models.CharField(max_length=200, blank=True)
+    new_value = models.CharField(max_length=200, blank=True)
+    internal = models.BooleanField(default=False, help_text="Internal entries are never shown to customers.")
+    external_id = models.CharField(max_length=200, blank=True, help_text="Identity of a synced AWS communication.")
+    created = models.DateTimeField(default=timezone.now)
+
+    objects = RestrictedQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["created", "id"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["interaction", "external_id"], condition=~models.Q(external_id=""), name="unique_synced_communication"
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.get_kind_display()} on {self.interaction_id}"

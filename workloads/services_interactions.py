@@ -1,0 +1,142 @@
+"""What happens when an interaction is created or changed: its own history, the organization's
+timeline, and notifications. Views, the API and the AWS Support sync all go through here, so the
+three never disagree."""
+from __future__ import annotations
+
+from django.utils import timezone
+
+from portal import access, timeline
+from portal.choices import TimelineKind
+from portal.notifications import Event, notify
+from workloads.choices_interactions import OPEN_STATUSES, HistoryKind, InteractionKind, InteractionStatus
+from workloads.models import Interaction, InteractionComment
+
+TRACKED = ("status", "owner_id", "severity", "visibility")
+
+
+def snapshot(interaction: Interaction) -> dict:
+    return {name: getattr(interaction, name) for name in TRACKED}
+
+
+def _is_responder(user, interaction: Interaction) -> bool:
+    """A first response comes from the program's side (lead SA, PM, staff), not the customer."""
+    return bool(user and getattr(user, "is_authenticated", False) and access.sees_internal(user, interaction.organization_id))
+
+
+def _timeline(interaction: Interaction, title: str, actor, body: str = "") -> None:
+    timeline.record(
+        interaction.organization_id, TimelineKind.INTERACTION, title, source=interaction, body=body,
+        visibility=interaction.visibility, severity=interaction.severity,
+        tags=[t.slug for t in interaction.tags.all()], actor=actor,
+    )
+
+
+def _event(interaction: Interaction, kind: str, title: str, body: str = "") -> Event:
+    return Event(
+        kind=kind, title=title, organization_id=interaction.organization_id, severity=interaction.severity,
+        body=body, url=interaction.get_absolute_url(), visibility=interaction.visibility,
+        extra={"interaction": interaction.pk, "status": interaction.status},
+    )
+
+
+def created(interaction: Interaction, actor) -> None:
+    """Call inside the transaction that created ``interaction`` (after its tags are saved)."""
+    InteractionComment.objects.create(
+        interaction=interaction, kind=HistoryKind.CREATED, author=_user(actor),
+        new_value=interaction.get_status_display(), internal=False,
+    )
+    if interaction.status == InteractionStatus.RESOLVED and interaction.resolved_at is None:
+        Interaction.objects.filter(pk=interaction.pk).update(resolved_at=interaction.occurred_at)
+    _timeline(interaction, f"{interaction.get_kind_display()}: {interaction.summary}", actor)
+    if interaction.severity in ("high", "critical"):
+        notify(_event(interaction, "interaction.created",
+                      f"New {interaction.severity} interaction at {interaction.organization}: {interaction.summary}",
+                      interaction.body[:500]))
+
+
+def changed(interaction: Interaction, before: dict, actor) -> list[InteractionComment]:
+    """Record what changed since ``before`` (from :func:`snapshot`); call inside the saving transaction."""
+    entries = []
+    now = timezone.now()
+    updates: dict = {"last_activity_at": now}
+    if before["status"] != interaction.status:
+        old = InteractionStatus(before["status"]).label
+        entries.append(InteractionComment(
+            interaction=interaction, kind=HistoryKind.STATUS, author=_user(actor),
+            old_value=old, new_value=interaction.get_status_display(),
+        ))
+        if interaction.status == InteractionStatus.RESOLVED:
+            updates["resolved_at"] = now
+        elif before["status"] == InteractionStatus.RESOLVED:
+            updates["resolved_at"] = None
+        if interaction.first_response_at is None and _is_responder(actor, interaction):
+            updates["first_response_at"] = now
+        _timeline(interaction, f"{interaction.summary}: {old} → {interaction.get_status_display()}", actor)
+        if interaction.kind == InteractionKind.SUPPORT_CASE:
+            notify(_event(interaction, "interaction.status",
+                          f"Support case at {interaction.organization} is now {interaction.get_status_display()}: "
+                          f"{interaction.summary}"))
+    if before["owner_id"] != interaction.owner_id:
+        from django.contrib.auth import get_user_model
+
+        names = dict(get_user_model().objects.filter(pk__in=[before["owner_id"], interaction.owner_id])
+                     .values_list("pk", "username"))
+        entries.append(InteractionComment(
+            interaction=interaction, kind=HistoryKind.OWNER, author=_user(actor),
+            old_value=names.get(before["owner_id"], "nobody"), new_value=names.get(interaction.owner_id, "nobody"),
+        ))
+    if before["visibility"] != interaction.visibility:
+        # The history of a formerly internal interaction stays internal; only later entries are shared.
+        entries.append(InteractionComment(
+            interaction=interaction, kind=HistoryKind.COMMENT, author=_user(actor), internal=True,
+            body=f"Visibility changed to {interaction.get_visibility_display()}.",
+        ))
+    if before["severity"] != interaction.severity and interaction.severity in ("high", "critical") \
+            and before["severity"] not in ("high", "critical"):
+        notify(_event(interaction, "interaction.severity",
+                      f"Interaction at {interaction.organization} raised to {interaction.severity}: {interaction.summary}"))
+    for entry in entries:
+        entry.internal = entry.internal or interaction.visibility != "shared"
+        entry.save()
+    Interaction.objects.filter(pk=interaction.pk).update(**updates)
+    for name, value in updates.items():
+        setattr(interaction, name, value)
+    return entries
+
+
+def comment(interaction: Interaction, author, body: str, internal: bool) -> InteractionComment:
+    """A comment; customers' comments are never internal, and answer nothing by themselves."""
+    entry = InteractionComment.objects.create(
+        interaction=interaction, kind=HistoryKind.COMMENT, author=_user(author), body=body, internal=internal
+    )
+    updates = {"last_activity_at": entry.created}
+    if interaction.first_response_at is None and _is_responder(author, interaction) \
+            and author.pk != interaction.created_by_id:
+        updates["first_response_at"] = entry.created
+    Interaction.objects.filter(pk=interaction.pk).update(**updates)
+    return entry
+
+
+def escalate(interaction: Interaction, actor, reason: str) -> None:
+    now = timezone.now()
+    Interaction.objects.filter(pk=interaction.pk).update(escalated_at=now, last_activity_at=now)
+    interaction.escalated_at = now
+    InteractionComment.objects.create(
+        interaction=interaction, kind=HistoryKind.ESCALATION, author=_user(actor), body=reason,
+        internal=interaction.visibility != "shared",
+    )
+    _timeline(interaction, f"Escalated: {interaction.summary}", actor, body=reason)
+    notify(_event(interaction, "interaction.escalated",
+                  f"Escalated at {interaction.organization}: {interaction.summary}", reason))
+
+
+def _user(user):
+    return user if getattr(user, "is_authenticated", False) else None
+
+
+def open_for(user, organization=None):
+    """Open interactions the user may see, oldest first (for the organization page and lead home)."""
+    qs = Interaction.objects.restrict(user).filter(status__in=OPEN_STATUSES)
+    if organization is not None:
+        qs = qs.filter(organization=organization)
+    return qs.select_related("organization", "owner").order_by("occurred_at", "id")

@@ -1,0 +1,25 @@
+"""Pages of support interactions, lessons learned and enablement (namespace "interactions")."""
+from django.urls import path
+
+from workloads.views import enablement, interaction
+
+app_name = "interactions"
+
+urlpatterns = [
+    path("interactions/", interaction.InteractionListView.as_view(), name="interaction_list"),
+    path("interactions/new/", interaction.InteractionEditView.as_view(), name="interaction_add"),
+    path("interactions/suggest-tags/", interaction.TagSuggestView.as_view(), name="interaction_suggest_tags"),
+    path("interactions/<int:pk>/", interaction.InteractionView.as_view(), name="interaction_detail"),
+    path("interactions/<int:pk>/edit/", interaction.InteractionEditView.as_view(), name="interaction_edit"),
+    path("interactions/<int:pk>/comment/", interaction.CommentView.as_view(), name="interaction_comment"),
+    path("interactions/<int:pk>/escalate/", interaction.EscalateView.as_view(), name="interaction_escalate"),
+    path("interactions/<int:pk>/sync/", interaction.SyncView.as_view(), name="interaction_sync"),
+    path("organizations/<slug:slug>/interactions/quick-log/", interaction.QuickLogView.as_view(),
+         name="interaction_quick_log"),
+    path("lessons/", interaction.LessonSearchView.as_view(), name="lesson_search"),
+    path("enablement/", enablement.EnablementListView.as_view(), name="enablement_list"),
+    path("enablement/new/", enablement.EnablementEditView.as_view(), name="enablement_add"),
+    path("enablement/<int:pk>/", enablement.EnablementView.as_view(), name="enablement_detail"),
+    path("enablement/<int:pk>/edit/", enablement.EnablementEditView.as_view(), name="enablement_edit"),
+    path("enablement/<int:pk>/attendance/", enablement.AttendanceAddView.as_view(), name="enablement_attendance"),
+]

@@ -1,0 +1,250 @@
+"""Interaction pages: the list, one interaction with its history, the full form, the quick log from
+the organization page, comments, escalation, the AWS Support sync and tag suggestions."""
+from __future__ import annotations
+
+from django.contrib import messages
+from django.core.exceptions import PermissionDenied
+from django.db import transaction
+from django.http import HttpResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.views import View
+from django.views.generic import TemplateView
+
+from portal import access, jobs
+from portal.generic import ObjectEditView, ObjectListView, ObjectView
+from portal.models import Organization
+from workloads import search, tagging
+from workloads import services_interactions as services
+from workloads.filtersets_interactions import InteractionFilterSet
+from workloads.forms_interactions import CommentForm, EscalateForm, InteractionForm, InteractionQuickForm
+from workloads.models import ChallengeTag, Interaction, InteractionComment
+from workloads.support import sync_case
+
+LIST_QUERYSET = Interaction.objects.select_related("organization", "owner").prefetch_related("tags")
+
+
+class InteractionListView(ObjectListView):
+    queryset = LIST_QUERYSET
+    filterset_class = InteractionFilterSet
+    template_name = "workloads/interaction_list.html"
+    partial_template_name = "workloads/htmx/interaction_table.html"
+    csv_fields = (
+        ("Organization", "organization.name"), ("Occurred at", "occurred_at"), ("Kind", "get_kind_display"),
+        ("Summary", "summary"), ("Status", "get_status_display"), ("Severity", "get_severity_display"),
+        ("Owner", "owner.username"), ("Visibility", "visibility"), ("AWS support case", "support_case_id"),
+    )
+    csv_filename = "interactions.csv"
+
+    def get_queryset(self):
+        qs = super().get_queryset()
+        if self.request.GET.get("ordering") != "oldest":
+            return qs
+        return qs.order_by("occurred_at", "id")
+
+    def get_context_data(self, **kwargs):
+        ctx = super().get_context_data(**kwargs)
+        ctx["may_create"] = access.organization_ids(self.request.user, access.CHANGE, Interaction) != frozenset()
+        return ctx
+
+
+class InteractionView(ObjectView):
+    queryset = Interaction.objects.select_related("organization", "owner", "created_by", "workload").prefetch_related(
+        "tags", "watchers"
+    )
+    template_name = "workloads/interaction_detail.html"
+
+    def get_context_data(self, **kwargs):
+        ctx = super().get_context_data(**kwargs)
+        obj, user = self.object, self.request.user
+        ctx["history"] = (
+            InteractionComment.objects.restrict(user).filter(interaction=obj).select_related("author")
+        )
+        ctx["can_change"] = access.can(user, access.CHANGE, obj)
+        ctx["can_comment"] = access.can_in_organization(user, access.CHANGE, InteractionComment, obj.organization_id)
+        ctx["sees_internal"] = access.sees_internal(user, obj.organization_id)
+        ctx["comment_form"] = CommentForm()
+        ctx["escalate_form"] = EscalateForm()
+        if ctx["can_change"]:
+            chosen = {t.pk for t in obj.tags.all()}
+            ctx["suggested_tags"] = [
+                t for t in tagging.suggest(f"{obj.summary}\n{obj.body}") if t.pk not in chosen
+            ]
+        return ctx
+
+
+class InteractionEditView(ObjectEditView):
+    queryset = Interaction.objects.all()
+    form_class = InteractionForm
+    template_name = "workloads/interaction_form.html"
+
+    def dispatch(self, request, *args, **kwargs):
+        if kwargs.get("pk") is None and request.user.is_authenticated and \
+                access.organization_ids(request.user, access.CHANGE, Interaction) == frozenset():
+            raise PermissionDenied("You may not log interactions.")
+        return super().dispatch(request, *args, **kwargs)
+
+    def get_form_kwargs(self):
+        kwargs = super().get_form_kwargs()
+        kwargs["user"] = self.request.user
+        if self.object is None and "organization" in self.request.GET:
+            org = Organization.objects.restrict(self.request.user).filter(slug=self.request.GET["organization"]).first()
+            if org is not None:
+                kwargs.setdefault("initial", {})["organization"] = org.pk
+                kwargs["initial"]["owner"] = self.request.user.pk
+        return kwargs
+
+    def get_object(self, queryset=None):
+        obj = super().get_object(queryset)
+        # Taken before the form copies its data onto the object.
+        self._before = services.snapshot(obj) if obj is not None else None
+        return obj
+
+    def form_invalid(self, form):
+        return self.render_to_response(self.get_context_data(form=form), status=400)
+
+    def form_valid(self, form):
+        if form.instance.pk is None:
+            form.instance.created_by = self.request.user
+        return super().form_valid(form)
+
+    def after_save(self, obj, created):
+        if created:
+            services.created(obj, self.request.user)
+        else:
+            services.changed(obj, self._before, self.request.user)
+        if obj.support_case_id:
+            # A saved case id is synced after every save: one call, and the page shows a fresh status.
+            jobs.send_on_commit(sync_case, obj.pk)
+
+
+class QuickLogView(View):
+    """GET: the quick-log form; POST: save it and answer with the refreshed open list and a fresh form."""
+
+    template_name = "workloads/htmx/interaction_quick_log.html"
+
+    def dispatch(self, request, *args, **kwargs):
+        self.organization = get_object_or_404(Organization.objects.restrict(request.user), slug=kwargs["slug"])
+        if not access.can_in_organization(request.user, access.CHANGE, Interaction, self.organization.pk):
+            raise PermissionDenied("You may not log interactions for this organization.")
+        return super().dispatch(request, *args, **kwargs)
+
+    def render_form(self, form, status=200, saved=None):
+        from workloads.sections_interactions import organization_section
+
+        section = organization_section(self.request, self.organization, form=form)
+        return render(self.request, self.template_name,
+                      {"section": section, "organization": self.organization, "saved": saved}, status=status)
+
+    def get(self, request, slug):
+        return self.render_form(InteractionQuickForm())
+
+    def post(self, request, slug):
+        form = InteractionQuickForm(request.POST)
+        if not form.is_valid():
+            return self.render_form(form, status=422 if not request.htmx else 200)
+        with transaction.atomic():
+            obj = form.save(commit=False)
+            obj.organization = self.organization
+            obj.owner = request.user if access.sees_internal(request.user, self.organization.pk) else None
+            obj.created_by = request.user
+            obj.save()
+            form.save_m2m()
+            services.created(obj, request.user)
+        if not request.htmx:
+            messages.success(request, f"Logged {obj}.")
+            return redirect(self.organization.get_absolute_url())
+        return self.render_form(InteractionQuickForm(), saved=obj)
+
+
+class _InteractionAction(View):
+    """POST-only actions on one interaction the user can see."""
+
+    action = access.CHANGE
+
+    def dispatch(self, request, *args, **kwargs):
+        self.object = get_object_or_404(Interaction.objects.restrict(request.user).select_related("organization"),
+                                        pk=kwargs["pk"])
+        return super().dispatch(request, *args, **kwargs)
+
+    def require_change(self):
+        if not access.can(self.request.user, access.CHANGE, self.object):
+            raise PermissionDenied("You may view this interaction but not change it.")
+
+
+class CommentView(_InteractionAction):
+    def post(self, request, pk):
+        obj = self.object
+        if not access.can_in_organization(request.user, access.CHANGE, InteractionComment, obj.organization_id):
+            raise PermissionDenied("You may not comment here.")
+        form = CommentForm(request.POST)
+        if not form.is_valid():
+            messages.error(request, "The comment is empty or too long.")
+            return redirect(obj.get_absolute_url())
+        internal = form.cleaned_data["internal"] and access.sees_internal(request.user, obj.organization_id)
+        with transaction.atomic():
+            services.comment(obj, request.user, form.cleaned_data["body"], internal=internal)
+        messages.success(request, "Comment added.")
+        return redirect(obj.get_absolute_url() + "#history")
+
+
+class EscalateView(_InteractionAction):
+    def post(self, request, pk):
+        self.require_change()
+        form = EscalateForm(request.POST)
+        if not form.is_valid():
+            messages.error(request, "Say why the interaction is escalated.")
+            return redirect(self.object.get_absolute_url())
+        with transaction.atomic():
+            services.escalate(self.object, request.user, form.cleaned_data["reason"])
+        messages.success(request, "Escalated.")
+        return redirect(self.object.get_absolute_url())
+
+
+class SyncView(_InteractionAction):
+    def post(self, request, pk):
+        self.require_change()
+        if not self.object.support_case_id:
+            messages.error(request, "This interaction has no AWS support case id.")
+        elif jobs.send(sync_case, self.object.pk):
+            messages.success(request, "Sync with AWS Support started; reload in a moment.")
+        else:
+            messages.error(request, "The task queue is unreachable; the sync was not started.")
+        return redirect(self.object.get_absolute_url())
+
+
+class TagSuggestView(View):
+    """htmx: the tags an interaction's text suggests, as checkboxes the form can take."""
+
+    def post(self, request):
+        if not access.sees_internal(request.user) and not access.is_staff(request.user):
+            raise PermissionDenied("Tag suggestions are for lead SAs.")
+        text = f"{request.POST.get('summary', '')}\n{request.POST.get('body', '')}"[:100000]
+        if not text.strip():
+            return HttpResponse("Nothing to suggest tags from.", status=400)
+        chosen = set(request.POST.getlist("tags"))
+        tags = [t for t in tagging.suggest(text, ChallengeTag.objects.all()) if t.slug not in chosen]
+        return render(request, "workloads/htmx/interaction_tag_suggestions.html", {"suggested_tags": tags})
+
+    def get(self, request):
+        return HttpResponse(status=405)
+
+
+class LessonSearchView(TemplateView):
+    template_name = "workloads/interaction_lessons.html"
+
+    def get(self, request, *args, **kwargs):
+        if not search.may_search(request.user):
+            raise PermissionDenied("Lessons learned are for lead SAs and program managers.")
+        return super().get(request, *args, **kwargs)
+
+    def get_context_data(self, **kwargs):
+        ctx = super().get_context_data(**kwargs)
+        q = self.request.GET.get("q", "")[:200]
+        tag = self.request.GET.get("tag", "")[:64]
+        results = list(search.lessons(self.request.user, q, tag)[:50])
+        visible = access.organization_ids(self.request.user, access.VIEW, Interaction)
+        for item in results:
+            item.linkable = visible is None or item.organization_id in visible
+        ctx.update(q=q, tag=tag, results=results, tags=ChallengeTag.objects.all())
+        return ctx
+
