@@ -37,6 +37,7 @@ INSTALLED_APPS = [
     "portal",
     "workloads",
     "clusters",
+    "clusters.health",
 ]
 
 MIDDLEWARE = [
