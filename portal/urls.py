@@ -22,6 +22,7 @@ urlpatterns = [
     path("", views.home, name="home"),
     path("", include(portal_patterns)),
     path("", include("workloads.urls")),
+    path("", include("clusters.health.urls")),
     path("login/", auth_views.LoginView.as_view(redirect_authenticated_user=True), name="login"),
     path("logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("healthz", healthz, name="healthz"),
@@ -32,4 +33,5 @@ urlpatterns = [
     path("api/auth/token/", ObtainTokenView.as_view(), name="api-token"),
     path("api/portal/", include("portal.api.urls")),
     path("api/workloads/", include("workloads.api.urls")),
+    path("api/health/", include("clusters.health.api.urls")),
 ]
