@@ -54,6 +54,9 @@ class ClusterHealthConfigForm(forms.ModelForm):
                              label="Password or bearer token",
                              help_text="Write-only: leave blank to keep the one stored.")
 
+    pull_url = forms.URLField(required=False, assume_scheme="https", label="Prometheus endpoint",
+                              help_text="Base URL; /api/v1/query is appended (for AMP: the workspace URL).")
+
     class Meta:
         model = ClusterHealthConfig
         fields = ["pull_enabled", "pull_url", "auth_kind", "username", "secret", "aws_region"]
