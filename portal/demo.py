@@ -88,4 +88,5 @@ def seed_core() -> dict:
 # Dotted paths of functions taking the context dict returned by seed_core (and extending it).
 DEMO_SEEDERS: list[str] = [
     "workloads.demo_workloads.seed",
+    "clusters.health.demo_health.seed",
 ]

@@ -17,8 +17,7 @@ from prometheus_client.samples import Sample
 
 from clusters.health import conf
 from clusters.health.choices import AuthKind
-from clusters.health.prometheus import DCGM_FIELDS, EFA_FIELDS, EFA_PREFIX, XID_COUNT_FAMILY, ParseError, Scrape
-from clusters.health.prometheus import parse_families
+from clusters.health.prometheus import DCGM_FIELDS, EFA_FIELDS, EFA_PREFIX, XID_COUNT_FAMILY, ParseError, Scrape, parse_families
 
 # A DCGM gauge every exporter serves: it tells which GPUs exist even when all health fields are zero.
 PRESENCE = "DCGM_FI_DEV_GPU_TEMP"

@@ -76,11 +76,12 @@ def prometheus(exporter, tmp_path_factory):
         f"    static_configs:\n      - targets: ['{exporter}']\n"
     )
     port = _free_port()
-    proc = subprocess.Popen(
-        [PROMETHEUS, f"--config.file={tmp / 'prometheus.yml'}", f"--storage.tsdb.path={tmp / 'data'}",
-         f"--web.listen-address=127.0.0.1:{port}", "--log.level=warn"],
-        stdout=subprocess.DEVNULL, stderr=open(tmp / "prometheus.log", "wb"),
-    )
+    with open(tmp / "prometheus.log", "wb") as log:
+        proc = subprocess.Popen(
+            [PROMETHEUS, f"--config.file={tmp / 'prometheus.yml'}", f"--storage.tsdb.path={tmp / 'data'}",
+             f"--web.listen-address=127.0.0.1:{port}", "--log.level=warn"],
+            stdout=subprocess.DEVNULL, stderr=log,
+        )
     url = f"http://127.0.0.1:{port}"
     deadline = time.monotonic() + 90
     try:
