@@ -52,14 +52,14 @@ def main() -> None:
     args = parser.parse_args()
     vendor = setup_django()
 
+    from django.conf import settings
+    from django.db import connection, reset_queries
     from health_ingest_parse import build, floor
 
     from clusters.health import services
     from clusters.health.models import GpuFault, HealthReport, NodeHealth
     from clusters.models import Cluster
     from portal.models import Organization
-    from django.db import connection, reset_queries
-    from django.conf import settings
 
     start = time.perf_counter()
     text = build(args.nodes)

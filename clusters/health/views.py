@@ -8,6 +8,7 @@ from django.core.paginator import Paginator
 from django.db import transaction
 from django.db.models import Count, OuterRef, Q, Subquery
 from django.shortcuts import get_object_or_404, redirect, render
+from django.utils.cache import add_never_cache_headers
 from django.views import View
 from django.views.generic import TemplateView
 
@@ -111,8 +112,10 @@ class RotateTokenView(View):
         cluster = _configurable_cluster(request, pk)
         token = services.rotate_token(cluster)
         config = services.config_for(cluster)
-        return render(request, "health/cluster_health_settings.html", {
+        response = render(request, "health/cluster_health_settings.html", {
             "cluster": cluster, "config": config, "form": ClusterHealthConfigForm(instance=config), "new_token": token})
+        add_never_cache_headers(response)  # the token is on this response only
+        return response
 
 
 class ProgramHealthView(TemplateView):

@@ -3,6 +3,7 @@ authenticated by a cluster token; token rotation for lead SAs."""
 from __future__ import annotations
 
 from django.shortcuts import get_object_or_404
+from django.utils.cache import add_never_cache_headers
 from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import parsers, status
 from rest_framework.exceptions import PermissionDenied
@@ -33,14 +34,14 @@ from portal.api.base import PortalModelViewSet, PortalReadOnlyViewSet
 class HealthReportViewSet(PortalReadOnlyViewSet):
     """Summarized health reports (figures, verdict counts; the detail adds faults and panels)."""
 
-    queryset = HealthReport.objects.defer("summary", "state")
+    queryset = HealthReport.objects.all()
     serializer_class = HealthReportSerializer
     filterset_class = HealthReportFilterSet
     ordering_fields = ["received_at"]
 
     def get_queryset(self):
         qs = super().get_queryset()
-        return qs.defer("state") if self.action == "retrieve" else qs
+        return qs.defer("state") if self.action == "retrieve" else qs.defer("summary", "state")
 
     def get_serializer_class(self):
         return HealthReportDetailSerializer if self.action == "retrieve" else HealthReportSerializer
@@ -134,4 +135,6 @@ class RotateTokenView(APIView):
         if not access.can_in_organization(request.user, access.CHANGE, ClusterHealthConfig, cluster.organization_id):
             raise PermissionDenied("Only the organization's lead SAs rotate ingestion tokens.")
         token = services.rotate_token(cluster)
-        return Response({"cluster": cluster.pk, "token": token}, status=status.HTTP_201_CREATED)
+        response = Response({"cluster": cluster.pk, "token": token}, status=status.HTTP_201_CREATED)
+        add_never_cache_headers(response)
+        return response
