@@ -191,3 +191,16 @@ def test_ingest_query_count_does_not_grow_with_faults(cluster, nodes, django_ass
     # previous report, savepoint, report, nodes, old nodes, open faults, updates, timeline (+content type)
     with django_assert_max_num_queries(10):
         services.ingest(cluster, text, "push")
+
+
+@pytest.mark.parametrize(("name", "gpus"), [
+    ("dcgm_p5_kubernetes.prom", 8), ("dcgm_p5_mig.prom", 8), ("dcgm_p5_hostname_lowercase.prom", 8),
+    ("dcgm_p5_sentinels.prom", 8),
+])
+def test_label_variants_through_the_endpoint(client, cluster, token, name, gpus):
+    response = push(client, cluster, sample(name).encode(), token)
+    assert response.status_code == 201, response.content
+    report = HealthReport.objects.get()
+    assert report.node_count == 1 and report.gpus_seen == gpus and report.missing_gpus == 0
+    node = NodeHealth.objects.get()
+    assert node.hostname.startswith("ip-") and node.gpus_seen == gpus
