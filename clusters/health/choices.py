@@ -25,9 +25,17 @@ class Severity(models.TextChoices):
 
 SEVERITY_RANK = {"info": 0, "warning": 1, "critical": 2}
 
-NodeVerdict = models.TextChoices(
-    "NodeVerdict", [(v, v.replace("_", " ").capitalize() if v != "reset_gpu" else "Reset GPU") for v in VERDICTS]
-)
+class NodeVerdict(models.TextChoices):
+    """What a node needs, mildest first (the summarizer's VERDICTS)."""
+
+    HEALTHY = "healthy", "Healthy"
+    DEGRADED = "degraded", "Degraded"
+    RESET_GPU = "reset_gpu", "Reset GPU"
+    REBOOT = "reboot", "Reboot"
+    REPLACE = "replace", "Replace"
+
+
+assert tuple(NodeVerdict.values) == VERDICTS, "keep NodeVerdict in step with summary.VERDICTS"
 VERDICT_RANK = {name: rank for rank, name in enumerate(VERDICTS)}
 
 

@@ -169,6 +169,8 @@ SPECTACULAR_SETTINGS = {
     "REDOC_DIST": "SIDECAR",
     "COMPONENT_SPLIT_REQUEST": True,
     "SERVE_PERMISSIONS": ["rest_framework.permissions.IsAuthenticated"],
+    "ENUM_NAME_OVERRIDES": {"NodeVerdictEnum": "clusters.health.choices.NodeVerdict",
+                            "RunVerdictEnum": "clusters.health.choices.RunVerdict"},
 }
 
 # Celery: JSON only, late acknowledgement so a task whose worker dies is delivered again.
