@@ -204,3 +204,9 @@ def test_label_variants_through_the_endpoint(client, cluster, token, name, gpus)
     assert report.node_count == 1 and report.gpus_seen == gpus and report.missing_gpus == 0
     node = NodeHealth.objects.get()
     assert node.hostname.startswith("ip-") and node.gpus_seen == gpus
+
+
+def test_mixed_up_upload_nccl_output_pushed_as_metrics(client, cluster, token):
+    response = push(client, cluster, sample("nccl_allreduce_2xp5_efa_srun.txt").encode(), token)
+    assert response.status_code == 400 and response.json()["line"] is not None
+    assert not HealthReport.objects.exists()

@@ -197,3 +197,17 @@ def test_pulled_report_through_service(world, prometheus):
     # Only the health series are queried (434 of the exporters' samples), and they give the same faults.
     assert ingested.report.samples == 434
     assert ingested.report.fault_count == len(summarize(parse(EXPORTED), "p5.48xlarge").faults) == 3
+
+
+@pytest.mark.worker
+def test_a_real_worker_pulls_through_the_health_queue(celery_worker_process, prometheus):
+    """The beat schedule's task name reaches a worker on the "health" queue, which pulls and ingests."""
+    from portal.celery import app
+    from tests.factories import OrganizationFactory
+
+    cluster = ClusterFactory(organization=OrganizationFactory(slug="pull-org"))
+    config = ClusterHealthConfig.objects.create(cluster=cluster, pull_enabled=True, pull_url=prometheus)
+    assert app.amqp.router.route({}, "clusters.health.tasks.pull_cluster")["queue"].name == "health"
+    report_id = app.send_task("clusters.health.tasks.pull_cluster", args=[config.pk]).get(timeout=90)
+    report = HealthReport.objects.get(pk=report_id)
+    assert (report.cluster_id, report.source, report.xid_errors) == (cluster.pk, "pull", 1)

@@ -52,6 +52,7 @@ def test_socket_fallback_fails_with_an_actionable_diagnosis(client, world, clust
     ({"text": ""}, "Upload the nccl-tests output or paste it."),
     ({"text": sample("nccl_allreduce_truncated.txt")}, "truncated"),
     ({"text": "hello\nworld\n"}, "no nccl-tests output found"),
+    ({"text": sample("dcgm_p5_healthy.prom")}, "no nccl-tests output found"),  # a scrape uploaded as a run
     ({"file": SimpleUploadedFile("x.bin", b"\x00\x01\x02" * 100)}, "binary"),
     ({"text": sample(EFA), "collective": "all_to_some"}, "Select a valid choice"),
     ({"text": sample(EFA), "file": SimpleUploadedFile("x.txt", b"x")}, "not both"),
