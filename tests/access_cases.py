@@ -49,6 +49,7 @@ ROUTES: dict[str, Case] = {
     "login": Case(public=True, foreign=(302,)),
     "logout": Case(public=True, foreign=(405,)),
     "healthz": Case(public=True, foreign=(200, 503)),
+    "favicon": Case(public=True, foreign=(302,), expect={r: (302,) for r in ("customer_a", "lead_a", "pm", "staff")}),
     "portal:organization_list": Case(foreign=LIST),
     "portal:organization_detail": Case(kwargs=lambda o: {"slug": o["organization"].slug}),
     "portal:lead_home": Case(foreign=LIST),

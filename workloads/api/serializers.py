@@ -76,7 +76,7 @@ class WorkloadSerializer(ModelCleanMixin, serializers.ModelSerializer):
     software = ComponentSerializer(many=True, required=False)
     target_languages = serializers.ListField(child=serializers.CharField(), required=False)
     lead_sa = serializers.PrimaryKeyRelatedField(queryset=get_user_model().objects.all(), allow_null=True, required=False)
-    lead_sa_name = serializers.CharField(source="lead_sa.display_name", read_only=True, default=None)
+    lead_sa_name = serializers.CharField(source="lead_sa.display_name", read_only=True, default=None, allow_null=True)
 
     class Meta:
         model = Workload
