@@ -63,7 +63,7 @@ class ValidationRunSerializer(serializers.ModelSerializer):
     collective = serializers.ChoiceField(choices=nccl.COLLECTIVES, required=False, allow_blank=True,
                                          help_text="Read from the output when left out.")
     nodes = serializers.IntegerField(required=False, allow_null=True, min_value=1, max_value=10000)
-    uploaded_by = serializers.StringRelatedField()
+    uploaded_by = serializers.StringRelatedField(allow_null=True)
 
     class Meta:
         model = ValidationRun
