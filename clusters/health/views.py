@@ -8,6 +8,7 @@ from django.core.paginator import Paginator
 from django.db import transaction
 from django.db.models import Count, OuterRef, Q, Subquery
 from django.shortcuts import get_object_or_404, redirect, render
+from django.utils import timezone
 from django.utils.cache import add_never_cache_headers
 from django.views import View
 from django.views.generic import TemplateView
@@ -37,7 +38,7 @@ def _trend(cluster) -> dict:
         "node_count", "nodes_healthy")[:TREND_REPORTS])
     rows.reverse()
     return {
-        "labels": [r[0].isoformat() for r in rows],
+        "labels": [timezone.localtime(r[0]).strftime("%m-%d %H:%M") for r in rows],
         "healthy_share": [None if r[1] is None else round(r[1] * 100, 2) for r in rows],
         "xid_errors": [r[2] for r in rows],
         "missing_gpus": [r[3] for r in rows],

@@ -8,7 +8,7 @@
   function trend() {
     var d = data("health-trend-data"), canvas = document.getElementById("health-trend");
     if (!d || !canvas || typeof Chart === "undefined") return;
-    var labels = d.labels.map(function (t) { return t.slice(5, 16).replace("T", " "); });
+    var labels = d.labels;
     new Chart(canvas, {
       type: "line",
       data: {
@@ -24,9 +24,11 @@
       },
       options: {
         animation: false,
+        maintainAspectRatio: false,
         scales: {
           share: { type: "linear", position: "left", min: 0, max: 100, title: { display: true, text: "%" } },
-          count: { type: "linear", position: "right", beginAtZero: true, grid: { drawOnChartArea: false } }
+          count: { type: "linear", position: "right", beginAtZero: true, ticks: { precision: 0 },
+                   grid: { drawOnChartArea: false } }
         }
       }
     });
@@ -50,7 +52,7 @@
     new Chart(canvas, {
       type: "line",
       data: { labels: d.labels.map(human), datasets: datasets },
-      options: { animation: false, scales: { y: { beginAtZero: true, title: { display: true, text: "GB/s" } },
+      options: { animation: false, maintainAspectRatio: false, scales: { y: { beginAtZero: true, title: { display: true, text: "GB/s" } },
                                              x: { title: { display: true, text: "message size" } } } }
     });
   }
