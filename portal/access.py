@@ -88,9 +88,13 @@ POLICY: dict[str, Rule] = {
     "clusters.cluster": Rule(path="organization", lead_sa=ALL_LEAD),
     "clusters.launchjob": Rule(path="cluster__organization", lead_sa=ALL_LEAD),
     "clusters.stackevent": Rule(path="stack__cluster__organization"),
-    "clusters.healthreport": Rule(path="cluster__organization"),
-    "clusters.gpufault": Rule(path="cluster__organization"),
-    "clusters.validationrun": Rule(path="cluster__organization", customer=R({VIEW, CHANGE})),
+    # health: customers see their own clusters' health and upload validation runs; the ingestion
+    # settings (token, pull credentials) are for lead SAs only.
+    "health.healthreport": Rule(path="cluster__organization"),
+    "health.nodehealth": Rule(path="report__cluster__organization"),
+    "health.gpufault": Rule(path="cluster__organization"),
+    "health.validationrun": Rule(path="cluster__organization", customer=R({VIEW, CHANGE})),
+    "health.clusterhealthconfig": Rule(path="cluster__organization", customer=R(), program_manager=R()),
 }
 
 

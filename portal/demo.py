@@ -89,4 +89,5 @@ def seed_core() -> dict:
 DEMO_SEEDERS: list[str] = [
     "workloads.demo_workloads.seed",
     "workloads.demo_interactions.seed",
+    "clusters.health.demo_health.seed",
 ]

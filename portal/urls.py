@@ -25,6 +25,7 @@ urlpatterns = [
     path("", views.home, name="home"),
     path("", include(portal_patterns)),
     path("", include("workloads.urls")),
+    path("", include("clusters.health.urls")),
     path("login/", auth_views.LoginView.as_view(redirect_authenticated_user=True), name="login"),
     path("logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("healthz", healthz, name="healthz"),
@@ -38,4 +39,5 @@ urlpatterns = [
     path("api/workloads/", include("workloads.api.urls")),
     path("", include("workloads.urls_interactions", namespace="interactions")),
     path("api/interactions/", include("workloads.api.urls_interactions", namespace="interactions-api")),
+    path("api/health/", include("clusters.health.api.urls")),
 ]
