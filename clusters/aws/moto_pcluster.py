@@ -1,0 +1,171 @@
+"""ParallelCluster's CloudFormation custom resource, emulated for moto's server.
+
+Real stacks create a cluster with ``Custom::PclusterCluster``, whose ServiceToken is an output of
+ParallelCluster's provider stack (a nested ``AWS::CloudFormation::Stack`` loaded from the
+``<region>-aws-parallelcluster`` bucket). moto holds neither that template nor a Lambda that could
+run it, so :mod:`clusters.aws.moto_resources` installs what is here: a stand-in provider template,
+the emulated cluster resource, and nested-stack ``Outputs.*`` attributes.
+"""
+
+from __future__ import annotations
+
+import copy
+import re
+from typing import Any
+
+from moto.cloudformation import models as cfn_models
+from moto.cloudformation.exceptions import (
+    UnformattedGetAttTemplateException,
+    ValidationError,
+)
+from moto.core.common_models import CloudFormationModel
+
+from clusters import pcluster
+from clusters.aws.moto_resources import _Attributes, _drop_no_value, _hex
+
+_PROVIDER_URL = re.compile(
+    r"https://[a-z0-9-]+-aws-parallelcluster\.s3\.[a-z0-9-]+\.amazonaws\.com"
+    r"/parallelcluster/(?P<version>\d+\.\d+\.\d+)/templates/custom_resource/cluster\.yaml"
+)
+
+# Stands in for ParallelCluster's provider template (a Lambda, its layer, roles and a bucket):
+# only its ServiceToken output matters to the stacks that use it.
+_PROVIDER_DESCRIPTION = "AWS ParallelCluster Cluster Custom Resource Provider (embedded endpoint stand-in)"
+_PROVIDER_TEMPLATE = f"Description: {_PROVIDER_DESCRIPTION}\n" + """\
+Parameters:
+  CustomLambdaRole: {Type: String, Default: ""}
+  AdditionalIamPolicies: {Type: CommaDelimitedList, Default: ""}
+  CustomBucket: {Type: String, Default: ""}
+Resources:
+  Provider: {Type: AWS::CloudFormation::WaitConditionHandle}
+Outputs:
+  ServiceToken:
+    Value: !Sub
+      - arn:${AWS::Partition}:lambda:${AWS::Region}:${AWS::AccountId}:function:pcluster-cfn-${Suffix}
+      - Suffix: !Select [2, !Split ["/", !Ref AWS::StackId]]
+  ParallelClusterVersion:
+    Value: "VERSION"
+"""
+
+# ParallelCluster runs each cluster in a stack of its own, named after the cluster.
+_CLUSTER_STACK_TEMPLATE = """\
+Description: AWS ParallelCluster cluster stack (embedded endpoint stand-in)
+Resources:
+  HeadNodeWaitConditionHandle: {Type: AWS::CloudFormation::WaitConditionHandle}
+"""
+
+
+def _provider_version(account_id: str, region_name: str, service_token: str) -> str:
+    """The version of the provider stack whose ServiceToken this is (the Lambda would know it)."""
+    for stack in cfn_models.cloudformation_backends[account_id][region_name].stacks.values():
+        if stack.status != "CREATE_COMPLETE" or stack.description != _PROVIDER_DESCRIPTION:
+            continue  # a stack still being created may be the one asking
+        outputs = {o["OutputKey"]: o["OutputValue"] for o in stack.outputs or []}
+        if outputs.get("ServiceToken") == service_token:
+            return str(outputs.get("ParallelClusterVersion", ""))
+    raise ValidationError(message=f"No ParallelCluster provider stack exports ServiceToken {service_token}")
+
+
+class PclusterCluster(_Attributes, CloudFormationModel):
+    """``Custom::PclusterCluster``: what ParallelCluster's provider Lambda would do, done in place.
+
+    The configuration is checked with :func:`clusters.pcluster.validate`, the cluster's own stack is
+    created, and the head node is launched in moto's EC2; attributes are the flattened
+    ``describe-cluster`` result the provider returns (``headNode.publicIpAddress`` ...).
+    """
+
+    CFN_TYPE = "Custom::PclusterCluster"
+
+    def __init__(self, name: str, attributes: dict[str, Any], instance_id: str, stack_name: str) -> None:
+        self.ref = name
+        self.attributes = attributes
+        self.instance_id = instance_id
+        self.stack_name = stack_name
+
+    @classmethod
+    def has_cfn_attr(cls, attr: str) -> bool:
+        return True
+
+    def get_cfn_attribute(self, attribute_name: str) -> Any:
+        if attribute_name not in self.attributes:
+            raise UnformattedGetAttTemplateException()
+        return self.attributes[attribute_name]
+
+    @classmethod
+    def create_from_cloudformation_json(  # type: ignore[misc]
+        cls, resource_name: str, cloudformation_json: dict[str, Any], account_id: str, region_name: str, **kwargs: Any
+    ) -> PclusterCluster:
+        from moto.ec2.models import ec2_backends
+
+        props = _drop_no_value(copy.deepcopy(cloudformation_json["Properties"]))
+        name, config = props.get("ClusterName"), props.get("ClusterConfiguration")
+        if not name:
+            raise ValidationError(message="Couldn't find a ClusterName in the properties.")
+        if props.get("DeletionPolicy", "Delete") not in ("Retain", "Delete"):
+            raise ValidationError(message='DeletionPolicy must be one of ["Retain", "Delete"].')
+        if not isinstance(config, dict):
+            raise ValidationError(message="ClusterConfiguration must be a mapping, not text")
+        errors = pcluster.validate(config)
+        if errors:
+            raise ValidationError(message=f"{name}: invalid cluster configuration: {'; '.join(errors)}")
+        version = _provider_version(account_id, region_name, props["ServiceToken"])
+        cluster_stack = cfn_models.cloudformation_backends[account_id][region_name].create_stack(
+            name=name,
+            template=_CLUSTER_STACK_TEMPLATE,
+            parameters={},
+            tags={"parallelcluster:version": version, "parallelcluster:cluster-name": name},
+        )
+        head = config["HeadNode"]
+        ec2 = ec2_backends[account_id][region_name]
+        groups = [ec2.get_security_group_from_id(g).name for g in head["Networking"].get("AdditionalSecurityGroups", [])]
+        reservation = ec2.run_instances(
+            image_id=f"ami-{_hex(17)}",
+            count=1,
+            user_data=None,
+            security_group_names=groups,
+            instance_type=head["InstanceType"],
+            is_instance_type_default=False,
+            subnet_id=head["Networking"]["SubnetId"],
+            key_name=(head.get("Ssh") or {}).get("KeyName"),
+            associate_public_ip=None,
+        )
+        instance = reservation.instances[0]
+        for key, value in (("Name", "HeadNode"), ("parallelcluster:cluster-name", name), ("parallelcluster:node-type", "HeadNode")):
+            instance.add_tag(key, value)
+        attributes = {
+            "clusterName": name,
+            "clusterStatus": "CREATE_COMPLETE",
+            "cloudformationStackStatus": "CREATE_COMPLETE",
+            "cloudformationStackArn": cluster_stack.stack_id,
+            "region": region_name,
+            "version": version,
+            "headNode.instanceId": instance.id,
+            "headNode.instanceType": head["InstanceType"],
+            "headNode.state": "running",
+            "headNode.publicIpAddress": instance.public_ip,
+            "headNode.privateIpAddress": instance.private_ip,
+            "validationMessages": "[]",
+            "logGroupName": f"/aws/parallelcluster/{name}",
+        }
+        return cls(name, attributes, instance.id, name)
+
+    def delete(self, account_id: str, region_name: str) -> None:
+        from moto.ec2.models import ec2_backends
+
+        ec2_backends[account_id][region_name].terminate_instances([self.instance_id])
+        cfn_models.cloudformation_backends[account_id][region_name].delete_stack(self.stack_name)
+
+
+def stack_get_cfn_attribute(self: Any, attribute_name: str) -> Any:
+    """``!GetAtt NestedStack.Outputs.Name``, which moto's Stack does not answer."""
+    outputs = {o["OutputKey"]: o["OutputValue"] for o in self.outputs or []}
+    key = attribute_name.removeprefix("Outputs.")
+    if attribute_name.startswith("Outputs.") and key in outputs:
+        return outputs[key]
+    raise UnformattedGetAttTemplateException()
+
+
+def provider_template(template_url: str) -> str | None:
+    """The stand-in provider template for a ParallelCluster provider URL, else None."""
+    match = _PROVIDER_URL.fullmatch(template_url)
+    return None if match is None else _PROVIDER_TEMPLATE.replace("VERSION", match.group("version"))

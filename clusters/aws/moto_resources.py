@@ -1,0 +1,494 @@
+"""Teach moto's CloudFormation the resource types the blueprints use and moto lacks.
+
+The demo and the tests launch the real blueprints against moto's server. Out of the box moto skips
+FSx, HyperPod, Prometheus, Grafana, placement groups and security group egress rules (and a GetAtt
+on a skipped resource breaks the stack), cannot resolve a nested stack's outputs, and hands every
+``Custom::`` type to a Lambda it would have to run. This module fills those gaps through moto's own
+extension point (subclasses of ``CloudFormationModel``). Where moto has a backend for the service
+the resource is created there, so ``describe_*`` calls see it; the rest keep their state on the
+resource object, which lives as long as its stack. Invalid properties that AWS would refuse make
+the ``create_stack`` call fail with a ValidationError (AWS would roll the stack back instead).
+
+Used only by the embedded endpoint; call :func:`install` in the process that runs moto's server.
+"""
+
+from __future__ import annotations
+
+import copy
+import re
+import string
+import threading
+from typing import Any
+
+import yaml
+from moto.cloudformation import models as cfn_models
+from moto.cloudformation import parsing
+from moto.cloudformation import responses as cfn_responses
+from moto.cloudformation import utils as cfn_utils
+from moto.cloudformation.exceptions import (
+    UnformattedGetAttTemplateException,
+    ValidationError,
+)
+from moto.core.common_models import CloudFormationModel
+from moto.moto_api._internal import mock_random
+
+_install_lock = threading.Lock()
+_installed = False
+
+
+def _hex(length: int) -> str:
+    return "".join(mock_random.choice("0123456789abcdef") for _ in range(length))
+
+
+def _tags(properties: dict[str, Any]) -> list[dict[str, str]]:
+    tags = properties.get("Tags") or []
+    if isinstance(tags, dict):  # AWS::APS::Workspace and a few others take a map
+        return [{"Key": k, "Value": str(v)} for k, v in tags.items()]
+    return [{"Key": t["Key"], "Value": str(t["Value"])} for t in tags]
+
+
+def _drop_no_value(value: Any) -> Any:
+    """Remove what ``!Ref AWS::NoValue`` leaves inside lists (CloudFormation drops it; moto keeps None)."""
+    if isinstance(value, dict):
+        return {k: _drop_no_value(v) for k, v in value.items() if v is not None}
+    if isinstance(value, list):
+        return [_drop_no_value(v) for v in value if v is not None]
+    return value
+
+
+class _Attributes:
+    """Mixin: ``Ref`` is ``self.ref``, ``GetAtt`` reads ``self.attributes`` (names in ATTRIBUTES).
+
+    A mixin, not a base class: moto finds resource types among the *direct* subclasses of
+    ``CloudFormationModel`` only.
+    """
+
+    CFN_TYPE = ""
+    ATTRIBUTES: tuple[str, ...] = ()
+    ref: str
+    attributes: dict[str, Any]
+
+    @classmethod
+    def cloudformation_type(cls) -> str:
+        return cls.CFN_TYPE
+
+    @staticmethod
+    def cloudformation_name_type() -> str:
+        return ""
+
+    @classmethod
+    def has_cfn_attr(cls, attr: str) -> bool:
+        return attr in cls.ATTRIBUTES
+
+    @property
+    def physical_resource_id(self) -> str:
+        return self.ref
+
+    def get_cfn_attribute(self, attribute_name: str) -> Any:
+        if attribute_name not in self.ATTRIBUTES:
+            raise UnformattedGetAttTemplateException()
+        return self.attributes[attribute_name]
+
+    def delete(self, account_id: str, region_name: str) -> None:
+        """Resources without a moto backend hold nothing outside their object."""
+
+
+class SecurityGroupEgress(_Attributes, CloudFormationModel):
+    """``AWS::EC2::SecurityGroupEgress``: the rule is added to (and removed from) moto's EC2 group."""
+
+    CFN_TYPE = "AWS::EC2::SecurityGroupEgress"
+    ATTRIBUTES = ("Id",)
+
+    def __init__(self, group_id: str, rule: dict[str, Any]) -> None:
+        self.group_id = group_id
+        self.rule = rule
+        self.ref = f"sgr-{_hex(17)}"
+        self.attributes = {"Id": self.ref}
+
+    @classmethod
+    def create_from_cloudformation_json(  # type: ignore[misc]
+        cls, resource_name: str, cloudformation_json: dict[str, Any], account_id: str, region_name: str, **kwargs: Any
+    ) -> SecurityGroupEgress:
+        from moto.ec2.models import ec2_backends
+
+        props = cloudformation_json["Properties"]
+        if not props.get("GroupId") or not props.get("IpProtocol"):
+            raise ValidationError(message="SecurityGroupEgress needs GroupId and IpProtocol")
+        rule = {
+            "ip_protocol": str(props["IpProtocol"]),
+            "from_port": props.get("FromPort"),
+            "to_port": props.get("ToPort"),
+            "ip_ranges": [{"CidrIp": props["CidrIp"]}] if props.get("CidrIp") else [],
+            "source_groups": (
+                [{"GroupId": props["DestinationSecurityGroupId"]}] if props.get("DestinationSecurityGroupId") else []
+            ),
+        }
+        ec2_backends[account_id][region_name].authorize_security_group_egress(props["GroupId"], **rule)
+        return cls(props["GroupId"], rule)
+
+    def delete(self, account_id: str, region_name: str) -> None:
+        from moto.ec2.models import ec2_backends
+
+        ec2 = ec2_backends[account_id][region_name]
+        if ec2.get_security_group_from_id(self.group_id) is not None:  # the group may have gone first
+            ec2.revoke_security_group_egress(self.group_id, **self.rule)
+
+
+class PlacementGroup(_Attributes, CloudFormationModel):
+    """``AWS::EC2::PlacementGroup``: moto's EC2 has no placement groups, so only the name exists."""
+
+    CFN_TYPE = "AWS::EC2::PlacementGroup"
+    ATTRIBUTES = ("GroupName",)
+    STRATEGIES = ("cluster", "partition", "spread")
+
+    def __init__(self, name: str, strategy: str) -> None:
+        self.strategy = strategy
+        self.ref = name
+        self.attributes = {"GroupName": name}
+
+    @staticmethod
+    def cloudformation_name_type() -> str:
+        return "GroupName"
+
+    @classmethod
+    def create_from_cloudformation_json(  # type: ignore[misc]
+        cls, resource_name: str, cloudformation_json: dict[str, Any], account_id: str, region_name: str, **kwargs: Any
+    ) -> PlacementGroup:
+        strategy = cloudformation_json["Properties"].get("Strategy", "cluster")
+        if strategy not in cls.STRATEGIES:
+            raise ValidationError(message=f"Placement group strategy {strategy!r} is not one of {cls.STRATEGIES}")
+        return cls(resource_name, strategy)
+
+
+
+class FsxFileSystem(_Attributes, CloudFormationModel):
+    """``AWS::FSx::FileSystem`` created in moto's FSx backend (Lustre mount name and ZFS root volume added)."""
+
+    CFN_TYPE = "AWS::FSx::FileSystem"
+    ATTRIBUTES = ("DNSName", "LustreMountName", "ResourceARN", "RootVolumeId")
+
+    def __init__(self, file_system: Any) -> None:
+        self.file_system = file_system
+        self.ref = file_system.file_system_id
+        lustre = file_system.lustre_configuration or {}
+        zfs = file_system.open_zfs_configuration or {}
+        self.attributes = {
+            "DNSName": file_system.dns_name,
+            "LustreMountName": lustre.get("MountName"),
+            "ResourceARN": file_system.resource_arn,
+            "RootVolumeId": zfs.get("RootVolumeId"),
+        }
+
+    @staticmethod
+    def _check_lustre(capacity: int, lustre: dict[str, Any], storage_type: str) -> None:
+        if lustre.get("DeploymentType") != "PERSISTENT_2" or storage_type != "SSD":
+            return
+        if capacity != 1200 and capacity % 2400:
+            raise ValidationError(message="PERSISTENT_2 SSD capacity must be 1200 GiB or a multiple of 2400 GiB")
+        if int(lustre.get("PerUnitStorageThroughput", 0)) not in (125, 250, 500, 1000):
+            raise ValidationError(message="PERSISTENT_2 PerUnitStorageThroughput must be 125, 250, 500 or 1000")
+
+    @classmethod
+    def create_from_cloudformation_json(  # type: ignore[misc]
+        cls, resource_name: str, cloudformation_json: dict[str, Any], account_id: str, region_name: str, **kwargs: Any
+    ) -> FsxFileSystem:
+        from moto.fsx.models import fsx_backends
+
+        props = copy.deepcopy(cloudformation_json["Properties"])
+        capacity = int(props.get("StorageCapacity", 0))
+        storage_type = props.get("StorageType", "SSD")
+        lustre = props.get("LustreConfiguration")
+        zfs = props.get("OpenZFSConfiguration")
+        if props.get("FileSystemType") == "LUSTRE":
+            lustre = {**(lustre or {}), "MountName": "".join(mock_random.choice(string.ascii_lowercase) for _ in range(8))}
+            cls._check_lustre(capacity, lustre, storage_type)
+        if props.get("FileSystemType") == "OPENZFS":
+            zfs = {**(zfs or {}), "RootVolumeId": f"fsvol-{_hex(17)}"}
+        try:
+            file_system = fsx_backends[account_id][region_name].create_file_system(
+                client_request_token=str(mock_random.uuid4()),
+                file_system_type=props.get("FileSystemType"),
+                storage_capacity=capacity,
+                storage_type=storage_type,
+                subnet_ids=props.get("SubnetIds", []),
+                security_group_ids=props.get("SecurityGroupIds", []),
+                tags=_tags(props),
+                kms_key_id=props.get("KmsKeyId"),
+                windows_configuration=props.get("WindowsConfiguration"),
+                lustre_configuration=lustre,
+                ontap_configuration=props.get("OntapConfiguration"),
+                file_system_type_version=props.get("FileSystemTypeVersion"),
+                open_zfs_configuration=zfs,
+            )
+        except ValueError as exc:
+            raise ValidationError(message=str(exc)) from exc
+        return cls(file_system)
+
+    def delete(self, account_id: str, region_name: str) -> None:
+        from moto.fsx.models import fsx_backends
+
+        backend = fsx_backends[account_id][region_name]
+        if self.file_system.file_system_id in backend.file_systems:
+            backend.delete_file_system(self.file_system.file_system_id, str(mock_random.uuid4()), None, None, None)
+
+
+class DataRepositoryAssociation(_Attributes, CloudFormationModel):
+    """``AWS::FSx::DataRepositoryAssociation``: checks the Lustre file system and the bucket exist."""
+
+    CFN_TYPE = "AWS::FSx::DataRepositoryAssociation"
+    ATTRIBUTES = ("AssociationId", "ResourceARN")
+
+    def __init__(self, association_id: str, arn: str, properties: dict[str, Any]) -> None:
+        self.properties = properties
+        self.ref = association_id
+        self.attributes = {"AssociationId": association_id, "ResourceARN": arn}
+
+    @classmethod
+    def create_from_cloudformation_json(  # type: ignore[misc]
+        cls, resource_name: str, cloudformation_json: dict[str, Any], account_id: str, region_name: str, **kwargs: Any
+    ) -> DataRepositoryAssociation:
+        from moto.fsx.models import fsx_backends
+        from moto.s3.models import s3_backends
+
+        props = cloudformation_json["Properties"]
+        file_system = fsx_backends[account_id][region_name].file_systems.get(props.get("FileSystemId"))
+        if file_system is None or file_system.file_system_type != "LUSTRE":
+            raise ValidationError(message=f"{props.get('FileSystemId')} is not an FSx for Lustre file system")
+        match = re.fullmatch(r"s3://([^/]+)(/.*)?", str(props.get("DataRepositoryPath", "")))
+        if not match:
+            raise ValidationError(message="DataRepositoryPath must be an s3:// URI")
+        s3_backends[account_id]["aws"].get_bucket(match.group(1))
+        if not str(props.get("FileSystemPath", "")).startswith("/"):
+            raise ValidationError(message="FileSystemPath must be an absolute path")
+        association_id = f"dra-{_hex(17)}"
+        arn = f"arn:aws:fsx:{region_name}:{account_id}:association/{file_system.file_system_id}/{association_id}"
+        return cls(association_id, arn, props)
+
+
+
+class SageMakerCluster(_Attributes, CloudFormationModel):
+    """``AWS::SageMaker::Cluster`` created through moto's SageMaker ``create_cluster``."""
+
+    CFN_TYPE = "AWS::SageMaker::Cluster"
+    ATTRIBUTES = ("ClusterArn", "ClusterStatus", "CreationTime", "FailureMessage")
+
+    def __init__(self, cluster: Any, node_recovery: str) -> None:
+        self.cluster = cluster
+        self.ref = cluster.arn
+        self.node_recovery = node_recovery
+        self.attributes = {
+            "ClusterArn": cluster.arn,
+            "ClusterStatus": cluster.status,
+            "CreationTime": str(cluster.creation_time),
+            "FailureMessage": cluster.failure_message,
+        }
+
+    @staticmethod
+    def cloudformation_name_type() -> str:
+        return "ClusterName"
+
+    @classmethod
+    def create_from_cloudformation_json(  # type: ignore[misc]
+        cls, resource_name: str, cloudformation_json: dict[str, Any], account_id: str, region_name: str, **kwargs: Any
+    ) -> SageMakerCluster:
+        from moto.sagemaker.models import sagemaker_backends
+
+        props = copy.deepcopy(cloudformation_json["Properties"])
+        groups = []
+        for group in props.get("InstanceGroups", []):
+            group = dict(group)
+            group["InstanceCount"] = int(group["InstanceCount"])
+            group["ThreadsPerCore"] = int(group.get("ThreadsPerCore", 2))
+            groups.append(group)
+        node_recovery = props.get("NodeRecovery", "Automatic")
+        if node_recovery not in ("Automatic", "None"):
+            raise ValidationError(message="NodeRecovery must be Automatic or None")
+        backend = sagemaker_backends[account_id][region_name]
+        backend.create_cluster(resource_name, groups, props.get("VpcConfig", {}), _tags(props))
+        return cls(backend.clusters[resource_name], node_recovery)
+
+    def delete(self, account_id: str, region_name: str) -> None:
+        from moto.sagemaker.models import sagemaker_backends
+
+        backend = sagemaker_backends[account_id][region_name]
+        if self.cluster.cluster_name in backend.clusters:
+            backend.delete_cluster(self.cluster.cluster_name)
+
+
+class PrometheusWorkspace(_Attributes, CloudFormationModel):
+    """``AWS::APS::Workspace`` created in moto's Managed Prometheus backend."""
+
+    CFN_TYPE = "AWS::APS::Workspace"
+    ATTRIBUTES = ("Arn", "WorkspaceId", "PrometheusEndpoint")
+
+    def __init__(self, workspace: Any) -> None:
+        self.workspace = workspace
+        self.ref = workspace.arn
+        self.attributes = {
+            "Arn": workspace.arn,
+            "WorkspaceId": workspace.workspace_id,
+            "PrometheusEndpoint": workspace.endpoint,
+        }
+
+    @classmethod
+    def create_from_cloudformation_json(  # type: ignore[misc]
+        cls, resource_name: str, cloudformation_json: dict[str, Any], account_id: str, region_name: str, **kwargs: Any
+    ) -> PrometheusWorkspace:
+        from moto.amp.models import amp_backends
+
+        props = cloudformation_json["Properties"]
+        tags = {t["Key"]: t["Value"] for t in _tags(props)}
+        return cls(amp_backends[account_id][region_name].create_workspace(props.get("Alias", ""), tags))
+
+    def delete(self, account_id: str, region_name: str) -> None:
+        from moto.amp.models import amp_backends
+
+        amp_backends[account_id][region_name].delete_workspace(self.workspace.workspace_id)
+
+
+class GrafanaWorkspace(_Attributes, CloudFormationModel):
+    """``AWS::Grafana::Workspace``: moto has no Grafana, so the workspace exists only in its stack."""
+
+    CFN_TYPE = "AWS::Grafana::Workspace"
+    ATTRIBUTES = ("Id", "Endpoint", "Status", "GrafanaVersion", "CreationTimestamp", "ModificationTimestamp")
+    REQUIRED = ("AccountAccessType", "AuthenticationProviders", "PermissionType")
+
+    def __init__(self, workspace_id: str, region_name: str) -> None:
+        self.ref = workspace_id
+        now = cfn_models.utcnow().isoformat()
+        self.attributes = {
+            "Id": workspace_id,
+            "Endpoint": f"{workspace_id}.grafana-workspace.{region_name}.amazonaws.com",
+            "Status": "ACTIVE",
+            "GrafanaVersion": "10.4",
+            "CreationTimestamp": now,
+            "ModificationTimestamp": now,
+        }
+
+    @classmethod
+    def create_from_cloudformation_json(  # type: ignore[misc]
+        cls, resource_name: str, cloudformation_json: dict[str, Any], account_id: str, region_name: str, **kwargs: Any
+    ) -> GrafanaWorkspace:
+        props = cloudformation_json["Properties"]
+        missing = [name for name in cls.REQUIRED if not props.get(name)]
+        if missing:
+            raise ValidationError(message=f"Grafana workspace is missing {', '.join(missing)}")
+        return cls(f"g-{_hex(10)}", region_name)
+
+
+
+def _detach_gateway(ec2: Any, gateway_id: str) -> None:
+    gateway = ec2.internet_gateways.get(gateway_id)
+    if gateway is not None and gateway.vpc is not None:
+        ec2.detach_internet_gateway(gateway_id, gateway.vpc.id)
+
+
+def _ec2_deletes() -> dict[type, Any]:
+    """How to delete the network resources whose moto models cannot be deleted by a stack."""
+    from moto.ec2.models.elastic_ip_addresses import ElasticAddress
+    from moto.ec2.models.internet_gateways import InternetGateway
+    from moto.ec2.models.nat_gateways import NatGateway
+    from moto.ec2.models.route_tables import RouteTable
+    from moto.ec2.models.vpcs import VPCEndPoint
+    from moto.ec2.models.vpn_gateway import VPCGatewayAttachment
+
+    def delete_gateway(ec2: Any, gateway: Any) -> None:
+        _detach_gateway(ec2, gateway.id)
+        ec2.delete_internet_gateway(gateway.id)
+
+    def delete_endpoint(ec2: Any, endpoint: Any) -> None:
+        # moto deletes in no particular order; its own delete fails once a route table is gone.
+        endpoint.route_table_ids = [t for t in endpoint.route_table_ids or [] if t in ec2.route_tables]
+        ec2.delete_vpc_endpoints([endpoint.id])
+
+    return {
+        RouteTable: lambda ec2, table: ec2.delete_route_table(table.id),
+        NatGateway: lambda ec2, gateway: ec2.delete_nat_gateway(gateway.id),
+        VPCEndPoint: delete_endpoint,
+        ElasticAddress: lambda ec2, address: ec2.release_address(allocation_id=address.allocation_id),
+        InternetGateway: delete_gateway,
+        VPCGatewayAttachment: lambda ec2, attachment: _detach_gateway(ec2, attachment.gateway_id),
+    }
+
+
+def _with_ec2(action: Any) -> Any:
+    def delete(self: Any, account_id: str, region_name: str) -> None:
+        from moto.ec2.models import ec2_backends
+
+        action(ec2_backends[account_id][region_name], self)
+
+    return delete
+
+
+def _subnet_honouring_public_ip() -> Any:
+    """moto's Subnet ignores ``MapPublicIpOnLaunch``; the head node's public IP depends on it."""
+    from moto.ec2.models.subnets import Subnet
+
+    original = Subnet.create_from_cloudformation_json.__func__  # type: ignore[attr-defined]
+
+    def create(cls: Any, resource_name: str, cloudformation_json: Any, account_id: str, region_name: str, **kwargs: Any) -> Any:
+        subnet = original(cls, resource_name, cloudformation_json, account_id, region_name, **kwargs)
+        flag = cloudformation_json["Properties"].get("MapPublicIpOnLaunch", False)
+        subnet.map_public_ip_on_launch = str(flag).lower() == "true"
+        return subnet
+
+    Subnet.create_from_cloudformation_json = classmethod(create)  # type: ignore[method-assign, assignment]
+
+
+def install() -> None:
+    """Register the resource types above with moto's CloudFormation (idempotent).
+
+    Call it in the process that runs moto's server, before any stack is created. Besides the
+    types, it routes ``Custom::PclusterCluster`` (and only that custom type) to its emulation,
+    serves the ParallelCluster provider template that moto's S3 does not hold, lets stack deletion
+    remove route tables, NAT and internet gateways, endpoints and addresses, honours a subnet's
+    ``MapPublicIpOnLaunch``, answers
+    ``Outputs.*`` attributes of nested stacks, and reads ``!GetAtt [Resource, a.b]`` and
+    ``!GetAtt Resource.a.b`` as CloudFormation does (moto keeps YAML nodes, or splits every dot).
+    """
+    global _installed
+    with _install_lock:
+        if _installed:
+            return
+        original_class_from_type = parsing.resource_class_from_type
+        original_template_from_url = cfn_models.get_stack_from_s3_url
+
+        from clusters.aws.moto_pcluster import (
+            PclusterCluster,
+            provider_template,
+            stack_get_cfn_attribute,
+        )
+
+        def resource_class_from_type(resource_type: str) -> Any:
+            if resource_type == PclusterCluster.cloudformation_type():
+                return PclusterCluster
+            return original_class_from_type(resource_type)
+
+        def get_stack_from_s3_url(template_url: str, account_id: str, partition: str) -> str:
+            stand_in = provider_template(template_url)
+            if stand_in is None:
+                return original_template_from_url(template_url, account_id=account_id, partition=partition)
+            return stand_in
+
+        original_tag_constructor = cfn_utils.yaml_tag_constructor
+
+        def yaml_tag_constructor(loader: Any, tag: str, node: Any) -> Any:
+            if tag != "!GetAtt":
+                return original_tag_constructor(loader, tag, node)
+            if isinstance(node, yaml.SequenceNode):
+                return {"Fn::GetAtt": loader.construct_sequence(node, deep=True)}
+            return {"Fn::GetAtt": str(node.value).split(".", 1)}
+
+        for module in (cfn_utils, cfn_models, cfn_responses):
+            module.yaml_tag_constructor = yaml_tag_constructor
+        parsing.resource_class_from_type = resource_class_from_type
+        for model, action in _ec2_deletes().items():
+            if not hasattr(model, "delete"):
+                model.delete = _with_ec2(action)
+        _subnet_honouring_public_ip()
+        cfn_models.get_stack_from_s3_url = get_stack_from_s3_url
+        if not hasattr(cfn_models.Stack, "get_cfn_attribute"):
+            cfn_models.Stack.get_cfn_attribute = stack_get_cfn_attribute
+        for cached in (parsing.get_model_list, parsing.get_model_map, parsing.get_name_type_map):
+            cached.cache_clear()
+        _installed = True
