@@ -1,0 +1,282 @@
+"""Read dcgm-exporter and EFA exporter scrapes (Prometheus text format) into per-node readings.
+
+One pass over the metric families that ``prometheus_client``'s parser yields: a family
+is routed by its name once, and each sample costs a couple of dict look-ups. That
+matters because a 2,000-node scrape holds over a million samples and the parser itself
+is the expensive part; this module must stay a thin layer on top of it.
+
+Decisions worth knowing:
+
+* Broken input is rejected, not skipped: the first unparsable line raises ``ParseError``
+  carrying its 1-based line number. Skipping lines would silently hide GPUs, which the
+  missing-GPU check would then report as fallen off the bus.
+* Text that parses but holds neither DCGM nor EFA series is rejected too (``ParseError``),
+  so a caller posting the wrong scrape gets an answer rather than an empty report.
+* DCGM's blank sentinels (values at or above 9223372036854775790) and NaN are "no value".
+* Counter families reach us with ``_total`` sample names; routing uses the family name.
+* Several series for one physical GPU (MIG instances, duplicated scrapes) are merged:
+  the GPU keeps the largest value seen for each health field.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+
+from prometheus_client.parser import text_string_to_metric_families
+
+DCGM_BLANK_THRESHOLD = 9223372036854775790
+EFA_PREFIX = "node_amazonefa_"
+UNKNOWN_HOST = "unknown"
+
+# Slots of the per-GPU working list filled in the hot loop.
+XID, UNC_ROWS, CORR_ROWS, REMAP_FAILURE, THERMAL, POWER, DBE, UUID, XID_MSG, POD, NAMESPACE = range(11)
+_GPU_SLOTS = 11
+
+DCGM_FIELDS: dict[str, int] = {
+    "DCGM_FI_DEV_XID_ERRORS": XID,
+    "DCGM_FI_DEV_UNCORRECTABLE_REMAPPED_ROWS": UNC_ROWS,
+    "DCGM_FI_DEV_CORRECTABLE_REMAPPED_ROWS": CORR_ROWS,
+    "DCGM_FI_DEV_ROW_REMAP_FAILURE": REMAP_FAILURE,
+    "DCGM_FI_DEV_THERMAL_VIOLATION": THERMAL,
+    "DCGM_FI_DEV_POWER_VIOLATION": POWER,
+    "DCGM_FI_DEV_ECC_DBE_VOL_TOTAL": DBE,
+}
+# Newer exporters can also count XIDs per code over a window, with an ``xid`` label.
+XID_COUNT_FAMILY = "DCGM_EXP_XID_ERRORS_COUNT"
+
+EFA_FIELDS: tuple[str, ...] = (
+    "rdma_read_wr_err",
+    "rdma_write_wr_err",
+    "retrans_timeout_events",
+    "unresponsive_remote_events",
+    "impaired_remote_conn_events",
+    "rx_drops",
+)
+_EFA_SLOT: dict[str, int] = {EFA_PREFIX + name: slot for slot, name in enumerate(EFA_FIELDS)}
+
+_PARSE_ERRORS = (ValueError, IndexError, TypeError, KeyError)
+
+
+class ParseError(ValueError):
+    """The text is not a Prometheus exposition we can read; ``line`` is 1-based when known."""
+
+    def __init__(self, message: str, line: int | None = None) -> None:
+        self.line = line
+        super().__init__(f"line {line}: {message}" if line else message)
+
+
+@dataclass(slots=True)
+class GpuReading:
+    """Health fields of one physical GPU; ``None`` means the exporter did not report the field."""
+
+    hostname: str
+    gpu: int | str
+    uuid: str | None = None
+    xid: int | None = None
+    xid_message: str | None = None
+    uncorrectable_remapped_rows: float | None = None
+    correctable_remapped_rows: float | None = None
+    row_remap_failure: float | None = None
+    thermal_violation: float | None = None
+    power_violation: float | None = None
+    ecc_dbe: float | None = None
+    pod: str | None = None
+    namespace: str | None = None
+
+    def to_dict(self) -> dict:
+        """JSON-safe dict."""
+        return asdict(self)
+
+
+@dataclass(slots=True)
+class EfaReading:
+    """Error counters of one EFA device (summed over its ports); ``None`` means not reported."""
+
+    hostname: str
+    device: str
+    rdma_read_wr_err: float | None = None
+    rdma_write_wr_err: float | None = None
+    retrans_timeout_events: float | None = None
+    unresponsive_remote_events: float | None = None
+    impaired_remote_conn_events: float | None = None
+    rx_drops: float | None = None
+
+    def to_dict(self) -> dict:
+        """JSON-safe dict."""
+        return asdict(self)
+
+
+@dataclass
+class Scrape:
+    """Everything one scrape says about GPUs and EFA devices, keyed by host then GPU/device."""
+
+    gpus: dict[str, dict[int | str, GpuReading]] = field(default_factory=dict)
+    efa: dict[str, dict[str, EfaReading]] = field(default_factory=dict)
+    models: dict[str, str] = field(default_factory=dict)
+    families: int = 0
+    samples: int = 0
+
+    @property
+    def hostnames(self) -> list[str]:
+        """Every host seen in either exporter, sorted."""
+        return sorted(set(self.gpus) | set(self.efa))
+
+    def to_dict(self) -> dict:
+        """JSON-safe dict (GPU indices become strings, as JSON object keys must)."""
+        return {
+            "gpus": {h: {str(g): r.to_dict() for g, r in node.items()} for h, node in self.gpus.items()},
+            "efa": {h: {d: r.to_dict() for d, r in node.items()} for h, node in self.efa.items()},
+            "models": dict(self.models),
+            "families": self.families,
+            "samples": self.samples,
+        }
+
+
+def host_of(labels: dict[str, str]) -> str:
+    """The node a series belongs to: ``Hostname``, ``hostname``, the host part of ``instance``, or "unknown"."""
+    host = labels.get("Hostname") or labels.get("hostname")
+    if host:
+        return host
+    instance = labels.get("instance")
+    if not instance:
+        return UNKNOWN_HOST
+    if instance.startswith("["):  # [IPv6]:port
+        return instance[1:instance.find("]")] or UNKNOWN_HOST
+    return instance.rsplit(":", 1)[0] if instance.count(":") == 1 else instance
+
+
+def parse(text: str | bytes) -> Scrape:
+    """Parse one exposition text into a ``Scrape``; raise ``ParseError`` for text we cannot use."""
+    text = _as_text(text)
+    scrape = Scrape()
+    gpus: dict[str, dict[str, list]] = {}
+    efa: dict[str, dict[str, list]] = {}
+    try:
+        for family in text_string_to_metric_families(text):
+            scrape.families += 1
+            samples = family.samples
+            scrape.samples += len(samples)
+            name = family.name.removesuffix("_total")
+            if name.startswith("DCGM_"):
+                _read_dcgm(samples, DCGM_FIELDS.get(name, -1 if name != XID_COUNT_FAMILY else -2), gpus, scrape)
+            elif name.startswith(EFA_PREFIX):
+                _read_efa(samples, _EFA_SLOT.get(name, -1), efa)
+    except _PARSE_ERRORS as exc:
+        raise _locate(text, exc) from exc
+    if not gpus and not efa:
+        raise ParseError("no dcgm-exporter (DCGM_FI_*) or EFA exporter (node_amazonefa_*) series found")
+    scrape.gpus = {host: {_gpu_key(g): _gpu_reading(host, g, rec) for g, rec in node.items()}
+                   for host, node in gpus.items()}
+    scrape.efa = {host: {dev: EfaReading(host, dev, *rec) for dev, rec in node.items()}
+                  for host, node in efa.items()}
+    return scrape
+
+
+def _read_dcgm(samples: list, slot: int, gpus: dict, scrape: Scrape) -> None:
+    """Fold one DCGM family into ``gpus``; slot -1 only records which GPUs exist, -2 is the XID count family."""
+    blank = DCGM_BLANK_THRESHOLD
+    for sample in samples:
+        labels = sample[1]
+        gpu = labels.get("gpu")
+        if gpu is None:
+            continue
+        host = labels.get("Hostname") or labels.get("hostname") or host_of(labels)
+        node = gpus.get(host)
+        if node is None:
+            node = gpus[host] = {}
+            scrape.models[host] = labels.get("modelName", "")
+        rec = node.get(gpu)
+        if rec is None:
+            rec = node[gpu] = [None] * _GPU_SLOTS
+        if slot == -1:
+            continue
+        value = sample[2]
+        if not value < blank:  # DCGM's "no value" sentinels, and NaN
+            continue
+        if rec[UUID] is None:
+            rec[UUID] = labels.get("UUID")
+        if slot == -2:
+            code = labels.get("xid")
+            if value > 0 and code and code.isdigit() and not rec[XID]:
+                rec[XID] = int(code)
+            continue
+        old = rec[slot]
+        if old is None or value > old:
+            rec[slot] = value
+        if slot == XID and value:
+            rec[XID_MSG] = labels.get("err_msg")
+            rec[POD] = labels.get("pod")
+            rec[NAMESPACE] = labels.get("namespace")
+
+
+def _read_efa(samples: list, slot: int, efa: dict) -> None:
+    """Fold one EFA family into ``efa``; slot -1 only records which devices exist."""
+    hosts: dict[str, str] = {}
+    for sample in samples:
+        labels = sample[1]
+        device = labels.get("device")
+        if device is None:
+            continue
+        host = labels.get("hostname") or labels.get("Hostname")
+        if not host:
+            instance = labels.get("instance", "")
+            host = hosts.get(instance)
+            if host is None:
+                host = hosts[instance] = host_of(labels)
+        node = efa.get(host)
+        if node is None:
+            node = efa[host] = {}
+        rec = node.get(device)
+        if rec is None:
+            rec = node[device] = [None] * len(EFA_FIELDS)
+        if slot == -1:
+            continue
+        value = sample[2]
+        if not value >= 0:  # NaN or nonsense: not a count
+            continue
+        old = rec[slot]
+        rec[slot] = value if old is None else old + value
+
+
+def _gpu_key(gpu: str) -> int | str:
+    return int(gpu) if gpu.isdigit() else gpu
+
+
+def _gpu_reading(host: str, gpu: str, rec: list) -> GpuReading:
+    xid = rec[XID]
+    return GpuReading(
+        hostname=host, gpu=_gpu_key(gpu), uuid=rec[UUID], xid=None if xid is None else int(xid),
+        xid_message=rec[XID_MSG], uncorrectable_remapped_rows=rec[UNC_ROWS],
+        correctable_remapped_rows=rec[CORR_ROWS], row_remap_failure=rec[REMAP_FAILURE],
+        thermal_violation=rec[THERMAL], power_violation=rec[POWER], ecc_dbe=rec[DBE],
+        pod=rec[POD], namespace=rec[NAMESPACE],
+    )
+
+
+def _as_text(text: str | bytes) -> str:
+    if isinstance(text, (bytes, bytearray)):
+        try:
+            text = bytes(text).decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise ParseError(f"input is not UTF-8 text (byte {exc.start})") from None
+    if not isinstance(text, str):
+        raise ParseError(f"expected text, got {type(text).__name__}")
+    if not text or text.isspace():  # isspace stops at the first printable character: no copy of a large scrape
+        raise ParseError("input is empty")
+    if "\x00" in text:
+        raise ParseError("input is binary (contains NUL bytes)", text.count("\n", 0, text.index("\x00")) + 1)
+    return text
+
+
+def _locate(text: str, exc: Exception) -> ParseError:
+    """Find the first line the parser rejects on its own; only runs on the error path."""
+    for number, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            for _family in text_string_to_metric_families(line):
+                pass
+        except _PARSE_ERRORS as line_exc:
+            shown = line if len(line) <= 120 else line[:117] + "..."
+            return ParseError(f"not Prometheus text format ({line_exc or 'invalid line'}): {shown!r}", number)
+    return ParseError(f"not Prometheus text format: {exc}")

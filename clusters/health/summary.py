@@ -1,0 +1,327 @@
+"""Turn one health scrape into node verdicts, a fault list and the dashboard's cluster figures.
+
+Some signals are states (an XID, a row-remap failure, a GPU that is missing) and can be
+judged from one scrape. Others are counters that only mean something when they grow
+(thermal and power throttling time, EFA errors and drops): ``summarize`` compares them
+with the ``state`` returned by the previous call, which the portal keeps in a JSONField.
+The first report for a node only records a baseline for those counters.
+
+Verdicts are ordered, mildest first; a node takes the worst verdict of its faults.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+
+from clusters import instance_types
+from clusters.health import xid as xids
+from clusters.health.prometheus import EFA_FIELDS, EfaReading, GpuReading, Scrape, parse
+
+HEALTHY, DEGRADED, RESET_GPU, REBOOT, REPLACE = "healthy", "degraded", "reset_gpu", "reboot", "replace"
+VERDICTS: tuple[str, ...] = (HEALTHY, DEGRADED, RESET_GPU, REBOOT, REPLACE)
+_RANK = {name: rank for rank, name in enumerate(VERDICTS)}
+_FROM_CONSEQUENCE = {
+    xids.NONE: DEGRADED, xids.RESTART_JOB: DEGRADED, xids.RESET_GPU: RESET_GPU,
+    xids.REBOOT_NODE: REBOOT, xids.REPLACE_NODE: REPLACE,
+}
+STATE_VERSION = 1
+
+# EFA counter -> (fault kind, what to do when it grows).
+_EFA_KINDS: dict[str, tuple[str, str]] = {
+    "rdma_read_wr_err": ("efa_rdma_read_err", "RDMA read work requests failing: check the EFA device and its peers"),
+    "rdma_write_wr_err": ("efa_rdma_write_err", "RDMA write work requests failing: check the EFA device and its peers"),
+    "retrans_timeout_events": ("efa_retrans_timeout", "retransmit timeouts: a peer or the fabric path is dropping"),
+    "unresponsive_remote_events": ("efa_unresponsive_remote", "a remote peer stopped answering: check the peer nodes"),
+    "impaired_remote_conn_events": ("efa_impaired_remote", "impaired remote connections: check the peer nodes"),
+    "rx_drops": ("efa_rx_drops", "received packets dropped: check for congestion or a failing device"),
+}
+
+
+def worse(a: str, b: str) -> str:
+    """The worse of two verdicts."""
+    return a if _RANK[a] >= _RANK[b] else b
+
+
+@dataclass
+class Fault:
+    """One thing wrong with one GPU or EFA device (``gpu``/``device`` is None when it is node-wide)."""
+
+    hostname: str
+    kind: str
+    severity: str
+    verdict: str
+    meaning: str
+    action: str
+    gpu: int | str | None = None
+    uuid: str | None = None
+    device: str | None = None
+    xid: int | None = None
+    value: float | None = None
+    new: bool | None = None
+    pod: str | None = None
+
+    def to_dict(self) -> dict:
+        """JSON-safe dict."""
+        return asdict(self)
+
+    @property
+    def reason(self) -> str:
+        """One line for people: where, what, and what to do."""
+        where = f"GPU {self.gpu}" if self.gpu is not None else (f"EFA {self.device}" if self.device else "node")
+        return f"{where}: {self.meaning} ({self.action})"
+
+
+@dataclass
+class NodeHealth:
+    """Verdict for one node; ``expected_gpus`` is None when the instance type is unknown."""
+
+    hostname: str
+    expected_gpus: int | None
+    gpus_seen: int
+    missing_gpus: list[int]
+    verdict: str = HEALTHY
+    reasons: list[str] = field(default_factory=list)
+    model: str = ""
+    efa_devices_seen: int = 0
+    expected_efa_devices: int | None = None
+
+    def to_dict(self) -> dict:
+        """JSON-safe dict."""
+        return asdict(self)
+
+
+@dataclass
+class HealthSummary:
+    """The whole report. ``state`` goes back into the next ``summarize`` call."""
+
+    instance_type: str | None
+    nodes: list[NodeHealth]
+    faults: list[Fault]
+    panels: dict[str, float]
+    healthy_gpu_share: float | None
+    gpus_expected: int
+    gpus_seen: int
+    state: dict
+
+    @property
+    def verdict_counts(self) -> dict[str, int]:
+        """How many nodes have each verdict (every verdict present, zero or not)."""
+        counts = dict.fromkeys(VERDICTS, 0)
+        for node in self.nodes:
+            counts[node.verdict] += 1
+        return counts
+
+    def to_dict(self, include_state: bool = False) -> dict:
+        """JSON-safe dict; the state is left out unless asked for, as it can be large."""
+        data = {
+            "instance_type": self.instance_type,
+            "nodes": [node.to_dict() for node in self.nodes],
+            "faults": [fault.to_dict() for fault in self.faults],
+            "panels": dict(self.panels),
+            "healthy_gpu_share": self.healthy_gpu_share,
+            "gpus_expected": self.gpus_expected,
+            "gpus_seen": self.gpus_seen,
+            "verdict_counts": self.verdict_counts,
+        }
+        if include_state:
+            data["state"] = self.state
+        return data
+
+
+def summarize(
+    text_or_parsed: str | bytes | Scrape,
+    instance_type: str | instance_types.InstanceType | None,
+    previous_state: dict | None = None,
+    *,
+    uncorrectable_rows_replace_at: int | None = None,
+) -> HealthSummary:
+    """Judge every node of one scrape.
+
+    ``instance_type`` gives the expected GPU and EFA counts (None: unknown, nothing is
+    reported missing); an unknown name raises ``UnknownInstanceType``.
+    ``uncorrectable_rows_replace_at`` is a site policy: at or above that many uncorrectable
+    remapped rows a GPU's node is marked for replacement (off by default; a row-remap
+    failure always is).
+    """
+    scrape = text_or_parsed if isinstance(text_or_parsed, Scrape) else parse(text_or_parsed)
+    itype = instance_types.get(instance_type) if isinstance(instance_type, str) else instance_type
+    prev = previous_state if isinstance(previous_state, dict) and previous_state.get("v") == STATE_VERSION else {}
+    judge = _Judge(itype, prev, uncorrectable_rows_replace_at)
+    nodes = [judge.node(host, scrape) for host in scrape.hostnames]
+    expected = sum(n.gpus_seen + len(n.missing_gpus) for n in nodes)
+    return HealthSummary(
+        instance_type=itype.name if itype else None,
+        nodes=nodes,
+        faults=judge.faults,
+        panels=judge.panels(nodes),
+        healthy_gpu_share=round((expected - judge.unhealthy_gpus) / expected, 6) if expected else None,
+        gpus_expected=expected,
+        gpus_seen=sum(n.gpus_seen for n in nodes),
+        state=judge.state,
+    )
+
+
+class _Judge:
+    """Accumulates faults, panel figures and the next state while nodes are judged."""
+
+    def __init__(self, itype: instance_types.InstanceType | None, prev: dict, replace_at: int | None) -> None:
+        self.itype = itype
+        self.replace_at = replace_at
+        self.prev_gpu: dict = prev.get("gpu", {})
+        self.prev_efa: dict = prev.get("efa", {})
+        self.prev_xid: dict = prev.get("xid", {})
+        self.state: dict = {"v": STATE_VERSION, "gpu": {}, "efa": {}, "xid": {}}
+        self.faults: list[Fault] = []
+        self.unhealthy_gpus = 0
+        self.sums = {"uncorrectable_remapped_rows": 0, "correctable_remapped_rows": 0}
+        self.counts = {"xid_errors": 0, "row_remap_failures": 0, "thermal_violations": 0}
+
+    def node(self, host: str, scrape: Scrape) -> NodeHealth:
+        gpus = scrape.gpus.get(host, {})
+        efa = scrape.efa.get(host, {})
+        expected = self.itype.gpus if self.itype else None
+        missing = [i for i in range(expected) if i not in gpus] if (expected and gpus) else []
+        node = NodeHealth(host, expected, len(gpus), missing, model=scrape.models.get(host, ""),
+                          efa_devices_seen=len(efa),
+                          expected_efa_devices=self.itype.efa_devices if self.itype else None)
+        first = len(self.faults)
+        for index in missing:
+            self._add(host, "missing_gpu", xids.CRITICAL, REBOOT, "GPU not reported by dcgm-exporter",
+                      "reboot the node; replace it if the GPU stays missing", gpu=index)
+        self.unhealthy_gpus += len(missing)
+        if gpus:
+            self._gpus(host, gpus)
+        elif expected:
+            node.reasons.append("no DCGM series for this node: is dcgm-exporter running?")
+        if efa:
+            self._efa(host, efa, node)
+        for fault in self.faults[first:]:
+            node.verdict = worse(node.verdict, fault.verdict)
+            if fault.severity != xids.INFO:
+                node.reasons.append(fault.reason)
+        return node
+
+    def _gpus(self, host: str, gpus: dict[int | str, GpuReading]) -> None:
+        prev_counters = self.prev_gpu.get(host)
+        prev_xid = self.prev_xid.get(host)
+        counters_state: dict = {}
+        xid_state: dict = {}
+        for index in sorted(gpus, key=_gpu_order):
+            r = gpus[index]
+            key = str(index)
+            bad = False
+            if r.xid:
+                bad = True
+                self.counts["xid_errors"] += 1
+                xid_state[key] = r.xid
+                info = xids.describe(r.xid)
+                meaning = f"XID {r.xid}: {info.meaning if info.known or not r.xid_message else r.xid_message}"
+                new = None if prev_xid is None else prev_xid.get(key) != r.xid
+                self._add(host, "xid", info.severity, _verdict_for(info), meaning, info.action, r,
+                          xid=r.xid, value=r.xid, new=new)
+            if r.ecc_dbe:
+                bad = True
+                self._add(host, "ecc_dbe", xids.CRITICAL, RESET_GPU, "double-bit ECC errors since the driver loaded",
+                          "reset the GPU; replace the node if they recur", r, value=r.ecc_dbe)
+            if r.row_remap_failure:
+                self.counts["row_remap_failures"] += 1
+                self._add(host, "row_remap_failure", xids.CRITICAL, REPLACE, "row remapping failed",
+                          "drain and replace the node", r, value=r.row_remap_failure)
+            if r.uncorrectable_remapped_rows:
+                self.sums["uncorrectable_remapped_rows"] += r.uncorrectable_remapped_rows
+                over = self.replace_at is not None and r.uncorrectable_remapped_rows >= self.replace_at
+                self._add(host, "uncorrectable_remapped_rows", xids.CRITICAL if over else xids.WARNING,
+                          REPLACE if over else RESET_GPU, "rows remapped after uncorrectable errors",
+                          "drain and replace the node" if over else
+                          "reset the GPU so the remap takes effect; replace the node if the count grows",
+                          r, value=r.uncorrectable_remapped_rows)
+            if r.correctable_remapped_rows:
+                self.sums["correctable_remapped_rows"] += r.correctable_remapped_rows
+                self._add(host, "correctable_remapped_rows", xids.INFO, HEALTHY,
+                          "rows remapped after correctable errors", "monitor", r,
+                          value=r.correctable_remapped_rows)
+            thermal, power = r.thermal_violation or 0, r.power_violation or 0
+            if thermal or power:
+                counters_state[key] = [thermal, power]
+            if prev_counters is not None:
+                before = prev_counters.get(key)
+                if not isinstance(before, list) or len(before) != 2:
+                    before = (0, 0)
+                grown = _growth(thermal, before[0])
+                if grown:
+                    self.counts["thermal_violations"] += 1
+                    self._add(host, "thermal_violation", xids.WARNING, DEGRADED,
+                              "GPU throttled for heat since the last report",
+                              "check cooling and the GPU temperature", r, value=grown)
+                grown = _growth(power, before[1])
+                if grown:
+                    self._add(host, "power_violation", xids.INFO, HEALTHY,
+                              "GPU held at its power cap since the last report",
+                              "none while training at full load; check the power limit otherwise", r, value=grown)
+            self.unhealthy_gpus += bad
+        self.state["gpu"][host] = counters_state
+        if xid_state:
+            self.state["xid"][host] = xid_state
+        elif prev_xid is not None or prev_counters is not None:
+            self.state["xid"][host] = {}
+
+    def _efa(self, host: str, devices: dict[str, EfaReading], node: NodeHealth) -> None:
+        expected = self.itype.efa_devices if self.itype else 0
+        if expected and len(devices) < expected:
+            self._add(host, "efa_device_missing", xids.WARNING, DEGRADED,
+                      f"{len(devices)} of {expected} EFA devices reported",
+                      "check `fi_info -p efa` on the node; reboot it if a device stays missing")
+        prev = self.prev_efa.get(host)
+        state: dict = {}
+        for device in sorted(devices):
+            r = devices[device]
+            values = [getattr(r, name) or 0 for name in EFA_FIELDS]
+            if any(values):
+                state[device] = values
+            if prev is None:
+                continue
+            before = prev.get(device)
+            if not isinstance(before, list) or len(before) != len(EFA_FIELDS):
+                before = [0] * len(EFA_FIELDS)
+            for name, now, then in zip(EFA_FIELDS, values, before, strict=True):
+                grown = _growth(now, then)
+                if grown:
+                    kind, action = _EFA_KINDS[name]
+                    self._add(host, kind, xids.WARNING, DEGRADED, f"{name} grew by {grown:g} since the last report",
+                              action, device=device, value=grown)
+        self.state["efa"][host] = state
+
+    def _add(self, host: str, kind: str, severity: str, verdict: str, meaning: str, action: str,
+             reading: GpuReading | None = None, **extra) -> None:
+        if reading is not None:
+            extra.update(gpu=reading.gpu, uuid=reading.uuid, pod=reading.pod)
+        self.faults.append(Fault(host, kind, severity, verdict, meaning, action, **extra))
+
+    def panels(self, nodes: list[NodeHealth]) -> dict[str, float]:
+        """The six dashboard figures."""
+        return {
+            "uncorrectable_remapped_rows": self.sums["uncorrectable_remapped_rows"],
+            "correctable_remapped_rows": self.sums["correctable_remapped_rows"],
+            "xid_errors": self.counts["xid_errors"],
+            "row_remap_failures": self.counts["row_remap_failures"],
+            "thermal_violations": self.counts["thermal_violations"],
+            "missing_gpus": sum(len(node.missing_gpus) for node in nodes),
+        }
+
+
+def _gpu_order(index: int | str) -> tuple[int, int, str]:
+    """Numeric GPU indices in numeric order, odd labels after them."""
+    return (0, index, "") if isinstance(index, int) else (1, 0, index)
+
+
+def _verdict_for(info: xids.XidInfo) -> str:
+    if info.consequence == xids.NONE and info.severity == xids.INFO:
+        return HEALTHY
+    return _FROM_CONSEQUENCE[info.consequence]
+
+
+def _growth(now: float, before: float) -> float:
+    """How much a counter grew; a counter smaller than before was reset, so all of it is new."""
+    if now > before:
+        return now - before
+    return now if now < before else 0

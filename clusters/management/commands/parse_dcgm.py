@@ -1,0 +1,40 @@
+"""Parse a dcgm-exporter / EFA exporter scrape and print node verdicts and faults (``--json`` for all of it)."""
+
+from __future__ import annotations
+
+import json
+
+from django.core.management.base import BaseCommand, CommandError
+
+from clusters.health.prometheus import ParseError
+from clusters.health.summary import summarize
+from clusters.instance_types import UnknownInstanceType
+from clusters.management.commands._input import read_input
+
+
+class Command(BaseCommand):
+    help = "Summarise GPU and EFA health from dcgm-exporter / EFA exporter text (Prometheus format)."
+
+    def add_arguments(self, parser) -> None:
+        parser.add_argument("file", help='scrape file, or "-" for standard input')
+        parser.add_argument("--instance-type", help="e.g. p5.48xlarge; gives the expected GPU and EFA counts")
+        parser.add_argument("--json", action="store_true", help="print the full summary as JSON")
+
+    def handle(self, *args, **options) -> None:
+        data = read_input(options["file"])
+        try:
+            summary = summarize(data, options["instance_type"])
+        except (ParseError, UnknownInstanceType) as exc:
+            raise CommandError(str(exc)) from exc
+        if options["json"]:
+            self.stdout.write(json.dumps(summary.to_dict(), indent=2))
+            return
+        share = summary.healthy_gpu_share
+        self.stdout.write(f"{len(summary.nodes)} node(s), {summary.gpus_seen}/{summary.gpus_expected} GPUs seen, "
+                          f"healthy GPU share {'n/a' if share is None else f'{share:.1%}'}")
+        for name, value in summary.panels.items():
+            self.stdout.write(f"  {name}: {value:g}")
+        for node in summary.nodes:
+            self.stdout.write(f"{node.hostname}: {node.verdict}")
+            for reason in node.reasons:
+                self.stdout.write(f"  - {reason}")
