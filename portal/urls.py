@@ -30,4 +30,6 @@ urlpatterns = [
     path("api/docs/", SpectacularSwaggerView.as_view(url_name="api-schema"), name="api-docs"),
     path("api/redoc/", SpectacularRedocView.as_view(url_name="api-schema"), name="api-redoc"),
     path("api/portal/", include("portal.api.urls")),
+    path("clusters/", include("clusters.urls")),
+    path("api/clusters/", include("clusters.api.urls")),
 ]

@@ -5,7 +5,7 @@ from rest_framework.response import Response
 from rest_framework.reverse import reverse
 
 # Each app adds (name, url name of its router root) here through its api/urls.py import.
-API_APPS = [("portal", "portal-api:api-root")]
+API_APPS = [("portal", "portal-api:api-root"), ("clusters", "clusters-api:api-root")]
 
 
 @extend_schema(exclude=True)
