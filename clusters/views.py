@@ -140,7 +140,8 @@ def preview(form: LaunchForm) -> dict:
 
 class ClusterListView(ObjectListView):
     queryset = Cluster.objects.select_related("organization", "blueprint").annotate(
-        resources_total=Sum("stacks__resources_total"), resources_done=Sum("stacks__resources_done"))
+        resources_total=Sum("stacks__resources_total"), resources_done=Sum("stacks__resources_done")
+    ).order_by("organization__name", "name")
     filterset_class = ClusterFilterSet
     template_name = "clusters/cluster_list.html"
     partial_template_name = "clusters/htmx/cluster_table.html"

@@ -59,6 +59,7 @@ class ClusterSerializer(serializers.ModelSerializer):
     organization = serializers.SlugRelatedField(slug_field="slug", read_only=True)
     blueprint = serializers.SlugRelatedField(slug_field="slug", read_only=True)
     stacks = StackSerializer(many=True, read_only=True)
+    region = serializers.CharField(read_only=True)
 
     class Meta:
         model = Cluster
