@@ -2,7 +2,7 @@
 roles), fed to the poller through botocore's Stubber in the shapes AWS returns."""
 from __future__ import annotations
 
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 import boto3
 import pytest
@@ -14,7 +14,7 @@ from clusters.choices import ClusterState, JobStatus
 from tests.clusters.factories_clusters import launched_cluster
 
 pytestmark = pytest.mark.django_db
-T0 = datetime(2026, 11, 30, 1, 0, tzinfo=timezone.utc)
+T0 = datetime(2026, 11, 30, 1, 0, tzinfo=UTC)
 
 
 @pytest.fixture
@@ -74,7 +74,8 @@ def test_create_in_progress_then_rollback_fails_with_the_first_failing_resource(
     stubbed.add_response("describe_stacks", _stack(name, sid, "ROLLBACK_IN_PROGRESS",
                                                    "The following resource(s) failed to create: [PrometheusWorkspace]."))
     stubbed.add_response("describe_stack_events", {"StackEvents": [
-        _event(sid, name, 5, name, "AWS::CloudFormation::Stack", "ROLLBACK_IN_PROGRESS", "The following resource(s) failed to create: [PrometheusWorkspace]."),
+        _event(sid, name, 5, name, "AWS::CloudFormation::Stack", "ROLLBACK_IN_PROGRESS",
+               "The following resource(s) failed to create: [PrometheusWorkspace]."),
         _event(sid, name, 4, "GrafanaWorkspace", "AWS::Grafana::Workspace", "CREATE_FAILED", "Resource creation cancelled"),
         _event(sid, name, 3, "PrometheusWorkspace", "AWS::APS::Workspace", "CREATE_FAILED", failing),
         _event(sid, name, 2, "PrometheusWorkspace", "AWS::APS::Workspace", "CREATE_IN_PROGRESS")]})

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from clusters import pipeline
+from clusters import catalog, pipeline
 from clusters.backend import LAUNCH_TAG
 from clusters.choices import ClusterState, JobKind, JobStatus
 from clusters.models import LaunchJob
@@ -58,7 +58,7 @@ def test_a_stack_created_before_a_worker_died_is_adopted_not_created_twice(world
     stack.parameters = cluster.parameters["cluster"]
     stack.save()
     # The earlier attempt's create_stack reached CloudFormation, but the worker died before saving the id.
-    body = open("clusters/blueprints/hyperpod.yaml").read()
+    body = catalog.template_body("hyperpod")
     client = _cfn(world.org_a)
     client.create_stack(StackName=stack.stack_name, TemplateBody=body, Capabilities=["CAPABILITY_IAM"],
                         Parameters=[{"ParameterKey": k, "ParameterValue": v} for k, v in stack.parameters.items()],
@@ -75,7 +75,7 @@ def test_a_stack_created_before_a_worker_died_is_adopted_not_created_twice(world
 def test_a_stack_under_our_name_without_our_tag_is_never_adopted(world, aws):
     cluster = launched_cluster(world.org_a, name="taken", full_stack=False, blueprint="observability")
     stack = cluster.stacks.get()
-    _cfn(world.org_a).create_stack(StackName=stack.stack_name, TemplateBody=open("clusters/blueprints/observability.yaml").read(),
+    _cfn(world.org_a).create_stack(StackName=stack.stack_name, TemplateBody=catalog.template_body("observability"),
                            Capabilities=["CAPABILITY_IAM"], Tags=[{"Key": LAUNCH_TAG, "Value": "someone-else"}])
     job = _run(cluster.jobs.get())
     cluster.refresh_from_db()

@@ -183,7 +183,7 @@ def test_config_download_is_the_generated_parallelcluster_yaml(client, world):
     client.force_login(world.customer_a)
     response = client.get(reverse("clusters:cluster_config", kwargs={"pk": cluster.pk}))
     text = response.content.decode()
-    assert response.status_code == 200 and 'attachment; filename="alpha-labs-cfg-pcluster.yaml"' == response["Content-Disposition"]
+    assert response.status_code == 200 and response["Content-Disposition"] == 'attachment; filename="alpha-labs-cfg-pcluster.yaml"'
     assert "SubnetId: subnet-0a1b2c3d4e5f60719" in text and "FileSystemId: fs-0a1b2c3d4e5f6071c" in text
 
 
