@@ -86,4 +86,6 @@ def seed_core() -> dict:
 
 
 # Dotted paths of functions taking the context dict returned by seed_core (and extending it).
-DEMO_SEEDERS: list[str] = []
+DEMO_SEEDERS: list[str] = [
+    "clusters.demo_clusters.seed",
+]
