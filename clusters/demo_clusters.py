@@ -54,9 +54,14 @@ def _create(context, spec):
     return cluster, job
 
 
+def _arn(cluster, stack) -> str:
+    account = cluster.organization.aws_account_id
+    return f"arn:aws:cloudformation:{cluster.region}:{account}:stack/{stack.stack_name}/{uuid.uuid4()}"
+
+
 def _record_ready(cluster):
     for stack in cluster.stacks.all():
-        stack.stack_id = f"arn:aws:cloudformation:{cluster.region}:{cluster.organization.aws_account_id}:stack/{stack.stack_name}/{uuid.uuid4()}"
+        stack.stack_id = _arn(cluster, stack)
         stack.status, stack.resources_done = "CREATE_COMPLETE", stack.resources_total
         stack.save()
     suffix = uuid.uuid4().hex[:17]
@@ -102,11 +107,11 @@ def _record_failed(cluster, job):
     stacks = list(cluster.stacks.order_by("order"))
     now = timezone.now()
     for stack in stacks[:-1]:
-        stack.stack_id = f"arn:aws:cloudformation:{cluster.region}:{cluster.organization.aws_account_id}:stack/{stack.stack_name}/{uuid.uuid4()}"
+        stack.stack_id = _arn(cluster, stack)
         stack.status, stack.resources_done = "CREATE_COMPLETE", stack.resources_total
         stack.save()
     last = stacks[-1]
-    last.stack_id = f"arn:aws:cloudformation:{cluster.region}:{cluster.organization.aws_account_id}:stack/{last.stack_name}/{uuid.uuid4()}"
+    last.stack_id = _arn(cluster, last)
     last.status, last.status_reason = "ROLLBACK_COMPLETE", "The following resource(s) failed to create: [Cluster]."
     last.save()
     events = [
