@@ -18,14 +18,24 @@ ROLE_OF_KIND = {"network": "network", "storage": "storage", "parallelcluster": "
 CLUSTER_KINDS = ("parallelcluster", "hyperpod")
 
 
+def _fingerprint() -> tuple:
+    """Name, size and modification time of every blueprint file: cheap, and changes when a file does."""
+    return tuple((p.name, p.stat().st_size, p.stat().st_mtime_ns) for p in sorted(cfn.BLUEPRINTS_DIR.glob("*.yaml")))
+
+
+@lru_cache(maxsize=4)
+def _catalog(fingerprint: tuple) -> dict[str, cfn.Blueprint]:
+    return {entry.slug: entry for entry in cfn.catalog()}
+
+
 @lru_cache(maxsize=32)
-def _entry_for_hash(slug: str, content_hash: str) -> cfn.Blueprint:
-    return next(b for b in cfn.catalog() if b.slug == slug and b.content_hash == content_hash)
+def _template(slug: str, fingerprint: tuple) -> dict:
+    return cfn.load(_catalog(fingerprint)[slug].path)
 
 
 def entries() -> dict[str, cfn.Blueprint]:
-    """Every shipped blueprint by slug, in launch order."""
-    return {entry.slug: entry for entry in cfn.catalog()}
+    """Every shipped blueprint by slug, in launch order (parsed once per version of the files)."""
+    return _catalog(_fingerprint())
 
 
 def entry(slug: str) -> cfn.Blueprint:
@@ -40,13 +50,15 @@ def template_body(slug: str) -> str:
 
 
 def template(slug: str) -> dict:
-    return cfn.load(entry(slug).path)
+    """The parsed template; treat it as read-only (it is shared)."""
+    entry(slug)
+    return _template(slug, _fingerprint())
 
 
 def sync() -> dict[str, Blueprint]:
     """Create or update one row per blueprint file; returns the rows by slug."""
     rows = {b.slug: b for b in Blueprint.objects.all()}
-    for item in cfn.catalog():
+    for item in entries().values():
         row = rows.get(item.slug)
         values = {"kind": item.kind, "title": item.title, "summary": item.summary, "version": item.version,
                   "content_hash": item.content_hash}

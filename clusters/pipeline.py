@@ -87,6 +87,9 @@ def step(job_id: int) -> str:
     except IllegalTransition as exc:  # a delete overtook this launch: stop quietly
         job.add_log(f"stopped: {exc}")
         outcome = DONE
+    except Exception as exc:  # a bug or an answer we do not understand: fail visibly, never hang
+        logger.exception("launch job %s failed unexpectedly", job_id)
+        outcome = _fail(job, cluster, f"Unexpected error: {type(exc).__name__}: {exc}", "error")
     if LaunchJob.objects.filter(pk=job.pk, finished__isnull=False).exists():
         # Cancelled while this step ran (a delete or a retry superseded it): keep that verdict.
         LaunchJob.objects.filter(pk=job.pk).update(lease_until=None)
