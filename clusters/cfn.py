@@ -122,7 +122,7 @@ def load(path_or_text: str | Path) -> dict[str, Any]:
         text = Path(path_or_text).read_text(encoding="utf-8")
     else:
         text = path_or_text
-    data = yaml.load(text, Loader=_TemplateLoader)
+    data = yaml.load(text, Loader=_TemplateLoader)  # noqa: S506 - a SafeLoader subclass
     if not isinstance(data, dict):
         raise TypeError("a CloudFormation template must be a mapping")
     return data

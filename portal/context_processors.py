@@ -15,3 +15,8 @@ def roles(request) -> dict:
             "staff": access.is_staff(user),
         }
     }
+
+
+def csp_nonce(request) -> dict:
+    """The request's CSP nonce under the name django-htmx's script tag looks for."""
+    return {"csp_nonce": getattr(request, "csp_nonce", None)}

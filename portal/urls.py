@@ -2,10 +2,10 @@
 from django.contrib import admin
 from django.contrib.auth import views as auth_views
 from django.urls import include, path
-from drf_spectacular.views import SpectacularAPIView, SpectacularRedocView, SpectacularSwaggerView
+from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 
 from portal import views
-from portal.api.root import api_root
+from portal.api.root import ObtainTokenView, api_root
 from portal.health import healthz
 
 portal_patterns = (
@@ -27,8 +27,8 @@ urlpatterns = [
     path("admin/", admin.site.urls),
     path("api/", api_root, name="api-root"),
     path("api/schema/", SpectacularAPIView.as_view(), name="api-schema"),
-    path("api/docs/", SpectacularSwaggerView.as_view(url_name="api-schema"), name="api-docs"),
-    path("api/redoc/", SpectacularRedocView.as_view(url_name="api-schema"), name="api-redoc"),
+    path("api/docs/", SpectacularSwaggerSplitView.as_view(url_name="api-schema"), name="api-docs"),
+    path("api/auth/token/", ObtainTokenView.as_view(), name="api-token"),
     path("api/portal/", include("portal.api.urls")),
     path("clusters/", include("clusters.urls")),
     path("api/clusters/", include("clusters.api.urls")),

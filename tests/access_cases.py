@@ -25,6 +25,11 @@ class Case:
     api: bool = False
     # Pages: what anonymous gets. Login redirect (302) unless public.
     public: bool = False
+    # What each role gets on GET when it differs from the default (200 for customer_a, lead_a, pm, staff;
+    # ``foreign`` for customer_b and lead_b), e.g. {"customer_a": (403,)} for a lead-only page.
+    expect: dict[str, tuple[int, ...]] = field(default_factory=dict)
+    # Methods the route serves when they cannot be read from the view (function views).
+    methods: tuple[str, ...] | None = None
 
 
 LIST = (200,)
@@ -35,18 +40,18 @@ OBJECTS: dict[str, Callable] = {
 }
 
 ROUTES: dict[str, Case] = {
-    "home": Case(foreign=(302,)),
+    "home": Case(foreign=(302,), expect={"customer_a": (302,), "lead_a": (302,), "pm": (302,), "staff": (302,)}),
     "login": Case(public=True, foreign=(302,)),
     "logout": Case(public=True, foreign=(405,)),
     "healthz": Case(public=True, foreign=(200, 503)),
     "portal:organization_list": Case(foreign=LIST),
     "portal:organization_detail": Case(kwargs=lambda o: {"slug": o["organization"].slug}),
     "portal:lead_home": Case(foreign=LIST),
-    "portal:overview": Case(foreign=FORBIDDEN),
+    "portal:overview": Case(foreign=FORBIDDEN, expect={"customer_a": FORBIDDEN, "lead_a": FORBIDDEN}),
     "api-root": Case(api=True, foreign=LIST),
     "api-schema": Case(api=True, foreign=LIST),
     "api-docs": Case(api=True, foreign=LIST),
-    "api-redoc": Case(api=True, foreign=LIST),
+    "api-token": Case(api=True, public=True, foreign=(405,)),
     "portal-api:api-root": Case(api=True, foreign=LIST),
     "portal-api:organization-list": Case(api=True, foreign=LIST),
     "portal-api:organization-detail": Case(api=True, kwargs=lambda o: {"pk": o["organization"].pk}),

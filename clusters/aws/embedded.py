@@ -40,8 +40,10 @@ def start_server(host: str = "127.0.0.1", port: int = 0) -> tuple[ThreadedMotoSe
 
 def reset(url: str) -> None:
     """Forget every resource the endpoint holds (moto's own reset API)."""
-    request = urllib.request.Request(f"{url.rstrip('/')}/moto-api/reset", data=b"", method="POST")
-    with urllib.request.urlopen(request, timeout=10) as response:
+    if not url.startswith(("http://", "https://")):
+        raise ValueError(f"not an endpoint URL: {url!r}")
+    request = urllib.request.Request(f"{url.rstrip('/')}/moto-api/reset", data=b"", method="POST")  # noqa: S310 - scheme checked
+    with urllib.request.urlopen(request, timeout=10) as response:  # noqa: S310 - scheme checked
         response.read()
 
 

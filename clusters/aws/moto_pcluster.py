@@ -3,8 +3,8 @@
 Real stacks create a cluster with ``Custom::PclusterCluster``, whose ServiceToken is an output of
 ParallelCluster's provider stack (a nested ``AWS::CloudFormation::Stack`` loaded from the
 ``<region>-aws-parallelcluster`` bucket). moto holds neither that template nor a Lambda that could
-run it, so :mod:`clusters.aws.moto_resources` installs what is here: a stand-in provider template,
-the emulated cluster resource, and nested-stack ``Outputs.*`` attributes.
+run it, so :func:`clusters.aws.moto_resources.install` applies what is here: a stand-in provider
+template and the emulated cluster resource.
 """
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ import re
 from typing import Any
 
 from moto.cloudformation import models as cfn_models
+from moto.cloudformation import parsing
 from moto.cloudformation.exceptions import (
     UnformattedGetAttTemplateException,
     ValidationError,
@@ -28,8 +29,8 @@ _PROVIDER_URL = re.compile(
     r"/parallelcluster/(?P<version>\d+\.\d+\.\d+)/templates/custom_resource/cluster\.yaml"
 )
 
-# Stands in for ParallelCluster's provider template (a Lambda, its layer, roles and a bucket):
-# only its ServiceToken output matters to the stacks that use it.
+# Stands in for ParallelCluster's provider template (a Lambda, its layer, roles, a bucket and the
+# Lambda's log group): only its ServiceToken output matters to the stacks that use it.
 _PROVIDER_DESCRIPTION = "AWS ParallelCluster Cluster Custom Resource Provider (embedded endpoint stand-in)"
 _PROVIDER_TEMPLATE = f"Description: {_PROVIDER_DESCRIPTION}\n" + """\
 Parameters:
@@ -37,7 +38,13 @@ Parameters:
   AdditionalIamPolicies: {Type: CommaDelimitedList, Default: ""}
   CustomBucket: {Type: String, Default: ""}
 Resources:
-  Provider: {Type: AWS::CloudFormation::WaitConditionHandle}
+  PclusterCfnFunctionLogGroup:
+    Type: AWS::Logs::LogGroup
+    Properties:
+      RetentionInDays: 90
+      LogGroupName: !Sub
+        - /aws/lambda/pcluster-cfn-${Suffix}
+        - Suffix: !Select [2, !Split ["/", !Ref AWS::StackId]]
 Outputs:
   ServiceToken:
     Value: !Sub
@@ -51,7 +58,11 @@ Outputs:
 _CLUSTER_STACK_TEMPLATE = """\
 Description: AWS ParallelCluster cluster stack (embedded endpoint stand-in)
 Resources:
-  HeadNodeWaitConditionHandle: {Type: AWS::CloudFormation::WaitConditionHandle}
+  ClusterLogGroup:
+    Type: AWS::Logs::LogGroup
+    Properties:
+      LogGroupName: /aws/parallelcluster/CLUSTER
+      RetentionInDays: 30
 """
 
 
@@ -111,7 +122,7 @@ class PclusterCluster(_Attributes, CloudFormationModel):
         version = _provider_version(account_id, region_name, props["ServiceToken"])
         cluster_stack = cfn_models.cloudformation_backends[account_id][region_name].create_stack(
             name=name,
-            template=_CLUSTER_STACK_TEMPLATE,
+            template=_CLUSTER_STACK_TEMPLATE.replace("CLUSTER", name),
             parameters={},
             tags={"parallelcluster:version": version, "parallelcluster:cluster-name": name},
         )
@@ -156,16 +167,27 @@ class PclusterCluster(_Attributes, CloudFormationModel):
         cfn_models.cloudformation_backends[account_id][region_name].delete_stack(self.stack_name)
 
 
-def stack_get_cfn_attribute(self: Any, attribute_name: str) -> Any:
-    """``!GetAtt NestedStack.Outputs.Name``, which moto's Stack does not answer."""
-    outputs = {o["OutputKey"]: o["OutputValue"] for o in self.outputs or []}
-    key = attribute_name.removeprefix("Outputs.")
-    if attribute_name.startswith("Outputs.") and key in outputs:
-        return outputs[key]
-    raise UnformattedGetAttTemplateException()
-
-
 def provider_template(template_url: str) -> str | None:
     """The stand-in provider template for a ParallelCluster provider URL, else None."""
     match = _PROVIDER_URL.fullmatch(template_url)
     return None if match is None else _PROVIDER_TEMPLATE.replace("VERSION", match.group("version"))
+
+
+def apply() -> None:
+    """Route ``Custom::PclusterCluster`` (only that custom type) here and serve the provider template."""
+    original_class_from_type = parsing.resource_class_from_type
+    original_template_from_url = cfn_models.get_stack_from_s3_url
+
+    def resource_class_from_type(resource_type: str) -> Any:
+        if resource_type == PclusterCluster.cloudformation_type():
+            return PclusterCluster
+        return original_class_from_type(resource_type)
+
+    def get_stack_from_s3_url(template_url: str, account_id: str, partition: str) -> str:
+        stand_in = provider_template(template_url)
+        if stand_in is None:
+            return original_template_from_url(template_url, account_id=account_id, partition=partition)
+        return stand_in
+
+    parsing.resource_class_from_type = resource_class_from_type
+    cfn_models.get_stack_from_s3_url = get_stack_from_s3_url

@@ -8,6 +8,8 @@ extension point (subclasses of ``CloudFormationModel``). Where moto has a backen
 the resource is created there, so ``describe_*`` calls see it; the rest keep their state on the
 resource object, which lives as long as its stack. Invalid properties that AWS would refuse make
 the ``create_stack`` call fail with a ValidationError (AWS would roll the stack back instead).
+``Custom::PclusterCluster`` is in :mod:`clusters.aws.moto_pcluster`, corrections to moto's own
+behaviour in :mod:`clusters.aws.moto_fixes`.
 
 Used only by the embedded endpoint; call :func:`install` in the process that runs moto's server.
 """
@@ -20,11 +22,8 @@ import string
 import threading
 from typing import Any
 
-import yaml
 from moto.cloudformation import models as cfn_models
 from moto.cloudformation import parsing
-from moto.cloudformation import responses as cfn_responses
-from moto.cloudformation import utils as cfn_utils
 from moto.cloudformation.exceptions import (
     UnformattedGetAttTemplateException,
     ValidationError,
@@ -377,118 +376,21 @@ class GrafanaWorkspace(_Attributes, CloudFormationModel):
 
 
 
-def _detach_gateway(ec2: Any, gateway_id: str) -> None:
-    gateway = ec2.internet_gateways.get(gateway_id)
-    if gateway is not None and gateway.vpc is not None:
-        ec2.detach_internet_gateway(gateway_id, gateway.vpc.id)
-
-
-def _ec2_deletes() -> dict[type, Any]:
-    """How to delete the network resources whose moto models cannot be deleted by a stack."""
-    from moto.ec2.models.elastic_ip_addresses import ElasticAddress
-    from moto.ec2.models.internet_gateways import InternetGateway
-    from moto.ec2.models.nat_gateways import NatGateway
-    from moto.ec2.models.route_tables import RouteTable
-    from moto.ec2.models.vpcs import VPCEndPoint
-    from moto.ec2.models.vpn_gateway import VPCGatewayAttachment
-
-    def delete_gateway(ec2: Any, gateway: Any) -> None:
-        _detach_gateway(ec2, gateway.id)
-        ec2.delete_internet_gateway(gateway.id)
-
-    def delete_endpoint(ec2: Any, endpoint: Any) -> None:
-        # moto deletes in no particular order; its own delete fails once a route table is gone.
-        endpoint.route_table_ids = [t for t in endpoint.route_table_ids or [] if t in ec2.route_tables]
-        ec2.delete_vpc_endpoints([endpoint.id])
-
-    return {
-        RouteTable: lambda ec2, table: ec2.delete_route_table(table.id),
-        NatGateway: lambda ec2, gateway: ec2.delete_nat_gateway(gateway.id),
-        VPCEndPoint: delete_endpoint,
-        ElasticAddress: lambda ec2, address: ec2.release_address(allocation_id=address.allocation_id),
-        InternetGateway: delete_gateway,
-        VPCGatewayAttachment: lambda ec2, attachment: _detach_gateway(ec2, attachment.gateway_id),
-    }
-
-
-def _with_ec2(action: Any) -> Any:
-    def delete(self: Any, account_id: str, region_name: str) -> None:
-        from moto.ec2.models import ec2_backends
-
-        action(ec2_backends[account_id][region_name], self)
-
-    return delete
-
-
-def _subnet_honouring_public_ip() -> Any:
-    """moto's Subnet ignores ``MapPublicIpOnLaunch``; the head node's public IP depends on it."""
-    from moto.ec2.models.subnets import Subnet
-
-    original = Subnet.create_from_cloudformation_json.__func__  # type: ignore[attr-defined]
-
-    def create(cls: Any, resource_name: str, cloudformation_json: Any, account_id: str, region_name: str, **kwargs: Any) -> Any:
-        subnet = original(cls, resource_name, cloudformation_json, account_id, region_name, **kwargs)
-        flag = cloudformation_json["Properties"].get("MapPublicIpOnLaunch", False)
-        subnet.map_public_ip_on_launch = str(flag).lower() == "true"
-        return subnet
-
-    Subnet.create_from_cloudformation_json = classmethod(create)  # type: ignore[method-assign, assignment]
-
-
 def install() -> None:
     """Register the resource types above with moto's CloudFormation (idempotent).
 
-    Call it in the process that runs moto's server, before any stack is created. Besides the
-    types, it routes ``Custom::PclusterCluster`` (and only that custom type) to its emulation,
-    serves the ParallelCluster provider template that moto's S3 does not hold, lets stack deletion
-    remove route tables, NAT and internet gateways, endpoints and addresses, honours a subnet's
-    ``MapPublicIpOnLaunch``, answers
-    ``Outputs.*`` attributes of nested stacks, and reads ``!GetAtt [Resource, a.b]`` and
-    ``!GetAtt Resource.a.b`` as CloudFormation does (moto keeps YAML nodes, or splits every dot).
+    Call it in the process that runs moto's server, before any stack is created. It also applies
+    :mod:`clusters.aws.moto_fixes` (moto behaviours the blueprints trip over) and
+    :mod:`clusters.aws.moto_pcluster` (ParallelCluster's custom resource and provider stack).
     """
     global _installed
     with _install_lock:
         if _installed:
             return
-        original_class_from_type = parsing.resource_class_from_type
-        original_template_from_url = cfn_models.get_stack_from_s3_url
+        from clusters.aws import moto_fixes, moto_pcluster
 
-        from clusters.aws.moto_pcluster import (
-            PclusterCluster,
-            provider_template,
-            stack_get_cfn_attribute,
-        )
-
-        def resource_class_from_type(resource_type: str) -> Any:
-            if resource_type == PclusterCluster.cloudformation_type():
-                return PclusterCluster
-            return original_class_from_type(resource_type)
-
-        def get_stack_from_s3_url(template_url: str, account_id: str, partition: str) -> str:
-            stand_in = provider_template(template_url)
-            if stand_in is None:
-                return original_template_from_url(template_url, account_id=account_id, partition=partition)
-            return stand_in
-
-        original_tag_constructor = cfn_utils.yaml_tag_constructor
-
-        def yaml_tag_constructor(loader: Any, tag: str, node: Any) -> Any:
-            if tag != "!GetAtt":
-                return original_tag_constructor(loader, tag, node)
-            if isinstance(node, yaml.SequenceNode):
-                return {"Fn::GetAtt": loader.construct_sequence(node, deep=True)}
-            return {"Fn::GetAtt": str(node.value).split(".", 1)}
-
-        for module in (cfn_utils, cfn_models, cfn_responses):
-            module.yaml_tag_constructor = yaml_tag_constructor
-        parsing.resource_class_from_type = resource_class_from_type
-        for model, action in _ec2_deletes().items():
-            if not hasattr(model, "delete"):
-                model.delete = _with_ec2(action)
-        _subnet_honouring_public_ip()
-        cfn_models.get_stack_from_s3_url = get_stack_from_s3_url
-        if not hasattr(cfn_models.Stack, "get_cfn_attribute"):
-            cfn_models.Stack.get_cfn_attribute = stack_get_cfn_attribute
+        moto_fixes.apply()
+        moto_pcluster.apply()
         for cached in (parsing.get_model_list, parsing.get_model_map, parsing.get_name_type_map):
             cached.cache_clear()
         _installed = True

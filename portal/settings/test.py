@@ -22,6 +22,7 @@ from .base import *  # noqa: F403
 from .base import REST_FRAMEWORK, env
 
 DEBUG = False
+AXES_FAILURE_LIMIT = 5
 PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 EMAIL_BACKEND = "django.core.mail.backends.locmem.EmailBackend"
 STORAGES = {

@@ -40,6 +40,13 @@ def _redis_url() -> str | None:
         return None
 
 
+def _module_exists(name: str) -> bool:
+    try:
+        return importlib.util.find_spec(name) is not None
+    except ModuleNotFoundError:
+        return False
+
+
 def _wait_http(url: str, seconds: float = 30) -> bool:
     deadline = time.monotonic() + seconds
     while time.monotonic() < deadline:
@@ -102,7 +109,7 @@ class Command(BaseCommand):
         try:
             if not env.get("AWS_ENDPOINT_URL"):
                 aws_port = aws_port or _free_port()
-                if importlib.util.find_spec("clusters.aws.embedded") is not None:
+                if _module_exists("clusters.aws.embedded"):
                     start("aws", [python, "-m", "clusters.aws.embedded", "--port", str(aws_port)])
                 else:
                     start("aws", [python, "-m", "moto.server", "-H", "127.0.0.1", "-p", str(aws_port)])

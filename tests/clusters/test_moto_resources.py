@@ -1,0 +1,221 @@
+"""Every blueprint launches end to end against the embedded endpoint, and deletes cleanly."""
+
+import json
+import re
+
+import boto3
+import pytest
+from botocore.exceptions import ClientError
+from moto.cloudformation import parsing
+
+from clusters.aws import moto_resources
+from clusters.aws.embedded import reset, start_server
+from clusters.blueprints import path
+
+REGION = "ap-northeast-1"
+AZ = "ap-northeast-1a"
+
+
+@pytest.fixture(scope="session")
+def endpoint(request):
+    """The session's embedded endpoint: the project's shared one when its conftest is loaded."""
+    try:
+        yield request.getfixturevalue("aws_server")
+        return
+    except pytest.FixtureLookupError:
+        pass
+    server, url = start_server()
+    yield url
+    server.stop()
+
+
+@pytest.fixture
+def aws(endpoint):
+    reset(endpoint)
+
+    def client(service):
+        return boto3.client(
+            service, endpoint_url=endpoint, region_name=REGION,
+            aws_access_key_id="testing", aws_secret_access_key="testing",
+        )
+
+    return client
+
+
+def _launch(cf, name, slug, **parameters):
+    cf.create_stack(
+        StackName=name,
+        TemplateBody=path(slug).read_text(),
+        Parameters=[{"ParameterKey": k, "ParameterValue": str(v)} for k, v in parameters.items()],
+        Tags=[{"Key": "geniac:launch", "Value": name}],
+    )
+    stack = cf.describe_stacks(StackName=name)["Stacks"][0]
+    assert stack["StackStatus"] == "CREATE_COMPLETE"
+    return {o["OutputKey"]: o["OutputValue"] for o in stack.get("Outputs", [])}
+
+
+def _delete(cf, *names):
+    for name in names:
+        stack_id = cf.describe_stacks(StackName=name)["Stacks"][0]["StackId"]
+        cf.delete_stack(StackName=name)
+        assert cf.describe_stacks(StackName=stack_id)["Stacks"][0]["StackStatus"] == "DELETE_COMPLETE"
+
+
+def _network_and_storage(cf, **storage):
+    net = _launch(cf, "net", "network", AvailabilityZone=AZ)
+    sto = _launch(cf, "sto", "storage", PrivateSubnetId=net["PrivateSubnetId"], SecurityGroupId=net["SecurityGroupId"], **storage)
+    return net, sto
+
+
+def test_install_is_idempotent_and_registers_every_type():
+    moto_resources.install()
+    moto_resources.install()
+    for resource_type in (
+        "AWS::EC2::SecurityGroupEgress", "AWS::EC2::PlacementGroup", "AWS::FSx::FileSystem",
+        "AWS::FSx::DataRepositoryAssociation", "AWS::SageMaker::Cluster", "AWS::APS::Workspace",
+        "AWS::Grafana::Workspace",
+    ):
+        assert parsing.resource_class_from_type(resource_type).cloudformation_type() == resource_type
+    assert parsing.resource_class_from_type("Custom::PclusterCluster").__name__ == "PclusterCluster"
+    assert parsing.resource_class_from_type("Custom::Other").__name__ == "CustomModel"
+
+
+def test_network_outputs_and_efa_security_group(aws):
+    cf, ec2 = aws("cloudformation"), aws("ec2")
+    net = _launch(cf, "net", "network", AvailabilityZone=AZ)
+    assert set(net) == {"VpcId", "PublicSubnetId", "PrivateSubnetId", "SecurityGroupId", "PlacementGroupName", "AvailabilityZone"}
+    assert net["AvailabilityZone"] == AZ
+    assert re.fullmatch(r"net-ClusterPlacementGroup-[A-Z0-9]+", net["PlacementGroupName"])
+    subnets = {s["SubnetId"]: s for s in ec2.describe_subnets(SubnetIds=[net["PublicSubnetId"], net["PrivateSubnetId"]])["Subnets"]}
+    assert {(s["CidrBlock"], s["AvailabilityZone"], s["MapPublicIpOnLaunch"]) for s in subnets.values()} == {
+        ("10.0.0.0/24", AZ, True), ("10.0.128.0/17", AZ, False),
+    }
+    group = ec2.describe_security_groups(GroupIds=[net["SecurityGroupId"]])["SecurityGroups"][0]
+    for rules in (group["IpPermissions"], group["IpPermissionsEgress"]):
+        assert any(
+            r["IpProtocol"] == "-1" and {"GroupId": net["SecurityGroupId"]}.items() <= r["UserIdGroupPairs"][0].items()
+            for r in rules if r["UserIdGroupPairs"]
+        )
+    exports = {e["Name"]: e["Value"] for e in cf.list_exports()["Exports"]}
+    assert exports["net-SecurityGroupId"] == net["SecurityGroupId"]
+    _delete(cf, "net")
+    assert [(v["CidrBlock"], v.get("Tags")) for v in ec2.describe_vpcs()["Vpcs"] if not v["IsDefault"]] == []
+
+
+def test_network_storage_parallelcluster_chain(aws):
+    cf, fsx, ec2 = aws("cloudformation"), aws("fsx"), aws("ec2")
+    net, sto = _network_and_storage(cf, CreateHomeFileSystem="true", LustreStorageCapacity=2400, LustreThroughputPerTiB=500)
+    assert set(sto) == {
+        "BucketName", "LustreFileSystemId", "LustreDnsName", "LustreMountName", "DataRepositoryAssociationId",
+        "OpenZfsFileSystemId", "OpenZfsRootVolumeId",
+    }
+    lustre = fsx.describe_file_systems(FileSystemIds=[sto["LustreFileSystemId"]])["FileSystems"][0]
+    assert (lustre["FileSystemType"], lustre["StorageType"], lustre["StorageCapacity"]) == ("LUSTRE", "SSD", 2400)
+    assert lustre["SubnetIds"] == [net["PrivateSubnetId"]]
+    assert lustre["LustreConfiguration"] == {
+        "DeploymentType": "PERSISTENT_2", "PerUnitStorageThroughput": 500, "DataCompressionType": "LZ4",
+        "MountName": sto["LustreMountName"],
+    }
+    assert sto["LustreDnsName"] == f"{sto['LustreFileSystemId']}.fsx.{REGION}.amazonaws.com"
+    assert re.fullmatch(r"dra-[0-9a-f]{17}", sto["DataRepositoryAssociationId"])
+    home = fsx.describe_file_systems(FileSystemIds=[sto["OpenZfsFileSystemId"]])["FileSystems"][0]
+    assert home["OpenZFSConfiguration"]["RootVolumeId"] == sto["OpenZfsRootVolumeId"]
+
+    pc = _launch(
+        cf, "pc", "parallelcluster", ClusterName="llm-train", PublicSubnetId=net["PublicSubnetId"],
+        PrivateSubnetId=net["PrivateSubnetId"], SecurityGroupId=net["SecurityGroupId"],
+        PlacementGroupName=net["PlacementGroupName"], LustreFileSystemId=sto["LustreFileSystemId"],
+        OpenZfsRootVolumeId=sto["OpenZfsRootVolumeId"], CapacityReservationId="cr-0123456789abcdef0",
+        ComputeMaxCount=4,
+    )
+    assert pc["ClusterName"] == "llm-train"
+    assert pc["ValidationMessages"] == "[]"
+    head = ec2.describe_instances(InstanceIds=[pc["HeadNodeInstanceId"]])["Reservations"][0]["Instances"][0]
+    assert (head["PublicIpAddress"], head["PrivateIpAddress"]) == (pc["HeadNodeIp"], pc["HeadNodePrivateIp"])
+    assert (head["SubnetId"], head["InstanceType"], head["State"]["Name"]) == (net["PublicSubnetId"], "m5.8xlarge", "running")
+    cluster_stack = cf.describe_stacks(StackName="llm-train")["Stacks"][0]
+    assert cluster_stack["StackId"] == pc["ClusterStackArn"]
+    assert {"Key": "parallelcluster:version", "Value": "3.13.1"} in cluster_stack["Tags"]
+    log_groups = [g["logGroupName"] for g in aws("logs").describe_log_groups()["logGroups"]]
+    assert "/aws/parallelcluster/llm-train" in log_groups
+    assert any(re.fullmatch(r"/aws/lambda/pcluster-cfn-[0-9a-f-]{36}", g) for g in log_groups)
+
+    _delete(cf, "pc", "sto", "net")
+    assert fsx.describe_file_systems()["FileSystems"] == []
+    head = ec2.describe_instances(InstanceIds=[pc["HeadNodeInstanceId"]])["Reservations"][0]["Instances"][0]
+    assert head["State"]["Name"] == "terminated"
+    assert cf.describe_stacks(StackName=cluster_stack["StackId"])["Stacks"][0]["StackStatus"] == "DELETE_COMPLETE"
+
+
+def test_parallelcluster_refuses_a_configuration_parallelcluster_would_refuse(aws):
+    cf = aws("cloudformation")
+    net, sto = _network_and_storage(cf)
+    with pytest.raises(ClientError, match="MinCount 3 is above MaxCount 2"):
+        _launch(
+            cf, "pc", "parallelcluster", ClusterName="llm-train", PublicSubnetId=net["PublicSubnetId"],
+            PrivateSubnetId=net["PrivateSubnetId"], SecurityGroupId=net["SecurityGroupId"],
+            PlacementGroupName=net["PlacementGroupName"], LustreFileSystemId=sto["LustreFileSystemId"],
+            ComputeMinCount=3, ComputeMaxCount=2,
+        )
+
+
+def test_storage_without_home_and_with_an_invalid_lustre_size(aws):
+    cf = aws("cloudformation")
+    net, sto = _network_and_storage(cf)
+    assert "OpenZfsRootVolumeId" not in sto and "OpenZfsFileSystemId" not in sto
+    template = path("storage").read_text().replace("AllowedValues: [1200, 2400,", "AllowedValues: [1300, 1200, 2400,")
+    with pytest.raises(ClientError, match="1200 GiB or a multiple of 2400 GiB"):
+        cf.create_stack(StackName="bad", TemplateBody=template, Parameters=[
+            {"ParameterKey": "PrivateSubnetId", "ParameterValue": net["PrivateSubnetId"]},
+            {"ParameterKey": "SecurityGroupId", "ParameterValue": net["SecurityGroupId"]},
+            {"ParameterKey": "LustreStorageCapacity", "ParameterValue": "1300"},
+        ])
+
+
+def test_network_storage_hyperpod_chain(aws):
+    cf, sagemaker = aws("cloudformation"), aws("sagemaker")
+    net, _ = _network_and_storage(cf)
+    hp = _launch(
+        cf, "hp", "hyperpod", ClusterName="hp-train", PrivateSubnetId=net["PrivateSubnetId"],
+        SecurityGroupId=net["SecurityGroupId"], WorkerInstanceType="ml.trn1.32xlarge", WorkerCount=4,
+    )
+    assert hp["ClusterArn"] == f"arn:aws:sagemaker:{REGION}:123456789012:cluster/hp-train"
+    assert hp["ClusterName"] == "hp-train"
+    assert re.fullmatch(r"sagemaker-lifecycle-[0-9a-f-]{36}", hp["LifecycleBucketName"])
+    cluster = sagemaker.describe_cluster(ClusterName="hp-train")
+    assert cluster["ClusterStatus"] == "InService"
+    assert cluster["VpcConfig"] == {"SecurityGroupIds": [net["SecurityGroupId"]], "Subnets": [net["PrivateSubnetId"]]}
+    groups = {g["InstanceGroupName"]: g for g in cluster["InstanceGroups"]}
+    assert {n: (g["InstanceType"], g["CurrentCount"], g["ThreadsPerCore"]) for n, g in groups.items()} == {
+        "controller-machine": ("ml.m5.12xlarge", 1, 2),
+        "worker-group-1": ("ml.trn1.32xlarge", 4, 1),
+    }
+    assert groups["worker-group-1"]["ExecutionRole"] == hp["ExecutionRoleArn"]
+    assert groups["worker-group-1"]["LifeCycleConfig"] == {
+        "SourceS3Uri": f"s3://{hp['LifecycleBucketName']}/lifecycle/", "OnCreate": "on_create.sh",
+    }
+    assert len(sagemaker.list_cluster_nodes(ClusterName="hp-train")["ClusterNodeSummaries"]) == 5
+    _delete(cf, "hp", "sto", "net")
+    assert sagemaker.list_clusters()["ClusterSummaries"] == []
+
+
+def test_observability(aws):
+    cf, amp = aws("cloudformation"), aws("amp")
+    obs = _launch(cf, "obs", "observability", WorkspaceAlias="geniac-demo")
+    workspace_id = obs["PrometheusWorkspaceId"]
+    workspace = amp.describe_workspace(workspaceId=workspace_id)["workspace"]
+    assert (workspace["alias"], workspace["arn"]) == ("geniac-demo", obs["PrometheusWorkspaceArn"])
+    assert obs["PrometheusEndpoint"] == f"https://aps-workspaces.{REGION}.amazonaws.com/workspaces/{workspace_id}/"
+    assert obs["PrometheusQueryUrl"] == obs["PrometheusEndpoint"] + "api/v1/query"
+    assert re.fullmatch(r"g-[0-9a-f]{10}", obs["GrafanaWorkspaceId"])
+    assert obs["GrafanaEndpoint"] == f"https://{obs['GrafanaWorkspaceId']}.grafana-workspace.{REGION}.amazonaws.com"
+    _delete(cf, "obs")
+    assert amp.list_workspaces()["workspaces"] == []
+
+
+def test_reset_forgets_stacks(aws, endpoint):
+    cf = aws("cloudformation")
+    _launch(cf, "obs", "observability")
+    reset(endpoint)
+    assert cf.list_stacks()["StackSummaries"] == []
+    assert json.loads(json.dumps(cf.list_exports()))["Exports"] == []
