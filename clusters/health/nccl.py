@@ -41,7 +41,7 @@ _RANK = re.compile(r"#\s+Rank\s+(\d+)\s+Group\s+(\d+)\s+Pid\s+(\d+)\s+on\s+(\S+)
 _OOB = re.compile(r"#\s*Out of bounds values\s*:\s*(\d+)\s*(\w+)?")
 _AVG = re.compile(r"#\s*Avg bus bandwidth\s*:\s*([-+.\deE]+|nan|inf)", re.IGNORECASE)
 _STARTING = re.compile(r"#\s*Collective test (?:starting|concluded):\s*(\w+)")
-_TESTS_VERSION = re.compile(r"#\s*nccl-tests version\s+(\S+)")
+_OPENING = re.compile(r"#\s*(?:Collective test (starting)|nccl-tests (version))\s*:?\s*(\w[\w.]*)")
 _BINARY = re.compile(r"\b(" + "|".join(COLLECTIVES) + r")_perf\b")
 _NCCL_VERSION = re.compile(r"NCCL version (\S+)")
 _OFI_VERSION = re.compile(r"aws-ofi-nccl\s+v?(\d[\w.+-]*)")
@@ -167,7 +167,7 @@ def parse(
         raise NcclParseError("no nccl-tests output found: no '# nThread' header and no result rows")
     headed = [run for run in runs if run.header]
     labels = {run.label for run in headed}
-    if len(headed) > 1 and len(labels) > 1:
+    if len(headed) > 1 and len(labels) > 1 and None not in labels:
         raise NcclParseError(
             f"{len(headed)} separate nccl-tests runs were printed by different tasks ({', '.join(sorted(map(str, labels)))}): "
             "nccl-tests was built without MPI (build with MPI=1), so every task ran its own test")
@@ -219,6 +219,7 @@ def _scan(text: str) -> tuple[list[_Run], list[str], list[str]]:
     preamble = _Run(label=None)
     binaries: list[str] = []
     failures: list[str] = []
+    pending: dict[str, str] = {}
     for raw in text.splitlines():
         label, line = _strip_prefix(raw)
         if not line:
@@ -228,8 +229,13 @@ def _scan(text: str) -> tuple[list[_Run], list[str], list[str]]:
             _log_line(current, line)
         elif line.startswith("#"):
             header = _HEADER.match(line)
+            opening = _OPENING.match(line)
+            if opening:  # printed just before the header of the run it names
+                pending[opening.group(1) or opening.group(2)] = opening.group(3)
+                continue
             if header:
-                run = _Run(label=label, header=header)
+                run = _Run(label=label, header=header, collective=pending.pop("starting", None),
+                           tests_version=pending.pop("version", None))
                 if not runs:
                     if preamble.rows:  # a table whose header was cut off: a run of its own
                         runs.append(preamble)
@@ -248,7 +254,8 @@ def _scan(text: str) -> tuple[list[_Run], list[str], list[str]]:
                 binaries.append(found.group(1))
             if "failure" in line.lower() or "error" in line.lower():
                 failures.append(line[:200])
-    if not runs and (preamble.rows or preamble.collective):
+    if not runs and preamble.rows:
+        preamble.collective = preamble.collective or pending.get("starting")
         runs.append(preamble)
     return runs, binaries, failures
 
@@ -292,7 +299,6 @@ def _comment_line(run: _Run, line: str) -> None:
         (_OOB, lambda m: setattr(run, "oob", m)),
         (_AVG, lambda m: setattr(run, "avg", float(m.group(1)))),
         (_STARTING, lambda m: setattr(run, "collective", run.collective or m.group(1))),
-        (_TESTS_VERSION, lambda m: setattr(run, "tests_version", m.group(1))),
     ):
         match = pattern.match(line)
         if match:

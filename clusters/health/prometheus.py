@@ -20,8 +20,10 @@ Decisions worth knowing:
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
 
+from prometheus_client.metrics_core import Metric
 from prometheus_client.parser import text_string_to_metric_families
 
 DCGM_BLANK_THRESHOLD = 9223372036854775790
@@ -148,21 +150,28 @@ def host_of(labels: dict[str, str]) -> str:
 def parse(text: str | bytes) -> Scrape:
     """Parse one exposition text into a ``Scrape``; raise ``ParseError`` for text we cannot use."""
     text = _as_text(text)
+    try:
+        return parse_families(text_string_to_metric_families(text))
+    except ParseError:
+        raise
+    except _PARSE_ERRORS as exc:
+        raise _locate(text, exc) from exc
+
+
+def parse_families(families: Iterable[Metric]) -> Scrape:
+    """Fold already-parsed metric families into a ``Scrape`` (one pass; see the module docstring)."""
     scrape = Scrape()
     gpus: dict[str, dict[str, list]] = {}
     efa: dict[str, dict[str, list]] = {}
-    try:
-        for family in text_string_to_metric_families(text):
-            scrape.families += 1
-            samples = family.samples
-            scrape.samples += len(samples)
-            name = family.name.removesuffix("_total")
-            if name.startswith("DCGM_"):
-                _read_dcgm(samples, DCGM_FIELDS.get(name, -1 if name != XID_COUNT_FAMILY else -2), gpus, scrape)
-            elif name.startswith(EFA_PREFIX):
-                _read_efa(samples, _EFA_SLOT.get(name, -1), efa)
-    except _PARSE_ERRORS as exc:
-        raise _locate(text, exc) from exc
+    for family in families:
+        scrape.families += 1
+        samples = family.samples
+        scrape.samples += len(samples)
+        name = family.name.removesuffix("_total")
+        if name.startswith("DCGM_"):
+            _read_dcgm(samples, DCGM_FIELDS.get(name, -1 if name != XID_COUNT_FAMILY else -2), gpus, scrape)
+        elif name.startswith(EFA_PREFIX):
+            _read_efa(samples, _EFA_SLOT.get(name, -1), efa)
     if not gpus and not efa:
         raise ParseError("no dcgm-exporter (DCGM_FI_*) or EFA exporter (node_amazonefa_*) series found")
     scrape.gpus = {host: {_gpu_key(g): _gpu_reading(host, g, rec) for g, rec in node.items()}

@@ -154,3 +154,9 @@ def test_to_dict_is_json_safe():
                 "expected_busbw"):
         assert key in data
     assert data["rows"][0]["size"] == 1048576
+
+
+def test_each_run_keeps_its_own_collective_name():
+    text = read("nccl_allreduce_2xp5_efa_srun.txt") + read("nccl_allgather_2xp5_efa.txt")
+    result = parse(text)
+    assert (result.collective, result.nccl_tests_version, len(result.rows)) == ("all_gather", "2.13.11", 8)

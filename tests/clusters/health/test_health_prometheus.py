@@ -105,3 +105,17 @@ def test_not_a_health_scrape(text, message):
 ])
 def test_host_of(labels, host):
     assert host_of(labels) == host
+
+
+def test_concatenated_node_scrapes_and_preparsed_families():
+    from prometheus_client.parser import text_string_to_metric_families
+
+    from clusters.health.prometheus import parse_families
+
+    text = read("dcgm_p5_healthy.prom") + read("dcgm_p5_xid79_missing_gpu.prom") + read("efa_p5_two_nodes.prom")
+    scrape = parse(text)
+    assert scrape.hostnames == ["ip-10-1-45-12", "ip-10-1-45-13"]
+    assert (len(scrape.gpus["ip-10-1-45-12"]), len(scrape.gpus["ip-10-1-45-13"])) == (8, 7)
+    assert (len(scrape.efa["ip-10-1-45-12"]), len(scrape.efa["ip-10-1-45-13"])) == (32, 31)
+    again = parse_families(text_string_to_metric_families(text))
+    assert again.to_dict() == scrape.to_dict()
