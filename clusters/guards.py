@@ -1,8 +1,9 @@
 """Guardrails a launch must pass: the organization's quota for its instance type, region and date.
 
-The quota arithmetic belongs to the workloads app (``workloads.usage.quota_left``). Until it lands,
-the same figure is computed here from ``workloads.models.InstanceQuota`` when that model exists;
-without a quota model at all nothing is refused and the preview says "quota not checked".
+The quota arithmetic belongs to the workloads app (``workloads.usage.quota_total_for`` and
+``quota_left``). Without that module the same figure is computed here from
+``workloads.models.InstanceQuota`` when that model exists; without a quota model at all nothing is
+refused and the preview says "quota not checked".
 """
 from __future__ import annotations
 
@@ -59,12 +60,20 @@ def _usage_function():
 
 
 def quota_total(organization, instance_type: str, region: str, on_date: datetime.date) -> int | None:
+    """The organization's quota for the type, region and date; ``None`` when the portal has no quotas."""
+    try:
+        module = importlib.import_module("workloads.usage")
+    except ImportError:
+        module = None
+    if module is not None and hasattr(module, "quota_total_for"):
+        return module.quota_total_for(organization, instance_type, region, on_date)
     model = _quota_model()
     if model is None:
         return None
+    field = "instance_type_name" if any(f.name == "instance_type_name" for f in model._meta.fields) else "instance_type"
     rows = model._default_manager.filter(
-        organization=organization, instance_type__in=_spellings(instance_type), region=region,
-        start__lte=on_date, end__gte=on_date,
+        organization=organization, region=region, start__lte=on_date, end__gte=on_date,
+        **{f"{field}__in": _spellings(instance_type)},
     )
     return rows.aggregate(total=Sum("count"))["total"] or 0
 
@@ -94,7 +103,7 @@ def check_quota(organization, instance_type: str, region: str, requested: int,
         return QuotaCheck(checked=False, instance_type=name, region=region, on_date=on_date, requested=requested)
     usage = _usage_function()
     if usage is not None and exclude is None:
-        left = usage(organization, name, region, on_date)
+        left = usage(organization, name, region, on_date)  # the workloads app's figure, same arithmetic
     else:
         left = quota - in_use(organization, name, region, exclude=exclude)
     return QuotaCheck(checked=True, instance_type=name, region=region, on_date=on_date, quota=quota,

@@ -87,5 +87,6 @@ def seed_core() -> dict:
 
 # Dotted paths of functions taking the context dict returned by seed_core (and extending it).
 DEMO_SEEDERS: list[str] = [
+    "workloads.demo_workloads.seed",
     "clusters.demo_clusters.seed",
 ]

@@ -1,7 +1,9 @@
 """Root URL configuration."""
 from django.contrib import admin
 from django.contrib.auth import views as auth_views
+from django.contrib.auth.decorators import login_not_required
 from django.urls import include, path
+from django.views.generic import RedirectView
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 
 from portal import views
@@ -21,9 +23,11 @@ portal_patterns = (
 urlpatterns = [
     path("", views.home, name="home"),
     path("", include(portal_patterns)),
+    path("", include("workloads.urls")),
     path("login/", auth_views.LoginView.as_view(redirect_authenticated_user=True), name="login"),
     path("logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("healthz", healthz, name="healthz"),
+    path("favicon.ico", login_not_required(RedirectView.as_view(url="/static/img/favicon.svg")), name="favicon"),
     path("admin/", admin.site.urls),
     path("api/", api_root, name="api-root"),
     path("api/schema/", SpectacularAPIView.as_view(), name="api-schema"),
@@ -32,4 +36,5 @@ urlpatterns = [
     path("api/portal/", include("portal.api.urls")),
     path("clusters/", include("clusters.urls")),
     path("api/clusters/", include("clusters.api.urls")),
+    path("api/workloads/", include("workloads.api.urls")),
 ]

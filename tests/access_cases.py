@@ -34,6 +34,11 @@ class Case:
 
 LIST = (200,)
 FORBIDDEN = (403,)
+# GET expectations of pages only some roles use. "Add" pages name no organization: any lead SA may
+# open them (for their own organizations), so lead_b gets the form too.
+LEAD_WRITES = {"customer_a": FORBIDDEN, "pm": FORBIDDEN}
+LEAD_ADDS = {**LEAD_WRITES, "lead_b": LIST}
+PM_WRITES = {"customer_a": FORBIDDEN, "lead_a": FORBIDDEN}
 
 OBJECTS: dict[str, Callable] = {
     "organization": lambda w: w.org_a,
@@ -44,6 +49,7 @@ ROUTES: dict[str, Case] = {
     "login": Case(public=True, foreign=(302,)),
     "logout": Case(public=True, foreign=(405,)),
     "healthz": Case(public=True, foreign=(200, 503)),
+    "favicon": Case(public=True, foreign=(302,), expect={r: (302,) for r in ("customer_a", "lead_a", "pm", "staff")}),
     "portal:organization_list": Case(foreign=LIST),
     "portal:organization_detail": Case(kwargs=lambda o: {"slug": o["organization"].slug}),
     "portal:lead_home": Case(foreign=LIST),
@@ -75,6 +81,66 @@ OBJECTS["timeline_entry"] = _timeline_entry
 # Namespaces whose routes are outside the walker (Django's own admin has its own staff-only guard;
 # tests/portal/test_admin.py covers it).
 SKIP_NAMESPACES = ("admin",)
+
+
+# --- workloads: workload records, quotas and capacity ----------------------------------------------
+def _workload(w):
+    from tests.workloads.factories_workloads import WorkloadFactory
+
+    return WorkloadFactory(organization=w.org_a, name="Alpha 100B", description="ZZ-ORG-A-SECRET plan")
+
+
+def _quota(w):
+    from tests.workloads.factories_workloads import InstanceQuotaFactory
+
+    return InstanceQuotaFactory(organization=w.org_a, notes="ZZ-ORG-A-SECRET allocation")
+
+
+def _reservation(w):
+    from tests.workloads.factories_workloads import CapacityReservationFactory
+
+    return CapacityReservationFactory(organization=w.org_a, notes="ZZ-ORG-A-SECRET block")
+
+
+def _change_request(w):
+    from tests.workloads.factories_workloads import InstanceQuotaFactory, QuotaChangeRequestFactory
+
+    quota = InstanceQuotaFactory(organization=w.org_a, notes="ZZ-ORG-A-SECRET allocation")
+    return QuotaChangeRequestFactory(quota=quota, justification="ZZ-ORG-A-SECRET needs more")
+
+
+OBJECTS.update(workload=_workload, quota=_quota, reservation=_reservation, change_request=_change_request)
+_WL = {
+    "workloads:workload_list": Case(foreign=LIST),
+    "workloads:workload_add": Case(foreign=FORBIDDEN, expect=LEAD_ADDS),
+    "workloads:workload_detail": Case(kwargs=lambda o: {"pk": o["workload"].pk}),
+    "workloads:workload_edit": Case(kwargs=lambda o: {"pk": o["workload"].pk}, expect=LEAD_WRITES),
+    "workloads:workload_history": Case(kwargs=lambda o: {"pk": o["workload"].pk}),
+    "workloads:workload_section": Case(kwargs=lambda o: {"pk": o["workload"].pk, "section": "model"}),
+    "workloads:quota_list": Case(foreign=LIST),
+    "workloads:quota_add": Case(foreign=FORBIDDEN, expect=PM_WRITES),
+    "workloads:quota_edit": Case(kwargs=lambda o: {"pk": o["quota"].pk}, expect=PM_WRITES),
+    "workloads:reservation_add": Case(foreign=FORBIDDEN, expect=PM_WRITES),
+    "workloads:reservation_edit": Case(kwargs=lambda o: {"pk": o["reservation"].pk}, expect=PM_WRITES),
+    "workloads:changerequest_list": Case(foreign=LIST),
+    "workloads:changerequest_add": Case(foreign=FORBIDDEN, expect=LEAD_ADDS),
+    "workloads:changerequest_detail": Case(kwargs=lambda o: {"pk": o["change_request"].pk}),
+    "workloads:changerequest_edit": Case(kwargs=lambda o: {"pk": o["change_request"].pk}, expect=LEAD_WRITES),
+    "workloads:changerequest_decide": Case(kwargs=lambda o: {"pk": o["change_request"].pk}, foreign=(405,)),
+    "workloads-api:api-root": Case(api=True, foreign=LIST),
+    "workloads-api:workload-list": Case(api=True, foreign=LIST),
+    "workloads-api:workload-detail": Case(api=True, kwargs=lambda o: {"pk": o["workload"].pk}),
+    "workloads-api:instancequota-list": Case(api=True, foreign=LIST),
+    "workloads-api:instancequota-detail": Case(api=True, kwargs=lambda o: {"pk": o["quota"].pk}),
+    "workloads-api:capacityreservation-list": Case(api=True, foreign=LIST),
+    "workloads-api:capacityreservation-detail": Case(api=True, kwargs=lambda o: {"pk": o["reservation"].pk}),
+    "workloads-api:quotachangerequest-list": Case(api=True, foreign=LIST),
+    "workloads-api:quotachangerequest-detail": Case(api=True, kwargs=lambda o: {"pk": o["change_request"].pk}),
+    "workloads-api:quotachangerequest-decide": Case(
+        api=True, kwargs=lambda o: {"pk": o["change_request"].pk}, foreign=(404, 405)
+    ),
+}
+ROUTES.update(_WL)
 
 
 # clusters: the launch pipeline

@@ -1,0 +1,79 @@
+"""Redis stops: pages still render and /healthz says what is down.
+
+Uses a private redis-server on a free port (a real Redis), stopped and started by the test, so the
+machine's own Redis is left alone.
+"""
+import shutil
+import socket
+import subprocess
+import time
+
+import pytest
+from django.urls import reverse
+
+from portal.celery import app
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class PrivateRedis:
+    def __init__(self):
+        self.port = _free_port()
+        self.proc = None
+
+    @property
+    def url(self) -> str:
+        return f"redis://127.0.0.1:{self.port}/0"
+
+    def start(self) -> None:
+        self.proc = subprocess.Popen(
+            ["redis-server", "--bind", "127.0.0.1", "--port", str(self.port), "--save", "", "--appendonly", "no"],
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        )
+        for _ in range(100):
+            try:
+                with socket.create_connection(("127.0.0.1", self.port), timeout=0.2):
+                    return
+            except OSError:
+                time.sleep(0.05)
+        raise RuntimeError("private redis did not start")
+
+    def stop(self) -> None:
+        if self.proc and self.proc.poll() is None:
+            self.proc.terminate()
+            self.proc.wait(timeout=10)
+
+
+@pytest.fixture
+def private_redis():
+    if shutil.which("redis-server") is None:
+        pytest.skip("redis-server is not installed")
+    redis = PrivateRedis()
+    redis.start()
+    previous = app.conf.broker_url
+    app.conf.broker_url = redis.url
+    app._pool = None
+    yield redis
+    redis.stop()
+    app.conf.broker_url = previous
+    app._pool = None
+
+
+def test_pages_render_and_healthz_degrades_while_redis_is_down(client, world, private_redis):
+    client.force_login(world.lead_a)
+    assert client.get("/healthz").json()["broker"]["ok"] is True
+    private_redis.stop()
+    app._pool = None
+    page = client.get(world.org_a.get_absolute_url())
+    assert page.status_code == 200
+    assert client.get(reverse("portal:lead_home")).status_code == 200
+    health = client.get("/healthz")
+    assert health.status_code == 200
+    assert health.json()["status"] == "degraded" and health.json()["broker"]["ok"] is False
+    private_redis.start()
+    app._pool = None
+    assert client.get("/healthz").json()["broker"]["ok"] is True

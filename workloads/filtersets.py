@@ -1,0 +1,106 @@
+"""Filters shared by the pages and the API."""
+from __future__ import annotations
+
+import django_filters
+from django.contrib.auth import get_user_model
+from django.db import connection
+from django.db.models import Q
+
+from portal.choices import REGION_CHOICES, MembershipRole
+from portal.models import Organization
+from workloads.choices import FRAMEWORKS, Architecture, Orchestrator, RequestStatus, ReservationKind, WorkloadStatus
+from workloads.models import CapacityReservation, InstanceQuota, QuotaChangeRequest, Workload
+
+
+def _organizations(request):
+    return Organization.objects.restrict(getattr(request, "user", None)) if request else Organization.objects.none()
+
+
+def _leads(request):
+    if request is None:
+        return get_user_model().objects.none()
+    return get_user_model().objects.filter(
+        memberships__role=MembershipRole.LEAD_SA, memberships__organization__in=_organizations(request)
+    ).distinct().order_by("username")
+
+
+class InstanceTypeFilter(django_filters.CharFilter):
+    """Matches the EC2 name and its ml.-prefixed SageMaker twin."""
+
+    def filter(self, qs, value):
+        if not value:
+            return qs
+        base = value[3:] if value.startswith("ml.") else value
+        return qs.filter(**{f"{self.field_name}__in": [base, f"ml.{base}"]})
+
+
+class WorkloadFilterSet(django_filters.FilterSet):
+    q = django_filters.CharFilter(method="search", label="Search")
+    organization = django_filters.ModelChoiceFilter(queryset=_organizations, field_name="organization")
+    framework = django_filters.ChoiceFilter(choices=list(FRAMEWORKS.items()), method="filter_framework", label="Framework")
+    model_family = django_filters.CharFilter(lookup_expr="icontains", label="Model family")
+    architecture = django_filters.ChoiceFilter(choices=Architecture.choices)
+    instance_type = InstanceTypeFilter(field_name="target_instance_type", label="Instance type")
+    orchestrator = django_filters.ChoiceFilter(choices=Orchestrator.choices)
+    status = django_filters.ChoiceFilter(choices=WorkloadStatus.choices)
+    lead_sa = django_filters.ModelChoiceFilter(queryset=_leads, label="Lead SA")
+    ordering = django_filters.OrderingFilter(
+        fields=(("organization__name", "organization"), ("name", "name"), ("parameters_billions", "parameters"),
+                ("target_instance_count", "instances"), ("status", "status"), ("updated", "updated")),
+        label="Sort by",
+    )
+
+    class Meta:
+        model = Workload
+        fields = ["organization", "framework", "model_family", "architecture", "instance_type", "orchestrator",
+                  "status", "lead_sa"]
+
+    def search(self, queryset, name, value):
+        return queryset.filter(Q(name__icontains=value) | Q(model_family__icontains=value)
+                               | Q(organization__name__icontains=value))
+
+    def filter_framework(self, queryset, name, value):
+        if connection.features.supports_json_field_contains:
+            return queryset.filter(frameworks__contains=[{"name": value}])
+        # SQLite has no JSON containment; the serialized pair is exact enough (vocabulary keys are distinct).
+        return queryset.filter(frameworks__icontains=f'"name": "{value}"')
+
+
+class InstanceQuotaFilterSet(django_filters.FilterSet):
+    organization = django_filters.ModelChoiceFilter(queryset=_organizations)
+    instance_type = InstanceTypeFilter(field_name="instance_type_name")
+    region = django_filters.ChoiceFilter(choices=REGION_CHOICES)
+    active_on = django_filters.DateFilter(method="filter_active_on", label="Active on")
+    ends_before = django_filters.DateFilter(field_name="end", lookup_expr="lte")
+    ordering = django_filters.OrderingFilter(
+        fields=("organization__name", ("instance_type_name", "instance_type"), "region", "count", "end")
+    )
+
+    class Meta:
+        model = InstanceQuota
+        fields = ["organization", "instance_type", "region"]
+
+    def filter_active_on(self, queryset, name, value):
+        return queryset.filter(start__lte=value, end__gte=value)
+
+
+class CapacityReservationFilterSet(django_filters.FilterSet):
+    organization = django_filters.ModelChoiceFilter(queryset=_organizations)
+    instance_type = InstanceTypeFilter(field_name="instance_type_name")
+    kind = django_filters.ChoiceFilter(choices=ReservationKind.choices)
+    region = django_filters.ChoiceFilter(choices=REGION_CHOICES)
+    ends_before = django_filters.DateFilter(field_name="end", lookup_expr="lte")
+
+    class Meta:
+        model = CapacityReservation
+        fields = ["organization", "reservation_id", "kind", "instance_type", "region", "quota"]
+
+
+class QuotaChangeRequestFilterSet(django_filters.FilterSet):
+    organization = django_filters.ModelChoiceFilter(queryset=_organizations)
+    status = django_filters.ChoiceFilter(choices=RequestStatus.choices)
+    instance_type = InstanceTypeFilter(field_name="instance_type_name")
+
+    class Meta:
+        model = QuotaChangeRequest
+        fields = ["organization", "status", "instance_type", "quota"]

@@ -1,1 +1,0 @@
-"""Workloads, quotas and capacity, support interactions, enablement."""

@@ -1,0 +1,85 @@
+"""Validation shared by forms, the API and the models: instance types, regions, versioned component lists."""
+from __future__ import annotations
+
+from django.core.exceptions import ValidationError
+
+from portal.choices import REGION_CODES
+
+# Used until the clusters app ships its instance-type catalog (clusters/instance_types.py).
+FALLBACK_INSTANCE_TYPES = frozenset({
+    "p5.48xlarge", "p5e.48xlarge", "p5en.48xlarge", "p4d.24xlarge", "p4de.24xlarge",
+    "trn1.32xlarge", "trn1n.32xlarge", "trn2.48xlarge", "g5.48xlarge", "g6e.48xlarge",
+})
+
+
+def base_instance_type(name: str) -> str:
+    """SageMaker names the same machines with an ``ml.`` prefix; quotas and usage count them together."""
+    return name[3:] if name.startswith("ml.") else name
+
+
+def validate_instance_type(name: str) -> None:
+    try:
+        from clusters.instance_types import get
+    except ImportError:
+        get = None
+    if get is not None:
+        try:
+            get(name)
+            return
+        except Exception as exc:  # the catalog raises UnknownInstanceType
+            raise ValidationError(f"Unknown instance type {name!r}.", code="unknown_instance_type") from exc
+    if base_instance_type(name or "") not in FALLBACK_INSTANCE_TYPES:
+        known = ", ".join(sorted(FALLBACK_INSTANCE_TYPES))
+        raise ValidationError(
+            f"Unknown instance type {name!r}. Known types: {known} (and their ml.-prefixed SageMaker names).",
+            code="unknown_instance_type",
+        )
+
+
+def instance_type_choices() -> list[tuple[str, str]]:
+    try:
+        from clusters.instance_types import choices
+    except ImportError:
+        names = sorted(FALLBACK_INSTANCE_TYPES)
+        return [(name, name) for name in names] + [(f"ml.{name}", f"ml.{name} (SageMaker)") for name in names]
+    return list(choices())
+
+
+def validate_region(code: str) -> None:
+    if code not in REGION_CODES:
+        raise ValidationError(
+            f"Unknown region {code!r}. Known regions: {', '.join(sorted(REGION_CODES))}.", code="unknown_region"
+        )
+
+
+def validate_positive(value: int | None) -> None:
+    if value is not None and value <= 0:
+        raise ValidationError("Must be at least 1.", code="not_positive")
+
+
+def validate_components(items, vocabulary: dict[str, str], what: str) -> None:
+    """A list of {"name", "version", "label"?}: known names, "other" with a label, no name twice."""
+    if not isinstance(items, list):
+        raise ValidationError(f"{what}: expected a list of {{name, version}} items.")
+    seen = set()
+    for i, item in enumerate(items, start=1):
+        if not isinstance(item, dict) or set(item) - {"name", "version", "label"}:
+            raise ValidationError(f"{what} item {i}: expected keys name, version (and label for other).")
+        name = item.get("name")
+        if name not in vocabulary:
+            raise ValidationError(f"{what} item {i}: unknown name {name!r}; use one of {', '.join(vocabulary)}.")
+        if not isinstance(item.get("version", ""), str) or len(item.get("version", "")) > 100:
+            raise ValidationError(f"{what} item {i}: the version must be text of at most 100 characters.")
+        label = (item.get("label") or "").strip()
+        if name == "other" and not label:
+            raise ValidationError(f"{what} item {i}: name the component in 'label' when it is 'other'.")
+        key = (name, label.lower())
+        if key in seen:
+            raise ValidationError(f"{what}: {label or vocabulary[name]} is listed twice.")
+        seen.add(key)
+
+
+def component_display(item: dict, vocabulary: dict[str, str]) -> str:
+    name = item.get("label") if item.get("name") == "other" else vocabulary.get(item.get("name"), item.get("name"))
+    version = item.get("version") or ""
+    return f"{name} {version}".strip()

@@ -1,0 +1,163 @@
+"""Quota pages: usage against quota per organization and program-wide, reservations, change requests."""
+from __future__ import annotations
+
+import datetime
+
+from django.contrib import messages
+from django.core.exceptions import PermissionDenied, ValidationError
+from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
+from django.utils import timezone
+from django.views import View
+
+from portal import access
+from portal.generic import ObjectEditView, ObjectListView, ObjectView
+from workloads import history, services, usage
+from workloads.choices import RequestStatus
+from workloads.filtersets import InstanceQuotaFilterSet, QuotaChangeRequestFilterSet
+from workloads.forms import CapacityReservationForm, DecisionForm, InstanceQuotaForm, QuotaChangeRequestForm
+from workloads.models import CapacityReservation, InstanceQuota, QuotaChangeRequest
+
+EXPIRING_DAYS = 14
+
+
+class QuotaListView(ObjectListView):
+    """Quotas with used / total bars, program totals per instance type and reservations about to end."""
+
+    queryset = InstanceQuota.objects.select_related("organization")
+    filterset_class = InstanceQuotaFilterSet
+    template_name = "workloads/quota_list.html"
+    partial_template_name = "workloads/htmx/quota_table.html"
+    csv_filename = "quotas.csv"
+    csv_fields = (("Organization", "organization.name"), ("Instance type", "instance_type_name"), ("Region", "region"),
+                  ("Count", "count"), ("Start", "start"), ("End", "end"), ("Notes", "notes"))
+
+    def get_context_data(self, **kwargs):
+        ctx = super().get_context_data(**kwargs)
+        user = self.request.user
+        organization = self.filterset.form.cleaned_data.get("organization") if self.filterset.is_valid() else None
+        day = timezone.localdate()
+        rows = usage.usage_rows(user, organization, day)
+        ctx["usage_rows"] = rows
+        ctx["totals"] = usage.program_totals(rows)
+        ctx["organization"] = organization
+        reservations = CapacityReservation.objects.restrict(user).select_related("organization").filter(
+            end__gte=day, end__lte=day + datetime.timedelta(days=EXPIRING_DAYS))
+        if organization is not None:
+            reservations = reservations.filter(organization=organization)
+        ctx["expiring"] = reservations
+        ctx["can_edit_quotas"] = access.organization_ids(user, access.CHANGE, InstanceQuota) != frozenset()
+        ctx["can_request"] = access.organization_ids(user, access.CHANGE, QuotaChangeRequest) != frozenset()
+        ctx["pending_requests"] = QuotaChangeRequest.objects.restrict(user).filter(status=RequestStatus.PENDING).count()
+        return ctx
+
+
+class _FormUserMixin:
+    def get_form_kwargs(self):
+        return {**super().get_form_kwargs(), "user": self.request.user}
+
+    def dispatch(self, request, *args, **kwargs):
+        if kwargs.get("pk") is None and access.organization_ids(request.user, access.CHANGE, self.queryset.model) == frozenset():
+            raise PermissionDenied("You may not create these.")
+        return super().dispatch(request, *args, **kwargs)
+
+    def get_success_url(self):
+        return f"{reverse('workloads:quota_list')}?organization={self.object.organization_id}"
+
+
+class QuotaEditView(_FormUserMixin, ObjectEditView):
+    queryset = InstanceQuota.objects.all()
+    form_class = InstanceQuotaForm
+    template_name = "workloads/instancequota_form.html"
+    extra_context = {"title": "Instance quota"}
+
+
+class ReservationEditView(_FormUserMixin, ObjectEditView):
+    queryset = CapacityReservation.objects.all()
+    form_class = CapacityReservationForm
+    template_name = "workloads/instancequota_form.html"
+    extra_context = {"title": "Capacity reservation"}
+
+
+class ChangeRequestListView(ObjectListView):
+    queryset = QuotaChangeRequest.objects.select_related("organization", "requested_by", "decided_by")
+    filterset_class = QuotaChangeRequestFilterSet
+    template_name = "workloads/quotachangerequest_list.html"
+    csv_filename = "quota-change-requests.csv"
+    csv_fields = (("Organization", "organization.name"), ("Instance type", "instance_type_name"), ("Region", "region"),
+                  ("From", "current_count"), ("To", "requested_count"), ("Status", "get_status_display"),
+                  ("Justification", "justification"), ("Requested by", "requested_by.display_name"),
+                  ("Decided by", "decided_by.display_name"), ("Comment", "decision_comment"))
+
+    def get_context_data(self, **kwargs):
+        ctx = super().get_context_data(**kwargs)
+        ctx["can_request"] = access.organization_ids(self.request.user, access.CHANGE, QuotaChangeRequest) != frozenset()
+        return ctx
+
+
+class ChangeRequestView(ObjectView):
+    queryset = QuotaChangeRequest.objects.select_related("organization", "quota", "requested_by", "decided_by")
+    template_name = "workloads/quotachangerequest_detail.html"
+
+    def get_context_data(self, **kwargs):
+        ctx = super().get_context_data(**kwargs)
+        req, user = self.object, self.request.user
+        ctx["can_decide"] = req.status == RequestStatus.PENDING and access.can(user, access.APPROVE, req)
+        ctx["can_edit"] = req.status == RequestStatus.PENDING and access.can(user, access.CHANGE, req)
+        ctx.setdefault("decision_form", DecisionForm())
+        records = QuotaChangeRequest.history.filter(id=req.pk).select_related("history_user")
+        ctx["history"] = history.entries(QuotaChangeRequest, records)
+        return ctx
+
+
+class ChangeRequestEditView(_FormUserMixin, ObjectEditView):
+    queryset = QuotaChangeRequest.objects.all()
+    form_class = QuotaChangeRequestForm
+    template_name = "workloads/instancequota_form.html"
+    extra_context = {"title": "Quota change request"}
+
+    def get_object(self, queryset=None):
+        obj = super().get_object(queryset)
+        if obj is not None and obj.status != RequestStatus.PENDING:
+            raise PermissionDenied("A decided request cannot be changed.")
+        return obj
+
+    def get_form(self, form_class=None):
+        form = super().get_form(form_class)
+        if form.instance.pk is None:
+            form.instance.requested_by = self.request.user
+        return form
+
+    def after_save(self, obj, created):
+        services.after_submit(obj, self.request.user, created)
+
+    def get_success_url(self):
+        return self.object.get_absolute_url()
+
+
+class ChangeRequestDecideView(View):
+    """A program manager approves or rejects; the quota changes only on approval."""
+
+    def post(self, request, pk):
+        req = get_object_or_404(QuotaChangeRequest.objects.restrict(request.user), pk=pk)
+        if not access.can(request.user, access.APPROVE, req):
+            raise PermissionDenied("Only program managers decide quota change requests.")
+        form = DecisionForm(request.POST)
+        error = None
+        if form.is_valid():
+            try:
+                services.decide(req, request.user, form.cleaned_data["decision"] == "approve", form.cleaned_data["comment"])
+            except ValidationError as exc:
+                error = exc
+            else:
+                messages.success(request, f"Request {form.cleaned_data['decision']}d.")
+                return redirect(req.get_absolute_url())
+        if error is not None:
+            for message in error.messages:
+                form.add_error(None, message)
+        view = ChangeRequestView()
+        view.setup(request, pk=pk)
+        view.object = view.get_object()
+        ctx = view.get_context_data(object=view.object, decision_form=form)
+        ctx["decision_errors"] = [m for messages_ in form.errors.values() for m in messages_]
+        return render(request, view.template_name, ctx, status=400)
