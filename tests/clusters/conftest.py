@@ -86,3 +86,12 @@ def stop_worker(proc, sig: int = 15) -> None:
         except subprocess.TimeoutExpired:
             os.killpg(proc.pid, 9)
             proc.wait(timeout=10)
+
+
+@pytest.fixture
+def quotas(world):
+    """Organization A's quotas today: 16 × p5.48xlarge and 16 × trn1.32xlarge in ap-northeast-1."""
+    from tests.workloads.factories_workloads import InstanceQuotaFactory
+
+    return [InstanceQuotaFactory(organization=world.org_a, instance_type_name=name, count=16, region="ap-northeast-1")
+            for name in ("p5.48xlarge", "trn1.32xlarge")]

@@ -5,12 +5,12 @@ import pytest
 from django.urls import reverse
 from rest_framework.test import APIClient
 
-from clusters import guards
 from clusters.choices import ClusterState, JobKind
 from clusters.models import Cluster, LaunchJob
+from workloads.models import InstanceQuota
 from tests.clusters.factories_clusters import StackEventFactory, launched_cluster, ready_cluster
 
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("quotas")]
 CLUSTERS = reverse("clusters-api:cluster-list")
 
 
@@ -79,8 +79,8 @@ def test_launch_for_an_organization_the_user_does_not_lead_is_403(world):
     assert not Cluster.objects.exists()
 
 
-def test_quota_refusal_gives_the_numbers(world, monkeypatch):
-    monkeypatch.setattr(guards, "quota_total", lambda org, itype, region, day: 3)
+def test_quota_refusal_gives_the_numbers(world, quotas):
+    InstanceQuota.objects.filter(pk=quotas[1].pk).update(count=3)  # trn1.32xlarge
     response = _api(world.lead_a).post(CLUSTERS, _launch(world.org_a), format="json")
     assert response.status_code == 400
     body = response.json()

@@ -4,12 +4,12 @@ from __future__ import annotations
 import pytest
 from django.urls import reverse
 
-from clusters import guards
 from clusters.choices import ClusterState, JobKind
 from clusters.models import Cluster, LaunchJob
+from workloads.models import InstanceQuota
 from tests.clusters.factories_clusters import launched_cluster, ready_cluster
 
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("quotas")]
 LAUNCH = reverse("clusters:launch", kwargs={"slug": "parallelcluster"})
 
 
@@ -32,6 +32,14 @@ def test_form_is_generated_from_the_template_parameters(client, world):
     assert '<option value="trn1.32xlarge">' in html  # allowed values become a select
     assert 'name="cluster__LustreFileSystemId"' not in html  # wired from the storage stack's outputs
     assert 'name="network__AvailabilityZone"' in html
+
+
+def test_no_quota_for_the_region_refuses_the_launch(client, world):
+    client.force_login(world.lead_a)
+    response = client.post(LAUNCH, _form(world.org_a, region="us-west-2"))
+    assert response.status_code == 400
+    assert "only 0 of the organization" in str(response.context["form"].errors["cluster__ComputeMaxCount"])
+    assert not Cluster.objects.exists()
 
 
 def test_launch_creates_a_scheduled_cluster_its_stacks_and_a_job(client, world, django_capture_on_commit_callbacks):
@@ -89,12 +97,12 @@ def test_preview_shows_resolved_parameters_and_the_parallelcluster_config(client
     assert response.status_code == 200 and not Cluster.objects.exists()
     assert "InstanceType: p5.48xlarge" in html and "MaxCount: 4" in html
     assert "&lt;network:PrivateSubnetId&gt;" in html  # filled by the network stack at launch
-    assert "quota not checked" in html
+    assert "4 × p5.48xlarge in ap-northeast-1" in html and "16 of 16 left" in html
     assert "Change sets are computed against real AWS only" in html
 
 
-def test_quota_guard_refuses_with_the_numbers(client, world, monkeypatch):
-    monkeypatch.setattr(guards, "quota_total", lambda org, itype, region, day: 6)
+def test_quota_guard_refuses_with_the_numbers(client, world, quotas):
+    InstanceQuota.objects.filter(pk=quotas[0].pk).update(count=6)
     ready_cluster(world.org_a, name="existing")  # holds 2 × p5.48xlarge
     client.force_login(world.lead_a)
     response = client.post(LAUNCH, _form(world.org_a, cluster__ComputeMaxCount="5"))

@@ -23,10 +23,16 @@ pytestmark = [pytest.mark.worker, pytest.mark.django_db(transaction=True)]
 def redis_ready(aws):
     import redis as redis_lib
 
+    from portal.celery import app
+
     url = redis_url()
     if not url:
         pytest.skip("Redis is not reachable")
     redis_lib.Redis.from_url(url).flushdb()
+    # Another test may have pointed the app at a broker that is gone: publish through a fresh pool.
+    app.conf.broker_url = app.conf.broker_write_url = url
+    app._pool = None
+    app.amqp._producer_pool = None
     return url
 
 
@@ -41,7 +47,7 @@ def _wait(predicate, timeout=90, sweep=False):
     return False
 
 
-def test_a_launch_through_the_api_becomes_ready_on_a_real_worker(client, world, aws, redis_ready):
+def test_a_launch_through_the_api_becomes_ready_on_a_real_worker(client, world, aws, redis_ready, quotas):
     worker = start_worker(aws, "launch", WORKER_ENV)
     try:
         client.force_login(world.lead_a)
