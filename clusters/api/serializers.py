@@ -121,7 +121,7 @@ class LaunchSerializer(serializers.Serializer):
 
 
 class LaunchJobSerializer(serializers.ModelSerializer):
-    requested_by = serializers.SlugRelatedField(slug_field="username", read_only=True)
+    requested_by = serializers.SlugRelatedField(slug_field="username", read_only=True, allow_null=True)
 
     class Meta:
         model = LaunchJob
@@ -141,3 +141,9 @@ class StackEventSerializer(serializers.ModelSerializer):
         read_only_fields = fields
 
 
+
+
+class ClusterConfigSerializer(serializers.Serializer):
+    cluster = serializers.IntegerField()
+    filename = serializers.CharField()
+    config = serializers.CharField(help_text="The ParallelCluster 3 configuration (YAML).")

@@ -1,6 +1,5 @@
 from django.db import transaction
 from django.db.models import Prefetch
-from django.http import HttpResponse
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import mixins, status
 from rest_framework.decorators import action
@@ -10,6 +9,7 @@ from rest_framework.response import Response
 from clusters import catalog, config, launch
 from clusters.api.serializers import (
     BlueprintSerializer,
+    ClusterConfigSerializer,
     ClusterSerializer,
     LaunchJobSerializer,
     LaunchSerializer,
@@ -93,14 +93,16 @@ class ClusterViewSet(mixins.CreateModelMixin, mixins.DestroyModelMixin, PortalRe
         job.refresh_from_db()
         return Response(LaunchJobSerializer(job).data, status=status.HTTP_202_ACCEPTED)
 
-    @extend_schema(responses={(200, "application/yaml"): str})
+    @extend_schema(responses={200: ClusterConfigSerializer})
     @action(detail=True, methods=["get"], url_path="pcluster-config")
     def pcluster_config(self, request, pk=None):
+        """The generated ParallelCluster configuration; the YAML text is in ``config``."""
         cluster = self.get_object()
         text = config.for_cluster(cluster)
         if text is None:
             raise NotFound("This cluster is not a ParallelCluster cluster.")
-        return HttpResponse(text, content_type="application/yaml; charset=utf-8")
+        return Response({"cluster": cluster.pk, "config": text,
+                         "filename": f"{cluster.organization.slug}-{cluster.name}-pcluster.yaml"})
 
 
 class LaunchJobViewSet(PortalReadOnlyViewSet):

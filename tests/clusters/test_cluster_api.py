@@ -7,8 +7,8 @@ from rest_framework.test import APIClient
 
 from clusters.choices import ClusterState, JobKind
 from clusters.models import Cluster, LaunchJob
-from workloads.models import InstanceQuota
 from tests.clusters.factories_clusters import StackEventFactory, launched_cluster, ready_cluster
+from workloads.models import InstanceQuota
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("quotas")]
 CLUSTERS = reverse("clusters-api:cluster-list")
@@ -113,8 +113,9 @@ def test_customers_read_but_cannot_delete_or_retry(world):
 def test_pcluster_config_from_the_api(world):
     cluster = ready_cluster(world.org_a, name="api-cfg")
     response = _api(world.lead_a).get(reverse("clusters-api:cluster-pcluster-config", kwargs={"pk": cluster.pk}))
-    assert response.status_code == 200 and response["Content-Type"].startswith("application/yaml")
-    assert "InstanceType: p5.48xlarge" in response.content.decode()
+    body = response.json()
+    assert response.status_code == 200 and body["filename"] == "alpha-labs-api-cfg-pcluster.yaml"
+    assert "InstanceType: p5.48xlarge" in body["config"]
 
 
 @pytest.mark.parametrize("rows", [2, 8])

@@ -6,8 +6,8 @@ from django.urls import reverse
 
 from clusters.choices import ClusterState, JobKind
 from clusters.models import Cluster, LaunchJob
-from workloads.models import InstanceQuota
 from tests.clusters.factories_clusters import launched_cluster, ready_cluster
+from workloads.models import InstanceQuota
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("quotas")]
 LAUNCH = reverse("clusters:launch", kwargs={"slug": "parallelcluster"})
