@@ -60,6 +60,14 @@ class LaunchForm(forms.Form):
                 self.param_fields.append((role, spec.name))
         self.plan = p
         self.quota: guards.QuotaCheck | None = None
+        self.reservations = _reservations(orgs)
+        key = "cluster__CapacityReservationId"
+        if key in self.fields and self.reservations is not None:
+            field = self.fields[key]
+            self.fields[key] = forms.ChoiceField(
+                required=False, label=field.label, initial="",
+                help_text="The organization's capacity reservations and capacity blocks (ODCR ids cr-…).",
+                choices=[("", "None (on demand)")] + [(r.reservation_id, _reservation_label(r)) for r in self.reservations])
 
     def _full_stack_requested(self) -> bool:
         if "full_stack" not in self.fields:
@@ -105,5 +113,28 @@ class LaunchForm(forms.Form):
             if not self.quota.allowed:
                 key = next((f"cluster__{n}" for n in launch.SIZE_PARAMETERS[self.entry.kind][1:]), None)
                 self.add_error(key if key in self.fields else None, f"Over quota: {self.quota.message}.")
+        reservation_id = params.get(StackRole.CLUSTER, {}).get("CapacityReservationId")
+        if org and reservation_id and self.reservations is not None:
+            chosen = next((r for r in self.reservations if r.reservation_id == reservation_id), None)
+            if chosen is None or chosen.organization_id != org.pk:
+                self.add_error("cluster__CapacityReservationId", f"{reservation_id} is not a reservation of {org.name}.")
+            elif instance_type and chosen.instance_type_name.removeprefix("ml.") != instance_type.removeprefix("ml."):
+                self.add_error("cluster__CapacityReservationId",
+                               f"{reservation_id} reserves {chosen.instance_type_name}, not {instance_type}.")
         data["parameters"] = params
         return data
+
+
+def _reservations(orgs):
+    """The capacity reservations of the organizations the user launches in (None without the model)."""
+    try:
+        from workloads.models import CapacityReservation
+    except ImportError:
+        return None
+    return list(CapacityReservation.objects.filter(organization__in=orgs).select_related("organization")
+                .order_by("organization__name", "start"))
+
+
+def _reservation_label(r) -> str:
+    return (f"{r.reservation_id} · {r.organization.name} · {r.count} × {r.instance_type_name} · "
+            f"{r.availability_zone} · {r.start} → {r.end}")

@@ -232,3 +232,20 @@ def test_organization_page_lists_its_clusters(client, world):
     client.force_login(world.customer_a)
     html = client.get(world.org_a.get_absolute_url()).content.decode()
     assert "listed" in html and "badge-ready" in html
+
+
+def test_capacity_reservations_are_offered_and_must_belong_to_the_organization(client, world):
+    from tests.workloads.factories_workloads import CapacityReservationFactory
+
+    ours = CapacityReservationFactory(organization=world.org_a, reservation_id="cr-0123456789abcdef0")
+    trn = CapacityReservationFactory(organization=world.org_a, reservation_id="cr-0123456789abcdef1",
+                                     instance_type_name="trn1.32xlarge")
+    client.force_login(world.lead_a)
+    html = client.get(LAUNCH).content.decode()
+    assert f'<option value="{ours.reservation_id}">' in html
+    response = client.post(LAUNCH, _form(world.org_a, cluster__CapacityReservationId=trn.reservation_id))
+    assert response.status_code == 400
+    assert "reserves trn1.32xlarge, not p5.48xlarge" in str(response.context["form"].errors)
+    response = client.post(LAUNCH, _form(world.org_a, cluster__CapacityReservationId=ours.reservation_id))
+    assert response.status_code == 302
+    assert Cluster.objects.get().parameters["cluster"]["CapacityReservationId"] == ours.reservation_id
