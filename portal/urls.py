@@ -36,6 +36,8 @@ urlpatterns = [
     path("api/docs/", SpectacularSwaggerSplitView.as_view(url_name="api-schema"), name="api-docs"),
     path("api/auth/token/", ObtainTokenView.as_view(), name="api-token"),
     path("api/portal/", include("portal.api.urls")),
+    path("clusters/", include("clusters.urls")),
+    path("api/clusters/", include("clusters.api.urls")),
     path("api/workloads/", include("workloads.api.urls")),
     path("", include("workloads.urls_interactions", namespace="interactions")),
     path("api/interactions/", include("workloads.api.urls_interactions", namespace="interactions-api")),

@@ -268,3 +268,51 @@ _HEALTH = {
     "health-api:rotate-token": Case(api=True, kwargs=lambda o: {"cluster_id": o["cluster"].pk}, foreign=(404, 405)),
 }
 ROUTES.update(_HEALTH)
+# clusters: the launch pipeline
+def _cluster(w):
+    from tests.clusters.factories_clusters import ready_cluster
+
+    return ready_cluster(w.org_a, name="alpha-p5", error_message="ZZ-ORG-A-SECRET")
+
+
+def _blueprint(w):
+    from clusters import catalog
+
+    return catalog.sync()["parallelcluster"]
+
+
+def _launch_job(w):
+    return OBJECTS["cluster"](w).jobs.first()
+
+
+def _stack_event(w):
+    from tests.clusters.factories_clusters import StackEventFactory
+
+    return StackEventFactory(stack=OBJECTS["cluster"](w).stacks.first(), reason="ZZ-ORG-A-SECRET")
+
+
+OBJECTS.update({"cluster": _cluster, "blueprint": _blueprint, "launch_job": _launch_job, "stack_event": _stack_event})
+_cluster_pk = lambda o: {"pk": o["cluster"].pk}  # noqa: E731
+ROUTES.update({
+    "clusters:cluster_list": Case(foreign=LIST),
+    "clusters:launch_day": Case(foreign=LIST),
+    "clusters:blueprint_list": Case(foreign=LIST),
+    "clusters:blueprint_detail": Case(kwargs=lambda o: {"slug": o["blueprint"].slug}, foreign=LIST),
+    "clusters:launch": Case(kwargs=lambda o: {"slug": o["blueprint"].slug}, foreign=FORBIDDEN, expect=LEAD_ADDS),
+    "clusters:cluster_detail": Case(kwargs=_cluster_pk),
+    "clusters:cluster_progress": Case(kwargs=_cluster_pk),
+    "clusters:cluster_config": Case(kwargs=_cluster_pk),
+    "clusters:cluster_retry": Case(kwargs=_cluster_pk, foreign=(405,), methods=("POST",)),
+    "clusters:cluster_delete": Case(kwargs=_cluster_pk, expect=LEAD_WRITES),
+    "clusters-api:api-root": Case(api=True, foreign=LIST),
+    "clusters-api:blueprint-list": Case(api=True, foreign=LIST),
+    "clusters-api:blueprint-detail": Case(api=True, kwargs=lambda o: {"slug": o["blueprint"].slug}, foreign=LIST),
+    "clusters-api:cluster-list": Case(api=True, foreign=LIST),
+    "clusters-api:cluster-detail": Case(api=True, kwargs=_cluster_pk),
+    "clusters-api:cluster-retry": Case(api=True, kwargs=_cluster_pk, foreign=(405,)),
+    "clusters-api:cluster-pcluster-config": Case(api=True, kwargs=_cluster_pk),
+    "clusters-api:launchjob-list": Case(api=True, foreign=LIST),
+    "clusters-api:launchjob-detail": Case(api=True, kwargs=lambda o: {"pk": o["launch_job"].pk}),
+    "clusters-api:stackevent-list": Case(api=True, foreign=LIST),
+    "clusters-api:stackevent-detail": Case(api=True, kwargs=lambda o: {"pk": o["stack_event"].pk}),
+})
