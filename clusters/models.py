@@ -1,21 +1,67 @@
-"""Clusters of an organization. The launch pipeline, health and validation extend this app."""
+"""Clusters of an organization, the blueprints they are built from, their stacks and launch jobs.
+
+``Cluster.state`` is the portal's lifecycle (a guarded state machine); each ``Stack.status`` is
+CloudFormation's own status, kept apart. A ``LaunchJob`` is the unit of background work: the task
+reloads it by primary key, so a lost message or a killed worker loses nothing.
+"""
+from __future__ import annotations
+
+import uuid
+
 from django.conf import settings
 from django.db import models
 from django.urls import reverse
+from django.utils import timezone
 
-from clusters.choices import ClusterState, Orchestrator
+from clusters.choices import (
+    TRANSITIONS,
+    ClusterState,
+    JobKind,
+    JobStatus,
+    Orchestrator,
+    StackRole,
+)
 from portal.choices import REGION_CHOICES
 from portal.querysets import RestrictedQuerySet
 
 # States in which a cluster holds (or is about to hold) its instances: they count against quota.
 HOLDING_STATES = (ClusterState.SCHEDULED, ClusterState.CREATING, ClusterState.READY, ClusterState.DELETING)
+FINISHED_STATES = (ClusterState.READY, ClusterState.FAILED, ClusterState.DELETED)
+
+
+class IllegalTransition(Exception):
+    """A lifecycle move the state machine does not allow (e.g. deleted → ready)."""
+
+
+class Blueprint(models.Model):
+    """A reference architecture shipped as a CloudFormation file; the file is the source of truth.
+
+    Rows are synced from ``clusters/blueprints/*.yaml`` (``clusters.blueprints_sync.sync``) so that
+    clusters can point at the exact version and content hash they were launched from.
+    """
+
+    slug = models.SlugField(max_length=60, unique=True)
+    kind = models.CharField(max_length=32)
+    title = models.CharField(max_length=200)
+    summary = models.TextField(blank=True)
+    version = models.CharField(max_length=32)
+    content_hash = models.CharField(max_length=64)
+    synced = models.DateTimeField(default=timezone.now)
+
+    objects = RestrictedQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["slug"]
+
+    def __str__(self) -> str:
+        return f"{self.title} {self.version}"
+
+    def get_absolute_url(self) -> str:
+        return reverse("clusters:blueprint_detail", kwargs={"slug": self.slug})
 
 
 class Cluster(models.Model):
-    """A training cluster in an organization's account.
-
-    ``state`` is the portal's lifecycle; ``stack_status`` is CloudFormation's own status, kept apart.
-    """
+    """A training cluster in an organization's account."""
 
     organization = models.ForeignKey("portal.Organization", on_delete=models.PROTECT, related_name="clusters")
     name = models.SlugField(max_length=60)
@@ -30,6 +76,13 @@ class Cluster(models.Model):
     created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
     created = models.DateTimeField(auto_now_add=True)
     updated = models.DateTimeField(auto_now=True)
+    # The launch pipeline
+    blueprint = models.ForeignKey(Blueprint, null=True, blank=True, on_delete=models.PROTECT, related_name="clusters")
+    full_stack = models.BooleanField(default=False, help_text="Network, storage and cluster stacks in one launch.")
+    parameters = models.JSONField(default=dict, blank=True, help_text="Template parameters per stack role.")
+    outputs = models.JSONField(default=dict, blank=True, help_text="Outputs of every stack, merged.")
+    launch_id = models.UUIDField(default=uuid.uuid4, editable=False, unique=True)
+    failure_reason = models.CharField(max_length=64, blank=True, help_text="Short code grouping failures.")
 
     objects = RestrictedQuerySet.as_manager()
 
@@ -46,3 +99,144 @@ class Cluster(models.Model):
     @property
     def holds_capacity(self) -> bool:
         return self.state in HOLDING_STATES
+
+    @property
+    def short_launch_id(self) -> str:
+        return self.launch_id.hex[:8]
+
+    @property
+    def is_busy(self) -> bool:
+        return self.state in (ClusterState.SCHEDULED, ClusterState.CREATING, ClusterState.DELETING)
+
+    def can_transition(self, to: str) -> bool:
+        return to in TRANSITIONS[self.state]
+
+    def transition(self, to: str, *, error: str = "", reason: str = "", actor=None) -> None:
+        """Move the lifecycle to ``to`` (saved), with a timeline entry; failures also notify.
+
+        The one place a state changes: an illegal move raises ``IllegalTransition``.
+        """
+        from portal import timeline
+        from portal.choices import TimelineKind, Visibility
+        from portal.notifications import Event, notify
+
+        if not self.can_transition(to):
+            raise IllegalTransition(f"{self}: {self.state} → {to} is not allowed")
+        previous, self.state = self.state, to
+        if to == ClusterState.FAILED:
+            self.error_message = error
+            self.failure_reason = reason or "error"
+        elif to in (ClusterState.SCHEDULED, ClusterState.READY, ClusterState.DELETED):
+            self.error_message = ""
+            self.failure_reason = ""
+        self.save(update_fields=["state", "error_message", "failure_reason", "updated"])
+        kind = TimelineKind.LAUNCH if to in (ClusterState.SCHEDULED, ClusterState.CREATING) else TimelineKind.CLUSTER
+        title = f"Cluster {self.name}: {ClusterState(previous).label.lower()} → {ClusterState(to).label.lower()}"
+        timeline.record(
+            self.organization_id, kind, title, source=self, body=error, actor=actor,
+            severity="high" if to == ClusterState.FAILED else "",
+            visibility=Visibility.SHARED, tags=["cluster", to],
+        )
+        if to == ClusterState.FAILED:
+            notify(Event(kind="cluster_failed", title=title, organization_id=self.organization_id,
+                         severity="high", body=error, url=self.get_absolute_url()))
+
+
+class Stack(models.Model):
+    """One CloudFormation stack of a cluster; ``status`` is CloudFormation's own."""
+
+    cluster = models.ForeignKey(Cluster, on_delete=models.CASCADE, related_name="stacks")
+    role = models.CharField(max_length=16, choices=StackRole.choices)
+    order = models.PositiveSmallIntegerField()
+    blueprint = models.ForeignKey(Blueprint, on_delete=models.PROTECT, related_name="stacks")
+    content_hash = models.CharField(max_length=64, blank=True, help_text="Hash of the template that ran.")
+    stack_name = models.CharField(max_length=128, unique=True)
+    stack_id = models.CharField(max_length=256, blank=True)
+    status = models.CharField(max_length=64, blank=True)
+    status_reason = models.TextField(blank=True)
+    parameters = models.JSONField(default=dict, blank=True)
+    outputs = models.JSONField(default=dict, blank=True)
+    resources_total = models.PositiveIntegerField(default=0)
+    resources_done = models.PositiveIntegerField(default=0)
+    updated = models.DateTimeField(auto_now=True)
+
+    objects = RestrictedQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["cluster", "order"]
+        constraints = [models.UniqueConstraint(fields=["cluster", "role"], name="unique_stack_role_per_cluster")]
+
+    def __str__(self) -> str:
+        return self.stack_name
+
+    def get_absolute_url(self) -> str:
+        return self.cluster.get_absolute_url()
+
+
+class StackEvent(models.Model):
+    """A CloudFormation stack event, stored once (``event_id`` is CloudFormation's own id)."""
+
+    stack = models.ForeignKey(Stack, on_delete=models.CASCADE, related_name="events")
+    event_id = models.CharField(max_length=256, unique=True)
+    timestamp = models.DateTimeField(db_index=True)
+    logical_id = models.CharField(max_length=256)
+    physical_id = models.CharField(max_length=1024, blank=True)
+    resource_type = models.CharField(max_length=256)
+    status = models.CharField(max_length=64)
+    reason = models.TextField(blank=True)
+
+    objects = RestrictedQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["-timestamp", "-id"]
+
+    def __str__(self) -> str:
+        return f"{self.timestamp:%H:%M:%S} {self.logical_id} {self.status}"
+
+    @property
+    def is_failure(self) -> bool:
+        return self.status.endswith("_FAILED")
+
+
+class LaunchJob(models.Model):
+    """One request to launch, retry or delete a cluster: who, when, what happened (log, error).
+
+    ``dispatched``/``attempts`` let the periodic sweep send jobs a down broker never received;
+    ``heartbeat``/``lease_until`` let it find jobs whose worker died and keep two workers from
+    advancing the same job at once.
+    """
+
+    cluster = models.ForeignKey(Cluster, on_delete=models.CASCADE, related_name="jobs")
+    kind = models.CharField(max_length=16, choices=JobKind.choices, default=JobKind.LAUNCH)
+    status = models.CharField(max_length=16, choices=JobStatus.choices, default=JobStatus.PENDING, db_index=True)
+    requested_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    created = models.DateTimeField(auto_now_add=True)
+    started = models.DateTimeField(null=True, blank=True)
+    finished = models.DateTimeField(null=True, blank=True)
+    log = models.TextField(blank=True)
+    error = models.TextField(blank=True)
+    dispatched = models.BooleanField(default=False)
+    attempts = models.PositiveIntegerField(default=0, help_text="Times the job was sent to the broker.")
+    polls = models.PositiveIntegerField(default=0)
+    aws_errors = models.PositiveIntegerField(default=0, help_text="Retryable AWS errors in a row.")
+    heartbeat = models.DateTimeField(null=True, blank=True)
+    lease_until = models.DateTimeField(null=True, blank=True)
+
+    objects = RestrictedQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["-created", "-id"]
+        indexes = [models.Index(fields=["finished", "dispatched"], name="launchjob_sweep")]
+
+    def __str__(self) -> str:
+        return f"{self.get_kind_display()} {self.cluster} ({self.status})"
+
+    def get_absolute_url(self) -> str:
+        return self.cluster.get_absolute_url()
+
+    @property
+    def is_finished(self) -> bool:
+        return self.finished is not None
+
+    def add_log(self, line: str) -> None:
+        self.log += f"{timezone.now():%Y-%m-%d %H:%M:%S} {line}\n"

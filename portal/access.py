@@ -33,11 +33,13 @@ LEAD_SA = "lead_sa"
 class Rule:
     """How one model is reached from an organization, and what each role may do with its rows.
 
-    ``path`` is the lookup from the model to ``Organization`` ("" for Organization itself).
+    ``path`` is the lookup from the model to ``Organization`` ("" for Organization itself); ``None``
+    marks program-wide catalog rows that belong to no organization: a role holding the action in
+    any organization reaches every row.
     ``customer_scope`` narrows what customers see (for example: only entries shared with them).
     """
 
-    path: str
+    path: str | None
     customer: frozenset[str] = frozenset({VIEW})
     lead_sa: frozenset[str] = frozenset({VIEW, CHANGE})
     program_manager: frozenset[str] = frozenset({VIEW})
@@ -88,9 +90,16 @@ POLICY: dict[str, Rule] = {
     "clusters.cluster": Rule(path="organization", lead_sa=ALL_LEAD),
     "clusters.launchjob": Rule(path="cluster__organization", lead_sa=ALL_LEAD),
     "clusters.stackevent": Rule(path="stack__cluster__organization"),
-    "clusters.healthreport": Rule(path="cluster__organization"),
-    "clusters.gpufault": Rule(path="cluster__organization"),
-    "clusters.validationrun": Rule(path="cluster__organization", customer=R({VIEW, CHANGE})),
+    # health: customers see their own clusters' health and upload validation runs; the ingestion
+    # settings (token, pull credentials) are for lead SAs only.
+    "health.healthreport": Rule(path="cluster__organization"),
+    "health.nodehealth": Rule(path="report__cluster__organization"),
+    "health.gpufault": Rule(path="cluster__organization"),
+    "health.validationrun": Rule(path="cluster__organization", customer=R({VIEW, CHANGE})),
+    "health.clusterhealthconfig": Rule(path="cluster__organization", customer=R(), program_manager=R()),
+    "clusters.stack": Rule(path="cluster__organization"),
+    # Program-wide catalog data: every signed-in member with a role reads it (path=None: no organization).
+    "clusters.blueprint": Rule(path=None, lead_sa=R({VIEW})),
 }
 
 
@@ -162,10 +171,12 @@ def restrict(queryset: QuerySet, user: AbstractBaseUser | AnonymousUser, action:
     if is_program_manager(user) and action in rule.program_manager:
         return queryset
     roles = _roles(user)
-    lookup = rule.org_lookup()
-    condition = Q(pk__in=[])
     lead_ids = roles.get(LEAD_SA, frozenset()) if action in rule.lead_sa else frozenset()
     customer_ids = roles.get(CUSTOMER, frozenset()) if action in rule.customer else frozenset()
+    if rule.path is None:
+        return queryset if (lead_ids or customer_ids) else queryset.none()
+    lookup = rule.org_lookup()
+    condition = Q(pk__in=[])
     customer_only = customer_ids - lead_ids
     if lead_ids:
         condition |= Q(**{lookup: lead_ids})

@@ -89,5 +89,7 @@ def seed_core() -> dict:
 DEMO_SEEDERS: list[str] = [
     "workloads.demo_workloads.seed",
     "workloads.demo_interactions.seed",
+    "clusters.demo_clusters.seed",
+    "clusters.health.demo_health.seed",
     "portal.review.demo_review.seed",
 ]

@@ -235,3 +235,121 @@ ROUTES.update({
     "interactions-api:challengetag-list": Case(api=True, foreign=LIST),
     "interactions-api:challengetag-detail": Case(api=True, foreign=LIST, kwargs=lambda o: {"slug": "slurm"}),
 })
+# --- health: cluster health, GPU faults, NCCL validation --------------------------------------------
+def _cluster(w):
+    from tests.health.factories_health import ClusterFactory
+
+    return ClusterFactory(organization=w.org_a, name="alpha-train", error_message="ZZ-ORG-A-SECRET note")
+
+
+def _health_report(w):
+    from clusters.health import services
+    from tests.health.factories_health import sample
+
+    cluster = LAZY_CLUSTER(w)
+    text = sample("dcgm_p5_xid79_missing_gpu.prom").replace("ip-10-1-45-13", "ip-ZZ-ORG-A-SECRET")
+    return services.ingest(cluster, text, "push").report
+
+
+def _gpu_fault(w):
+    from clusters.health.models import GpuFault
+
+    _health_report_cached(w)
+    return GpuFault.objects.filter(cluster__organization=w.org_a).first()
+
+
+def _validation_run(w):
+    from tests.health.factories_health import validation_run
+
+    return validation_run(LAZY_CLUSTER(w), notes="ZZ-ORG-A-SECRET first run")
+
+
+def _memo(w, key, build):
+    """One object per world, shared by the health builders (the world lives for one test)."""
+    cache = w.__dict__.setdefault("_health_objects", {})
+    if key not in cache:
+        cache[key] = build(w)
+    return cache[key]
+
+
+def LAZY_CLUSTER(w):  # noqa: N802
+    return _memo(w, "cluster", _cluster)
+
+
+def _health_report_cached(w):
+    return _memo(w, "report", _health_report)
+
+
+OBJECTS.update(cluster=LAZY_CLUSTER, health_report=_health_report_cached, gpu_fault=_gpu_fault,
+               validation_run=_validation_run,
+               node_health=lambda w: _health_report_cached(w).nodes.order_by("-rank").first())
+_CL = lambda o: {"pk": o["cluster"].pk}  # noqa: E731
+_HEALTH = {
+    "health:program_health": Case(foreign=FORBIDDEN, expect={"customer_a": FORBIDDEN, "lead_b": LIST}),
+    "health:cluster_health": Case(kwargs=_CL),
+    "health:cluster_health_settings": Case(kwargs=_CL, expect=LEAD_WRITES),
+    "health:rotate_token": Case(kwargs=_CL, foreign=(404, 405)),
+    "health:validationrun_add": Case(kwargs=_CL, expect={"pm": FORBIDDEN}),
+    "health:validationrun_detail": Case(kwargs=lambda o: {"pk": o["validation_run"].pk}),
+    "health-api:api-root": Case(api=True, foreign=LIST),
+    "health-api:healthreport-list": Case(api=True, foreign=LIST),
+    "health-api:healthreport-detail": Case(api=True, kwargs=lambda o: {"pk": o["health_report"].pk}),
+    "health-api:nodehealth-list": Case(api=True, foreign=LIST),
+    "health-api:nodehealth-detail": Case(api=True, kwargs=lambda o: {"pk": o["node_health"].pk}),
+    "health-api:gpufault-list": Case(api=True, foreign=LIST),
+    "health-api:gpufault-detail": Case(api=True, kwargs=lambda o: {"pk": o["gpu_fault"].pk}),
+    "health-api:validationrun-list": Case(api=True, foreign=LIST),
+    "health-api:validationrun-detail": Case(api=True, kwargs=lambda o: {"pk": o["validation_run"].pk}),
+    # Authenticated by a cluster token, not by a user: every user gets 401 on it.
+    "health-api:ingest": Case(api=True, kwargs=lambda o: {"cluster_id": o["cluster"].pk}, foreign=(401, 403)),
+    "health-api:rotate-token": Case(api=True, kwargs=lambda o: {"cluster_id": o["cluster"].pk}, foreign=(404, 405)),
+}
+ROUTES.update(_HEALTH)
+# clusters: the launch pipeline
+def _cluster(w):
+    from tests.clusters.factories_clusters import ready_cluster
+
+    return ready_cluster(w.org_a, name="alpha-p5", error_message="ZZ-ORG-A-SECRET")
+
+
+def _blueprint(w):
+    from clusters import catalog
+
+    return catalog.sync()["parallelcluster"]
+
+
+def _launch_job(w):
+    return OBJECTS["cluster"](w).jobs.first()
+
+
+def _stack_event(w):
+    from tests.clusters.factories_clusters import StackEventFactory
+
+    return StackEventFactory(stack=OBJECTS["cluster"](w).stacks.first(), reason="ZZ-ORG-A-SECRET")
+
+
+OBJECTS.update({"cluster": _cluster, "blueprint": _blueprint, "launch_job": _launch_job, "stack_event": _stack_event})
+_cluster_pk = lambda o: {"pk": o["cluster"].pk}  # noqa: E731
+ROUTES.update({
+    "clusters:cluster_list": Case(foreign=LIST),
+    "clusters:launch_day": Case(foreign=LIST),
+    "clusters:blueprint_list": Case(foreign=LIST),
+    "clusters:blueprint_detail": Case(kwargs=lambda o: {"slug": o["blueprint"].slug}, foreign=LIST),
+    "clusters:launch": Case(kwargs=lambda o: {"slug": o["blueprint"].slug}, foreign=FORBIDDEN, expect=LEAD_ADDS),
+    "clusters:cluster_detail": Case(kwargs=_cluster_pk),
+    "clusters:cluster_progress": Case(kwargs=_cluster_pk),
+    "clusters:cluster_config": Case(kwargs=_cluster_pk),
+    "clusters:cluster_retry": Case(kwargs=_cluster_pk, foreign=(405,), methods=("POST",)),
+    "clusters:cluster_delete": Case(kwargs=_cluster_pk, expect=LEAD_WRITES),
+    "clusters-api:api-root": Case(api=True, foreign=LIST),
+    "clusters-api:blueprint-list": Case(api=True, foreign=LIST),
+    "clusters-api:blueprint-detail": Case(api=True, kwargs=lambda o: {"slug": o["blueprint"].slug}, foreign=LIST),
+    "clusters-api:cluster-list": Case(api=True, foreign=LIST),
+    "clusters-api:cluster-detail": Case(api=True, kwargs=_cluster_pk),
+    "clusters-api:cluster-retry": Case(api=True, kwargs=_cluster_pk, foreign=(405,)),
+    "clusters-api:cluster-pcluster-config": Case(api=True, kwargs=_cluster_pk),
+    "clusters-api:launchjob-list": Case(api=True, foreign=LIST),
+    "clusters-api:launchjob-detail": Case(api=True, kwargs=lambda o: {"pk": o["launch_job"].pk}),
+    "clusters-api:stackevent-list": Case(api=True, foreign=LIST),
+    "clusters-api:stackevent-detail": Case(api=True, kwargs=lambda o: {"pk": o["stack_event"].pk}),
+})

@@ -3,6 +3,7 @@ import django_filters
 from django.db.models import Q
 
 from portal.choices import Visibility
+from portal.filters import IsoDateTimeFilter
 from portal.models import Organization
 from workloads.choices_interactions import OPEN_STATUSES, InteractionKind, InteractionStatus, Severity
 from workloads.models import ChallengeTag, Interaction
@@ -28,8 +29,8 @@ class InteractionFilterSet(django_filters.FilterSet):
         queryset=ChallengeTag.objects.all(), field_name="tags", to_field_name="slug", label="Challenge tag"
     )
     open = django_filters.BooleanFilter(method="only_open", label="Open only")
-    since = django_filters.IsoDateTimeFilter(field_name="occurred_at", lookup_expr="gte")
-    until = django_filters.IsoDateTimeFilter(field_name="occurred_at", lookup_expr="lte")
+    since = IsoDateTimeFilter(field_name="occurred_at", lookup_expr="gte")
+    until = IsoDateTimeFilter(field_name="occurred_at", lookup_expr="lte")
 
     class Meta:
         model = Interaction

@@ -3,13 +3,8 @@ from __future__ import annotations
 
 from django.core.exceptions import ValidationError
 
+from clusters import instance_types
 from portal.choices import REGION_CODES
-
-# Used until the clusters app ships its instance-type catalog (clusters/instance_types.py).
-FALLBACK_INSTANCE_TYPES = frozenset({
-    "p5.48xlarge", "p5e.48xlarge", "p5en.48xlarge", "p4d.24xlarge", "p4de.24xlarge",
-    "trn1.32xlarge", "trn1n.32xlarge", "trn2.48xlarge", "g5.48xlarge", "g6e.48xlarge",
-})
 
 
 def base_instance_type(name: str) -> str:
@@ -19,30 +14,19 @@ def base_instance_type(name: str) -> str:
 
 def validate_instance_type(name: str) -> None:
     try:
-        from clusters.instance_types import get
-    except ImportError:
-        get = None
-    if get is not None:
-        try:
-            get(name)
-            return
-        except Exception as exc:  # the catalog raises UnknownInstanceType
-            raise ValidationError(f"Unknown instance type {name!r}.", code="unknown_instance_type") from exc
-    if base_instance_type(name or "") not in FALLBACK_INSTANCE_TYPES:
-        known = ", ".join(sorted(FALLBACK_INSTANCE_TYPES))
+        instance_types.get(name or "")
+    except instance_types.UnknownInstanceType as exc:
+        known = ", ".join(item.name for item in instance_types.all_types())
         raise ValidationError(
             f"Unknown instance type {name!r}. Known types: {known} (and their ml.-prefixed SageMaker names).",
             code="unknown_instance_type",
-        )
+        ) from exc
 
 
 def instance_type_choices() -> list[tuple[str, str]]:
-    try:
-        from clusters.instance_types import choices
-    except ImportError:
-        names = sorted(FALLBACK_INSTANCE_TYPES)
-        return [(name, name) for name in names] + [(f"ml.{name}", f"ml.{name} (SageMaker)") for name in names]
-    return list(choices())
+    """EC2 names for ParallelCluster, and the ``ml.`` names SageMaker HyperPod uses for the same machines."""
+    ec2 = list(instance_types.choices())
+    return ec2 + [(f"ml.{name}", f"ml.{name} (SageMaker)") for name, _ in ec2]
 
 
 def validate_region(code: str) -> None:

@@ -7,7 +7,7 @@ from rest_framework.reverse import reverse
 from rest_framework.throttling import ScopedRateThrottle
 
 # Each app adds (name, url name of its router root) here through its api/urls.py import.
-API_APPS = [("portal", "portal-api:api-root"), ("interactions", "interactions-api:api-root")]
+API_APPS = [("portal", "portal-api:api-root"), ("interactions", "interactions-api:api-root"), ("clusters", "clusters-api:api-root")]
 
 
 @extend_schema(exclude=True)

@@ -3,6 +3,7 @@ from rest_framework.permissions import IsAuthenticated
 
 from portal.api.base import PortalModelViewSet, PortalReadOnlyViewSet
 from portal.api.serializers import MembershipSerializer, OrganizationSerializer, TimelineEntrySerializer
+from portal.filters import IsoDateTimeFilter
 from portal.models import Membership, Organization, TimelineEntry
 
 
@@ -36,8 +37,8 @@ class MembershipViewSet(PortalReadOnlyViewSet):
 
 
 class TimelineEntryFilterSet(filters.FilterSet):
-    since = filters.IsoDateTimeFilter(field_name="occurred_at", lookup_expr="gte")
-    until = filters.IsoDateTimeFilter(field_name="occurred_at", lookup_expr="lte")
+    since = IsoDateTimeFilter(field_name="occurred_at", lookup_expr="gte")
+    until = IsoDateTimeFilter(field_name="occurred_at", lookup_expr="lte")
     tag = filters.CharFilter(method="filter_tag", label="Entries carrying this tag")
 
     class Meta:

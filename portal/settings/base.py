@@ -37,6 +37,7 @@ INSTALLED_APPS = [
     "portal",
     "workloads",
     "clusters",
+    "clusters.health",
     "portal.review",
 ]
 
@@ -45,6 +46,7 @@ MIDDLEWARE = [
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
+    "portal.middleware.RejectNulBytesMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "portal.middleware.PortalLoginRequiredMiddleware",
@@ -169,6 +171,8 @@ SPECTACULAR_SETTINGS = {
     "REDOC_DIST": "SIDECAR",
     "COMPONENT_SPLIT_REQUEST": True,
     "SERVE_PERMISSIONS": ["rest_framework.permissions.IsAuthenticated"],
+    "ENUM_NAME_OVERRIDES": {"NodeVerdictEnum": "clusters.health.choices.NodeVerdict",
+                            "RunVerdictEnum": "clusters.health.choices.RunVerdict"},
 }
 
 # Celery: JSON only, late acknowledgement so a task whose worker dies is delivered again.

@@ -1,0 +1,241 @@
+"""Launch day: 151 cluster launches (127 P5 ParallelCluster, 24 Trn1 HyperPod, across 12
+organizations) through the real Celery worker and Redis against the embedded AWS endpoint.
+
+Prints the wall time from the first dispatch until every cluster is ready, confirms all are ready
+with zero duplicate stacks (list_stacks in each organization's account), and the ratio against a
+floor measured in the same run: the same CloudFormation calls (describe_stacks by name,
+create_stack, describe_stacks by id, describe_stack_events) made directly with boto3 in one loop.
+
+Each launch is single-stack (the cluster stack, with the network's ids passed as parameters);
+``--full-stack`` launches network, storage and cluster for each instead.
+
+    REDIS_URL=redis://127.0.0.1:6379/12 [DATABASE_URL=postgres://…] python bench/launch_day.py
+"""
+from __future__ import annotations
+
+import argparse
+import contextlib
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from collections import Counter
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+P5, TRN1, ORGS = 127, 24, 12
+NETWORK_KEYS = ("PublicSubnetId", "PrivateSubnetId", "SecurityGroupId", "PlacementGroupName")
+LUSTRE = "fs-0a1b2c3d4e5f60714"
+
+
+def _environment(args) -> tuple[str, object]:
+    os.environ.setdefault("AWS_ACCESS_KEY_ID", "bench")
+    os.environ.setdefault("AWS_SECRET_ACCESS_KEY", "bench")
+    os.environ.setdefault("AWS_DEFAULT_REGION", "ap-northeast-1")
+    os.environ["REDIS_URL"] = os.environ.get("REDIS_URL", "redis://127.0.0.1:6379/12")
+    os.environ["CELERY_BROKER_URL"] = os.environ["REDIS_URL"]
+    os.environ["CLUSTERS_POLL_SECONDS"] = "1"
+    tmp = None
+    if not os.environ.get("DATABASE_URL"):
+        tmp = tempfile.mkdtemp(prefix="launch-day-")
+        os.environ["DATABASE_URL"] = f"sqlite:///{tmp}/bench.sqlite3"
+    os.environ["DJANGO_SETTINGS_MODULE"] = "portal.settings.local"
+    os.environ["LOG_LEVEL"] = "WARNING"
+    import logging
+
+    logging.getLogger("werkzeug").setLevel(logging.ERROR)
+    from clusters.aws.embedded import start_server
+
+    server, url = start_server()
+    os.environ["AWS_ENDPOINT_URL"] = url
+    import django
+
+    django.setup()
+    from django.core.management import call_command
+
+    call_command("migrate", verbosity=0)
+    logging.getLogger("werkzeug").setLevel(logging.ERROR)
+    return url, server
+
+
+def _params(i: int, name: str, full_stack: bool, network: dict) -> tuple[str, dict]:
+    trn1 = i >= P5
+    if trn1:
+        cluster = {"ClusterName": name, "WorkerInstanceType": "ml.trn1.32xlarge", "WorkerCount": "16"}
+        blueprint = "hyperpod"
+    else:
+        cluster = {"ClusterName": name, "ComputeInstanceType": "p5.48xlarge", "ComputeMaxCount": "16"}
+        blueprint = "parallelcluster"
+    if full_stack:
+        return blueprint, {"network": {"AvailabilityZone": "ap-northeast-1a"},
+                           "storage": {"CreateHomeFileSystem": "true"}, "cluster": cluster}
+    wanted = {"PrivateSubnetId", "SecurityGroupId"} if trn1 else set(NETWORK_KEYS)
+    cluster.update({k: v for k, v in network.items() if k in wanted})
+    if not trn1:
+        cluster["LustreFileSystemId"] = LUSTRE
+    return blueprint, {"cluster": cluster}
+
+
+def _worker(url: str) -> subprocess.Popen:
+    env = dict(os.environ, AWS_ENDPOINT_URL=url)
+    return subprocess.Popen(
+        [sys.executable, "-m", "celery", "-A", "portal", "worker", "-Q", "launches", "--concurrency", "2",
+         "--pool", "prefork", "--loglevel", "WARNING", "--without-gossip", "--without-mingle",
+         "--hostname", f"bench-{os.getpid()}@%h"],
+        cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT, start_new_session=True)
+
+
+def _floor(specs, organizations) -> float:
+    """The same CloudFormation calls, made directly with boto3 in one loop (same endpoint, same roles)."""
+    from botocore.exceptions import ClientError
+
+    from clusters import catalog
+    from portal.aws import client
+
+    bodies = {slug: catalog.template_body(slug) for slug in ("parallelcluster", "hyperpod", "network", "storage")}
+    clients = {org.pk: client("cloudformation", organization=org) for org in organizations}
+    started = time.perf_counter()
+    for org, name, blueprint, params in specs:
+        cf = clients[org.pk]
+        roles = ["network", "storage", "cluster"] if "network" in params else ["cluster"]
+        outputs: dict = {}
+        for role in roles:
+            slug = blueprint if role == "cluster" else role
+            stack_name = f"floor-{org.slug}-{name}-{role}"
+            values = {**{k: v for k, v in outputs.items() if k in _names(slug)}, **params[role]}
+            if "ClusterName" in values:  # ParallelCluster names its own stack after it: keep them apart
+                values["ClusterName"] = f"floor-{values['ClusterName']}"
+            with contextlib.suppress(ClientError):
+                cf.describe_stacks(StackName=stack_name)  # the pipeline's "does it exist already?"
+            sid = cf.create_stack(StackName=stack_name, TemplateBody=bodies[slug],
+                                  Parameters=[{"ParameterKey": k, "ParameterValue": v} for k, v in values.items()],
+                                  Tags=[{"Key": "geniac:launch-id", "Value": name}],
+                                  Capabilities=["CAPABILITY_IAM", "CAPABILITY_NAMED_IAM", "CAPABILITY_AUTO_EXPAND"])["StackId"]
+            stack = cf.describe_stacks(StackName=sid)["Stacks"][0]
+            cf.describe_stack_events(StackName=sid)
+            outputs.update({o["OutputKey"]: o["OutputValue"] for o in stack.get("Outputs", [])})
+    return time.perf_counter() - started
+
+
+def _networks(organizations, run: str) -> dict:
+    """One network stack per organization, shared by its single-stack launches (not timed)."""
+    from clusters import catalog
+    from portal.aws import client
+
+    found = {}
+    for org in organizations:
+        cf = client("cloudformation", organization=org)
+        sid = cf.create_stack(StackName=f"bench-network-{org.slug}-{run}", TemplateBody=catalog.template_body("network"),
+                              Parameters=[{"ParameterKey": "AvailabilityZone", "ParameterValue": "ap-northeast-1a"}])["StackId"]
+        outputs = {o["OutputKey"]: o["OutputValue"] for o in cf.describe_stacks(StackName=sid)["Stacks"][0]["Outputs"]}
+        found[org.pk] = {k: outputs[k] for k in NETWORK_KEYS}
+    return found
+
+
+def _names(slug: str) -> set[str]:
+    from clusters import catalog
+
+    return {p.name for p in catalog.entry(slug).parameters}
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--full-stack", action="store_true", help="network + storage + cluster per launch")
+    parser.add_argument("--timeout", type=int, default=1800)
+    args = parser.parse_args()
+    url, server = _environment(args)
+
+    import redis
+    from django.db import connection
+
+    from clusters import launch
+    from clusters.choices import ClusterState
+    from clusters.models import Cluster
+    from portal.aws import client
+    from portal.models import Organization
+
+    redis.Redis.from_url(os.environ["REDIS_URL"]).flushdb()
+    Cluster.objects.filter(organization__slug__startswith="bench-").delete()
+    organizations = []
+    for n in range(ORGS):
+        org, _ = Organization.objects.get_or_create(
+            slug=f"bench-{n:02d}", defaults={"name": f"Bench Org {n:02d}", "aws_account_id": f"{222200000000 + n}",
+                                             "role_arn": f"arn:aws:iam::{222200000000 + n}:role/GeniacPortalAccess",
+                                             "external_id": f"bench-{n}"})
+        organizations.append(org)
+    run = f"{int(time.time()) % 100000:05d}"
+    networks = {} if args.full_stack else _networks(organizations, run)
+    specs = []
+    for i in range(P5 + TRN1):
+        name = f"{'p5' if i < P5 else 'trn1'}-{run}-{i:03d}"
+        org = organizations[i % ORGS]
+        blueprint, params = _params(i, name, args.full_stack, networks.get(org.pk, {}))
+        specs.append((org, name, blueprint, params))
+
+    jobs = []
+    for org, name, blueprint, params in specs:
+        cluster, job = launch.create_launch(organization=org, name=name, blueprint_slug=blueprint,
+                                            full_stack=args.full_stack, region=org.home_region, parameters=params)
+        jobs.append(job)
+    connection.close()
+
+    worker = _worker(url)
+    from portal.celery import app
+
+    deadline = time.monotonic() + 60
+    while not app.control.ping(timeout=0.5):
+        if time.monotonic() > deadline or worker.poll() is not None:
+            raise SystemExit("the worker did not start")
+    total = len(jobs)
+    try:
+        started = time.perf_counter()
+        for job in jobs:
+            launch.dispatch(job)
+        ids = [job.cluster_id for job in jobs]
+        deadline = time.monotonic() + args.timeout
+        while True:
+            done = Cluster.objects.filter(pk__in=ids, state__in=[ClusterState.READY, ClusterState.FAILED]).count()
+            if done == total or time.monotonic() > deadline:
+                break
+            time.sleep(0.2)
+        wall = time.perf_counter() - started
+    finally:
+        os.killpg(worker.pid, 15)
+        worker.wait(timeout=30)
+
+    states = Counter(Cluster.objects.filter(pk__in=ids).values_list("state", flat=True))
+    from clusters.models import Stack
+
+    ours = set(Stack.objects.filter(cluster_id__in=ids).values_list("stack_name", flat=True))
+    duplicates = 0
+    live = Counter()
+    for org in organizations:
+        cf = client("cloudformation", organization=org)
+        paginator = cf.get_paginator("list_stacks")
+        for page in paginator.paginate():
+            for summary in page["StackSummaries"]:
+                if summary["StackName"] in ours:
+                    live[summary["StackName"]] += 1
+    duplicates = sum(n - 1 for n in live.values() if n > 1)
+    missing = len(ours - set(live))
+
+    floor = _floor(specs, organizations)
+    server.stop()
+    mode = "full-stack (network, storage, cluster)" if args.full_stack else "single-stack (cluster)"
+    print(f"launch day: {total} launches ({P5} P5 ParallelCluster, {TRN1} Trn1 HyperPod) across {ORGS} organizations, {mode}")
+    print(f"database: {connection.vendor}; broker: {os.environ['REDIS_URL']}; worker concurrency 2")
+    print(f"states: {dict(states)}")
+    print(f"stacks: {len(ours)} expected, {len(live)} found, {duplicates} duplicates, {missing} missing")
+    print(f"wall time through the worker: {wall:.2f} s")
+    print(f"floor (same CloudFormation calls with boto3 in one loop): {floor:.2f} s")
+    print(f"ratio: {wall / floor:.2f}")
+    ok = states.get(ClusterState.READY, 0) == total and duplicates == 0 and missing == 0
+    print("all ready, zero duplicate stacks" if ok else "NOT all ready or duplicates found")
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

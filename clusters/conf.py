@@ -1,0 +1,34 @@
+"""Launch pipeline settings: Django settings first, then the environment, then defaults.
+
+Polls are short against the embedded endpoint (stacks complete at once) and CloudFormation-sized
+against real AWS.
+"""
+from __future__ import annotations
+
+import os
+
+from django.conf import settings
+
+
+def _value(name: str, default: int) -> int:
+    if hasattr(settings, name):
+        return int(getattr(settings, name))
+    return int(os.environ.get(name, default))
+
+
+def poll_seconds() -> int:
+    return _value("CLUSTERS_POLL_SECONDS", 1 if settings.AWS_ENDPOINT_URL else 15)
+
+
+def stuck_seconds() -> int:
+    """A job whose heartbeat is older than this (and whose lease ran out) is sent again by the sweep."""
+    return _value("CLUSTERS_STUCK_SECONDS", 600)
+
+
+def lease_seconds() -> int:
+    return _value("CLUSTERS_LEASE_SECONDS", 120)
+
+
+def max_aws_errors() -> int:
+    """Retryable AWS errors (throttling, 5xx) in a row before a job gives up with a clear message."""
+    return _value("CLUSTERS_MAX_AWS_ERRORS", 5)

@@ -1,0 +1,29 @@
+"""Filters of the clusters app."""
+import django_filters
+
+from clusters.choices import ClusterState
+from clusters.models import Cluster, LaunchJob, StackEvent
+
+
+class ClusterFilterSet(django_filters.FilterSet):
+    organization = django_filters.CharFilter(field_name="organization__slug", label="Organization (slug)")
+    state = django_filters.ChoiceFilter(choices=ClusterState.choices)
+    q = django_filters.CharFilter(field_name="name", lookup_expr="icontains", label="Search")
+
+    class Meta:
+        model = Cluster
+        fields = ["organization", "state", "region", "instance_type"]
+
+
+class LaunchJobFilterSet(django_filters.FilterSet):
+    class Meta:
+        model = LaunchJob
+        fields = ["cluster", "kind", "status"]
+
+
+class StackEventFilterSet(django_filters.FilterSet):
+    cluster = django_filters.NumberFilter(field_name="stack__cluster")
+
+    class Meta:
+        model = StackEvent
+        fields = ["stack", "status"]

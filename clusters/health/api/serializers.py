@@ -1,0 +1,113 @@
+"""API serializers of cluster health."""
+from __future__ import annotations
+
+from rest_framework import serializers
+
+from clusters.health import nccl, services
+from clusters.health.models import GpuFault, HealthReport, NodeHealth, ValidationRun
+from clusters.models import Cluster
+
+
+class HealthReportSerializer(serializers.ModelSerializer):
+    class Meta:
+        model = HealthReport
+        fields = ["id", "cluster", "received_at", "source", "instance_type", "node_count", "gpus_expected",
+                  "gpus_seen", "samples", "uncorrectable_remapped_rows", "correctable_remapped_rows", "xid_errors",
+                  "row_remap_failures", "thermal_violations", "missing_gpus", "healthy_gpu_share", "nodes_healthy",
+                  "nodes_degraded", "nodes_reset_gpu", "nodes_reboot", "nodes_replace", "fault_count"]
+
+
+class NodeHealthSerializer(serializers.ModelSerializer):
+    class Meta:
+        model = NodeHealth
+        fields = ["hostname", "verdict", "reasons", "expected_gpus", "gpus_seen", "missing_gpus", "efa_devices_seen",
+                  "model"]
+
+
+class HealthReportDetailSerializer(HealthReportSerializer):
+    summary = serializers.JSONField(read_only=True, help_text="Faults, panels and verdict counts of the report.")
+
+    class Meta(HealthReportSerializer.Meta):
+        fields = [*HealthReportSerializer.Meta.fields, "summary"]
+
+
+class GpuFaultSerializer(serializers.ModelSerializer):
+    open = serializers.BooleanField(source="is_open", read_only=True)
+
+    class Meta:
+        model = GpuFault
+        fields = ["id", "cluster", "hostname", "gpu", "device", "uuid", "kind", "xid", "severity", "verdict", "meaning",
+                  "action", "value", "pod", "first_seen", "last_seen", "absent_reports", "cleared_at", "open"]
+        read_only_fields = fields
+
+
+class VisibleClusterField(serializers.PrimaryKeyRelatedField):
+    """Clusters where the caller may upload validation runs."""
+
+    def get_queryset(self):
+        request = self.context.get("request")
+        if request is None:
+            return Cluster.objects.none()
+        from portal import access
+
+        ids = access.organization_ids(request.user, access.CHANGE, ValidationRun)
+        qs = Cluster.objects.restrict(request.user).select_related("organization")
+        return qs if ids is None else qs.filter(organization_id__in=ids)
+
+
+class ValidationRunSerializer(serializers.ModelSerializer):
+    cluster = VisibleClusterField()
+    file = serializers.FileField(write_only=True, required=False, help_text="nccl-tests output (multipart).")
+    text = serializers.CharField(write_only=True, required=False, trim_whitespace=False,
+                                 help_text="nccl-tests output, when not sent as a file.")
+    collective = serializers.ChoiceField(choices=nccl.COLLECTIVES, required=False, allow_blank=True,
+                                         help_text="Read from the output when left out.")
+    nodes = serializers.IntegerField(required=False, allow_null=True, min_value=1, max_value=10000)
+    uploaded_by = serializers.StringRelatedField(allow_null=True)
+
+    class Meta:
+        model = ValidationRun
+        fields = ["id", "cluster", "uploaded_by", "uploaded_at", "collective", "instance_type", "nodes", "ranks", "hosts",
+                  "rows", "peak_busbw", "avg_busbw", "large_message_busbw", "expected_busbw", "transport",
+                  "nccl_version", "ofi_version", "verdict", "diagnosis", "result", "notes", "file", "text"]
+        read_only_fields = ["uploaded_by", "uploaded_at", "instance_type", "ranks", "hosts", "rows", "peak_busbw",
+                            "avg_busbw", "large_message_busbw", "expected_busbw", "transport", "nccl_version",
+                            "ofi_version", "verdict", "diagnosis", "result"]
+
+    def validate(self, attrs):
+        upload, text = attrs.pop("file", None), attrs.pop("text", None)
+        if upload is not None and text:
+            raise serializers.ValidationError({"file": "Send the output as a file or as text, not both."})
+        if upload is not None:
+            limit = services.conf.get("HEALTH_VALIDATION_MAX_BYTES")
+            if upload.size > limit:
+                raise serializers.ValidationError({"file": f"The file is over {limit:,} bytes."})
+            raw = upload.read()
+        elif text:
+            raw = text
+        else:
+            raise serializers.ValidationError({"text": "Send the nccl-tests output as a file or as text."})
+        try:
+            result = services.parse_validation(attrs["cluster"], raw, attrs.get("collective"), attrs.get("nodes"))
+        except (nccl.NcclParseError, services.TooLarge) as exc:
+            raise serializers.ValidationError({"file" if upload is not None else "text": str(exc)}) from None
+        attrs["_raw"], attrs["_result"] = raw, result
+        return attrs
+
+    def create(self, validated_data):
+        request = self.context["request"]
+        return services.store_validation(validated_data["cluster"], validated_data["_raw"], validated_data["_result"],
+                                         user=request.user, notes=validated_data.get("notes", ""))
+
+
+class TokenSerializer(serializers.Serializer):
+    cluster = serializers.IntegerField()
+    token = serializers.CharField(help_text="Shown once: keep it in the exporter's configuration.")
+
+
+class IngestedSerializer(serializers.Serializer):
+    report = serializers.IntegerField()
+    nodes = serializers.IntegerField()
+    faults_opened = serializers.IntegerField()
+    faults_cleared = serializers.IntegerField()
+    verdict_counts = serializers.DictField(child=serializers.IntegerField())

@@ -1,0 +1,21 @@
+from django.urls import path
+from rest_framework.routers import DefaultRouter
+
+from clusters.health.api import views
+from portal.api.root import API_APPS
+
+app_name = "health-api"
+
+router = DefaultRouter()
+router.register("reports", views.HealthReportViewSet)
+router.register("nodes", views.NodeHealthViewSet)
+router.register("faults", views.GpuFaultViewSet)
+router.register("validation-runs", views.ValidationRunViewSet)
+urlpatterns = [
+    path("clusters/<int:cluster_id>/metrics/", views.IngestView.as_view(), name="ingest"),
+    path("clusters/<int:cluster_id>/rotate-token/", views.RotateTokenView.as_view(), name="rotate-token"),
+    *router.urls,
+]
+
+if ("health", "health-api:api-root") not in API_APPS:
+    API_APPS.append(("health", "health-api:api-root"))

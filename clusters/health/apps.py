@@ -1,0 +1,16 @@
+"""Cluster health and NCCL validation: ingestion, GPU faults, validation runs and readiness."""
+from django.apps import AppConfig
+
+
+class HealthConfig(AppConfig):
+    name = "clusters.health"
+    label = "health"
+    verbose_name = "Cluster health"
+
+    def ready(self) -> None:
+        from clusters.health.readiness import readiness_section
+        from portal import views as portal_views
+
+        section = ("health/readiness_org_section.html", readiness_section)
+        if section not in portal_views.ORGANIZATION_SECTIONS:
+            portal_views.ORGANIZATION_SECTIONS.append(section)

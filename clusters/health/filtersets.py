@@ -1,0 +1,31 @@
+"""Filters shared by the pages and the API."""
+from __future__ import annotations
+
+import django_filters
+
+from clusters.health.choices import COLLECTIVE_CHOICES, RunVerdict, Severity
+from clusters.health.models import GpuFault, HealthReport, ValidationRun
+
+
+class HealthReportFilterSet(django_filters.FilterSet):
+    class Meta:
+        model = HealthReport
+        fields = ["cluster", "source"]
+
+
+class GpuFaultFilterSet(django_filters.FilterSet):
+    open = django_filters.BooleanFilter(field_name="cleared_at", lookup_expr="isnull", label="Open")
+    severity = django_filters.ChoiceFilter(choices=Severity.choices)
+
+    class Meta:
+        model = GpuFault
+        fields = ["cluster", "hostname", "kind", "severity", "open"]
+
+
+class ValidationRunFilterSet(django_filters.FilterSet):
+    verdict = django_filters.ChoiceFilter(choices=RunVerdict.choices)
+    collective = django_filters.ChoiceFilter(choices=COLLECTIVE_CHOICES)
+
+    class Meta:
+        model = ValidationRun
+        fields = ["cluster", "verdict", "collective"]

@@ -1,0 +1,79 @@
+"""Forms of the health pages."""
+from __future__ import annotations
+
+from django import forms
+
+from clusters.health import conf, nccl, services
+from clusters.health.choices import AuthKind
+from clusters.health.models import ClusterHealthConfig
+from portal.choices import REGION_CODES
+
+
+class ValidationUploadForm(forms.Form):
+    file = forms.FileField(required=False, label="nccl-tests output file",
+                           help_text="What the launcher captured (srun/mpirun prefixes are fine).")
+    text = forms.CharField(required=False, widget=forms.Textarea(attrs={"rows": 8}), strip=False,
+                           label="…or paste the output")
+    collective = forms.ChoiceField(required=False, choices=[("", "read from the output"),
+                                                             *[(c, c) for c in nccl.COLLECTIVES]])
+    nodes = forms.IntegerField(required=False, min_value=1, max_value=10000,
+                               help_text="Only needed when the output has no '# Rank' lines.")
+    notes = forms.CharField(required=False, widget=forms.Textarea(attrs={"rows": 2}),
+                            help_text="What was run and why.")
+
+    def __init__(self, *args, cluster=None, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.cluster = cluster
+        self.raw = None
+        self.result = None
+
+    def clean(self):
+        data = super().clean()
+        upload, text = data.get("file"), data.get("text")
+        if upload and text:
+            raise forms.ValidationError("Upload a file or paste the output, not both.")
+        if upload:
+            limit = conf.get("HEALTH_VALIDATION_MAX_BYTES")
+            if upload.size > limit:
+                self.add_error("file", f"The file is over {limit:,} bytes.")
+                return data
+            self.raw = upload.read()
+        elif text:
+            self.raw = text
+        else:
+            raise forms.ValidationError("Upload the nccl-tests output or paste it.")
+        try:
+            self.result = services.parse_validation(self.cluster, self.raw, data.get("collective"), data.get("nodes"))
+        except (nccl.NcclParseError, services.TooLarge) as exc:
+            self.add_error("file" if upload else "text", str(exc))
+        return data
+
+
+class ClusterHealthConfigForm(forms.ModelForm):
+    secret = forms.CharField(required=False, widget=forms.PasswordInput(render_value=False),
+                             label="Password or bearer token",
+                             help_text="Write-only: leave blank to keep the one stored.")
+
+    pull_url = forms.URLField(required=False, assume_scheme="https", label="Prometheus endpoint",
+                              help_text="Base URL; /api/v1/query is appended (for AMP: the workspace URL).")
+
+    class Meta:
+        model = ClusterHealthConfig
+        fields = ["pull_enabled", "pull_url", "auth_kind", "username", "secret", "aws_region"]
+
+    def clean_secret(self):
+        value = self.cleaned_data.get("secret")
+        return value if value else self.instance.secret
+
+    def clean(self):
+        data = super().clean()
+        kind = data.get("auth_kind")
+        if data.get("pull_enabled") and not data.get("pull_url"):
+            self.add_error("pull_url", "Give the Prometheus endpoint to pull from.")
+        if kind == AuthKind.BASIC and not data.get("username"):
+            self.add_error("username", "Basic auth needs a user name.")
+        if kind in (AuthKind.BASIC, AuthKind.BEARER) and not data.get("secret"):
+            self.add_error("secret", "This auth kind needs a secret.")
+        if kind == AuthKind.SIGV4 and data.get("aws_region") not in REGION_CODES:
+            self.add_error("aws_region", "Give the AMP workspace's region, one of " + ", ".join(sorted(REGION_CODES)))
+        return data

@@ -1,0 +1,238 @@
+"""What the portal keeps of cluster health: reports (figures, not raw samples), node verdicts of the
+latest report, GPU faults with their lifecycle, NCCL validation runs, and each cluster's ingestion
+settings (a hashed token, the Prometheus endpoint to pull from)."""
+from __future__ import annotations
+
+import hashlib
+import hmac
+import secrets
+
+from django.conf import settings
+from django.db import models
+from django.urls import reverse
+from django.utils import timezone
+
+from clusters.health.choices import (
+    COLLECTIVE_CHOICES,
+    AuthKind,
+    NodeVerdict,
+    RunVerdict,
+    Severity,
+    Source,
+)
+from portal.querysets import RestrictedQuerySet
+
+TOKEN_PREFIX = "gh"
+
+
+def hash_token(token: str) -> str:
+    return hashlib.sha256(token.encode()).hexdigest()
+
+
+class ClusterHealthConfig(models.Model):
+    """How a cluster's health reaches the portal. The ingestion token is kept as a hash only."""
+
+    cluster = models.OneToOneField("clusters.Cluster", on_delete=models.CASCADE, related_name="health_config")
+    token_hash = models.CharField(max_length=64, blank=True)
+    token_hint = models.CharField(max_length=12, blank=True, help_text="The token's first characters, to recognise it.")
+    token_rotated_at = models.DateTimeField(null=True, blank=True)
+    pull_enabled = models.BooleanField(default=False)
+    pull_url = models.URLField(blank=True, help_text="Prometheus-compatible base URL; /api/v1/query is appended.")
+    auth_kind = models.CharField(max_length=8, choices=AuthKind.choices, default=AuthKind.NONE)
+    username = models.CharField(max_length=200, blank=True)
+    secret = models.CharField(max_length=500, blank=True, help_text="Password or bearer token; never shown again.")
+    aws_region = models.CharField(max_length=32, blank=True, help_text="AMP workspace region (SigV4).")
+    last_pull_at = models.DateTimeField(null=True, blank=True)
+    last_pull_error = models.TextField(blank=True)
+    updated = models.DateTimeField(auto_now=True)
+
+    objects = RestrictedQuerySet.as_manager()
+
+    def __str__(self) -> str:
+        return f"health settings of {self.cluster_id}"
+
+    def rotate_token(self) -> str:
+        """Make a new token, keep its hash, and answer the token itself (shown once)."""
+        token = f"{TOKEN_PREFIX}{self.cluster_id}.{secrets.token_urlsafe(32)}"
+        self.token_hash = hash_token(token)
+        self.token_hint = token[:10]
+        self.token_rotated_at = timezone.now()
+        return token
+
+    def token_matches(self, token: str) -> bool:
+        return bool(self.token_hash) and hmac.compare_digest(self.token_hash, hash_token(token))
+
+    @staticmethod
+    def cluster_id_of(token: str) -> int | None:
+        """The cluster a token names (``gh<cluster id>.<secret>``); None for anything else."""
+        head, _, rest = token.partition(".")
+        if not rest or not head.startswith(TOKEN_PREFIX) or not head[len(TOKEN_PREFIX):].isdigit():
+            return None
+        return int(head[len(TOKEN_PREFIX):])
+
+
+class HealthReport(models.Model):
+    """One ingested scrape, summarized: the dashboard's six figures, verdict counts and faults."""
+
+    cluster = models.ForeignKey("clusters.Cluster", on_delete=models.CASCADE, related_name="health_reports")
+    received_at = models.DateTimeField(default=timezone.now, db_index=True)
+    source = models.CharField(max_length=8, choices=Source.choices)
+    instance_type = models.CharField(max_length=32, blank=True)
+    node_count = models.PositiveIntegerField(default=0)
+    gpus_expected = models.PositiveIntegerField(default=0)
+    gpus_seen = models.PositiveIntegerField(default=0)
+    samples = models.PositiveIntegerField(default=0)
+    uncorrectable_remapped_rows = models.FloatField(default=0)
+    correctable_remapped_rows = models.FloatField(default=0)
+    xid_errors = models.PositiveIntegerField(default=0)
+    row_remap_failures = models.PositiveIntegerField(default=0)
+    thermal_violations = models.PositiveIntegerField(default=0)
+    missing_gpus = models.PositiveIntegerField(default=0)
+    healthy_gpu_share = models.FloatField(null=True, blank=True)
+    nodes_healthy = models.PositiveIntegerField(default=0)
+    nodes_degraded = models.PositiveIntegerField(default=0)
+    nodes_reset_gpu = models.PositiveIntegerField(default=0)
+    nodes_reboot = models.PositiveIntegerField(default=0)
+    nodes_replace = models.PositiveIntegerField(default=0)
+    fault_count = models.PositiveIntegerField(default=0)
+    summary = models.JSONField(default=dict, help_text="The summary without its node list (nodes are NodeHealth rows).")
+    state = models.JSONField(default=dict, help_text="Counter baselines for the next report.")
+
+    objects = RestrictedQuerySet.as_manager()
+
+    PANELS = (
+        ("uncorrectable_remapped_rows", "Uncorrectable remapped rows"),
+        ("correctable_remapped_rows", "Correctable remapped rows"),
+        ("xid_errors", "GPUs with XID errors"),
+        ("row_remap_failures", "Row remap failures"),
+        ("thermal_violations", "Thermal violations"),
+        ("missing_gpus", "GPUs missing from nvidia-smi"),
+    )
+
+    class Meta:
+        ordering = ["-received_at", "-pk"]
+        indexes = [models.Index(fields=["cluster", "-received_at"], name="health_report_latest")]
+
+    def __str__(self) -> str:
+        return f"health of {self.cluster_id} at {self.received_at:%Y-%m-%d %H:%M}"
+
+    def get_absolute_url(self) -> str:
+        return reverse("health:cluster_health", kwargs={"pk": self.cluster_id})
+
+    @property
+    def panels(self) -> list[tuple[str, str, float]]:
+        return [(key, label, getattr(self, key)) for key, label in self.PANELS]
+
+    @property
+    def unhealthy_nodes(self) -> int:
+        return self.node_count - self.nodes_healthy
+
+
+class NodeHealth(models.Model):
+    """A node's verdict in the latest report of its cluster (older reports keep figures only)."""
+
+    report = models.ForeignKey(HealthReport, on_delete=models.CASCADE, related_name="nodes")
+    hostname = models.CharField(max_length=255)
+    verdict = models.CharField(max_length=12, choices=NodeVerdict.choices)
+    rank = models.PositiveSmallIntegerField(help_text="Severity of the verdict, 0 = healthy.")
+    reasons = models.JSONField(default=list)
+    expected_gpus = models.PositiveSmallIntegerField(null=True, blank=True)
+    gpus_seen = models.PositiveSmallIntegerField(default=0)
+    missing_gpus = models.JSONField(default=list)
+    efa_devices_seen = models.PositiveSmallIntegerField(default=0)
+    model = models.CharField(max_length=100, blank=True)
+
+    objects = RestrictedQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["-rank", "hostname"]
+        indexes = [models.Index(fields=["report", "-rank", "hostname"], name="health_node_severity")]
+
+    def __str__(self) -> str:
+        return f"{self.hostname}: {self.verdict}"
+
+
+class GpuFault(models.Model):
+    """Something wrong with one GPU, EFA device or node: opened when first seen, updated while
+    present, cleared after it has been absent for HEALTH_FAULT_CLEAR_AFTER reports."""
+
+    cluster = models.ForeignKey("clusters.Cluster", on_delete=models.CASCADE, related_name="gpu_faults")
+    hostname = models.CharField(max_length=255)
+    gpu = models.CharField(max_length=32, blank=True, help_text="GPU index, blank for EFA and node faults.")
+    device = models.CharField(max_length=64, blank=True, help_text="EFA device.")
+    uuid = models.CharField(max_length=80, blank=True)
+    kind = models.CharField(max_length=40)
+    xid = models.PositiveIntegerField(null=True, blank=True)
+    severity = models.CharField(max_length=8, choices=Severity.choices)
+    severity_rank = models.PositiveSmallIntegerField(default=0)
+    verdict = models.CharField(max_length=12, choices=NodeVerdict.choices)
+    meaning = models.CharField(max_length=300)
+    action = models.CharField(max_length=300)
+    value = models.FloatField(null=True, blank=True)
+    pod = models.CharField(max_length=255, blank=True)
+    first_seen = models.DateTimeField()
+    last_seen = models.DateTimeField()
+    absent_reports = models.PositiveSmallIntegerField(default=0)
+    cleared_at = models.DateTimeField(null=True, blank=True, db_index=True)
+    last_report = models.ForeignKey(HealthReport, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+
+    objects = RestrictedQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["-severity_rank", "hostname", "gpu", "kind"]
+        indexes = [models.Index(fields=["cluster", "cleared_at"], name="health_fault_open")]
+
+    def __str__(self) -> str:
+        where = f"GPU {self.gpu}" if self.gpu else (f"EFA {self.device}" if self.device else "node")
+        return f"{self.hostname} {where}: {self.meaning}"
+
+    def get_absolute_url(self) -> str:
+        return reverse("health:cluster_health", kwargs={"pk": self.cluster_id})
+
+    @property
+    def is_open(self) -> bool:
+        return self.cleared_at is None
+
+    @property
+    def key(self) -> tuple:
+        return (self.hostname, self.kind, self.gpu, self.device, self.xid or 0)
+
+
+class ValidationRun(models.Model):
+    """An uploaded nccl-tests run, parsed and judged against the expected bus bandwidth."""
+
+    cluster = models.ForeignKey("clusters.Cluster", on_delete=models.CASCADE, related_name="validation_runs")
+    uploaded_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL,
+                                    related_name="+")
+    uploaded_at = models.DateTimeField(default=timezone.now, db_index=True)
+    collective = models.CharField(max_length=16, choices=COLLECTIVE_CHOICES)
+    instance_type = models.CharField(max_length=32, blank=True)
+    nodes = models.PositiveIntegerField(null=True, blank=True)
+    ranks = models.PositiveIntegerField(null=True, blank=True)
+    hosts = models.JSONField(default=list)
+    rows = models.JSONField(default=list)
+    peak_busbw = models.FloatField(default=0)
+    avg_busbw = models.FloatField(default=0)
+    large_message_busbw = models.FloatField(null=True, blank=True)
+    expected_busbw = models.FloatField(null=True, blank=True)
+    transport = models.CharField(max_length=32, blank=True)
+    nccl_version = models.CharField(max_length=64, blank=True)
+    ofi_version = models.CharField(max_length=64, blank=True)
+    verdict = models.CharField(max_length=4, choices=RunVerdict.choices, db_index=True)
+    diagnosis = models.TextField(blank=True)
+    result = models.JSONField(default=dict, help_text="Everything else the parser read (header, footer, notes).")
+    notes = models.TextField(blank=True, help_text="What was run, by whom, why.")
+    raw_text = models.TextField(blank=True, help_text="The uploaded text, cut at HEALTH_VALIDATION_RAW_MAX characters.")
+    raw_truncated = models.BooleanField(default=False)
+
+    objects = RestrictedQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["-uploaded_at", "-pk"]
+        indexes = [models.Index(fields=["cluster", "verdict"], name="health_run_verdict")]
+
+    def __str__(self) -> str:
+        return f"{self.collective} on {self.nodes or '?'} nodes: {self.verdict}"
+
+    def get_absolute_url(self) -> str:
+        return reverse("health:validationrun_detail", kwargs={"pk": self.pk})

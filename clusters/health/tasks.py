@@ -1,0 +1,43 @@
+"""Background work of the health app (routed to the "health" queue by the task name)."""
+from __future__ import annotations
+
+import logging
+
+from celery import shared_task
+from django.utils import timezone
+
+from clusters.health import prometheus_pull, services
+from clusters.health.choices import Source
+from clusters.health.models import ClusterHealthConfig
+from clusters.health.prometheus import ParseError
+from portal import jobs
+
+logger = logging.getLogger(__name__)
+
+
+@shared_task(name="clusters.health.tasks.pull_all")
+def pull_all() -> int:
+    """Periodic: queue one pull per cluster with a Prometheus endpoint configured."""
+    ids = list(ClusterHealthConfig.objects.filter(pull_enabled=True).exclude(pull_url="")
+               .values_list("pk", flat=True))
+    for pk in ids:
+        jobs.send(pull_cluster, pk)
+    return len(ids)
+
+
+@shared_task(name="clusters.health.tasks.pull_cluster")
+def pull_cluster(config_id: int) -> int | None:
+    """Pull one cluster's health and ingest it; the error is kept on the settings row."""
+    config = ClusterHealthConfig.objects.select_related("cluster__organization").filter(pk=config_id).first()
+    if config is None or not config.pull_url:
+        return None
+    try:
+        scrape = prometheus_pull.pull(config)
+        ingested = services.ingest(config.cluster, scrape, Source.PULL)
+    except (prometheus_pull.PullError, ParseError) as exc:
+        logger.warning("health pull of cluster %s failed: %s", config.cluster_id, exc)
+        ClusterHealthConfig.objects.filter(pk=config.pk).update(last_pull_at=timezone.now(),
+                                                                last_pull_error=str(exc)[:2000])
+        return None
+    ClusterHealthConfig.objects.filter(pk=config.pk).update(last_pull_at=timezone.now(), last_pull_error="")
+    return ingested.report.pk

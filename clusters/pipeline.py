@@ -1,0 +1,256 @@
+"""One step of a launch job, run by the Celery task: look at CloudFormation, move the state on.
+
+A step is idempotent: it reads the job, the cluster and CloudFormation, does the next thing, and
+says whether to poll again. A stack that exists under our name with our launch tag is ours (a
+worker killed between ``create_stack`` and saving its id adopts it on the next step). A lease on
+the job keeps two deliveries of the same job from stepping it at once.
+"""
+from __future__ import annotations
+
+import logging
+from datetime import timedelta
+
+from django.db import transaction
+from django.db.models import Q
+from django.utils import timezone
+
+from clusters import catalog, conf
+from clusters.backend import LAUNCH_TAG, CloudFormation
+from clusters.choices import STACK_DONE, STACK_FAILED, ClusterState, JobKind, JobStatus
+from clusters.models import Cluster, IllegalTransition, LaunchJob, Stack, StackEvent
+from portal.aws import AwsError
+
+logger = logging.getLogger(__name__)
+
+POLL = "poll"
+DONE = "done"
+
+# Failure groups shown on the launch-day board.
+REASONS = {
+    "access_denied": "Access denied on the organization's role",
+    "throttling": "AWS throttled the requests",
+    "parameter": "Template parameter missing or invalid",
+    "stack_failed": "A stack resource failed",
+    "name_taken": "Stack name taken by a stack that is not ours",
+    "delete_failed": "A stack could not be deleted",
+    "error": "Other error",
+}
+
+
+class Failed(Exception):
+    def __init__(self, message: str, reason: str):
+        super().__init__(message)
+        self.reason = reason
+
+
+def classify(error: AwsError) -> str:
+    code = error.code or ""
+    if code in ("AccessDenied", "AccessDeniedException", "UnauthorizedOperation") or "not authorized" in str(error):
+        return "access_denied"
+    if "Throttl" in code or code in ("RequestLimitExceeded", "TooManyRequestsException"):
+        return "throttling"
+    if code == "ValidationError" and "arameter" in str(error):
+        return "parameter"
+    return "error"
+
+
+def claim(job_id: int) -> bool:
+    now = timezone.now()
+    return bool(LaunchJob.objects.filter(pk=job_id, finished__isnull=True)
+                .filter(Q(lease_until__isnull=True) | Q(lease_until__lt=now))
+                .update(lease_until=now + timedelta(seconds=conf.lease_seconds()), heartbeat=now))
+
+
+def step(job_id: int) -> str:
+    """Advance the job once; ``POLL`` asks the caller to come back after a countdown."""
+    if not claim(job_id):
+        return DONE  # finished, or another delivery holds it
+    job = LaunchJob.objects.select_related("cluster__organization").get(pk=job_id)
+    cluster = job.cluster
+    if job.started is None:
+        job.started, job.status = timezone.now(), JobStatus.RUNNING
+    job.polls += 1
+    try:
+        cf = cloudformation_for(cluster)
+        outcome = _advance_delete(job, cluster, cf) if job.kind == JobKind.DELETE else _advance_launch(job, cluster, cf)
+        job.aws_errors = 0
+    except AwsError as exc:
+        if exc.retryable and job.aws_errors + 1 < conf.max_aws_errors():
+            job.aws_errors += 1
+            job.add_log(f"{exc} (retrying, {job.aws_errors} in a row)")
+            outcome = POLL
+        else:
+            extra = f" (after {job.aws_errors + 1} attempts)" if exc.retryable else ""
+            outcome = _fail(job, cluster, f"{exc}{extra}", classify(exc))
+    except Failed as exc:
+        outcome = _fail(job, cluster, str(exc), exc.reason)
+    except IllegalTransition as exc:  # a delete overtook this launch: stop quietly
+        job.add_log(f"stopped: {exc}")
+        outcome = DONE
+    except Exception as exc:  # a bug or an answer we do not understand: fail visibly, never hang
+        logger.exception("launch job %s failed unexpectedly", job_id)
+        outcome = _fail(job, cluster, f"Unexpected error: {type(exc).__name__}: {exc}", "error")
+    if LaunchJob.objects.filter(pk=job.pk, finished__isnull=False).exists():
+        # Cancelled while this step ran (a delete or a retry superseded it): keep that verdict.
+        LaunchJob.objects.filter(pk=job.pk).update(lease_until=None)
+        return DONE
+    if outcome == DONE and job.finished is None:
+        job.finished, job.status = timezone.now(), JobStatus.SUCCEEDED
+    job.lease_until = None
+    job.heartbeat = timezone.now()
+    job.save()
+    return outcome
+
+
+def cloudformation_for(cluster: Cluster) -> CloudFormation:
+    """The organization's CloudFormation (its role assumed through STS); tests swap in a stubbed client."""
+    return CloudFormation(organization=cluster.organization, region=cluster.region)
+
+
+def _fail(job: LaunchJob, cluster: Cluster, message: str, reason: str) -> str:
+    with transaction.atomic():
+        cluster.refresh_from_db()
+        if cluster.can_transition(ClusterState.FAILED):
+            cluster.transition(ClusterState.FAILED, error=message, reason=reason)
+        job.status, job.finished, job.error = JobStatus.FAILED, timezone.now(), message
+        job.add_log(f"failed: {message}")
+    return DONE
+
+
+def _inputs(stack: Stack, earlier: list[Stack]) -> dict[str, str]:
+    """The stack's own parameters plus the earlier stacks' outputs it takes (by name)."""
+    names = {p.name for p in catalog.entry(stack.blueprint.slug).parameters}
+    values: dict[str, str] = {}
+    for previous in earlier:
+        values.update({k: v for k, v in previous.outputs.items() if k in names})
+    values.update({k: str(v) for k, v in stack.parameters.items() if v is not None})
+    return values
+
+
+def _store_events(stack: Stack, cf: CloudFormation) -> list[StackEvent]:
+    known = set(stack.events.values_list("event_id", flat=True))
+    new = [StackEvent(stack=stack, event_id=e.event_id, timestamp=e.timestamp, logical_id=e.logical_id,
+                      physical_id=e.physical_id or "", resource_type=e.resource_type, status=e.status,
+                      reason=e.reason or "")
+           for e in cf.events(stack.stack_id, known)]
+    StackEvent.objects.bulk_create(new, ignore_conflicts=True)
+    return new
+
+
+def first_failure(stack: Stack) -> StackEvent | None:
+    """The earliest resource event that failed, skipping the stack's own roll-up and cancellations."""
+    failures = stack.events.filter(status__endswith="_FAILED").order_by("timestamp", "id")
+    for event in failures:
+        if "cancelled" in event.reason.lower() or event.logical_id == stack.stack_name:
+            continue
+        return event
+    return failures.first()
+
+
+def _start(job: LaunchJob, cluster: Cluster, stack: Stack, earlier: list[Stack], cf: CloudFormation) -> None:
+    existing = cf.find(stack.stack_name)
+    if existing is not None:
+        if existing.tags.get(LAUNCH_TAG) != str(cluster.launch_id):
+            raise Failed(f"A stack named {stack.stack_name} exists and is not this launch's.", "name_taken")
+        stack.stack_id, stack.status = existing.stack_id, existing.status
+        job.add_log(f"adopted {stack.stack_name} ({existing.status}): created by an earlier attempt")
+    else:
+        body = catalog.template_body(stack.blueprint.slug)
+        stack.stack_id = cf.create(stack.stack_name, body, _inputs(stack, earlier), str(cluster.launch_id),
+                                   tags={"geniac:organization": cluster.organization.slug,
+                                         "geniac:cluster": cluster.name, "geniac:role": stack.role})
+        stack.status = "CREATE_IN_PROGRESS"
+        job.add_log(f"created {stack.stack_name}")
+    stack.save(update_fields=["stack_id", "status", "updated"])
+
+
+def _advance_launch(job: LaunchJob, cluster: Cluster, cf: CloudFormation) -> str:
+    if cluster.state == ClusterState.SCHEDULED:
+        cluster.transition(ClusterState.CREATING)
+    elif cluster.state != ClusterState.CREATING:
+        job.add_log(f"nothing to do: the cluster is {cluster.state}")
+        return DONE
+    stacks = list(cluster.stacks.select_related("blueprint").order_by("order"))
+    for index, stack in enumerate(stacks):
+        if stack.status in STACK_DONE:
+            continue
+        # A retry removes the failed attempt first, then creates the stack again.
+        if stack.stack_id and stack.status in STACK_FAILED | {"DELETE_IN_PROGRESS"} and not _clear_failed(job, stack, cf):
+            return POLL
+        if not stack.stack_id:
+            _start(job, cluster, stack, stacks[:index], cf)
+        state = cf.find(stack.stack_id)
+        if state is None:
+            raise Failed(f"Stack {stack.stack_name} disappeared while it was being created.", "stack_failed")
+        _store_events(stack, cf)
+        stack.status, stack.status_reason = state.status, state.reason
+        cluster.stack_status = f"{stack.role}: {state.status}"
+        if state.status in STACK_DONE:
+            stack.outputs = state.outputs
+            stack.resources_done = stack.resources_total
+            stack.save()
+            cluster.outputs = {**cluster.outputs, **state.outputs}
+            cluster.save(update_fields=["outputs", "stack_status", "updated"])
+            job.add_log(f"{stack.stack_name} complete")
+            continue
+        stack.resources_done = min(cf.resources_done(stack.stack_id), stack.resources_total)
+        stack.save()
+        cluster.save(update_fields=["stack_status", "updated"])
+        if state.status in STACK_FAILED:
+            failure = first_failure(stack)
+            where = f"{failure.logical_id} ({failure.resource_type}): {failure.reason}" if failure else state.reason
+            raise Failed(f"Stack {stack.stack_name} {state.status}: {where}", "stack_failed")
+        return POLL
+    with transaction.atomic():
+        cluster.transition(ClusterState.READY)
+        job.add_log("cluster ready")
+    return DONE
+
+
+def _clear_failed(job: LaunchJob, stack: Stack, cf: CloudFormation) -> bool:
+    """Delete a failed stack so the retry can create it again; True once it is gone."""
+    state = cf.find(stack.stack_id)
+    if state is not None and state.status != "DELETE_COMPLETE":
+        if state.status != "DELETE_IN_PROGRESS":
+            cf.delete(stack.stack_id)
+            job.add_log(f"deleting failed {stack.stack_name} before retrying")
+        state = cf.find(stack.stack_id)
+        if state is not None and state.status not in ("DELETE_COMPLETE",):
+            stack.status = state.status
+            stack.save(update_fields=["status", "updated"])
+            return False
+    stack.stack_id, stack.status, stack.status_reason, stack.resources_done = "", "", "", 0
+    stack.save(update_fields=["stack_id", "status", "status_reason", "resources_done", "updated"])
+    return True
+
+
+def _advance_delete(job: LaunchJob, cluster: Cluster, cf: CloudFormation) -> str:
+    if cluster.state != ClusterState.DELETING:
+        job.add_log(f"nothing to do: the cluster is {cluster.state}")
+        return DONE
+    for stack in cluster.stacks.order_by("-order"):
+        if stack.status == "DELETE_COMPLETE":
+            continue
+        state = cf.find(stack.stack_id or stack.stack_name)
+        if state is not None and not stack.stack_id and state.tags.get(LAUNCH_TAG) != str(cluster.launch_id):
+            state = None  # someone else's stack under that name: never delete it
+        if state is not None and state.status == "DELETE_FAILED":
+            raise Failed(f"Stack {stack.stack_name} DELETE_FAILED: {state.reason}", "delete_failed")
+        if state is not None and state.status != "DELETE_COMPLETE":
+            if state.status != "DELETE_IN_PROGRESS":
+                cf.delete(state.stack_id)
+                job.add_log(f"deleting {stack.stack_name}")
+            state = cf.find(state.stack_id)
+        if state is not None and state.status != "DELETE_COMPLETE":
+            stack.status = state.status
+            stack.save(update_fields=["status", "updated"])
+            return POLL  # later stacks wait: reverse order, one at a time
+        stack.status = "DELETE_COMPLETE"
+        stack.save(update_fields=["status", "updated"])
+        job.add_log(f"{stack.stack_name} deleted")
+    with transaction.atomic():
+        cluster.stack_status = "DELETE_COMPLETE"
+        cluster.save(update_fields=["stack_status", "updated"])
+        cluster.transition(ClusterState.DELETED)
+        job.add_log("cluster deleted")
+    return DONE

@@ -1,0 +1,284 @@
+"""Pages of the launch pipeline: blueprints, the launch form and its preview, cluster pages with
+live progress, retry and delete, and the launch-day board."""
+from __future__ import annotations
+
+from django.conf import settings
+from django.contrib import messages
+from django.core.exceptions import PermissionDenied
+from django.db import transaction
+from django.db.models import Count, Q, Sum
+from django.http import Http404, HttpResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.views import View
+from django.views.decorators.http import require_POST
+from django_htmx.http import HttpResponseStopPolling
+
+from clusters import catalog, cfn, config, launch
+from clusters.choices import ClusterState
+from clusters.filtersets import ClusterFilterSet
+from clusters.forms import LaunchForm
+from clusters.models import Blueprint, Cluster, StackEvent
+from clusters.pipeline import REASONS
+from portal import access
+from portal.aws import AwsError
+from portal.generic import ObjectListView, ObjectView
+
+BROKER_DOWN = ("The task queue is unreachable: the request is saved as scheduled and will be sent "
+               "automatically when the queue is back.")
+
+
+def _visible_blueprints(user):
+    catalog.sync()
+    return Blueprint.objects.restrict(user, access.VIEW)
+
+
+class BlueprintListView(ObjectListView):
+    queryset = Blueprint.objects.all()
+    template_name = "clusters/blueprint_list.html"
+    paginate_by = None
+
+    def get_queryset(self):
+        catalog.sync()
+        return super().get_queryset()
+
+    def get_context_data(self, **kwargs):
+        ctx = super().get_context_data(**kwargs)
+        entries = catalog.entries()
+        ctx["rows"] = [(bp, entries.get(bp.slug)) for bp in ctx["object_list"]]
+        ctx["can_launch"] = access.organization_ids(self.request.user, access.LAUNCH, Cluster) != frozenset()
+        return ctx
+
+
+class BlueprintView(ObjectView):
+    queryset = Blueprint.objects.all()
+    template_name = "clusters/blueprint_detail.html"
+    slug_url_kwarg = "slug"
+
+    def get_queryset(self):
+        catalog.sync()
+        return super().get_queryset()
+
+    def get_context_data(self, **kwargs):
+        ctx = super().get_context_data(**kwargs)
+        entry = catalog.entry(self.object.slug)
+        ctx["entry"] = entry
+        ctx["resources"] = cfn.resources_summary(catalog.template(self.object.slug))
+        ctx["can_launch"] = access.organization_ids(self.request.user, access.LAUNCH, Cluster) != frozenset()
+        return ctx
+
+
+class LaunchView(View):
+    """GET the form; POST with ``preview`` to see resolved parameters and config; POST to launch."""
+
+    template_name = "clusters/launch_form.html"
+
+    def dispatch(self, request, *args, **kwargs):
+        if not _visible_blueprints(request.user).filter(slug=kwargs["slug"]).exists():
+            raise Http404("No such blueprint.")
+        if access.organization_ids(request.user, access.LAUNCH, Cluster) == frozenset():
+            raise PermissionDenied("Only lead solutions architects launch clusters.")
+        return super().dispatch(request, *args, **kwargs)
+
+    def get(self, request, slug):
+        initial = {}
+        if request.GET.get("organization"):
+            initial["organization"] = request.GET["organization"]
+        form = LaunchForm(blueprint_slug=slug, user=request.user, initial=initial)
+        return render(request, self.template_name, {"form": form, "entry": form.entry})
+
+    def post(self, request, slug):
+        form = LaunchForm(request.POST, blueprint_slug=slug, user=request.user)
+        ctx = {"form": form, "entry": form.entry}
+        if not form.is_valid():
+            return render(request, self.template_name, ctx, status=400)
+        data = form.cleaned_data
+        if "preview" in request.POST:
+            ctx["preview"] = preview(form)
+            return render(request, self.template_name, ctx)
+        outcome: dict = {}
+        with transaction.atomic():
+            if not access.can_in_organization(request.user, access.LAUNCH, Cluster, data["organization"].pk):
+                raise PermissionDenied("You do not lead this organization.")
+            cluster, job = launch.create_launch(
+                organization=data["organization"], name=data["name"], blueprint_slug=slug,
+                full_stack=data.get("full_stack", False), region=data["region"], parameters=data["parameters"],
+                user=request.user)
+            launch.dispatch_on_commit(job, outcome)
+        if outcome.get("dispatched"):
+            messages.success(request, f"Launch of {cluster.name} started.")
+        else:
+            messages.warning(request, BROKER_DOWN)
+        return redirect(cluster.get_absolute_url())
+
+
+def preview(form: LaunchForm) -> dict:
+    """Resolved parameters per stack, the ParallelCluster config, and (real AWS only) a change set."""
+    params = form.cleaned_data["parameters"]
+    wired = form.plan.wired()
+    stacks = []
+    for role, slug in form.plan.stacks:
+        values = dict(params.get(role, {}))
+        for name in sorted(wired[role]):
+            values[name] = "← output of an earlier stack"
+        stacks.append({"role": role, "blueprint": catalog.entry(slug), "parameters": sorted(values.items())})
+    result = {"stacks": stacks, "quota": form.quota, "config": None, "change_set": None, "change_set_error": ""}
+    if form.entry.kind == "parallelcluster":
+        result["config"] = config.generate(form.cleaned_data["region"],
+                                           {k: str(v) for k, v in params.get("cluster", {}).items()}, {})
+    if not settings.AWS_ENDPOINT_URL:
+        from clusters.backend import CloudFormation
+
+        role, slug = form.plan.stacks[0]
+        try:
+            cf = CloudFormation(organization=form.cleaned_data["organization"], region=form.cleaned_data["region"])
+            result["change_set"] = cf.change_set_preview(
+                f"geniac-preview-{form.cleaned_data['name']}-{role}", catalog.template_body(slug), params.get(role, {}))
+        except AwsError as exc:
+            result["change_set_error"] = str(exc)
+    return result
+
+
+class ClusterListView(ObjectListView):
+    queryset = Cluster.objects.select_related("organization", "blueprint").annotate(
+        resources_total=Sum("stacks__resources_total"), resources_done=Sum("stacks__resources_done")
+    ).order_by("organization__name", "name")
+    filterset_class = ClusterFilterSet
+    template_name = "clusters/cluster_list.html"
+    partial_template_name = "clusters/htmx/cluster_table.html"
+    csv_fields = (("Organization", "organization.slug"), ("Name", "name"), ("State", "state"),
+                  ("Blueprint", "blueprint.slug"), ("Region", "region"), ("Instance type", "instance_type"),
+                  ("Nodes", "node_count"), ("Stack status", "stack_status"), ("Error", "error_message"))
+    csv_filename = "clusters.csv"
+
+
+def _detail_context(request, cluster: Cluster) -> dict:
+    stacks = list(cluster.stacks.select_related("blueprint").order_by("order"))
+    total = sum(s.resources_total for s in stacks)
+    done = sum(s.resources_done for s in stacks)
+    return {
+        "object": cluster, "cluster": cluster, "stacks": stacks,
+        "resources_total": total, "resources_done": done,
+        "events": StackEvent.objects.filter(stack__cluster=cluster).select_related("stack")[:50],
+        "job": cluster.jobs.select_related("requested_by").first(),
+        "can_launch": access.can(request.user, access.LAUNCH, cluster),
+        "sees_internal": access.sees_internal(request.user, cluster.organization_id),
+        "has_config": cluster.blueprint is not None and cluster.blueprint.kind == "parallelcluster",
+        "failure": cluster.failure_reason and REASONS.get(cluster.failure_reason, cluster.failure_reason),
+    }
+
+
+class ClusterView(ObjectView):
+    queryset = Cluster.objects.select_related("organization", "blueprint", "created_by")
+    template_name = "clusters/cluster_detail.html"
+
+    def get_context_data(self, **kwargs):
+        ctx = super().get_context_data(**kwargs)
+        ctx.update(_detail_context(self.request, self.object))
+        return ctx
+
+
+def cluster_progress(request, pk):
+    """The live part of the cluster page, polled by htmx; 286 stops the polling once it is settled."""
+    cluster = get_object_or_404(Cluster.objects.restrict(request.user).select_related("organization", "blueprint"), pk=pk)
+    ctx = _detail_context(request, cluster)
+    ctx["polling"] = cluster.is_busy
+    response = render(request, "clusters/htmx/cluster_progress.html", ctx)
+    if getattr(request, "htmx", False) and not cluster.is_busy:
+        stop = HttpResponseStopPolling(response.content)
+        return stop
+    return response
+
+
+def cluster_config(request, pk):
+    """The cluster's generated ParallelCluster configuration as a YAML download."""
+    cluster = get_object_or_404(Cluster.objects.restrict(request.user).select_related("organization", "blueprint"), pk=pk)
+    text = config.for_cluster(cluster)
+    if text is None:
+        raise Http404("This cluster is not a ParallelCluster cluster.")
+    response = HttpResponse(text, content_type="application/yaml; charset=utf-8")
+    response["Content-Disposition"] = f'attachment; filename="{cluster.organization.slug}-{cluster.name}-pcluster.yaml"'
+    return response
+
+
+def _launchable(request, pk) -> Cluster:
+    cluster = get_object_or_404(Cluster.objects.restrict(request.user).select_related("organization"), pk=pk)
+    if not access.can(request.user, access.LAUNCH, cluster):
+        raise PermissionDenied("Only the organization's lead solutions architects act on its clusters.")
+    return cluster
+
+
+@require_POST
+def cluster_retry(request, pk):
+    cluster = _launchable(request, pk)
+    outcome: dict = {}
+    try:
+        with transaction.atomic():
+            job = launch.request_retry(cluster, user=request.user)
+            launch.dispatch_on_commit(job, outcome)
+    except launch.ActionRefused as exc:
+        messages.error(request, str(exc))
+        return redirect(cluster.get_absolute_url())
+    messages.success(request, "Retry started.") if outcome.get("dispatched") else messages.warning(request, BROKER_DOWN)
+    return redirect(cluster.get_absolute_url())
+
+
+class ClusterDeleteView(View):
+    """GET asks for confirmation (typing the name for a ready cluster); POST deletes."""
+
+    def get(self, request, pk):
+        cluster = _launchable(request, pk)
+        return render(request, "clusters/cluster_confirm_delete.html", {"object": cluster, "cluster": cluster})
+
+    def post(self, request, pk):
+        cluster = _launchable(request, pk)
+        confirmed = request.POST.get("confirm_name", "").strip() == cluster.name
+        outcome: dict = {}
+        try:
+            with transaction.atomic():
+                job = launch.request_delete(cluster, user=request.user, confirmed=confirmed)
+                launch.dispatch_on_commit(job, outcome)
+        except launch.ActionRefused as exc:
+            return render(request, "clusters/cluster_confirm_delete.html",
+                          {"object": cluster, "cluster": cluster, "error": str(exc)}, status=400)
+        messages.success(request, "Deleting the cluster's stacks.") if outcome.get("dispatched") else messages.warning(request, BROKER_DOWN)
+        return redirect(cluster.get_absolute_url())
+
+
+def launch_day(request):
+    """Every launch the user may see on one live page: counts, progress per organization, failures."""
+    clusters = Cluster.objects.restrict(request.user)
+    counts = dict(clusters.values_list("state").annotate(n=Count("id")).order_by())
+    per_org = (clusters.values("organization__name", "organization__slug")
+               .annotate(total=Count("id"), ready=Count("id", filter=Q(state=ClusterState.READY)),
+                         failed=Count("id", filter=Q(state=ClusterState.FAILED)),
+                         busy=Count("id", filter=Q(state__in=[ClusterState.SCHEDULED, ClusterState.CREATING, ClusterState.DELETING])))
+               .order_by("organization__name"))
+    failures = (clusters.filter(state=ClusterState.FAILED).values("failure_reason")
+                .annotate(n=Count("id")).order_by("-n", "failure_reason"))
+    failed_rows = clusters.filter(state=ClusterState.FAILED).select_related("organization").order_by("failure_reason", "-updated")[:100]
+    groups: dict[str, dict] = {}
+    for row in failures:
+        code = row["failure_reason"] or "error"
+        groups[code] = {"label": REASONS.get(code, code), "count": row["n"], "clusters": []}
+    for cluster in failed_rows:
+        code = cluster.failure_reason or "error"
+        groups.setdefault(code, {"label": REASONS.get(code, code), "count": 0, "clusters": []})["clusters"].append(cluster)
+    busy = sum(counts.get(s, 0) for s in (ClusterState.SCHEDULED, ClusterState.CREATING, ClusterState.DELETING))
+    ctx = {
+        "counts": [(state, label, counts.get(state, 0)) for state, label in ClusterState.choices],
+        "per_org": per_org, "failure_groups": groups.values(), "busy": busy, "total": sum(counts.values()),
+    }
+    if getattr(request, "htmx", False):
+        response = render(request, "clusters/htmx/launch_day_board.html", ctx)
+        return HttpResponseStopPolling(response.content) if busy == 0 else response
+    return render(request, "clusters/launch_day.html", ctx)
+
+
+def organization_clusters_section(request, organization) -> dict:
+    """The organization page's "Clusters" section."""
+    rows = (Cluster.objects.restrict(request.user).filter(organization=organization)
+            .select_related("blueprint").order_by("-created")[:20])
+    return {"clusters": rows, "organization": organization,
+            "can_launch": access.can_in_organization(request.user, access.LAUNCH, Cluster, organization.pk)}
+
+

@@ -1,0 +1,148 @@
+"""The clusters API: blueprints, launches with field errors, retry, delete, jobs and events, scoped."""
+from __future__ import annotations
+
+import pytest
+from django.urls import reverse
+from rest_framework.test import APIClient
+
+from clusters.choices import ClusterState, JobKind
+from clusters.models import Cluster, LaunchJob
+from tests.clusters.factories_clusters import StackEventFactory, launched_cluster, ready_cluster
+from workloads.models import InstanceQuota
+
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("quotas")]
+CLUSTERS = reverse("clusters-api:cluster-list")
+
+
+def _api(user):
+    api = APIClient()
+    api.force_authenticate(user)
+    return api
+
+
+def _launch(org, **overrides):
+    body = {"organization": org.slug, "name": "trn-run", "blueprint": "hyperpod", "full_stack": True,
+            "parameters": {"network": {"AvailabilityZone": "us-east-1a"}, "storage": {"CreateHomeFileSystem": "true"},
+                           "cluster": {"WorkerInstanceType": "ml.trn1.32xlarge", "WorkerCount": "4"}}}
+    body.update(overrides)
+    return body
+
+
+def test_blueprints_are_readable_by_every_member_with_parameters_and_hash(world):
+    response = _api(world.customer_b).get(reverse("clusters-api:blueprint-detail", kwargs={"slug": "storage"}))
+    body = response.json()
+    assert response.status_code == 200 and body["kind"] == "storage" and len(body["content_hash"]) == 64
+    capacity = next(p for p in body["parameters"] if p["name"] == "LustreStorageCapacity")
+    assert capacity["default"] == "1200" and "2400" in capacity["allowed_values"]
+    assert body["resources"]["AWS::FSx::FileSystem"] == 2
+    assert "LustreFileSystemId" in [o["name"] for o in body["outputs"]]
+
+
+def test_api_launch_creates_the_cluster_and_job(world, django_capture_on_commit_callbacks):
+    with django_capture_on_commit_callbacks(execute=True):
+        response = _api(world.lead_a).post(CLUSTERS, _launch(world.org_a), format="json")
+    assert response.status_code == 202, response.json()
+    body = response.json()
+    assert body["state"] == "scheduled"
+    assert LaunchJob.objects.get(cluster_id=body["id"]).dispatched  # sent once the transaction committed
+    assert [s["role"] for s in body["stacks"]] == ["network", "storage", "cluster"]
+    cluster = Cluster.objects.get(pk=body["id"])
+    assert (cluster.instance_type, cluster.node_count, cluster.orchestrator) == ("ml.trn1.32xlarge", 4, "hyperpod")
+
+
+@pytest.mark.parametrize("overrides,field", [
+    ({"blueprint": "nope"}, "blueprint"),
+    ({"name": "Not A Slug"}, "name"),
+    ({"parameters": {"cluster": {"WorkerCount": "1000"}}}, "parameters"),
+    ({"parameters": {"cluster": {"WorkerCount": "two"}}}, "parameters"),
+    ({"parameters": {"cluster": {"NoSuchParameter": "x"}}}, "parameters"),
+    ({"region": "mars-1"}, "region"),
+])
+def test_bad_launches_get_field_errors_and_create_nothing(world, overrides, field):
+    response = _api(world.lead_a).post(CLUSTERS, _launch(world.org_a, **overrides), format="json")
+    assert response.status_code == 400 and field in response.json(), response.json()
+    assert not Cluster.objects.exists() and not LaunchJob.objects.exists()
+
+
+def test_parameter_errors_name_the_parameter(world):
+    response = _api(world.lead_a).post(CLUSTERS, _launch(world.org_a, parameters={"cluster": {"WorkerCount": "1000"}}),
+                                       format="json")
+    errors = response.json()["parameters"]
+    assert errors["cluster__WorkerCount"] == "1000 is above the maximum 256"
+    assert errors["network__AvailabilityZone"] == "is required"
+
+
+def test_launch_for_an_organization_the_user_does_not_lead_is_403(world):
+    for user in (world.lead_b, world.customer_a):
+        response = _api(user).post(CLUSTERS, _launch(world.org_a), format="json")
+        assert response.status_code == 403
+    assert not Cluster.objects.exists()
+
+
+def test_quota_refusal_gives_the_numbers(world, quotas):
+    InstanceQuota.objects.filter(pk=quotas[1].pk).update(count=3)  # trn1.32xlarge
+    response = _api(world.lead_a).post(CLUSTERS, _launch(world.org_a), format="json")
+    assert response.status_code == 400
+    body = response.json()
+    assert (body["quota_left"], body["quota_total"], body["requested"]) == (["3"], ["3"], ["4"])
+    assert "only 3 of the organization's quota of 3 are left" in str(body["quota"])
+    assert not Cluster.objects.exists()
+
+
+def test_delete_needs_the_name_for_a_ready_cluster_and_retry_needs_failed(world):
+    cluster = ready_cluster(world.org_a, name="api-ready")
+    url = reverse("clusters-api:cluster-detail", kwargs={"pk": cluster.pk})
+    api = _api(world.lead_a)
+    assert api.delete(url).status_code == 400
+    assert api.post(reverse("clusters-api:cluster-retry", kwargs={"pk": cluster.pk})).status_code == 400
+    response = api.delete(f"{url}?confirm=api-ready")
+    assert response.status_code == 202 and response.json()["kind"] == JobKind.DELETE
+    cluster.refresh_from_db()
+    assert cluster.state == ClusterState.DELETING
+
+
+def test_customers_read_but_cannot_delete_or_retry(world):
+    cluster = ready_cluster(world.org_a, name="api-ro")
+    api = _api(world.customer_a)
+    assert api.get(reverse("clusters-api:cluster-detail", kwargs={"pk": cluster.pk})).status_code == 200
+    assert api.delete(reverse("clusters-api:cluster-detail", kwargs={"pk": cluster.pk}) + "?confirm=api-ro").status_code == 403
+    assert api.post(reverse("clusters-api:cluster-retry", kwargs={"pk": cluster.pk})).status_code == 403
+    assert _api(world.customer_b).get(reverse("clusters-api:cluster-detail", kwargs={"pk": cluster.pk})).status_code == 404
+
+
+def test_pcluster_config_from_the_api(world):
+    cluster = ready_cluster(world.org_a, name="api-cfg")
+    response = _api(world.lead_a).get(reverse("clusters-api:cluster-pcluster-config", kwargs={"pk": cluster.pk}))
+    body = response.json()
+    assert response.status_code == 200 and body["filename"] == "alpha-labs-api-cfg-pcluster.yaml"
+    assert "InstanceType: p5.48xlarge" in body["config"]
+
+
+@pytest.mark.parametrize("rows", [2, 8])
+def test_cluster_list_query_count_does_not_grow(world, django_assert_max_num_queries, rows):
+    for i in range(rows):
+        ready_cluster(world.org_a if i % 2 else world.org_b, name=f"c{i}")
+    with django_assert_max_num_queries(7):
+        response = _api(world.lead_a).get(CLUSTERS)
+    assert response.json()["count"] == rows // 2
+
+
+@pytest.mark.parametrize("rows", [2, 8])
+def test_job_and_event_lists_query_count_does_not_grow(world, django_assert_max_num_queries, rows):
+    for i in range(rows):
+        cluster = launched_cluster(world.org_a, name=f"e{i}")
+        StackEventFactory(stack=cluster.stacks.first())
+    api = _api(world.customer_a)
+    with django_assert_max_num_queries(6):
+        jobs = api.get(reverse("clusters-api:launchjob-list")).json()
+    with django_assert_max_num_queries(6):
+        events = api.get(reverse("clusters-api:stackevent-list")).json()
+    assert jobs["count"] == rows and events["count"] == rows
+    assert _api(world.customer_b).get(reverse("clusters-api:stackevent-list")).json()["count"] == 0
+
+
+def test_schema_lists_the_clusters_api(world):
+    response = _api(world.pm).get(reverse("api-schema"), {"format": "json"})
+    paths = response.json()["paths"]
+    assert "/api/clusters/clusters/{id}/retry/" in paths and "/api/clusters/blueprints/{slug}/" in paths
+    assert "post" in paths["/api/clusters/clusters/"]

@@ -1,0 +1,59 @@
+"""The cluster_config command, the blueprint sync and the demo clusters."""
+import pytest
+import yaml
+from django.core.management import CommandError, call_command
+
+from clusters import catalog
+from clusters.choices import ClusterState
+from clusters.models import Blueprint, Cluster
+from tests.clusters.factories_clusters import launched_cluster, ready_cluster
+
+pytestmark = pytest.mark.django_db
+
+
+def test_cluster_config_prints_the_generated_yaml(world, capsys):
+    cluster = ready_cluster(world.org_a, name="cmd")
+    call_command("cluster_config", str(cluster.pk))
+    config = yaml.safe_load(capsys.readouterr().out)
+    queue = config["Scheduling"]["SlurmQueues"][0]
+    assert config["Region"] == "ap-northeast-1"
+    assert queue["ComputeResources"][0]["InstanceType"] == "p5.48xlarge"
+    assert queue["ComputeResources"][0]["Efa"] == {"Enabled": True, "GdrSupport": True}
+    assert queue["Networking"]["SubnetIds"] == ["subnet-0a1b2c3d4e5f6071a"]
+    assert config["SharedStorage"][0]["FsxLustreSettings"]["FileSystemId"] == "fs-0a1b2c3d4e5f6071c"
+
+
+def test_cluster_config_refuses_unknown_and_non_parallelcluster(world):
+    with pytest.raises(CommandError, match="No cluster with id 999"):
+        call_command("cluster_config", "999")
+    hp = launched_cluster(world.org_a, name="hp", blueprint="hyperpod", instance_type="trn1.32xlarge")
+    with pytest.raises(CommandError, match="not a ParallelCluster cluster"):
+        call_command("cluster_config", str(hp.pk))
+
+
+def test_sync_follows_the_files(world):
+    rows = catalog.sync()
+    assert set(rows) == {"network", "storage", "parallelcluster", "hyperpod", "observability"}
+    Blueprint.objects.filter(slug="network").update(content_hash="stale", version="0.0.1")
+    rows = catalog.sync()
+    assert rows["network"].content_hash == catalog.entry("network").content_hash
+    assert Blueprint.objects.get(slug="network").version == catalog.entry("network").version
+    assert Blueprint.objects.count() == 5
+
+
+def test_demo_seeds_ready_launching_and_failed_clusters_once(db, aws, django_capture_on_commit_callbacks):
+    with django_capture_on_commit_callbacks(execute=True):
+        call_command("seed_demo")
+    states = dict(Cluster.objects.values_list("name", "state"))
+    assert states["kotoba-p5-pretrain"] == states["sakura-trn1"] == ClusterState.READY
+    assert states["mirai-p5-finetune"] == ClusterState.SCHEDULED
+    assert states["hoshi-trn1"] == ClusterState.FAILED
+    kotoba = Cluster.objects.get(name="kotoba-p5-pretrain")
+    assert kotoba.stacks.count() == 3 and kotoba.outputs["HeadNodeIp"]  # launched against the endpoint
+    assert kotoba.jobs.get().status == "succeeded"
+    failed = Cluster.objects.get(name="hoshi-trn1")
+    assert "Insufficient capacity for ml.trn1.32xlarge" in failed.error_message
+    assert Cluster.objects.get(name="mirai-p5-finetune").jobs.get().dispatched
+    count = Cluster.objects.count()
+    call_command("seed_demo")
+    assert Cluster.objects.count() == count == 6

@@ -1,0 +1,251 @@
+"""The launch form and its preview, the cluster pages, retry and delete, the launch-day board."""
+from __future__ import annotations
+
+import pytest
+from django.urls import reverse
+
+from clusters.choices import ClusterState, JobKind
+from clusters.models import Cluster, LaunchJob
+from tests.clusters.factories_clusters import launched_cluster, ready_cluster
+from workloads.models import InstanceQuota
+
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("quotas")]
+LAUNCH = reverse("clusters:launch", kwargs={"slug": "parallelcluster"})
+
+
+def _form(org, **overrides):
+    data = {"organization": org.pk, "name": "p5-train", "region": "ap-northeast-1", "full_stack": "on",
+            "network__AvailabilityZone": "ap-northeast-1a", "storage__LustreStorageCapacity": "2400",
+            "storage__LustreThroughputPerTiB": "250", "storage__CreateHomeFileSystem": "true",
+            "storage__HomeStorageCapacity": "512", "storage__HomeThroughputCapacity": "64",
+            "cluster__ComputeInstanceType": "p5.48xlarge", "cluster__ComputeMinCount": "0",
+            "cluster__ComputeMaxCount": "4", "cluster__CapacityType": "ONDEMAND", "cluster__Os": "alinux2023",
+            "cluster__HeadNodeInstanceType": "m5.8xlarge", "cluster__QueueName": "compute"}
+    data.update(overrides)
+    return data
+
+
+def test_form_is_generated_from_the_template_parameters(client, world):
+    client.force_login(world.lead_a)
+    html = client.get(LAUNCH).content.decode()
+    assert 'name="cluster__ComputeMaxCount"' in html and 'min="1"' in html and 'max="1000"' in html
+    assert '<option value="trn1.32xlarge">' in html  # allowed values become a select
+    assert 'name="cluster__LustreFileSystemId"' not in html  # wired from the storage stack's outputs
+    assert 'name="network__AvailabilityZone"' in html
+
+
+def test_no_quota_for_the_region_refuses_the_launch(client, world):
+    client.force_login(world.lead_a)
+    response = client.post(LAUNCH, _form(world.org_a, region="us-west-2"))
+    assert response.status_code == 400
+    assert "only 0 of the organization" in str(response.context["form"].errors["cluster__ComputeMaxCount"])
+    assert not Cluster.objects.exists()
+
+
+def test_launch_creates_a_scheduled_cluster_its_stacks_and_a_job(client, world, django_capture_on_commit_callbacks):
+    client.force_login(world.lead_a)
+    with django_capture_on_commit_callbacks(execute=True):
+        response = client.post(LAUNCH, _form(world.org_a))
+    cluster = Cluster.objects.get(name="p5-train")
+    assert response.status_code == 302 and response["Location"] == cluster.get_absolute_url()
+    assert cluster.state == ClusterState.SCHEDULED
+    assert (cluster.instance_type, cluster.node_count, cluster.full_stack) == ("p5.48xlarge", 4, True)
+    assert list(cluster.stacks.values_list("role", flat=True)) == ["network", "storage", "cluster"]
+    assert cluster.parameters["cluster"]["ClusterName"] == "p5-train"
+    job = cluster.jobs.get()
+    assert job.kind == JobKind.LAUNCH and job.requested_by == world.lead_a and job.dispatched
+
+
+@pytest.mark.parametrize("field,value,message", [
+    ("cluster__ComputeMaxCount", "abc", "Enter a whole number."),
+    ("cluster__ComputeMaxCount", "5000", "less than or equal to 1000"),
+    ("cluster__ComputeInstanceType", "g4dn.xlarge", "Select a valid choice"),
+    ("network__AvailabilityZone", "tokyo", "is not an availability zone name"),
+    ("name", "Bad Name!", "Lowercase letters"),
+])
+def test_bad_parameters_are_field_errors_and_nothing_is_created(client, world, field, value, message):
+    client.force_login(world.lead_a)
+    response = client.post(LAUNCH, _form(world.org_a, **{field: value}))
+    assert response.status_code == 400
+    assert message in str(response.context["form"].errors.get(field))
+    assert not Cluster.objects.exists() and not LaunchJob.objects.exists()
+
+
+def test_a_lead_cannot_launch_for_an_organization_they_do_not_lead(client, world):
+    client.force_login(world.lead_a)
+    response = client.post(LAUNCH, _form(world.org_b))
+    assert response.status_code == 400 and "organization" in response.context["form"].errors
+    assert not Cluster.objects.exists()
+
+
+def test_customers_cannot_open_the_launch_form(client, world):
+    client.force_login(world.customer_a)
+    assert client.get(LAUNCH).status_code == 403
+    assert client.post(LAUNCH, _form(world.org_a)).status_code == 403
+    assert not Cluster.objects.exists()
+
+
+def test_unknown_blueprint_is_not_found(client, world):
+    client.force_login(world.lead_a)
+    assert client.get(reverse("clusters:launch", kwargs={"slug": "nope"})).status_code == 404
+
+
+def test_preview_shows_resolved_parameters_and_the_parallelcluster_config(client, world, aws):
+    client.force_login(world.lead_a)
+    response = client.post(LAUNCH, _form(world.org_a, preview="1"))
+    html = response.content.decode()
+    assert response.status_code == 200 and not Cluster.objects.exists()
+    assert "InstanceType: p5.48xlarge" in html and "MaxCount: 4" in html
+    assert "&lt;network:PrivateSubnetId&gt;" in html  # filled by the network stack at launch
+    assert "4 × p5.48xlarge in ap-northeast-1" in html and "16 of 16 left" in html
+    assert "Change sets are computed against real AWS only" in html
+
+
+def test_quota_guard_refuses_with_the_numbers(client, world, quotas):
+    InstanceQuota.objects.filter(pk=quotas[0].pk).update(count=6)
+    ready_cluster(world.org_a, name="existing")  # holds 2 × p5.48xlarge
+    client.force_login(world.lead_a)
+    response = client.post(LAUNCH, _form(world.org_a, cluster__ComputeMaxCount="5"))
+    assert response.status_code == 400
+    errors = str(response.context["form"].errors["cluster__ComputeMaxCount"])
+    assert "5 × p5.48xlarge requested in ap-northeast-1" in errors and "only 4 of the organization&#x27;s quota of 6" in errors
+    assert Cluster.objects.count() == 1
+    assert client.post(LAUNCH, _form(world.org_a, cluster__ComputeMaxCount="4")).status_code == 302
+
+
+def test_broker_down_saves_the_launch_as_scheduled_and_the_sweep_sends_it_later(
+        client, world, unreachable_broker, django_capture_on_commit_callbacks):
+    from clusters.tasks import sweep_launch_jobs
+
+    client.force_login(world.lead_a)
+    with django_capture_on_commit_callbacks(execute=True):
+        response = client.post(LAUNCH, _form(world.org_a), follow=True)
+    cluster = Cluster.objects.get(name="p5-train")
+    job = cluster.jobs.get()
+    assert cluster.state == ClusterState.SCHEDULED and not job.dispatched and job.attempts == 1
+    assert "saved as scheduled" in response.content.decode()
+    assert sweep_launch_jobs() == 0  # still down
+    unreachable_broker.restore()
+    assert sweep_launch_jobs() == 1
+    job.refresh_from_db()
+    assert job.dispatched and job.attempts == 3
+
+
+def test_cluster_page_shows_state_progress_outputs_and_actions(client, world):
+    cluster = ready_cluster(world.org_a, name="shown")
+    client.force_login(world.lead_a)
+    html = client.get(cluster.get_absolute_url()).content.decode()
+    assert "badge-ready" in html and "203.0.113.10" in html
+    assert "fs-0a1b2c3d4e5f6071c.fsx.ap-northeast-1.amazonaws.com@tcp:/abcdefgh /fsx" in html
+    assert reverse("clusters:cluster_delete", kwargs={"pk": cluster.pk}) in html
+    assert 'hx-trigger="every 2s"' not in html  # a ready cluster is not polled
+
+
+def test_customers_see_their_cluster_read_only(client, world):
+    cluster = ready_cluster(world.org_a, name="ro")
+    client.force_login(world.customer_a)
+    html = client.get(cluster.get_absolute_url()).content.decode()
+    assert "shown" not in html and "Delete…" not in html and "badge-ready" in html
+    assert client.post(reverse("clusters:cluster_delete", kwargs={"pk": cluster.pk}),
+                       {"confirm_name": "ro"}).status_code == 403
+    cluster.refresh_from_db()
+    assert cluster.state == ClusterState.READY
+
+
+def test_progress_polls_while_busy_and_answers_286_when_finished(client, world):
+    busy = launched_cluster(world.org_a, name="busy")
+    done = ready_cluster(world.org_a, name="done")
+    client.force_login(world.lead_a)
+    headers = {"HX-Request": "true"}
+    assert client.get(reverse("clusters:cluster_progress", kwargs={"pk": busy.pk}), headers=headers).status_code == 200
+    assert client.get(reverse("clusters:cluster_progress", kwargs={"pk": done.pk}), headers=headers).status_code == 286
+
+
+def test_delete_a_ready_cluster_asks_for_its_name(client, world):
+    cluster = ready_cluster(world.org_a, name="big")
+    url = reverse("clusters:cluster_delete", kwargs={"pk": cluster.pk})
+    client.force_login(world.lead_a)
+    assert "Type <code>big</code> to confirm" in client.get(url).content.decode()
+    response = client.post(url, {"confirm_name": "wrong"})
+    assert response.status_code == 400 and "confirm" in response.content.decode()
+    cluster.refresh_from_db()
+    assert cluster.state == ClusterState.READY
+    assert client.post(url, {"confirm_name": "big"}).status_code == 302
+    cluster.refresh_from_db()
+    assert cluster.state == ClusterState.DELETING
+    assert cluster.jobs.filter(kind=JobKind.DELETE).count() == 1
+
+
+def test_retry_only_for_failed_clusters(client, world):
+    cluster = ready_cluster(world.org_a, name="fine")
+    client.force_login(world.lead_a)
+    url = reverse("clusters:cluster_retry", kwargs={"pk": cluster.pk})
+    response = client.post(url, follow=True)
+    assert "Only a failed cluster can be retried" in response.content.decode()
+    cluster.refresh_from_db()
+    assert cluster.state == ClusterState.READY and cluster.jobs.count() == 1
+
+
+def test_config_download_is_the_generated_parallelcluster_yaml(client, world):
+    cluster = ready_cluster(world.org_a, name="cfg")
+    client.force_login(world.customer_a)
+    response = client.get(reverse("clusters:cluster_config", kwargs={"pk": cluster.pk}))
+    text = response.content.decode()
+    assert response.status_code == 200 and response["Content-Disposition"] == 'attachment; filename="alpha-labs-cfg-pcluster.yaml"'
+    assert "SubnetId: subnet-0a1b2c3d4e5f60719" in text and "FileSystemId: fs-0a1b2c3d4e5f6071c" in text
+
+
+@pytest.mark.parametrize("rows", [2, 8])
+def test_cluster_list_query_count_does_not_grow(client, world, django_assert_max_num_queries, rows):
+    for i in range(rows):
+        ready_cluster(world.org_a if i % 2 else world.org_b, name=f"c{i}")
+    client.force_login(world.pm)
+    with django_assert_max_num_queries(8):
+        response = client.get(reverse("clusters:cluster_list"))
+    assert len(response.context["object_list"]) == rows
+
+
+@pytest.mark.parametrize("rows", [2, 8])
+def test_launch_day_board_query_count_does_not_grow(client, world, django_assert_max_num_queries, rows):
+    for i in range(rows):
+        cluster = launched_cluster(world.org_a if i % 2 else world.org_b, name=f"c{i}")
+        if i % 3 == 0:
+            Cluster.objects.filter(pk=cluster.pk).update(state=ClusterState.FAILED, failure_reason="throttling",
+                                                         error_message="Throttling: Rate exceeded")
+    client.force_login(world.pm)
+    with django_assert_max_num_queries(10):
+        response = client.get(reverse("clusters:launch_day"))
+    html = response.content.decode()
+    assert "AWS throttled the requests" in html and f"{rows} clusters" in html
+
+
+def test_launch_day_board_shows_only_own_organization_to_customers(client, world):
+    launched_cluster(world.org_a, name="mine")
+    launched_cluster(world.org_b, name="theirs")
+    client.force_login(world.customer_b)
+    html = client.get(reverse("clusters:launch_day")).content.decode()
+    assert "Beta Works" in html and "Alpha Labs" not in html and "1 clusters" in html
+
+
+def test_organization_page_lists_its_clusters(client, world):
+    ready_cluster(world.org_a, name="listed")
+    client.force_login(world.customer_a)
+    html = client.get(world.org_a.get_absolute_url()).content.decode()
+    assert "listed" in html and "badge-ready" in html
+
+
+def test_capacity_reservations_are_offered_and_must_belong_to_the_organization(client, world):
+    from tests.workloads.factories_workloads import CapacityReservationFactory
+
+    ours = CapacityReservationFactory(organization=world.org_a, reservation_id="cr-0123456789abcdef0")
+    trn = CapacityReservationFactory(organization=world.org_a, reservation_id="cr-0123456789abcdef1",
+                                     instance_type_name="trn1.32xlarge")
+    client.force_login(world.lead_a)
+    html = client.get(LAUNCH).content.decode()
+    assert f'<option value="{ours.reservation_id}">' in html
+    response = client.post(LAUNCH, _form(world.org_a, cluster__CapacityReservationId=trn.reservation_id))
+    assert response.status_code == 400
+    assert "reserves trn1.32xlarge, not p5.48xlarge" in str(response.context["form"].errors)
+    response = client.post(LAUNCH, _form(world.org_a, cluster__CapacityReservationId=ours.reservation_id))
+    assert response.status_code == 302
+    assert Cluster.objects.get().parameters["cluster"]["CapacityReservationId"] == ours.reservation_id

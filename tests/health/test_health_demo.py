@@ -1,0 +1,19 @@
+"""The health demo seed goes through the real ingestion service and is idempotent."""
+from django.core.management import call_command
+
+from clusters.health.models import GpuFault, HealthReport, NodeHealth, ValidationRun
+from clusters.models import Cluster
+
+
+def test_seed_twice_changes_nothing(db):
+    call_command("seed_demo")
+    counts = (HealthReport.objects.count(), ValidationRun.objects.count(), GpuFault.objects.count(),
+              Cluster.objects.count())
+    call_command("seed_demo")
+    assert (HealthReport.objects.count(), ValidationRun.objects.count(), GpuFault.objects.count(),
+            Cluster.objects.count()) == counts
+    assert counts[0] == counts[3] >= 2
+    assert sorted(ValidationRun.objects.values_list("verdict", "transport")) == [("fail", "socket"), ("pass", "efa")]
+    faulty = NodeHealth.objects.filter(verdict="reboot").get()
+    assert faulty.missing_gpus == [5]
+    assert set(GpuFault.objects.values_list("kind", flat=True)) >= {"xid", "missing_gpu"}

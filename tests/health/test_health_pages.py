@@ -1,0 +1,143 @@
+"""Health pages: the cluster dashboard, the program panel, the ingestion settings; API reads."""
+from __future__ import annotations
+
+import re
+
+import pytest
+from django.urls import reverse
+
+from clusters.health import services
+from clusters.health.models import ClusterHealthConfig
+from tests.conftest import MARKER_A
+from tests.health.factories_health import ClusterFactory, GpuFaultFactory, sample
+
+XID79 = "dcgm_p5_xid79_missing_gpu.prom"
+
+
+@pytest.fixture
+def cluster(world):
+    return ClusterFactory(organization=world.org_a, name="alpha-train")
+
+
+def _two_node_scrape() -> str:
+    healthy = "\n".join(line for line in sample("dcgm_p5_healthy.prom").splitlines() if not line.startswith("#"))
+    return sample(XID79) + healthy.replace("ip-10-1-45-12", "ip-10-1-45-01") + "\n"
+
+
+def test_cluster_health_page_shows_panels_nodes_by_severity_and_faults(client, world, cluster):
+    services.ingest(cluster, _two_node_scrape(), "push")
+    services.ingest(cluster, _two_node_scrape(), "push")
+    client.force_login(world.customer_a)
+    response = client.get(reverse("health:cluster_health", kwargs={"pk": cluster.pk}))
+    html = response.content.decode()
+    assert response.status_code == 200
+    for label in ("Uncorrectable remapped rows", "Correctable remapped rows", "GPUs with XID errors",
+                  "Row remap failures", "Thermal violations", "GPUs missing from nvidia-smi"):
+        assert label in html
+    nodes = re.findall(r"<tr><td>(ip-[\d-]+)</td><td><span class=\"badge badge-(\w+)\"", html)
+    assert nodes == [("ip-10-1-45-13", "reboot"), ("ip-10-1-45-01", "healthy")]
+    assert "reboot the node; replace it if it recurs" in html and "Open faults (2)" in html
+    assert 'id="health-trend-data"' in html and "<script>" not in html
+    assert "Ingestion settings" not in html  # customers never see the token page
+
+
+def test_customer_of_another_organization_gets_404(client, world, cluster):
+    services.ingest(cluster, sample(XID79).replace("ip-10-1-45-13", MARKER_A), "push")
+    client.force_login(world.customer_b)
+    assert client.get(reverse("health:cluster_health", kwargs={"pk": cluster.pk})).status_code == 404
+    for name in ("health-api:healthreport-list", "health-api:gpufault-list", "health-api:nodehealth-list"):
+        response = client.get(reverse(name))
+        assert response.json()["count"] == 0 and MARKER_A not in response.content.decode()
+
+
+@pytest.mark.parametrize("n", [2, 12])
+def test_cluster_page_query_count(client, world, cluster, n, django_assert_max_num_queries):
+    for i in range(n):
+        GpuFaultFactory(cluster=cluster, hostname=f"ip-10-2-0-{i}")
+    services.ingest(cluster, _two_node_scrape(), "push")
+    client.force_login(world.lead_a)
+    with django_assert_max_num_queries(16):
+        response = client.get(reverse("health:cluster_health", kwargs={"pk": cluster.pk}))
+    assert f"Open faults ({n + 2})" in response.content.decode()
+
+
+@pytest.mark.parametrize("n", [1, 6])
+def test_program_panel_query_count_and_order(client, world, n, django_assert_max_num_queries):
+    for i in range(n):
+        c = ClusterFactory(organization=world.org_a if i % 2 else world.org_b, name=f"c-{i}")
+        services.ingest(c, sample(XID79 if i == 0 else "dcgm_p5_healthy.prom"), "push")
+    client.force_login(world.pm)
+    with django_assert_max_num_queries(12):
+        response = client.get(reverse("health:program_health"))
+    html = response.content.decode()
+    assert response.status_code == 200
+    names = re.findall(r'/health/">(c-\d+)</a>', html)
+    assert len(names) == n and names[0] == "c-0"  # the cluster with a node to reboot comes first
+
+
+def test_program_panel_roles(client, world, cluster):
+    services.ingest(cluster, sample(XID79), "push")
+    client.force_login(world.customer_a)
+    assert client.get(reverse("health:program_health")).status_code == 403
+    client.force_login(world.lead_b)
+    html = client.get(reverse("health:program_health")).content.decode()
+    assert "alpha-train" not in html and MARKER_A not in html
+    client.force_login(world.lead_a)
+    assert "alpha-train" in client.get(reverse("health:program_health")).content.decode()
+
+
+def test_settings_token_shown_once_and_secret_write_only(client, world, cluster):
+    client.force_login(world.lead_a)
+    response = client.post(reverse("health:rotate_token", kwargs={"pk": cluster.pk}))
+    token = re.search(r"<code>(gh\d+\.[\w-]+)</code>", response.content.decode()).group(1)
+    assert services.config_for_token(token).cluster == cluster
+    page = client.get(reverse("health:cluster_health_settings", kwargs={"pk": cluster.pk})).content.decode()
+    assert token not in page and token[:10] in page
+    url = reverse("health:cluster_health_settings", kwargs={"pk": cluster.pk})
+    response = client.post(url, {"pull_enabled": "on", "pull_url": "https://prom.example/", "auth_kind": "bearer",
+                                 "secret": "s3cret-value", "username": "", "aws_region": ""})
+    assert response.status_code == 302
+    assert "s3cret-value" not in client.get(url).content.decode()
+    response = client.post(url, {"pull_enabled": "on", "pull_url": "https://prom.example/", "auth_kind": "bearer",
+                                 "secret": "", "username": "", "aws_region": ""})
+    assert response.status_code == 302  # a blank secret keeps the stored one
+    assert ClusterHealthConfig.objects.get(cluster=cluster).secret == "s3cret-value"
+    response = client.post(url, {"pull_enabled": "on", "pull_url": "", "auth_kind": "sigv4", "aws_region": "mars-1"})
+    assert response.status_code == 200 and "AMP workspace" in response.content.decode()
+
+
+def test_customers_and_pms_cannot_rotate_tokens(client, world, cluster):
+    for user in (world.customer_a, world.pm):
+        client.force_login(user)
+        assert client.post(reverse("health:rotate_token", kwargs={"pk": cluster.pk})).status_code == 403
+        assert client.post(reverse("health-api:rotate-token", kwargs={"cluster_id": cluster.pk})).status_code == 403
+    assert not ClusterHealthConfig.objects.filter(cluster=cluster).exclude(token_hash="").exists()
+    client.force_login(world.lead_a)
+    response = client.post(reverse("health-api:rotate-token", kwargs={"cluster_id": cluster.pk}))
+    assert response.status_code == 201 and response.json()["token"].startswith(f"gh{cluster.pk}.")
+
+
+@pytest.mark.parametrize("n", [1, 7])
+def test_report_and_fault_api_query_counts(client, world, cluster, n, django_assert_max_num_queries):
+    for _ in range(n):
+        services.ingest(cluster, sample(XID79), "push")
+    for _ in range(n):
+        GpuFaultFactory(cluster=cluster)
+    client.force_login(world.customer_a)
+    for name in ("health-api:healthreport-list", "health-api:gpufault-list"):
+        with django_assert_max_num_queries(5):
+            response = client.get(reverse(name))
+        assert response.json()["count"] == n + (2 if name == "health-api:gpufault-list" else 0)
+    latest = cluster.health_reports.order_by("-received_at").first()
+    detail = client.get(reverse("health-api:healthreport-detail", kwargs={"pk": latest.pk}))
+    assert detail.json()["summary"]["panels"]["xid_errors"] == 1
+    open_faults = client.get(reverse("health-api:gpufault-list") + "?open=true").json()
+    assert open_faults["count"] == n + 2
+
+
+def test_schema_lists_health_routes(client, world):
+    client.force_login(world.staff)
+    schema = client.get(reverse("api-schema")).content.decode()
+    for path in ("/api/health/reports/", "/api/health/faults/", "/api/health/validation-runs/",
+                 "/api/health/clusters/{cluster_id}/metrics/", "/api/health/clusters/{cluster_id}/rotate-token/"):
+        assert path in schema
