@@ -24,6 +24,13 @@ from collections import Counter
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+
+
+def _die_with_parent():
+    sys.path.insert(0, str(ROOT))
+    from portal.processes import die_with_parent
+
+    return die_with_parent
 sys.path.insert(0, str(ROOT))
 
 P5, TRN1, ORGS = 127, 24, 12
@@ -85,7 +92,7 @@ def _worker(url: str) -> subprocess.Popen:
         [sys.executable, "-m", "celery", "-A", "portal", "worker", "-Q", "launches", "--concurrency", "2",
          "--pool", "prefork", "--loglevel", "WARNING", "--without-gossip", "--without-mingle",
          "--hostname", f"bench-{os.getpid()}@%h"],
-        cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT, start_new_session=True)
+        cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT, preexec_fn=_die_with_parent())
 
 
 def _floor(specs, organizations) -> float:

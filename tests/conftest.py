@@ -17,6 +17,7 @@ os.environ.setdefault("AWS_SECRET_ACCESS_KEY", "testing")
 os.environ.setdefault("AWS_SESSION_TOKEN", "testing")
 os.environ.setdefault("AWS_DEFAULT_REGION", "ap-northeast-1")
 
+from portal.processes import die_with_parent  # noqa: E402
 from tests.factories import MembershipFactory, OrganizationFactory, UserFactory  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -139,7 +140,7 @@ def celery_worker_process(transactional_db, aws, settings):
             [sys.executable, "-m", "celery", "-A", "portal", "worker", "-Q", "default,launches,health,notifications",
              "--concurrency", "2", "--pool", "prefork", "--loglevel", "INFO", "--without-gossip", "--without-mingle",
              "--hostname", f"test-{os.getpid()}@%h"],
-            cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT, start_new_session=True,
+            cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT, preexec_fn=die_with_parent,
         )
     from portal.celery import app
 

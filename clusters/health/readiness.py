@@ -2,24 +2,23 @@
 
 A cluster is *validated* only after a passing NCCL run on it. An organization is ready when its
 network and storage are in place, a cluster is ready, monitoring reports, and validation passed.
-Network and storage come from the launch pipeline's stacks when that exists (``cluster.stacks``
-with a ``role``); until then they are derived from the cluster's state, and the checklist says so.
+Network and storage come from the launch pipeline's stacks; for clusters registered rather than
+launched by the portal (no stacks) they are derived from the cluster's state, and the checklist says so.
 """
 from __future__ import annotations
 
 import datetime
 from dataclasses import dataclass
 
-from django.apps import apps
 from django.utils import timezone
 
 from clusters.choices import ClusterState
 from clusters.health import conf
 from clusters.health.choices import RunVerdict
 from clusters.health.models import HealthReport, ValidationRun
-from clusters.models import Cluster
+from clusters.models import Cluster, Stack
 
-COMPLETE_STATUSES = ("CREATE_COMPLETE", "UPDATE_COMPLETE", "complete", "COMPLETE")
+COMPLETE_STATUSES = ("CREATE_COMPLETE", "UPDATE_COMPLETE", "UPDATE_ROLLBACK_COMPLETE")
 
 
 @dataclass
@@ -34,29 +33,20 @@ def is_validated(cluster) -> bool:
     return ValidationRun.objects.filter(cluster=cluster, verdict=RunVerdict.PASS).exists()
 
 
-def _stack_model():
-    try:
-        return apps.get_model("clusters", "Stack")
-    except LookupError:
-        return None
-
-
 def _stacks_done(clusters: list, role: str) -> tuple[bool | None, str]:
-    """Whether a stack with this role is complete for one of the clusters; None when stacks do not exist."""
-    Stack = _stack_model()
-    if Stack is None or not hasattr(Stack, "role"):
+    """Whether a stack with this role is complete for one of the clusters.
+
+    ``None`` when none of the clusters has any stack recorded (registered rather than launched by the
+    portal): the caller then derives the item from the clusters' state and says so.
+    """
+    rows = list(Stack.objects.filter(cluster__in=clusters).values_list("role", "status"))
+    if not rows:
         return None, ""
-    field_names = {f.name for f in Stack._meta.get_fields()}
-    status_field = next((name for name in ("status", "stack_status", "state") if name in field_names), None)
-    if status_field is None:
-        return None, ""
-    rows = Stack.objects.filter(cluster__in=clusters, role=role).values_list(status_field, flat=True)
-    statuses = list(rows)
+    statuses = [status for stack_role, status in rows if stack_role == role]
     if not statuses:
         return False, f"no {role} stack yet"
-    done = any(str(s) in COMPLETE_STATUSES or str(s).endswith("_COMPLETE") and "ROLLBACK" not in str(s)
-               and "DELETE" not in str(s) for s in statuses)
-    return done, f"{role} stack {'complete' if done else 'not complete: ' + ', '.join(map(str, statuses))}"
+    done = any(status in COMPLETE_STATUSES for status in statuses)
+    return done, f"{role} stack {'complete' if done else 'not complete: ' + ', '.join(statuses)}"
 
 
 def checklist(organization, clusters: list | None = None) -> list[Item]:
@@ -69,7 +59,7 @@ def checklist(organization, clusters: list | None = None) -> list[Item]:
         done, detail = _stacks_done(clusters, role)
         if done is None:
             done = bool(ready)
-            detail = ("derived from cluster state (no launch stacks recorded): "
+            detail = ("derived from cluster state (the clusters were not launched by the portal): "
                       + (f"{len(ready)} cluster(s) ready" if ready else "no cluster is ready"))
         items.append(Item(role, label, done, detail))
     items.append(Item("cluster", "Cluster ready", bool(ready),

@@ -1,6 +1,8 @@
 """Fixtures of the launch pipeline tests."""
 import pytest
 
+from portal.processes import die_with_parent
+
 DOWN = "redis://127.0.0.1:1/0"
 
 
@@ -64,7 +66,7 @@ def start_worker(aws_url: str, name: str, extra_env: dict | None = None):
             [sys.executable, "-m", "celery", "-A", "portal", "worker", "-Q", "default,launches", "--concurrency", "2",
              "--pool", "prefork", "--loglevel", "INFO", "--without-gossip", "--without-mingle",
              "--hostname", f"{name}-{os.getpid()}@%h"],
-            cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
+            cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT, preexec_fn=die_with_parent)
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
         if proc.poll() is not None:

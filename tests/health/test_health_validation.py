@@ -10,6 +10,7 @@ from django.utils import timezone
 
 from clusters.health import readiness, services
 from clusters.health.models import HealthReport, ValidationRun
+from clusters.models import Stack
 from portal.models import TimelineEntry
 from tests.conftest import MARKER_A
 from tests.health.factories_health import ClusterFactory, sample, validation_run
@@ -128,6 +129,16 @@ def test_api_list_query_count(client, world, cluster, n, django_assert_max_num_q
 def test_readiness_checklist(world, cluster):
     items = {i.key: i for i in readiness.checklist(world.org_a)}
     assert items["cluster"].ok and items["network"].ok and "derived from cluster state" in items["network"].detail
+    from clusters import catalog
+
+    stack = Stack.objects.create(cluster=cluster, role="network", order=0, blueprint=catalog.sync()["network"],
+                                 stack_name="geniac-alpha-net-1", status="CREATE_IN_PROGRESS")
+    items = {i.key: i for i in readiness.checklist(world.org_a)}
+    assert not items["network"].ok and "not complete: CREATE_IN_PROGRESS" in items["network"].detail
+    assert not items["storage"].ok and items["storage"].detail == "no storage stack yet"
+    stack.status = "CREATE_COMPLETE"
+    stack.save()
+    assert {i.key: i for i in readiness.checklist(world.org_a)}["network"].ok
     assert not items["monitoring"].ok and not items["validation"].ok
     services.ingest(cluster, sample("dcgm_p5_healthy.prom"), "push")
     validation_run(cluster)

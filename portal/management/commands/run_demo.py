@@ -19,6 +19,7 @@ from django.conf import settings
 from django.core.management.base import BaseCommand
 
 from portal import demo
+from portal.processes import die_with_parent  # noqa: E402
 
 
 def _free_port() -> int:
@@ -92,7 +93,7 @@ class Command(BaseCommand):
         procs: list[tuple[str, subprocess.Popen]] = []
 
         def start(name: str, cmd: list[str]) -> subprocess.Popen:
-            proc = subprocess.Popen(cmd, cwd=base, env=env, start_new_session=True)
+            proc = subprocess.Popen(cmd, cwd=base, env=env, preexec_fn=die_with_parent)
             procs.append((name, proc))
             return proc
 
@@ -106,6 +107,10 @@ class Command(BaseCommand):
                 except subprocess.TimeoutExpired:
                     os.killpg(proc.pid, signal.SIGKILL)
 
+        def on_term(signum, frame):
+            raise KeyboardInterrupt
+
+        signal.signal(signal.SIGTERM, on_term)
         try:
             if not env.get("AWS_ENDPOINT_URL"):
                 aws_port = aws_port or _free_port()
