@@ -300,7 +300,8 @@ def test_list_query_count_does_not_grow(client, world):
             counts.setdefault(url, []).append(len(ctx))
     for url, (small, large) in counts.items():
         assert small == large, f"{url}: {small} queries with 3 interactions, {large} with 33"
-    assert counts[pages[0]][0] <= 9 and counts[pages[2]][0] <= 8
+    # The lead home also carries the review app's sections (open per organization, launches, new faults: 3 queries).
+    assert counts[pages[0]][0] <= 9 and counts[pages[2]][0] <= 11
 
 
 def test_suggest_endpoint_refuses_empty_text(client, world):
