@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 from django.core.exceptions import ValidationError as DjangoValidationError
-from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
@@ -71,7 +70,7 @@ class GpuFaultSerializer(serializers.ModelSerializer):
         data["interaction"] = link[0] if link else None
         return data
 
-    @extend_schema_field(OpenApiTypes.STR)
+    @extend_schema_field(serializers.CharField(allow_null=True))
     def get_interaction_summary(self, fault) -> str | None:
         link = self._link(fault)
         return link[1] if link else None
