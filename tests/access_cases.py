@@ -291,6 +291,8 @@ _HEALTH = {
     "health:rotate_token": Case(kwargs=_CL, foreign=(404, 405)),
     "health:validationrun_add": Case(kwargs=_CL, expect={"pm": FORBIDDEN}),
     "health:validationrun_detail": Case(kwargs=lambda o: {"pk": o["validation_run"].pk}),
+    # POST-only (lead SAs of the fault's organization); GET is 405 for everyone.
+    "health:gpufault_link": Case(kwargs=lambda o: {"pk": o["gpu_fault"].pk}, foreign=(405,), expect=_ALL_405),
     "health-api:api-root": Case(api=True, foreign=LIST),
     "health-api:healthreport-list": Case(api=True, foreign=LIST),
     "health-api:healthreport-detail": Case(api=True, kwargs=lambda o: {"pk": o["health_report"].pk}),

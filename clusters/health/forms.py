@@ -5,8 +5,10 @@ from django import forms
 
 from clusters.health import conf, nccl, services
 from clusters.health.choices import AuthKind
-from clusters.health.models import ClusterHealthConfig
+from clusters.health.models import ClusterHealthConfig, GpuFault
+from portal import access
 from portal.choices import REGION_CODES
+from workloads.models import Interaction
 
 
 class ValidationUploadForm(forms.Form):
@@ -77,3 +79,19 @@ class ClusterHealthConfigForm(forms.ModelForm):
         if kind == AuthKind.SIGV4 and data.get("aws_region") not in REGION_CODES:
             self.add_error("aws_region", "Give the AMP workspace's region, one of " + ", ".join(sorted(REGION_CODES)))
         return data
+
+
+class GpuFaultLinkForm(forms.ModelForm):
+    """Link a fault to an interaction the user can see; the model's clean() refuses another
+    organization's interaction. Empty unlinks."""
+
+    class Meta:
+        model = GpuFault
+        fields = ["interaction"]
+
+    def __init__(self, *args, user=None, **kwargs):
+        super().__init__(*args, **kwargs)
+        field = self.fields["interaction"]
+        field.queryset = Interaction.objects.restrict(user, access.VIEW)
+        field.required = False
+        field.error_messages["invalid_choice"] = "Pick one of the organization's interactions."

@@ -8,6 +8,7 @@ import hmac
 import secrets
 
 from django.conf import settings
+from django.core.exceptions import ValidationError
 from django.db import models
 from django.urls import reverse
 from django.utils import timezone
@@ -152,6 +153,15 @@ class NodeHealth(models.Model):
         return f"{self.hostname}: {self.verdict}"
 
 
+INTERACTION_OTHER_ORGANIZATION = "The interaction belongs to another organization than the fault's cluster."
+
+
+def check_same_organization(organization_id: int, interaction) -> None:
+    """A fault is linked only to an interaction of its cluster's organization."""
+    if interaction is not None and interaction.organization_id != organization_id:
+        raise ValidationError({"interaction": INTERACTION_OTHER_ORGANIZATION})
+
+
 class GpuFault(models.Model):
     """Something wrong with one GPU, EFA device or node: opened when first seen, updated while
     present, cleared after it has been absent for HEALTH_FAULT_CLEAR_AFTER reports."""
@@ -175,6 +185,10 @@ class GpuFault(models.Model):
     absent_reports = models.PositiveSmallIntegerField(default=0)
     cleared_at = models.DateTimeField(null=True, blank=True, db_index=True)
     last_report = models.ForeignKey(HealthReport, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    interaction = models.ForeignKey(
+        "workloads.Interaction", null=True, blank=True, on_delete=models.SET_NULL, related_name="gpu_faults",
+        help_text="The support interaction that follows this fault (same organization as the cluster).",
+    )
 
     objects = RestrictedQuerySet.as_manager()
 
@@ -183,15 +197,29 @@ class GpuFault(models.Model):
         indexes = [models.Index(fields=["cluster", "cleared_at"], name="health_fault_open")]
 
     def __str__(self) -> str:
-        where = f"GPU {self.gpu}" if self.gpu else (f"EFA {self.device}" if self.device else "node")
-        return f"{self.hostname} {where}: {self.meaning}"
+        return f"{self.hostname} {self.where}: {self.meaning}"
 
     def get_absolute_url(self) -> str:
         return reverse("health:cluster_health", kwargs={"pk": self.cluster_id})
 
+    def clean(self) -> None:
+        super().clean()
+        if self.interaction_id is not None and self.cluster_id is not None:
+            check_same_organization(self.cluster.organization_id, self.interaction)
+
     @property
     def is_open(self) -> bool:
         return self.cleared_at is None
+
+    @property
+    def where(self) -> str:
+        return f"GPU {self.gpu}" if self.gpu else (f"EFA {self.device}" if self.device else "node")
+
+    @property
+    def suggested_summary(self) -> str:
+        """A summary for an interaction opened from this fault, e.g. "XID 79 on node-3 GPU 5"."""
+        what = f"XID {self.xid}" if self.xid else self.meaning
+        return f"{what} on {self.hostname} {self.where}"[:200]
 
     @property
     def key(self) -> tuple:

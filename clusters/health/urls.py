@@ -10,5 +10,6 @@ urlpatterns = [
     path("clusters/<int:pk>/health/settings/", views.ClusterHealthSettingsView.as_view(), name="cluster_health_settings"),
     path("clusters/<int:pk>/health/token/", views.RotateTokenView.as_view(), name="rotate_token"),
     path("clusters/<int:pk>/validation/new/", views.ValidationRunCreateView.as_view(), name="validationrun_add"),
+    path("faults/<int:pk>/interaction/", views.GpuFaultLinkView.as_view(), name="gpufault_link"),
     path("validation/<int:pk>/", views.ValidationRunView.as_view(), name="validationrun_detail"),
 ]

@@ -14,9 +14,9 @@ from django.views import View
 from django.views.generic import TemplateView
 
 from clusters.choices import ClusterState
-from clusters.health import readiness, services
+from clusters.health import links, readiness, services
 from clusters.health.choices import VERDICT_RANK, RunVerdict
-from clusters.health.forms import ClusterHealthConfigForm, ValidationUploadForm
+from clusters.health.forms import ClusterHealthConfigForm, GpuFaultLinkForm, ValidationUploadForm
 from clusters.health.models import ClusterHealthConfig, GpuFault, HealthReport, NodeHealth, ValidationRun
 from clusters.health.summary import VERDICTS
 from clusters.models import Cluster
@@ -63,7 +63,8 @@ class ClusterHealthView(ObjectView):
             nodes = NodeHealth.objects.filter(report=report).order_by("-rank", "hostname")
             ctx["nodes_page"] = Paginator(nodes, NODES_PER_PAGE).get_page(self.request.GET.get("page"))
         open_faults = GpuFault.objects.restrict(user).filter(cluster=cluster, cleared_at__isnull=True)
-        ctx["faults"] = list(open_faults.order_by("-severity_rank", "hostname", "gpu", "kind")[:FAULTS_SHOWN])
+        shown = links.with_visible_interaction(open_faults, user).order_by("-severity_rank", "hostname", "gpu", "kind")
+        ctx["faults"] = list(shown[:FAULTS_SHOWN])
         ctx["fault_total"] = open_faults.count() if len(ctx["faults"]) == FAULTS_SHOWN else len(ctx["faults"])
         ctx["trend"] = _trend(cluster)
         runs = ValidationRun.objects.restrict(user).filter(cluster=cluster).defer("raw_text", "rows", "result")
@@ -72,9 +73,38 @@ class ClusterHealthView(ObjectView):
         org_id = cluster.organization_id
         ctx["can_upload"] = access.can_in_organization(user, access.CHANGE, ValidationRun, org_id)
         ctx["can_configure"] = access.can_in_organization(user, access.CHANGE, ClusterHealthConfig, org_id)
+        ctx["can_link"] = access.can_in_organization(user, access.CHANGE, GpuFault, org_id)
+        if ctx["can_link"] and ctx["faults"]:
+            ctx["link_choices"] = links.link_choices(user, org_id)
         if ctx["can_configure"]:
             ctx["config"] = ClusterHealthConfig.objects.filter(cluster=cluster).first()
         return ctx
+
+
+class GpuFaultLinkView(View):
+    """Lead SAs: link an open fault to a support interaction of its organization (htmx: answers the
+    table cell; otherwise back to the cluster's health page)."""
+
+    partial_template_name = "health/htmx/fault_interaction.html"
+
+    def post(self, request, pk):
+        faults = GpuFault.objects.restrict(request.user).select_related("cluster__organization")
+        fault = get_object_or_404(links.with_visible_interaction(faults, request.user), pk=pk)
+        if not access.can(request.user, access.CHANGE, fault):
+            raise PermissionDenied("Only the organization's lead SAs link faults to interactions.")
+        form = GpuFaultLinkForm(request.POST, instance=fault, user=request.user)
+        if form.is_valid():
+            links.link(fault, form.cleaned_data["interaction"], request.user)
+            if not request.htmx:
+                messages.success(request, "Linked the fault." if fault.interaction_id else "Unlinked the fault.")
+                return redirect("health:cluster_health", pk=fault.cluster_id)
+        else:
+            fault.refresh_from_db(fields=["interaction"])  # the table shows what is saved
+        context = {"f": fault, "object": fault.cluster, "can_link": True, "form": form, "saved": form.is_valid(),
+                   "link_choices": links.link_choices(request.user, fault.cluster.organization_id)}
+        if request.htmx:
+            return render(request, self.partial_template_name, context)
+        return render(request, "health/gpufault_link.html", context, status=400)
 
 
 def _configurable_cluster(request, pk):

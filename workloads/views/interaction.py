@@ -91,6 +91,8 @@ class InteractionEditView(ObjectEditView):
             if org is not None:
                 kwargs.setdefault("initial", {})["organization"] = org.pk
                 kwargs["initial"]["owner"] = self.request.user.pk
+        if self.object is None and self.request.GET.get("summary"):  # e.g. opened from a GPU fault
+            kwargs.setdefault("initial", {})["summary"] = self.request.GET["summary"][:200]
         return kwargs
 
     def get_object(self, queryset=None):

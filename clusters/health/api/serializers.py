@@ -1,11 +1,14 @@
 """API serializers of cluster health."""
 from __future__ import annotations
 
+from django.core.exceptions import ValidationError as DjangoValidationError
+from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
-from clusters.health import nccl, services
-from clusters.health.models import GpuFault, HealthReport, NodeHealth, ValidationRun
+from clusters.health import links, nccl, services
+from clusters.health.models import GpuFault, HealthReport, NodeHealth, ValidationRun, check_same_organization
 from clusters.models import Cluster
+from workloads.models import Interaction
 
 
 class HealthReportSerializer(serializers.ModelSerializer):
@@ -31,14 +34,59 @@ class HealthReportDetailSerializer(HealthReportSerializer):
         fields = [*HealthReportSerializer.Meta.fields, "summary"]
 
 
+class VisibleInteractionField(serializers.PrimaryKeyRelatedField):
+    """Interactions the caller may see (an invisible one is "does not exist", never a hint)."""
+
+    def get_queryset(self):
+        request = self.context.get("request")
+        if request is None:
+            return Interaction.objects.none()
+        return Interaction.objects.restrict(request.user)
+
+
 class GpuFaultSerializer(serializers.ModelSerializer):
+    """A fault; only ``interaction`` is writable (PATCH, lead SAs of the organization). The linked
+    interaction's id and summary are shown only to users who may see that interaction."""
+
     open = serializers.BooleanField(source="is_open", read_only=True)
+    interaction = VisibleInteractionField(required=False, allow_null=True,
+                                          help_text="The support interaction following this fault (null to unlink).")
+    interaction_summary = serializers.SerializerMethodField()
 
     class Meta:
         model = GpuFault
         fields = ["id", "cluster", "hostname", "gpu", "device", "uuid", "kind", "xid", "severity", "verdict", "meaning",
-                  "action", "value", "pod", "first_seen", "last_seen", "absent_reports", "cleared_at", "open"]
-        read_only_fields = fields
+                  "action", "value", "pod", "first_seen", "last_seen", "absent_reports", "cleared_at", "open",
+                  "interaction", "interaction_summary"]
+        read_only_fields = [f for f in fields if f not in ("interaction", "interaction_summary")]
+
+    def _link(self, fault):
+        request = self.context.get("request")
+        return links.visible_link(fault, request.user if request else None)
+
+    def to_representation(self, instance):
+        data = super().to_representation(instance)
+        link = self._link(instance)
+        data["interaction"] = link[0] if link else None
+        return data
+
+    @extend_schema_field(serializers.CharField(allow_null=True))
+    def get_interaction_summary(self, fault) -> str | None:
+        link = self._link(fault)
+        return link[1] if link else None
+
+    def validate_interaction(self, interaction):
+        if interaction is not None and self.instance is not None:
+            try:
+                check_same_organization(self.instance.cluster.organization_id, interaction)
+            except DjangoValidationError as exc:
+                raise serializers.ValidationError(exc.message_dict["interaction"]) from None
+        return interaction
+
+    def update(self, instance, validated_data):
+        if "interaction" not in validated_data:
+            return instance
+        return links.link(instance, validated_data["interaction"], self.context["request"].user)
 
 
 class VisibleClusterField(serializers.PrimaryKeyRelatedField):

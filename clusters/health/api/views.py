@@ -5,13 +5,13 @@ from __future__ import annotations
 from django.shortcuts import get_object_or_404
 from django.utils.cache import add_never_cache_headers
 from drf_spectacular.utils import OpenApiResponse, extend_schema
-from rest_framework import parsers, status
+from rest_framework import mixins, parsers, status
 from rest_framework.exceptions import PermissionDenied
 from rest_framework.response import Response
 from rest_framework.throttling import ScopedRateThrottle
 from rest_framework.views import APIView
 
-from clusters.health import conf, services
+from clusters.health import conf, links, services
 from clusters.health.api.authentication import ClusterTokenAuthentication, HasClusterToken
 from clusters.health.api.serializers import (
     GpuFaultSerializer,
@@ -56,13 +56,22 @@ class NodeHealthViewSet(PortalReadOnlyViewSet):
     ordering_fields = ["rank", "hostname"]
 
 
-class GpuFaultViewSet(PortalReadOnlyViewSet):
-    """GPU, EFA and node faults with their lifecycle (``open=true`` for the current ones)."""
+class GpuFaultViewSet(mixins.UpdateModelMixin, PortalReadOnlyViewSet):
+    """GPU, EFA and node faults with their lifecycle (``open=true`` for the current ones). PATCH
+    ``{"interaction": <id or null>}`` links a fault to a support interaction of the same organization
+    (lead SAs); every other field is read-only."""
 
-    queryset = GpuFault.objects.all()
+    queryset = GpuFault.objects.select_related("cluster")
     serializer_class = GpuFaultSerializer
     filterset_class = GpuFaultFilterSet
     ordering_fields = ["severity_rank", "first_seen", "last_seen", "hostname"]
+    http_method_names = ["get", "patch", "head", "options"]
+
+    def get_queryset(self):
+        return links.with_visible_interaction(super().get_queryset(), self.request.user)
+
+    def organization_id_for(self, instance):
+        return instance.cluster.organization_id
 
 
 class ValidationRunViewSet(PortalModelViewSet):

@@ -1,0 +1,252 @@
+"""GPU faults linked to support interactions: the API, the cluster health page, the interaction page."""
+from __future__ import annotations
+
+import pytest
+from django.core.exceptions import ValidationError
+from django.urls import reverse
+
+from clusters.health.models import INTERACTION_OTHER_ORGANIZATION, GpuFault
+from portal import access
+from tests.factories import MembershipFactory
+from tests.health.factories_health import ClusterFactory, GpuFaultFactory
+from tests.workloads.factories_interactions import InteractionFactory
+
+INTERNAL = "ZZ-INTERNAL-ONLY suspect a bad HBM stack"
+SHARED = "NCCL hangs on node-3"
+
+
+@pytest.fixture
+def cluster(world):
+    return ClusterFactory(organization=world.org_a, name="alpha-train")
+
+
+@pytest.fixture
+def fault(cluster):
+    return GpuFaultFactory(cluster=cluster, hostname="node-3", gpu="5", xid=79)
+
+
+@pytest.fixture
+def shared(world):
+    return InteractionFactory(organization=world.org_a, summary=SHARED, visibility="shared")
+
+
+@pytest.fixture
+def internal(world):
+    return InteractionFactory(organization=world.org_a, summary=INTERNAL, visibility="internal")
+
+
+@pytest.fixture
+def foreign(world):
+    return InteractionFactory(organization=world.org_b, summary="Beta's own case", visibility="shared")
+
+
+def _detail(fault):
+    return reverse("health-api:gpufault-detail", kwargs={"pk": fault.pk})
+
+
+def _patch(client, fault, data):
+    return client.patch(_detail(fault), data=data, content_type="application/json")
+
+
+def _link_url(fault):
+    return reverse("health:gpufault_link", kwargs={"pk": fault.pk})
+
+
+def _page(client, cluster):
+    return client.get(reverse("health:cluster_health", kwargs={"pk": cluster.pk})).content.decode()
+
+
+def _both_orgs_lead(world):
+    """A lead SA of A and B: sees B's interactions, so only the organization check can refuse them."""
+    MembershipFactory(user=world.lead_a, organization=world.org_b, role="lead_sa")
+    access.forget(world.lead_a)
+    return world.lead_a
+
+
+# --- API ------------------------------------------------------------------------------------------
+def test_lead_sa_links_and_unlinks_through_the_api_only_the_link_is_written(client, world, fault, internal):
+    client.force_login(world.lead_a)
+    response = _patch(client, fault, {"interaction": internal.pk, "hostname": "elsewhere", "severity": "info"})
+    assert response.status_code == 200, response.content
+    body = response.json()
+    assert body["interaction"] == internal.pk and body["interaction_summary"] == INTERNAL
+    fault.refresh_from_db()
+    assert fault.interaction_id == internal.pk
+    assert (fault.hostname, fault.severity) == ("node-3", "critical")  # read-only fields untouched
+    assert client.get(_detail(fault)).json()["interaction_summary"] == INTERNAL
+
+    response = _patch(client, fault, {"interaction": None})
+    assert response.status_code == 200 and response.json()["interaction"] is None
+    fault.refresh_from_db()
+    assert fault.interaction_id is None
+
+
+def test_other_organizations_interaction_is_refused_with_a_field_error(client, world, fault, foreign, shared):
+    GpuFault.objects.filter(pk=fault.pk).update(interaction=shared)
+    client.force_login(_both_orgs_lead(world))
+    response = _patch(client, fault, {"interaction": foreign.pk})
+    assert response.status_code == 400
+    assert response.json() == {"interaction": [INTERACTION_OTHER_ORGANIZATION]}
+    fault.refresh_from_db()
+    assert fault.interaction_id == shared.pk  # nothing written
+
+
+def test_an_interaction_the_caller_cannot_see_does_not_exist(client, world, fault, foreign):
+    client.force_login(world.lead_a)
+    response = _patch(client, fault, {"interaction": foreign.pk})
+    assert response.status_code == 400
+    assert "does not exist" in response.json()["interaction"][0]
+    assert "Beta" not in response.content.decode()
+    assert GpuFault.objects.get(pk=fault.pk).interaction_id is None
+
+
+@pytest.mark.parametrize(("role", "status"), [("customer_a", 403), ("pm", 403), ("customer_b", 404), ("lead_b", 404)])
+def test_only_lead_sas_of_the_organization_may_patch(client, world, fault, shared, role, status):
+    client.force_login(world.users()[role])
+    assert _patch(client, fault, {"interaction": shared.pk}).status_code == status
+    assert GpuFault.objects.get(pk=fault.pk).interaction_id is None
+
+
+def test_put_and_delete_are_not_served(client, world, fault):
+    client.force_login(world.staff)
+    assert client.put(_detail(fault), data={}, content_type="application/json").status_code == 405
+    assert client.delete(_detail(fault)).status_code == 405
+    assert GpuFault.objects.filter(pk=fault.pk).exists()
+
+
+def test_customer_never_sees_an_internal_interaction_through_the_api(client, world, cluster, fault, internal, shared):
+    other = GpuFaultFactory(cluster=cluster, hostname="node-4", interaction=shared)
+    GpuFault.objects.filter(pk=fault.pk).update(interaction=internal)
+    client.force_login(world.customer_a)
+    listed = client.get(reverse("health-api:gpufault-list"))
+    rows = {row["id"]: row for row in listed.json()["results"]}
+    assert rows[fault.pk]["interaction"] is None and rows[fault.pk]["interaction_summary"] is None
+    assert rows[other.pk]["interaction"] == shared.pk and rows[other.pk]["interaction_summary"] == SHARED
+    detail = client.get(_detail(fault))
+    assert detail.json()["interaction"] is None
+    assert INTERNAL not in listed.content.decode() and INTERNAL not in detail.content.decode()
+    client.force_login(world.pm)  # program managers see internal interactions
+    assert client.get(_detail(fault)).json()["interaction_summary"] == INTERNAL
+
+
+@pytest.mark.parametrize("n", [2, 12])
+@pytest.mark.parametrize("linked", [False, True])
+@pytest.mark.parametrize("role", ["lead_a", "customer_a"])
+def test_fault_list_query_count_does_not_grow_with_links(client, world, cluster, n, linked, role,
+                                                         django_assert_max_num_queries):
+    # session, user, memberships, count, page: the same with or without links, at any size
+    for i in range(n):
+        visibility = "internal" if i % 2 else "shared"
+        interaction = InteractionFactory(organization=world.org_a, visibility=visibility) if linked else None
+        GpuFaultFactory(cluster=cluster, hostname=f"node-{i}", interaction=interaction)
+    client.force_login(world.users()[role])
+    with django_assert_max_num_queries(5):
+        response = client.get(reverse("health-api:gpufault-list"))
+    rows = response.json()["results"]
+    assert len(rows) == n
+    shown = sum(1 for row in rows if row["interaction_summary"])
+    expected = 0 if not linked else (n if role == "lead_a" else n // 2)  # customers see the shared half only
+    assert shown == expected
+
+
+# --- pages ----------------------------------------------------------------------------------------
+def test_lead_sa_links_from_the_health_page_with_htmx(client, world, cluster, fault, shared, internal):
+    client.force_login(world.lead_a)
+    html = _page(client, cluster)
+    assert f'hx-post="{_link_url(fault)}"' in html
+    assert SHARED in html and f"{INTERNAL} (internal)" in html  # both open interactions are offered
+    assert "summary=XID%2079%20on%20node-3%20GPU%205" in html and "organization=alpha-labs" in html
+
+    response = client.post(_link_url(fault), {"interaction": shared.pk}, HTTP_HX_REQUEST="true")
+    assert response.status_code == 200
+    partial = response.content.decode()
+    assert partial.startswith(f'<div id="fault-{fault.pk}-interaction">') and "Linked." in partial
+    assert reverse("interactions:interaction_detail", kwargs={"pk": shared.pk}) in partial
+    assert GpuFault.objects.get(pk=fault.pk).interaction_id == shared.pk
+
+
+def test_lead_sa_links_without_htmx_and_unlinks(client, world, cluster, fault, shared):
+    client.force_login(world.lead_a)
+    response = client.post(_link_url(fault), {"interaction": shared.pk})
+    assert response.status_code == 302 and response["Location"] == reverse("health:cluster_health",
+                                                                           kwargs={"pk": cluster.pk})
+    assert GpuFault.objects.get(pk=fault.pk).interaction_id == shared.pk
+    assert client.post(_link_url(fault), {"interaction": ""}).status_code == 302
+    assert GpuFault.objects.get(pk=fault.pk).interaction_id is None
+
+
+def test_page_refuses_another_organizations_interaction(client, world, cluster, fault, foreign):
+    client.force_login(_both_orgs_lead(world))
+    response = client.post(_link_url(fault), {"interaction": foreign.pk})
+    assert response.status_code == 400
+    assert INTERACTION_OTHER_ORGANIZATION.replace("'", "&#x27;") in response.content.decode()
+    response = client.post(_link_url(fault), {"interaction": foreign.pk}, HTTP_HX_REQUEST="true")
+    assert response.status_code == 200 and 'role="alert"' in response.content.decode()
+    assert GpuFault.objects.get(pk=fault.pk).interaction_id is None
+
+
+@pytest.mark.parametrize(("role", "status"), [("customer_a", 403), ("pm", 403), ("customer_b", 404), ("lead_b", 404)])
+def test_page_link_refused_for_others(client, world, fault, shared, role, status):
+    client.force_login(world.users()[role])
+    assert client.post(_link_url(fault), {"interaction": shared.pk}).status_code == status
+    assert GpuFault.objects.get(pk=fault.pk).interaction_id is None
+
+
+def test_health_page_shows_links_by_visibility(client, world, cluster, fault, shared, internal):
+    other = GpuFaultFactory(cluster=cluster, hostname="node-4", interaction=shared)
+    GpuFault.objects.filter(pk=fault.pk).update(interaction=internal)
+    client.force_login(world.customer_a)
+    html = _page(client, cluster)
+    assert INTERNAL not in html
+    assert f'<a href="{reverse("interactions:interaction_detail", kwargs={"pk": shared.pk})}">{SHARED}</a>' in html
+    assert "hx-post" not in html and "Open a new interaction" not in html  # customers do not link
+    assert other.interaction_id == shared.pk
+    client.force_login(world.lead_a)
+    assert INTERNAL in _page(client, cluster)
+
+
+@pytest.mark.parametrize("n", [2, 12])
+def test_health_page_query_count_with_links(client, world, cluster, n, django_assert_max_num_queries):
+    for i in range(n):
+        interaction = InteractionFactory(organization=world.org_a)
+        GpuFaultFactory(cluster=cluster, hostname=f"node-{i}", interaction=interaction)
+    client.force_login(world.lead_a)
+    with django_assert_max_num_queries(11):
+        html = _page(client, cluster)
+    assert html.count("Change link") == n
+
+
+def test_interaction_page_lists_linked_faults(client, world, cluster, fault, shared):
+    GpuFault.objects.filter(pk=fault.pk).update(interaction=shared)
+    GpuFaultFactory(cluster=ClusterFactory(organization=world.org_a, name="other"), hostname="node-9")  # not linked
+    url = reverse("interactions:interaction_detail", kwargs={"pk": shared.pk})
+    for role in ("customer_a", "lead_a"):
+        client.force_login(world.users()[role])
+        html = client.get(url).content.decode()
+        assert "Linked GPU faults" in html and "node-3" in html and "alpha-train" in html
+        assert "node-9" not in html
+    client.force_login(world.customer_b)
+    assert client.get(url).status_code == 404
+
+
+def test_interaction_add_form_prefilled_from_a_fault(client, world, fault):
+    client.force_login(world.lead_a)
+    response = client.get(reverse("interactions:interaction_add"),
+                          {"organization": "alpha-labs", "summary": fault.suggested_summary})
+    form = response.context["form"]
+    assert form.initial["summary"] == "XID 79 on node-3 GPU 5"
+    assert form.initial["organization"] == world.org_a.pk
+
+
+# --- model ----------------------------------------------------------------------------------------
+def test_model_clean_refuses_another_organization_and_delete_unlinks(fault, shared, foreign):
+    fault.interaction = foreign
+    with pytest.raises(ValidationError) as exc:
+        fault.full_clean()
+    assert exc.value.message_dict == {"interaction": [INTERACTION_OTHER_ORGANIZATION]}
+    fault.interaction = shared
+    fault.full_clean()
+    fault.save()
+    shared.delete()
+    fault.refresh_from_db()
+    assert fault.interaction_id is None
