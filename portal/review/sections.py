@@ -37,7 +37,6 @@ def status_section(request, organization) -> dict:
         "next_expiry": Reservation.objects.restrict(user).filter(organization=organization, end__gte=today)
         .order_by("end").first() if Reservation else None,
         "health_available": health_available,
-        "readiness": _readiness(organization, clusters),
     }
 
 
@@ -70,17 +69,6 @@ def _annotate_health(user, clusters: list) -> bool:
         run = runs.get(c.pk)
         c.validation = None if run is None else ("validated" if run["passed"] else "not passed yet")
     return True
-
-
-def _readiness(organization, clusters: list) -> list | None:
-    """The health app's readiness checklist (``clusters.health.readiness.checklist``), when installed."""
-    if health_model("ValidationRun") is None:
-        return None
-    try:
-        from clusters.health import readiness
-    except ImportError:
-        return None
-    return readiness.checklist(organization, clusters)
 
 
 def _led(request):
