@@ -3,22 +3,11 @@
 from __future__ import annotations
 
 import json
-import sys
 
 from django.core.management.base import BaseCommand, CommandError
 
 from clusters.health import nccl
-
-
-def read_input(path: str) -> bytes:
-    """Read the whole input as bytes ("-" is standard input); the parser decides whether it is text."""
-    try:
-        if path == "-":
-            return sys.stdin.buffer.read()
-        with open(path, "rb") as handle:
-            return handle.read()
-    except OSError as exc:
-        raise CommandError(f"cannot read {path}: {exc.strerror or exc}") from exc
+from clusters.management.commands._input import read_input
 
 
 class Command(BaseCommand):
