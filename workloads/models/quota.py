@@ -23,12 +23,24 @@ def _check_dates(start, end, errors: dict) -> None:
         errors.setdefault("end", []).append("The end date is before the start date.")
 
 
+class DatedCapacityMixin:
+    """What quotas and reservations share: a page to open them on, and the days until they end."""
+
+    def get_absolute_url(self) -> str:
+        # The organization's quota page: everyone who may see the row may open it (the edit form is for PMs).
+        return f"{reverse('workloads:quota_list')}?organization={self.organization_id}"
+
+    @property
+    def days_left(self) -> int:
+        return (self.end - timezone.localdate()).days
+
+
 class ActiveQuerySet(RestrictedQuerySet):
     def active_on(self, day) -> ActiveQuerySet:
         return self.filter(start__lte=day, end__gte=day)
 
 
-class InstanceQuota(models.Model):
+class InstanceQuota(DatedCapacityMixin, models.Model):
     """N instances of type T in region R for an organization, from one date to another."""
 
     organization = models.ForeignKey("portal.Organization", on_delete=models.PROTECT, related_name="instance_quotas")
@@ -51,14 +63,6 @@ class InstanceQuota(models.Model):
     def __str__(self) -> str:
         return f"{self.count} × {self.instance_type_name} in {self.region} ({self.start} → {self.end})"
 
-    def get_absolute_url(self) -> str:
-        # The organization's quota page: everyone who may see the row may open it (the edit form is for PMs).
-        return f"{reverse('workloads:quota_list')}?organization={self.organization_id}"
-
-    @property
-    def days_left(self) -> int:
-        return (self.end - timezone.localdate()).days
-
     def clean(self) -> None:
         errors: dict[str, list[str]] = {}
         _check_dates(self.start, self.end, errors)
@@ -72,7 +76,7 @@ class InstanceQuota(models.Model):
             raise ValidationError(errors)
 
 
-class CapacityReservation(models.Model):
+class CapacityReservation(DatedCapacityMixin, models.Model):
     """An On-Demand Capacity Reservation or a Capacity Block for ML (both have ids ``cr-…``)."""
 
     organization = models.ForeignKey("portal.Organization", on_delete=models.PROTECT, related_name="capacity_reservations")
@@ -104,14 +108,6 @@ class CapacityReservation(models.Model):
 
     def __str__(self) -> str:
         return f"{self.reservation_id} · {self.count} × {self.instance_type_name}"
-
-    def get_absolute_url(self) -> str:
-        # The organization's quota page: everyone who may see the row may open it (the edit form is for PMs).
-        return f"{reverse('workloads:quota_list')}?organization={self.organization_id}"
-
-    @property
-    def days_left(self) -> int:
-        return (self.end - timezone.localdate()).days
 
     def clean(self) -> None:
         errors: dict[str, list[str]] = {}
