@@ -10,6 +10,7 @@ from factory.django import DjangoModelFactory
 from clusters import launch
 from clusters.choices import ClusterState, JobStatus
 from clusters.models import Cluster, StackEvent
+from tests.factories import OrganizationFactory
 
 READY_OUTPUTS = {
     "VpcId": "vpc-0a1b2c3d4e5f60718", "PublicSubnetId": "subnet-0a1b2c3d4e5f60719",
@@ -24,6 +25,7 @@ class ClusterFactory(DjangoModelFactory):
     class Meta:
         model = Cluster
 
+    organization = factory.SubFactory(OrganizationFactory)
     name = factory.Sequence(lambda n: f"cluster-{n}")
     instance_type = "p5.48xlarge"
     node_count = 2

@@ -6,8 +6,7 @@ from django.utils import timezone
 from factory.django import DjangoModelFactory
 
 from clusters.health.models import GpuFault, ValidationRun
-from clusters.models import Cluster
-from tests.factories import OrganizationFactory
+from tests.clusters.factories_clusters import ClusterFactory as BaseClusterFactory
 
 DATA = Path(__file__).resolve().parents[1] / "data"
 
@@ -16,14 +15,9 @@ def sample(name: str) -> str:
     return (DATA / name).read_text()
 
 
-class ClusterFactory(DjangoModelFactory):
-    class Meta:
-        model = Cluster
+class ClusterFactory(BaseClusterFactory):
+    """Health tests start from a ready cluster."""
 
-    organization = factory.SubFactory(OrganizationFactory)
-    name = factory.Sequence(lambda n: f"cluster-{n}")
-    instance_type = "p5.48xlarge"
-    node_count = 2
     state = "ready"
 
 
