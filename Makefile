@@ -6,10 +6,12 @@ STAMP := $(VENV)/.installed
 
 .PHONY: install demo test lint seed bench lock clean
 
-$(STAMP): requirements.lock
+# requirements.lock is what production runs (the Docker image installs only it); requirements-dev.lock adds the
+# demo's embedded AWS endpoint and the development and CI tools, with the same pins for what both hold.
+$(STAMP): requirements.lock requirements-dev.lock
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -r requirements.lock
+	$(BIN)/python -m pip install --quiet -r requirements-dev.lock
 	touch $(STAMP)
 
 install: $(STAMP)
@@ -32,10 +34,13 @@ lint: install
 bench: install
 	$(BIN)/python bench/run_all.py
 
-# Re-pin after editing requirements*.in (needs pip-tools in the venv).
+# Re-pin after editing requirements*.in (needs pip-tools in the venv): production first, then everything else
+# constrained by it.
 lock: install
 	$(BIN)/python -m pip install --quiet pip-tools
-	$(BIN)/pip-compile --quiet --strip-extras --allow-unsafe -o requirements.lock requirements.in requirements-dev.in
+	$(BIN)/pip-compile --quiet --strip-extras --allow-unsafe -o requirements.lock requirements.in
+	$(BIN)/pip-compile --quiet --strip-extras --allow-unsafe -o requirements-dev.lock \
+		requirements.in requirements-demo.in requirements-dev.in
 
 clean:
 	rm -rf $(VENV) var/staticfiles .pytest_cache

@@ -6,8 +6,7 @@ class ClustersConfig(AppConfig):
 
     def ready(self) -> None:
         from clusters.views import organization_clusters_section
-        from portal.views import ORGANIZATION_SECTIONS
+        from portal import sections
 
-        entry = ("clusters/htmx/organization_section.html", organization_clusters_section)
-        if entry not in ORGANIZATION_SECTIONS:
-            ORGANIZATION_SECTIONS.append(entry)
+        sections.register(sections.ORGANIZATION_PAGE, "clusters/htmx/organization_section.html",
+                          organization_clusters_section, order=40)

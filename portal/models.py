@@ -14,6 +14,7 @@ from django.utils import timezone
 
 from portal.choices import REGION_CHOICES, MembershipRole, TimelineKind, Visibility
 from portal.querysets import RestrictedQuerySet
+from portal.vocabulary import Severity
 
 ROLE_ARN_RE = re.compile(r"^arn:aws[a-z-]*:iam::\d{12}:role/[\w+=,.@/-]{1,512}$")
 
@@ -110,7 +111,7 @@ class TimelineEntry(models.Model):
     title = models.CharField(max_length=300)
     body = models.TextField(blank=True)
     visibility = models.CharField(max_length=16, choices=Visibility.choices, default=Visibility.SHARED)
-    severity = models.CharField(max_length=16, blank=True)
+    severity = models.CharField(max_length=16, blank=True, choices=Severity.choices)
     tags = models.JSONField(default=list, blank=True)
     actor = models.ForeignKey(User, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
     url = models.CharField(max_length=500, blank=True)
@@ -146,8 +147,8 @@ class NotificationSetting(models.Model):
     email_recipients = models.TextField(blank=True, help_text="E-mail addresses, one per line or comma-separated.")
     min_severity = models.CharField(
         max_length=16,
-        choices=[("low", "Low"), ("normal", "Normal"), ("high", "High"), ("critical", "Critical")],
-        default="high",
+        choices=Severity.choices,
+        default=Severity.HIGH,
     )
     include_internal = models.BooleanField(
         default=False, help_text="Send events about internal entries (never for a channel customers read)."
@@ -173,7 +174,7 @@ class NotificationDelivery(models.Model):
     organization = models.ForeignKey(Organization, null=True, blank=True, on_delete=models.CASCADE, related_name="+")
     channel = models.CharField(max_length=8, choices=[("slack", "Slack"), ("email", "E-mail")])
     event_kind = models.CharField(max_length=64)
-    severity = models.CharField(max_length=16, blank=True)
+    severity = models.CharField(max_length=16, blank=True, choices=Severity.choices)
     title = models.CharField(max_length=300)
     payload = models.JSONField(default=dict)
     status = models.CharField(
@@ -182,6 +183,8 @@ class NotificationDelivery(models.Model):
     attempts = models.PositiveSmallIntegerField(default=0)
     error = models.TextField(blank=True)
     created = models.DateTimeField(auto_now_add=True)
+    # When the delivery task was handed to the broker; empty while the broker could not take it (the sweep sends it).
+    queued_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:

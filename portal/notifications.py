@@ -18,9 +18,10 @@ from django.core.mail import send_mail
 from django.db.models import Q
 from django.utils import timezone
 
+from portal.vocabulary import Severity, severity_rank
+
 logger = logging.getLogger("portal.notifications")
 
-SEVERITY_RANK = {"low": 0, "normal": 1, "high": 2, "critical": 3}
 MAX_RETRIES = 4
 RETRY_BACKOFF = 10  # seconds, doubled per retry
 
@@ -30,7 +31,7 @@ class Event:
     kind: str
     title: str
     organization_id: int | None = None
-    severity: str = "normal"
+    severity: str = Severity.NORMAL
     body: str = ""
     url: str = ""
     extra: dict = field(default_factory=dict)
@@ -50,8 +51,8 @@ def _matching_settings(event: Event):
     )
     if event.visibility != "shared":
         qs = qs.filter(include_internal=True)
-    rank = SEVERITY_RANK.get(event.severity, 1)
-    return [s for s in qs if SEVERITY_RANK.get(s.min_severity, 2) <= rank]
+    rank = severity_rank(event.severity)
+    return [s for s in qs if severity_rank(s.min_severity) <= rank]
 
 
 def notify(event: Event) -> list[int]:
@@ -72,13 +73,43 @@ def notify(event: Event) -> list[int]:
                 delivery = NotificationDelivery.objects.create(
                     setting=setting, organization_id=event.organization_id, channel=channel,
                     event_kind=event.kind, severity=event.severity, title=event.title[:300], payload=asdict(event),
+                    queued_at=timezone.now(),
                 )
                 ids.append(delivery.pk)
-                jobs.send_on_commit(deliver, delivery.pk)
+                jobs.send_on_commit(deliver, delivery.pk, on_failure=_unqueue(delivery.pk))
         return ids
     except Exception:  # a notification must never break the action that raised it
         logger.exception("could not queue notification %s", event.title)
         return []
+
+
+def _unqueue(delivery_id: int):
+    def mark() -> None:
+        from portal.models import NotificationDelivery
+
+        NotificationDelivery.objects.filter(pk=delivery_id).update(queued_at=None)
+
+    return mark
+
+
+@shared_task(name="portal.notifications.sweep_pending")
+def sweep_pending(limit: int = 500) -> int:
+    """Send the deliveries the broker could not take when their event happened (periodic, every minute)."""
+    from portal import jobs
+    from portal.models import NotificationDelivery
+
+    sent = 0
+    pending = NotificationDelivery.objects.filter(status=NotificationDelivery.PENDING, queued_at__isnull=True)
+    for pk in pending.order_by("created").values_list("pk", flat=True)[:limit]:
+        # Claim the row first, so two sweeps never send the same delivery twice.
+        if not NotificationDelivery.objects.filter(pk=pk, queued_at__isnull=True).update(queued_at=timezone.now()):
+            continue
+        if jobs.send(deliver, pk):
+            sent += 1
+        else:
+            NotificationDelivery.objects.filter(pk=pk).update(queued_at=None)
+            break  # the broker is still down: the next sweep tries again
+    return sent
 
 
 def _absolute(url: str) -> str:

@@ -5,16 +5,11 @@ from django.db.models import Count, Q
 from django.shortcuts import redirect, render
 from django.views.generic import TemplateView
 
-from portal import access
+from portal import access, sections
 from portal.choices import MembershipRole
 from portal.filtersets import OrganizationFilterSet
 from portal.generic import ObjectListView, ObjectView
 from portal.models import Organization
-
-# Sections of the organization page other apps add to: (template, context builder).
-ORGANIZATION_SECTIONS: list = []
-# Sections of the lead SA's home other apps add to: (template, builder(request)).
-LEAD_HOME_SECTIONS: list = []
 
 
 def home(request):
@@ -59,12 +54,12 @@ class OrganizationView(ObjectView):
         ctx["sees_internal"] = access.sees_internal(user, org.pk)
         ctx["show_aws_role"] = ctx["sees_internal"]
         ctx["leads"] = [m.user for m in org.memberships.filter(role=MembershipRole.LEAD_SA).select_related("user")]
-        ctx["sections"] = [(template, builder(self.request, org)) for template, builder in ORGANIZATION_SECTIONS]
+        ctx["sections"] = [(s.template, s.builder(self.request, org)) for s in sections.sections(sections.ORGANIZATION_PAGE)]
         return ctx
 
 
 class LeadHomeView(TemplateView):
-    """The organizations a lead SA is assigned to; later issues add what is open and ageing."""
+    """The organizations a lead SA is assigned to, with what is open and ageing in them (registered sections)."""
 
     template_name = "portal/lead_home.html"
 
@@ -72,6 +67,6 @@ class LeadHomeView(TemplateView):
         ctx = super().get_context_data(**kwargs)
         led = access._roles(self.request.user).get(access.LEAD_SA, frozenset())
         ctx["organizations"] = Organization.objects.restrict(self.request.user).filter(pk__in=led)
-        ctx["sections"] = [(template, builder(self.request)) for template, builder in LEAD_HOME_SECTIONS]
+        ctx["sections"] = [(s.template, s.builder(self.request)) for s in sections.sections(sections.LEAD_HOME)]
         return ctx
 

@@ -1,6 +1,8 @@
 """Vocabularies of support interactions and enablement sessions."""
 from django.db import models
 
+from portal.vocabulary import InteractionStatus
+
 
 class InteractionKind(models.TextChoices):
     MEETING = "meeting", "Meeting"
@@ -10,26 +12,6 @@ class InteractionKind(models.TextChoices):
     WORKSHOP = "workshop", "Workshop"
     EMAIL = "email", "E-mail"
     OTHER = "other", "Other"
-
-
-class InteractionStatus(models.TextChoices):
-    OPEN = "open", "Open"
-    WAITING_CUSTOMER = "waiting_customer", "Waiting on customer"
-    WAITING_AWS = "waiting_aws", "Waiting on AWS"
-    RESOLVED = "resolved", "Resolved"
-
-
-OPEN_STATUSES = (InteractionStatus.OPEN, InteractionStatus.WAITING_CUSTOMER, InteractionStatus.WAITING_AWS)
-
-
-class Severity(models.TextChoices):
-    LOW = "low", "Low"
-    NORMAL = "normal", "Normal"
-    HIGH = "high", "High"
-    CRITICAL = "critical", "Critical"
-
-
-SEVERITY_RANK = {"low": 0, "normal": 1, "high": 2, "critical": 3}
 
 
 class HistoryKind(models.TextChoices):

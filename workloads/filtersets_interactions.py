@@ -5,7 +5,8 @@ from django.db.models import Q
 from portal.choices import Visibility
 from portal.filters import IsoDateTimeFilter
 from portal.models import Organization
-from workloads.choices_interactions import OPEN_STATUSES, InteractionKind, InteractionStatus, Severity
+from portal.vocabulary import OPEN_STATUSES, InteractionStatus, Severity
+from workloads.choices_interactions import InteractionKind
 from workloads.models import ChallengeTag, Interaction
 
 

@@ -11,7 +11,7 @@ from django.db import connection
 from django.db.models import Q, QuerySet
 
 from portal import access
-from workloads.choices_interactions import InteractionStatus
+from portal.vocabulary import InteractionStatus
 from workloads.models import Interaction
 
 

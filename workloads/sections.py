@@ -26,9 +26,3 @@ def quotas_section(request, organization) -> dict:
         "expiring": CapacityReservation.objects.restrict(user).filter(
             organization=organization, end__gte=day, end__lte=day + datetime.timedelta(days=14)),
     }
-
-
-SECTIONS = [
-    ("workloads/workload_org_section.html", workloads_section),
-    ("workloads/quota_org_section.html", quotas_section),
-]

@@ -8,7 +8,8 @@ from django.utils import timezone
 from portal import access, timeline
 from portal.choices import TimelineKind
 from portal.notifications import Event, notify
-from workloads.choices_interactions import OPEN_STATUSES, HistoryKind, InteractionKind, InteractionStatus
+from portal.vocabulary import OPEN_STATUSES, InteractionStatus
+from workloads.choices_interactions import HistoryKind, InteractionKind
 from workloads.models import Interaction, InteractionComment
 
 TRACKED = ("status", "owner_id", "severity", "visibility")

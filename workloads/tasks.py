@@ -11,6 +11,7 @@ from django.utils import timezone
 from portal import timeline
 from portal.choices import TimelineKind
 from portal.notifications import Event, notify
+from portal.vocabulary import Severity
 from workloads.choices import EXPIRY_THRESHOLDS
 from workloads.models import CapacityReservation, ExpiryWarning, InstanceQuota
 
@@ -55,14 +56,16 @@ def _warn(kind: str, row, days_left: int, threshold: int, today) -> str | None:
     noun = "Quota" if kind == "quota" else "Capacity reservation"
     what = str(row) if kind == "quota" else f"{row.reservation_id} ({row.count} × {row.instance_type_name}, {row.availability_zone})"
     title = f"{noun} ends in {days_left} day{'s' if days_left != 1 else ''}: {what}"
+    # High reaches a channel left at its default minimum; the last day is critical.
+    severity = Severity.CRITICAL if threshold == min(EXPIRY_THRESHOLDS) else Severity.HIGH
     try:
         with transaction.atomic():
             for t in EXPIRY_THRESHOLDS:
                 if t >= threshold:
                     ExpiryWarning.objects.get_or_create(kind=kind, object_id=row.pk, threshold_days=t, ends_on=row.end)
-            timeline.record(row.organization_id, TimelineKind.QUOTA, title, source=row, severity="warning",
+            timeline.record(row.organization_id, TimelineKind.QUOTA, title, source=row, severity=severity,
                             tags=["expiry", f"{threshold}d"], body=f"Ends on {row.end}.")
-            notify(Event(kind="quota_expiry", title=title, organization_id=row.organization_id, severity="warning",
+            notify(Event(kind="quota_expiry", title=title, organization_id=row.organization_id, severity=severity,
                          url=row.get_absolute_url(), extra={"threshold_days": threshold, "ends_on": row.end.isoformat()}))
     except IntegrityError:  # another run sent it at the same moment
         return None

@@ -9,8 +9,6 @@ class HealthConfig(AppConfig):
 
     def ready(self) -> None:
         from clusters.health.readiness import readiness_section
-        from portal import views as portal_views
+        from portal import sections
 
-        section = ("health/readiness_org_section.html", readiness_section)
-        if section not in portal_views.ORGANIZATION_SECTIONS:
-            portal_views.ORGANIZATION_SECTIONS.append(section)
+        sections.register(sections.ORGANIZATION_PAGE, "health/readiness_org_section.html", readiness_section, order=50)

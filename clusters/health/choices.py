@@ -2,7 +2,6 @@
 from django.db import models
 
 from clusters.health.nccl import COLLECTIVES
-from clusters.health.summary import VERDICTS
 
 
 class Source(models.TextChoices):
@@ -16,27 +15,6 @@ class AuthKind(models.TextChoices):
     BEARER = "bearer", "Bearer token"
     SIGV4 = "sigv4", "SigV4 (Amazon Managed Service for Prometheus)"
 
-
-class Severity(models.TextChoices):
-    INFO = "info", "Info"
-    WARNING = "warning", "Warning"
-    CRITICAL = "critical", "Critical"
-
-
-SEVERITY_RANK = {"info": 0, "warning": 1, "critical": 2}
-
-class NodeVerdict(models.TextChoices):
-    """What a node needs, mildest first (the summarizer's VERDICTS)."""
-
-    HEALTHY = "healthy", "Healthy"
-    DEGRADED = "degraded", "Degraded"
-    RESET_GPU = "reset_gpu", "Reset GPU"
-    REBOOT = "reboot", "Reboot"
-    REPLACE = "replace", "Replace"
-
-
-assert tuple(NodeVerdict.values) == VERDICTS, "keep NodeVerdict in step with summary.VERDICTS"
-VERDICT_RANK = {name: rank for rank, name in enumerate(VERDICTS)}
 
 
 class RunVerdict(models.TextChoices):

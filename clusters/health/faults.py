@@ -10,9 +10,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from clusters.health import conf
-from clusters.health.choices import SEVERITY_RANK
 from clusters.health.models import GpuFault, HealthReport
 from clusters.health.summary import Fault
+from portal.vocabulary import FAULT_SEVERITY_RANK
 
 UPDATED_FIELDS = ["last_seen", "absent_reports", "value", "severity", "severity_rank", "verdict", "meaning",
                   "action", "uuid", "pod", "last_report"]
@@ -72,7 +72,7 @@ def _new(report: HealthReport, fault: Fault, now) -> GpuFault:
         cluster_id=report.cluster_id, hostname=fault.hostname[:255],
         gpu="" if fault.gpu is None else str(fault.gpu)[:32], device=(fault.device or "")[:64],
         uuid=(fault.uuid or "")[:80], kind=fault.kind, xid=fault.xid, severity=fault.severity,
-        severity_rank=SEVERITY_RANK.get(fault.severity, 0), verdict=fault.verdict, meaning=fault.meaning[:300],
+        severity_rank=FAULT_SEVERITY_RANK[fault.severity], verdict=fault.verdict, meaning=fault.meaning[:300],
         action=fault.action[:300], value=fault.value, pod=(fault.pod or "")[:255], first_seen=now, last_seen=now,
         last_report=report,
     )
@@ -83,7 +83,7 @@ def _refresh(row: GpuFault, fault: Fault, report: HealthReport, now) -> None:
     row.absent_reports = 0
     row.value = fault.value
     row.severity = fault.severity
-    row.severity_rank = SEVERITY_RANK.get(fault.severity, 0)
+    row.severity_rank = FAULT_SEVERITY_RANK[fault.severity]
     row.verdict = fault.verdict
     row.meaning = fault.meaning[:300]
     row.action = fault.action[:300]

@@ -3,8 +3,9 @@ from __future__ import annotations
 
 import django_filters
 
-from clusters.health.choices import COLLECTIVE_CHOICES, RunVerdict, Severity
+from clusters.health.choices import COLLECTIVE_CHOICES, RunVerdict
 from clusters.health.models import GpuFault, HealthReport, ValidationRun
+from portal.vocabulary import FaultSeverity
 
 
 class HealthReportFilterSet(django_filters.FilterSet):
@@ -15,7 +16,7 @@ class HealthReportFilterSet(django_filters.FilterSet):
 
 class GpuFaultFilterSet(django_filters.FilterSet):
     open = django_filters.BooleanFilter(field_name="cleared_at", lookup_expr="isnull", label="Open")
-    severity = django_filters.ChoiceFilter(choices=Severity.choices)
+    severity = django_filters.ChoiceFilter(choices=FaultSeverity.choices)
 
     class Meta:
         model = GpuFault

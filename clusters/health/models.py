@@ -13,15 +13,9 @@ from django.db import models
 from django.urls import reverse
 from django.utils import timezone
 
-from clusters.health.choices import (
-    COLLECTIVE_CHOICES,
-    AuthKind,
-    NodeVerdict,
-    RunVerdict,
-    Severity,
-    Source,
-)
+from clusters.health.choices import COLLECTIVE_CHOICES, AuthKind, RunVerdict, Source
 from portal.querysets import RestrictedQuerySet
+from portal.vocabulary import FaultSeverity, NodeVerdict
 
 TOKEN_PREFIX = "gh"
 
@@ -173,7 +167,7 @@ class GpuFault(models.Model):
     uuid = models.CharField(max_length=80, blank=True)
     kind = models.CharField(max_length=40)
     xid = models.PositiveIntegerField(null=True, blank=True)
-    severity = models.CharField(max_length=8, choices=Severity.choices)
+    severity = models.CharField(max_length=8, choices=FaultSeverity.choices)
     severity_rank = models.PositiveSmallIntegerField(default=0)
     verdict = models.CharField(max_length=12, choices=NodeVerdict.choices)
     meaning = models.CharField(max_length=300)

@@ -17,13 +17,14 @@ from django.utils import timezone
 
 from clusters import instance_types
 from clusters.health import conf, faults, nccl
-from clusters.health.choices import VERDICT_RANK, RunVerdict
+from clusters.health.choices import RunVerdict
 from clusters.health.models import ClusterHealthConfig, HealthReport, NodeHealth, ValidationRun
 from clusters.health.prometheus import ParseError, Scrape, parse
 from clusters.health.summary import HealthSummary, summarize
 from portal import timeline
 from portal.choices import Visibility
 from portal.notifications import Event, notify
+from portal.vocabulary import VERDICT_RANK, Severity
 
 logger = logging.getLogger(__name__)
 
@@ -155,8 +156,8 @@ def _announce(cluster, report: HealthReport, new_critical: list) -> None:
                      for f in new_critical[:50])
     url = reverse("health:cluster_health", kwargs={"pk": cluster.pk})
     timeline.record(cluster.organization_id, "fault", title, body=body, visibility=Visibility.SHARED,
-                    severity="critical", tags=["health", cluster.name], url=url, occurred_at=report.received_at)
-    event = Event(kind="health_fault", title=title, organization_id=cluster.organization_id, severity="critical",
+                    severity=Severity.CRITICAL, tags=["health", cluster.name], url=url, occurred_at=report.received_at)
+    event = Event(kind="health_fault", title=title, organization_id=cluster.organization_id, severity=Severity.CRITICAL,
                   body=body, url=url, extra={"cluster": cluster.pk, "report": report.pk,
                                              "faults": [f.pk for f in new_critical[:50]]})
     transaction.on_commit(lambda: notify(event))
@@ -197,6 +198,9 @@ def store_validation(cluster, text: str | bytes, result: nccl.NcclResult, user=N
     return run
 
 
+RUN_SEVERITY = {RunVerdict.PASS: "", RunVerdict.WARN: Severity.NORMAL, RunVerdict.FAIL: Severity.HIGH}
+
+
 def after_validation(run: ValidationRun, user=None) -> None:
     """Timeline entry for a run (inside the saving transaction)."""
     cluster = run.cluster
@@ -204,5 +208,5 @@ def after_validation(run: ValidationRun, user=None) -> None:
     timeline.record(
         cluster.organization_id, "validation", f"{cluster.name}: NCCL {run.collective} validation {word}",
         source=run, body=run.diagnosis, visibility=Visibility.SHARED,
-        severity="" if run.verdict == RunVerdict.PASS else run.verdict, tags=["nccl", cluster.name], actor=user,
+        severity=RUN_SEVERITY[run.verdict], tags=["nccl", cluster.name], actor=user,
     )

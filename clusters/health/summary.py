@@ -16,10 +16,10 @@ from dataclasses import asdict, dataclass, field
 from clusters import instance_types
 from clusters.health import xid as xids
 from clusters.health.prometheus import EFA_FIELDS, EfaReading, GpuReading, Scrape, parse
+from portal.vocabulary import VERDICT_RANK as _RANK
+from portal.vocabulary import VERDICTS
 
-HEALTHY, DEGRADED, RESET_GPU, REBOOT, REPLACE = "healthy", "degraded", "reset_gpu", "reboot", "replace"
-VERDICTS: tuple[str, ...] = (HEALTHY, DEGRADED, RESET_GPU, REBOOT, REPLACE)
-_RANK = {name: rank for rank, name in enumerate(VERDICTS)}
+HEALTHY, DEGRADED, RESET_GPU, REBOOT, REPLACE = VERDICTS
 _FROM_CONSEQUENCE = {
     xids.NONE: DEGRADED, xids.RESTART_JOB: DEGRADED, xids.RESET_GPU: RESET_GPU,
     xids.REBOOT_NODE: REBOOT, xids.REPLACE_NODE: REPLACE,

@@ -15,13 +15,13 @@ from django.views.generic import TemplateView
 
 from clusters.choices import ClusterState
 from clusters.health import links, readiness, services
-from clusters.health.choices import VERDICT_RANK, RunVerdict
+from clusters.health.choices import RunVerdict
 from clusters.health.forms import ClusterHealthConfigForm, GpuFaultLinkForm, ValidationUploadForm
 from clusters.health.models import ClusterHealthConfig, GpuFault, HealthReport, NodeHealth, ValidationRun
-from clusters.health.summary import VERDICTS
 from clusters.models import Cluster
 from portal import access
 from portal.generic import ObjectView
+from portal.vocabulary import VERDICT_RANK, VERDICTS
 
 TREND_REPORTS = 60
 NODES_PER_PAGE = 100

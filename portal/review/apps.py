@@ -9,12 +9,10 @@ class ReviewConfig(AppConfig):
     verbose_name = "Weekly review"
 
     def ready(self) -> None:
-        from portal import views as portal_views
-        from portal.review.sections import LEAD_SECTIONS, ORGANIZATION_SECTIONS
+        from portal import sections
+        from portal.review import sections as review
 
-        for section in ORGANIZATION_SECTIONS:
-            if section not in portal_views.ORGANIZATION_SECTIONS:
-                portal_views.ORGANIZATION_SECTIONS.append(section)
-        for section in LEAD_SECTIONS:
-            if section not in portal_views.LEAD_HOME_SECTIONS:
-                portal_views.LEAD_HOME_SECTIONS.append(section)
+        sections.register(sections.ORGANIZATION_PAGE, "review/org_status_section.html", review.status_section, order=60)
+        sections.register(sections.LEAD_HOME, "review/htmx/lead_open.html", review.lead_open_section, order=20)
+        sections.register(sections.LEAD_HOME, "review/htmx/lead_launches.html", review.lead_launches_section, order=30)
+        sections.register(sections.LEAD_HOME, "review/htmx/lead_faults.html", review.lead_faults_section, order=40)

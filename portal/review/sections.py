@@ -121,11 +121,3 @@ def lead_faults_section(request) -> dict:
                                                              first_seen__gte=since)
               .select_related("cluster__organization").order_by("-first_seen")[:LEAD_LIST_LIMIT])
     return {"available": True, "faults": list(faults)}
-
-
-ORGANIZATION_SECTIONS = [("review/org_status_section.html", status_section)]
-LEAD_SECTIONS = [
-    ("review/htmx/lead_open.html", lead_open_section),
-    ("review/htmx/lead_launches.html", lead_launches_section),
-    ("review/htmx/lead_faults.html", lead_faults_section),
-]

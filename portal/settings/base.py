@@ -2,6 +2,7 @@
 from pathlib import Path
 
 import environ
+from celery.schedules import crontab
 
 BASE_DIR = Path(__file__).resolve().parent.parent.parent
 VAR_DIR = BASE_DIR / "var"
@@ -171,7 +172,9 @@ SPECTACULAR_SETTINGS = {
     "REDOC_DIST": "SIDECAR",
     "COMPONENT_SPLIT_REQUEST": True,
     "SERVE_PERMISSIONS": ["rest_framework.permissions.IsAuthenticated"],
-    "ENUM_NAME_OVERRIDES": {"NodeVerdictEnum": "clusters.health.choices.NodeVerdict",
+    "ENUM_NAME_OVERRIDES": {"NodeVerdictEnum": "portal.vocabulary.NodeVerdict",
+                            "SeverityEnum": "portal.vocabulary.Severity",
+                            "FaultSeverityEnum": "portal.vocabulary.FaultSeverity",
                             "RunVerdictEnum": "clusters.health.choices.RunVerdict"},
 }
 
@@ -191,6 +194,17 @@ if CELERY_BROKER_URL.startswith("filesystem://"):
     )
 CELERY_TASK_ALWAYS_EAGER = False
 CELERY_BEAT_SCHEDULER = "django_celery_beat.schedulers:DatabaseScheduler"
+CELERY_TIMEZONE = TIME_ZONE
+# Every periodic task, in one place. Beat's database scheduler writes these entries (by name) when it starts;
+# the admin can then pause one or change its interval. Earlier migrations created some of the same names.
+CELERY_BEAT_SCHEDULE = {
+    "Warn before quotas and reservations end": {
+        "task": "workloads.warn_expiring", "schedule": crontab(minute="0", hour="9")},  # 09:00 program time
+    "sync-open-support-cases": {"task": "workloads.support.sync_open_cases", "schedule": 15 * 60},
+    "clusters: sweep launch jobs": {"task": "clusters.tasks.sweep_launch_jobs", "schedule": 60},
+    "Pull cluster health from Prometheus": {"task": "clusters.health.tasks.pull_all", "schedule": 5 * 60},
+    "Send notifications the broker missed": {"task": "portal.notifications.sweep_pending", "schedule": 60},
+}  # queues come from the task routes in portal/celery.py
 
 CACHES = {
     "default": (

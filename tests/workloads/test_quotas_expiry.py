@@ -30,8 +30,8 @@ def test_warns_at_14_7_and_1_days_once_each(world, caplog):
     assert warn_expiring(today + datetime.timedelta(days=13)) == ["Capacity reservation ends in 1 day: cr-00000000000000abc "
                                                                   "(8 × p5.48xlarge, ap-northeast-1a)"]
     assert warn_expiring(today + datetime.timedelta(days=14)) == []
-    entries = TimelineEntry.objects.filter(organization=world.org_a, severity="warning", kind="quota")
-    assert entries.count() == 3
+    entries = TimelineEntry.objects.filter(organization=world.org_a, kind="quota", title__contains="ends in").order_by("id")
+    assert list(entries.values_list("severity", flat=True)) == ["high", "high", "critical"]
     assert set(ExpiryWarning.objects.filter(object_id=reservation.pk).values_list("threshold_days", flat=True)) == {14, 7, 1}
 
 
@@ -79,4 +79,4 @@ def test_a_real_worker_runs_the_expiry_task(celery_worker_process):
     CapacityReservationFactory(organization=org, reservation_id="cr-00000000000000777", end=days(7))
     result = app.send_task(TASK_NAME)
     assert result.get(timeout=60) == 1
-    assert TimelineEntry.objects.filter(organization=org, severity="warning", title__contains="cr-00000000000000777").count() == 1
+    assert TimelineEntry.objects.filter(organization=org, severity="high", title__contains="cr-00000000000000777").count() == 1

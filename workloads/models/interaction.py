@@ -13,14 +13,8 @@ from django.utils import timezone
 
 from portal.choices import Visibility
 from portal.querysets import RestrictedQuerySet
-from workloads.choices_interactions import (
-    OPEN_STATUSES,
-    HistoryKind,
-    InteractionKind,
-    InteractionStatus,
-    Severity,
-    SyncStatus,
-)
+from portal.vocabulary import OPEN_STATUSES, InteractionStatus, Severity
+from workloads.choices_interactions import HistoryKind, InteractionKind, SyncStatus
 
 # Real AWS: case-<account>-<year>-<16 hex>; the embedded endpoint uses letters beyond hex.
 SUPPORT_CASE_ID_RE = re.compile(r"^case-\d{11,12}-\d{4}-[0-9A-Za-z]{16}$")
