@@ -185,7 +185,8 @@ def _reservation_error(req: LaunchRequest, params: dict, instance_type: str, cou
 
     cluster_params = params.get(StackRole.CLUSTER, {})
     reservation_id = (cluster_params.get(RESERVATION_PARAMETER) or "").strip()
-    capacity_type = cluster_params.get("CapacityType", "")
+    defaults = {spec.name: spec.default for spec in catalog.entry(req.blueprint).parameters}
+    capacity_type = cluster_params.get("CapacityType") or defaults.get("CapacityType") or ""
     if not reservation_id:
         if capacity_type == "CAPACITY_BLOCK":
             return "A capacity block launch needs the capacity block's reservation id."
@@ -244,6 +245,9 @@ def check(req: LaunchRequest, *, lock: bool = False, on_date: datetime.date | No
     if catalog.entry(req.blueprint).kind in catalog.CLUSTER_KINDS:
         params.setdefault(StackRole.CLUSTER, {})["ClusterName"] = req.name
     errors.update(validate(p, params))
+    zone = params.get(StackRole.NETWORK, {}).get("AvailabilityZone", "")
+    if zone and req.region in REGION_CODES and not zone.startswith(req.region):
+        errors.setdefault(f"{StackRole.NETWORK}__AvailabilityZone", f"{zone} is not in {req.region}")
     if errors:
         raise LaunchRefused(errors)
     day = on_date or timezone.localdate()
