@@ -1,10 +1,14 @@
 """Launch day: 151 cluster launches (127 P5 ParallelCluster, 24 Trn1 HyperPod, across 12
 organizations) through the real Celery worker and Redis against the embedded AWS endpoint.
 
-Prints the wall time from the first dispatch until every cluster is ready, confirms all are ready
-with zero duplicate stacks (list_stacks in each organization's account), and the ratio against a
-floor measured in the same run: the same CloudFormation calls (describe_stacks by name,
-create_stack, describe_stacks by id, describe_stack_events) made directly with boto3 in one loop.
+Every organization's quota is exactly what its share of the 151 needs, and each organization also
+sends ``--extra`` launches (default 1) that do not fit. All of them are submitted at once through the
+launch service (``clusters.launch.submit``) from ``--threads`` threads, each with its own database
+connection, released together. Prints the launches accepted and refused, the instances held per
+organization against its quota (0 over), then the wall time from the first submission until every
+accepted cluster is ready, zero duplicate stacks (list_stacks in each organization's account), and
+the ratio against a floor measured in the same run: the same CloudFormation calls (describe_stacks by
+name, create_stack, describe_stacks by id, describe_stack_events) made directly with boto3 in one loop.
 
 Each launch is single-stack (the cluster stack, with the network's ids passed as parameters);
 ``--full-stack`` launches network, storage and cluster for each instead.
@@ -34,6 +38,7 @@ def _die_with_parent():
 sys.path.insert(0, str(ROOT))
 
 P5, TRN1, ORGS = 127, 24, 12
+NODES = 16  # per launch
 NETWORK_KEYS = ("PublicSubnetId", "PrivateSubnetId", "SecurityGroupId", "PlacementGroupName")
 LUSTRE = "fs-0a1b2c3d4e5f60714"
 
@@ -71,10 +76,10 @@ def _environment(args) -> tuple[str, object]:
 def _params(i: int, name: str, full_stack: bool, network: dict) -> tuple[str, dict]:
     trn1 = i >= P5
     if trn1:
-        cluster = {"ClusterName": name, "WorkerInstanceType": "ml.trn1.32xlarge", "WorkerCount": "16"}
+        cluster = {"ClusterName": name, "WorkerInstanceType": "ml.trn1.32xlarge", "WorkerCount": str(NODES)}
         blueprint = "hyperpod"
     else:
-        cluster = {"ClusterName": name, "ComputeInstanceType": "p5.48xlarge", "ComputeMaxCount": "16"}
+        cluster = {"ClusterName": name, "ComputeInstanceType": "p5.48xlarge", "ComputeMaxCount": str(NODES)}
         blueprint = "parallelcluster"
     if full_stack:
         return blueprint, {"network": {"AvailabilityZone": "ap-northeast-1a"},
@@ -142,6 +147,71 @@ def _networks(organizations, run: str) -> dict:
     return found
 
 
+def _exact_quotas(organizations, specs) -> None:
+    """Each organization's quota: exactly the nodes its share of the 151 launches asks for, today."""
+    import datetime
+
+    from workloads.models import InstanceQuota
+
+    InstanceQuota.objects.filter(organization__in=organizations).delete()
+    today = datetime.date.today()
+    for org in organizations:
+        mine = [blueprint for owner, _name, blueprint, _params in specs if owner.pk == org.pk]
+        for instance_type, blueprint in (("p5.48xlarge", "parallelcluster"), ("trn1.32xlarge", "hyperpod")):
+            InstanceQuota.objects.create(organization=org, instance_type_name=instance_type, region=org.home_region,
+                                         count=NODES * mine.count(blueprint), start=today - datetime.timedelta(days=1),
+                                         end=today + datetime.timedelta(days=30))
+
+
+def _submit_all(items, threads: int, full_stack: bool):
+    """Submit every launch through the launch service from ``threads`` threads released together."""
+    import threading
+    from concurrent.futures import ThreadPoolExecutor
+
+    from django.db import connection
+
+    from clusters import launch
+
+    barrier = threading.Barrier(threads)
+
+    def one(item):
+        org, name, blueprint, params = item
+        try:
+            return launch.submit(launch.LaunchRequest(organization=org, name=name, blueprint=blueprint,
+                                                      region=org.home_region, parameters=params,
+                                                      full_stack=full_stack)).cluster
+        except launch.LaunchRefused as refusal:
+            return refusal
+
+    def worker(chunk):
+        try:
+            barrier.wait(timeout=60)
+            return [one(item) for item in chunk]
+        finally:
+            connection.close()
+
+    chunks = [items[i::threads] for i in range(threads)]
+    with ThreadPoolExecutor(max_workers=threads) as pool:
+        results = [r for chunk in pool.map(worker, chunks) for r in chunk]
+    accepted = [r for r in results if not isinstance(r, launch.LaunchRefused)]
+    refusals = [r for r in results if isinstance(r, launch.LaunchRefused)]
+    over = sum(1 for r in refusals if r.quota is not None)
+    return accepted, over, [str(r) for r in refusals if r.quota is None]
+
+
+def _held_against_quota(organizations):
+    from workloads import usage
+
+    rows = []
+    for org in organizations:
+        figures = []
+        for instance_type in ("p5.48xlarge", "trn1.32xlarge"):
+            standing = usage.quota_standing(org, instance_type, org.home_region)
+            figures.append((standing.held, standing.total))
+        rows.append((org.slug, figures))
+    return rows
+
+
 def _names(slug: str) -> set[str]:
     from clusters import catalog
 
@@ -152,13 +222,14 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--full-stack", action="store_true", help="network + storage + cluster per launch")
     parser.add_argument("--timeout", type=int, default=1800)
+    parser.add_argument("--threads", type=int, default=12, help="submitting threads, released together")
+    parser.add_argument("--extra", type=int, default=1, help="launches per organization beyond its quota")
     args = parser.parse_args()
     url, server = _environment(args)
 
     import redis
     from django.db import connection
 
-    from clusters import launch
     from clusters.choices import ClusterState
     from clusters.models import Cluster
     from portal.aws import client
@@ -182,11 +253,12 @@ def main() -> int:
         blueprint, params = _params(i, name, args.full_stack, networks.get(org.pk, {}))
         specs.append((org, name, blueprint, params))
 
-    jobs = []
-    for org, name, blueprint, params in specs:
-        cluster, job = launch.create_launch(organization=org, name=name, blueprint_slug=blueprint,
-                                            full_stack=args.full_stack, region=org.home_region, parameters=params)
-        jobs.append(job)
+    _exact_quotas(organizations, specs)
+    extras = []
+    for n in range(args.extra):
+        for org in organizations:
+            name = f"extra-{run}-{org.slug}-{n}"
+            extras.append((org, name, *_params(0, name, args.full_stack, networks.get(org.pk, {}))))
     connection.close()
 
     worker = _worker(url)
@@ -196,12 +268,13 @@ def main() -> int:
     while not app.control.ping(timeout=0.5):
         if time.monotonic() > deadline or worker.poll() is not None:
             raise SystemExit("the worker did not start")
-    total = len(jobs)
     try:
         started = time.perf_counter()
-        for job in jobs:
-            launch.dispatch(job)
-        ids = [job.cluster_id for job in jobs]
+        accepted, refused, errors = _submit_all(specs + extras, args.threads, args.full_stack)
+        submitted_in = time.perf_counter() - started
+        held = _held_against_quota(organizations)
+        ids = [cluster.pk for cluster in accepted]
+        total = len(ids)
         deadline = time.monotonic() + args.timeout
         while True:
             done = Cluster.objects.filter(pk__in=ids, state__in=[ClusterState.READY, ClusterState.FAILED]).count()
@@ -232,15 +305,26 @@ def main() -> int:
     floor = _floor(specs, organizations)
     server.stop()
     mode = "full-stack (network, storage, cluster)" if args.full_stack else "single-stack (cluster)"
-    print(f"launch day: {total} launches ({P5} P5 ParallelCluster, {TRN1} Trn1 HyperPod) across {ORGS} organizations, {mode}")
+    print(f"launch day: {P5 + TRN1} launches ({P5} P5 ParallelCluster, {TRN1} Trn1 HyperPod) across {ORGS} organizations, {mode}")
     print(f"database: {connection.vendor}; broker: {os.environ['REDIS_URL']}; worker concurrency 2")
+    print(f"submitted at once from {args.threads} threads: {len(specs) + len(extras)} launches "
+          f"({len(extras)} beyond the quotas) in {submitted_in:.2f} s")
+    print(f"accepted: {len(accepted)}; refused over quota: {refused}; other errors: {errors or 'none'}")
+    print("held against quota per organization (p5.48xlarge, trn1.32xlarge):")
+    over = 0
+    for slug, rows in held:
+        print("  " + slug + ": " + ", ".join(f"{h}/{q}" for h, q in rows))
+        over += sum(max(h - q, 0) for h, q in rows)
+    print(f"instances over quota: {over}")
     print(f"states: {dict(states)}")
     print(f"stacks: {len(ours)} expected, {len(live)} found, {duplicates} duplicates, {missing} missing")
     print(f"wall time through the worker: {wall:.2f} s")
     print(f"floor (same CloudFormation calls with boto3 in one loop): {floor:.2f} s")
     print(f"ratio: {wall / floor:.2f}")
-    ok = states.get(ClusterState.READY, 0) == total and duplicates == 0 and missing == 0
-    print("all ready, zero duplicate stacks" if ok else "NOT all ready or duplicates found")
+    ok = (states.get(ClusterState.READY, 0) == total == P5 + TRN1 and duplicates == 0 and missing == 0
+          and over == 0 and refused == len(extras) and not errors)
+    print("all accepted launches ready, quotas exactly full and never exceeded, zero duplicate stacks" if ok
+          else "NOT as expected: see the figures above")
     return 0 if ok else 1
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from botocore.exceptions import BotoCoreError, ClientError
+from botocore.exceptions import ClientError
 
 from portal import aws
 
@@ -58,13 +58,13 @@ class CloudFormation:
     def __init__(self, organization=None, region: str | None = None, client=None):
         try:
             self.client = client or aws.client("cloudformation", organization=organization, region=region)
-        except (ClientError, BotoCoreError) as exc:
+        except aws.AWS_EXCEPTIONS as exc:
             raise aws.translate(exc) from exc
 
     def _call(self, method: str, **kwargs):
         try:
             return getattr(self.client, method)(**kwargs)
-        except (ClientError, BotoCoreError) as exc:
+        except aws.AWS_EXCEPTIONS as exc:
             raise aws.translate(exc) from exc
 
     def find(self, name_or_id: str) -> StackState | None:
@@ -75,7 +75,7 @@ class CloudFormation:
             if _not_found(exc):
                 return None
             raise aws.translate(exc) from exc
-        except BotoCoreError as exc:
+        except aws.AWS_EXCEPTIONS as exc:
             raise aws.translate(exc) from exc
         return _state(stacks[0]) if stacks else None
 

@@ -56,15 +56,23 @@ def template(slug: str) -> dict:
 
 
 def sync() -> dict[str, Blueprint]:
-    """Create or update one row per blueprint file; returns the rows by slug."""
+    """Create or update one row per blueprint file; returns the rows by slug.
+
+    Requests may sync at the same moment (the first launches on a new database): a row another request
+    created meanwhile is read, not inserted twice.
+    """
     rows = {b.slug: b for b in Blueprint.objects.all()}
+    missing = [item for item in entries().values() if item.slug not in rows]
+    if missing:
+        Blueprint.objects.bulk_create(
+            [Blueprint(slug=item.slug, kind=item.kind, title=item.title, summary=item.summary, version=item.version,
+                       content_hash=item.content_hash) for item in missing], ignore_conflicts=True)
+        rows.update({b.slug: b for b in Blueprint.objects.filter(slug__in=[item.slug for item in missing])})
     for item in entries().values():
-        row = rows.get(item.slug)
+        row = rows[item.slug]
         values = {"kind": item.kind, "title": item.title, "summary": item.summary, "version": item.version,
                   "content_hash": item.content_hash}
-        if row is None:
-            rows[item.slug] = Blueprint.objects.create(slug=item.slug, **values)
-        elif any(getattr(row, k) != v for k, v in values.items()):
+        if any(getattr(row, k) != v for k, v in values.items()):
             for k, v in values.items():
                 setattr(row, k, v)
             row.synced = timezone.now()

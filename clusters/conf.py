@@ -21,12 +21,23 @@ def poll_seconds() -> int:
 
 
 def stuck_seconds() -> int:
-    """A job whose heartbeat is older than this (and whose lease ran out) is sent again by the sweep."""
-    return _value("CLUSTERS_STUCK_SECONDS", 600)
+    """A job whose heartbeat is older than this (and whose lease ran out) is sent again by the sweep.
+
+    A healthy job beats at every poll (every ``poll_seconds``), so a minute is several missed polls; with
+    the sweep every minute a killed worker's launches resume within about two minutes. A resend
+    supersedes the earlier chain of polls (see ``LaunchJob.attempts``), so a false alarm costs one poll.
+    """
+    return _value("CLUSTERS_STUCK_SECONDS", 60)
 
 
 def lease_seconds() -> int:
-    return _value("CLUSTERS_LEASE_SECONDS", 120)
+    """How long one step may hold a job; a step is a few AWS calls (each bounded by botocore's timeouts)."""
+    return _value("CLUSTERS_LEASE_SECONDS", 60)
+
+
+def job_deadline_seconds() -> int:
+    """Overall time a launch, retry or delete job may take before it fails the cluster with a reason."""
+    return _value("CLUSTERS_JOB_DEADLINE_SECONDS", 4 * 3600)
 
 
 def max_aws_errors() -> int:

@@ -1,5 +1,8 @@
-"""The launch form, generated from the blueprint's Parameters plus the portal's guardrails."""
+"""The launch form, generated from the blueprint's Parameters; every rule is the launch service's
+(``clusters.launch.check``), so the form and the API cannot disagree."""
 from __future__ import annotations
+
+import uuid
 
 from django import forms
 from django.core.validators import RegexValidator
@@ -35,6 +38,8 @@ class LaunchForm(forms.Form):
     region = forms.ChoiceField(choices=REGION_CHOICES)
     full_stack = forms.BooleanField(required=False, initial=True,
                                     help_text="Create the network and storage stacks first and wire their outputs in.")
+    # Sent back with the form: a second submission of the same page (a double click) finds the first launch.
+    submission_key = forms.CharField(widget=forms.HiddenInput, required=False, max_length=128)
 
     def __init__(self, *args, blueprint_slug: str, user, **kwargs):
         super().__init__(*args, **kwargs)
@@ -44,6 +49,8 @@ class LaunchForm(forms.Form):
         ids = access.organization_ids(user, access.LAUNCH, Cluster)
         orgs = Organization.objects.all() if ids is None else Organization.objects.filter(pk__in=ids)
         self.fields["organization"].queryset = orgs.order_by("name")
+        if not self.is_bound:
+            self.fields["submission_key"].initial = uuid.uuid4().hex
         if self.entry.kind not in catalog.CLUSTER_KINDS:
             del self.fields["full_stack"]
         self.param_fields: list[tuple[str, str]] = []  # (role, parameter name)
@@ -60,14 +67,26 @@ class LaunchForm(forms.Form):
                 self.param_fields.append((role, spec.name))
         self.plan = p
         self.quota: guards.QuotaCheck | None = None
-        self.reservations = _reservations(orgs)
-        key = "cluster__CapacityReservationId"
-        if key in self.fields and self.reservations is not None:
+        key = f"{StackRole.CLUSTER}__{launch.RESERVATION_PARAMETER}"
+        if key in self.fields:
             field = self.fields[key]
             self.fields[key] = forms.ChoiceField(
                 required=False, label=field.label, initial="",
-                help_text="The organization's capacity reservations and capacity blocks (ODCR ids cr-…).",
-                choices=[("", "None (on demand)")] + [(r.reservation_id, _reservation_label(r)) for r in self.reservations])
+                help_text="The organization's capacity reservations and capacity blocks (ODCR ids cr-…) not yet ended.",
+                choices=[("", "None (on demand)")] + [(r.reservation_id, _reservation_label(r))
+                                                      for r in self._offered_reservations(orgs)])
+
+    def _offered_reservations(self, orgs):
+        """Unbound: those valid for the organization, type and region shown; bound: every one the user
+        may use, so a mismatch gets the service's reason rather than "not a valid choice"."""
+        if self.is_bound:
+            return launch.reservations_for(orgs)
+        org = self.initial.get("organization")
+        chosen = orgs.filter(pk=org) if org and str(org).isdigit() else orgs
+        type_key = f"{StackRole.CLUSTER}__{launch.SIZE_PARAMETERS.get(self.entry.kind, ('',))[0]}"
+        instance_type = self.fields[type_key].initial if type_key in self.fields else ""
+        region = self.initial.get("region") or (chosen.first().home_region if chosen.count() == 1 else "")
+        return launch.reservations_for(chosen, instance_type or "", region)
 
     def _full_stack_requested(self) -> bool:
         if "full_stack" not in self.fields:
@@ -97,44 +116,40 @@ class LaunchForm(forms.Form):
             values.setdefault(StackRole.CLUSTER, {})["ClusterName"] = self.cleaned_data.get("name", "")
         return values
 
+    def launch_request(self) -> launch.LaunchRequest:
+        data = self.cleaned_data
+        return launch.LaunchRequest(
+            organization=data["organization"], name=data["name"], blueprint=self.blueprint_slug,
+            region=data.get("region") or data["organization"].home_region, parameters=self.parameters(),
+            full_stack=bool(data.get("full_stack", False)), user=self.user, key=data.get("submission_key", ""))
+
+    def add_refusal(self, refusal: launch.LaunchRefused) -> None:
+        """The service's reasons, each on its field (the quota's on the node count)."""
+        for key, message in refusal.errors.items():
+            if key in self.fields:
+                plain = "__" not in key or key.endswith(launch.RESERVATION_PARAMETER)
+                self.add_error(key, message if plain else f"{key.split('__', 1)[-1]} {message}")
+            else:
+                self.add_error(None, message)
+        if refusal.quota is not None:
+            self.quota = refusal.quota
+            key = launch.size_parameter(self.blueprint_slug)
+            self.add_error(key if key in self.fields else None, f"Over quota: {refusal.quota.message}.")
+
     def clean(self):
         data = super().clean()
-        org, name = data.get("organization"), data.get("name")
-        if org and name and Cluster.objects.filter(organization=org, name=name).exists():
-            self.add_error("name", f"{org.name} already has a cluster named {name}.")
-        if self.errors:
+        if self.errors or not data.get("organization"):
             return data
-        params = self.parameters()
-        for key, message in launch.validate(self.plan, params).items():
-            self.add_error(key if key in self.fields else None, f"{key.split('__', 1)[-1]} {message}")
-        instance_type, count = launch.size_of(self.blueprint_slug, params)
-        if org and instance_type:
-            self.quota = guards.check_quota(org, instance_type, data.get("region") or org.home_region, count)
-            if not self.quota.allowed:
-                key = next((f"cluster__{n}" for n in launch.SIZE_PARAMETERS[self.entry.kind][1:]), None)
-                self.add_error(key if key in self.fields else None, f"Over quota: {self.quota.message}.")
-        reservation_id = params.get(StackRole.CLUSTER, {}).get("CapacityReservationId")
-        if org and reservation_id and self.reservations is not None:
-            chosen = next((r for r in self.reservations if r.reservation_id == reservation_id), None)
-            if chosen is None or chosen.organization_id != org.pk:
-                self.add_error("cluster__CapacityReservationId", f"{reservation_id} is not a reservation of {org.name}.")
-            elif instance_type and chosen.instance_type_name.removeprefix("ml.") != instance_type.removeprefix("ml."):
-                self.add_error("cluster__CapacityReservationId",
-                               f"{reservation_id} reserves {chosen.instance_type_name}, not {instance_type}.")
-        data["parameters"] = params
+        try:
+            checked = launch.check(self.launch_request())
+        except launch.LaunchRefused as refusal:
+            self.add_refusal(refusal)
+            return data
+        self.quota = checked.quota
+        data["parameters"] = checked.parameters
         return data
 
 
-def _reservations(orgs):
-    """The capacity reservations of the organizations the user launches in (None without the model)."""
-    try:
-        from workloads.models import CapacityReservation
-    except ImportError:
-        return None
-    return list(CapacityReservation.objects.filter(organization__in=orgs).select_related("organization")
-                .order_by("organization__name", "start"))
-
-
 def _reservation_label(r) -> str:
-    return (f"{r.reservation_id} · {r.organization.name} · {r.count} × {r.instance_type_name} · "
-            f"{r.availability_zone} · {r.start} → {r.end}")
+    return (f"{r.reservation_id} · {r.organization.name} · {r.get_kind_display()} · {r.count} × "
+            f"{r.instance_type_name} · {r.availability_zone} · {r.start} → {r.end}")

@@ -1,22 +1,31 @@
-"""Launch, retry and delete: what the views and the API call.
+"""The launch service: the one place a launch, a retry or a delete is decided and written.
 
-Each request validates, writes the cluster, its stacks and a ``LaunchJob`` in one transaction, and
-sends the task after commit. A down broker leaves the job undispatched (the periodic sweep sends it)
-and the caller tells the user so. Nothing here talks to AWS.
+The launch form, the API, retry and delete call :func:`submit`, :func:`request_retry` and
+:func:`request_delete` and nothing else, so their rules cannot diverge. A launch is checked twice:
+:func:`check` answers the form and the API early (field errors, the preview's quota line), and
+:func:`submit` checks again inside its transaction under the organization's quota lock
+(``portal.locks.quota``) before it writes, because a check made outside the transaction that writes
+is not a rule: ten requests each within the quota left would all pass it. Submissions carry a key
+(the form's hidden key, the API's ``Idempotency-Key``) stored with a unique constraint, so a
+double-click or a retried request answers with the first cluster. Tasks are sent after commit; a
+down broker leaves the job undispatched (the periodic sweep sends it). Nothing here talks to AWS.
 """
 from __future__ import annotations
 
+import datetime
 import re
 from dataclasses import dataclass, field
+from datetime import timedelta
 
-from django.db import transaction
+from django.core.exceptions import PermissionDenied
+from django.db import IntegrityError, transaction
 from django.utils import timezone
 
-from clusters import catalog, cfn
+from clusters import catalog, cfn, conf, guards
 from clusters.choices import ClusterState, JobKind, JobStatus, StackRole
-from clusters.models import Cluster, LaunchJob, Stack
-from portal import timeline
-from portal.choices import TimelineKind
+from clusters.models import Cluster, LaunchJob, LaunchSubmission, Stack
+from portal import access, locks, timeline
+from portal.choices import REGION_CODES, TimelineKind
 from portal.jobs import send
 
 # Parameters a cluster stack takes from the stacks before it (matched by output name).
@@ -26,8 +35,9 @@ SIZE_PARAMETERS = {
     "parallelcluster": ("ComputeInstanceType", "ComputeMaxCount"),
     "hyperpod": ("WorkerInstanceType", "WorkerCount"),
 }
-
-
+RESERVATION_PARAMETER = "CapacityReservationId"
+# CapacityType values and the reservation kind each one uses.
+RESERVATION_KIND_FOR = {"ONDEMAND": "odcr", "CAPACITY_BLOCK": "capacity_block"}
 @dataclass
 class Plan:
     """The stacks a launch creates, in order: (role, blueprint slug)."""
@@ -91,9 +101,222 @@ def size_of(blueprint_slug: str, parameters: dict[str, dict[str, str]]) -> tuple
     return instance_type, int(float(count))
 
 
+@dataclass
+class LaunchRequest:
+    """What a launch asks for, from the form or the API (``parameters`` keyed by stack role)."""
+
+    organization: object
+    name: str
+    blueprint: str
+    region: str
+    parameters: dict[str, dict[str, str]]
+    full_stack: bool = False
+    user: object = None
+    key: str = ""
+
+
+@dataclass
+class Checked:
+    """A launch that passed every check: the plan, the parameters as they will run, its size."""
+
+    plan: Plan
+    parameters: dict[str, dict[str, str]]
+    instance_type: str
+    count: int
+    quota: guards.QuotaCheck
+
+
+class LaunchRefused(Exception):
+    """A launch that may not go ahead: ``errors`` keyed by field (``name``, ``region``,
+    ``<role>__<Parameter>``, ``__all__``), and the quota figures when the quota refused it."""
+
+    def __init__(self, errors: dict[str, str], quota: guards.QuotaCheck | None = None):
+        super().__init__("; ".join(f"{k}: {v}" for k, v in errors.items()) or (quota.message if quota else "refused"))
+        self.errors = errors
+        self.quota = quota
+
+
+@dataclass
+class Submitted:
+    """The answer to a submission: the cluster, and whether this request created it."""
+
+    cluster: Cluster
+    job: LaunchJob | None
+    created: bool
+    outcome: dict = field(default_factory=dict)
+
+    @property
+    def dispatched(self) -> bool:
+        return bool(self.outcome.get("dispatched"))
+
+
+def size_parameter(blueprint_slug: str) -> str | None:
+    names = SIZE_PARAMETERS.get(catalog.entry(blueprint_slug).kind)
+    return f"{StackRole.CLUSTER}__{names[1]}" if names else None
+
+
+def reservations_for(organizations, instance_type: str = "", region: str = "", on_date: datetime.date | None = None):
+    """The capacity reservations a launch may use: the organizations', not ended, and when given of
+    the instance type and region. What the form offers and what a refusal lists."""
+    from workloads.models import CapacityReservation
+    from workloads.validators import base_instance_type
+
+    day = on_date or timezone.localdate()
+    rows = CapacityReservation.objects.filter(end__gte=day).select_related("organization")
+    organizations = [organizations] if hasattr(organizations, "pk") else organizations
+    rows = rows.filter(organization__in=organizations)
+    if instance_type:
+        base = base_instance_type(instance_type)
+        rows = rows.filter(instance_type_name__in=[base, f"ml.{base}"])
+    if region:
+        rows = rows.filter(region=region)
+    return rows.order_by("organization__name", "start", "reservation_id")
+
+
+def _reservation_error(req: LaunchRequest, params: dict, instance_type: str, count: int,
+                       on_date: datetime.date) -> str | None:
+    """Why the chosen capacity reservation does not fit this launch, or None.
+
+    It must be the organization's, of the capacity type's kind, for the same instance type, region and
+    availability zone, large enough for the nodes, and active on the launch date.
+    """
+    from workloads.models import CapacityReservation
+    from workloads.validators import base_instance_type
+
+    cluster_params = params.get(StackRole.CLUSTER, {})
+    reservation_id = (cluster_params.get(RESERVATION_PARAMETER) or "").strip()
+    defaults = {spec.name: spec.default for spec in catalog.entry(req.blueprint).parameters}
+    capacity_type = cluster_params.get("CapacityType") or defaults.get("CapacityType") or ""
+    if not reservation_id:
+        if capacity_type == "CAPACITY_BLOCK":
+            return "A capacity block launch needs the capacity block's reservation id."
+        return None
+    org = req.organization
+    rows = list(CapacityReservation.objects.filter(organization=org, reservation_id=reservation_id).order_by("start"))
+
+    def offer() -> str:
+        valid = [r.reservation_id for r in reservations_for(org, instance_type, req.region, on_date)
+                 if r.start <= on_date]
+        return f" Reservations valid for this launch: {', '.join(valid)}." if valid else \
+            " The organization has no reservation valid for this launch."
+
+    if not rows:
+        return f"{reservation_id} is not a reservation of {org.name}.{offer()}"
+    chosen = next((r for r in rows if r.start <= on_date <= r.end), None)
+    if chosen is None:
+        spans = ", ".join(f"{r.start} → {r.end}" for r in rows)
+        return f"{reservation_id} is not active on {on_date} (it runs {spans}).{offer()}"
+    wanted_kind = RESERVATION_KIND_FOR.get(capacity_type)
+    if wanted_kind and chosen.kind != wanted_kind:
+        return (f"{reservation_id} is a {chosen.get_kind_display()}, but CapacityType {capacity_type} needs "
+                f"{'a Capacity Block for ML' if wanted_kind == 'capacity_block' else 'an On-Demand Capacity Reservation'}.")
+    if instance_type and base_instance_type(chosen.instance_type_name) != base_instance_type(instance_type):
+        return f"{reservation_id} reserves {chosen.instance_type_name}, not {instance_type}.{offer()}"
+    if chosen.region != req.region:
+        return f"{reservation_id} is in {chosen.region}, not {req.region}.{offer()}"
+    zone = params.get(StackRole.NETWORK, {}).get("AvailabilityZone", "")
+    if zone and chosen.availability_zone != zone:
+        return (f"{reservation_id} is in {chosen.availability_zone}, but the network stack is in {zone}: "
+                f"choose {chosen.availability_zone} for the network.")
+    if count > chosen.count:
+        return f"{count} nodes asked, but {reservation_id} reserves only {chosen.count} × {chosen.instance_type_name}."
+    return None
+
+
+def check(req: LaunchRequest, *, lock: bool = False, on_date: datetime.date | None = None) -> Checked:
+    """Every rule a launch must pass; raises ``LaunchRefused`` (all field errors at once) or
+    ``PermissionDenied``. ``lock=True`` (inside :func:`submit`'s transaction) makes the quota figure hold."""
+    org = req.organization
+    if req.user is not None and not access.can_in_organization(req.user, access.LAUNCH, Cluster, org.pk):
+        raise PermissionDenied("You do not lead this organization.")
+    if req.blueprint not in catalog.entries():
+        raise LaunchRefused({"blueprint": f"No blueprint named {req.blueprint!r}."})
+    errors: dict[str, str] = {}
+    if req.region not in REGION_CODES:
+        errors["region"] = f"{req.region!r} is not a program region."
+    if Cluster.objects.filter(organization=org, name=req.name).exists():
+        errors["name"] = f"{org.name} already has a cluster named {req.name}."
+    p = plan(req.blueprint, req.full_stack)
+    params = {role: dict(values) for role, values in req.parameters.items()}
+    unknown_roles = set(params) - {role for role, _ in p.stacks}
+    if unknown_roles:
+        errors["parameters"] = f"no stack with role {', '.join(sorted(unknown_roles))} in this launch"
+        raise LaunchRefused(errors)
+    if catalog.entry(req.blueprint).kind in catalog.CLUSTER_KINDS:
+        params.setdefault(StackRole.CLUSTER, {})["ClusterName"] = req.name
+    errors.update(validate(p, params))
+    zone = params.get(StackRole.NETWORK, {}).get("AvailabilityZone", "")
+    if zone and req.region in REGION_CODES and not zone.startswith(req.region):
+        errors.setdefault(f"{StackRole.NETWORK}__AvailabilityZone", f"{zone} is not in {req.region}")
+    if errors:
+        raise LaunchRefused(errors)
+    day = on_date or timezone.localdate()
+    instance_type, count = size_of(req.blueprint, params)
+    reservation = _reservation_error(req, params, instance_type, count, day)
+    if reservation:
+        errors[f"{StackRole.CLUSTER}__{RESERVATION_PARAMETER}"] = reservation
+    quota = guards.check_quota(org, instance_type, req.region, count, day, lock=lock)
+    if errors or not quota.allowed:
+        raise LaunchRefused(errors, quota=None if quota.allowed else quota)
+    return Checked(plan=p, parameters=params, instance_type=instance_type, count=count, quota=quota)
+
+
+def previous_submission(organization_id, key: str, user=None) -> Cluster | None:
+    """The cluster an earlier submission with ``key`` made in the organization (one the user may see)."""
+    if not key or not organization_id:
+        return None
+    rows = LaunchSubmission.objects.filter(organization_id=organization_id, key=key)
+    if user is not None:
+        rows = rows.filter(cluster__in=Cluster.objects.restrict(user, access.VIEW))
+    found = rows.select_related("cluster").first()
+    return found.cluster if found else None
+
+
+def submit(req: LaunchRequest) -> Submitted:
+    """Check and write a launch in one transaction under the organization's quota lock; send on commit.
+
+    A submission whose key was seen before answers with the first cluster (``created=False``).
+    Raises ``LaunchRefused`` (nothing written) or ``PermissionDenied``.
+    """
+    outcome: dict = {}
+    with transaction.atomic():
+        locks.quota(req.organization.pk)  # launches and quota decisions of this organization, one at a time
+        earlier = previous_submission(req.organization.pk, req.key)
+        if earlier is not None:
+            return Submitted(cluster=earlier, job=None, created=False, outcome={"dispatched": True})
+        checked = check(req, lock=True)
+        try:
+            with transaction.atomic():  # a savepoint: a name taken meanwhile is a refusal, not a 500
+                cluster, job = create_launch(
+                    organization=req.organization, name=req.name, blueprint_slug=req.blueprint,
+                    full_stack=req.full_stack, region=req.region, parameters=checked.parameters, user=req.user,
+                    availability_zone=checked.parameters.get(StackRole.NETWORK, {}).get("AvailabilityZone", ""))
+                if req.key:
+                    LaunchSubmission.objects.create(organization=req.organization, key=req.key, cluster=cluster,
+                                                    requested_by=req.user)
+        except IntegrityError as exc:
+            earlier = previous_submission(req.organization.pk, req.key)
+            if earlier is not None:
+                return Submitted(cluster=earlier, job=None, created=False, outcome={"dispatched": True})
+            raise LaunchRefused({"name": f"{req.organization.name} already has a cluster named {req.name}."}) from exc
+        dispatch_on_commit(job, outcome)
+    return Submitted(cluster=cluster, job=job, created=True, outcome=outcome)
+
+
+def _new_job(cluster: Cluster, kind: str, user, line: str) -> LaunchJob:
+    job = LaunchJob.objects.create(cluster=cluster, kind=kind, requested_by=user,
+                                   deadline=timezone.now() + timedelta(seconds=conf.job_deadline_seconds()))
+    job.add_log(line)
+    job.save(update_fields=["log"])
+    return job
+
+
 def create_launch(*, organization, name: str, blueprint_slug: str, full_stack: bool, region: str,
                   parameters: dict[str, dict[str, str]], user=None, availability_zone: str = "") -> tuple[Cluster, LaunchJob]:
-    """Write the cluster (scheduled), its stacks and the launch job. Call inside a transaction."""
+    """Write the cluster (scheduled), its stacks and the launch job, and nothing more: no checks.
+
+    Requests go through :func:`submit`; the demo seed and tests write rows directly with this.
+    """
     rows = catalog.sync()
     entry = catalog.entry(blueprint_slug)
     p = plan(blueprint_slug, full_stack)
@@ -110,9 +333,8 @@ def create_launch(*, organization, name: str, blueprint_slug: str, full_stack: b
             stack_name=stack_name(cluster, role), parameters=parameters.get(role, {}),
             resources_total=sum(cfn.resources_summary(catalog.template(slug)).values()),
         )
-    job = LaunchJob.objects.create(cluster=cluster, kind=JobKind.LAUNCH, requested_by=user)
-    job.add_log(f"launch of {blueprint_slug}{' (full stack)' if full_stack else ''} requested")
-    job.save(update_fields=["log"])
+    job = _new_job(cluster, JobKind.LAUNCH, user,
+                   f"launch of {blueprint_slug}{' (full stack)' if full_stack else ''} requested")
     timeline.record(organization, TimelineKind.LAUNCH, f"Launch of cluster {name} requested ({entry.title})",
                     source=cluster, actor=user, tags=["cluster", "launch"])
     return cluster, job
@@ -125,10 +347,17 @@ def task_for(job: LaunchJob):
 
 
 def dispatch(job: LaunchJob) -> bool:
-    """Send the job's task now; record whether the broker took it (the sweep retries if not)."""
-    ok = send(task_for(job), job.pk)
-    LaunchJob.objects.filter(pk=job.pk).update(dispatched=ok, attempts=job.attempts + 1)
-    job.dispatched, job.attempts = ok, job.attempts + 1
+    """Send the job's task now; record whether the broker took it (the sweep retries if not).
+
+    Each send is numbered (``attempts``) and the message carries its number: a step of an older chain
+    of polls stops when it sees a newer send, so a resend never doubles the polling.
+    """
+    with transaction.atomic():
+        attempt = LaunchJob.objects.select_for_update().values_list("attempts", flat=True).get(pk=job.pk) + 1
+        LaunchJob.objects.filter(pk=job.pk).update(attempts=attempt)
+    ok = send(task_for(job), job.pk, attempt)
+    LaunchJob.objects.filter(pk=job.pk).update(dispatched=ok)
+    job.dispatched, job.attempts = ok, attempt
     return ok
 
 
@@ -143,7 +372,7 @@ def dispatch_on_commit(job: LaunchJob, outcome: dict | None = None) -> None:
 
 
 class ActionRefused(Exception):
-    """A retry or delete the cluster's state does not allow."""
+    """A retry or delete the cluster's state (or the quota) does not allow."""
 
 
 def _cancel_open_jobs(cluster: Cluster, why: str) -> None:
@@ -153,29 +382,43 @@ def _cancel_open_jobs(cluster: Cluster, why: str) -> None:
         job.save(update_fields=["status", "finished", "error", "log"])
 
 
-def request_retry(cluster: Cluster, user=None) -> LaunchJob:
-    """Failed → scheduled; a new launch job resumes from the first stack that is not complete."""
-    cluster = Cluster.objects.select_for_update().get(pk=cluster.pk)
-    if cluster.state != ClusterState.FAILED:
-        raise ActionRefused(f"Only a failed cluster can be retried; this one is {cluster.get_state_display().lower()}.")
-    _cancel_open_jobs(cluster, "superseded by a retry")
-    cluster.transition(ClusterState.SCHEDULED, actor=user)
-    job = LaunchJob.objects.create(cluster=cluster, kind=JobKind.RETRY, requested_by=user)
-    job.add_log("retry requested")
-    job.save(update_fields=["log"])
+def _check_access(cluster: Cluster, user) -> None:
+    if user is not None and not access.can(user, access.LAUNCH, cluster):
+        raise PermissionDenied("Only the organization's lead solutions architects act on its clusters.")
+
+
+def request_retry(cluster: Cluster, user=None, outcome: dict | None = None) -> LaunchJob:
+    """Failed → scheduled, if the quota still has room for the cluster's nodes (checked under the quota
+    lock: a failed cluster holds nothing, so its retry is a new claim on the quota); a new launch job
+    resumes from the first stack that is not complete. The task is sent on commit."""
+    with transaction.atomic():
+        _check_access(cluster, user)
+        locks.quota(cluster.organization_id)
+        cluster = Cluster.objects.select_for_update().select_related("organization").get(pk=cluster.pk)
+        if cluster.state != ClusterState.FAILED:
+            raise ActionRefused(f"Only a failed cluster can be retried; this one is {cluster.get_state_display().lower()}.")
+        quota = guards.check_quota(cluster.organization, cluster.instance_type, cluster.region, cluster.node_count,
+                                   lock=True)
+        if not quota.allowed:
+            raise ActionRefused(f"Over quota: {quota.message}.")
+        _cancel_open_jobs(cluster, "superseded by a retry")
+        cluster.transition(ClusterState.SCHEDULED, actor=user)
+        job = _new_job(cluster, JobKind.RETRY, user, "retry requested")
+        dispatch_on_commit(job, outcome)
     return job
 
 
-def request_delete(cluster: Cluster, user=None, confirmed: bool = False) -> LaunchJob:
+def request_delete(cluster: Cluster, user=None, confirmed: bool = False, outcome: dict | None = None) -> LaunchJob:
     """→ deleting; stacks are removed in reverse order. A ready cluster needs ``confirmed``."""
-    cluster = Cluster.objects.select_for_update().get(pk=cluster.pk)
-    if not cluster.can_transition(ClusterState.DELETING):
-        raise ActionRefused(f"A {cluster.get_state_display().lower()} cluster cannot be deleted now.")
-    if cluster.state == ClusterState.READY and not confirmed:
-        raise ActionRefused(f"Type the cluster's name ({cluster.name}) to confirm deleting a ready cluster.")
-    _cancel_open_jobs(cluster, "cancelled: the cluster is being deleted")
-    cluster.transition(ClusterState.DELETING, actor=user)
-    job = LaunchJob.objects.create(cluster=cluster, kind=JobKind.DELETE, requested_by=user)
-    job.add_log("delete requested")
-    job.save(update_fields=["log"])
+    with transaction.atomic():
+        _check_access(cluster, user)
+        cluster = Cluster.objects.select_for_update().get(pk=cluster.pk)
+        if not cluster.can_transition(ClusterState.DELETING):
+            raise ActionRefused(f"A {cluster.get_state_display().lower()} cluster cannot be deleted now.")
+        if cluster.state == ClusterState.READY and not confirmed:
+            raise ActionRefused(f"Type the cluster's name ({cluster.name}) to confirm deleting a ready cluster.")
+        _cancel_open_jobs(cluster, "cancelled: the cluster is being deleted")
+        cluster.transition(ClusterState.DELETING, actor=user)
+        job = _new_job(cluster, JobKind.DELETE, user, "delete requested")
+        dispatch_on_commit(job, outcome)
     return job

@@ -33,6 +33,13 @@ class IllegalTransition(Exception):
     """A lifecycle move the state machine does not allow (e.g. deleted → ready)."""
 
 
+class StateChanged(IllegalTransition):
+    """The state moved on since this copy of the cluster was read (another request or worker won).
+
+    The copy has been reloaded; the caller looks at the new state and decides again.
+    """
+
+
 class Blueprint(models.Model):
     """A reference architecture shipped as a CloudFormation file; the file is the source of truth.
 
@@ -114,7 +121,10 @@ class Cluster(models.Model):
     def transition(self, to: str, *, error: str = "", reason: str = "", actor=None) -> None:
         """Move the lifecycle to ``to`` (saved), with a timeline entry; failures also notify.
 
-        The one place a state changes: an illegal move raises ``IllegalTransition``.
+        The one place a state changes, as a compare-and-set: the row is updated only while its state
+        is still the one this copy read. An illegal move raises ``IllegalTransition``; a lost race
+        reloads the copy and raises ``StateChanged``, so a stale copy never overwrites a newer state
+        (a delete requested while a worker held the cluster in memory stays a delete).
         """
         from portal import timeline
         from portal.choices import TimelineKind, Visibility
@@ -122,14 +132,19 @@ class Cluster(models.Model):
 
         if not self.can_transition(to):
             raise IllegalTransition(f"{self}: {self.state} → {to} is not allowed")
-        previous, self.state = self.state, to
+        previous = self.state
+        error_message, failure_reason = self.error_message, self.failure_reason
         if to == ClusterState.FAILED:
-            self.error_message = error
-            self.failure_reason = reason or "error"
+            error_message, failure_reason = error, reason or "error"
         elif to in (ClusterState.SCHEDULED, ClusterState.READY, ClusterState.DELETED):
-            self.error_message = ""
-            self.failure_reason = ""
-        self.save(update_fields=["state", "error_message", "failure_reason", "updated"])
+            error_message, failure_reason = "", ""
+        now = timezone.now()
+        moved = Cluster.objects.filter(pk=self.pk, state=previous).update(
+            state=to, error_message=error_message, failure_reason=failure_reason, updated=now)
+        if not moved:
+            self.refresh_from_db(fields=["state", "error_message", "failure_reason", "updated"])
+            raise StateChanged(f"{self}: expected {previous}, found {self.state}; {to} not applied")
+        self.state, self.error_message, self.failure_reason, self.updated = to, error_message, failure_reason, now
         kind = TimelineKind.LAUNCH if to in (ClusterState.SCHEDULED, ClusterState.CREATING) else TimelineKind.CLUSTER
         title = f"Cluster {self.name}: {ClusterState(previous).label.lower()} → {ClusterState(to).label.lower()}"
         timeline.record(
@@ -221,6 +236,8 @@ class LaunchJob(models.Model):
     aws_errors = models.PositiveIntegerField(default=0, help_text="Retryable AWS errors in a row.")
     heartbeat = models.DateTimeField(null=True, blank=True)
     lease_until = models.DateTimeField(null=True, blank=True)
+    deadline = models.DateTimeField(null=True, blank=True,
+                                    help_text="After this the job fails the cluster instead of polling on.")
 
     objects = RestrictedQuerySet.as_manager()
 
@@ -240,3 +257,21 @@ class LaunchJob(models.Model):
 
     def add_log(self, line: str) -> None:
         self.log += f"{timezone.now():%Y-%m-%d %H:%M:%S} {line}\n"
+
+
+class LaunchSubmission(models.Model):
+    """One launch request, remembered by the key its client sent (the form's hidden key, the API's
+    ``Idempotency-Key`` header): a resubmission gets the cluster the first one made, never a second."""
+
+    organization = models.ForeignKey("portal.Organization", on_delete=models.CASCADE, related_name="+")
+    key = models.CharField(max_length=128)
+    cluster = models.ForeignKey(Cluster, on_delete=models.CASCADE, related_name="submissions")
+    requested_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL,
+                                     related_name="+")
+    created = models.DateTimeField(auto_now_add=True)
+
+    class Meta:  # internal bookkeeping, read only through the launch service (no access rule needed)
+        constraints = [models.UniqueConstraint(fields=["organization", "key"], name="unique_launch_submission_key")]
+
+    def __str__(self) -> str:
+        return f"{self.key} → {self.cluster_id}"

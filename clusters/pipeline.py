@@ -3,7 +3,11 @@
 A step is idempotent: it reads the job, the cluster and CloudFormation, does the next thing, and
 says whether to poll again. A stack that exists under our name with our launch tag is ours (a
 worker killed between ``create_stack`` and saving its id adopts it on the next step). A lease on
-the job keeps two deliveries of the same job from stepping it at once.
+the job keeps two deliveries of the same job from stepping it at once; the send number a message
+carries ends an older chain of polls once the sweep has sent the job again. Every write of the
+cluster's state is a compare-and-set (``Cluster.transition``) and the job is saved only while it is
+still open, so a step never writes over a delete or a retry that happened while it ran. Past its
+deadline a job fails the cluster with a reason instead of polling on.
 """
 from __future__ import annotations
 
@@ -17,7 +21,7 @@ from django.utils import timezone
 from clusters import catalog, conf
 from clusters.backend import LAUNCH_TAG, CloudFormation
 from clusters.choices import STACK_DONE, STACK_FAILED, ClusterState, JobKind, JobStatus
-from clusters.models import Cluster, IllegalTransition, LaunchJob, Stack, StackEvent
+from clusters.models import Cluster, IllegalTransition, LaunchJob, Stack, StackEvent, StateChanged
 from portal.aws import AwsError
 
 logger = logging.getLogger(__name__)
@@ -33,6 +37,7 @@ REASONS = {
     "stack_failed": "A stack resource failed",
     "name_taken": "Stack name taken by a stack that is not ours",
     "delete_failed": "A stack could not be deleted",
+    "deadline": "The job ran past its deadline",
     "error": "Other error",
 }
 
@@ -54,23 +59,36 @@ def classify(error: AwsError) -> str:
     return "error"
 
 
-def claim(job_id: int) -> bool:
+def claim(job_id: int, attempt: int | None = None) -> bool:
+    """Take the job's lease (one conditional UPDATE). ``attempt``: the send number the message carries;
+    a message from before the latest send belongs to a superseded chain of polls and claims nothing."""
     now = timezone.now()
-    return bool(LaunchJob.objects.filter(pk=job_id, finished__isnull=True)
-                .filter(Q(lease_until__isnull=True) | Q(lease_until__lt=now))
-                .update(lease_until=now + timedelta(seconds=conf.lease_seconds()), heartbeat=now))
+    rows = (LaunchJob.objects.filter(pk=job_id, finished__isnull=True)
+            .filter(Q(lease_until__isnull=True) | Q(lease_until__lt=now)))
+    if attempt is not None:
+        rows = rows.filter(attempts__lte=attempt)
+    return bool(rows.update(lease_until=now + timedelta(seconds=conf.lease_seconds()), heartbeat=now))
 
 
-def step(job_id: int) -> str:
+def deadline_message(job: LaunchJob) -> str:
+    took = timezone.now() - job.created
+    minutes = int(took.total_seconds() // 60)
+    return (f"The {job.get_kind_display().lower()} job did not finish within its deadline "
+            f"({job.deadline:%Y-%m-%d %H:%M} UTC, {minutes} minutes after it was requested).")
+
+
+def step(job_id: int, attempt: int | None = None) -> str:
     """Advance the job once; ``POLL`` asks the caller to come back after a countdown."""
-    if not claim(job_id):
-        return DONE  # finished, or another delivery holds it
+    if not claim(job_id, attempt):
+        return DONE  # finished, superseded, or another delivery holds it
     job = LaunchJob.objects.select_related("cluster__organization").get(pk=job_id)
     cluster = job.cluster
     if job.started is None:
         job.started, job.status = timezone.now(), JobStatus.RUNNING
     job.polls += 1
     try:
+        if job.deadline is not None and timezone.now() > job.deadline:
+            raise Failed(deadline_message(job), "deadline")
         cf = cloudformation_for(cluster)
         outcome = _advance_delete(job, cluster, cf) if job.kind == JobKind.DELETE else _advance_launch(job, cluster, cf)
         job.aws_errors = 0
@@ -90,16 +108,27 @@ def step(job_id: int) -> str:
     except Exception as exc:  # a bug or an answer we do not understand: fail visibly, never hang
         logger.exception("launch job %s failed unexpectedly", job_id)
         outcome = _fail(job, cluster, f"Unexpected error: {type(exc).__name__}: {exc}", "error")
-    if LaunchJob.objects.filter(pk=job.pk, finished__isnull=False).exists():
+    if outcome == DONE and job.finished is None:
+        job.finished, job.status = timezone.now(), JobStatus.SUCCEEDED
+    saved = LaunchJob.objects.filter(pk=job.pk, finished__isnull=True).update(
+        status=job.status, started=job.started, finished=job.finished, polls=job.polls, aws_errors=job.aws_errors,
+        log=job.log, error=job.error, lease_until=None, heartbeat=timezone.now())
+    if not saved:
         # Cancelled while this step ran (a delete or a retry superseded it): keep that verdict.
         LaunchJob.objects.filter(pk=job.pk).update(lease_until=None)
         return DONE
-    if outcome == DONE and job.finished is None:
-        job.finished, job.status = timezone.now(), JobStatus.SUCCEEDED
-    job.lease_until = None
-    job.heartbeat = timezone.now()
-    job.save()
     return outcome
+
+
+def expire(job_id: int) -> bool:
+    """Fail a job past its deadline that no worker is stepping (the sweep calls this); True if it did."""
+    if not claim(job_id):
+        return False
+    job = LaunchJob.objects.select_related("cluster__organization").get(pk=job_id)
+    _fail(job, job.cluster, deadline_message(job), "deadline")
+    return bool(LaunchJob.objects.filter(pk=job.pk, finished__isnull=True).update(
+        status=job.status, finished=job.finished, log=job.log, error=job.error, lease_until=None,
+        heartbeat=timezone.now()))
 
 
 def cloudformation_for(cluster: Cluster) -> CloudFormation:
@@ -108,10 +137,16 @@ def cloudformation_for(cluster: Cluster) -> CloudFormation:
 
 
 def _fail(job: LaunchJob, cluster: Cluster, message: str, reason: str) -> str:
+    """Fail the job, and the cluster if it is still in a state this job owns (a launch job never
+    fails a cluster a delete has taken over, and a delete job only a deleting one)."""
+    own = (ClusterState.DELETING,) if job.kind == JobKind.DELETE else (ClusterState.SCHEDULED, ClusterState.CREATING)
     with transaction.atomic():
         cluster.refresh_from_db()
-        if cluster.can_transition(ClusterState.FAILED):
-            cluster.transition(ClusterState.FAILED, error=message, reason=reason)
+        if cluster.state in own:
+            try:
+                cluster.transition(ClusterState.FAILED, error=message, reason=reason)
+            except StateChanged:
+                job.add_log(f"the cluster moved on to {cluster.state}; left as it is")
         job.status, job.finished, job.error = JobStatus.FAILED, timezone.now(), message
         job.add_log(f"failed: {message}")
     return DONE

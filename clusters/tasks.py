@@ -13,34 +13,41 @@ from clusters import conf, pipeline
 logger = logging.getLogger(__name__)
 
 
-def _run(task, job_id: int):
-    outcome = pipeline.step(job_id)
+def _run(task, job_id: int, attempt: int | None):
+    outcome = pipeline.step(job_id, attempt)
     if outcome == pipeline.POLL:
         raise task.retry(countdown=conf.poll_seconds())
     return outcome
 
 
 @shared_task(bind=True, name="clusters.tasks.launch_cluster", max_retries=None, acks_late=True)
-def launch_cluster(self, job_id: int) -> str:
-    """Create the cluster's stacks in order, polling each until it completes or fails."""
-    return _run(self, job_id)
+def launch_cluster(self, job_id: int, attempt: int | None = None) -> str:
+    """Create the cluster's stacks in order, polling each until it completes or fails.
+
+    ``attempt`` is the job's send number (see ``launch.dispatch``); retries carry it along."""
+    return _run(self, job_id, attempt)
 
 
 @shared_task(bind=True, name="clusters.tasks.delete_cluster", max_retries=None, acks_late=True)
-def delete_cluster(self, job_id: int) -> str:
+def delete_cluster(self, job_id: int, attempt: int | None = None) -> str:
     """Delete the cluster's stacks in reverse order."""
-    return _run(self, job_id)
+    return _run(self, job_id, attempt)
 
 
 @shared_task(name="clusters.tasks.sweep_launch_jobs")
 def sweep_launch_jobs() -> int:
-    """Send jobs the broker never got, and jobs whose worker died (no heartbeat, lease run out)."""
+    """Fail jobs past their deadline; send jobs the broker never got, and jobs whose worker died (no
+    heartbeat for ``CLUSTERS_STUCK_SECONDS``, lease run out)."""
     from clusters.launch import dispatch
     from clusters.models import LaunchJob
 
     now = timezone.now()
+    for job_id in LaunchJob.objects.filter(finished__isnull=True, deadline__lt=now).values_list("pk", flat=True):
+        if pipeline.expire(job_id):
+            logger.warning("launch job %s failed: past its deadline", job_id)
     stale = now - timedelta(seconds=conf.stuck_seconds())
     rows = (LaunchJob.objects.filter(finished__isnull=True)
+            .filter(Q(deadline__isnull=True) | Q(deadline__gte=now))
             .filter(Q(dispatched=False)
                     | (Q(heartbeat__lt=stale) | Q(heartbeat__isnull=True, created__lt=stale))
                     & (Q(lease_until__isnull=True) | Q(lease_until__lt=now))))

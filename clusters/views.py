@@ -5,7 +5,6 @@ from __future__ import annotations
 from django.conf import settings
 from django.contrib import messages
 from django.core.exceptions import PermissionDenied
-from django.db import transaction
 from django.db.models import Count, Q, Sum
 from django.http import Http404, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
@@ -87,28 +86,36 @@ class LaunchView(View):
         return render(request, self.template_name, {"form": form, "entry": form.entry})
 
     def post(self, request, slug):
+        if "preview" not in request.POST:
+            earlier = _earlier_submission(request)
+            if earlier is not None:  # the same page submitted twice (a double click): show the first
+                messages.info(request, f"This launch was already submitted: {earlier.name}.")
+                return redirect(earlier.get_absolute_url())
         form = LaunchForm(request.POST, blueprint_slug=slug, user=request.user)
         ctx = {"form": form, "entry": form.entry}
         if not form.is_valid():
             return render(request, self.template_name, ctx, status=400)
-        data = form.cleaned_data
         if "preview" in request.POST:
             ctx["preview"] = preview(form)
             return render(request, self.template_name, ctx)
-        outcome: dict = {}
-        with transaction.atomic():
-            if not access.can_in_organization(request.user, access.LAUNCH, Cluster, data["organization"].pk):
-                raise PermissionDenied("You do not lead this organization.")
-            cluster, job = launch.create_launch(
-                organization=data["organization"], name=data["name"], blueprint_slug=slug,
-                full_stack=data.get("full_stack", False), region=data["region"], parameters=data["parameters"],
-                user=request.user)
-            launch.dispatch_on_commit(job, outcome)
-        if outcome.get("dispatched"):
+        try:
+            submitted = launch.submit(form.launch_request())
+        except launch.LaunchRefused as refusal:  # lost a race for the quota or the name since the form's check
+            form.add_refusal(refusal)
+            return render(request, self.template_name, ctx, status=400)
+        cluster = submitted.cluster
+        if not submitted.created:
+            messages.info(request, f"This launch was already submitted: {cluster.name}.")
+        elif submitted.dispatched:
             messages.success(request, f"Launch of {cluster.name} started.")
         else:
             messages.warning(request, BROKER_DOWN)
         return redirect(cluster.get_absolute_url())
+
+
+def _earlier_submission(request) -> Cluster | None:
+    org, key = request.POST.get("organization", ""), request.POST.get("submission_key", "")
+    return launch.previous_submission(int(org), key, request.user) if org.isdigit() and key else None
 
 
 def preview(form: LaunchForm) -> dict:
@@ -212,9 +219,7 @@ def cluster_retry(request, pk):
     cluster = _launchable(request, pk)
     outcome: dict = {}
     try:
-        with transaction.atomic():
-            job = launch.request_retry(cluster, user=request.user)
-            launch.dispatch_on_commit(job, outcome)
+        launch.request_retry(cluster, user=request.user, outcome=outcome)
     except launch.ActionRefused as exc:
         messages.error(request, str(exc))
         return redirect(cluster.get_absolute_url())
@@ -234,9 +239,7 @@ class ClusterDeleteView(View):
         confirmed = request.POST.get("confirm_name", "").strip() == cluster.name
         outcome: dict = {}
         try:
-            with transaction.atomic():
-                job = launch.request_delete(cluster, user=request.user, confirmed=confirmed)
-                launch.dispatch_on_commit(job, outcome)
+            launch.request_delete(cluster, user=request.user, confirmed=confirmed, outcome=outcome)
         except launch.ActionRefused as exc:
             return render(request, "clusters/cluster_confirm_delete.html",
                           {"object": cluster, "cluster": cluster, "error": str(exc)}, status=400)

@@ -12,6 +12,7 @@ from datetime import timedelta
 import boto3
 from botocore.config import Config
 from botocore.exceptions import BotoCoreError, ClientError
+from botocore.parsers import ResponseParserError
 from django.conf import settings
 from django.utils import timezone
 
@@ -43,9 +44,16 @@ def translate(exc: Exception) -> AwsError:
         message = error.get("Message") or str(exc)
         return AwsError(f"{code}: {message}" if code else message, code=code,
                         retryable=code in RETRYABLE_CODES or status >= 500)
-    if isinstance(exc, BotoCoreError):
-        return AwsError(str(exc), code=type(exc).__name__, retryable=True)
+    if isinstance(exc, (BotoCoreError, ResponseParserError)):
+        # Connection trouble, or a 5xx whose body is not AWS's XML/JSON (a proxy's HTML error page):
+        # both are transient. ResponseParserError is not a BotoCoreError, so it is named here.
+        return AwsError(str(exc).splitlines()[0][:500] if str(exc) else type(exc).__name__,
+                        code=type(exc).__name__, retryable=True)
     return AwsError(str(exc))
+
+
+# What the portal's AWS wrappers catch and hand to translate().
+AWS_EXCEPTIONS = (ClientError, BotoCoreError, ResponseParserError)
 
 
 def _config() -> Config:

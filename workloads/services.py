@@ -5,10 +5,10 @@ from django.core.exceptions import PermissionDenied, ValidationError
 from django.db import transaction
 from django.utils import timezone
 
-from portal import access, timeline
+from portal import access, locks, timeline
 from portal.choices import TimelineKind
 from workloads.choices import RequestStatus
-from workloads.models import QuotaChangeRequest
+from workloads.models import InstanceQuota, QuotaChangeRequest
 
 
 def describe_request(req: QuotaChangeRequest) -> str:
@@ -25,18 +25,41 @@ def after_submit(req: QuotaChangeRequest, user, created: bool) -> None:
                     source=req, body=req.justification, actor=user, tags=["quota-request"])
 
 
+def stale_refusal(req: QuotaChangeRequest) -> str | None:
+    """Why approving ``req`` would apply a change to a quota that moved since it was asked, or None.
+
+    The request was made against ``current_count``; if the quota holds another figure now (another
+    request was approved, or a program manager edited it), applying this one blindly would undo that.
+    """
+    if not req.quota_id:
+        return None
+    quota = InstanceQuota.objects.select_for_update().get(pk=req.quota_id)
+    if quota.count != req.current_count:
+        return (f"The quota is {quota.count} now, not the {req.current_count} this request was made against "
+                f"({req.current_count} → {req.requested_count}); reject it and ask again from {quota.count}.")
+    return None
+
+
 def decide(req: QuotaChangeRequest, user, approve: bool, comment: str = "") -> QuotaChangeRequest:
-    """Approve or reject a pending request. Approval applies the change to the quota (validated again:
-    clusters may have grown since the request was made). Raises PermissionDenied or ValidationError."""
+    """Approve or reject a pending request. Approval applies the change to the quota, decided under the
+    organization's quota lock (the one launches take), so the check that clusters still fit and the
+    write happen together: two approvals at once cannot both pass on the same figures, and a request
+    whose quota moved since it was asked is refused with the numbers. Raises PermissionDenied or
+    ValidationError."""
     with transaction.atomic():
         req = QuotaChangeRequest.objects.select_for_update().get(pk=req.pk)
         if not access.can(user, access.APPROVE, req):
             raise PermissionDenied("Only program managers decide quota change requests.")
+        if approve:
+            locks.quota(req.organization_id)
         if req.status != RequestStatus.PENDING:
             raise ValidationError({"status": f"This request is already {req.get_status_display().lower()}."})
         if not approve and not comment.strip():
             raise ValidationError({"comment": "Say why the request is rejected."})
         if approve:
+            stale = stale_refusal(req)
+            if stale:
+                raise ValidationError({"requested_count": stale})
             quota = req.proposed_quota()
             quota.full_clean()
             quota.save()

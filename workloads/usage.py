@@ -4,7 +4,9 @@ Every figure comes from aggregated queries (one for clusters, one for quotas), s
 with the number of clusters or quotas. ``ml.``-prefixed SageMaker names count with the EC2 name of the same
 machine. Clusters have no dates: what they hold now counts against the quotas active on the date asked.
 
-The launch guard of the clusters app calls :func:`quota_left`.
+The launch guard of the clusters app asks :func:`quota_standing` (and nothing else here); with
+``lock=True`` it first takes the organization's quota lock (``portal.locks.quota``), which quota
+decisions take too, so a launch and a decision never both act on a figure the other is changing.
 """
 from __future__ import annotations
 
@@ -17,6 +19,7 @@ from django.db.models.functions import Replace
 from django.utils import timezone
 
 from clusters.models import HOLDING_STATES, Cluster
+from portal import locks
 from portal.models import Organization
 from workloads.models import InstanceQuota
 from workloads.validators import base_instance_type
@@ -70,6 +73,29 @@ def quota_total_for(organization, instance_type: str, region: str, on_date: date
     if exclude_pk is not None:
         qs = qs.exclude(pk=exclude_pk)
     return qs.aggregate(n=Sum("count"))["n"] or 0
+
+
+@dataclass(frozen=True)
+class QuotaStanding:
+    """An organization's quota for one type and region on one date, and what its clusters hold."""
+
+    total: int
+    held: int
+
+    @property
+    def left(self) -> int:
+        return self.total - self.held
+
+
+def quota_standing(organization, instance_type: str, region: str, on_date: datetime.date | None = None, *,
+                   lock: bool = False) -> QuotaStanding:
+    """Quota and holding for a launch decision. ``lock=True`` (inside a transaction) serializes the
+    decision with every other launch and quota decision of the organization, so the figure stays true
+    until the caller's transaction commits the clusters it decided on."""
+    if lock:
+        locks.quota(getattr(organization, "pk", organization))
+    return QuotaStanding(total=quota_total_for(organization, instance_type, region, on_date),
+                         held=held_for(organization, instance_type, region))
 
 
 def quota_left(organization, instance_type: str, region: str, on_date: datetime.date | None = None) -> int:

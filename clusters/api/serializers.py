@@ -1,8 +1,8 @@
-from rest_framework import serializers
+from django.core.exceptions import PermissionDenied
+from rest_framework import exceptions, serializers
 
-from clusters import catalog, guards, launch
+from clusters import catalog, launch
 from clusters.models import Blueprint, Cluster, LaunchJob, Stack, StackEvent
-from portal import access
 from portal.choices import REGION_CODES
 from portal.models import Organization
 
@@ -69,8 +69,24 @@ class ClusterSerializer(serializers.ModelSerializer):
         read_only_fields = fields
 
 
+def refusal_errors(refusal: launch.LaunchRefused) -> dict:
+    """The service's refusal as the API's error body: parameter errors under ``parameters``, the
+    quota's figures under ``quota``, ``quota_left``, ``quota_total``, ``requested``."""
+    body: dict = {}
+    for key, message in refusal.errors.items():
+        if "__" in key:
+            body.setdefault("parameters", {})[key] = message
+        else:
+            body[key] = message
+    if refusal.quota is not None:
+        body.update(quota=refusal.quota.message, quota_left=refusal.quota.left, quota_total=refusal.quota.quota,
+                    requested=refusal.quota.requested)
+    return body
+
+
 class LaunchSerializer(serializers.Serializer):
-    """What a launch request carries; ``parameters`` is keyed by stack role (network, storage, cluster)."""
+    """What a launch request carries; ``parameters`` is keyed by stack role (network, storage, cluster).
+    Every rule is the launch service's (``clusters.launch.check``), the same as the form's."""
 
     organization = serializers.SlugRelatedField(slug_field="slug", queryset=Organization.objects.all())
     name = serializers.RegexField(r"^[a-z][a-z0-9-]{0,39}$", max_length=40)
@@ -90,33 +106,22 @@ class LaunchSerializer(serializers.Serializer):
             raise serializers.ValidationError(f"{value!r} is not a program region.")
         return value
 
-    def validate(self, data):
-        user = self.context["request"].user
-        org = data["organization"]
-        if not access.can_in_organization(user, access.LAUNCH, Cluster, org.pk):
-            from rest_framework.exceptions import PermissionDenied
+    def launch_request(self, data: dict, key: str = "") -> launch.LaunchRequest:
+        return launch.LaunchRequest(
+            organization=data["organization"], name=data["name"], blueprint=data["blueprint"],
+            region=data.get("region") or data["organization"].home_region,
+            parameters={role: dict(values) for role, values in data["parameters"].items()},
+            full_stack=data["full_stack"], user=self.context["request"].user, key=key)
 
-            raise PermissionDenied("You do not lead this organization.")
-        if Cluster.objects.filter(organization=org, name=data["name"]).exists():
-            raise serializers.ValidationError({"name": f"{org.slug} already has a cluster named {data['name']}."})
-        data.setdefault("region", org.home_region)
-        plan = launch.plan(data["blueprint"], data["full_stack"])
-        params = {role: dict(values) for role, values in data["parameters"].items()}
-        unknown_roles = set(params) - {role for role, _ in plan.stacks}
-        if unknown_roles:
-            raise serializers.ValidationError({"parameters": f"no stack with role {', '.join(sorted(unknown_roles))} in this launch"})
-        if catalog.entry(data["blueprint"]).kind in catalog.CLUSTER_KINDS:
-            params.setdefault("cluster", {}).setdefault("ClusterName", data["name"])
-        errors = launch.validate(plan, params)
-        if errors:
-            raise serializers.ValidationError({"parameters": errors})
-        instance_type, count = launch.size_of(data["blueprint"], params)
-        if instance_type:
-            check = guards.check_quota(org, instance_type, data["region"], count)
-            if not check.allowed:
-                raise serializers.ValidationError({"quota": check.message, "quota_left": check.left,
-                                                   "quota_total": check.quota, "requested": check.requested})
-        data["parameters"] = params
+    def validate(self, data):
+        try:
+            checked = launch.check(self.launch_request(data))
+        except PermissionDenied as exc:
+            raise exceptions.PermissionDenied(str(exc)) from exc
+        except launch.LaunchRefused as refusal:
+            raise serializers.ValidationError(refusal_errors(refusal)) from refusal
+        data.setdefault("region", data["organization"].home_region)
+        data["parameters"] = checked.parameters
         return data
 
 

@@ -1,10 +1,10 @@
-from django.db import transaction
 from django.db.models import Prefetch
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import mixins, status
 from rest_framework.decorators import action
-from rest_framework.exceptions import NotFound, PermissionDenied, ValidationError
+from rest_framework.exceptions import APIException, NotFound, ValidationError
 from rest_framework.response import Response
+from rest_framework.serializers import as_serializer_error
 
 from clusters import catalog, config, launch
 from clusters.api.serializers import (
@@ -14,11 +14,18 @@ from clusters.api.serializers import (
     LaunchJobSerializer,
     LaunchSerializer,
     StackEventSerializer,
+    refusal_errors,
 )
 from clusters.filtersets import ClusterFilterSet, LaunchJobFilterSet, StackEventFilterSet
 from clusters.models import Blueprint, Cluster, LaunchJob, Stack, StackEvent
 from portal import access
 from portal.api.base import PortalReadOnlyViewSet
+from portal.models import Organization
+
+
+class Conflict(APIException):
+    status_code = status.HTTP_409_CONFLICT
+    default_code = "conflict"
 
 
 class BlueprintViewSet(PortalReadOnlyViewSet):
@@ -45,22 +52,42 @@ class ClusterViewSet(mixins.CreateModelMixin, mixins.DestroyModelMixin, PortalRe
     def get_serializer_class(self):
         return LaunchSerializer if self.action == "create" else ClusterSerializer
 
-    @extend_schema(request=LaunchSerializer, responses={202: ClusterSerializer})
+    @extend_schema(request=LaunchSerializer, responses={202: ClusterSerializer, 200: ClusterSerializer},
+                   parameters=[OpenApiParameter("Idempotency-Key", str, location=OpenApiParameter.HEADER,
+                                                description="Repeat the key to repeat the request safely: the "
+                                                            "same key in the same organization answers 200 with "
+                                                            "the cluster the first request made.")])
     def create(self, request, *args, **kwargs):
+        key = request.headers.get("Idempotency-Key", "").strip()
+        if len(key) > 128:
+            raise ValidationError({"Idempotency-Key": "At most 128 characters."})
+        earlier = self._earlier(request, key)
+        if earlier is not None:
+            return self._answer(request, earlier, created=False)
         serializer = LaunchSerializer(data=request.data, context={"request": request})
         serializer.is_valid(raise_exception=True)
-        data = serializer.validated_data
-        outcome: dict = {}
-        with transaction.atomic():
-            if not access.can_in_organization(request.user, access.LAUNCH, Cluster, data["organization"].pk):
-                raise PermissionDenied("You do not lead this organization.")
-            cluster, job = launch.create_launch(
-                organization=data["organization"], name=data["name"], blueprint_slug=data["blueprint"],
-                full_stack=data["full_stack"], region=data["region"], parameters=data["parameters"], user=request.user)
-            launch.dispatch_on_commit(job, outcome)
+        try:
+            submitted = launch.submit(serializer.launch_request(serializer.validated_data, key))
+        except launch.LaunchRefused as refusal:  # lost a race for the quota or the name since validation
+            raise ValidationError(as_serializer_error(ValidationError(refusal_errors(refusal)))) from refusal
+        return self._answer(request, submitted.cluster, created=submitted.created, dispatched=submitted.dispatched)
+
+    def _earlier(self, request, key: str) -> Cluster | None:
+        """The cluster a request with this Idempotency-Key made before (409 if the body names another)."""
+        if not key or not hasattr(request.data, "get"):
+            return None
+        org = Organization.objects.filter(slug=str(request.data.get("organization", ""))).first()
+        earlier = launch.previous_submission(org.pk, key, request.user) if org else None
+        if earlier is not None and request.data.get("name") not in (None, earlier.name):
+            raise Conflict(f"This Idempotency-Key was used for the launch of {earlier.name}; use a new key.")
+        return earlier
+
+    def _answer(self, request, cluster: Cluster, *, created: bool, dispatched: bool = True) -> Response:
         body = ClusterSerializer(self.get_queryset().get(pk=cluster.pk), context={"request": request}).data
-        body["dispatched"] = bool(outcome.get("dispatched"))
-        if not body["dispatched"]:
+        if not created:
+            return Response(body, status=status.HTTP_200_OK)
+        body["dispatched"] = dispatched
+        if not dispatched:
             body["message"] = "The task queue is unreachable: the launch is saved as scheduled and will be sent when it is back."
         return Response(body, status=status.HTTP_202_ACCEPTED)
 
@@ -68,11 +95,8 @@ class ClusterViewSet(mixins.CreateModelMixin, mixins.DestroyModelMixin, PortalRe
     @action(detail=True, methods=["post"])
     def retry(self, request, pk=None):
         cluster = self.get_object()
-        outcome: dict = {}
         try:
-            with transaction.atomic():
-                job = launch.request_retry(cluster, user=request.user)
-                launch.dispatch_on_commit(job, outcome)
+            job = launch.request_retry(cluster, user=request.user)
         except launch.ActionRefused as exc:
             raise ValidationError({"state": str(exc)}) from exc
         job.refresh_from_db()
@@ -83,11 +107,8 @@ class ClusterViewSet(mixins.CreateModelMixin, mixins.DestroyModelMixin, PortalRe
     def destroy(self, request, *args, **kwargs):
         cluster = self.get_object()
         confirm = request.query_params.get("confirm") or (request.data.get("confirm") if hasattr(request.data, "get") else None)
-        outcome: dict = {}
         try:
-            with transaction.atomic():
-                job = launch.request_delete(cluster, user=request.user, confirmed=confirm == cluster.name)
-                launch.dispatch_on_commit(job, outcome)
+            job = launch.request_delete(cluster, user=request.user, confirmed=confirm == cluster.name)
         except launch.ActionRefused as exc:
             raise ValidationError({"confirm": str(exc)}) from exc
         job.refresh_from_db()

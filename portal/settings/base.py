@@ -161,6 +161,7 @@ REST_FRAMEWORK = {
         "token": env("THROTTLE_TOKEN", default="20/min"),
     },
     "TEST_REQUEST_DEFAULT_FORMAT": "json",
+    "EXCEPTION_HANDLER": "portal.api.errors.exception_handler",
 }
 SPECTACULAR_SETTINGS = {
     "TITLE": "GENIAC program portal API",

@@ -22,7 +22,7 @@ def _api(user):
 
 def _launch(org, **overrides):
     body = {"organization": org.slug, "name": "trn-run", "blueprint": "hyperpod", "full_stack": True,
-            "parameters": {"network": {"AvailabilityZone": "us-east-1a"}, "storage": {"CreateHomeFileSystem": "true"},
+            "parameters": {"network": {"AvailabilityZone": "ap-northeast-1a"}, "storage": {"CreateHomeFileSystem": "true"},
                            "cluster": {"WorkerInstanceType": "ml.trn1.32xlarge", "WorkerCount": "4"}}}
     body.update(overrides)
     return body

@@ -36,7 +36,7 @@ def test_form_is_generated_from_the_template_parameters(client, world):
 
 def test_no_quota_for_the_region_refuses_the_launch(client, world):
     client.force_login(world.lead_a)
-    response = client.post(LAUNCH, _form(world.org_a, region="us-west-2"))
+    response = client.post(LAUNCH, _form(world.org_a, region="us-west-2", network__AvailabilityZone="us-west-2a"))
     assert response.status_code == 400
     assert "only 0 of the organization" in str(response.context["form"].errors["cluster__ComputeMaxCount"])
     assert not Cluster.objects.exists()

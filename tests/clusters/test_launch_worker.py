@@ -12,7 +12,6 @@ from clusters.models import Cluster, Stack
 from clusters.tasks import sweep_launch_jobs
 from portal.aws import client as aws_client
 from tests.clusters.conftest import start_worker, stop_worker
-from tests.clusters.factories_clusters import launched_cluster
 from tests.conftest import redis_url
 
 WORKER_ENV = {"CLUSTERS_POLL_SECONDS": "1", "CLUSTERS_LEASE_SECONDS": "3"}
@@ -67,28 +66,67 @@ def test_a_launch_through_the_api_becomes_ready_on_a_real_worker(client, world, 
         stop_worker(worker)
 
 
-def test_a_killed_worker_leaves_no_duplicate_stack_and_the_launches_finish(world, aws, redis_ready, settings):
+def _burst(world, count: int) -> list[Cluster]:
+    """``count`` launches submitted through the launch service for organizations A and B (sent on commit)."""
+    from clusters import launch
+    from tests.workloads.factories_workloads import InstanceQuotaFactory
+
+    for org in (world.org_a, world.org_b):
+        InstanceQuotaFactory(organization=org, instance_type_name="p5.48xlarge", count=2 * count)
+    clusters = []
+    for i in range(count):
+        org = world.org_a if i % 2 else world.org_b
+        submitted = launch.submit(launch.LaunchRequest(
+            organization=org, name=f"k{i}", blueprint="parallelcluster", region=org.home_region, full_stack=True,
+            parameters={"network": {"AvailabilityZone": "ap-northeast-1a"}, "storage": {"CreateHomeFileSystem": "true"},
+                        "cluster": {"ComputeInstanceType": "p5.48xlarge", "ComputeMaxCount": "2"}}))
+        assert submitted.created and submitted.dispatched
+        clusters.append(submitted.cluster)
+    return clusters
+
+
+def test_a_worker_killed_during_a_burst_of_20_launches_costs_no_launch_and_no_duplicate(world, aws, redis_ready,
+                                                                                          settings):
+    """SIGKILL mid-burst: the sweep finds the dead worker's jobs once their heartbeat is older than
+    CLUSTERS_STUCK_SECONDS and their lease ran out (short here, a minute each by default), and a new
+    worker finishes them; adoption by tag keeps each stack single."""
+    from clusters.models import LaunchJob
+
     settings.CLUSTERS_STUCK_SECONDS = 2
-    clusters = [launched_cluster(world.org_a if i % 2 else world.org_b, name=f"k{i}") for i in range(6)]
     worker = start_worker(aws, "doomed", WORKER_ENV)
     try:
-        for cluster in clusters:
-            from clusters import launch
-
-            launch.dispatch(cluster.jobs.get())
-        # Kill it as soon as the first stack exists: the others are mid-step, queued or prefetched.
-        assert _wait(lambda: Stack.objects.exclude(stack_id="").exists(), timeout=60)
+        clusters = _burst(world, 20)
+        # Kill it once the burst is under way: some launches mid-step, others queued or prefetched.
+        assert _wait(lambda: Stack.objects.exclude(stack_id="").count() >= 3, timeout=60)
     finally:
         stop_worker(worker, signal.SIGKILL)
-    started = Stack.objects.exclude(stack_id="").count()
-    assert Cluster.objects.filter(state=ClusterState.READY).count() < len(clusters)
+    killed_at = time.monotonic()
+    from django.utils import timezone
+
+    killed_wall = timezone.now()
+    open_at_kill = set(LaunchJob.objects.filter(finished__isnull=True).values_list("pk", flat=True))
+    assert open_at_kill, "the burst finished before the kill; nothing was tested"
     replacement = start_worker(aws, "replacement", WORKER_ENV)
+    resumed_after = None
     try:
-        assert _wait(lambda: Cluster.objects.filter(state=ClusterState.READY).count() == len(clusters),
-                     timeout=120, sweep=True), list(Cluster.objects.values_list("name", "state", "error_message"))
+        def settled():
+            nonlocal resumed_after
+            if resumed_after is None and not LaunchJob.objects.filter(
+                    pk__in=open_at_kill, finished__isnull=True, heartbeat__lt=killed_wall).exists():
+                resumed_after = time.monotonic() - killed_at
+            return not Cluster.objects.filter(state__in=[ClusterState.SCHEDULED, ClusterState.CREATING]).exists()
+
+        assert _wait(settled, timeout=240, sweep=True), \
+            list(Cluster.objects.values_list("name", "state", "error_message"))
     finally:
         stop_worker(replacement)
-    assert started >= 1
+    print(f"\n{len(open_at_kill)} of 20 launches open at the kill; all resumed after {resumed_after:.1f} s")
+    states = dict(Cluster.objects.values_list("name", "state"))
+    assert set(states.values()) <= {ClusterState.READY, ClusterState.FAILED}, states
+    for cluster in Cluster.objects.filter(state=ClusterState.FAILED):
+        assert cluster.failure_reason and cluster.error_message, cluster.name
+    assert not LaunchJob.objects.filter(finished__isnull=True).exists()
+    assert Cluster.objects.filter(state=ClusterState.READY).count() == len(clusters)  # nothing here makes one fail
     for org in (world.org_a, world.org_b):
         summaries = aws_client("cloudformation", organization=org).list_stacks()["StackSummaries"]
         names = [s["StackName"] for s in summaries if s["StackName"].startswith("geniac-")

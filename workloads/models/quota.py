@@ -4,11 +4,12 @@ from __future__ import annotations
 from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.core.validators import RegexValidator
-from django.db import models
+from django.db import models, transaction
 from django.urls import reverse
 from django.utils import timezone
 from simple_history.models import HistoricalRecords
 
+from portal import locks
 from portal.choices import REGION_CHOICES
 from portal.querysets import RestrictedQuerySet
 from workloads import validators
@@ -62,6 +63,18 @@ class InstanceQuota(DatedCapacityMixin, models.Model):
 
     def __str__(self) -> str:
         return f"{self.count} × {self.instance_type_name} in {self.region} ({self.start} → {self.end})"
+
+    def save(self, *args, **kwargs) -> None:
+        """Check again, under the organization's quota lock (the one launches take), that the clusters
+        still fit: a form's check ran before the lock, and a launch may have committed since."""
+        from workloads import usage
+
+        with transaction.atomic():
+            locks.quota(self.organization_id)
+            message = usage.refusal_for_quota_change(self) if self.organization_id and self.start and self.end else None
+            if message:
+                raise ValidationError({"count": [message]})
+            super().save(*args, **kwargs)
 
     def clean(self) -> None:
         errors: dict[str, list[str]] = {}

@@ -71,6 +71,13 @@ class QuotaEditView(_FormUserMixin, ObjectEditView):
     template_name = "workloads/instancequota_form.html"
     extra_context = {"title": "Instance quota"}
 
+    def form_valid(self, form):
+        try:
+            return super().form_valid(form)
+        except ValidationError as exc:  # clusters grew between the form's check and the save's
+            form.add_error(None, exc)
+            return self.form_invalid(form)
+
 
 class ReservationEditView(_FormUserMixin, ObjectEditView):
     queryset = CapacityReservation.objects.all()
