@@ -36,7 +36,7 @@ from __future__ import annotations
 import re
 from collections import Counter
 from collections.abc import Iterable
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from statistics import median
 
 from clusters import instance_types
@@ -167,8 +167,10 @@ class NcclResult:
     primary_run: int = 0
 
     def to_dict(self) -> dict:
-        """JSON-safe dict; ``rows`` is a list of dicts, ``runs`` every run without their own ``runs``."""
-        return asdict(self)
+        """JSON-safe dict; ``rows`` is a list of dicts, ``runs`` every run (the primary one included)."""
+        data = asdict(replace(self, runs=[]))
+        data["runs"] = [asdict(replace(run, runs=[])) for run in self.runs]
+        return data
 
 
 @dataclass
