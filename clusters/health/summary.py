@@ -179,6 +179,8 @@ def summarize(
     nodes = [judge.node(host, scrape) for host in scrape.hostnames]
     expected = sum(n.gpus_seen + len(n.missing_gpus) for n in nodes)
     collected, missing = signals(scrape, itype)
+    if scrape.gpus and not collected["xid_errors"]:
+        judge.notes.append("XIDs are not collected: the healthy GPU share only covers the signals that are")
     return HealthSummary(
         instance_type=itype.name if itype else None,
         nodes=nodes,

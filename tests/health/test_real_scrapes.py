@@ -49,7 +49,8 @@ def test_l4_node_read_as_p5_is_other_hardware_not_seven_missing_gpus():
     assert (summary.panels["missing_gpus"], summary.gpus_expected, node.verdict) == (0, 1, "degraded")
     assert [f.kind for f in summary.faults] == ["gpu_model_mismatch"]
     assert summary.notes == ["i-030791dc5a37cd257 reports NVIDIA L4 GPUs, not p5.48xlarge's H100: GPU count not "
-                             "checked against p5.48xlarge"]
+                             "checked against p5.48xlarge",
+                             "XIDs are not collected: the healthy GPU share only covers the signals that are"]
     assert summary.collected == {"xid_errors": False, "uncorrectable_remapped_rows": True,
                                  "correctable_remapped_rows": True, "row_remap_failures": True,
                                  "thermal_violations": False, "missing_gpus": True, "efa": False}
