@@ -21,6 +21,7 @@ class RunVerdict(models.TextChoices):
     PASS = "pass", "Pass"
     WARN = "warn", "Warn"
     FAIL = "fail", "Fail"
+    NONE = "none", "Not judged"
 
 
 COLLECTIVE_CHOICES = [(c, c) for c in COLLECTIVES]

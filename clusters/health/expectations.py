@@ -1,9 +1,15 @@
-"""What bus bandwidth an nccl-tests run should reach, and a verdict a person can act on.
+"""What bus bandwidth a collective test should reach, and a verdict a person can act on.
 
-A run is compared with the figure for its instance type, node count and collective at
-large messages (>= 1 GiB), never with one number for everything. Figures marked
-``estimate`` are the portal's own assumptions where no measured public figure was at
-hand; replace them with measured runs when the program has some.
+A run is compared with a published figure for its hardware, node count and collective, on the
+plateau of large messages (the best bus bandwidth among messages >= 1 GiB), never with one number
+for everything. Every figure below names where it was published; a figure carried over to
+another instance type with the same GPUs, NVLink and EFA bandwidth says so (``derived``).
+
+The hardware is read from the log's device lines (``# Rank … NVIDIA H100 80GB HBM3``). When it
+is not the hardware of the cluster's instance type, the run is flagged as not from this
+cluster and judged against its own hardware's figure when one is known. A run where nothing
+could be judged (no reference, no transport seen, no data errors) gets the verdict ``none``,
+never ``pass``.
 """
 
 from __future__ import annotations
@@ -16,48 +22,74 @@ from clusters import instance_types
 if TYPE_CHECKING:
     from clusters.health.nccl import NcclResult
 
-PASS, WARN, FAIL = "pass", "warn", "fail"
+PASS, WARN, FAIL, NONE = "pass", "warn", "fail", "none"
 _LEVEL = {PASS: 0, WARN: 1, FAIL: 2}
 WARN_BELOW = 0.8  # under 80 % of the reference: worth a look
 FAIL_BELOW = 0.5  # under half: something is wrong with the fabric or the setup
 LARGE_MESSAGE = 1 << 30
 
+_AWSOME = ("aws-samples/awsome-distributed-training micro-benchmarks/nccl-tests/README.md "
+           "(https://github.com/aws-samples/awsome-distributed-training/blob/"
+           "7217859f67bc693c52ff175ccc6082c41dbd7a1b/micro-benchmarks/nccl-tests/README.md)")
+_NEURON = ("AWS Neuron nccom-test user guide, 'Multiple Instances Example' "
+           "(https://awsdocs-neuron.readthedocs-hosted.com/en/latest/tools/neuron-sys-tools/nccom-test.html)")
+_P5_PAGE = "https://aws.amazon.com/ec2/instance-types/p5/"
+
 
 @dataclass(frozen=True)
 class Reference:
-    """Expected bus bandwidth in GB/s at >= 1 GiB, with where the figure comes from."""
+    """Expected bus bandwidth in GB/s on the >= 1 GiB plateau, with where the figure was published."""
 
     busbw: float
     source: str
-    estimate: bool = False
+    derived: bool = False
 
 
 _P5_ALL_REDUCE = {
-    # Single H100 node with NVLink SHARP (NVLS): about 480 GB/s (DOMAIN.md, reference figures).
-    1: Reference(480.0, "single H100 node with NVLS peaks near 480 GB/s (DOMAIN.md)"),
-    # 2 × p5.48xlarge over EFA: about 440 GB/s at 1 GiB, 487 GB/s at 16 GiB (DOMAIN.md).
-    2: Reference(440.0, "2 × p5.48xlarge over EFA: ~440 GB/s at 1 GiB, ~487 at 16 GiB (DOMAIN.md)"),
-    # 4+ nodes: ring/tree bandwidth drops a little as the fabric gets involved more.
-    4: Reference(400.0, "portal estimate for 4+ p5 nodes over EFA", estimate=True),
+    # NVIDIA/nccl-tests issue #290: one 8 × H100 SXM node, all_reduce 476.53 GB/s at 4 GiB, which
+    # NVIDIA's maintainer calls "in the expected range for H100" (NVLink SHARP); NVLink-bound, so any HGX H100.
+    1: Reference(476.0, "1 × 8 H100 SXM: 476.53 GB/s at 4 GiB, NVIDIA/nccl-tests issue #290 "
+                        "(https://github.com/NVIDIA/nccl-tests/issues/290)"),
+    # AWS's own published 2 × p5.48xlarge run: 465.87 GB/s at 4 GiB, 479.28 at 8 GiB, 487.26 at 16 GiB.
+    2: Reference(487.0, f"2 × p5.48xlarge over EFA: 487.26 GB/s at 16 GiB, {_AWSOME}"),
 }
-_P5_SOURCE_NOTE = "assumed equal to p5.48xlarge (same NVLink, 3,200 Gbps EFA)"
 _P4D_ALL_REDUCE = {
-    # Single p4d node (8 × A100, NVLink 3): about 230 GB/s (DOMAIN.md).
-    1: Reference(230.0, "single p4d node ~230 GB/s (DOMAIN.md)"),
-    # Across nodes the 400 Gbps (50 GB/s) of EFA per node is the limit; DOMAIN.md records a run at
-    # 30-57 GB/s on 2-4 nodes. 45 GB/s is the portal's estimate of a good multi-node run.
-    2: Reference(45.0, "portal estimate from p4d's 400 Gbps EFA per node", estimate=True),
+    # NVIDIA/nccl issue #527: 1 × p4d.24xlarge (written p4dn there) 230.81 GB/s at 1 GiB.
+    1: Reference(230.0, "1 × p4d.24xlarge: 230.81 GB/s at 1 GiB, NVIDIA/nccl issue #527 "
+                        "(https://github.com/NVIDIA/nccl/issues/527)"),
+    # AWS's published 2 × p4de.24xlarge run: 76.86 GB/s at 1 GiB, 78.33 at 2 GiB (400 Gbps EFA per node).
+    2: Reference(78.0, f"2 × p4de.24xlarge over EFA: 78.33 GB/s at 2 GiB, {_AWSOME}"),
+}
+_TRN1_ALL_REDUCE = {
+    # Neuron's published nccom-test run: 64 ranks on 2 × trn1.32xlarge, 47.09 GB/s at 1 GiB.
+    2: Reference(47.0, f"64 ranks on 2 × trn1.32xlarge: 47.09 GB/s at 1 GiB, {_NEURON}"),
 }
 
-EXPECTED: dict[tuple[str, str], dict[int, Reference]] = {
-    ("p5.48xlarge", "all_reduce"): _P5_ALL_REDUCE,
-    ("p5e.48xlarge", "all_reduce"): {n: Reference(r.busbw, f"{_P5_SOURCE_NOTE}; {r.source}", True)
-                                     for n, r in _P5_ALL_REDUCE.items()},
-    ("p5en.48xlarge", "all_reduce"): {n: Reference(r.busbw, f"{_P5_SOURCE_NOTE}; {r.source}", True)
-                                      for n, r in _P5_ALL_REDUCE.items()},
-    ("p4d.24xlarge", "all_reduce"): _P4D_ALL_REDUCE,
-    ("p4de.24xlarge", "all_reduce"): _P4D_ALL_REDUCE,
+
+def _derived(table: dict[int, Reference], why: str) -> dict[int, Reference]:
+    return {n: Reference(r.busbw, f"{why}; {r.source}", True) for n, r in table.items()}
+
+
+_H200_NOTE = f"p5.48xlarge's figure: same 8-GPU NVLink 4 board and 3,200 Gbps EFA ({_P5_PAGE})"
+
+EXPECTED: dict[tuple[str, str, str], dict[int, Reference]] = {
+    ("nccl-tests", "p5.48xlarge", "all_reduce"): _P5_ALL_REDUCE,
+    ("nccl-tests", "p5e.48xlarge", "all_reduce"): _derived(_P5_ALL_REDUCE, _H200_NOTE),
+    ("nccl-tests", "p5en.48xlarge", "all_reduce"): _derived(_P5_ALL_REDUCE, _H200_NOTE),
+    ("nccl-tests", "p4d.24xlarge", "all_reduce"): _P4D_ALL_REDUCE,
+    ("nccl-tests", "p4de.24xlarge", "all_reduce"): _P4D_ALL_REDUCE,
+    ("nccom-test", "trn1.32xlarge", "all_reduce"): _TRN1_ALL_REDUCE,
 }
+
+# GPU names as the device lines print them -> the instance types with that GPU. Order matters:
+# "GH200" contains "H200".
+HARDWARE: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("GH200", ()), ("GB200", ()), ("GB10", ()), ("H200", ("p5e.48xlarge", "p5en.48xlarge")),
+    ("H100", ("p5.48xlarge",)), ("H800", ()), ("H20", ()), ("B200", ("p6-b200.48xlarge",)),
+    ("A100", ("p4d.24xlarge", "p4de.24xlarge")), ("A800", ()), ("A10G", ("g5.48xlarge",)),
+    ("L40S", ("g6e.48xlarge",)), ("L4", ()), ("V100", ()), ("T4", ()), ("Trainium2", ("trn2.48xlarge",)),
+    ("Trainium", ("trn1.32xlarge", "trn1n.32xlarge")),
+)
 
 SOCKET_ADVICE = ("NCCL used TCP sockets instead of EFA: check the aws-ofi-nccl plugin, FI_PROVIDER=efa "
                  "and the security group's self-referencing rule")
@@ -75,12 +107,28 @@ class Judgement:
     notes: list[str] = field(default_factory=list)
 
 
-def reference(instance_type: str | None, collective: str, nodes: int | None) -> Reference | None:
-    """The expected figure for the largest node bucket not above ``nodes`` (3 nodes use the 2-node figure)."""
+def hardware_of(model: str | None) -> str | None:
+    """The GPU family a device name belongs to (``NVIDIA H100 80GB HBM3`` -> ``H100``), or None."""
+    if not model:
+        return None
+    upper = model.upper()
+    for name, _types in HARDWARE:
+        if name.upper() in upper:
+            return name
+    return None
+
+
+def instance_types_for(hardware: str | None) -> tuple[str, ...]:
+    return next((types for name, types in HARDWARE if name == hardware), ())
+
+
+def reference(instance_type: str | None, collective: str, nodes: int | None,
+              tool: str = "nccl-tests") -> Reference | None:
+    """The figure for the largest node bucket not above ``nodes`` (3+ nodes use the 2-node figure)."""
     itype = instance_types.find(instance_type)
     if itype is None or not nodes:
         return None
-    table = EXPECTED.get((itype.name, collective))
+    table = EXPECTED.get((tool, itype.name, collective))
     if not table:
         return None
     buckets = [bucket for bucket in table if bucket <= nodes]
@@ -88,14 +136,15 @@ def reference(instance_type: str | None, collective: str, nodes: int | None) -> 
 
 
 def verdict(result: NcclResult, instance_type: str | None, nodes: int | None) -> Judgement:
-    """Judge a run: data errors and a socket fallback fail it; bandwidth is compared when a reference exists."""
+    """Judge a run: data errors and a wrong transport fail it; bandwidth is compared when a reference
+    exists; when nothing could be judged the verdict is ``none``."""
     findings: list[tuple[str, str]] = []
     notes: list[str] = []
+    unjudged: list[str] = []
     itype = instance_types.find(instance_type)
+    tool = getattr(result, "tool", "nccl-tests")
     if instance_type and itype is None:
-        notes.append(f"unknown instance type {instance_type!r}: bandwidth not judged, only transport and data errors")
-    elif not instance_type:
-        notes.append("no instance type given: bandwidth not judged, only transport and data errors")
+        notes.append(f"unknown instance type {instance_type!r}: judged on the log's own hardware")
 
     if result.wrong_total:
         findings.append((FAIL, f"#wrong = {result.wrong_total} > 0: {WRONG_ADVICE}"))
@@ -104,27 +153,35 @@ def verdict(result: NcclResult, instance_type: str | None, nodes: int | None) ->
 
     multi_node = nodes is None or nodes > 1
     transport = result.transport
+    transport_judged = False
     if transport == "socket" and multi_node:
         findings.append((FAIL, SOCKET_ADVICE))
     elif transport and transport.startswith("ofi-") and multi_node:
         findings.append((FAIL, (f"NCCL used the libfabric provider '{transport[4:]}' instead of efa: set "
                                "FI_PROVIDER=efa and check the EFA devices with `fi_info -p efa`")))
-    elif transport is None and nodes and nodes > 1:
+    elif transport and multi_node:
+        transport_judged = True
+    elif transport is None and nodes and nodes > 1 and tool == "nccl-tests":
         notes.append("transport unknown: rerun with NCCL_DEBUG=INFO to confirm NCCL used EFA")
 
-    ref = reference(instance_type, result.collective, nodes)
-    if itype is not None and itype.gpus == 0:
-        notes.append(f"{itype.name} has Trainium chips, not GPUs: nccl-tests figures do not apply (use nccom-test)")
-    elif ref is not None:
-        findings.append(_bandwidth(result, itype, nodes, ref))
-        if ref.estimate:
-            notes.append(f"the expected figure is an estimate: {ref.source}")
-    elif itype is not None:
-        notes.append(f"no reference figure for {result.collective} on {nodes or '?'} × {itype.name}: "
-                     "bandwidth not judged")
+    candidate = _reference_type(result, itype, tool, multi_node, findings, notes, unjudged)
+    ref = reference(candidate, result.collective, nodes, tool) if candidate else None
+    if ref is not None:
+        findings.append(_bandwidth(result, candidate, nodes, ref))
+        if ref.derived:
+            notes.append(f"the expected figure is carried over: {ref.source}")
+    elif candidate:
+        unjudged.append(f"no published reference for {result.collective} on {nodes or '?'} × {candidate}")
 
-    if not result.complete:
+    if not result.complete and not getattr(result, "excerpt", False):
         findings.append((WARN, "the run was cut off before its footer: rerun it to completion"))
+    judged = ref is not None or transport_judged or any(level == FAIL for level, _ in findings)
+    if not judged and not findings:
+        if not instance_type and not transport:
+            unjudged.insert(0, "no instance type given and no transport in the log")
+        why = "; ".join(dict.fromkeys(unjudged)) or "no reference applies"
+        return Judgement(NONE, f"nothing was judged: {why}", notes=notes)
+    notes.extend(text for text in unjudged if text not in notes)
     level = max((_LEVEL[lvl] for lvl, _ in findings), default=0)
     worst_first = sorted(findings, key=lambda item: -_LEVEL[item[0]])
     diagnosis = "; ".join(text for _, text in worst_first) or "no problems found"
@@ -134,14 +191,48 @@ def verdict(result: NcclResult, instance_type: str | None, nodes: int | None) ->
     )
 
 
-def _bandwidth(result: NcclResult, itype: instance_types.InstanceType, nodes: int, ref: Reference) -> tuple[str, str]:
-    measured = result.large_message_busbw
+def _reference_type(result, itype, tool, multi_node, findings, notes, unjudged) -> str | None:
+    """Which instance type's figures apply: the cluster's when the log ran on its hardware, else the
+    log's own hardware (intra-node always; across nodes only over EFA, where the figures were measured)."""
+    hardware = result.hardware if tool == "nccl-tests" else None
+    if itype is not None and itype.gpus == 0 and tool == "nccl-tests":
+        findings.append((WARN, f"{itype.name} has Trainium chips, not GPUs: nccl-tests figures do not apply "
+                               "(run nccom-test)"))
+        return None
+    if itype is not None and tool == "nccom-test" and itype.gpus:
+        findings.append((WARN, f"{itype.name} has GPUs: nccom-test output is from a Trainium cluster, not this one"))
+        return None
+    if itype is not None and (hardware is None or hardware == itype.accelerator):
+        return itype.name
+    if itype is not None:
+        findings.append((WARN, f"the log ran on {result.gpu_model} but this cluster is {itype.name} "
+                               f"({itype.accelerator}): the run is not from this cluster's hardware"))
+    if hardware is None:
+        if itype is None and tool == "nccl-tests":
+            unjudged.append("the log names no GPU (no rank lines) and no instance type was given")
+        return None
+    types = instance_types_for(hardware)
+    if not types:
+        unjudged.append(f"no published reference is known for {hardware}")
+        return None
+    if multi_node and result.transport != "efa":
+        unjudged.append(f"no published reference for {hardware} across nodes over "
+                        f"{result.transport or 'an unknown fabric'} (the figures are for EFA on AWS)")
+        return None
+    if itype is None:
+        notes.append(f"judged against {types[0]}'s figures: the log ran on {hardware}")
+    return types[0]
+
+
+def _bandwidth(result: NcclResult, name: str, nodes: int, ref: Reference) -> tuple[str, str]:
+    measured = result.plateau_busbw
     partial = measured is None
     if partial:
         measured = result.peak_busbw
     ratio = measured / ref.busbw if ref.busbw else 0.0
-    text = (f"bus bandwidth {measured:g} GB/s is {ratio:.0%} of the {ref.busbw:g} GB/s expected for "
-            f"{nodes} × {itype.name} at 1 GiB")
+    where = "the largest messages" if partial else "the ≥ 1 GiB plateau"
+    text = (f"bus bandwidth {measured:g} GB/s on {where} is {ratio:.0%} of the {ref.busbw:g} GB/s "
+            f"published for {nodes} × {name}")
     if partial:
         largest = max(row.size for row in result.rows)
         text += (f" (the largest message was {largest:,} bytes: smaller messages reach less, "

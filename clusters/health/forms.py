@@ -12,14 +12,21 @@ from workloads.models import Interaction
 
 
 class ValidationUploadForm(forms.Form):
-    file = forms.FileField(required=False, label="nccl-tests output file",
-                           help_text="What the launcher captured (srun/mpirun prefixes are fine).")
+    """nccl-tests or nccom-test output, as a file or pasted. Nothing the log shows is asked for.
+
+    On an error the content is never lost: pasted text is shown again, and an uploaded file's
+    text is put into the text box (a browser cannot be made to keep the chosen file), with a
+    message saying so.
+    """
+
+    file = forms.FileField(required=False, label="nccl-tests or nccom-test output file",
+                           help_text="What the launcher captured (srun, mpirun, pdsh or DeepSpeed prefixes are fine).")
     text = forms.CharField(required=False, widget=forms.Textarea(attrs={"rows": 8}), strip=False,
                            label="…or paste the output")
     collective = forms.ChoiceField(required=False, choices=[("", "read from the output"),
                                                              *[(c, c) for c in nccl.COLLECTIVES]])
     nodes = forms.IntegerField(required=False, min_value=1, max_value=10000,
-                               help_text="Only needed when the output has no '# Rank' lines.")
+                               help_text="Only needed when the output has neither rank lines nor a rank count.")
     notes = forms.CharField(required=False, widget=forms.Textarea(attrs={"rows": 2}),
                             help_text="What was run and why.")
 
@@ -28,6 +35,7 @@ class ValidationUploadForm(forms.Form):
         self.cluster = cluster
         self.raw = None
         self.result = None
+        self.kept_file = None
 
     def clean(self):
         data = super().clean()
@@ -47,8 +55,25 @@ class ValidationUploadForm(forms.Form):
         try:
             self.result = services.parse_validation(self.cluster, self.raw, data.get("collective"), data.get("nodes"))
         except (nccl.NcclParseError, services.TooLarge) as exc:
-            self.add_error("file" if upload else "text", str(exc))
+            if upload:
+                self.add_error("file", self._keep_file(upload.name, str(exc)))
+            else:
+                self.add_error("text", str(exc))
         return data
+
+    def _keep_file(self, name: str, error: str) -> str:
+        """Put the uploaded file's text into the text box so it survives the error; say what happened."""
+        try:
+            text = bytes(self.raw).decode("utf-8")
+        except UnicodeDecodeError:
+            text = None
+        if text is None or "\x00" in text:
+            return f"{error}. The file {name} was not kept: it is not text."
+        self.data = self.data.copy()
+        self.data["text"] = text
+        self.kept_file = name
+        return (f"{error}. The content of {name} is kept in the text box below: "
+                "correct or complete it there (or choose the collective) and send again.")
 
 
 class ClusterHealthConfigForm(forms.ModelForm):

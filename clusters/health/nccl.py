@@ -1,29 +1,45 @@
 """Read the text nccl-tests prints (all_reduce_perf and friends) into figures a person can act on.
 
-Users paste or upload whatever their launcher captured: lines prefixed by ``srun --label``
-(``0: ``) or ``mpirun --tag-output`` (``[1,0]<stdout>:``), with NCCL's own log lines
-interleaved when ``NCCL_DEBUG=INFO``. The format itself is the one ``src/common.cu`` in
-NVIDIA/nccl-tests prints: ``#`` header lines, one ``#  Rank`` line per GPU, a table of
-``size count type redop root`` followed by out-of-place and in-place ``time algbw busbw
-#wrong`` (older builds omit ``root``, and old alltoall builds omit ``redop``: the last
-eight columns are always the two result blocks), then the ``# Out of bounds values`` and
-``# Avg bus bandwidth`` footer.
+People paste what their launcher captured, so lines can carry a launcher prefix: ``srun -l``
+(``0: ``), ``mpirun --tag-output`` (``[1,0]<stdout>:``), pdsh/clush/DeepSpeed (``10.3.35.83: ``,
+``node001: ``), Ray/SkyPilot (``(head, rank=0, pid=3808) ``) or a Markdown quote (``> ``), with
+NCCL's own log interleaved when ``NCCL_DEBUG=INFO``. Every nccl-tests release since 2017 is read:
+
+* the ``# nThread … nGpus … minBytes … maxBytes`` header (with or without ``agg iters``,
+  ``graph``, ``unalign``), ``# nccl-tests version`` and ``# Collective test starting`` lines;
+* rank lines with or without ``Group`` (``#   Rank  0 Pid …`` before 2.x);
+* the column header, which says which columns the rows have: ``redop`` and ``root`` appear
+  only in some releases and collectives, ``error`` (a maximum deviation) preceded ``#wrong``,
+  ``-I 1`` adds ``i_min i_max i_p99 i_cv%`` after each block and ``-S 1`` a timestamp
+  (``src/util.cu``, ``writeResultHeader``/``writePerIterReport``/``writeTimestamp``);
+* ``NCCL version 2.x.y+cudaZ`` printed on a line of its own as well as inside ``NCCL INFO``.
 
 Decisions:
 
-* Several runs in one file (logs appended): the last run that printed result rows is used
-  and a note says so. Headers printed by *different* launcher tasks mean nccl-tests was
-  built without MPI and every task ran its own test: that is rejected with that diagnosis.
-* No result rows at all (empty, binary, cut off before the first size) is an error
-  (``NcclParseError``); rows without the footer are accepted with ``complete: false``.
+* Several runs in one file are several runs: a run starts at a ``# nThread`` header, or at a
+  column header when the current run already has rows (pasted tables without their header).
+  Every run is read and judged; the last run with rows is the primary one whose figures fill
+  the top-level fields (what the portal stores), and ``runs`` holds them all.
+* The collective comes from the caller, else the log (``Collective test starting``), else the
+  ``*_perf`` command line before the run (``NAME_SUFFIX`` builds such as ``all_reduce_perf_mpi``
+  included), else the data: ``root`` ≥ 0 means broadcast/reduce, ``count`` × element size equal
+  to ``size``/ranks means a gathering collective, and busbw/algbw is 2(n−1)/n for all_reduce,
+  (n−1)/n for all_gather/reduce_scatter/alltoall and 1 for broadcast/reduce/sendrecv. An
+  inferred collective is flagged (``collective_source = "inferred"``) with the evidence.
+* Elided rows (``...``) make an excerpt, not a failure; headers printed by different launcher
+  tasks mean nccl-tests was built without MPI, which is refused with that diagnosis.
+* No result rows at all (empty, binary, cut before the first size) is ``NcclParseError``.
 """
 
 from __future__ import annotations
 
 import re
 from collections import Counter
-from dataclasses import asdict, dataclass, field
+from collections.abc import Iterable
+from dataclasses import asdict, dataclass, field, replace
+from statistics import median
 
+from clusters import instance_types
 from clusters.health import expectations
 
 COLLECTIVES: tuple[str, ...] = (
@@ -32,21 +48,39 @@ COLLECTIVES: tuple[str, ...] = (
 _ALIASES = {"allreduce": "all_reduce", "allgather": "all_gather", "reducescatter": "reduce_scatter",
             "all_to_all": "alltoall", "alltoall": "alltoall", "send_recv": "sendrecv"}
 GIB = 1 << 30
+TOOL = "nccl-tests"
 
-_PREFIX = re.compile(r"^(?:\s*(\d+): ?|\[(\d+),(\d+)\]<std(?:out|err)>: ?)")
-_HEADER = re.compile(r"#\s*nThread\s+(\d+)\s+nGpus\s+(\d+)\s+minBytes\s+(\d+)\s+maxBytes\s+(\d+)"
+# Bytes per element of the type names nccl-tests prints (src/common.cu test_typenames).
+ELEMENT_BYTES = {
+    "int8": 1, "uint8": 1, "char": 1, "int32": 4, "uint32": 4, "int": 4, "int64": 8, "uint64": 8,
+    "half": 2, "float16": 2, "bfloat16": 2, "float": 4, "float32": 4, "double": 8, "float64": 8,
+    "f8e4m3": 1, "f8e5m2": 1, "fp8_e4m3": 1, "fp8_e5m2": 1,
+}
+
+_PREFIXES = (
+    re.compile(r"^\s*\[(\d+),(\d+)\]<std(?:out|err)>:\s?"),                     # mpirun --tag-output
+    re.compile(r"^\s*\(([\w.-]+), rank=(\d+), pid=\d+(?:, ip=[\d.]+)?\)\s"),    # Ray / SkyPilot
+    re.compile(r"^\s*(\d+):\s?"),                                                 # srun -l
+    re.compile(r"^\s*>\s?"),                                                      # Markdown quote
+)
+# pdsh/clush/DeepSpeed put "host: " first; only taken when what follows is nccl-tests output.
+_HOST_PREFIX = re.compile(r"^\s*([A-Za-z0-9][\w.-]*):\s+(?=#|\d|.*NCCL (?:INFO|WARN)|NCCL version)")
+_HEADER = re.compile(r"#?\s*nThread\s+(\d+)\s+nGpus\s+(\d+)\s+minBytes\s+(\d+)\s+maxBytes\s+(\d+)"
                      r"(?:\s+step:\s*(\d+)\((\w+)\))?")
-_RANK = re.compile(r"#\s+Rank\s+(\d+)\s+Group\s+(\d+)\s+Pid\s+(\d+)\s+on\s+(\S+)\s+device\s+(\d+)\s+"
+_RANK = re.compile(r"#?\s*Rank\s+(\d+)\s+(?:Group\s+(\d+)\s+)?Pid\s+(\d+)\s+on\s+(\S+)\s+device\s+(\d+)\s+"
                    r"\[([^\]]*)\]\s+(.+)")
 _OOB = re.compile(r"#\s*Out of bounds values\s*:\s*(\d+)\s*(\w+)?")
 _AVG = re.compile(r"#\s*Avg bus bandwidth\s*:\s*([-+.\deE]+|nan|inf)", re.IGNORECASE)
 _STARTING = re.compile(r"#\s*Collective test (?:starting|concluded):\s*(\w+)")
 _OPENING = re.compile(r"#\s*(?:Collective test (starting)|nccl-tests (version))\s*:?\s*(\w[\w.]*)")
-_BINARY = re.compile(r"\b(" + "|".join(COLLECTIVES) + r")_perf\b")
+_COMMAND = re.compile(r"(?<![A-Za-z0-9])(" + "|".join(COLLECTIVES) + r")_perf[\w.-]*(?=\s+-|\s*$)")
 _NCCL_VERSION = re.compile(r"NCCL version (\S+)")
 _OFI_VERSION = re.compile(r"aws-ofi-nccl\s+v?(\d[\w.+-]*)")
 _PROVIDER = re.compile(r"Selected provider is (\w+)", re.IGNORECASE)
 _NETWORK = re.compile(r"Using network (.+?)\s*$")
+_TIMESTAMP = re.compile(r"^\d{4}-\d{2}-\d{2}$")
+_CLOCK = re.compile(r"^\d{2}:\d{2}:\d{2}$")
+_ELISION = {"...", "…", "[...]", "(...)"}
 
 
 class NcclParseError(ValueError):
@@ -55,7 +89,12 @@ class NcclParseError(ValueError):
 
 @dataclass
 class NcclRow:
-    """One message size: out-of-place then in-place figures; ``*_wrong`` is None for ``N/A``."""
+    """One message size: out-of-place then in-place figures.
+
+    ``*_wrong`` is the ``#wrong`` count (None for ``N/A`` or when the release printed an
+    ``error`` column instead, whose value is then in ``*_error``). ``ip_*`` is None for tools
+    that measure one placement only (nccom-test).
+    """
 
     size: int
     count: int
@@ -66,15 +105,23 @@ class NcclRow:
     oop_algbw: float
     oop_busbw: float
     oop_wrong: int | None
-    ip_time_us: float
-    ip_algbw: float
-    ip_busbw: float
-    ip_wrong: int | None
+    ip_time_us: float | None = None
+    ip_algbw: float | None = None
+    ip_busbw: float | None = None
+    ip_wrong: int | None = None
+    oop_error: float | None = None
+    ip_error: float | None = None
+    per_iteration: list[float] | None = None  # -I 1: oop i_min i_max i_p99 i_cv%, then in-place
+    timestamp: str | None = None               # -S 1
 
     @property
     def busbw(self) -> float:
         """The better of the two placements, which is what people quote."""
-        return max(self.oop_busbw, self.ip_busbw)
+        return self.oop_busbw if self.ip_busbw is None else max(self.oop_busbw, self.ip_busbw)
+
+    @property
+    def algbw(self) -> float:
+        return self.oop_algbw if self.ip_algbw is None else max(self.oop_algbw, self.ip_algbw)
 
 
 @dataclass
@@ -88,6 +135,7 @@ class NcclResult:
     hosts: list[str] = field(default_factory=list)
     gpus_per_node: int | None = None
     gpu_model: str | None = None
+    hardware: str | None = None
     n_threads: int | None = None
     n_gpus: int | None = None
     min_bytes: int | None = None
@@ -96,24 +144,33 @@ class NcclResult:
     peak_busbw: float = 0.0
     avg_busbw: float = 0.0
     large_message_busbw: float | None = None  # busbw of the smallest message >= 1 GiB
+    plateau_busbw: float | None = None        # best busbw among messages >= 1 GiB
     out_of_bounds: int | None = None
     out_of_bounds_ok: bool | None = None
     wrong_total: int = 0
     complete: bool = False
+    excerpt: bool = False
     transport: str | None = None
     nccl_version: str | None = None
     ofi_version: str | None = None
     nccl_tests_version: str | None = None
+    tool: str = TOOL
+    collective_source: str = "log"  # given | log | command | inferred
     warnings: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     instance_type: str | None = None
     verdict: str | None = None
     diagnosis: str = ""
     expected_busbw: float | None = None
+    reference_source: str | None = None
+    runs: list[NcclResult] = field(default_factory=list)
+    primary_run: int = 0
 
     def to_dict(self) -> dict:
-        """JSON-safe dict; ``rows`` is a list of dicts."""
-        return asdict(self)
+        """JSON-safe dict; ``rows`` is a list of dicts, ``runs`` every run (the primary one included)."""
+        data = asdict(replace(self, runs=[]))
+        data["runs"] = [asdict(replace(run, runs=[])) for run in self.runs]
+        return data
 
 
 @dataclass
@@ -121,8 +178,10 @@ class _Run:
     label: str | None
     header: re.Match | None = None
     collective: str | None = None
+    command: str | None = None
     tests_version: str | None = None
     ranks: list[tuple[int, str, str]] = field(default_factory=list)
+    columns: list[str] | None = None
     rows: list[NcclRow] = field(default_factory=list)
     oob: re.Match | None = None
     avg: float | None = None
@@ -131,12 +190,15 @@ class _Run:
     socket_seen: bool = False
     nccl_version: str | None = None
     ofi_version: str | None = None
+    elided: bool = False
     warnings: list[str] = field(default_factory=list)
 
 
 def normalize_collective(name: str) -> str:
-    """``all_reduce_perf``, ``allreduce`` and ``all_reduce`` all name the same test; anything else is an error."""
-    key = name.strip().lower().removesuffix("_perf")
+    """``all_reduce_perf``, ``all_reduce_perf_mpi``, ``allreduce`` and ``all_reduce`` name the same test."""
+    key = name.strip().lower()
+    if "_perf" in key:
+        key = key[:key.index("_perf")]
     key = _ALIASES.get(key, key)
     if key not in COLLECTIVES:
         raise NcclParseError(f"unknown collective {name!r}: expected one of {', '.join(COLLECTIVES)}")
@@ -144,20 +206,19 @@ def normalize_collective(name: str) -> str:
 
 
 def parse(
-    text: str | bytes,
+    text: str | bytes | Iterable,
     collective: str | None = None,
     instance_type: str | None = None,
     nodes: int | None = None,
 ) -> NcclResult:
-    """Parse nccl-tests output and judge it.
+    """Parse nccl-tests output (a string, bytes, or an iterable of lines such as an open file) and judge it.
 
-    ``collective`` overrides what the text says; ``nodes`` is used when the output has
-    no ``# Rank`` lines to count hosts from. An unknown ``instance_type`` still gives a
-    verdict, from transport and data errors only.
+    ``collective`` overrides what the text says; ``nodes`` is used when the output has no rank
+    lines to count hosts from. Without an instance type the run is judged against the
+    reference of the hardware its rank lines name, when one is known.
     """
-    text = _as_text(text)
     wanted = normalize_collective(collective) if collective else None
-    runs, binaries, failures = _scan(text)
+    runs, failures = _scan(_lines(text))
     with_rows = [run for run in runs if run.rows]
     if not with_rows:
         if any(run.header for run in runs):
@@ -171,23 +232,90 @@ def parse(
         raise NcclParseError(
             f"{len(headed)} separate nccl-tests runs were printed by different tasks ({', '.join(sorted(map(str, labels)))}): "
             "nccl-tests was built without MPI (build with MPI=1), so every task ran its own test")
-    run = with_rows[-1]
-    _inherit_log(run, runs)
-    name = wanted or run.collective or (binaries[-1] if binaries else None)
-    if name is None:
-        raise NcclParseError("cannot tell which collective ran (no '*_perf' command or 'Collective test' line): "
-                             f"pass the collective, one of {', '.join(COLLECTIVES)}")
-    result = _result(normalize_collective(name), run, nodes)
-    if len(runs) > 1:
-        result.notes.append(f"the input holds {len(runs)} runs; the last one with results was used")
+    results = []
+    for run in with_rows:
+        _inherit_log(run, runs)
+        results.append(_judged(run, wanted, instance_type, nodes, single=len(with_rows) == 1))
+    primary = results[-1]
+    if len(results) > 1:
+        primary.runs = results
+        primary.primary_run = len(results) - 1
+        primary.notes.insert(0, f"the input holds {len(results)} runs "
+                                f"({', '.join(r.collective for r in results)}); the last one is shown, "
+                                "all are listed under runs")
+    return primary
+
+
+def _judged(run: _Run, wanted: str | None, instance_type: str | None, nodes: int | None,
+            single: bool) -> NcclResult:
+    result = _result(run, nodes)
+    if wanted:
+        result.collective, result.collective_source = wanted, "given"
+    elif run.collective:
+        result.collective, result.collective_source = normalize_collective(run.collective), "log"
+    elif run.command:
+        result.collective, result.collective_source = normalize_collective(run.command), "command"
+    else:
+        name, evidence, ranks = infer_collective(result.rows, result.ranks)
+        if name is None:
+            raise NcclParseError(f"cannot tell which collective ran ({evidence}): "
+                                 f"pass the collective, one of {', '.join(COLLECTIVES)}")
+        result.collective, result.collective_source = name, "inferred"
+        result.notes.append(f"collective inferred from the data: {evidence}")
+        if result.ranks is None and ranks:
+            result.ranks = ranks
+            result.notes.append(f"{ranks} ranks inferred from the data (no rank lines)")
     result.instance_type = instance_type
+    nodes_from_ranks(result, instance_type)
     judged = expectations.verdict(result, instance_type, result.nodes)
-    result.verdict, result.diagnosis, result.expected_busbw = judged.verdict, judged.diagnosis, judged.expected_busbw
+    result.verdict, result.diagnosis = judged.verdict, judged.diagnosis
+    result.expected_busbw, result.reference_source = judged.expected_busbw, judged.reference_source
     result.notes.extend(judged.notes)
     return result
 
 
-def _as_text(text: str | bytes) -> str:
+def infer_collective(rows: list[NcclRow], ranks: int | None) -> tuple[str | None, str, int | None]:
+    """The collective the figures belong to, the evidence in words, and the rank count if it showed.
+
+    Uses the columns nccl-tests prints per collective (``src/*.cu`` ``getCollByteCount`` and
+    ``getBw``): a ``root`` ≥ 0 only for broadcast and reduce; ``count`` is the per-rank count
+    (``size`` / ranks / element size) for all_gather, reduce_scatter and alltoall; the bus
+    bandwidth factor is 2(n−1)/n for all_reduce, (n−1)/n for the gathering ones, 1 otherwise.
+    """
+    data = [row for row in rows if row.size > 0 and row.count > 0]
+    if not data:
+        return None, "every row has size 0", None
+    first = data[0]
+    redop, root = first.redop, first.root
+    elt = ELEMENT_BYTES.get((first.type or "").lower())
+    ratio = median(row.size / (row.count * elt) for row in data) if elt else None
+    sized = [row for row in data if row.oop_algbw >= 1.0] or [row for row in data if row.oop_algbw > 0]
+    factor = median(row.oop_busbw / row.oop_algbw for row in sized) if sized else None
+    shown = f"busbw/algbw {factor:.3f}" if factor is not None else "no bandwidth above 0"
+    if root is not None and root >= 0:
+        name = "reduce" if redop and redop != "none" else "broadcast"
+        return name, f"root column {root} (only broadcast and reduce have a root), redop {redop or 'absent'}", None
+    if ratio is not None and ratio > 1.5:
+        n = round(ratio)
+        if redop and redop != "none":
+            return "reduce_scatter", f"count is size/{n}/{elt} B with redop {redop}", n
+        return "all_gather", (f"count is size/{n}/{elt} B with no reduction (alltoall prints the same columns; "
+                              "pass the collective if it was alltoall)"), n
+    if factor is not None and factor > 1.05:
+        n = round(2 / (2 - factor)) if factor < 1.99 else None
+        return "all_reduce", f"{shown} = 2(n−1)/n{f' for n = {n}' if n else ''}, count = size/{elt or '?'} B", n
+    if factor is not None and abs(factor - 1) <= 0.05:
+        if ranks is not None and ranks > 2:
+            return "sendrecv", f"{shown} with {ranks} ranks and count = size/{elt or '?'} B", None
+        return ("all_reduce", f"{shown}: all_reduce on 2 ranks or sendrecv print the same figures; "
+                "all_reduce assumed, pass the collective if it was sendrecv", 2)
+    if factor is None and redop and redop != "none":
+        return "all_reduce", "redop column and count = size/element, bandwidth too small to confirm", None
+    return None, f"the columns do not match a known collective ({shown})", None
+
+
+def _lines(text) -> Iterable[str]:
+    """Lines of ``text`` (str, bytes, or an iterable of str/bytes lines), checked to be text."""
     if isinstance(text, (bytes, bytearray)):
         if b"\x00" in text:
             raise NcclParseError("input is binary (contains NUL bytes), not nccl-tests output")
@@ -195,69 +323,123 @@ def _as_text(text: str | bytes) -> str:
             text = bytes(text).decode("utf-8")
         except UnicodeDecodeError:
             raise NcclParseError("input is not UTF-8 text, not nccl-tests output") from None
-    if not isinstance(text, str) or not text.strip():
+    if isinstance(text, str):
+        if not text.strip():
+            raise NcclParseError("input is empty")
+        if "\x00" in text:
+            raise NcclParseError("input is binary (contains NUL bytes), not nccl-tests output")
+        return text.splitlines()
+    return _checked(text)
+
+
+def _checked(lines: Iterable) -> Iterable[str]:
+    seen = False
+    for line in lines:
+        if isinstance(line, (bytes, bytearray)):
+            if b"\x00" in line:
+                raise NcclParseError("input is binary (contains NUL bytes), not nccl-tests output")
+            try:
+                line = bytes(line).decode("utf-8")
+            except UnicodeDecodeError:
+                raise NcclParseError("input is not UTF-8 text, not nccl-tests output") from None
+        elif "\x00" in line:
+            raise NcclParseError("input is binary (contains NUL bytes), not nccl-tests output")
+        seen = seen or bool(line.strip())
+        yield line.rstrip("\r\n")
+    if not seen:
         raise NcclParseError("input is empty")
-    if "\x00" in text:
-        raise NcclParseError("input is binary (contains NUL bytes), not nccl-tests output")
-    return text
 
 
-def _strip_prefix(line: str) -> tuple[str | None, str]:
+def strip_prefix(line: str) -> tuple[str | None, str]:
+    """The launcher label (task or host) and the line without the launcher's prefixes."""
     label = None
-    for _ in range(2):
-        match = _PREFIX.match(line)
-        if not match:
-            break
-        label = label or (match.group(1) if match.group(1) is not None else f"{match.group(2)},{match.group(3)}")
-        line = line[match.end():]
+    for _ in range(3):
+        for pattern in _PREFIXES:
+            match = pattern.match(line)
+            if match and match.end():
+                if match.groups() and label is None:
+                    label = ",".join(group for group in match.groups() if group is not None)
+                line = line[match.end():]
+                break
+        else:
+            match = _HOST_PREFIX.match(line)
+            if not match:
+                break
+            label = label or match.group(1)
+            line = line[match.end():]
     return label, line.strip()
 
 
-def _scan(text: str) -> tuple[list[_Run], list[str], list[str]]:
-    """Split the text into runs (one per ``# nThread`` header) and collect log facts per run."""
+def _scan(lines: Iterable[str]) -> tuple[list[_Run], list[str]]:
+    """Split the lines into runs and collect log facts per run."""
     runs: list[_Run] = []
     preamble = _Run(label=None)
-    binaries: list[str] = []
     failures: list[str] = []
     pending: dict[str, str] = {}
-    for raw in text.splitlines():
-        label, line = _strip_prefix(raw)
+    for raw in lines:
+        label, line = strip_prefix(raw)
         if not line:
             continue
         current = runs[-1] if runs else preamble
         if "NCCL INFO" in line or "NCCL WARN" in line:
             _log_line(current, line)
-        elif line.startswith("#"):
+        elif line.startswith("NCCL version"):
+            match = _NCCL_VERSION.match(line)
+            current.nccl_version = current.nccl_version or (match.group(1) if match else None)
+        elif line in _ELISION:
+            if current.rows:  # rows left out between rows shown; '...' elsewhere is prose
+                current.elided = True
+        elif _HEADER.match(line):
             header = _HEADER.match(line)
+            run = _Run(label=label, header=header, collective=pending.pop("starting", None),
+                       tests_version=pending.pop("version", None), command=pending.pop("command", None))
+            if not runs:
+                if preamble.rows:  # a table whose header was cut off: a run of its own
+                    runs.append(preamble)
+                else:
+                    _merge_log(run, preamble)
+            runs.append(run)
+        elif line.startswith("#"):
             opening = _OPENING.match(line)
             if opening:  # printed just before the header of the run it names
                 pending[opening.group(1) or opening.group(2)] = opening.group(3)
                 continue
-            if header:
-                run = _Run(label=label, header=header, collective=pending.pop("starting", None),
-                           tests_version=pending.pop("version", None))
-                if not runs:
-                    if preamble.rows:  # a table whose header was cut off: a run of its own
-                        runs.append(preamble)
-                    else:
-                        _merge_log(run, preamble)
-                runs.append(run)
-            else:
-                _comment_line(current, line)
+            columns = _columns(line)
+            if columns is not None:
+                if current is preamble and preamble.rows:  # a table before any header: a run of its own
+                    runs.append(preamble)
+                if current.rows:
+                    current = _Run(label=label, command=pending.pop("command", None),
+                                   collective=pending.pop("starting", None))
+                    runs.append(current)
+                elif "command" in pending:
+                    current.command = pending.pop("command")
+                current.columns = columns
+                continue
+            _comment_line(current, line)
         else:
-            row = _row(line.split())
+            row = _row(line.split(), current.columns)
             if row is not None:
                 current.rows.append(row)
                 continue
-            found = _BINARY.search(line)
+            found = _COMMAND.search(line) if "`" not in line else None
             if found:
-                binaries.append(found.group(1))
+                pending["command"] = found.group(1)
             if "failure" in line.lower() or "error" in line.lower():
                 failures.append(line[:200])
     if not runs and preamble.rows:
         preamble.collective = preamble.collective or pending.get("starting")
+        preamble.command = preamble.command or pending.get("command")
         runs.append(preamble)
-    return runs, binaries, failures
+    return runs, failures
+
+
+def _columns(line: str) -> list[str] | None:
+    """The column names of a result table header line (``#  size  count  type …  busbw #wrong …``)."""
+    tokens = line.lstrip("#").split()
+    if len(tokens) < 6 or tokens[0] != "size" or "busbw" not in tokens:
+        return None
+    return tokens
 
 
 def _failure_detail(failures: list[str], warnings: list[str]) -> str:
@@ -308,7 +490,7 @@ def _comment_line(run: _Run, line: str) -> None:
 
 def _merge_log(run: _Run, other: _Run) -> None:
     """Give ``run`` the log facts seen in ``other`` that it lacks (NCCL logs before the header)."""
-    for name in ("provider", "network", "nccl_version", "ofi_version", "collective", "tests_version"):
+    for name in ("provider", "network", "nccl_version", "ofi_version", "collective", "tests_version", "command"):
         if getattr(run, name) is None:
             setattr(run, name, getattr(other, name))
     run.socket_seen = run.socket_seen or other.socket_seen
@@ -322,34 +504,94 @@ def _inherit_log(run: _Run, runs: list[_Run]) -> None:
             if other is not run and (other.provider or other.network):
                 _merge_log(run, other)
                 break
+    if run.nccl_version is None:
+        run.nccl_version = next((other.nccl_version for other in runs if other.nccl_version), None)
 
 
 def _number(token: str) -> float:
     return float(token.rstrip("*"))
 
 
-def _wrong(token: str) -> int | None:
-    if token.upper() == "N/A":
-        return None
-    return int(_number(token))
-
-
-def _row(tokens: list[str]) -> NcclRow | None:
-    """A table row, or None for any other line; the last eight tokens are the two result blocks."""
-    n = len(tokens)
-    if n < 10 or n > 13 or not tokens[0].isdigit() or not tokens[1].isdigit():
-        return None
-    lead, oop, ip = tokens[:n - 8], tokens[n - 8:n - 4], tokens[n - 4:]
+def _is_number(token: str) -> bool:
     try:
-        root = int(lead[4]) if len(lead) > 4 else None
-        return NcclRow(
-            size=int(lead[0]), count=int(lead[1]), type=lead[2] if len(lead) > 2 else None,
-            redop=lead[3] if len(lead) > 3 else None, root=root,
-            oop_time_us=_number(oop[0]), oop_algbw=_number(oop[1]), oop_busbw=_number(oop[2]), oop_wrong=_wrong(oop[3]),
-            ip_time_us=_number(ip[0]), ip_algbw=_number(ip[1]), ip_busbw=_number(ip[2]), ip_wrong=_wrong(ip[3]),
-        )
+        _number(token)
     except ValueError:
+        return False
+    return True
+
+
+def _row(tokens: list[str], columns: list[str] | None) -> NcclRow | None:
+    """A table row, or None for any other line.
+
+    The column header names the leading columns and says whether per-iteration columns follow
+    each block; without it, the last eight tokens are the two result blocks.
+    """
+    if len(tokens) < 7 or not tokens[0].isdigit() or not tokens[1].isdigit():
         return None
+    timestamp = None
+    if len(tokens) > 2 and _TIMESTAMP.match(tokens[-2]) and _CLOCK.match(tokens[-1]):
+        timestamp, tokens = f"{tokens[-2]} {tokens[-1]}", tokens[:-2]
+    n = len(tokens)
+    block = 4
+    if columns is not None:
+        lead_names = columns[:next((i for i, c in enumerate(columns) if c in ("time", "cputime")), len(columns))]
+        if "i_min" in columns:
+            block = 8
+        lead = len(lead_names)
+    else:
+        lead_names = None
+        if 19 <= n <= 21:
+            block, lead = 8, n - 16
+        else:
+            lead = n - 8
+    if not 2 <= lead <= 5 or n != lead + 2 * block:
+        return None
+    head, oop, ip = tokens[:lead], tokens[lead:lead + block], tokens[lead + block:]
+    names = lead_names or _lead_names(head)
+    if names is None:
+        return None
+    values = dict(zip(names, head, strict=False))
+    counts = None if columns is None else "error" not in columns
+    try:
+        root = int(values["root"]) if "root" in values else None
+        oop_wrong, oop_error = _wrong(oop[3], counts)
+        ip_wrong, ip_error = _wrong(ip[3], counts)
+        return NcclRow(
+            size=int(values["size"]), count=int(values["count"]), type=values.get("type"),
+            redop=values.get("redop"), root=root,
+            oop_time_us=_number(oop[0]), oop_algbw=_number(oop[1]), oop_busbw=_number(oop[2]), oop_wrong=oop_wrong,
+            ip_time_us=_number(ip[0]), ip_algbw=_number(ip[1]), ip_busbw=_number(ip[2]), ip_wrong=ip_wrong,
+            oop_error=oop_error, ip_error=ip_error,
+            per_iteration=[_number(t) for t in oop[4:] + ip[4:]] if block == 8 else None, timestamp=timestamp,
+        )
+    except (ValueError, KeyError):
+        return None
+
+
+def _lead_names(head: list[str]) -> list[str] | None:
+    """Column names of the leading tokens when there is no column header to say."""
+    if len(head) == 2:
+        return ["size", "count"]
+    if _is_number(head[2]):
+        return None
+    if len(head) == 3:
+        return ["size", "count", "type"]
+    if len(head) == 4:
+        return ["size", "count", "type", "root" if _is_number(head[3]) else "redop"]
+    return ["size", "count", "type", "redop", "root"]
+
+
+def _wrong(token: str, counts: bool | None) -> tuple[int | None, float | None]:
+    """``#wrong`` as a count, or an old release's ``error`` column (a maximum deviation) as a float.
+
+    ``counts`` says which column the header named (None: no header, told by the token's form).
+    """
+    if token.upper() == "N/A":
+        return None, None
+    value = _number(token)
+    if counts or (counts is None and token.isdigit()):
+        return int(value), None
+    return None, value
 
 
 def _transport(run: _Run) -> str | None:
@@ -361,43 +603,68 @@ def _transport(run: _Run) -> str | None:
         return "socket"
     if network.startswith("ib"):
         return "ib"
+    if "tcpx" in network or "tcpxo" in network:
+        return "tcpx"
     if run.socket_seen:
         return "socket"
     return None
 
 
-def _result(collective: str, run: _Run, nodes: int | None) -> NcclResult:
+def _result(run: _Run, nodes: int | None) -> NcclResult:
     rows = run.rows
     hosts = list(dict.fromkeys(host for _, host, _ in run.ranks))
     header = run.header
     n_threads = int(header.group(1)) if header else None
     n_gpus = int(header.group(2)) if header else None
-    ranks = len(run.ranks) or None
-    if ranks is None and header and nodes in (None, 1):
+    ranks = len({rank for rank, _, _ in run.ranks}) or None
+    if ranks is None and header and nodes in (None, 1) and not run.label:
         ranks = n_threads * n_gpus
     node_count = len(hosts) or nodes
+    model = Counter(model for _, _, model in run.ranks).most_common(1)[0][0] if run.ranks else None
     result = NcclResult(
-        collective=collective, rows=rows, ranks=ranks, nodes=node_count, hosts=hosts,
-        gpus_per_node=ranks // node_count if ranks and node_count else None,
-        gpu_model=Counter(model for _, _, model in run.ranks).most_common(1)[0][0] if run.ranks else None,
+        collective="", rows=rows, ranks=ranks, nodes=node_count, hosts=hosts,
+        gpus_per_node=ranks // node_count if ranks and node_count and ranks % node_count == 0 else None,
+        gpu_model=model, hardware=expectations.hardware_of(model),
         n_threads=n_threads, n_gpus=n_gpus,
         min_bytes=int(header.group(3)) if header else None, max_bytes=int(header.group(4)) if header else None,
         step=f"{header.group(5)}({header.group(6)})" if header and header.group(5) else None,
         peak_busbw=max(row.busbw for row in rows),
         transport=_transport(run), nccl_version=run.nccl_version, ofi_version=run.ofi_version,
         nccl_tests_version=run.tests_version, warnings=run.warnings, complete=run.avg is not None,
+        excerpt=run.elided or run.header is None,
     )
-    every = [row.oop_busbw for row in rows] + [row.ip_busbw for row in rows]
-    result.avg_busbw = run.avg if run.avg is not None else round(sum(every) / len(every), 3)
-    large = [row for row in rows if row.size >= GIB]
-    result.large_message_busbw = min(large, key=lambda row: row.size).busbw if large else None
+    fill_bandwidth(result, run.avg)
     result.wrong_total = sum((row.oop_wrong or 0) + (row.ip_wrong or 0) for row in rows)
     if run.oob:
         result.out_of_bounds = int(run.oob.group(1))
         result.out_of_bounds_ok = (run.oob.group(2) or "").upper() == "OK"
     if nodes and hosts and nodes != len(hosts):
         result.notes.append(f"{nodes} nodes were given but the output lists {len(hosts)} hosts; the output was used")
+    if run.elided:
+        result.notes.append(f"an excerpt: rows were left out ('...'); figures cover the {len(rows)} rows shown")
+    if run.header is None:
+        result.notes.append("the '# nThread' header is not in the input: ranks and sizes come from the rows")
     if not result.complete:
-        result.notes.append(f"the output ends after {len(rows)} rows without the footer: the run was cut off, "
-                            "figures cover the sizes that finished")
+        result.notes.append(f"the output ends after {len(rows)} rows without the footer: the run was cut off "
+                            "or only part of it was pasted; figures cover the sizes shown")
     return result
+
+
+def nodes_from_ranks(result: NcclResult, instance_type: str | None) -> None:
+    """Without rank lines naming hosts, the node count follows from the ranks and the instance type."""
+    itype = instance_types.find(instance_type)
+    per_node = itype.gpus if itype else None
+    if result.nodes is None and result.ranks and per_node and result.ranks % per_node == 0:
+        result.nodes = result.ranks // per_node
+        result.gpus_per_node = per_node
+        result.notes.append(f"{result.nodes} nodes: {result.ranks} ranks at {per_node} per {itype.name}")
+
+
+def fill_bandwidth(result: NcclResult, avg: float | None) -> None:
+    """Average, 1 GiB and plateau bus bandwidth from the rows (the tool's own average when it printed one)."""
+    rows = result.rows
+    every = [row.oop_busbw for row in rows] + [row.ip_busbw for row in rows if row.ip_busbw is not None]
+    result.avg_busbw = avg if avg is not None else round(sum(every) / len(every), 3)
+    large = [row for row in rows if row.size >= GIB]
+    result.large_message_busbw = min(large, key=lambda row: row.size).busbw if large else None
+    result.plateau_busbw = max(row.busbw for row in large) if large else None

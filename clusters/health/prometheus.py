@@ -16,15 +16,25 @@ Decisions worth knowing:
 * Counter families reach us with ``_total`` sample names; routing uses the family name.
 * Several series for one physical GPU (MIG instances, duplicated scrapes) are merged:
   the GPU keeps the largest value seen for each health field.
+* What a paste adds around a scrape is removed with a note, never silently: the shell command
+  line (``curl …``, ``docker run …``, ``root@host:~# curl …``), curl's progress meter and trailer
+  (also when glued to the first ``# HELP``), ``kubectl port-forward`` messages, Markdown fences and
+  ``...`` elisions. Anything else that is not Prometheus text is still an error.
+* The input may be a string, bytes, or an iterable of lines (an open text or binary file): the
+  lines are fed to the parser as they are read, so a large push is never held twice.
+* Which families the scrape carries is kept (``Scrape.families_seen``): a signal the exporter
+  was not configured to export must read as "not collected", not as zero.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import io
+import re
+from collections.abc import Iterable, Iterator
 from dataclasses import asdict, dataclass, field
 
 from prometheus_client.metrics_core import Metric
-from prometheus_client.parser import text_string_to_metric_families
+from prometheus_client.parser import text_fd_to_metric_families
 
 DCGM_BLANK_THRESHOLD = 9223372036854775790
 EFA_PREFIX = "node_amazonefa_"
@@ -43,8 +53,11 @@ DCGM_FIELDS: dict[str, int] = {
     "DCGM_FI_DEV_POWER_VIOLATION": POWER,
     "DCGM_FI_DEV_ECC_DBE_VOL_TOTAL": DBE,
 }
-# Newer exporters can also count XIDs per code over a window, with an ``xid`` label.
+# Newer exporters can also count XIDs per code over a window, with an ``xid`` label. The exporter's
+# own example (NVIDIA/dcgm-exporter pull request #239) prints those samples as
+# DCGM_FI_DEV_XID_ERRORS_ACTIVE under that family's HELP/TYPE lines, so both names are read.
 XID_COUNT_FAMILY = "DCGM_EXP_XID_ERRORS_COUNT"
+XID_COUNT_FAMILIES = frozenset({XID_COUNT_FAMILY, "DCGM_FI_DEV_XID_ERRORS_ACTIVE"})
 
 EFA_FIELDS: tuple[str, ...] = (
     "rdma_read_wr_err",
@@ -117,6 +130,9 @@ class Scrape:
     models: dict[str, str] = field(default_factory=dict)
     families: int = 0
     samples: int = 0
+    families_seen: set[str] = field(default_factory=set)
+    notes: list[str] = field(default_factory=list)
+    excerpt: bool = False  # '...' lines were removed: series may be left out
 
     @property
     def hostnames(self) -> list[str]:
@@ -131,6 +147,8 @@ class Scrape:
             "models": dict(self.models),
             "families": self.families,
             "samples": self.samples,
+            "families_seen": sorted(self.families_seen),
+            "notes": list(self.notes),
         }
 
 
@@ -147,15 +165,111 @@ def host_of(labels: dict[str, str]) -> str:
     return instance.rsplit(":", 1)[0] if instance.count(":") == 1 else instance
 
 
-def parse(text: str | bytes) -> Scrape:
-    """Parse one exposition text into a ``Scrape``; raise ``ParseError`` for text we cannot use."""
-    text = _as_text(text)
+def parse(text: str | bytes | Iterable) -> Scrape:
+    """Parse one exposition (a string, bytes, or an iterable of lines such as an open file) into a
+    ``Scrape``; raise ``ParseError`` for text we cannot use."""
+    if isinstance(text, (str, bytes, bytearray)):
+        text = _as_text(text)
+        lines = PastedLines(io.StringIO(text))
+    elif hasattr(text, "__iter__"):
+        lines = PastedLines(text)
+    else:
+        raise ParseError(f"expected text, got {type(text).__name__}")
     try:
-        return parse_families(text_string_to_metric_families(text))
-    except ParseError:
+        scrape = parse_families(text_fd_to_metric_families(lines))
+    except ParseError as exc:
+        if lines.nonblank == 0:
+            raise ParseError("input is empty") from None
+        if not exc.line and lines.notes and not lines.kept:
+            raise ParseError(f"{exc}; the input held only {', '.join(lines.notes)}") from None
         raise
     except _PARSE_ERRORS as exc:
-        raise _locate(text, exc) from exc
+        raise _error_at(lines, exc) from exc
+    scrape.notes = lines.notes
+    scrape.excerpt = lines.elided
+    return scrape
+
+
+# What a paste adds around a scrape. Each kind is removed with a note; nothing else is.
+_COMMAND = re.compile(r"^(?:\S+@\S+[#$%]\s*|\$\s+|>\s+)?(?:sudo\s+)?(?:curl|wget|kubectl|docker|ssh|http)\b")
+_PROGRESS = re.compile(r"^\s*\d{1,3}\s+[\d.]+[kMGT]?\s+\d{1,3}\s+[\d.]+[kMGT]?\s+\d+\s+\d+\s+[\d.]+[kMGT]?"
+                       r"\s+[\d.]+[kMGT]?(?:\s+(?:--:--:--|\d+:\d+:\d+)){0,3}\s*(?:[\d.]+[kMGT]?)?\s*(?=#|$)")
+_PROGRESS_HEAD = ("% Total", "Dload  Upload")
+_PORT_FORWARD = re.compile(r"^(?:Handling connection for \d+|Forwarding from \S+ -> \d+)")
+_ELISIONS = {"...", "…", "[...]"}
+
+
+class PastedLines:
+    """The lines of a scrape as the parser reads them, without what pasting added around them.
+
+    Counts lines so that a parse error can name its line; ``notes`` says what was removed.
+    """
+
+    def __init__(self, source: Iterable) -> None:
+        self.source = source
+        self.number = 0
+        self.nonblank = 0
+        self.kept = 0
+        self.last = ""
+        self.elided = False
+        self._seen: dict[str, int] = {}
+
+    @property
+    def notes(self) -> list[str]:
+        return [f"{what} (line {line})" for what, line in self._seen.items()]
+
+    def _note(self, what: str) -> None:
+        self._seen.setdefault(what, self.number)
+
+    def __iter__(self) -> Iterator[str]:
+        for raw in self.source:
+            self.number += 1
+            if isinstance(raw, (bytes, bytearray)):
+                try:
+                    raw = bytes(raw).decode("utf-8")
+                except UnicodeDecodeError as exc:
+                    raise ParseError(f"input is not UTF-8 text (byte {exc.start})", self.number) from None
+            if "\x00" in raw:
+                raise ParseError("input is binary (contains NUL bytes)", self.number)
+            self.last = raw
+            if raw.startswith(("DCGM_", "node_", "# HELP", "# TYPE")):  # the common case, kept fast
+                self.nonblank += 1
+                self.kept += 1
+                yield raw
+                continue
+            line = raw.strip()
+            if not line:
+                yield raw
+                continue
+            self.nonblank += 1
+            kept = self._clean(line)
+            if kept is not None:
+                self.kept += 1
+                yield kept
+
+    def _clean(self, line: str) -> str | None:
+        if _COMMAND.match(line):
+            self._note(f"a pasted command line was removed: {line[:80]!r}")
+            return None
+        if line.startswith(_PROGRESS_HEAD):
+            self._note("curl's progress meter was removed")
+            return None
+        match = _PROGRESS.match(line)
+        if match:
+            rest = line[match.end():]
+            self._note("curl's progress meter was removed" if rest else "curl's progress trailer was removed")
+            return rest or None
+        if _PORT_FORWARD.match(line):
+            self._note("kubectl port-forward messages were removed")
+            return None
+        if line in _ELISIONS:
+            self.elided = True
+            self._note("the scrape is an excerpt ('...' lines were removed)")
+            return None
+        if line.startswith("```") or line.startswith("~~~"):
+            self._note("Markdown code fences were removed")
+            return None
+        return line
 
 
 def parse_families(families: Iterable[Metric]) -> Scrape:
@@ -169,8 +283,12 @@ def parse_families(families: Iterable[Metric]) -> Scrape:
         scrape.samples += len(samples)
         name = family.name.removesuffix("_total")
         if name.startswith("DCGM_"):
-            _read_dcgm(samples, DCGM_FIELDS.get(name, -1 if name != XID_COUNT_FAMILY else -2), gpus, scrape)
+            if samples:
+                scrape.families_seen.add(name)
+            _read_dcgm(samples, DCGM_FIELDS.get(name, -2 if name in XID_COUNT_FAMILIES else -1), gpus, scrape)
         elif name.startswith(EFA_PREFIX):
+            if samples:
+                scrape.families_seen.add(name)
             _read_efa(samples, _EFA_SLOT.get(name, -1), efa)
     if not gpus and not efa:
         raise ParseError("no dcgm-exporter (DCGM_FI_*) or EFA exporter (node_amazonefa_*) series found")
@@ -277,15 +395,8 @@ def _as_text(text: str | bytes) -> str:
     return text
 
 
-def _locate(text: str, exc: Exception) -> ParseError:
-    """Find the first line the parser rejects on its own; only runs on the error path."""
-    for number, line in enumerate(text.splitlines(), start=1):
-        if not line.strip():
-            continue
-        try:
-            for _family in text_string_to_metric_families(line):
-                pass
-        except _PARSE_ERRORS as line_exc:
-            shown = line if len(line) <= 120 else line[:117] + "..."
-            return ParseError(f"not Prometheus text format ({line_exc or 'invalid line'}): {shown!r}", number)
-    return ParseError(f"not Prometheus text format: {exc}")
+def _error_at(lines: PastedLines, exc: Exception) -> ParseError:
+    """The parser stops on the line it cannot read: the line counter points at it."""
+    line = lines.last.strip()
+    shown = line if len(line) <= 120 else line[:117] + "..."
+    return ParseError(f"not Prometheus text format ({exc or 'invalid line'}): {shown!r}", lines.number or None)

@@ -16,7 +16,7 @@ from django.urls import reverse
 from django.utils import timezone
 
 from clusters import instance_types
-from clusters.health import conf, faults, nccl
+from clusters.health import conf, faults, nccl, runs
 from clusters.health.choices import RunVerdict
 from clusters.health.models import ClusterHealthConfig, HealthReport, NodeHealth, ValidationRun
 from clusters.health.prometheus import ParseError, Scrape, parse
@@ -166,13 +166,13 @@ def _announce(cluster, report: HealthReport, new_critical: list) -> None:
 # --- validation runs ------------------------------------------------------------------------------
 
 def parse_validation(cluster, text: str | bytes, collective: str | None = None, nodes: int | None = None):
-    """Parse and judge an nccl-tests run for ``cluster`` (raises ``NcclParseError``)."""
+    """Parse and judge an nccl-tests or nccom-test run for ``cluster`` (raises ``NcclParseError``)."""
     if isinstance(text, (bytes, bytearray)) and len(text) > conf.get("HEALTH_VALIDATION_MAX_BYTES"):
         raise TooLarge(f"the upload is over {conf.get('HEALTH_VALIDATION_MAX_BYTES'):,} bytes")
     if isinstance(text, str) and len(text) > conf.get("HEALTH_VALIDATION_MAX_BYTES"):
         raise TooLarge(f"the upload is over {conf.get('HEALTH_VALIDATION_MAX_BYTES'):,} characters")
-    return nccl.parse(text, collective=collective or None, instance_type=_instance_type(cluster),
-                      nodes=nodes or None)
+    return runs.parse_run(text, collective=collective or None, instance_type=_instance_type(cluster),
+                          nodes=nodes or None)
 
 
 def store_validation(cluster, text: str | bytes, result: nccl.NcclResult, user=None, notes: str = "") -> ValidationRun:
@@ -198,15 +198,17 @@ def store_validation(cluster, text: str | bytes, result: nccl.NcclResult, user=N
     return run
 
 
-RUN_SEVERITY = {RunVerdict.PASS: "", RunVerdict.WARN: Severity.NORMAL, RunVerdict.FAIL: Severity.HIGH}
+RUN_SEVERITY = {RunVerdict.PASS: "", RunVerdict.NONE: "", RunVerdict.WARN: Severity.NORMAL, RunVerdict.FAIL: Severity.HIGH}
 
 
 def after_validation(run: ValidationRun, user=None) -> None:
     """Timeline entry for a run (inside the saving transaction)."""
     cluster = run.cluster
-    word = {RunVerdict.PASS: "passed", RunVerdict.WARN: "passed with warnings", RunVerdict.FAIL: "failed"}[run.verdict]
+    word = {RunVerdict.PASS: "passed", RunVerdict.WARN: "passed with warnings", RunVerdict.FAIL: "failed",
+            RunVerdict.NONE: "stored, not judged"}[run.verdict]
+    tool = "Neuron" if run.result.get("tool") == "nccom-test" else "NCCL"
     timeline.record(
-        cluster.organization_id, "validation", f"{cluster.name}: NCCL {run.collective} validation {word}",
+        cluster.organization_id, "validation", f"{cluster.name}: {tool} {run.collective} validation {word}",
         source=run, body=run.diagnosis, visibility=Visibility.SHARED,
         severity=RUN_SEVERITY[run.verdict], tags=["nccl", cluster.name], actor=user,
     )

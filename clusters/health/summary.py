@@ -26,6 +26,27 @@ _FROM_CONSEQUENCE = {
 }
 STATE_VERSION = 1
 
+_CSV = "add this line to dcgm-exporter's counters file (-f, default /etc/dcgm-exporter/default-counters.csv): "
+# The GPU health dashboard's signals: which families carry each, and how to turn it on when a scrape lacks it.
+# The counters-file lines are those of NVIDIA/dcgm-exporter etc/default-counters.csv.
+SIGNALS: tuple[tuple[str, tuple[str, ...], str], ...] = (
+    ("xid_errors", ("DCGM_FI_DEV_XID_ERRORS", "DCGM_EXP_XID_ERRORS_COUNT", "DCGM_FI_DEV_XID_ERRORS_ACTIVE"),
+     _CSV + "'DCGM_FI_DEV_XID_ERRORS, gauge, Value of the last XID error encountered.'"),
+    ("uncorrectable_remapped_rows", ("DCGM_FI_DEV_UNCORRECTABLE_REMAPPED_ROWS",),
+     _CSV + "'DCGM_FI_DEV_UNCORRECTABLE_REMAPPED_ROWS, counter, Number of remapped rows for uncorrectable errors'"),
+    ("correctable_remapped_rows", ("DCGM_FI_DEV_CORRECTABLE_REMAPPED_ROWS",),
+     _CSV + "'DCGM_FI_DEV_CORRECTABLE_REMAPPED_ROWS, counter, Number of remapped rows for correctable errors'"),
+    ("row_remap_failures", ("DCGM_FI_DEV_ROW_REMAP_FAILURE",),
+     _CSV + "'DCGM_FI_DEV_ROW_REMAP_FAILURE, gauge, Whether remapping of rows has failed'"),
+    ("thermal_violations", ("DCGM_FI_DEV_THERMAL_VIOLATION",),
+     _CSV + "'DCGM_FI_DEV_THERMAL_VIOLATION, counter, Throttling duration due to thermal constraints (in ns).' "
+     "(commented out by default)"),
+)
+EXCERPT_NOTE = "the scrape is an excerpt: GPUs it leaves out are not reported missing"
+NO_DCGM = "run dcgm-exporter on every GPU node and send its scrape with the EFA exporter's"
+NO_EFA = ("run the EFA node exporter (node_exporter with the amazonefa collector, see aws-samples/"
+          "awsome-distributed-training 4.validation_and_observability/3.efa-node-exporter) and send its scrape too")
+
 # EFA counter -> (fault kind, what to do when it grows).
 _EFA_KINDS: dict[str, tuple[str, str]] = {
     "rdma_read_wr_err": ("efa_rdma_read_err", "RDMA read work requests failing: check the EFA device and its peers"),
@@ -84,6 +105,7 @@ class NodeHealth:
     model: str = ""
     efa_devices_seen: int = 0
     expected_efa_devices: int | None = None
+    efa_collected: bool = True  # False: the scrape has no EFA series at all, so efa_devices_seen means nothing
 
     def to_dict(self) -> dict:
         """JSON-safe dict."""
@@ -102,6 +124,9 @@ class HealthSummary:
     gpus_expected: int
     gpus_seen: int
     state: dict
+    collected: dict[str, bool] = field(default_factory=dict)
+    missing_signals: list[dict] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
 
     @property
     def verdict_counts(self) -> dict[str, int]:
@@ -122,6 +147,9 @@ class HealthSummary:
             "gpus_expected": self.gpus_expected,
             "gpus_seen": self.gpus_seen,
             "verdict_counts": self.verdict_counts,
+            "collected": dict(self.collected),
+            "missing_signals": list(self.missing_signals),
+            "notes": list(self.notes),
         }
         if include_state:
             data["state"] = self.state
@@ -147,8 +175,12 @@ def summarize(
     itype = instance_types.get(instance_type) if isinstance(instance_type, str) else instance_type
     prev = previous_state if isinstance(previous_state, dict) and previous_state.get("v") == STATE_VERSION else {}
     judge = _Judge(itype, prev, uncorrectable_rows_replace_at)
+    judge.efa_collected = bool(scrape.efa)
     nodes = [judge.node(host, scrape) for host in scrape.hostnames]
     expected = sum(n.gpus_seen + len(n.missing_gpus) for n in nodes)
+    collected, missing = signals(scrape, itype)
+    if scrape.gpus and not collected["xid_errors"]:
+        judge.notes.append("XIDs are not collected: the healthy GPU share only covers the signals that are")
     return HealthSummary(
         instance_type=itype.name if itype else None,
         nodes=nodes,
@@ -158,7 +190,27 @@ def summarize(
         gpus_expected=expected,
         gpus_seen=sum(n.gpus_seen for n in nodes),
         state=judge.state,
+        collected=collected,
+        missing_signals=missing,
+        notes=list(scrape.notes) + [EXCERPT_NOTE if note == "excerpt" else note for note in judge.notes],
     )
+
+
+def signals(scrape: Scrape, itype: instance_types.InstanceType | None) -> tuple[dict[str, bool], list[dict]]:
+    """Which dashboard signals the scrape carries, and for each one it lacks, how to turn it on."""
+    dcgm = bool(scrape.gpus)
+    collected = {key: dcgm and any(name in scrape.families_seen for name in names) for key, names, _ in SIGNALS}
+    collected["missing_gpus"] = dcgm
+    collected["efa"] = bool(scrape.efa)
+    missing = []
+    for key, names, how in SIGNALS:
+        if not collected[key]:
+            missing.append({"signal": key, "metric": names[0], "how": how if dcgm else NO_DCGM})
+    if not dcgm:
+        missing.append({"signal": "missing_gpus", "metric": "DCGM_FI_DEV_* (any)", "how": NO_DCGM})
+    if not collected["efa"] and (itype is None or itype.efa_devices):
+        missing.append({"signal": "efa", "metric": "node_amazonefa_*", "how": NO_EFA})
+    return collected, missing
 
 
 class _Judge:
@@ -175,16 +227,30 @@ class _Judge:
         self.unhealthy_gpus = 0
         self.sums = {"uncorrectable_remapped_rows": 0, "correctable_remapped_rows": 0}
         self.counts = {"xid_errors": 0, "row_remap_failures": 0, "thermal_violations": 0}
+        self.efa_collected = True
+        self.notes: list[str] = []
 
     def node(self, host: str, scrape: Scrape) -> NodeHealth:
         gpus = scrape.gpus.get(host, {})
         efa = scrape.efa.get(host, {})
+        model = scrape.models.get(host, "")
         expected = self.itype.gpus if self.itype else None
+        other = self._other_hardware(host, model, bool(gpus))
+        if other:
+            expected = None  # the instance type's GPU count says nothing about this node's GPUs
+        if scrape.excerpt and expected:
+            expected = None  # an excerpt leaves series out: absent GPUs are not missing GPUs
+            if "excerpt" not in self.notes:
+                self.notes.append("excerpt")
         missing = [i for i in range(expected) if i not in gpus] if (expected and gpus) else []
-        node = NodeHealth(host, expected, len(gpus), missing, model=scrape.models.get(host, ""),
+        node = NodeHealth(host, expected, len(gpus), missing, model=model,
                           efa_devices_seen=len(efa),
-                          expected_efa_devices=self.itype.efa_devices if self.itype else None)
+                          expected_efa_devices=self.itype.efa_devices if self.itype else None,
+                          efa_collected=self.efa_collected)
         first = len(self.faults)
+        if other:
+            self._add(host, "gpu_model_mismatch", xids.WARNING, DEGRADED, other,
+                      "check that this node belongs to the cluster and that the exporter's modelName is right")
         for index in missing:
             self._add(host, "missing_gpu", xids.CRITICAL, REBOOT, "GPU not reported by dcgm-exporter",
                       "reboot the node; replace it if the GPU stays missing", gpu=index)
@@ -200,6 +266,19 @@ class _Judge:
             if fault.severity != xids.INFO:
                 node.reasons.append(fault.reason)
         return node
+
+    def _other_hardware(self, host: str, model: str, has_gpus: bool) -> str | None:
+        """The sentence for a node whose GPU model is not the instance type's, or None."""
+        itype = self.itype
+        if not (itype and has_gpus and model):
+            return None
+        if itype.gpus and itype.accelerator.upper() in model.upper():
+            return None
+        wanted = f"{itype.name}'s {itype.accelerator}" if itype.gpus else f"{itype.name} (Trainium, no GPUs)"
+        sentence = f"reports {model} GPUs, not {wanted}: GPU count not checked against {itype.name}"
+        if len(self.notes) < 20:
+            self.notes.append(f"{host} {sentence}")
+        return sentence
 
     def _gpus(self, host: str, gpus: dict[int | str, GpuReading]) -> None:
         prev_counters = self.prev_gpu.get(host)

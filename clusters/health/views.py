@@ -60,6 +60,9 @@ class ClusterHealthView(ObjectView):
         report = _latest_report(cluster)
         ctx["report"] = report
         if report is not None:
+            collected = (report.summary or {}).get("collected", {})  # reports stored before it: all collected
+            ctx["panels"] = [(key, label, value, collected.get(key, True)) for key, label, value in report.panels]
+            ctx["efa_collected"] = collected.get("efa", True)
             nodes = NodeHealth.objects.filter(report=report).order_by("-rank", "hostname")
             ctx["nodes_page"] = Paginator(nodes, NODES_PER_PAGE).get_page(self.request.GET.get("page"))
         open_faults = GpuFault.objects.restrict(user).filter(cluster=cluster, cleared_at__isnull=True)

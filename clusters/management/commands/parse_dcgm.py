@@ -33,8 +33,15 @@ class Command(BaseCommand):
         self.stdout.write(f"{len(summary.nodes)} node(s), {summary.gpus_seen}/{summary.gpus_expected} GPUs seen, "
                           f"healthy GPU share {'n/a' if share is None else f'{share:.1%}'}")
         for name, value in summary.panels.items():
-            self.stdout.write(f"  {name}: {value:g}")
+            shown = f"{value:g}" if summary.collected.get(name, True) else "not collected"
+            self.stdout.write(f"  {name}: {shown}")
+        for missing in summary.missing_signals:
+            self.stdout.write(f"not collected: {missing['signal']} ({missing['metric']}): {missing['how']}")
+        for note in summary.notes:
+            self.stdout.write(f"note: {note}")
         for node in summary.nodes:
-            self.stdout.write(f"{node.hostname}: {node.verdict}")
+            efa = f"{node.efa_devices_seen} EFA devices" if node.efa_collected else "EFA not collected"
+            self.stdout.write(f"{node.hostname}: {node.verdict} ({node.model or 'model not labelled'}, "
+                              f"{node.gpus_seen} GPUs, {efa})")
             for reason in node.reasons:
                 self.stdout.write(f"  - {reason}")
