@@ -18,9 +18,18 @@ def test_cluster_config_prints_the_generated_yaml(world, capsys):
     queue = config["Scheduling"]["SlurmQueues"][0]
     assert config["Region"] == "ap-northeast-1"
     assert queue["ComputeResources"][0]["InstanceType"] == "p5.48xlarge"
-    assert queue["ComputeResources"][0]["Efa"] == {"Enabled": True, "GdrSupport": True}
+    assert queue["ComputeResources"][0]["Efa"] == {"Enabled": True}
     assert queue["Networking"]["SubnetIds"] == ["subnet-0a1b2c3d4e5f6071a"]
     assert config["SharedStorage"][0]["FsxLustreSettings"]["FileSystemId"] == "fs-0a1b2c3d4e5f6071c"
+    # What the stack deploys: IAM, custom actions from the bucket, storage, IMDSv2.
+    assert config["Imds"] == {"ImdsSupport": "v2.0"}
+    assert queue["Iam"]["S3Access"] == [{"BucketName": "sagemaker-geniac-0a1b2c3d", "EnableWriteAccess": False}]
+    assert "arn:aws:iam::aws:policy/AmazonPrometheusRemoteWriteAccess" in [
+        p["Policy"] for p in config["HeadNode"]["Iam"]["AdditionalIamPolicies"]]
+    assert [a["Script"].rsplit("/", 1)[1] for a in queue["CustomActions"]["OnNodeConfigured"]["Sequence"]] == [
+        "install_efa.sh", "install_nccl.sh", "install_containers.sh", "install_exporters.sh"]
+    assert queue["ComputeSettings"]["LocalStorage"]["EphemeralVolume"] == {"MountDir": "/scratch"}
+    assert "<" not in yaml.safe_dump(config)  # every wired value is known for a ready cluster
 
 
 def test_cluster_config_refuses_unknown_and_non_parallelcluster(world):
