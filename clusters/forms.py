@@ -4,7 +4,7 @@ from __future__ import annotations
 from django import forms
 from django.core.validators import RegexValidator
 
-from clusters import catalog, guards, launch
+from clusters import capacity, catalog, guards, launch
 from clusters.choices import StackRole
 from clusters.models import Cluster
 from portal import access
@@ -61,13 +61,16 @@ class LaunchForm(forms.Form):
         self.plan = p
         self.quota: guards.QuotaCheck | None = None
         self.reservations = _reservations(orgs)
-        key = "cluster__CapacityReservationId"
+        key = f"cluster__{capacity.parameter_for(self.entry.kind)}"
         if key in self.fields and self.reservations is not None:
-            field = self.fields[key]
+            field, kinds = self.fields[key], capacity.kinds_for(self.entry.kind)
             self.fields[key] = forms.ChoiceField(
                 required=False, label=field.label, initial="",
-                help_text="The organization's capacity reservations and capacity blocks (ODCR ids cr-…).",
-                choices=[("", "None (on demand)")] + [(r.reservation_id, _reservation_label(r)) for r in self.reservations])
+                help_text=("The organization's SageMaker training plans." if self.entry.kind == "hyperpod" else
+                           "The organization's capacity reservations and capacity blocks (ODCR ids cr-…).")
+                + " The network is created in its availability zone.",
+                choices=[("", "None (on demand)")] + [(r.reservation_id, _reservation_label(r))
+                                                       for r in self.reservations if r.kind in kinds])
 
     def _full_stack_requested(self) -> bool:
         if "full_stack" not in self.fields:
@@ -113,14 +116,19 @@ class LaunchForm(forms.Form):
             if not self.quota.allowed:
                 key = next((f"cluster__{n}" for n in launch.SIZE_PARAMETERS[self.entry.kind][1:]), None)
                 self.add_error(key if key in self.fields else None, f"Over quota: {self.quota.message}.")
-        reservation_id = params.get(StackRole.CLUSTER, {}).get("CapacityReservationId")
+        reservation_id = capacity.chosen(params, self.entry.kind)
+        key = f"cluster__{capacity.parameter_for(self.entry.kind)}"
         if org and reservation_id and self.reservations is not None:
             chosen = next((r for r in self.reservations if r.reservation_id == reservation_id), None)
             if chosen is None or chosen.organization_id != org.pk:
-                self.add_error("cluster__CapacityReservationId", f"{reservation_id} is not a reservation of {org.name}.")
+                self.add_error(key, f"{reservation_id} is not a reservation of {org.name}.")
             elif instance_type and chosen.instance_type_name.removeprefix("ml.") != instance_type.removeprefix("ml."):
-                self.add_error("cluster__CapacityReservationId",
-                               f"{reservation_id} reserves {chosen.instance_type_name}, not {instance_type}.")
+                self.add_error(key, f"{reservation_id} reserves {chosen.instance_type_name}, not {instance_type}.")
+            elif key not in self.errors:
+                try:  # the reservation sets the capacity type, MinCount of a block and the network's zone
+                    params = capacity.wire(params, chosen, blueprint_kind=self.entry.kind)
+                except capacity.WrongKind as exc:
+                    self.add_error(key, str(exc))
         data["parameters"] = params
         return data
 

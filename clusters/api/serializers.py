@@ -1,6 +1,6 @@
 from rest_framework import serializers
 
-from clusters import catalog, guards, launch
+from clusters import capacity, catalog, guards, launch
 from clusters.models import Blueprint, Cluster, LaunchJob, Stack, StackEvent
 from portal import access
 from portal.choices import REGION_CODES
@@ -107,6 +107,7 @@ class LaunchSerializer(serializers.Serializer):
             raise serializers.ValidationError({"parameters": f"no stack with role {', '.join(sorted(unknown_roles))} in this launch"})
         if catalog.entry(data["blueprint"]).kind in catalog.CLUSTER_KINDS:
             params.setdefault("cluster", {}).setdefault("ClusterName", data["name"])
+        params = _wire_reservation(org, catalog.entry(data["blueprint"]).kind, params)
         errors = launch.validate(plan, params)
         if errors:
             raise serializers.ValidationError({"parameters": errors})
@@ -147,3 +148,20 @@ class ClusterConfigSerializer(serializers.Serializer):
     cluster = serializers.IntegerField()
     filename = serializers.CharField()
     config = serializers.CharField(help_text="The ParallelCluster 3 configuration (YAML).")
+
+
+def _wire_reservation(org, blueprint_kind: str, params: dict) -> dict:
+    """The organization's chosen reservation wired into the parameters (capacity type, network zone)."""
+    reservation_id = capacity.chosen(params, blueprint_kind)
+    if not reservation_id:
+        return params
+    from workloads.models import CapacityReservation
+
+    reservation = CapacityReservation.objects.filter(organization=org, reservation_id=reservation_id).first()
+    name = capacity.parameter_for(blueprint_kind)
+    if reservation is None:
+        raise serializers.ValidationError({"parameters": {f"cluster__{name}": f"{reservation_id} is not a reservation of {org.name}."}})
+    try:
+        return capacity.wire(params, reservation, blueprint_kind=blueprint_kind)
+    except capacity.WrongKind as exc:
+        raise serializers.ValidationError({"parameters": {f"cluster__{name}": str(exc)}}) from exc

@@ -186,7 +186,9 @@ class PclusterCluster(_Attributes, CloudFormationModel):
             "validationMessages": "[]",
             "logGroupName": f"/aws/parallelcluster/{name}",
         }
-        return cls(name, attributes, instance.id, name)
+        created = cls(name, attributes, instance.id, name)
+        created.configuration = config  # what ParallelCluster received (tests compare the portal's print with it)
+        return created
 
     def delete(self, account_id: str, region_name: str) -> None:
         from moto.ec2.models import ec2_backends
