@@ -65,6 +65,7 @@ def components(version: str = CURRENT_VERSION) -> list[Component]:
 
 def script_files(version: str = CURRENT_VERSION) -> dict[str, bytes]:
     """The version's scripts by file name."""
+    manifest(version)  # an unknown version is a ValueError, not a missing directory
     directory = SOFTWARE_DIR / version / "scripts"
     return {p.name: p.read_bytes() for p in sorted(directory.iterdir()) if p.is_file()}
 
