@@ -137,3 +137,17 @@ def upload(s3, bucket: str, objects: Mapping[str, bytes]) -> None:
     """Put every object (``s3`` is a boto3 S3 client through ``portal.aws.client``). Idempotent."""
     for key, body in objects.items():
         s3.put_object(Bucket=bucket, Key=key, Body=body, ServerSideEncryption="AES256")
+
+
+def for_cluster(cluster) -> dict | None:
+    """What the cluster page shows: the stack version its nodes got (or will get) and its components."""
+    if cluster.orchestrator not in ("parallelcluster", "hyperpod") or cluster.blueprint is None \
+            or cluster.blueprint.kind not in ("parallelcluster", "hyperpod"):
+        return None
+    version = cluster.software_version or CURRENT_VERSION
+    try:
+        pinned = components(version)
+    except ValueError:
+        pinned = []
+    return {"version": version, "hash": cluster.software_hash, "uploaded": bool(cluster.software_version),
+            "components": pinned}

@@ -157,3 +157,21 @@ def test_a_cluster_stack_without_a_bucket_fails_before_anything_is_created(world
     assert cluster.state == ClusterState.FAILED and cluster.failure_reason == "parameter"
     assert "no BucketName" in cluster.error_message
     assert cluster.stacks.get().stack_id == "" and job.status == JobStatus.FAILED
+
+
+@pytest.mark.django_db
+def test_cluster_page_shows_the_pinned_versions_and_the_recorded_hash(client, world):
+    from tests.clusters.factories_clusters import ready_cluster
+
+    cluster = ready_cluster(world.org_a, name="shown", software_version=software.CURRENT_VERSION,
+                            software_hash=software.content_hash())
+    client.force_login(world.customer_a)
+    html = client.get(cluster.get_absolute_url()).content.decode()
+    assert f"Software stack {software.CURRENT_VERSION}" in html and software.content_hash()[:12] in html
+    assert "<td>nccl</td><td><code>v2.27.7-1</code></td>" in html
+    assert "<td>aws_ofi_nccl</td><td><code>v1.16.3</code></td>" in html
+    pending = launched_cluster(world.org_a, name="pending")
+    html = client.get(pending.get_absolute_url()).content.decode()
+    assert "not uploaded yet" in html
+    client.force_login(world.customer_b)
+    assert client.get(cluster.get_absolute_url()).status_code == 404
