@@ -1,52 +1,60 @@
-"""A cluster's ParallelCluster 3 configuration, from its parameters and its stacks' outputs.
+"""A cluster's ParallelCluster 3 configuration: exactly what its stack hands to ParallelCluster.
 
-The same text the blueprint's ``Custom::PclusterCluster`` receives, for a lead SA to read, download
-or feed to ``pcluster`` by hand. Before the network and storage stacks exist their ids are shown as
-``<network:PrivateSubnetId>`` placeholders.
+The blueprint's ``Custom::PclusterCluster`` property ``ClusterConfiguration`` is the one source;
+here it is evaluated with the cluster's parameters and the earlier stacks' outputs
+(:mod:`clusters.cfn_resolve`), so the printed YAML carries the same ``Iam``, storage, custom
+actions, capacity wiring and placement as the deployed cluster. Values of stacks that do not exist
+yet (a preview) are shown as ``<network:PrivateSubnetId>`` placeholders.
+
+CloudFormation passes every custom-resource property as text; the printed file gives numbers and
+booleans their YAML types, which is how ``pcluster create-cluster`` reads a file.
 """
 from __future__ import annotations
 
-from clusters import pcluster
+import re
+from typing import Any
+
+import yaml
+
+from clusters import catalog, cfn_resolve
 from clusters.choices import StackRole
 
 _WIRED_FROM = {"PublicSubnetId": "network", "PrivateSubnetId": "network", "SecurityGroupId": "network",
-               "PlacementGroupName": "network", "LustreFileSystemId": "storage", "OpenZfsRootVolumeId": "storage"}
+               "PlacementGroupName": "network", "BucketName": "storage", "LustreFileSystemId": "storage",
+               "OpenZfsRootVolumeId": "storage"}
+_NUMBER = re.compile(r"-?\d+")
 
 
-def generate(region: str, params: dict[str, str], outputs: dict[str, str], tags: dict[str, str] | None = None) -> str:
-    def value(name: str, default: str = "") -> str:
-        found = outputs.get(name) or params.get(name)
-        if found:
-            return str(found)
-        if name in _WIRED_FROM:
-            return f"<{_WIRED_FROM[name]}:{name}>"
-        return default
+def _typed(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {k: _typed(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_typed(v) for v in value]
+    if value in ("true", "false"):
+        return value == "true"
+    if isinstance(value, str) and _NUMBER.fullmatch(value):
+        return int(value)
+    return value
 
-    reservation = params.get("CapacityReservationId") or None
-    queue = pcluster.Queue(
-        name=params.get("QueueName") or "compute",
-        instance_type=params.get("ComputeInstanceType") or "p5.48xlarge",
-        min_count=int(float(params.get("ComputeMinCount") or 0)),
-        max_count=int(float(params.get("ComputeMaxCount") or 2)),
-        efa=True,
-        placement_group=value("PlacementGroupName") or None,
-        capacity_reservation_id=reservation,
-        capacity_block=params.get("CapacityType") == "CAPACITY_BLOCK",
-        subnet_id=value("PrivateSubnetId"),
-    )
-    spec = pcluster.ClusterSpec(
-        region=region,
-        subnet_id=value("PublicSubnetId"),
-        queues=(queue,),
-        os=params.get("Os") or "alinux2023",
-        head_node_instance_type=params.get("HeadNodeInstanceType") or "m5.8xlarge",
-        security_group_id=value("SecurityGroupId") or None,
-        key_name=params.get("KeyName") or None,
-        lustre_file_system_id=value("LustreFileSystemId") or None,
-        openzfs_volume_id=(outputs.get("OpenZfsRootVolumeId") or params.get("OpenZfsRootVolumeId")) or None,
-        tags=tags or {},
-    )
-    return pcluster.generate(spec)
+
+def build(region: str, params: dict[str, str], outputs: dict[str, str], *, wired_unknown: str = "placeholder") -> dict:
+    """The configuration mapping. Wired values missing from ``outputs`` become placeholders."""
+    template = catalog.template("parallelcluster")
+    names = set(template.get("Parameters") or {})
+    values = {k: str(v) for k, v in params.items() if k in names}
+    for name in names:
+        if outputs.get(name):
+            values[name] = str(outputs[name])
+        elif name in _WIRED_FROM and not values.get(name) and name != "OpenZfsRootVolumeId":
+            values[name] = f"<{_WIRED_FROM[name]}:{name}>"
+    values.setdefault("ClusterName", params.get("ClusterName") or "<cluster name>")
+    fragment = template["Resources"]["PclusterCluster"]["Properties"]["ClusterConfiguration"]
+    resolved = cfn_resolve.resolve(template, fragment, values, pseudo={"Region": region})
+    return _typed(resolved)
+
+
+def generate(region: str, params: dict[str, str], outputs: dict[str, str]) -> str:
+    return yaml.safe_dump(build(region, params, outputs), sort_keys=False, default_flow_style=False)
 
 
 def for_cluster(cluster) -> str | None:
@@ -54,5 +62,4 @@ def for_cluster(cluster) -> str | None:
     if cluster.blueprint is None or cluster.blueprint.kind != "parallelcluster":
         return None
     params = {k: str(v) for k, v in (cluster.parameters.get(StackRole.CLUSTER) or {}).items()}
-    return generate(cluster.region, params, cluster.outputs or {},
-                    tags={"geniac:launch-id": str(cluster.launch_id), "geniac:organization": cluster.organization.slug})
+    return generate(cluster.region, params, cluster.outputs or {})

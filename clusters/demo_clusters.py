@@ -13,7 +13,7 @@ from datetime import timedelta
 from django.conf import settings
 from django.utils import timezone
 
-from clusters import launch, pipeline
+from clusters import capacity, launch, pipeline, software
 from clusters.choices import ClusterState, JobStatus
 from clusters.models import Cluster, StackEvent
 
@@ -42,15 +42,28 @@ def _parameters(name, blueprint, instance_type, count, zone):
     return {"network": {"AvailabilityZone": zone}, "storage": {"CreateHomeFileSystem": "true"}, "cluster": cluster}
 
 
-def _create(context, spec):
+def _reservation(org, blueprint, instance_type):
+    """The organization's reservation this cluster runs on: an EC2 one for ParallelCluster, a training plan for HyperPod."""
+    from workloads.models import CapacityReservation
+
+    return (CapacityReservation.objects.filter(organization=org, kind__in=capacity.kinds_for(blueprint),
+                                               instance_type_name__in=(instance_type, f"ml.{instance_type}"))
+            .order_by("end").first())
+
+
+def _create(context, spec, *, reserved=True):
     slug, name, blueprint, instance_type, count, zone = spec
     org = context["organizations"][slug]
     if Cluster.objects.filter(organization=org, name=name).exists():
         return None, None
     lead = next(iter(context["leads"].values()))
+    parameters = _parameters(name, blueprint, instance_type, count, zone)
+    reservation = _reservation(org, blueprint, instance_type) if reserved else None
+    if reservation is not None:
+        parameters = capacity.wire(parameters, reservation, blueprint_kind=blueprint)
+        zone = reservation.availability_zone
     cluster, job = launch.create_launch(organization=org, name=name, blueprint_slug=blueprint, full_stack=True,
-                                        region=zone[:-1], availability_zone=zone, user=lead,
-                                        parameters=_parameters(name, blueprint, instance_type, count, zone))
+                                        region=zone[:-1], availability_zone=zone, user=lead, parameters=parameters)
     return cluster, job
 
 
@@ -67,14 +80,18 @@ def _record_ready(cluster):
     suffix = uuid.uuid4().hex[:17]
     outputs = {"VpcId": f"vpc-{suffix}", "PublicSubnetId": f"subnet-{suffix[::-1]}", "PrivateSubnetId": f"subnet-{suffix}",
                "SecurityGroupId": f"sg-{suffix}", "LustreFileSystemId": f"fs-{suffix}",
-               "LustreDnsName": f"fs-{suffix}.fsx.{cluster.region}.amazonaws.com", "LustreMountName": suffix[:8]}
+               "LustreDnsName": f"fs-{suffix}.fsx.{cluster.region}.amazonaws.com", "LustreMountName": suffix[:8],
+               "PlacementGroupName": f"{cluster.stacks.get(role='network').stack_name}-ClusterPlacementGroup-{suffix[:12].upper()}",
+               "BucketName": f"sagemaker-geniac-{uuid.uuid4()}"}
     if cluster.orchestrator == "hyperpod":
         outputs["ClusterArn"] = f"arn:aws:sagemaker:{cluster.region}:{cluster.organization.aws_account_id}:cluster/{suffix[:12]}"
+        outputs["LifecycleScriptsUri"] = f"s3://{outputs['BucketName']}/{software.prefix(cluster.name)}lifecycle/"
     else:
         outputs["HeadNodeIp"] = "203.0.113.24"
     cluster.outputs = outputs
     cluster.stack_status = "cluster: CREATE_COMPLETE"
-    cluster.save(update_fields=["outputs", "stack_status"])
+    cluster.software_version, cluster.software_hash = software.CURRENT_VERSION, software.content_hash()
+    cluster.save(update_fields=["outputs", "stack_status", "software_version", "software_hash"])
     cluster.transition(ClusterState.CREATING)
     cluster.transition(ClusterState.READY)
     cluster.jobs.update(status=JobStatus.SUCCEEDED, started=timezone.now(), finished=timezone.now(), dispatched=True)
@@ -97,7 +114,7 @@ def seed(context: dict) -> dict:
     cluster, job = _create(context, LAUNCHING)
     if cluster is not None:
         launch.dispatch_on_commit(job)
-    cluster, job = _create(context, FAILED)
+    cluster, job = _create(context, FAILED, reserved=False)  # launched without its training plan: no capacity
     if cluster is not None:
         _record_failed(cluster, job)
     return context

@@ -7,7 +7,7 @@ import uuid
 from django import forms
 from django.core.validators import RegexValidator
 
-from clusters import catalog, guards, launch
+from clusters import capacity, catalog, guards, launch
 from clusters.choices import StackRole
 from clusters.models import Cluster
 from portal import access
@@ -67,14 +67,16 @@ class LaunchForm(forms.Form):
                 self.param_fields.append((role, spec.name))
         self.plan = p
         self.quota: guards.QuotaCheck | None = None
-        key = f"{StackRole.CLUSTER}__{launch.RESERVATION_PARAMETER}"
+        key = f"{StackRole.CLUSTER}__{capacity.parameter_for(self.entry.kind)}"
         if key in self.fields:
-            field = self.fields[key]
+            field, kinds = self.fields[key], capacity.kinds_for(self.entry.kind)
             self.fields[key] = forms.ChoiceField(
                 required=False, label=field.label, initial="",
-                help_text="The organization's capacity reservations and capacity blocks (ODCR ids cr-…) not yet ended.",
+                help_text=("The organization's SageMaker training plans not yet ended." if self.entry.kind == "hyperpod"
+                           else "The organization's capacity reservations and capacity blocks (ODCR ids cr-…) not yet "
+                           "ended.") + " It sets the capacity type, and the network is created in its availability zone.",
                 choices=[("", "None (on demand)")] + [(r.reservation_id, _reservation_label(r))
-                                                      for r in self._offered_reservations(orgs)])
+                                                      for r in self._offered_reservations(orgs) if r.kind in kinds])
 
     def _offered_reservations(self, orgs):
         """Unbound: those valid for the organization, type and region shown; bound: every one the user
@@ -127,7 +129,7 @@ class LaunchForm(forms.Form):
         """The service's reasons, each on its field (the quota's on the node count)."""
         for key, message in refusal.errors.items():
             if key in self.fields:
-                plain = "__" not in key or key.endswith(launch.RESERVATION_PARAMETER)
+                plain = "__" not in key or key.endswith(tuple(capacity.PARAMETER_NAMES))
                 self.add_error(key, message if plain else f"{key.split('__', 1)[-1]} {message}")
             else:
                 self.add_error(None, message)

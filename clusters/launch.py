@@ -21,7 +21,7 @@ from django.core.exceptions import PermissionDenied
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
-from clusters import catalog, cfn, conf, guards
+from clusters import capacity, catalog, cfn, conf, guards
 from clusters.choices import ClusterState, JobKind, JobStatus, StackRole
 from clusters.models import Cluster, LaunchJob, LaunchSubmission, Stack
 from portal import access, locks, timeline
@@ -36,8 +36,8 @@ SIZE_PARAMETERS = {
     "hyperpod": ("WorkerInstanceType", "WorkerCount"),
 }
 RESERVATION_PARAMETER = "CapacityReservationId"
-# CapacityType values and the reservation kind each one uses.
-RESERVATION_KIND_FOR = {"ONDEMAND": "odcr", "CAPACITY_BLOCK": "capacity_block"}
+
+
 @dataclass
 class Plan:
     """The stacks a launch creates, in order: (role, blueprint slug)."""
@@ -173,24 +173,26 @@ def reservations_for(organizations, instance_type: str = "", region: str = "", o
     return rows.order_by("organization__name", "start", "reservation_id")
 
 
-def _reservation_error(req: LaunchRequest, params: dict, instance_type: str, count: int,
-                       on_date: datetime.date) -> str | None:
-    """Why the chosen capacity reservation does not fit this launch, or None.
+def _reservation(req: LaunchRequest, params: dict, instance_type: str, count: int,
+                 on_date: datetime.date):
+    """``(why the chosen reservation does not fit this launch, the reservation)``; ``(None, None)`` for none.
 
-    It must be the organization's, of the capacity type's kind, for the same instance type, region and
-    availability zone, large enough for the nodes, and active on the launch date.
+    It must be the organization's, of a kind the blueprint takes (an EC2 reservation or capacity block for
+    ParallelCluster, a training plan for HyperPod), for the same instance type, region and availability zone,
+    large enough for the nodes, and active on the launch date. The reservation then decides the capacity type
+    (:mod:`clusters.capacity`); only an explicit CAPACITY_BLOCK on something that is not a block is refused.
     """
     from workloads.models import CapacityReservation
     from workloads.validators import base_instance_type
 
+    kind = catalog.entry(req.blueprint).kind
     cluster_params = params.get(StackRole.CLUSTER, {})
-    reservation_id = (cluster_params.get(RESERVATION_PARAMETER) or "").strip()
-    defaults = {spec.name: spec.default for spec in catalog.entry(req.blueprint).parameters}
-    capacity_type = cluster_params.get("CapacityType") or defaults.get("CapacityType") or ""
+    reservation_id = capacity.chosen(params, kind).strip()
+    capacity_type = cluster_params.get("CapacityType") or ""
     if not reservation_id:
         if capacity_type == "CAPACITY_BLOCK":
-            return "A capacity block launch needs the capacity block's reservation id."
-        return None
+            return "A capacity block launch needs the capacity block's reservation id.", None
+        return None, None
     org = req.organization
     rows = list(CapacityReservation.objects.filter(organization=org, reservation_id=reservation_id).order_by("start"))
 
@@ -201,26 +203,29 @@ def _reservation_error(req: LaunchRequest, params: dict, instance_type: str, cou
             " The organization has no reservation valid for this launch."
 
     if not rows:
-        return f"{reservation_id} is not a reservation of {org.name}.{offer()}"
+        return f"{reservation_id} is not a reservation of {org.name}.{offer()}", None
     chosen = next((r for r in rows if r.start <= on_date <= r.end), None)
     if chosen is None:
         spans = ", ".join(f"{r.start} → {r.end}" for r in rows)
-        return f"{reservation_id} is not active on {on_date} (it runs {spans}).{offer()}"
-    wanted_kind = RESERVATION_KIND_FOR.get(capacity_type)
-    if wanted_kind and chosen.kind != wanted_kind:
-        return (f"{reservation_id} is a {chosen.get_kind_display()}, but CapacityType {capacity_type} needs "
-                f"{'a Capacity Block for ML' if wanted_kind == 'capacity_block' else 'an On-Demand Capacity Reservation'}.")
+        return f"{reservation_id} is not active on {on_date} (it runs {spans}).{offer()}", None
+    if chosen.kind not in capacity.kinds_for(kind):
+        return (f"{reservation_id} is a {chosen.get_kind_display()}; a {kind} cluster takes "
+                f"{' or '.join(capacity.kinds_for(kind)).replace('_', ' ')} capacity.{offer()}"), None
+    if capacity_type == "CAPACITY_BLOCK" and chosen.kind != "capacity_block":
+        return (f"{reservation_id} is a {chosen.get_kind_display()}, but CapacityType CAPACITY_BLOCK needs "
+                "a Capacity Block for ML."), None
     if instance_type and base_instance_type(chosen.instance_type_name) != base_instance_type(instance_type):
-        return f"{reservation_id} reserves {chosen.instance_type_name}, not {instance_type}.{offer()}"
+        return f"{reservation_id} reserves {chosen.instance_type_name}, not {instance_type}.{offer()}", None
     if chosen.region != req.region:
-        return f"{reservation_id} is in {chosen.region}, not {req.region}.{offer()}"
+        return f"{reservation_id} is in {chosen.region}, not {req.region}.{offer()}", None
     zone = params.get(StackRole.NETWORK, {}).get("AvailabilityZone", "")
     if zone and chosen.availability_zone != zone:
         return (f"{reservation_id} is in {chosen.availability_zone}, but the network stack is in {zone}: "
-                f"choose {chosen.availability_zone} for the network.")
+                f"choose {chosen.availability_zone} for the network."), None
     if count > chosen.count:
-        return f"{count} nodes asked, but {reservation_id} reserves only {chosen.count} × {chosen.instance_type_name}."
-    return None
+        return (f"{count} nodes asked, but {reservation_id} reserves only {chosen.count} × "
+                f"{chosen.instance_type_name}."), None
+    return None, chosen
 
 
 def check(req: LaunchRequest, *, lock: bool = False, on_date: datetime.date | None = None) -> Checked:
@@ -252,9 +257,12 @@ def check(req: LaunchRequest, *, lock: bool = False, on_date: datetime.date | No
         raise LaunchRefused(errors)
     day = on_date or timezone.localdate()
     instance_type, count = size_of(req.blueprint, params)
-    reservation = _reservation_error(req, params, instance_type, count, day)
-    if reservation:
-        errors[f"{StackRole.CLUSTER}__{RESERVATION_PARAMETER}"] = reservation
+    why, reservation = _reservation(req, params, instance_type, count, day)
+    if why:
+        errors[f"{StackRole.CLUSTER}__{capacity.parameter_for(catalog.entry(req.blueprint).kind)}"] = why
+    elif reservation is not None:
+        # The reservation sets the capacity type, a block's MinCount and the network's zone.
+        params = capacity.wire(params, reservation, blueprint_kind=catalog.entry(req.blueprint).kind)
     quota = guards.check_quota(org, instance_type, req.region, count, day, lock=lock)
     if errors or not quota.allowed:
         raise LaunchRefused(errors, quota=None if quota.allowed else quota)

@@ -90,6 +90,9 @@ class Cluster(models.Model):
     outputs = models.JSONField(default=dict, blank=True, help_text="Outputs of every stack, merged.")
     launch_id = models.UUIDField(default=uuid.uuid4, editable=False, unique=True)
     failure_reason = models.CharField(max_length=64, blank=True, help_text="Short code grouping failures.")
+    # The software stack uploaded for its nodes (clusters/software/<version>/), and its content hash.
+    software_version = models.CharField(max_length=32, blank=True)
+    software_hash = models.CharField(max_length=64, blank=True)
 
     objects = RestrictedQuerySet.as_manager()
 

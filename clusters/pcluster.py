@@ -4,7 +4,9 @@ The portal knows the facts that decide a configuration (region, subnet, the rese
 capacity block behind a quota, the Lustre file system of the storage stack) and a lead solutions
 architect should not hand-write YAML to combine them. ``generate`` turns a small typed spec into the
 configuration file that ``pcluster create-cluster`` takes, and always switches on what accelerated
-training needs (EFA with GPUDirect RDMA, GPU health checks, a placement group). ``validate`` catches
+training needs (EFA; GPU health checks on GPU nodes; a placement group unless a reservation or
+capacity block already places the nodes; NVMe at /scratch). The blueprint's own
+``ClusterConfiguration`` (printed by :mod:`clusters.config`) follows the same rules. ``validate`` catches
 the structural mistakes ParallelCluster would reject, before a cluster launch is attempted; it also
 accepts the configuration as a mapping, the shape the CloudFormation custom resource receives.
 """
@@ -22,8 +24,10 @@ OPERATING_SYSTEMS = ("alinux2023", "ubuntu2204")
 CAPACITY_TYPES = ("ONDEMAND", "SPOT", "CAPACITY_BLOCK")
 STORAGE_TYPES = ("Ebs", "Efs", "FsxLustre", "FsxOpenZfs", "FsxOntap", "FileCache")
 
-# Families that train over EFA: ParallelCluster must enable EFA and GPU health checks on them.
+# Families that train over EFA: ParallelCluster must enable EFA on them.
 ACCELERATED_FAMILIES = ("p4d", "p4de", "p5", "p5e", "p5en", "trn1", "trn1n")
+# Of those, the ones with NVIDIA GPUs: only they get ParallelCluster's GPU health checks (DCGM).
+GPU_FAMILIES = ("p4d", "p4de", "p5", "p5e", "p5en")
 
 _QUEUE_NAME = re.compile(r"[a-z][a-z0-9-]{0,24}")
 _RESOURCE_NAME = re.compile(r"[a-zA-Z][a-zA-Z0-9-]{0,24}")
@@ -31,8 +35,13 @@ _RESERVATION_ID = re.compile(r"cr-[0-9a-f]{8}([0-9a-f]{9})?")
 
 
 def is_accelerated(instance_type: str) -> bool:
-    """True for the instance types that need EFA and GPU health checks."""
+    """True for the instance types that need EFA."""
     return instance_type.split(".", 1)[0] in ACCELERATED_FAMILIES
+
+
+def has_gpus(instance_type: str) -> bool:
+    """True for NVIDIA GPU instance types (Trainium has none: no GPU health checks there)."""
+    return instance_type.split(".", 1)[0] in GPU_FAMILIES
 
 
 @dataclass(frozen=True)
@@ -69,20 +78,21 @@ class Queue:
     capacity_block: bool = False
     subnet_id: str | None = None
     custom_actions: CustomActions | None = None
+    disable_smt: bool = False  # the reference leaves hyper-threading on
 
     def to_config(self, default_subnet: str, security_group: str | None) -> dict[str, Any]:
-        accelerated = is_accelerated(self.instance_type)
+        accelerated, gpus = is_accelerated(self.instance_type), has_gpus(self.instance_type)
         resource: dict[str, Any] = {
             "Name": f"{self.instance_type.split('.', 1)[0]}-nodes",
             "InstanceType": self.instance_type,
             "MinCount": self.max_count if self.capacity_block else self.min_count,
             "MaxCount": self.max_count,
         }
-        if accelerated:
+        if self.disable_smt:
             resource["DisableSimultaneousMultithreading"] = True
         if accelerated or self.efa:
-            resource["Efa"] = {"Enabled": True, "GdrSupport": accelerated}
-        if accelerated:
+            resource["Efa"] = {"Enabled": True}  # GPUDirect RDMA is on by default since 3.0.3 (GdrSupport is a no-op)
+        if gpus:
             resource["HealthChecks"] = {"Gpu": {"Enabled": True}}
         if self.capacity_reservation_id:
             resource["CapacityReservationTarget"] = {"CapacityReservationId": self.capacity_reservation_id}
@@ -90,18 +100,24 @@ class Queue:
         networking: dict[str, Any] = {"SubnetIds": [self.subnet_id or default_subnet]}
         if security_group:
             networking["AdditionalSecurityGroups"] = [security_group]
-        if self.placement_group:
-            networking["PlacementGroup"] = {"Enabled": True, "Name": self.placement_group}
-        elif accelerated or self.efa:
-            networking["PlacementGroup"] = {"Enabled": True}
+        # A targeted reservation or block already places its instances; forcing a placement group onto
+        # it can fail with insufficient capacity while the reservation has room.
+        if not self.capacity_reservation_id:
+            if self.placement_group:
+                networking["PlacementGroup"] = {"Enabled": True, "Name": self.placement_group}
+            elif accelerated or self.efa:
+                networking["PlacementGroup"] = {"Enabled": True}
 
         queue: dict[str, Any] = {
             "Name": self.name,
             "CapacityType": "CAPACITY_BLOCK" if self.capacity_block else "ONDEMAND",
         }
-        if accelerated:
+        if gpus:
             queue["HealthChecks"] = {"Gpu": {"Enabled": True}}
         queue["Networking"] = networking
+        if accelerated:
+            queue["ComputeSettings"] = {"LocalStorage": {"RootVolume": {"Size": 512},
+                                                         "EphemeralVolume": {"MountDir": "/scratch"}}}
         if self.custom_actions and self.custom_actions.to_config():
             queue["CustomActions"] = self.custom_actions.to_config()
         queue["ComputeResources"] = [resource]
@@ -124,6 +140,7 @@ class ClusterSpec:
     detailed_monitoring: bool = True
     dashboards: bool = True
     custom_actions: CustomActions | None = None
+    custom_ami: str | None = None
     tags: Mapping[str, str] = field(default_factory=dict)
 
 
@@ -139,13 +156,18 @@ def build(spec: ClusterSpec) -> dict[str, Any]:
     head: dict[str, Any] = {"InstanceType": spec.head_node_instance_type, "Networking": head_networking}
     if spec.key_name:
         head["Ssh"] = {"KeyName": spec.key_name}
-    head["LocalStorage"] = {"RootVolume": {"Size": 200}}
+    # /home lives on the head node's root volume unless a shared /home is mounted: 500 GB then.
+    head["LocalStorage"] = {"RootVolume": {"Size": 200 if spec.openzfs_volume_id else 500}}
     if spec.custom_actions and spec.custom_actions.to_config():
         head["CustomActions"] = spec.custom_actions.to_config()
 
+    image: dict[str, Any] = {"Os": spec.os}
+    if spec.custom_ami:
+        image["CustomAmi"] = spec.custom_ami
     config: dict[str, Any] = {
         "Region": spec.region,
-        "Image": {"Os": spec.os},
+        "Imds": {"ImdsSupport": "v2.0"},
+        "Image": image,
         "HeadNode": head,
         "Scheduling": {
             "Scheduler": "slurm",
@@ -219,11 +241,16 @@ def _check_resource(where: str, queue: Mapping[str, Any], resource: Any) -> list
             errors.append(f"{where}: CAPACITY_BLOCK needs CapacityReservationTarget.CapacityReservationId")
         if low is not None and high is not None and (low != high or high < 1):
             errors.append(f"{where}: with CAPACITY_BLOCK MinCount must equal MaxCount and be above 0")
-    if is_accelerated(instance_type):
-        if not _enabled(resource, "Efa", "Enabled"):
-            errors.append(f"{where}: {instance_type} needs Efa.Enabled: true")
-        if not (_enabled(resource, "HealthChecks", "Gpu", "Enabled") or _enabled(queue, "HealthChecks", "Gpu", "Enabled")):
-            errors.append(f"{where}: {instance_type} needs HealthChecks.Gpu.Enabled: true")
+    if is_accelerated(instance_type) and not _enabled(resource, "Efa", "Enabled"):
+        errors.append(f"{where}: {instance_type} needs Efa.Enabled: true")
+    gpu_checks = _enabled(resource, "HealthChecks", "Gpu", "Enabled") or _enabled(queue, "HealthChecks", "Gpu", "Enabled")
+    if has_gpus(instance_type) and not gpu_checks:
+        errors.append(f"{where}: {instance_type} needs HealthChecks.Gpu.Enabled: true")
+    if instance_type and is_accelerated(instance_type) and not has_gpus(instance_type) and gpu_checks:
+        errors.append(f"{where}: {instance_type} has no GPUs; HealthChecks.Gpu must be off")
+    if reservation_id and _enabled(queue.get("Networking"), "PlacementGroup", "Enabled"):
+        errors.append(f"{where}: no placement group on a targeted reservation or capacity block "
+                      "(it can fail with insufficient capacity while the reservation has room)")
     return errors
 
 

@@ -18,7 +18,7 @@ from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
 
-from clusters import catalog, conf
+from clusters import catalog, conf, uploads
 from clusters.backend import LAUNCH_TAG, CloudFormation
 from clusters.choices import STACK_DONE, STACK_FAILED, ClusterState, JobKind, JobStatus
 from clusters.models import Cluster, IllegalTransition, LaunchJob, Stack, StackEvent, StateChanged
@@ -213,6 +213,11 @@ def _advance_launch(job: LaunchJob, cluster: Cluster, cf: CloudFormation) -> str
         if stack.stack_id and stack.status in STACK_FAILED | {"DELETE_IN_PROGRESS"} and not _clear_failed(job, stack, cf):
             return POLL
         if not stack.stack_id:
+            if uploads.needs_upload(stack):  # custom actions / OnCreate must exist before the stack
+                try:
+                    uploads.upload_software(job, cluster, stack, _inputs(stack, stacks[:index]))
+                except uploads.MissingInput as exc:
+                    raise Failed(str(exc), "parameter") from exc
             _start(job, cluster, stack, stacks[:index], cf)
         state = cf.find(stack.stack_id)
         if state is None:

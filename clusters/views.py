@@ -12,7 +12,7 @@ from django.views import View
 from django.views.decorators.http import require_POST
 from django_htmx.http import HttpResponseStopPolling
 
-from clusters import catalog, cfn, config, launch
+from clusters import catalog, cfn, config, launch, software
 from clusters.choices import ClusterState
 from clusters.filtersets import ClusterFilterSet
 from clusters.forms import LaunchForm
@@ -181,6 +181,7 @@ class ClusterView(ObjectView):
     def get_context_data(self, **kwargs):
         ctx = super().get_context_data(**kwargs)
         ctx.update(_detail_context(self.request, self.object))
+        ctx["software"] = software.for_cluster(self.object)
         return ctx
 
 

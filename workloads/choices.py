@@ -57,6 +57,8 @@ class FsxThroughput(models.IntegerChoices):
 class ReservationKind(models.TextChoices):
     ODCR = "odcr", "On-Demand Capacity Reservation"
     CAPACITY_BLOCK = "capacity_block", "Capacity Block for ML"
+    # HyperPod does not draw on EC2 reservations: its reserved capacity comes from a SageMaker training plan.
+    TRAINING_PLAN = "training_plan", "SageMaker training plan (HyperPod)"
 
 
 class RequestStatus(models.TextChoices):

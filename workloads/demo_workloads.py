@@ -80,10 +80,11 @@ RESERVATIONS = (
     ("kotoba-labs", "cr-0a1b2c3d4e5f60001", "odcr", 16, "ap-northeast-1a", -60, 120),
     ("shirakawa-ai", "cr-0a1b2c3d4e5f60002", "capacity_block", 32, "ap-northeast-1c", -20, 10),
     ("mirai-code", "cr-0a1b2c3d4e5f60003", "capacity_block", 8, "ap-northeast-1a", -7, 6),
-    ("sakura-vision", "cr-0a1b2c3d4e5f60004", "odcr", 16, "us-east-1b", -30, 90),
+    # HyperPod organizations reserve through SageMaker training plans, not EC2 reservations.
+    ("sakura-vision", "sakura-trn1-cycle2", "training_plan", 16, "us-east-1b", -30, 90),
     ("yamabiko-research", "cr-0a1b2c3d4e5f60005", "capacity_block", 16, "ap-northeast-1d", -13, 1),
     ("minato-medical", "cr-0a1b2c3d4e5f60006", "odcr", 16, "ap-northeast-1c", -40, 60),
-    ("hoshi-materials", "cr-0a1b2c3d4e5f60007", "odcr", 8, "us-east-1b", -10, 45),
+    ("hoshi-materials", "hoshi-trn1-cycle2", "training_plan", 8, "us-east-1b", -10, 45),
 )
 
 PENDING = (
@@ -118,6 +119,8 @@ def seed(context: dict) -> None:
         )
     for slug, rid, kind, count, zone, from_day, to_day in RESERVATIONS:
         quota = quotas[slug]
+        if kind == "training_plan":
+            rid = f"arn:aws:sagemaker:{quota.region}:{orgs[slug].aws_account_id}:training-plan/{rid}"
         CapacityReservation.objects.get_or_create(
             reservation_id=rid,
             defaults={"organization": orgs[slug], "kind": kind, "instance_type_name": quota.instance_type_name, "count": count,

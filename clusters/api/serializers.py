@@ -152,3 +152,4 @@ class ClusterConfigSerializer(serializers.Serializer):
     cluster = serializers.IntegerField()
     filename = serializers.CharField()
     config = serializers.CharField(help_text="The ParallelCluster 3 configuration (YAML).")
+

@@ -77,10 +77,38 @@ def _provider_version(account_id: str, region_name: str, service_token: str) -> 
     raise ValidationError(message=f"No ParallelCluster provider stack exports ServiceToken {service_token}")
 
 
+def _scripts(config: dict[str, Any]) -> list[str]:
+    """Every custom action script of the head node and the queues (single or ``Sequence``)."""
+    sections = [config.get("HeadNode") or {}] + list((config.get("Scheduling") or {}).get("SlurmQueues") or [])
+    found = []
+    for section in sections:
+        for action in ((section.get("CustomActions") or {}).values()):
+            entries = action.get("Sequence") or [action] if isinstance(action, dict) else []
+            found.extend(str(e["Script"]) for e in entries if isinstance(e, dict) and e.get("Script"))
+    return found
+
+
+def _missing_scripts(account_id: str, config: dict[str, Any]) -> list[str]:
+    """ParallelCluster's URL validator: an ``s3://`` custom action must exist before the cluster is created."""
+    from moto.s3.models import s3_backends
+
+    buckets = s3_backends[account_id]["aws"].buckets
+    errors = []
+    for script in _scripts(config):
+        match = re.fullmatch(r"s3://([^/]+)/(.+)", script)
+        if match is None:
+            continue
+        bucket = buckets.get(match.group(1))
+        if bucket is None or bucket.keys.get(match.group(2)) is None:
+            errors.append(f"The S3 object {script} does not exist or you do not have access to it")
+    return errors
+
+
 class PclusterCluster(_Attributes, CloudFormationModel):
     """``Custom::PclusterCluster``: what ParallelCluster's provider Lambda would do, done in place.
 
-    The configuration is checked with :func:`clusters.pcluster.validate`, the cluster's own stack is
+    The configuration is checked with :func:`clusters.pcluster.validate` and its ``s3://`` custom
+    actions must exist (ParallelCluster's URL validator), the cluster's own stack is
     created, and the head node is launched in moto's EC2; attributes are the flattened
     ``describe-cluster`` result the provider returns (``headNode.publicIpAddress`` ...).
     """
@@ -116,7 +144,7 @@ class PclusterCluster(_Attributes, CloudFormationModel):
             raise ValidationError(message='DeletionPolicy must be one of ["Retain", "Delete"].')
         if not isinstance(config, dict):
             raise ValidationError(message="ClusterConfiguration must be a mapping, not text")
-        errors = pcluster.validate(config)
+        errors = pcluster.validate(config) + _missing_scripts(account_id, config)
         if errors:
             raise ValidationError(message=f"{name}: invalid cluster configuration: {'; '.join(errors)}")
         version = _provider_version(account_id, region_name, props["ServiceToken"])
@@ -158,7 +186,9 @@ class PclusterCluster(_Attributes, CloudFormationModel):
             "validationMessages": "[]",
             "logGroupName": f"/aws/parallelcluster/{name}",
         }
-        return cls(name, attributes, instance.id, name)
+        created = cls(name, attributes, instance.id, name)
+        created.configuration = config  # what ParallelCluster received (tests compare the portal's print with it)
+        return created
 
     def delete(self, account_id: str, region_name: str) -> None:
         from moto.ec2.models import ec2_backends

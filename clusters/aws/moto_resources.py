@@ -265,6 +265,30 @@ class DataRepositoryAssociation(_Attributes, CloudFormationModel):
 
 
 
+def _check_lifecycle(account_id: str, group: dict[str, Any]) -> None:
+    """HyperPod runs ``OnCreate`` from ``SourceS3Uri`` on every new node: refuse a script that is not there.
+
+    AWS fails the cluster ("lifecycle script … not found") once the instances try; here the create fails.
+    """
+    from moto.s3.models import s3_backends
+
+    lifecycle = group.get("LifeCycleConfig") or {}
+    uri, script = str(lifecycle.get("SourceS3Uri", "")), str(lifecycle.get("OnCreate", ""))
+    match = re.fullmatch(r"s3://([^/]+)/?(.*)", uri)
+    if match is None or not script:
+        raise ValidationError(message=f"{group.get('InstanceGroupName')}: LifeCycleConfig needs SourceS3Uri and OnCreate")
+    bucket_name, key_prefix = match.group(1), match.group(2)
+    if key_prefix and not key_prefix.endswith("/"):
+        key_prefix += "/"
+    bucket = s3_backends[account_id]["aws"].buckets.get(bucket_name)
+    if bucket is None or bucket.keys.get(key_prefix + script) is None:
+        raise ValidationError(message=f"{group.get('InstanceGroupName')}: lifecycle script {uri.rstrip('/')}/{script} "
+                                      "was not found; upload the lifecycle scripts before creating the cluster")
+    size = (group.get("InstanceStorageConfigs") or [{}])[0].get("EbsVolumeConfig", {}).get("VolumeSizeInGB")
+    if size is not None and not 1 <= int(size) <= 16384:
+        raise ValidationError(message="EbsVolumeConfig.VolumeSizeInGB must be between 1 and 16384")
+
+
 class SageMakerCluster(_Attributes, CloudFormationModel):
     """``AWS::SageMaker::Cluster`` created through moto's SageMaker ``create_cluster``."""
 
@@ -302,6 +326,8 @@ class SageMakerCluster(_Attributes, CloudFormationModel):
         node_recovery = props.get("NodeRecovery", "Automatic")
         if node_recovery not in ("Automatic", "None"):
             raise ValidationError(message="NodeRecovery must be Automatic or None")
+        for group in groups:
+            _check_lifecycle(account_id, group)
         backend = sagemaker_backends[account_id][region_name]
         backend.create_cluster(resource_name, groups, props.get("VpcConfig", {}), _tags(props))
         return cls(backend.clusters[resource_name], node_recovery)

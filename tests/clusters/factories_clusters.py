@@ -17,7 +17,7 @@ READY_OUTPUTS = {
     "PrivateSubnetId": "subnet-0a1b2c3d4e5f6071a", "SecurityGroupId": "sg-0a1b2c3d4e5f6071b",
     "PlacementGroupName": "geniac-pg", "LustreFileSystemId": "fs-0a1b2c3d4e5f6071c",
     "LustreDnsName": "fs-0a1b2c3d4e5f6071c.fsx.ap-northeast-1.amazonaws.com", "LustreMountName": "abcdefgh",
-    "HeadNodeIp": "203.0.113.10", "ClusterName": "demo",
+    "HeadNodeIp": "203.0.113.10", "ClusterName": "demo", "BucketName": "sagemaker-geniac-0a1b2c3d",
 }
 
 

@@ -29,8 +29,10 @@ def test_catalog_lists_every_blueprint_in_launch_order_with_metadata():
         "SageMaker HyperPod cluster",
         "Observability",
     ]
+    # The cluster blueprints carry the software stack and capacity wiring (2.0.0).
+    assert {b.slug: b.version for b in blueprints} == {"network": "1.0.0", "storage": "1.0.0", "parallelcluster": "2.0.0",
+                                                      "hyperpod": "2.0.0", "observability": "1.0.0"}
     for blueprint in blueprints:
-        assert blueprint.version == "1.0.0"
         assert blueprint.summary
         assert blueprint.description.startswith("GENIAC")
         assert blueprint.content_hash == hashlib.sha256(blueprint.path.read_bytes()).hexdigest()
@@ -53,14 +55,16 @@ EXPECTED_PARAMETERS = {
         "DataRepositoryPrefix", "CreateHomeFileSystem", "HomeStorageCapacity", "HomeThroughputCapacity",
     ],
     "parallelcluster": [
-        "ClusterName", "ParallelClusterVersion", "Os", "HeadNodeInstanceType", "KeyName", "QueueName",
+        "ClusterName", "ParallelClusterVersion", "Os", "CustomAmi", "HeadNodeInstanceType", "KeyName", "QueueName",
         "ComputeInstanceType", "ComputeMinCount", "ComputeMaxCount", "CapacityType", "CapacityReservationId",
-        "PublicSubnetId", "PrivateSubnetId", "SecurityGroupId", "PlacementGroupName", "LustreFileSystemId",
-        "OpenZfsRootVolumeId",
+        "DisableSimultaneousMultithreading", "AccountingDatabaseUri", "AccountingDatabaseUserName",
+        "AccountingDatabasePasswordSecretArn", "PublicSubnetId", "PrivateSubnetId", "SecurityGroupId",
+        "PlacementGroupName", "BucketName", "LustreFileSystemId", "OpenZfsRootVolumeId",
     ],
     "hyperpod": [
         "ClusterName", "PrivateSubnetId", "SecurityGroupId", "ControllerInstanceType", "WorkerInstanceType",
-        "WorkerCount", "WorkerThreadsPerCore", "OnCreateScript",
+        "WorkerCount", "WorkerThreadsPerCore", "InstanceVolumeSizeInGB", "TrainingPlanArn", "BucketName",
+        "LustreDnsName", "LustreMountName", "OnCreateScript",
     ],
     "observability": ["WorkspaceAlias", "GrafanaAuthentication"],
 }
@@ -74,7 +78,7 @@ EXPECTED_OUTPUTS = {
     "parallelcluster": [
         "ClusterName", "HeadNodeIp", "HeadNodePrivateIp", "HeadNodeInstanceId", "ClusterStackArn", "ValidationMessages",
     ],
-    "hyperpod": ["ClusterArn", "ClusterName", "ExecutionRoleArn", "LifecycleBucketName"],
+    "hyperpod": ["ClusterArn", "ClusterName", "ExecutionRoleArn", "LifecycleScriptsUri"],
     "observability": [
         "PrometheusWorkspaceId", "PrometheusWorkspaceArn", "PrometheusEndpoint", "PrometheusQueryUrl",
         "GrafanaWorkspaceId", "GrafanaEndpoint",
@@ -199,6 +203,7 @@ GOOD_PCLUSTER_VALUES = {
     "SecurityGroupId": "sg-0123456789abcdef0",
     "PlacementGroupName": "net-ClusterPlacementGroup-ABC",
     "LustreFileSystemId": "fs-0123456789abcdef0",
+    "BucketName": "sagemaker-geniac-0123",
     "ComputeMaxCount": 4,
 }
 

@@ -3,7 +3,7 @@ import pytest
 import yaml
 from django.core.management import CommandError, call_command
 
-from clusters import catalog
+from clusters import catalog, config, software
 from clusters.choices import ClusterState
 from clusters.models import Blueprint, Cluster
 from tests.clusters.factories_clusters import launched_cluster, ready_cluster
@@ -18,9 +18,18 @@ def test_cluster_config_prints_the_generated_yaml(world, capsys):
     queue = config["Scheduling"]["SlurmQueues"][0]
     assert config["Region"] == "ap-northeast-1"
     assert queue["ComputeResources"][0]["InstanceType"] == "p5.48xlarge"
-    assert queue["ComputeResources"][0]["Efa"] == {"Enabled": True, "GdrSupport": True}
+    assert queue["ComputeResources"][0]["Efa"] == {"Enabled": True}
     assert queue["Networking"]["SubnetIds"] == ["subnet-0a1b2c3d4e5f6071a"]
     assert config["SharedStorage"][0]["FsxLustreSettings"]["FileSystemId"] == "fs-0a1b2c3d4e5f6071c"
+    # What the stack deploys: IAM, custom actions from the bucket, storage, IMDSv2.
+    assert config["Imds"] == {"ImdsSupport": "v2.0"}
+    assert queue["Iam"]["S3Access"] == [{"BucketName": "sagemaker-geniac-0a1b2c3d", "EnableWriteAccess": False}]
+    assert "arn:aws:iam::aws:policy/AmazonPrometheusRemoteWriteAccess" in [
+        p["Policy"] for p in config["HeadNode"]["Iam"]["AdditionalIamPolicies"]]
+    assert [a["Script"].rsplit("/", 1)[1] for a in queue["CustomActions"]["OnNodeConfigured"]["Sequence"]] == [
+        "install_efa.sh", "install_nccl.sh", "install_containers.sh", "install_exporters.sh"]
+    assert queue["ComputeSettings"]["LocalStorage"]["EphemeralVolume"] == {"MountDir": "/scratch"}
+    assert "<" not in yaml.safe_dump(config)  # every wired value is known for a ready cluster
 
 
 def test_cluster_config_refuses_unknown_and_non_parallelcluster(world):
@@ -57,3 +66,33 @@ def test_demo_seeds_ready_launching_and_failed_clusters_once(db, aws, django_cap
     count = Cluster.objects.count()
     call_command("seed_demo")
     assert Cluster.objects.count() == count == 6
+    _demo_capacity_is_wired()
+
+
+def _demo_capacity_is_wired():
+    """Each demo cluster runs on its organization's reservation, and its printed YAML has no placeholder."""
+    by_name = {c.name: c for c in Cluster.objects.select_related("organization", "blueprint")}
+    queue = lambda c: yaml.safe_load(config.for_cluster(c))["Scheduling"]["SlurmQueues"][0]  # noqa: E731
+    kotoba, shirakawa = queue(by_name["kotoba-p5-pretrain"]), queue(by_name["shirakawa-p5-cpt"])
+    assert kotoba["CapacityType"] == "ONDEMAND"
+    assert kotoba["ComputeResources"][0]["CapacityReservationTarget"] == {"CapacityReservationId": "cr-0a1b2c3d4e5f60001"}
+    assert shirakawa["CapacityType"] == "CAPACITY_BLOCK" and shirakawa["ComputeResources"][0]["MinCount"] == 32
+    assert "PlacementGroup" not in kotoba["Networking"] and "PlacementGroup" not in shirakawa["Networking"]
+    assert by_name["shirakawa-p5-cpt"].parameters["network"]["AvailabilityZone"] == "ap-northeast-1c"
+    sakura = by_name["sakura-trn1"]
+    assert sakura.parameters["cluster"]["TrainingPlanArn"].endswith(":training-plan/sakura-trn1-cycle2")
+    assert sakura.availability_zone == "us-east-1b"
+    for cluster in by_name.values():  # a launching cluster's network does not exist yet: placeholders are honest there
+        if cluster.state == ClusterState.READY:
+            text = config.for_cluster(cluster)
+            assert text is None or "<network:" not in text and "<storage:" not in text, cluster.name
+            assert cluster.software_hash == software.content_hash()
+
+
+def test_demo_without_the_endpoint_records_ready_clusters_with_full_outputs(db, settings, django_capture_on_commit_callbacks):
+    settings.AWS_ENDPOINT_URL = None
+    with django_capture_on_commit_callbacks(execute=False):
+        call_command("seed_demo")
+    _demo_capacity_is_wired()
+    sakura = Cluster.objects.get(name="sakura-trn1")
+    assert sakura.outputs["LifecycleScriptsUri"] == f"s3://{sakura.outputs['BucketName']}/geniac/sakura-trn1/lifecycle/"

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from clusters import catalog, pipeline
+from clusters import catalog, pipeline, software
 from clusters.backend import LAUNCH_TAG
 from clusters.choices import ClusterState, JobKind, JobStatus
 from clusters.models import LaunchJob
@@ -53,11 +53,17 @@ def test_full_stack_launch_creates_network_storage_cluster_in_order_and_wires_ou
 def test_a_stack_created_before_a_worker_died_is_adopted_not_created_twice(world, aws):
     cluster = launched_cluster(world.org_a, name="adopt", full_stack=False,
                                blueprint="hyperpod", instance_type="trn1.32xlarge")
-    cluster.parameters["cluster"].update(PrivateSubnetId="subnet-0a1b2c3d4e5f60718", SecurityGroupId="sg-0a1b2c3d4e5f60718")
+    cluster.parameters["cluster"].update(PrivateSubnetId="subnet-0a1b2c3d4e5f60718", SecurityGroupId="sg-0a1b2c3d4e5f60718",
+                                         BucketName="sagemaker-geniac-adopt", LustreMountName="abcdefgh",
+                                         LustreDnsName="fs-0a1b2c3d4e5f6071c.fsx.ap-northeast-1.amazonaws.com")
     stack = cluster.stacks.get()
     stack.parameters = cluster.parameters["cluster"]
     stack.save()
-    # The earlier attempt's create_stack reached CloudFormation, but the worker died before saving the id.
+    # The earlier attempt uploaded the lifecycle scripts and its create_stack reached CloudFormation,
+    # but the worker died before saving the id.
+    s3 = aws_client("s3", organization=world.org_a)
+    s3.create_bucket(Bucket="sagemaker-geniac-adopt", CreateBucketConfiguration={"LocationConstraint": "ap-northeast-1"})
+    software.upload(s3, "sagemaker-geniac-adopt", software.bundle("hyperpod", stack.parameters, region="ap-northeast-1"))
     body = catalog.template_body("hyperpod")
     client = _cfn(world.org_a)
     client.create_stack(StackName=stack.stack_name, TemplateBody=body, Capabilities=["CAPABILITY_IAM"],

@@ -73,7 +73,7 @@ def test_the_api_refuses_another_organizations_reservation(world):
 
 
 @pytest.mark.parametrize("reservation,cluster,expected", [
-    ({"kind": "capacity_block"}, {}, "is a Capacity Block for ML, but CapacityType ONDEMAND needs an On-Demand"),
+    ({"kind": "training_plan"}, {}, "a parallelcluster cluster takes odcr or capacity block capacity"),
     ({}, {"CapacityType": "CAPACITY_BLOCK"}, "CapacityType CAPACITY_BLOCK needs a Capacity Block"),
     ({"instance_type_name": "trn1.32xlarge"}, {}, "reserves trn1.32xlarge, not p5.48xlarge"),
     ({"region": "us-east-1", "availability_zone": "us-east-1a"}, {}, "is in us-east-1, not ap-northeast-1"),
@@ -101,6 +101,16 @@ def test_a_matching_reservation_is_accepted_and_a_capacity_block_needs_its_id(wo
                                       CapacityReservationId="cr-0123456789abcdef0"), format="json")
     assert response.status_code == 202, response.json()
     assert Cluster.objects.get().parameters["cluster"]["CapacityReservationId"] == "cr-0123456789abcdef0"
+
+
+def test_a_capacity_block_sets_the_capacity_type_and_runs_every_node(world):
+    CapacityReservationFactory(organization=world.org_a, reservation_id="cr-0123456789abcdef0", kind="capacity_block")
+    body = _p5(world.org_a, CapacityType="ONDEMAND", CapacityReservationId="cr-0123456789abcdef0")
+    response = _api(world.lead_a).post(CLUSTERS, body, format="json")
+    assert response.status_code == 202, response.json()
+    cluster = Cluster.objects.get().parameters["cluster"]
+    assert cluster["CapacityType"] == "CAPACITY_BLOCK"
+    assert cluster["ComputeMinCount"] == cluster["ComputeMaxCount"] == "4"
 
 
 def test_the_form_offers_only_the_organizations_reservations_for_the_type_and_region(client, world):

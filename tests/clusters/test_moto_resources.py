@@ -8,6 +8,7 @@ import pytest
 from botocore.exceptions import ClientError
 from moto.cloudformation import parsing
 
+from clusters import software
 from clusters.aws import moto_resources
 from clusters.aws.embedded import reset, start_server
 from clusters.blueprints import path
@@ -59,6 +60,11 @@ def _delete(cf, *names):
         stack_id = cf.describe_stacks(StackName=name)["Stacks"][0]["StackId"]
         cf.delete_stack(StackName=name)
         assert cf.describe_stacks(StackName=stack_id)["Stacks"][0]["StackStatus"] == "DELETE_COMPLETE"
+
+
+def _upload(aws, orchestrator, bucket, **inputs):
+    """What the pipeline does before a cluster stack: the software stack into the storage bucket."""
+    software.upload(aws("s3"), bucket, software.bundle(orchestrator, inputs, region=REGION))
 
 
 def _network_and_storage(cf, **storage):
@@ -121,12 +127,14 @@ def test_network_storage_parallelcluster_chain(aws):
     home = fsx.describe_file_systems(FileSystemIds=[sto["OpenZfsFileSystemId"]])["FileSystems"][0]
     assert home["OpenZFSConfiguration"]["RootVolumeId"] == sto["OpenZfsRootVolumeId"]
 
+    assert re.fullmatch(r"sagemaker-geniac-[0-9a-f-]{36}", sto["BucketName"])
+    _upload(aws, "parallelcluster", sto["BucketName"], ClusterName="llm-train")
     pc = _launch(
         cf, "pc", "parallelcluster", ClusterName="llm-train", PublicSubnetId=net["PublicSubnetId"],
         PrivateSubnetId=net["PrivateSubnetId"], SecurityGroupId=net["SecurityGroupId"],
         PlacementGroupName=net["PlacementGroupName"], LustreFileSystemId=sto["LustreFileSystemId"],
         OpenZfsRootVolumeId=sto["OpenZfsRootVolumeId"], CapacityReservationId="cr-0123456789abcdef0",
-        ComputeMaxCount=4,
+        ComputeMaxCount=4, BucketName=sto["BucketName"],
     )
     assert pc["ClusterName"] == "llm-train"
     assert pc["ValidationMessages"] == "[]"
@@ -150,13 +158,15 @@ def test_network_storage_parallelcluster_chain(aws):
 def test_parallelcluster_refuses_a_configuration_parallelcluster_would_refuse(aws):
     cf = aws("cloudformation")
     net, sto = _network_and_storage(cf)
+    common = dict(ClusterName="llm-train", PublicSubnetId=net["PublicSubnetId"], PrivateSubnetId=net["PrivateSubnetId"],
+                  SecurityGroupId=net["SecurityGroupId"], PlacementGroupName=net["PlacementGroupName"],
+                  LustreFileSystemId=sto["LustreFileSystemId"], BucketName=sto["BucketName"])
+    # Custom actions that were never uploaded: ParallelCluster's URL validator refuses the cluster.
+    with pytest.raises(ClientError, match=r"s3://sagemaker-geniac-[0-9a-f-]+/geniac/llm-train/software/install_efa.sh does not exist"):
+        _launch(cf, "pc0", "parallelcluster", **common)
+    _upload(aws, "parallelcluster", sto["BucketName"], ClusterName="llm-train")
     with pytest.raises(ClientError, match="MinCount 3 is above MaxCount 2"):
-        _launch(
-            cf, "pc", "parallelcluster", ClusterName="llm-train", PublicSubnetId=net["PublicSubnetId"],
-            PrivateSubnetId=net["PrivateSubnetId"], SecurityGroupId=net["SecurityGroupId"],
-            PlacementGroupName=net["PlacementGroupName"], LustreFileSystemId=sto["LustreFileSystemId"],
-            ComputeMinCount=3, ComputeMaxCount=2,
-        )
+        _launch(cf, "pc", "parallelcluster", ComputeMinCount=3, ComputeMaxCount=2, **common)
 
 
 def test_storage_without_home_and_with_an_invalid_lustre_size(aws):
@@ -174,14 +184,20 @@ def test_storage_without_home_and_with_an_invalid_lustre_size(aws):
 
 def test_network_storage_hyperpod_chain(aws):
     cf, sagemaker = aws("cloudformation"), aws("sagemaker")
-    net, _ = _network_and_storage(cf)
-    hp = _launch(
-        cf, "hp", "hyperpod", ClusterName="hp-train", PrivateSubnetId=net["PrivateSubnetId"],
-        SecurityGroupId=net["SecurityGroupId"], WorkerInstanceType="ml.trn1.32xlarge", WorkerCount=4,
-    )
+    net, sto = _network_and_storage(cf)
+    inputs = dict(ClusterName="hp-train", PrivateSubnetId=net["PrivateSubnetId"], SecurityGroupId=net["SecurityGroupId"],
+                  WorkerInstanceType="ml.trn1.32xlarge", WorkerCount=4, BucketName=sto["BucketName"],
+                  LustreDnsName=sto["LustreDnsName"], LustreMountName=sto["LustreMountName"])
+    # HyperPod runs OnCreate from the bucket: without the scripts there the cluster is refused.
+    with pytest.raises(ClientError, match=r"lifecycle script s3://.+/geniac/hp-train/lifecycle/on_create.sh was not found"):
+        _launch(cf, "hp0", "hyperpod", **inputs)
+    _upload(aws, "hyperpod", sto["BucketName"], **inputs)
+    hp = _launch(cf, "hp", "hyperpod", **inputs)
     assert hp["ClusterArn"] == f"arn:aws:sagemaker:{REGION}:123456789012:cluster/hp-train"
     assert hp["ClusterName"] == "hp-train"
-    assert re.fullmatch(r"sagemaker-lifecycle-[0-9a-f-]{36}", hp["LifecycleBucketName"])
+    assert hp["LifecycleScriptsUri"] == f"s3://{sto['BucketName']}/geniac/hp-train/lifecycle/"
+    listed = aws("s3").list_objects_v2(Bucket=sto["BucketName"], Prefix="geniac/hp-train/lifecycle/")["Contents"]
+    assert {"on_create.sh", "provisioning_parameters.json", "stack.env"} <= {o["Key"].rsplit("/", 1)[1] for o in listed}
     cluster = sagemaker.describe_cluster(ClusterName="hp-train")
     assert cluster["ClusterStatus"] == "InService"
     assert cluster["VpcConfig"] == {"SecurityGroupIds": [net["SecurityGroupId"]], "Subnets": [net["PrivateSubnetId"]]}
@@ -191,9 +207,8 @@ def test_network_storage_hyperpod_chain(aws):
         "worker-group-1": ("ml.trn1.32xlarge", 4, 1),
     }
     assert groups["worker-group-1"]["ExecutionRole"] == hp["ExecutionRoleArn"]
-    assert groups["worker-group-1"]["LifeCycleConfig"] == {
-        "SourceS3Uri": f"s3://{hp['LifecycleBucketName']}/lifecycle/", "OnCreate": "on_create.sh",
-    }
+    assert groups["worker-group-1"]["LifeCycleConfig"] == {"SourceS3Uri": hp["LifecycleScriptsUri"], "OnCreate": "on_create.sh"}
+    assert groups["worker-group-1"]["InstanceStorageConfigs"] == [{"EbsVolumeConfig": {"VolumeSizeInGB": 500}}]
     assert len(sagemaker.list_cluster_nodes(ClusterName="hp-train")["ClusterNodeSummaries"]) == 5
     _delete(cf, "hp", "sto", "net")
     assert sagemaker.list_clusters()["ClusterSummaries"] == []

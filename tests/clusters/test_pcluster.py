@@ -31,27 +31,46 @@ def test_p5_queue_on_a_capacity_reservation():
         placement_group="net-ClusterPlacementGroup-ABC", capacity_reservation_id="cr-0123456789abcdef0",
     )
     text = pcluster.generate(_spec(queue))
+    # Targeted ODCR: no placement group forced onto it; SMT left on as in the reference; NVMe at /scratch.
     assert _queues(text) == [{
         "Name": "train",
         "CapacityType": "ONDEMAND",
         "HealthChecks": {"Gpu": {"Enabled": True}},
-        "Networking": {
-            "SubnetIds": [SUBNET],
-            "AdditionalSecurityGroups": [GROUP],
-            "PlacementGroup": {"Enabled": True, "Name": "net-ClusterPlacementGroup-ABC"},
-        },
+        "Networking": {"SubnetIds": [SUBNET], "AdditionalSecurityGroups": [GROUP]},
+        "ComputeSettings": {"LocalStorage": {"RootVolume": {"Size": 512}, "EphemeralVolume": {"MountDir": "/scratch"}}},
         "ComputeResources": [{
             "Name": "p5-nodes",
             "InstanceType": "p5.48xlarge",
             "MinCount": 0,
             "MaxCount": 4,
-            "DisableSimultaneousMultithreading": True,
-            "Efa": {"Enabled": True, "GdrSupport": True},
+            "Efa": {"Enabled": True},
             "HealthChecks": {"Gpu": {"Enabled": True}},
             "CapacityReservationTarget": {"CapacityReservationId": "cr-0123456789abcdef0"},
         }],
     }]
     assert pcluster.validate(text) == []
+
+
+def test_on_demand_queue_uses_the_placement_group():
+    queue = pcluster.Queue(name="train", instance_type="p5.48xlarge", max_count=4,
+                           placement_group="net-ClusterPlacementGroup-ABC", disable_smt=True)
+    (generated,) = _queues(pcluster.generate(_spec(queue)))
+    assert generated["Networking"]["PlacementGroup"] == {"Enabled": True, "Name": "net-ClusterPlacementGroup-ABC"}
+    assert generated["ComputeResources"][0]["DisableSimultaneousMultithreading"] is True
+
+
+def test_validate_refuses_a_placement_group_on_a_reservation_and_gpu_checks_on_trainium():
+    config = yaml.safe_load(pcluster.generate(_spec(pcluster.Queue(
+        name="train", instance_type="trn1.32xlarge", max_count=2, capacity_reservation_id="cr-0123456789abcdef0"))))
+    queue = config["Scheduling"]["SlurmQueues"][0]
+    assert pcluster.validate(config) == []
+    queue["Networking"]["PlacementGroup"] = {"Enabled": True}
+    queue["HealthChecks"] = {"Gpu": {"Enabled": True}}
+    assert pcluster.validate(config) == [
+        "Scheduling.SlurmQueues[0].ComputeResources[0]: trn1.32xlarge has no GPUs; HealthChecks.Gpu must be off",
+        "Scheduling.SlurmQueues[0].ComputeResources[0]: no placement group on a targeted reservation or capacity block "
+        "(it can fail with insufficient capacity while the reservation has room)",
+    ]
 
 
 def test_p5_queue_on_a_capacity_block_runs_every_node_statically():
@@ -64,17 +83,17 @@ def test_p5_queue_on_a_capacity_block_runs_every_node_statically():
     resource = generated["ComputeResources"][0]
     assert (resource["MinCount"], resource["MaxCount"]) == (2, 2)
     assert resource["CapacityReservationTarget"] == {"CapacityReservationId": "cr-0123456789abcdef1"}
-    assert resource["Efa"] == {"Enabled": True, "GdrSupport": True}
-    assert generated["Networking"]["PlacementGroup"] == {"Enabled": True}
+    assert resource["Efa"] == {"Enabled": True}
+    assert "PlacementGroup" not in generated["Networking"]
 
 
-def test_trn1_queue_gets_efa_and_health_checks_and_plain_queue_does_not():
+def test_trn1_queue_gets_efa_but_no_gpu_health_checks_and_plain_queue_gets_neither():
     trn1 = pcluster.Queue(name="neuron", instance_type="trn1.32xlarge", max_count=8)
     cpu = pcluster.Queue(name="cpu", instance_type="c6i.32xlarge", max_count=2)
     neuron, plain = _queues(pcluster.generate(_spec(trn1, cpu)))
-    assert neuron["ComputeResources"][0]["Efa"] == {"Enabled": True, "GdrSupport": True}
-    assert neuron["ComputeResources"][0]["HealthChecks"] == {"Gpu": {"Enabled": True}}
-    assert neuron["HealthChecks"] == {"Gpu": {"Enabled": True}}
+    assert neuron["ComputeResources"][0]["Efa"] == {"Enabled": True}
+    assert "HealthChecks" not in neuron["ComputeResources"][0] and "HealthChecks" not in neuron
+    assert neuron["Networking"]["PlacementGroup"] == {"Enabled": True}
     assert plain["ComputeResources"][0] == {"Name": "c6i-nodes", "InstanceType": "c6i.32xlarge", "MinCount": 0, "MaxCount": 2}
     assert "HealthChecks" not in plain and "PlacementGroup" not in plain["Networking"]
 
@@ -84,10 +103,11 @@ def test_cluster_level_sections():
     queue = pcluster.Queue(name="train", instance_type="p5.48xlarge", max_count=1, subnet_id="subnet-0aaaaaaaaaaaaaaaa")
     config = yaml.safe_load(pcluster.generate(_spec(
         queue, os="ubuntu2204", key_name="ops", openzfs_volume_id="fsvol-0123456789abcdef0",
-        custom_actions=actions, tags={"geniac:organization": "org-1"}, dashboards=False,
+        custom_actions=actions, tags={"geniac:organization": "org-1"}, dashboards=False, custom_ami="ami-0123456789abcdef0",
     )))
     assert config["Region"] == "ap-northeast-1"
-    assert config["Image"] == {"Os": "ubuntu2204"}
+    assert config["Imds"] == {"ImdsSupport": "v2.0"}
+    assert config["Image"] == {"Os": "ubuntu2204", "CustomAmi": "ami-0123456789abcdef0"}
     assert config["HeadNode"] == {
         "InstanceType": "m5.8xlarge",
         "Networking": {"SubnetId": SUBNET, "AdditionalSecurityGroups": [GROUP]},
@@ -115,6 +135,7 @@ def test_key_pair_and_storage_are_optional():
     config = yaml.safe_load(pcluster.generate(_spec(queue, key_name=None, lustre_file_system_id=None)))
     assert "Ssh" not in config["HeadNode"]
     assert "SharedStorage" not in config
+    assert config["HeadNode"]["LocalStorage"] == {"RootVolume": {"Size": 500}}  # /home lives on the head node
     assert pcluster.validate(config) == []
 
 

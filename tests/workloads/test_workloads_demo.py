@@ -29,4 +29,8 @@ def test_demo_seeds_the_case_study_once(db):
     soon = timezone.localdate() + timedelta(days=14)
     assert CapacityReservation.objects.filter(end__lte=soon).count() == 3
     kinds = set(CapacityReservation.objects.values_list("kind", flat=True))
-    assert kinds == {"odcr", "capacity_block"}
+    assert kinds == {"odcr", "capacity_block", "training_plan"}
+    # HyperPod organizations hold SageMaker training plans, not EC2 reservations.
+    plans = CapacityReservation.objects.filter(kind="training_plan").select_related("organization")
+    assert {r.organization.slug for r in plans} == {"sakura-vision", "hoshi-materials"}
+    assert all(r.reservation_id.startswith("arn:aws:sagemaker:us-east-1:") for r in plans)

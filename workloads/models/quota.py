@@ -1,6 +1,8 @@
 """Instance quotas the program hands out, the capacity reservations that back them, and requests to change them."""
 from __future__ import annotations
 
+import re
+
 from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.core.validators import RegexValidator
@@ -16,6 +18,7 @@ from workloads import validators
 from workloads.choices import RequestStatus, ReservationKind
 
 RESERVATION_ID_RE = r"^cr-[0-9a-f]{8,17}$"
+TRAINING_PLAN_ARN_RE = r"^arn:aws[a-z-]*:sagemaker:[a-z0-9-]+:\d{12}:training-plan/[a-zA-Z0-9-]{1,63}$"
 AZ_RE = r"^[a-z]{2}-[a-z]+-\d[a-z]$"
 
 
@@ -94,7 +97,10 @@ class CapacityReservation(DatedCapacityMixin, models.Model):
 
     organization = models.ForeignKey("portal.Organization", on_delete=models.PROTECT, related_name="capacity_reservations")
     reservation_id = models.CharField(
-        max_length=32, validators=[RegexValidator(RESERVATION_ID_RE, "A reservation id looks like cr-0123456789abcdef0.")]
+        max_length=200, validators=[RegexValidator(
+            f"{RESERVATION_ID_RE}|{TRAINING_PLAN_ARN_RE}",
+            "A reservation id looks like cr-0123456789abcdef0; a training plan is its ARN "
+            "(arn:aws:sagemaker:<region>:<account>:training-plan/<name>).")]
     )
     kind = models.CharField(max_length=20, choices=ReservationKind.choices, default=ReservationKind.ODCR)
     instance_type_name = models.CharField(max_length=32, validators=[validators.validate_instance_type])
@@ -127,6 +133,10 @@ class CapacityReservation(DatedCapacityMixin, models.Model):
         _check_dates(self.start, self.end, errors)
         if self.region and self.availability_zone and not self.availability_zone.startswith(self.region):
             errors.setdefault("availability_zone", []).append(f"{self.availability_zone} is not in {self.region}.")
+        is_plan = self.kind == ReservationKind.TRAINING_PLAN
+        if self.reservation_id and is_plan != bool(re.match(TRAINING_PLAN_ARN_RE, self.reservation_id)):
+            errors.setdefault("reservation_id", []).append(
+                "A training plan is named by its ARN." if is_plan else "An ODCR or Capacity Block id looks like cr-0123456789abcdef0.")
         if self.reservation_id and self.start and self.end and "end" not in errors:
             overlapping = CapacityReservation.objects.filter(
                 reservation_id=self.reservation_id, start__lte=self.end, end__gte=self.start
