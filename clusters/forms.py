@@ -86,7 +86,7 @@ class LaunchForm(forms.Form):
         org = self.initial.get("organization")
         chosen = orgs.filter(pk=org) if org and str(org).isdigit() else orgs
         type_key = f"{StackRole.CLUSTER}__{launch.SIZE_PARAMETERS.get(self.entry.kind, ('',))[0]}"
-        instance_type = self.fields[type_key].initial if type_key in self.fields else ""
+        instance_type = self.initial.get(type_key, "")  # only once the user has chosen one
         region = self.initial.get("region") or (chosen.first().home_region if chosen.count() == 1 else "")
         return launch.reservations_for(chosen, instance_type or "", region)
 

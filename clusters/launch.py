@@ -179,8 +179,8 @@ def _reservation(req: LaunchRequest, params: dict, instance_type: str, count: in
 
     It must be the organization's, of a kind the blueprint takes (an EC2 reservation or capacity block for
     ParallelCluster, a training plan for HyperPod), for the same instance type, region and availability zone,
-    large enough for the nodes, and active on the launch date. The reservation then decides the capacity type
-    (:mod:`clusters.capacity`); only an explicit CAPACITY_BLOCK on something that is not a block is refused.
+    large enough for the nodes, and active on the launch date. The reservation then decides the capacity type,
+    a block's static node count and the network's availability zone (:mod:`clusters.capacity`).
     """
     from workloads.models import CapacityReservation
     from workloads.validators import base_instance_type
@@ -211,17 +211,10 @@ def _reservation(req: LaunchRequest, params: dict, instance_type: str, count: in
     if chosen.kind not in capacity.kinds_for(kind):
         return (f"{reservation_id} is a {chosen.get_kind_display()}; a {kind} cluster takes "
                 f"{' or '.join(capacity.kinds_for(kind)).replace('_', ' ')} capacity.{offer()}"), None
-    if capacity_type == "CAPACITY_BLOCK" and chosen.kind != "capacity_block":
-        return (f"{reservation_id} is a {chosen.get_kind_display()}, but CapacityType CAPACITY_BLOCK needs "
-                "a Capacity Block for ML."), None
     if instance_type and base_instance_type(chosen.instance_type_name) != base_instance_type(instance_type):
         return f"{reservation_id} reserves {chosen.instance_type_name}, not {instance_type}.{offer()}", None
     if chosen.region != req.region:
         return f"{reservation_id} is in {chosen.region}, not {req.region}.{offer()}", None
-    zone = params.get(StackRole.NETWORK, {}).get("AvailabilityZone", "")
-    if zone and chosen.availability_zone != zone:
-        return (f"{reservation_id} is in {chosen.availability_zone}, but the network stack is in {zone}: "
-                f"choose {chosen.availability_zone} for the network."), None
     if count > chosen.count:
         return (f"{count} nodes asked, but {reservation_id} reserves only {chosen.count} × "
                 f"{chosen.instance_type_name}."), None

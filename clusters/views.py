@@ -13,7 +13,7 @@ from django.views.decorators.http import require_POST
 from django_htmx.http import HttpResponseStopPolling
 
 from clusters import catalog, cfn, config, launch, software
-from clusters.choices import ClusterState
+from clusters.choices import ClusterState, StackRole
 from clusters.filtersets import ClusterFilterSet
 from clusters.forms import LaunchForm
 from clusters.models import Blueprint, Cluster, StackEvent
@@ -79,9 +79,9 @@ class LaunchView(View):
         return super().dispatch(request, *args, **kwargs)
 
     def get(self, request, slug):
-        initial = {}
-        if request.GET.get("organization"):
-            initial["organization"] = request.GET["organization"]
+        # A link may preset the organization, region and cluster parameters (?cluster__ComputeInstanceType=…).
+        initial = {key: value for key, value in request.GET.items()
+                   if value and (key in ("organization", "region") or key.startswith(f"{StackRole.CLUSTER}__"))}
         form = LaunchForm(blueprint_slug=slug, user=request.user, initial=initial)
         return render(request, self.template_name, {"form": form, "entry": form.entry})
 
