@@ -155,11 +155,25 @@ def test_fault_lifecycle_open_update_clear(cluster, settings):
     assert TimelineEntry.objects.filter(kind="fault").count() == 2
 
 
-def test_only_latest_report_keeps_node_rows(cluster):
-    a = services.ingest(cluster, sample(XID79), "push").report
-    b = services.ingest(cluster, sample(HEALTHY), "push").report
-    assert not NodeHealth.objects.filter(report=a).exists() and NodeHealth.objects.filter(report=b).count() == 1
+def test_each_node_keeps_the_row_of_the_latest_report_that_covered_it(cluster):
+    a = services.ingest(cluster, sample(XID79), "push").report  # ip-10-1-45-13
+    b = services.ingest(cluster, sample(HEALTHY), "push").report  # ip-10-1-45-12 only: a partial report
+    rows = dict(NodeHealth.objects.filter(cluster=cluster).values_list("hostname", "report_id"))
+    assert rows == {"ip-10-1-45-13": a.pk, "ip-10-1-45-12": b.pk}
+    b.refresh_from_db()
+    assert (b.node_count, b.nodes_healthy, b.nodes_reboot, b.xid_errors) == (2, 1, 1, 1)  # the merged cluster
+    c = services.ingest(cluster, sample(HEALTHY), "push").report
+    assert NodeHealth.objects.filter(cluster=cluster, hostname="ip-10-1-45-12").get().report_id == c.pk
     assert HealthReport.objects.get(pk=a.pk).xid_errors == 1
+
+
+def test_a_full_report_replaces_the_node_table(cluster):
+    services.ingest(cluster, sample(XID79), "push")
+    b = services.ingest(cluster, sample(HEALTHY), "push", scope="full").report
+    assert list(NodeHealth.objects.filter(cluster=cluster).values_list("hostname", "report_id")) == [
+        ("ip-10-1-45-12", b.pk)]
+    assert (b.node_count, b.nodes_healthy, b.xid_errors) == (1, 1, 0)
+    assert set(GpuFault.objects.filter(cleared_at__isnull=True).values_list("absent_reports", flat=True)) == {1}
 
 
 def test_counter_growth_uses_the_previous_report(cluster):
@@ -188,8 +202,9 @@ def test_ingest_query_count_does_not_grow_with_faults(cluster, nodes, django_ass
     text = _scrape_with_faulty_nodes(nodes)
     services.ingest(cluster, text, "push")
     assert GpuFault.objects.filter(cluster=cluster).count() == 2 * nodes
-    # previous report, savepoint, report, nodes, old nodes, open faults, updates, timeline (+content type)
-    with django_assert_max_num_queries(10):
+    # savepoint, cluster lock, current state, replaced rows, report, delete and insert nodes, open faults,
+    # updates, fault counts, oldest node, state save, release
+    with django_assert_max_num_queries(13):
         services.ingest(cluster, text, "push")
 
 
