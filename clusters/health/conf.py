@@ -21,6 +21,8 @@ DEFAULTS = {
     "HEALTH_PUSH_DIR": None,
     # A push the worker took but did not finish within this many seconds is taken again (a killed worker).
     "HEALTH_PUSH_LEASE_SECONDS": 600,
+    # Pushes accepted per cluster token (DRF rate: "120/min"); counted in the Django cache.
+    "HEALTH_PUSH_RATE": "120/min",
     # A pending push not picked up within this many seconds is sent again by the sweep.
     "HEALTH_PUSH_RESEND_SECONDS": 120,
 }

@@ -24,7 +24,7 @@ from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
 
 from prometheus_client.metrics_core import Metric
-from prometheus_client.parser import text_string_to_metric_families
+from prometheus_client.parser import text_fd_to_metric_families, text_string_to_metric_families
 
 DCGM_BLANK_THRESHOLD = 9223372036854775790
 EFA_PREFIX = "node_amazonefa_"
@@ -156,6 +156,42 @@ def parse(text: str | bytes) -> Scrape:
         raise
     except _PARSE_ERRORS as exc:
         raise _locate(text, exc) from exc
+
+
+def parse_stream(lines: Iterable[str]) -> Scrape:
+    """Parse an exposition read line by line (an open text file, e.g. over a gzip file), never holding
+    the whole text: ``ParseError`` names the line the parser stopped at."""
+    counted = _Lines(lines)
+    try:
+        return parse_families(text_fd_to_metric_families(counted))
+    except ParseError:
+        if not counted.number:
+            raise ParseError("input is empty") from None
+        raise
+    except UnicodeDecodeError as exc:
+        raise ParseError(f"input is not UTF-8 text ({exc.reason})", counted.number + 1) from None
+    except _PARSE_ERRORS as exc:
+        if not counted.number:
+            raise ParseError("input is empty") from None
+        raise ParseError(f"not Prometheus text format ({exc or 'invalid line'})", counted.number) from exc
+
+
+class _Lines:
+    """Iterates lines, counting them and refusing binary input (a NUL byte)."""
+
+    def __init__(self, lines: Iterable[str]) -> None:
+        self._lines = iter(lines)
+        self.number = 0
+
+    def __iter__(self):
+        return self
+
+    def __next__(self) -> str:
+        line = next(self._lines)
+        self.number += 1
+        if "\x00" in line:
+            raise ParseError("input is binary (contains NUL bytes)", self.number)
+        return line
 
 
 def parse_families(families: Iterable[Metric]) -> Scrape:

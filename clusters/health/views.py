@@ -2,6 +2,8 @@
 the ingestion settings for lead SAs."""
 from __future__ import annotations
 
+from datetime import timedelta
+
 from django.contrib import messages
 from django.core.exceptions import PermissionDenied
 from django.core.paginator import Paginator
@@ -14,16 +16,25 @@ from django.views import View
 from django.views.generic import TemplateView
 
 from clusters.choices import ClusterState
-from clusters.health import links, readiness, services
+from clusters.health import current, links, readiness, services
 from clusters.health.choices import VERDICT_RANK, RunVerdict
 from clusters.health.forms import ClusterHealthConfigForm, GpuFaultLinkForm, ValidationUploadForm
-from clusters.health.models import ClusterHealthConfig, GpuFault, HealthReport, NodeHealth, ValidationRun
+from clusters.health.models import (
+    ClusterHealthConfig,
+    GpuFault,
+    HealthPush,
+    HealthReport,
+    NodeHealth,
+    PushStatus,
+    ValidationRun,
+)
 from clusters.health.summary import VERDICTS
 from clusters.models import Cluster
 from portal import access
 from portal.generic import ObjectView
 
 TREND_REPORTS = 60
+PUSHES_SHOWN = 10
 NODES_PER_PAGE = 100
 FAULTS_SHOWN = 200
 
@@ -60,8 +71,12 @@ class ClusterHealthView(ObjectView):
         report = _latest_report(cluster)
         ctx["report"] = report
         if report is not None:
-            nodes = NodeHealth.objects.filter(report=report).order_by("-rank", "hostname")
+            nodes = NodeHealth.objects.filter(cluster=cluster).order_by("-rank", "hostname")
             ctx["nodes_page"] = Paginator(nodes, NODES_PER_PAGE).get_page(self.request.GET.get("page"))
+            ctx["not_reporting"] = current.not_reporting([cluster.pk]).get(cluster.pk, 0)
+            ctx["silent_since"] = current.silent_cutoff()
+        ctx["pushes"] = list(HealthPush.objects.restrict(user).filter(cluster=cluster).exclude(status=PushStatus.DONE)
+                             .filter(received_at__gte=timezone.now() - timedelta(days=1))[:PUSHES_SHOWN])
         open_faults = GpuFault.objects.restrict(user).filter(cluster=cluster, cleared_at__isnull=True)
         shown = links.with_visible_interaction(open_faults, user).order_by("-severity_rank", "hostname", "gpu", "kind")
         ctx["faults"] = list(shown[:FAULTS_SHOWN])
