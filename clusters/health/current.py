@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections import defaultdict
 from datetime import timedelta
 
-from django.db.models import Count, F, Sum
+from django.db.models import Count, F, Q, Sum
 from django.db.models.functions import Greatest
 from django.utils import timezone
 
@@ -116,6 +116,13 @@ def not_reporting(cluster_ids, now=None) -> dict[int, int]:
     return result
 
 
+def silent_q(now=None) -> Q:
+    """Clusters (filtered from ``Cluster``) with nodes not reporting: one silent past the threshold, or
+    fewer nodes known than the cluster's size. Only clusters that ever reported."""
+    return Q(health_state__last_report__isnull=False) & (
+        Q(health_state__oldest_seen__lt=silent_cutoff(now)) | Q(health_state__nodes_known__lt=F("node_count")))
+
+
 def not_reporting_by_organization(clusters, now=None) -> dict[int, int]:
     """Nodes not reporting per organization, over the given cluster queryset (two grouped queries)."""
     from clusters.health.models import ClusterHealthState, NodeHealth
@@ -130,3 +137,8 @@ def not_reporting_by_organization(clusters, now=None) -> dict[int, int]:
                   .values_list("cluster__organization_id", "n"))
     return {org: (missing.get(org) or 0) + (silent.get(org) or 0) for org in set(missing) | set(silent)
             if (missing.get(org) or 0) + (silent.get(org) or 0)}
+
+
+def nodes_text(count: int) -> str:
+    """"1 node not reporting", "3 nodes not reporting"."""
+    return f"{count} node{'s' if count != 1 else ''} not reporting"

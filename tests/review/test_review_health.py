@@ -33,7 +33,12 @@ def _fault(cluster, days_ago, *, verdict="reset_gpu", cleared=False, gpu="3"):
 
 
 def _report(cluster):
-    return health_model("HealthReport").objects.create(cluster=cluster, source="push")
+    """A report as ingestion leaves it: the row, and the cluster's current health pointing at it."""
+    report = health_model("HealthReport").objects.create(cluster=cluster, source="push")
+    health_model("ClusterHealthState").objects.update_or_create(
+        cluster=cluster, defaults={"last_report": report, "last_report_at": report.received_at,
+                                   "nodes_known": cluster.node_count, "oldest_seen": report.received_at})
+    return report
 
 
 def _run(cluster, verdict):
