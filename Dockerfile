@@ -6,4 +6,4 @@ RUN pip install --no-cache-dir -r requirements.lock
 COPY . .
 RUN DJANGO_SETTINGS_MODULE=portal.settings.local python manage.py collectstatic --no-input
 EXPOSE 8000
-CMD ["gunicorn", "portal.wsgi:application", "--bind", "0.0.0.0:8000", "--workers", "3"]
+CMD ["gunicorn", "--config", "gunicorn.conf.py", "portal.wsgi:application"]

@@ -97,6 +97,8 @@ POLICY: dict[str, Rule] = {
     "health.gpufault": Rule(path="cluster__organization"),
     "health.validationrun": Rule(path="cluster__organization", customer=R({VIEW, CHANGE})),
     "health.clusterhealthconfig": Rule(path="cluster__organization", customer=R(), program_manager=R()),
+    "health.clusterhealthstate": Rule(path="cluster__organization"),
+    "health.healthpush": Rule(path="cluster__organization"),
     "clusters.stack": Rule(path="cluster__organization"),
     # Program-wide catalog data: every signed-in member with a role reads it (path=None: no organization).
     "clusters.blueprint": Rule(path=None, lead_sa=R({VIEW})),

@@ -355,3 +355,12 @@ ROUTES.update({
     "clusters-api:stackevent-list": Case(api=True, foreign=LIST),
     "clusters-api:stackevent-detail": Case(api=True, kwargs=lambda o: {"pk": o["stack_event"].pk}),
 })
+# health pushes (the push job): listed for users through the policy; the status route is for the cluster token only.
+OBJECTS.update(health_push=lambda w: __import__("clusters.health.models", fromlist=["HealthPush"]).HealthPush.objects.create(
+    cluster=_health_report_cached(w).cluster, status="failed", error="ZZ-ORG-A-SECRET reason"))
+ROUTES.update({
+    "health-api:healthpush-list": Case(api=True, foreign=LIST),
+    "health-api:healthpush-detail": Case(api=True, kwargs=lambda o: {"pk": o["health_push"].pk}),
+    "health-api:push-status": Case(api=True, kwargs=lambda o: {"cluster_id": o["health_push"].cluster_id,
+                                                               "push_id": o["health_push"].pk}, foreign=(401, 403)),
+})

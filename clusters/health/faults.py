@@ -34,8 +34,12 @@ def key_of(fault: Fault) -> tuple:
             fault.xid or 0)
 
 
-def reconcile(report: HealthReport, faults: list[Fault], clear_after: int | None = None) -> Reconciled:
-    """Apply ``faults`` (info-level ones are kept in the summary only) to the cluster's open faults."""
+def reconcile(report: HealthReport, faults: list[Fault], clear_after: int | None = None,
+              covered: set[str] | None = None) -> Reconciled:
+    """Apply ``faults`` (info-level ones are kept in the summary only) to the cluster's open faults.
+
+    ``covered`` is the set of nodes the report speaks for (None: the whole cluster): an open fault of
+    a node outside it is left alone, since that node did not report without it."""
     clear_after = clear_after or conf.get("HEALTH_FAULT_CLEAR_AFTER")
     now = report.received_at
     seen: dict[tuple, Fault] = {}
@@ -52,6 +56,8 @@ def reconcile(report: HealthReport, faults: list[Fault], clear_after: int | None
             _refresh(row, fault, report, now)
             result.updated.append(row)
     for row in open_faults.values():
+        if covered is not None and row.hostname not in covered:
+            continue
         row.absent_reports += 1
         if row.absent_reports >= clear_after:
             row.cleared_at = now

@@ -10,6 +10,7 @@ import secrets
 from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.db import models
+from django.db.models.functions import Coalesce
 from django.urls import reverse
 from django.utils import timezone
 
@@ -124,9 +125,17 @@ class HealthReport(models.Model):
 
 
 class NodeHealth(models.Model):
-    """A node's verdict in the latest report of its cluster (older reports keep figures only)."""
+    """A node's verdict from the latest report that covered it (older reports keep figures only).
+
+    A cluster's node table is the merge of its reports: a report replaces the rows of the nodes it
+    covers and leaves the others as they were, so exporters may push one node at a time. ``seen_at``
+    says when the node last reported; ``figures`` holds its share of the dashboard's panels so the
+    cluster's figures can be recomputed from the rows."""
 
     report = models.ForeignKey(HealthReport, on_delete=models.CASCADE, related_name="nodes")
+    cluster = models.ForeignKey("clusters.Cluster", null=True, on_delete=models.CASCADE, related_name="health_nodes")
+    seen_at = models.DateTimeField(null=True)
+    figures = models.JSONField(default=dict)
     hostname = models.CharField(max_length=255)
     verdict = models.CharField(max_length=12, choices=NodeVerdict.choices)
     rank = models.PositiveSmallIntegerField(help_text="Severity of the verdict, 0 = healthy.")
@@ -141,7 +150,12 @@ class NodeHealth(models.Model):
 
     class Meta:
         ordering = ["-rank", "hostname"]
-        indexes = [models.Index(fields=["report", "-rank", "hostname"], name="health_node_severity")]
+        indexes = [
+            models.Index(fields=["report", "-rank", "hostname"], name="health_node_severity"),
+            models.Index(fields=["cluster", "-rank", "hostname"], name="health_node_cluster"),
+            models.Index(fields=["cluster", "seen_at"], name="health_node_seen"),
+        ]
+        constraints = [models.UniqueConstraint(fields=["cluster", "hostname"], name="health_one_row_per_node")]
 
     def __str__(self) -> str:
         return f"{self.hostname}: {self.verdict}"
@@ -188,7 +202,20 @@ class GpuFault(models.Model):
 
     class Meta:
         ordering = ["-severity_rank", "hostname", "gpu", "kind"]
-        indexes = [models.Index(fields=["cluster", "cleared_at"], name="health_fault_open")]
+        indexes = [
+            models.Index(fields=["cluster", "cleared_at"], name="health_fault_open"),
+            # The overview and /health/ count open faults per cluster: a partial index holds only those.
+            models.Index(fields=["cluster", "severity"], condition=models.Q(cleared_at__isnull=True),
+                         name="health_fault_open_sev"),
+        ]
+        constraints = [
+            # One open fault per (cluster, node, GPU or EFA device, kind, XID code), whatever races:
+            # concurrent ingestions of one cluster are serialized, and this holds even if they were not.
+            models.UniqueConstraint(
+                "cluster", "hostname", "gpu", "device", "kind", Coalesce("xid", 0),
+                condition=models.Q(cleared_at__isnull=True), name="health_one_open_fault",
+            ),
+        ]
 
     def __str__(self) -> str:
         return f"{self.hostname} {self.where}: {self.meaning}"
@@ -258,3 +285,81 @@ class ValidationRun(models.Model):
 
     def get_absolute_url(self) -> str:
         return reverse("health:validationrun_detail", kwargs={"pk": self.pk})
+
+
+class ClusterHealthState(models.Model):
+    """A cluster's current health, merged over its reports and kept up to date by each ingestion:
+    what the program-wide pages sort, filter and total without reading reports or node rows.
+
+    ``worst_rank`` is the worst node verdict's rank (-1 before any report); ``oldest_seen`` is when the
+    least recently reporting node last reported, so "a node is silent" is one indexed comparison.
+    ``totals`` is the sum of the node rows' figures, kept by difference (a report subtracts the rows it
+    replaces), so a one-node push costs one node, not the cluster. ``state`` holds the counter
+    baselines of every node for the next report."""
+
+    cluster = models.OneToOneField("clusters.Cluster", on_delete=models.CASCADE, related_name="health_state")
+    last_report = models.ForeignKey(HealthReport, null=True, on_delete=models.SET_NULL, related_name="+")
+    last_report_at = models.DateTimeField(null=True)
+    nodes_known = models.PositiveIntegerField(default=0)
+    worst_rank = models.SmallIntegerField(default=-1)
+    open_faults = models.PositiveIntegerField(default=0)
+    critical_faults = models.PositiveIntegerField(default=0)
+    oldest_seen = models.DateTimeField(null=True)
+    totals = models.JSONField(default=dict, help_text="Node counts per verdict and the panels, summed over nodes.")
+    state = models.JSONField(default=dict)
+    updated = models.DateTimeField(auto_now=True)
+
+    objects = RestrictedQuerySet.as_manager()
+
+    class Meta:
+        indexes = [models.Index(fields=["-worst_rank", "-critical_faults"], name="health_state_problems")]
+
+    def __str__(self) -> str:
+        return f"current health of {self.cluster_id}"
+
+
+class PushStatus(models.TextChoices):
+    PENDING = "pending", "Pending"
+    PROCESSING = "processing", "Processing"
+    DONE = "done", "Done"
+    FAILED = "failed", "Failed"
+    SUPERSEDED = "superseded", "Superseded"
+
+
+class HealthPush(models.Model):
+    """A pushed scrape waiting for, or done with, the health worker. The request stores the body
+    (gzip-compressed, under ``MEDIA_ROOT/health-pushes/``) and answers at once; the worker parses it
+    as a stream. The body file is deleted once the push is done, failed or superseded."""
+
+    cluster = models.ForeignKey("clusters.Cluster", on_delete=models.CASCADE, related_name="health_pushes")
+    received_at = models.DateTimeField(default=timezone.now)
+    status = models.CharField(max_length=12, choices=PushStatus.choices, default=PushStatus.PENDING)
+    body = models.CharField(max_length=255, blank=True, help_text="Path of the gzip body under MEDIA_ROOT.")
+    compressed_bytes = models.PositiveBigIntegerField(default=0)
+    text_bytes = models.PositiveBigIntegerField(default=0)
+    scope = models.CharField(max_length=8, default="nodes", help_text="full: the whole cluster; nodes: the nodes in it.")
+    declared_nodes = models.JSONField(default=list, blank=True)
+    dispatched_at = models.DateTimeField(null=True, blank=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    lease_until = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+    attempts = models.PositiveSmallIntegerField(default=0)
+    error = models.TextField(blank=True)
+    report = models.ForeignKey(HealthReport, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    superseded_by = models.ForeignKey("self", null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+
+    objects = RestrictedQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["-received_at", "-pk"]
+        indexes = [
+            models.Index(fields=["cluster", "-received_at"], name="health_push_latest"),
+            models.Index(fields=["received_at"], condition=models.Q(status__in=["pending", "processing"]),
+                         name="health_push_queued"),
+        ]
+
+    def __str__(self) -> str:
+        return f"push {self.pk} of {self.cluster_id}: {self.status}"
+
+    def get_absolute_url(self) -> str:
+        return reverse("health:cluster_health", kwargs={"pk": self.cluster_id})

@@ -272,6 +272,12 @@ class PastedLines:
         return line
 
 
+def parse_stream(lines: Iterable[str]) -> Scrape:
+    """Parse an exposition read line by line (an open text file, e.g. over a gzip file), never holding
+    the whole text; the same reader as :func:`parse`."""
+    return parse(lines)
+
+
 def parse_families(families: Iterable[Metric]) -> Scrape:
     """Fold already-parsed metric families into a ``Scrape`` (one pass; see the module docstring)."""
     scrape = Scrape()

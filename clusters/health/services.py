@@ -12,15 +12,24 @@ import zlib
 from dataclasses import dataclass
 
 from django.db import transaction
+from django.db.models import Count, Min, Q
 from django.urls import reverse
 from django.utils import timezone
 
 from clusters import instance_types
-from clusters.health import conf, faults, nccl, runs
+from clusters.health import conf, current, faults, nccl, runs
 from clusters.health.choices import RunVerdict
-from clusters.health.models import ClusterHealthConfig, HealthReport, NodeHealth, ValidationRun
+from clusters.health.models import (
+    ClusterHealthConfig,
+    ClusterHealthState,
+    GpuFault,
+    HealthReport,
+    NodeHealth,
+    ValidationRun,
+)
 from clusters.health.prometheus import ParseError, Scrape, parse
 from clusters.health.summary import HealthSummary, summarize
+from clusters.models import Cluster
 from portal import timeline
 from portal.choices import Visibility
 from portal.notifications import Event, notify
@@ -110,38 +119,65 @@ def _instance_type(cluster) -> str | None:
     return itype.name if itype else None
 
 
-def ingest(cluster, text: str | bytes | Scrape, source: str, *, received_at=None) -> Ingested:
-    """Summarize one scrape against the previous report's state, then store the report, the node
-    verdicts and the fault changes in one transaction. Raises ``ParseError`` for unusable text."""
-    previous = (HealthReport.objects.filter(cluster=cluster).order_by("-received_at", "-pk")
-                .values_list("pk", "state").first())
+def ingest(cluster, text: str | bytes | Scrape, source: str, *, received_at=None, scope: str = current.NODES) -> Ingested:
+    """Summarize one scrape and merge it into the cluster's current health: store the report, replace
+    the node rows it covers and apply the fault changes, in one transaction. Raises ``ParseError``
+    for unusable text (before anything is written).
+
+    Ingestions of one cluster are serialized by a lock on the cluster row: each one reads the
+    counter baselines, node rows and open faults the previous one left, so concurrent pushes make
+    one fault, one timeline entry and one notification, never several (the partial unique
+    constraint on open faults holds the same line in the database)."""
+    if scope not in current.SCOPES:
+        raise ValueError(f"unknown report scope {scope!r}: use one of {', '.join(current.SCOPES)}")
     scrape = text if isinstance(text, Scrape) else parse(text)
-    summary = summarize(scrape, _instance_type(cluster), previous[1] if previous else None,
-                        uncorrectable_rows_replace_at=conf.get("HEALTH_UNCORRECTABLE_ROWS_REPLACE_AT"))
-    data = summary.to_dict()
-    nodes = data.pop("nodes")
-    panels, counts = summary.panels, data["verdict_counts"]
-    samples = scrape.samples
+    itype = _instance_type(cluster)
+    replace_at = conf.get("HEALTH_UNCORRECTABLE_ROWS_REPLACE_AT")
     with transaction.atomic():
+        list(Cluster.objects.select_for_update().filter(pk=cluster.pk).values_list("pk"))
+        health, _ = ClusterHealthState.objects.get_or_create(cluster_id=cluster.pk)
+        summary = summarize(scrape, itype, health.state or None, uncorrectable_rows_replace_at=replace_at)
+        now = received_at or timezone.now()
+        figures = current.node_figures(summary)
+        covered = set(figures)
+        nodes = NodeHealth.objects.filter(cluster_id=cluster.pk)
+        replaced = nodes if scope == current.FULL else nodes.filter(hostname__in=covered)
+        if scope == current.FULL or not health.totals:
+            totals = current.empty_totals()
+            if scope != current.FULL:  # first report since the node rows gained figures: count the others
+                current.apply(totals, nodes.exclude(hostname__in=covered).values_list("verdict", "figures"), 1)
+        else:
+            totals = current.apply(dict(health.totals), replaced.values_list("verdict", "figures"), -1)
+        current.apply(totals, ((n.verdict, figures[n.hostname]) for n in summary.nodes), 1)
+        data = summary.to_dict()
+        data.pop("nodes")
+        data["scope"], data["nodes_reported"] = scope, len(summary.nodes)
         report = HealthReport.objects.create(
-            cluster=cluster, received_at=received_at or timezone.now(), source=source,
-            instance_type=summary.instance_type or "", node_count=len(nodes), gpus_expected=summary.gpus_expected,
-            gpus_seen=summary.gpus_seen, samples=samples, healthy_gpu_share=summary.healthy_gpu_share,
-            fault_count=len(summary.faults), summary=data, state=summary.state,
-            **{key: panels[key] for key, _ in HealthReport.PANELS},
-            **{f"nodes_{verdict}": count for verdict, count in counts.items()},
+            cluster_id=cluster.pk, received_at=now, source=source, instance_type=summary.instance_type or "",
+            node_count=totals["node_count"], gpus_expected=totals["gpus_expected"], gpus_seen=totals["gpus_seen"],
+            samples=scrape.samples, healthy_gpu_share=current.healthy_gpu_share(totals),
+            fault_count=len(summary.faults), summary=data,
+            **{key: totals[key] for key, _ in HealthReport.PANELS},
+            **{f"nodes_{verdict}": totals[f"nodes_{verdict}"] for verdict in VERDICT_RANK},
         )
+        replaced.delete()
         NodeHealth.objects.bulk_create(
-            [NodeHealth(report=report, hostname=n["hostname"][:255], verdict=n["verdict"],
-                        rank=VERDICT_RANK[n["verdict"]], reasons=n["reasons"], expected_gpus=n["expected_gpus"],
-                        gpus_seen=n["gpus_seen"], missing_gpus=n["missing_gpus"],
-                        efa_devices_seen=n["efa_devices_seen"], model=(n["model"] or "")[:100]) for n in nodes],
+            [NodeHealth(report=report, cluster_id=cluster.pk, seen_at=now, figures=figures[n.hostname],
+                        hostname=n.hostname[:255], verdict=n.verdict, rank=VERDICT_RANK[n.verdict],
+                        reasons=n.reasons, expected_gpus=n.expected_gpus, gpus_seen=n.gpus_seen,
+                        missing_gpus=n.missing_gpus, efa_devices_seen=n.efa_devices_seen,
+                        model=(n.model or "")[:100]) for n in summary.nodes],
             batch_size=2000,
         )
-        if previous:
-            # Node rows are kept for the latest report only; older reports keep their figures.
-            NodeHealth.objects.filter(report__cluster=cluster, report_id__lt=report.pk).delete()
-        reconciled = faults.reconcile(report, summary.faults)
+        reconciled = faults.reconcile(report, summary.faults, covered=None if scope == current.FULL else covered)
+        open_faults = GpuFault.objects.filter(cluster_id=cluster.pk, cleared_at__isnull=True).aggregate(
+            n=Count("pk"), critical=Count("pk", filter=Q(severity="critical")))
+        health.last_report, health.last_report_at = report, now
+        health.totals, health.nodes_known, health.worst_rank = totals, totals["node_count"], current.worst_rank(totals)
+        health.open_faults, health.critical_faults = open_faults["n"], open_faults["critical"]
+        health.oldest_seen = nodes.aggregate(oldest=Min("seen_at"))["oldest"]
+        health.state = current.merge_state(health.state, summary.state, covered, scope)
+        health.save()
         if reconciled.new_critical:
             _announce(cluster, report, reconciled.new_critical)
     return Ingested(report, summary, reconciled)

@@ -6,7 +6,7 @@ import logging
 from celery import shared_task
 from django.utils import timezone
 
-from clusters.health import prometheus_pull, services
+from clusters.health import prometheus_pull, pushes, services
 from clusters.health.choices import Source
 from clusters.health.models import ClusterHealthConfig
 from clusters.health.prometheus import ParseError
@@ -41,3 +41,16 @@ def pull_cluster(config_id: int) -> int | None:
         return None
     ClusterHealthConfig.objects.filter(pk=config.pk).update(last_pull_at=timezone.now(), last_pull_error="")
     return ingested.report.pk
+
+
+@shared_task(name="clusters.health.tasks.process_push")
+def process_push(push_id: int) -> int | None:
+    """Parse and ingest one pushed scrape (see ``clusters.health.pushes``)."""
+    report = pushes.process(push_id)
+    return report.pk if report else None
+
+
+@shared_task(name="clusters.health.tasks.sweep_pushes")
+def sweep_pushes() -> int:
+    """Periodic: send the pushes left pending by a broker outage, or held by a worker that died."""
+    return pushes.sweep()

@@ -2,11 +2,14 @@
 the ingestion settings for lead SAs."""
 from __future__ import annotations
 
+from datetime import timedelta
+
 from django.contrib import messages
 from django.core.exceptions import PermissionDenied
 from django.core.paginator import Paginator
 from django.db import transaction
-from django.db.models import Count, OuterRef, Q, Subquery
+from django.db.models import Case, Count, IntegerField, Q, Sum, When
+from django.db.models.functions import Coalesce
 from django.shortcuts import get_object_or_404, redirect, render
 from django.utils import timezone
 from django.utils.cache import add_never_cache_headers
@@ -14,16 +17,26 @@ from django.views import View
 from django.views.generic import TemplateView
 
 from clusters.choices import ClusterState
-from clusters.health import links, readiness, services
+from clusters.health import current, links, readiness, services
 from clusters.health.choices import RunVerdict
 from clusters.health.forms import ClusterHealthConfigForm, GpuFaultLinkForm, ValidationUploadForm
-from clusters.health.models import ClusterHealthConfig, GpuFault, HealthReport, NodeHealth, ValidationRun
+from clusters.health.models import (
+    ClusterHealthConfig,
+    GpuFault,
+    HealthPush,
+    HealthReport,
+    NodeHealth,
+    PushStatus,
+    ValidationRun,
+)
 from clusters.models import Cluster
 from portal import access
 from portal.generic import ObjectView
 from portal.vocabulary import VERDICT_RANK, VERDICTS
 
+NOT_REPORTING, NEVER = "not_reporting", "never_reported"
 TREND_REPORTS = 60
+PUSHES_SHOWN = 10
 NODES_PER_PAGE = 100
 FAULTS_SHOWN = 200
 
@@ -63,8 +76,12 @@ class ClusterHealthView(ObjectView):
             collected = (report.summary or {}).get("collected", {})  # reports stored before it: all collected
             ctx["panels"] = [(key, label, value, collected.get(key, True)) for key, label, value in report.panels]
             ctx["efa_collected"] = collected.get("efa", True)
-            nodes = NodeHealth.objects.filter(report=report).order_by("-rank", "hostname")
+            nodes = NodeHealth.objects.filter(cluster=cluster).order_by("-rank", "hostname")
             ctx["nodes_page"] = Paginator(nodes, NODES_PER_PAGE).get_page(self.request.GET.get("page"))
+            ctx["not_reporting"] = current.not_reporting([cluster.pk]).get(cluster.pk, 0)
+            ctx["silent_since"] = current.silent_cutoff()
+        ctx["pushes"] = list(HealthPush.objects.restrict(user).filter(cluster=cluster).exclude(status=PushStatus.DONE)
+                             .filter(received_at__gte=timezone.now() - timedelta(days=1))[:PUSHES_SHOWN])
         open_faults = GpuFault.objects.restrict(user).filter(cluster=cluster, cleared_at__isnull=True)
         shown = links.with_visible_interaction(open_faults, user).order_by("-severity_rank", "hostname", "gpu", "kind")
         ctx["faults"] = list(shown[:FAULTS_SHOWN])
@@ -153,10 +170,16 @@ class RotateTokenView(View):
 
 
 class ProgramHealthView(TemplateView):
-    """Every cluster the user may see, worst first: program managers see the program, lead SAs their
-    organizations. Customers use their clusters' pages."""
+    """The program's clusters, problems first, one page at a time: program managers see the program,
+    lead SAs their organizations. Customers use their clusters' pages.
+
+    Sorting and filtering read each cluster's ``ClusterHealthState`` (kept by ingestion), so the
+    page costs the same at 50 clusters or 5,000: a count, one page of rows, and a few queries on
+    that page's ids; the totals are one aggregate."""
 
     template_name = "health/program_health.html"
+    paginate_by = 50
+    FILTER_VERDICTS = (*VERDICTS, NOT_REPORTING, NEVER)
 
     def get(self, request, *args, **kwargs):
         user = request.user
@@ -164,38 +187,70 @@ class ProgramHealthView(TemplateView):
             raise PermissionDenied("The program-wide health panel is for program managers and lead SAs.")
         return super().get(request, *args, **kwargs)
 
+    def filtered(self, clusters):
+        params = self.request.GET
+        organization = params.get("organization", "")
+        if organization:
+            clusters = clusters.filter(organization__slug=organization)
+        if params.get("instance_type"):
+            clusters = clusters.filter(instance_type=params["instance_type"])
+        verdict = params.get("verdict", "")
+        if verdict in VERDICTS:
+            clusters = clusters.filter(health_state__worst_rank=VERDICT_RANK[verdict])
+        elif verdict == NOT_REPORTING:
+            clusters = clusters.filter(current.silent_q())
+        elif verdict == NEVER:
+            clusters = clusters.filter(Q(health_state__isnull=True) | Q(health_state__last_report__isnull=True))
+        return clusters
+
     def get_context_data(self, **kwargs):
         ctx = super().get_context_data(**kwargs)
         user = self.request.user
-        latest = HealthReport.objects.filter(cluster=OuterRef("pk")).order_by("-received_at", "-pk").values("pk")[:1]
-        clusters = list(Cluster.objects.restrict(user).exclude(state=ClusterState.DELETED)
-                        .select_related("organization").annotate(latest_report_id=Subquery(latest)))
-        ids = [c.pk for c in clusters]
-        reports = HealthReport.objects.defer("summary", "state").in_bulk(
-            [c.latest_report_id for c in clusters if c.latest_report_id])
-        faults = dict(GpuFault.objects.filter(cluster_id__in=ids, cleared_at__isnull=True).values("cluster_id")
-                      .annotate(n=Count("pk", filter=Q(severity="critical"))).values_list("cluster_id", "n"))
+        visible = Cluster.objects.restrict(user).exclude(state=ClusterState.DELETED)
+        clusters = self.filtered(visible)
+        ordered = (clusters.select_related("organization", "health_state__last_report")
+                   .defer("health_state__state", "health_state__totals", "health_state__last_report__summary",
+                          "health_state__last_report__state", "parameters", "outputs")
+                   .annotate(problem=Coalesce("health_state__worst_rank", -1),
+                             silent=Case(When(current.silent_q(), then=1), default=0, output_field=IntegerField()),
+                             critical=Coalesce("health_state__critical_faults", 0))
+                   .order_by("-problem", "-critical", "-silent", "organization__name", "name", "pk"))
+        page = Paginator(ordered, self.paginate_by).get_page(self.request.GET.get("page"))
+        ids = [c.pk for c in page]
+        silent = current.not_reporting(ids)
         validated = set(ValidationRun.objects.filter(cluster_id__in=ids, verdict=RunVerdict.PASS)
                         .values_list("cluster_id", flat=True).distinct())
         rows = []
-        for c in clusters:
-            report = reports.get(c.latest_report_id)
-            worst = next((v for v in reversed(VERDICTS) if report and getattr(report, f"nodes_{v}")), None)
-            rows.append({"cluster": c, "report": report, "critical": faults.get(c.pk, 0), "validated": c.pk in validated,
-                         "worst": worst, "rank": VERDICT_RANK.get(worst, -1)})
-        rows.sort(key=lambda r: (-r["rank"], -r["critical"], r["cluster"].organization.name, r["cluster"].name))
-        ctx["rows"] = rows
-        with_reports = [r["report"] for r in rows if r["report"]]
+        for c in page:
+            state = getattr(c, "health_state", None)
+            report = state.last_report if state is not None else None
+            worst = VERDICTS[state.worst_rank] if state is not None and state.worst_rank >= 0 else None
+            rows.append({"cluster": c, "report": report, "critical": c.critical, "validated": c.pk in validated,
+                         "worst": worst, "not_reporting": silent.get(c.pk, 0)})
+        ctx["rows"], ctx["page_obj"] = rows, page
+        panel_keys = [key for key, _ in HealthReport.PANELS]
+        sums = clusters.aggregate(
+            n=Count("pk"), reporting=Count("health_state__last_report"),
+            nodes=Sum("health_state__last_report__node_count"),
+            healthy=Sum("health_state__last_report__nodes_healthy"),
+            critical_faults=Sum("health_state__critical_faults"),
+            **{key: Sum(f"health_state__last_report__{key}") for key in panel_keys})
         ctx["totals"] = {
-            "clusters": len(rows),
-            "reporting": len(with_reports),
-            "validated": sum(1 for r in rows if r["validated"]),
-            "nodes": sum(r.node_count for r in with_reports),
-            "unhealthy_nodes": sum(r.unhealthy_nodes for r in with_reports),
-            "critical_faults": sum(faults.values()),
-            **{key: sum(getattr(r, key) for r in with_reports) for key, _ in HealthReport.PANELS},
+            "clusters": sums["n"], "reporting": sums["reporting"], "nodes": sums["nodes"] or 0,
+            "unhealthy_nodes": (sums["nodes"] or 0) - (sums["healthy"] or 0),
+            "critical_faults": sums["critical_faults"] or 0,
+            "not_reporting": sum(current.not_reporting_by_organization(clusters).values()),
+            **{key: sums[key] or 0 for key in panel_keys},
         }
         ctx["panels"] = [(key, label, ctx["totals"][key]) for key, label in HealthReport.PANELS]
+        ctx["organizations"] = (visible.values_list("organization__slug", "organization__name").distinct()
+                                .order_by("organization__name"))
+        ctx["instance_types"] = visible.values_list("instance_type", flat=True).distinct().order_by("instance_type")
+        ctx["verdicts"] = [(v, v.replace("_", " ")) for v in self.FILTER_VERDICTS]
+        ctx["filters"] = {k: self.request.GET.get(k, "") for k in ("organization", "verdict", "instance_type")}
+        query = self.request.GET.copy()
+        query.pop("page", None)
+        ctx["filter_query"] = query.urlencode()
         return ctx
 
 

@@ -1,5 +1,6 @@
 """Health and validation figures, read from the health app's models (label ``health``: GpuFault, HealthReport,
-ValidationRun in ``clusters/health/models.py``).
+ValidationRun in ``clusters/health/models.py``; which clusters report, and which nodes do not, from each
+cluster's ClusterHealthState).
 
 Kept apart from figures.py because those models land separately; ``figures`` returns ``None`` (no figures,
 never a guess) when the fields it reads are not there. Four queries, whatever the number of organizations.
@@ -34,6 +35,21 @@ def verdict_text(open_faults: int, worst: str | None, reporting: bool) -> str | 
     return "healthy" if reporting else None
 
 
+def _reporting(scope, HealthReport) -> tuple[set[int], dict[int, int]]:
+    """Organizations with a cluster that reported, and nodes not reporting per organization: read from
+    each cluster's current health (kept by ingestion), never an aggregate over every report."""
+    try:
+        from clusters.health import current
+        from clusters.health.models import ClusterHealthState
+        from clusters.models import Cluster
+    except ImportError:  # the health app's current state is not there: fall back to the reports
+        return {r["cluster__organization_id"] for r in HealthReport.objects.restrict(scope.user)
+                .values("cluster__organization_id").annotate(last=Max("received_at")).order_by()}, {}
+    reporting = set(ClusterHealthState.objects.restrict(scope.user).filter(last_report__isnull=False)
+                    .values_list("cluster__organization_id", flat=True).distinct())
+    return reporting, current.not_reporting_by_organization(Cluster.objects.restrict(scope.user))
+
+
 def figures(scope, GpuFault, ValidationRun, HealthReport) -> dict | None:
     from portal.review.figures import _at
 
@@ -56,8 +72,7 @@ def figures(scope, GpuFault, ValidationRun, HealthReport) -> dict | None:
         entry["open_faults"] += r["n"]
         if entry["worst"] is None or VERDICTS.index(r["verdict"]) > VERDICTS.index(entry["worst"]):
             entry["worst"] = r["verdict"] if r["verdict"] in VERDICTS else entry["worst"]
-    reporting = {r["cluster__organization_id"] for r in HealthReport.objects.restrict(scope.user)
-                 .values("cluster__organization_id").annotate(last=Max("received_at")).order_by()}
+    reporting, silent = _reporting(scope, HealthReport)
     validated = 0
     for r in ValidationRun.objects.restrict(scope.user).values("cluster__organization_id").annotate(
         passed=Count("cluster", filter=Q(verdict="pass"), distinct=True),
@@ -70,5 +85,9 @@ def figures(scope, GpuFault, ValidationRun, HealthReport) -> dict | None:
         entry["verdict"] = verdict_text(entry["open_faults"], entry["worst"], org_id in reporting)
     for org_id in reporting - set(by_org):
         by_org[org_id] = {"open_faults": 0, "worst": None, "verdict": "healthy"}
+    for org_id, count in silent.items():
+        entry = by_org.setdefault(org_id, {"open_faults": 0, "worst": None, "verdict": None})
+        entry["not_reporting"] = count
+        entry["verdict"] = f"{entry['verdict'] or 'no report yet'} · {count} node{'s' if count != 1 else ''} not reporting"
     return {"available": True, "by_org": by_org, "per_week": per_week, "week_faults": agg["week"] or 0,
             "validated_clusters": validated}

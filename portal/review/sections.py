@@ -57,14 +57,21 @@ def _annotate_health(user, clusters: list) -> bool:
                 entry["worst"] is None
                 or health_source.VERDICTS.index(r["verdict"]) > health_source.VERDICTS.index(entry["worst"])):
             entry["worst"] = r["verdict"]
-    reports = {r["cluster_id"]: r["last"] for r in HealthReport.objects.restrict(user).filter(cluster_id__in=ids)
-               .values("cluster_id").annotate(last=Max("received_at")).order_by()}
+    # The last report of each cluster is kept on its current health (no aggregate over every report).
+    from clusters.health import current
+    from clusters.health.models import ClusterHealthState
+
+    reports = dict(ClusterHealthState.objects.restrict(user).filter(cluster_id__in=ids, last_report__isnull=False)
+                   .values_list("cluster_id", "last_report_at"))
+    silent = current.not_reporting(ids)
     runs = {r["cluster_id"]: r for r in ValidationRun.objects.restrict(user).filter(cluster_id__in=ids)
             .values("cluster_id").annotate(passed=Count("id", filter=Q(verdict="pass")), n=Count("id"),
                                            last=Max("uploaded_at")).order_by()}
     for c in clusters:
         f = faults.get(c.pk, {"n": 0, "worst": None})
         c.health_verdict = health_source.verdict_text(f["n"], f["worst"], c.pk in reports)
+        if silent.get(c.pk):
+            c.health_verdict = f"{c.health_verdict or 'no report yet'} · {current.nodes_text(silent[c.pk])}"
         c.last_report = reports.get(c.pk)
         run = runs.get(c.pk)
         c.validation = None if run is None else ("validated" if run["passed"] else "not passed yet")

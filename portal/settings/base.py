@@ -261,3 +261,6 @@ LOGGING = {
         "axes": {"level": env("AXES_LOG_LEVEL", default="WARNING")},
     },
 }
+
+# Health pushes wait for the health worker in this directory (shared by the web server and the worker).
+HEALTH_PUSH_DIR = env("HEALTH_PUSH_DIR", default="") or None

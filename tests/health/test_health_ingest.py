@@ -6,8 +6,15 @@ import gzip
 import pytest
 from django.urls import reverse
 
-from clusters.health import services
-from clusters.health.models import ClusterHealthConfig, GpuFault, HealthReport, NodeHealth, hash_token
+from clusters.health import pushes, services
+from clusters.health.models import (
+    ClusterHealthConfig,
+    GpuFault,
+    HealthPush,
+    HealthReport,
+    NodeHealth,
+    hash_token,
+)
 from clusters.health.prometheus import ParseError
 from portal.models import TimelineEntry
 from tests.health.factories_health import ClusterFactory, sample
@@ -27,16 +34,27 @@ def token(cluster):
 
 
 def push(client, cluster, body: bytes, token: str, **headers):
-    return client.post(reverse("health-api:ingest", kwargs={"cluster_id": cluster.pk}), data=body,
-                       content_type="text/plain; version=0.0.4", HTTP_AUTHORIZATION=f"Bearer {token}", **headers)
+    """POST as an exporter does; an accepted push (202) is then processed as the health worker does
+    (the worker's own function; tests/health/test_health_push.py runs a real worker)."""
+    response = client.post(reverse("health-api:ingest", kwargs={"cluster_id": cluster.pk}), data=body,
+                           content_type="text/plain; version=0.0.4", HTTP_AUTHORIZATION=f"Bearer {token}", **headers)
+    if response.status_code == 202:
+        pushes.process(response.json()["push"])
+    return response
+
+
+def outcome(response) -> HealthPush:
+    return HealthPush.objects.get(pk=response.json()["push"])
 
 
 def test_push_stores_summary_nodes_and_faults(client, cluster, token):
     response = push(client, cluster, sample(XID79).encode(), token)
-    assert response.status_code == 201, response.content
-    body = response.json()
-    assert body["nodes"] == 1 and body["verdict_counts"]["reboot"] == 1
-    report = HealthReport.objects.get(pk=body["report"])
+    assert response.status_code == 202, response.content
+    assert response.json()["status"] == "pending" and response["Location"].endswith(
+        f"/api/health/clusters/{cluster.pk}/metrics/{response.json()['push']}/")
+    done = outcome(response)
+    assert done.status == "done" and done.error == "" and done.text_bytes == len(sample(XID79).encode())
+    report = done.report
     assert (report.source, report.xid_errors, report.missing_gpus, report.gpus_seen, report.gpus_expected) == (
         "push", 1, 1, 7, 8)
     assert report.healthy_gpu_share == 0.75 and report.nodes_reboot == 1
@@ -57,7 +75,8 @@ def test_token_is_stored_as_a_hash_only(cluster, token):
 
 def test_gzip_is_accepted(client, cluster, token):
     response = push(client, cluster, gzip.compress(sample(HEALTHY).encode()), token, HTTP_CONTENT_ENCODING="gzip")
-    assert response.status_code == 201, response.content
+    assert response.status_code == 202, response.content
+    assert outcome(response).status == "done"
     assert HealthReport.objects.get().nodes_healthy == 1
 
 
@@ -81,7 +100,7 @@ def test_limit_is_above_the_global_upload_limit(client, cluster, token, settings
     """The endpoint reads its own stream: a body over DATA_UPLOAD_MAX_MEMORY_SIZE is still accepted."""
     settings.DATA_UPLOAD_MAX_MEMORY_SIZE = 1000
     response = push(client, cluster, sample(HEALTHY).encode(), token)
-    assert response.status_code == 201
+    assert response.status_code == 202 and outcome(response).status == "done"
 
 
 def test_truncated_gzip_is_400(client, cluster, token):
@@ -90,25 +109,31 @@ def test_truncated_gzip_is_400(client, cluster, token):
     assert response.status_code == 400 and "truncated" in response.json()["detail"]
 
 
+def test_an_empty_body_is_400(client, cluster, token):
+    response = push(client, cluster, b"", token)
+    assert response.status_code == 400 and "empty" in response.json()["detail"]
+    assert not HealthPush.objects.exists()
+
+
 @pytest.mark.parametrize(("body", "message"), [
-    (b"", "empty"),
     (b"\x00\x01\x02binary", "binary"),
     (b"\xff\xfe\xfd", "UTF-8"),
     (b"# just a comment\nup 1\n", "no dcgm-exporter"),
 ])
-def test_bad_bodies_are_400_and_keep_the_previous_summary(client, cluster, token, body, message):
-    assert push(client, cluster, sample(XID79).encode(), token).status_code == 201
+def test_bad_bodies_fail_with_the_reason_and_keep_the_previous_summary(client, cluster, token, body, message):
+    assert outcome(push(client, cluster, sample(XID79).encode(), token)).status == "done"
     before = (HealthReport.objects.count(), GpuFault.objects.count(), NodeHealth.objects.count())
     response = push(client, cluster, body, token)
-    assert response.status_code == 400, response.content
-    assert message in response.json()["detail"]
+    assert response.status_code == 202, response.content
+    failed = outcome(response)
+    assert failed.status == "failed" and message in failed.error and failed.report is None
     assert (HealthReport.objects.count(), GpuFault.objects.count(), NodeHealth.objects.count()) == before
 
 
-def test_broken_line_is_400_with_its_line_number(client, cluster, token):
+def test_broken_line_fails_with_its_line_number(client, cluster, token):
     response = push(client, cluster, sample("dcgm_p5_broken_line.prom").encode(), token)
-    assert response.status_code == 400
-    assert response.json()["line"] == 45 and response.json()["detail"].startswith("line 45:")
+    failed = outcome(response)
+    assert failed.status == "failed" and failed.error.startswith("line 45:"), failed.error
     assert not HealthReport.objects.exists()
 
 
@@ -125,7 +150,7 @@ def test_token_of_another_cluster_is_refused(client, world, cluster, token):
 def test_rotated_token_stops_the_old_one(client, cluster, token):
     new = services.rotate_token(cluster)
     assert push(client, cluster, sample(HEALTHY).encode(), token).status_code == 401
-    assert push(client, cluster, sample(HEALTHY).encode(), new).status_code == 201
+    assert push(client, cluster, sample(HEALTHY).encode(), new).status_code == 202
 
 
 def test_a_user_session_cannot_push(client, world, cluster, token):
@@ -155,11 +180,25 @@ def test_fault_lifecycle_open_update_clear(cluster, settings):
     assert TimelineEntry.objects.filter(kind="fault").count() == 2
 
 
-def test_only_latest_report_keeps_node_rows(cluster):
-    a = services.ingest(cluster, sample(XID79), "push").report
-    b = services.ingest(cluster, sample(HEALTHY), "push").report
-    assert not NodeHealth.objects.filter(report=a).exists() and NodeHealth.objects.filter(report=b).count() == 1
+def test_each_node_keeps_the_row_of_the_latest_report_that_covered_it(cluster):
+    a = services.ingest(cluster, sample(XID79), "push").report  # ip-10-1-45-13
+    b = services.ingest(cluster, sample(HEALTHY), "push").report  # ip-10-1-45-12 only: a partial report
+    rows = dict(NodeHealth.objects.filter(cluster=cluster).values_list("hostname", "report_id"))
+    assert rows == {"ip-10-1-45-13": a.pk, "ip-10-1-45-12": b.pk}
+    b.refresh_from_db()
+    assert (b.node_count, b.nodes_healthy, b.nodes_reboot, b.xid_errors) == (2, 1, 1, 1)  # the merged cluster
+    c = services.ingest(cluster, sample(HEALTHY), "push").report
+    assert NodeHealth.objects.filter(cluster=cluster, hostname="ip-10-1-45-12").get().report_id == c.pk
     assert HealthReport.objects.get(pk=a.pk).xid_errors == 1
+
+
+def test_a_full_report_replaces_the_node_table(cluster):
+    services.ingest(cluster, sample(XID79), "push")
+    b = services.ingest(cluster, sample(HEALTHY), "push", scope="full").report
+    assert list(NodeHealth.objects.filter(cluster=cluster).values_list("hostname", "report_id")) == [
+        ("ip-10-1-45-12", b.pk)]
+    assert (b.node_count, b.nodes_healthy, b.xid_errors) == (1, 1, 0)
+    assert set(GpuFault.objects.filter(cleared_at__isnull=True).values_list("absent_reports", flat=True)) == {1}
 
 
 def test_counter_growth_uses_the_previous_report(cluster):
@@ -188,8 +227,9 @@ def test_ingest_query_count_does_not_grow_with_faults(cluster, nodes, django_ass
     text = _scrape_with_faulty_nodes(nodes)
     services.ingest(cluster, text, "push")
     assert GpuFault.objects.filter(cluster=cluster).count() == 2 * nodes
-    # previous report, savepoint, report, nodes, old nodes, open faults, updates, timeline (+content type)
-    with django_assert_max_num_queries(10):
+    # savepoint, cluster lock, current state, replaced rows, report, delete and insert nodes, open faults,
+    # updates, fault counts, oldest node, state save, release
+    with django_assert_max_num_queries(13):
         services.ingest(cluster, text, "push")
 
 
@@ -199,7 +239,7 @@ def test_ingest_query_count_does_not_grow_with_faults(cluster, nodes, django_ass
 ])
 def test_label_variants_through_the_endpoint(client, cluster, token, name, gpus):
     response = push(client, cluster, sample(name).encode(), token)
-    assert response.status_code == 201, response.content
+    assert response.status_code == 202 and outcome(response).status == "done", outcome(response).error
     report = HealthReport.objects.get()
     assert report.node_count == 1 and report.gpus_seen == gpus and report.missing_gpus == 0
     node = NodeHealth.objects.get()
@@ -208,5 +248,6 @@ def test_label_variants_through_the_endpoint(client, cluster, token, name, gpus)
 
 def test_mixed_up_upload_nccl_output_pushed_as_metrics(client, cluster, token):
     response = push(client, cluster, sample("nccl_allreduce_2xp5_efa_srun.txt").encode(), token)
-    assert response.status_code == 400 and response.json()["line"] is not None
+    failed = outcome(response)
+    assert failed.status == "failed" and failed.error.startswith("line "), failed.error
     assert not HealthReport.objects.exists()

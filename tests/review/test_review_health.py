@@ -23,17 +23,22 @@ def _cluster(org, name, state="ready"):
     return Cluster.objects.create(organization=org, name=name, instance_type="p5.48xlarge", node_count=2, state=state)
 
 
-def _fault(cluster, days_ago, *, verdict="reset_gpu", cleared=False):
+def _fault(cluster, days_ago, *, verdict="reset_gpu", cleared=False, gpu="3"):
     GpuFault = health_model("GpuFault")
     seen = timezone.now() - datetime.timedelta(days=days_ago)
     return GpuFault.objects.create(
-        cluster=cluster, hostname="ip-10-0-0-1", gpu="3", kind="xid", xid=79, severity="critical", verdict=verdict,
+        cluster=cluster, hostname="ip-10-0-0-1", gpu=gpu, kind="xid", xid=79, severity="critical", verdict=verdict,
         meaning="GPU has fallen off the bus", action="reboot the node", first_seen=seen, last_seen=seen,
         cleared_at=timezone.now() if cleared else None)
 
 
 def _report(cluster):
-    return health_model("HealthReport").objects.create(cluster=cluster, source="push")
+    """A report as ingestion leaves it: the row, and the cluster's current health pointing at it."""
+    report = health_model("HealthReport").objects.create(cluster=cluster, source="push")
+    health_model("ClusterHealthState").objects.update_or_create(
+        cluster=cluster, defaults={"last_report": report, "last_report_at": report.received_at,
+                                   "nodes_known": cluster.node_count, "oldest_seen": report.received_at})
+    return report
 
 
 def _run(cluster, verdict):
@@ -46,7 +51,7 @@ def test_health_and_validation_per_organization(world):
     _report(a1)
     _report(b1)
     _fault(a1, 1, verdict="reset_gpu")
-    _fault(a1, 2, verdict="replace")
+    _fault(a1, 2, verdict="replace", gpu="4")  # one open fault per GPU and kind
     _fault(a2, 3, cleared=True)
     _fault(b1, 20, cleared=True)
     _run(a1, "pass")

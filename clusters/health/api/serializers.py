@@ -6,7 +6,14 @@ from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from clusters.health import links, nccl, services
-from clusters.health.models import GpuFault, HealthReport, NodeHealth, ValidationRun, check_same_organization
+from clusters.health.models import (
+    GpuFault,
+    HealthPush,
+    HealthReport,
+    NodeHealth,
+    ValidationRun,
+    check_same_organization,
+)
 from clusters.models import Cluster
 from workloads.models import Interaction
 
@@ -20,11 +27,22 @@ class HealthReportSerializer(serializers.ModelSerializer):
                   "nodes_degraded", "nodes_reset_gpu", "nodes_reboot", "nodes_replace", "fault_count"]
 
 
+class HealthPushSerializer(serializers.ModelSerializer):
+    """A pushed scrape and where it stands; ``report`` once done, ``error`` when failed or superseded."""
+
+    push = serializers.IntegerField(source="pk", read_only=True)
+
+    class Meta:
+        model = HealthPush
+        fields = ["push", "cluster", "received_at", "status", "scope", "declared_nodes", "compressed_bytes",
+                  "text_bytes", "started_at", "finished_at", "attempts", "error", "report", "superseded_by"]
+
+
 class NodeHealthSerializer(serializers.ModelSerializer):
     class Meta:
         model = NodeHealth
         fields = ["hostname", "verdict", "reasons", "expected_gpus", "gpus_seen", "missing_gpus", "efa_devices_seen",
-                  "model"]
+                  "model", "cluster", "seen_at"]
 
 
 class HealthReportDetailSerializer(HealthReportSerializer):
@@ -151,11 +169,3 @@ class ValidationRunSerializer(serializers.ModelSerializer):
 class TokenSerializer(serializers.Serializer):
     cluster = serializers.IntegerField()
     token = serializers.CharField(help_text="Shown once: keep it in the exporter's configuration.")
-
-
-class IngestedSerializer(serializers.Serializer):
-    report = serializers.IntegerField()
-    nodes = serializers.IntegerField()
-    faults_opened = serializers.IntegerField()
-    faults_cleared = serializers.IntegerField()
-    verdict_counts = serializers.DictField(child=serializers.IntegerField())

@@ -11,8 +11,10 @@ router.register("reports", views.HealthReportViewSet)
 router.register("nodes", views.NodeHealthViewSet)
 router.register("faults", views.GpuFaultViewSet)
 router.register("validation-runs", views.ValidationRunViewSet)
+router.register("pushes", views.HealthPushViewSet)
 urlpatterns = [
     path("clusters/<int:cluster_id>/metrics/", views.IngestView.as_view(), name="ingest"),
+    path("clusters/<int:cluster_id>/metrics/<int:push_id>/", views.PushStatusView.as_view(), name="push-status"),
     path("clusters/<int:cluster_id>/rotate-token/", views.RotateTokenView.as_view(), name="rotate-token"),
     *router.urls,
 ]

@@ -3,28 +3,36 @@ authenticated by a cluster token; token rotation for lead SAs."""
 from __future__ import annotations
 
 from django.shortcuts import get_object_or_404
+from django.urls import reverse
 from django.utils.cache import add_never_cache_headers
-from drf_spectacular.utils import OpenApiResponse, extend_schema
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import mixins, parsers, status
 from rest_framework.exceptions import PermissionDenied
 from rest_framework.response import Response
 from rest_framework.throttling import ScopedRateThrottle
 from rest_framework.views import APIView
 
-from clusters.health import conf, links, services
+from clusters.health import conf, links, pushes, services
 from clusters.health.api.authentication import ClusterTokenAuthentication, HasClusterToken
 from clusters.health.api.serializers import (
     GpuFaultSerializer,
+    HealthPushSerializer,
     HealthReportDetailSerializer,
     HealthReportSerializer,
-    IngestedSerializer,
     NodeHealthSerializer,
     TokenSerializer,
     ValidationRunSerializer,
 )
-from clusters.health.choices import Source
+from clusters.health.api.throttles import ClusterTokenRateThrottle
 from clusters.health.filtersets import GpuFaultFilterSet, HealthReportFilterSet, ValidationRunFilterSet
-from clusters.health.models import ClusterHealthConfig, GpuFault, HealthReport, NodeHealth, ValidationRun
+from clusters.health.models import (
+    ClusterHealthConfig,
+    GpuFault,
+    HealthPush,
+    HealthReport,
+    NodeHealth,
+    ValidationRun,
+)
 from clusters.health.prometheus import ParseError
 from clusters.models import Cluster
 from portal import access
@@ -52,7 +60,7 @@ class NodeHealthViewSet(PortalReadOnlyViewSet):
 
     queryset = NodeHealth.objects.all()
     serializer_class = NodeHealthSerializer
-    filterset_fields = ["report", "verdict"]
+    filterset_fields = ["report", "cluster", "verdict"]
     ordering_fields = ["rank", "hostname"]
 
 
@@ -90,20 +98,28 @@ class ValidationRunViewSet(PortalModelViewSet):
 
 class IngestView(APIView):
     """Push one Prometheus exposition (dcgm-exporter and/or EFA exporter text; ``Content-Encoding: gzip``
-    accepted) for the cluster the token belongs to. 400 with the line number for broken text, 401 for
-    a bad token, 403 for a token of another cluster, 413 past HEALTH_INGEST_MAX_BYTES (decompressed)."""
+    accepted) for the cluster the token belongs to. The body is stored and parsed by the health worker:
+    the answer is 202 with the push's id and a ``Location`` to follow it (pending, processing, done with
+    its report, failed with the reason, or superseded). Scope: ``?scope=full`` (or ``X-Health-Scope``)
+    when the push is the whole cluster; by default it covers the nodes it contains. ``?nodes=a,b`` (or
+    ``X-Health-Nodes``) declares the nodes it is for, so a newer push of the same nodes supersedes it
+    while queued. 401 for a bad token, 403 for a token of another cluster, 413 past
+    HEALTH_INGEST_MAX_BYTES (decompressed), 429 past HEALTH_PUSH_RATE per token."""
 
     authentication_classes = [ClusterTokenAuthentication]
     permission_classes = [HasClusterToken]
-    throttle_classes = [ScopedRateThrottle]
+    throttle_classes = [ScopedRateThrottle, ClusterTokenRateThrottle]
     throttle_scope = "ingest"
     parser_classes: list = []  # the body is read here, in chunks, never through request.body
 
     @extend_schema(
+        parameters=[OpenApiParameter("scope", str, enum=["full", "nodes"], required=False),
+                    OpenApiParameter("nodes", str, required=False, description="comma-separated host names")],
         request={"text/plain": {"type": "string", "description": "Prometheus text exposition"}},
-        responses={201: IngestedSerializer, 400: OpenApiResponse(description="not usable Prometheus text"),
+        responses={202: HealthPushSerializer, 400: OpenApiResponse(description="bad scope, empty or not gzip"),
                    401: OpenApiResponse(description="bad token"), 403: OpenApiResponse(description="token of another cluster"),
-                   413: OpenApiResponse(description="over the size limit")},
+                   413: OpenApiResponse(description="over the size limit"),
+                   429: OpenApiResponse(description="too many pushes for this token")},
     )
     def post(self, request, cluster_id: int):
         config: ClusterHealthConfig = request.auth
@@ -113,25 +129,52 @@ class IngestView(APIView):
         if encoding not in ("", "identity", "gzip"):
             return Response({"detail": f"unsupported Content-Encoding {encoding!r}: send plain text or gzip"},
                             status=status.HTTP_415_UNSUPPORTED_MEDIA_TYPE)
+        try:
+            scope, declared = pushes.parse_scope(request.query_params.get("scope") or request.headers.get("X-Health-Scope"),
+                                                 request.query_params.get("nodes") or request.headers.get("X-Health-Nodes"))
+        except ValueError as exc:
+            return Response({"detail": str(exc)}, status=status.HTTP_400_BAD_REQUEST)
         max_bytes = conf.get("HEALTH_INGEST_MAX_BYTES")
         length = request.headers.get("Content-Length")
         if length and length.isdigit() and int(length) > max_bytes:
             return Response({"detail": f"the body is over {max_bytes:,} bytes"},
                             status=status.HTTP_413_REQUEST_ENTITY_TOO_LARGE)
         try:
-            body = services.read_body(request._request, max_bytes, gzipped=encoding == "gzip")
-            ingested = services.ingest(config.cluster, body, Source.PUSH)
-        except services.TooLarge as exc:
+            push = pushes.receive(config.cluster, request._request, max_bytes=max_bytes, gzipped=encoding == "gzip",
+                                  scope=scope, declared=declared)
+        except pushes.TooLarge as exc:
             return Response({"detail": str(exc)}, status=status.HTTP_413_REQUEST_ENTITY_TOO_LARGE)
         except ParseError as exc:
             return Response({"detail": str(exc), "line": exc.line}, status=status.HTTP_400_BAD_REQUEST)
-        except UnicodeDecodeError as exc:
-            return Response({"detail": f"not UTF-8 text: {exc}"}, status=status.HTTP_400_BAD_REQUEST)
-        summary = ingested.summary
-        data = {"report": ingested.report.pk, "nodes": len(summary.nodes),
-                "faults_opened": len(ingested.reconciled.opened), "faults_cleared": len(ingested.reconciled.cleared),
-                "verdict_counts": summary.verdict_counts}
-        return Response(data, status=status.HTTP_201_CREATED)
+        location = reverse("health-api:push-status", kwargs={"cluster_id": cluster_id, "push_id": push.pk})
+        data = HealthPushSerializer(push).data
+        return Response(data, status=status.HTTP_202_ACCEPTED, headers={"Location": request.build_absolute_uri(location)})
+
+
+class PushStatusView(APIView):
+    """Where a push stands, for the exporter that sent it (the same cluster token)."""
+
+    authentication_classes = [ClusterTokenAuthentication]
+    permission_classes = [HasClusterToken]
+
+    @extend_schema(responses={200: HealthPushSerializer, 401: OpenApiResponse(description="bad token"),
+                              404: OpenApiResponse(description="no such push for this cluster")})
+    def get(self, request, cluster_id: int, push_id: int):
+        config: ClusterHealthConfig = request.auth
+        if config.cluster_id != cluster_id:
+            raise PermissionDenied("This token belongs to another cluster.")
+        push = get_object_or_404(HealthPush, pk=push_id, cluster_id=cluster_id)
+        return Response(HealthPushSerializer(push).data)
+
+
+class HealthPushViewSet(PortalReadOnlyViewSet):
+    """Pushed scrapes and where each stands: pending, processing, done (with its report), failed (with
+    the reason) or superseded by a newer push of the same nodes."""
+
+    queryset = HealthPush.objects.all()
+    serializer_class = HealthPushSerializer
+    filterset_fields = ["cluster", "status"]
+    ordering_fields = ["received_at"]
 
 
 class RotateTokenView(APIView):

@@ -1,0 +1,215 @@
+"""Health pushes as jobs: the request stores the body and answers 202, the health worker parses it.
+
+A 2,000-node scrape is ~190 MB of text and a minute of parsing: no web worker can hold that, and
+one cluster token must not be able to occupy the site. So the push endpoint only authenticates,
+checks the size while it streams the body to disk (gzip-compressed, refusing an oversize body as
+soon as it passes the cap, compressed or not), records a ``HealthPush`` row and sends
+``process_push`` on commit. The worker reads the gzip file line by line through
+``prometheus_client``'s parser (never the whole text in memory) and ingests the result.
+
+Like launch jobs (``portal.jobs``): the row is committed first, a down broker leaves it pending and
+the sweep sends it later; a claim is a compare-and-set with a lease, so a second delivery of the
+same push does nothing and a killed worker's push is taken again once its lease runs out.
+
+Scope: ``full`` says the push is the whole cluster; otherwise it covers the nodes it contains.
+``nodes`` names the nodes a push is for (declared); a newer push supersedes a queued older one of the
+same cluster when it covers it (a full push covers everything, a declared list covers the same or
+fewer declared nodes). Pushes that declare nothing are never superseded except by a full one, since
+nobody can tell which nodes they carry before parsing them.
+"""
+from __future__ import annotations
+
+import gzip
+import logging
+import uuid
+import zlib
+from datetime import timedelta
+from pathlib import Path
+
+from django.db import transaction
+from django.db.models import F, Q
+from django.utils import timezone
+
+from clusters.health import conf, current
+from clusters.health.models import HealthPush, PushStatus
+from clusters.health.prometheus import ParseError, parse_stream
+
+logger = logging.getLogger(__name__)
+
+CHUNK = 1 << 20
+MAX_ATTEMPTS = 3
+MAX_DECLARED_NODES = 5000
+
+
+class TooLarge(ValueError):
+    """The body is over the configured limit (answered with 413)."""
+
+
+def parse_scope(scope: str | None, nodes: str | None) -> tuple[str, list[str]]:
+    """The declared scope (``full`` or ``nodes``) and node list; ``ValueError`` for nonsense."""
+    scope = (scope or current.NODES).strip().lower()
+    if scope not in current.SCOPES:
+        raise ValueError(f"scope must be one of {', '.join(current.SCOPES)}, not {scope[:40]!r}")
+    declared = sorted({n.strip() for n in (nodes or "").split(",") if n.strip()})
+    if len(declared) > MAX_DECLARED_NODES or any(len(n) > 255 for n in declared):
+        raise ValueError(f"at most {MAX_DECLARED_NODES} declared nodes of up to 255 characters")
+    return scope, declared
+
+
+def store_body(stream, max_bytes: int, gzipped: bool) -> tuple[Path, int, int]:
+    """Stream a request body to a gzip file; answer (path, compressed bytes, text bytes).
+
+    A gzip body is written as it comes and inflated alongside only to count (and refuse a bomb the
+    moment it passes ``max_bytes``); a plain body is compressed on the way (level 1: fast, ~5x)."""
+    path = conf.push_dir() / f"{uuid.uuid4().hex}.prom.gz"
+    total = 0
+    try:
+        with open(path, "wb") as out:
+            if gzipped:
+                inflater = zlib.decompressobj(16 + zlib.MAX_WBITS)
+                while chunk := (stream.read(CHUNK) if stream is not None else b""):
+                    out.write(chunk)
+                    data = chunk
+                    while data:
+                        try:
+                            total += len(inflater.decompress(data, CHUNK))
+                        except zlib.error as exc:
+                            raise ParseError(f"the body is not valid gzip: {exc}") from None
+                        if total > max_bytes:
+                            raise TooLarge(f"the decompressed body is over {max_bytes:,} bytes")
+                        data = inflater.unconsumed_tail
+                if not inflater.eof:
+                    raise ParseError("the gzip stream is truncated" if total else "the body is empty")
+            else:
+                with gzip.GzipFile(fileobj=out, mode="wb", compresslevel=1) as packed:
+                    while chunk := (stream.read(CHUNK) if stream is not None else b""):
+                        total += len(chunk)
+                        if total > max_bytes:
+                            raise TooLarge(f"the body is over {max_bytes:,} bytes")
+                        packed.write(chunk)
+            compressed = out.tell()
+    except BaseException:
+        path.unlink(missing_ok=True)
+        raise
+    if not total:
+        path.unlink(missing_ok=True)
+        raise ParseError("the body is empty")
+    return path, compressed, total
+
+
+def receive(cluster, stream, *, max_bytes: int, gzipped: bool, scope: str = current.NODES,
+            declared: list[str] | None = None) -> HealthPush:
+    """Store a pushed body and queue it for the health worker (sent once the row is committed)."""
+    from clusters.health import tasks
+
+    path, compressed, text_bytes = store_body(stream, max_bytes, gzipped)
+    try:
+        with transaction.atomic():
+            push = HealthPush.objects.create(
+                cluster=cluster, body=str(path), compressed_bytes=compressed, text_bytes=text_bytes, scope=scope,
+                declared_nodes=declared or [], dispatched_at=timezone.now())
+            superseded = supersede(push)
+            transaction.on_commit(lambda: _delete_bodies(superseded))
+            tasks_send(tasks.process_push, push)
+    except BaseException:
+        path.unlink(missing_ok=True)
+        raise
+    return push
+
+
+def tasks_send(task, push: HealthPush) -> None:
+    from portal import jobs
+
+    def left_for_sweep() -> None:
+        HealthPush.objects.filter(pk=push.pk, status=PushStatus.PENDING).update(dispatched_at=None)
+
+    jobs.send_on_commit(task, push.pk, on_failure=left_for_sweep)
+
+
+def _covers(newer: HealthPush, older: HealthPush) -> bool:
+    if newer.scope == current.FULL:
+        return True
+    return bool(newer.declared_nodes) and bool(older.declared_nodes) and older.scope != current.FULL and (
+        set(older.declared_nodes) <= set(newer.declared_nodes))
+
+
+def supersede(push: HealthPush) -> list[str]:
+    """Mark the queued pushes of the cluster that ``push`` covers as superseded; answer their body paths.
+    The status change is a compare-and-set, so a push the worker already took is left to finish."""
+    if push.scope != current.FULL and not push.declared_nodes:
+        return []
+    queued = (HealthPush.objects.filter(cluster_id=push.cluster_id, status=PushStatus.PENDING,
+                                        received_at__lte=push.received_at).exclude(pk=push.pk)
+              .only("pk", "scope", "declared_nodes", "body"))
+    covered = [older for older in queued if _covers(push, older)]
+    if not covered:
+        return []
+    ids = [older.pk for older in covered]
+    HealthPush.objects.filter(pk__in=ids, status=PushStatus.PENDING).update(
+        status=PushStatus.SUPERSEDED, superseded_by=push, finished_at=timezone.now(),
+        error=f"superseded by push {push.pk} before it was processed")
+    return list(HealthPush.objects.filter(pk__in=ids, status=PushStatus.SUPERSEDED).values_list("body", flat=True))
+
+
+def _delete_bodies(paths) -> None:
+    for body in paths:
+        if body:
+            Path(body).unlink(missing_ok=True)
+
+
+def claim(push_id: int) -> bool:
+    """Take a pending push, or one whose worker's lease ran out (compare-and-set)."""
+    now = timezone.now()
+    lease = now + timedelta(seconds=conf.get("HEALTH_PUSH_LEASE_SECONDS"))
+    return bool(HealthPush.objects.filter(pk=push_id).filter(
+        Q(status=PushStatus.PENDING) | Q(status=PushStatus.PROCESSING, lease_until__lt=now))
+        .update(status=PushStatus.PROCESSING, started_at=now, lease_until=lease, attempts=F("attempts") + 1))
+
+
+def _finish(push: HealthPush, status: str, *, error: str = "", report=None) -> None:
+    HealthPush.objects.filter(pk=push.pk).update(status=status, finished_at=timezone.now(), lease_until=None,
+                                                 error=error[:2000], report=report)
+    _delete_bodies([push.body])
+
+
+def process(push_id: int):
+    """Parse and ingest one push (the worker's side). Answers the report, or None."""
+    from clusters.health import services
+    from clusters.health.choices import Source
+
+    if not claim(push_id):
+        return None  # done, superseded, or another delivery holds it
+    push = HealthPush.objects.select_related("cluster__organization").get(pk=push_id)
+    if push.attempts > MAX_ATTEMPTS:
+        _finish(push, PushStatus.FAILED, error=f"gave up after {MAX_ATTEMPTS} attempts (the worker stopped each time)")
+        return None
+    try:
+        with gzip.open(push.body, "rt", encoding="utf-8", newline="") as lines:
+            scrape = parse_stream(lines)
+        ingested = services.ingest(push.cluster, scrape, Source.PUSH, received_at=push.received_at, scope=push.scope)
+    except ParseError as exc:
+        _finish(push, PushStatus.FAILED, error=str(exc))
+        return None
+    except (OSError, EOFError, zlib.error) as exc:
+        _finish(push, PushStatus.FAILED, error=f"the stored body cannot be read: {exc}")
+        return None
+    _finish(push, PushStatus.DONE, report=ingested.report)
+    return ingested.report
+
+
+def sweep(now=None) -> int:
+    """Send again the pushes nobody took (broker down, message lost) and those whose worker died."""
+    from clusters.health import tasks
+    from portal import jobs
+
+    now = now or timezone.now()
+    resend = now - timedelta(seconds=conf.get("HEALTH_PUSH_RESEND_SECONDS"))
+    waiting = HealthPush.objects.filter(
+        Q(status=PushStatus.PENDING) & (Q(dispatched_at__isnull=True) | Q(dispatched_at__lt=resend))
+        | Q(status=PushStatus.PROCESSING, lease_until__lt=now)).order_by("received_at").values_list("pk", flat=True)
+    sent = 0
+    for pk in list(waiting[:500]):
+        if jobs.send(tasks.process_push, pk):
+            HealthPush.objects.filter(pk=pk, status=PushStatus.PENDING).update(dispatched_at=now)
+            sent += 1
+    return sent

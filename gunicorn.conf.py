@@ -1,0 +1,19 @@
+"""gunicorn settings shared by the Dockerfile and docker-compose.yml, sized for a 2-core host.
+
+Health pushes no longer parse in the request (the health worker does), so a request is short and
+mostly waits on PostgreSQL: 3 processes x 4 threads serve 12 requests at once on 2 cores without a
+slow client pinning a whole process. The timeout only has to cover the slowest page and a 256 MB
+push body streamed to disk; recycling workers bounds memory growth. Every value can be overridden
+from the environment (GUNICORN_WORKERS, GUNICORN_THREADS, GUNICORN_TIMEOUT)."""
+import os
+
+bind = os.environ.get("GUNICORN_BIND", "0.0.0.0:8000")
+workers = int(os.environ.get("GUNICORN_WORKERS", "3"))
+threads = int(os.environ.get("GUNICORN_THREADS", "4"))
+worker_class = "gthread"
+timeout = int(os.environ.get("GUNICORN_TIMEOUT", "60"))
+graceful_timeout = 30
+keepalive = 5
+max_requests = 2000
+max_requests_jitter = 200
+accesslog = "-"

@@ -1,0 +1,188 @@
+"""Pushes as jobs: 202 and a stored body, the worker's side, superseding, the per-token rate limit,
+a down broker, a worker that died, and where a push stands on the API and the page."""
+from __future__ import annotations
+
+import gzip
+import io
+import time
+from datetime import timedelta
+from pathlib import Path
+
+import pytest
+from django.core.cache import cache
+from django.urls import reverse
+from django.utils import timezone
+
+from clusters.health import pushes, services
+from clusters.health.models import HealthPush, HealthReport, NodeHealth
+from tests.conftest import MARKER_A
+from tests.faults.test_broker_down import private_redis  # noqa: F401 - fixture
+from tests.health.factories_health import ClusterFactory, sample
+
+XID79 = "dcgm_p5_xid79_missing_gpu.prom"
+HEALTHY = "dcgm_p5_healthy.prom"
+
+
+@pytest.fixture
+def cluster(world):
+    return ClusterFactory(organization=world.org_a, name="alpha-train", error_message=MARKER_A)
+
+
+@pytest.fixture
+def token(cluster):
+    cache.clear()  # the rate limit counts in the cache
+    return services.rotate_token(cluster)
+
+
+def post(client, cluster, body: bytes, token: str, query: str = "", **headers):
+    url = reverse("health-api:ingest", kwargs={"cluster_id": cluster.pk}) + query
+    return client.post(url, data=body, content_type="text/plain", HTTP_AUTHORIZATION=f"Bearer {token}", **headers)
+
+
+def test_push_answers_202_and_stores_the_compressed_body(client, cluster, token):
+    text = sample(XID79).encode()
+    response = post(client, cluster, text, token)
+    assert response.status_code == 202
+    row = HealthPush.objects.get(pk=response.json()["push"])
+    assert row.status == "pending" and not HealthReport.objects.exists()  # nothing parsed in the request
+    assert gzip.decompress(Path(row.body).read_bytes()) == text and row.compressed_bytes < row.text_bytes
+    status_url = response["Location"]
+    assert client.get(status_url, HTTP_AUTHORIZATION=f"Bearer {token}").json()["status"] == "pending"
+    report = pushes.process(row.pk)
+    row.refresh_from_db()
+    assert (row.status, row.report_id, row.attempts) == ("done", report.pk, 1) and not Path(row.body).exists()
+    assert client.get(status_url, HTTP_AUTHORIZATION=f"Bearer {token}").json()["report"] == report.pk
+    assert pushes.process(row.pk) is None  # a second delivery does nothing
+    assert HealthReport.objects.count() == 1
+
+
+def test_oversize_body_is_refused_without_reading_it_all():
+    class Endless(io.RawIOBase):
+        read_bytes = 0
+
+        def read(self, n=-1):
+            self.read_bytes += n
+            return b"DCGM_FI_DEV_XID_ERRORS 0\n" * (n // 25)
+
+    stream = Endless()
+    with pytest.raises(pushes.TooLarge):
+        pushes.store_body(stream, max_bytes=3 * pushes.CHUNK, gzipped=False)
+    assert stream.read_bytes <= 4 * pushes.CHUNK
+    gz = io.BytesIO(gzip.compress(b"#" * (40 * pushes.CHUNK)))
+    with pytest.raises(pushes.TooLarge):
+        pushes.store_body(gz, max_bytes=3 * pushes.CHUNK, gzipped=True)
+    assert not list(Path(pushes.conf.push_dir()).glob("*.tmp"))
+
+
+def test_a_newer_full_push_supersedes_queued_older_ones(client, cluster, token, django_capture_on_commit_callbacks):
+    first = post(client, cluster, sample(XID79).encode(), token).json()["push"]
+    taken = post(client, cluster, sample(XID79).encode(), token).json()["push"]
+    assert pushes.claim(taken)  # the worker has this one already: it is left to finish
+    with django_capture_on_commit_callbacks(execute=True):  # superseded bodies are deleted on commit
+        newer = post(client, cluster, sample(HEALTHY).encode(), token, "?scope=full").json()["push"]
+    rows = {p.pk: p for p in HealthPush.objects.all()}
+    assert rows[first].status == "superseded" and rows[first].superseded_by_id == newer
+    assert f"superseded by push {newer}" in rows[first].error and not Path(rows[first].body).exists()
+    assert rows[taken].status == "processing" and rows[newer].status == "pending"
+    assert pushes.process(first) is None
+    pushes.process(newer)
+    assert list(NodeHealth.objects.filter(cluster=cluster).values_list("hostname", flat=True)) == ["ip-10-1-45-12"]
+
+
+def test_declared_nodes_supersede_only_what_they_cover(client, cluster, token):
+    a = post(client, cluster, sample(XID79).encode(), token, "?nodes=ip-10-1-45-13").json()["push"]
+    b = post(client, cluster, sample(HEALTHY).encode(), token, HTTP_X_HEALTH_NODES="ip-10-1-45-12").json()["push"]
+    undeclared = post(client, cluster, sample(HEALTHY).encode(), token).json()["push"]
+    c = post(client, cluster, sample(XID79).encode(), token, "?nodes=ip-10-1-45-13,ip-10-1-45-99").json()["push"]
+    status = dict(HealthPush.objects.values_list("pk", "status"))
+    assert (status[a], status[b], status[undeclared], status[c]) == ("superseded", "pending", "pending", "pending")
+    assert HealthPush.objects.get(pk=c).declared_nodes == ["ip-10-1-45-13", "ip-10-1-45-99"]
+
+
+@pytest.mark.parametrize("query", ["?scope=everything", "?nodes=" + "x" * 300])
+def test_bad_scope_is_400_and_stores_nothing(client, cluster, token, query):
+    response = post(client, cluster, sample(HEALTHY).encode(), token, query)
+    assert response.status_code == 400 and not HealthPush.objects.exists()
+
+
+def test_rate_limit_is_per_cluster_token(client, world, cluster, token, settings):
+    settings.HEALTH_PUSH_RATE = "2/min"
+    assert [post(client, cluster, b"x 1\n", token).status_code for _ in range(3)] == [202, 202, 429]
+    other = ClusterFactory(organization=world.org_b, name="beta-train")
+    assert post(client, other, b"x 1\n", services.rotate_token(other)).status_code == 202
+    assert HealthPush.objects.filter(cluster=cluster).count() == 2
+
+
+def test_broker_down_keeps_the_push_and_the_sweep_sends_it(client, cluster, token, private_redis,  # noqa: F811
+                                                          django_capture_on_commit_callbacks):
+    import redis
+
+    from portal.celery import app
+
+    private_redis.stop()
+    app._pool = app.amqp._producer_pool = None
+    with django_capture_on_commit_callbacks(execute=True):
+        response = post(client, cluster, sample(HEALTHY).encode(), token)
+    assert response.status_code == 202
+    row = HealthPush.objects.get()
+    assert row.status == "pending" and row.dispatched_at is None
+    private_redis.start()
+    app._pool = app.amqp._producer_pool = None
+    assert pushes.sweep() == 1
+    row.refresh_from_db()
+    assert row.dispatched_at is not None
+    assert redis.Redis.from_url(private_redis.url).llen("health") == 1
+    assert pushes.sweep() == 0  # sent recently: not again until HEALTH_PUSH_RESEND_SECONDS
+
+
+def test_a_dead_workers_push_is_taken_again_then_given_up(client, cluster, token):
+    pk = post(client, cluster, sample(HEALTHY).encode(), token).json()["push"]
+    assert pushes.claim(pk) and not pushes.claim(pk)  # leased
+    HealthPush.objects.filter(pk=pk).update(lease_until=timezone.now() - timedelta(seconds=1))
+    assert pushes.process(pk) is not None
+    pk = post(client, cluster, sample(HEALTHY).encode(), token).json()["push"]
+    HealthPush.objects.filter(pk=pk).update(status="processing", attempts=pushes.MAX_ATTEMPTS,
+                                            lease_until=timezone.now() - timedelta(seconds=1))
+    assert pushes.process(pk) is None
+    row = HealthPush.objects.get(pk=pk)
+    assert row.status == "failed" and "gave up" in row.error
+
+
+def test_pushes_on_the_api_and_the_page_with_reasons(client, world, cluster, token):
+    pk = post(client, cluster, b"\xff\xfe not text", token).json()["push"]
+    pushes.process(pk)
+    post(client, cluster, sample(HEALTHY).encode(), token)
+    client.force_login(world.customer_a)
+    rows = client.get(reverse("health-api:healthpush-list"), {"cluster": cluster.pk}).json()["results"]
+    assert [r["status"] for r in rows] == ["pending", "failed"] and "UTF-8" in rows[1]["error"]
+    page = client.get(reverse("health:cluster_health", kwargs={"pk": cluster.pk})).content.decode()
+    assert "pending" in page and "UTF-8" in page
+    client.force_login(world.customer_b)
+    assert client.get(reverse("health-api:healthpush-detail", kwargs={"pk": pk})).status_code == 404
+    assert client.get(reverse("health-api:healthpush-list")).json()["count"] == 0
+
+
+def test_a_token_reads_only_its_own_clusters_pushes(client, world, cluster, token):
+    pk = post(client, cluster, sample(HEALTHY).encode(), token).json()["push"]
+    other = ClusterFactory(organization=world.org_b, name="beta-train")
+    other_token = services.rotate_token(other)
+    url = reverse("health-api:push-status", kwargs={"cluster_id": cluster.pk, "push_id": pk})
+    assert client.get(url, HTTP_AUTHORIZATION=f"Bearer {other_token}").status_code == 403
+    wrong = reverse("health-api:push-status", kwargs={"cluster_id": other.pk, "push_id": pk})
+    assert client.get(wrong, HTTP_AUTHORIZATION=f"Bearer {other_token}").status_code == 404
+
+
+@pytest.mark.worker
+def test_a_real_health_worker_processes_the_push(client, world, celery_worker_process):
+    cluster = ClusterFactory(organization=world.org_a, name="alpha-worker")
+    token = services.rotate_token(cluster)
+    cache.clear()
+    response = post(client, cluster, gzip.compress(sample(XID79).encode()), token, HTTP_CONTENT_ENCODING="gzip")
+    assert response.status_code == 202
+    row = HealthPush.objects.get(pk=response.json()["push"])
+    deadline = time.monotonic() + 60
+    while row.status in ("pending", "processing") and time.monotonic() < deadline:
+        time.sleep(0.2)
+        row.refresh_from_db()
+    assert row.status == "done", (row.status, row.error)
+    assert row.report.nodes_reboot == 1 and row.report.source == "push"
