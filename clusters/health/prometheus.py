@@ -183,6 +183,8 @@ def parse(text: str | bytes | Iterable) -> Scrape:
         if not exc.line and lines.notes and not lines.kept:
             raise ParseError(f"{exc}; the input held only {', '.join(lines.notes)}") from None
         raise
+    except UnicodeDecodeError as exc:  # a stream decoded as it is read (a pushed body) fails here
+        raise ParseError(f"input is not UTF-8 text ({exc.reason})", lines.number + 1) from None
     except _PARSE_ERRORS as exc:
         raise _error_at(lines, exc) from exc
     scrape.notes = lines.notes
@@ -230,6 +232,7 @@ class PastedLines:
                 except UnicodeDecodeError as exc:
                     raise ParseError(f"input is not UTF-8 text (byte {exc.start})", self.number) from None
             if "\x00" in raw:
+                self.nonblank += 1
                 raise ParseError("input is binary (contains NUL bytes)", self.number)
             self.last = raw
             if raw.startswith(("DCGM_", "node_", "# HELP", "# TYPE")):  # the common case, kept fast
