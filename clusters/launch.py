@@ -27,6 +27,8 @@ from clusters.models import Cluster, LaunchJob, LaunchSubmission, Stack
 from portal import access, locks, timeline
 from portal.choices import REGION_CODES, TimelineKind
 from portal.jobs import send
+from workloads.models import CapacityReservation
+from workloads.validators import base_instance_type
 
 # Parameters a cluster stack takes from the stacks before it (matched by output name).
 ROLE_ORDER = {StackRole.NETWORK: 0, StackRole.STORAGE: 1, StackRole.CLUSTER: 2, StackRole.OBSERVABILITY: 3}
@@ -158,9 +160,6 @@ def size_parameter(blueprint_slug: str) -> str | None:
 def reservations_for(organizations, instance_type: str = "", region: str = "", on_date: datetime.date | None = None):
     """The capacity reservations a launch may use: the organizations', not ended, and when given of
     the instance type and region. What the form offers and what a refusal lists."""
-    from workloads.models import CapacityReservation
-    from workloads.validators import base_instance_type
-
     day = on_date or timezone.localdate()
     rows = CapacityReservation.objects.filter(end__gte=day).select_related("organization")
     organizations = [organizations] if hasattr(organizations, "pk") else organizations
@@ -182,9 +181,6 @@ def _reservation(req: LaunchRequest, params: dict, instance_type: str, count: in
     large enough for the nodes, and active on the launch date. The reservation then decides the capacity type,
     a block's static node count and the network's availability zone (:mod:`clusters.capacity`).
     """
-    from workloads.models import CapacityReservation
-    from workloads.validators import base_instance_type
-
     kind = catalog.entry(req.blueprint).kind
     cluster_params = params.get(StackRole.CLUSTER, {})
     reservation_id = capacity.chosen(params, kind).strip()

@@ -332,3 +332,15 @@ def test_response_parser_errors_translate_as_retryable():
 
     error = translate(ResponseParserError("Unable to parse response (not well-formed), invalid XML received.\nbody"))
     assert error.retryable and error.code == "ResponseParserError" and "\n" not in str(error)
+
+
+@pytest.mark.parametrize("rows", [2, 8])
+def test_a_launchs_queries_do_not_grow_with_the_organizations_clusters(world, django_assert_max_num_queries, rows):
+    for i in range(rows):
+        launched_cluster(world.org_a, name=f"existing-{i}", count=1)
+    CapacityReservationFactory(organization=world.org_a, reservation_id="cr-0123456789abcdef0")
+    api = _api(world.lead_a)
+    with django_assert_max_num_queries(30):  # checks, lock, rows, timeline, submission key: 30 on PostgreSQL
+        response = api.post(CLUSTERS, _p5(world.org_a, CapacityReservationId="cr-0123456789abcdef0"), format="json",
+                            headers={"Idempotency-Key": f"rows-{rows}"})
+    assert response.status_code == 202, response.json()
