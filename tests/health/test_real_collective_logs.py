@@ -179,6 +179,9 @@ def test_launcher_prefixes_of_every_common_kind():
     assert nccl.strip_prefix("(head, rank=0, pid=3808) [1,0]<stdout>:#  Rank") == ("head,0", "#  Rank")
     assert nccl.strip_prefix(">    /opt/src/nccl-tests/build/all_reduce_perf -b 8") == (
         None, "/opt/src/nccl-tests/build/all_reduce_perf -b 8")
+    assert nccl.strip_prefix("[default3]:#  Rank  3 Group") == ("default3", "#  Rank  3 Group")
+    assert nccl.strip_prefix("[pod/nccl-launcher-x/mpi] [1,0]<stdout>:# nThread") == (
+        "pod/nccl-launcher-x/mpi", "# nThread")
     assert nccl.strip_prefix("Warning: Permanently added 'x'") == (None, "Warning: Permanently added 'x'")
     assert nccl.strip_prefix("ip-10-1-2-3:25:25 [0] NCCL INFO x")[0] is None
 
