@@ -2,7 +2,8 @@
 
 People paste what their launcher captured, so lines can carry a launcher prefix: ``srun -l``
 (``0: ``), ``mpirun --tag-output`` (``[1,0]<stdout>:``), pdsh/clush/DeepSpeed (``10.3.35.83: ``,
-``node001: ``), Ray/SkyPilot (``(head, rank=0, pid=3808) ``) or a Markdown quote (``> ``), with
+``node001: ``), Ray/SkyPilot (``(head, rank=0, pid=3808) ``), torchrun (``[default0]:``),
+``kubectl logs --prefix`` (``[pod/name/container] ``) or a Markdown quote (``> ``), with
 NCCL's own log interleaved when ``NCCL_DEBUG=INFO``. Every nccl-tests release since 2017 is read:
 
 * the ``# nThread … nGpus … minBytes … maxBytes`` header (with or without ``agg iters``,
@@ -60,6 +61,8 @@ ELEMENT_BYTES = {
 _PREFIXES = (
     re.compile(r"^\s*\[(\d+),(\d+)\]<std(?:out|err)>:\s?"),                     # mpirun --tag-output
     re.compile(r"^\s*\(([\w.-]+), rank=(\d+), pid=\d+(?:, ip=[\d.]+)?\)\s"),    # Ray / SkyPilot
+    re.compile(r"^\s*\[(default\d+)\]:"),                                        # torchrun --tee / log prefixes
+    re.compile(r"^\s*\[(pod/[^\]]+)\]\s"),                                       # kubectl logs --prefix
     re.compile(r"^\s*(\d+):\s?"),                                                 # srun -l
     re.compile(r"^\s*>\s?"),                                                      # Markdown quote
 )

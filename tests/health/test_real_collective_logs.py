@@ -41,6 +41,12 @@ CASES = [
      ("all_reduce", "inferred", 30, 43.81, 11.2432, 43.81, 16, 2, "A100", "efa", "2.9.9+cuda11.2", "warn")),
     ("nccl_dgx2_v100_several_runs.md", None,
      ("reduce_scatter", "command", 31, 64.16, 20.3609, 64.16, 12, 1, "V100", None, None, "none")),
+    ("nccl_tests_issue290_h100_1node.txt", None,
+     ("all_reduce", "inferred", 6, 476.53, 439.369, 476.53, 8, 1, "H100", None, None, "pass")),
+    ("nccl_tests_issue290_h100_2node_ib_srun.txt", None,
+     ("all_reduce", "inferred", 11, 167.87, 142.735, 155.57, 16, 2, "H100", None, None, "none")),
+    ("nccl_tests_issue290_h100_2node_ib_srun.txt", "p5.48xlarge",
+     ("all_reduce", "inferred", 11, 167.87, 142.735, 155.57, 16, 2, "H100", None, None, "fail")),
     ("nccom_trn1_2node_allr.txt", "trn1.32xlarge",
      ("all_reduce", "command", 28, 47.09, 9.3924, 47.09, 64, 2, "Trainium", None, None, "pass")),
     ("nccom_trn1_1node_allr.txt", "trn1.32xlarge",
@@ -173,6 +179,9 @@ def test_launcher_prefixes_of_every_common_kind():
     assert nccl.strip_prefix("(head, rank=0, pid=3808) [1,0]<stdout>:#  Rank") == ("head,0", "#  Rank")
     assert nccl.strip_prefix(">    /opt/src/nccl-tests/build/all_reduce_perf -b 8") == (
         None, "/opt/src/nccl-tests/build/all_reduce_perf -b 8")
+    assert nccl.strip_prefix("[default3]:#  Rank  3 Group") == ("default3", "#  Rank  3 Group")
+    assert nccl.strip_prefix("[pod/nccl-launcher-x/mpi] [1,0]<stdout>:# nThread") == (
+        "pod/nccl-launcher-x/mpi", "# nThread")
     assert nccl.strip_prefix("Warning: Permanently added 'x'") == (None, "Warning: Permanently added 'x'")
     assert nccl.strip_prefix("ip-10-1-2-3:25:25 [0] NCCL INFO x")[0] is None
 
@@ -228,3 +237,18 @@ def test_columns_added_by_current_options_are_read_not_truncated():
                                                         ("4593.9", "233.73", "438.25", 0), stamp="2026-11-30 10:01:02")
                                                   for _ in range(1)) + "\n" + footer)
     assert (stamped_only.rows[0].timestamp, stamped_only.rows[0].ip_busbw) == ("2026-11-30 10:01:02", 438.25)
+
+
+def test_one_h100_node_without_instance_type_is_judged_on_its_hardware():
+    result = nccl.parse(text("nccl_tests_issue290_h100_1node.txt"))
+    assert (result.hosts, result.gpus_per_node, result.n_gpus, result.expected_busbw) == (["node005"], 8, 8, 476.0)
+    assert "judged against p5.48xlarge's figures: the log ran on H100" in result.notes
+    assert "nccl-tests/issues/290" in result.reference_source
+    assert result.diagnosis == ("bus bandwidth 476.53 GB/s on the ≥ 1 GiB plateau is 100% of the 476 GB/s "
+                                "published for 1 × p5.48xlarge")
+
+
+def test_validation_off_gives_no_wrong_counts():
+    result = nccl.parse(text("nccl_tests_issue290_h100_2node_ib_srun.txt"))
+    assert all(row.oop_wrong is None and row.ip_wrong is None for row in result.rows)
+    assert (result.wrong_total, result.out_of_bounds_ok, result.large_message_busbw) == (0, True, 149.91)
