@@ -6,10 +6,11 @@ STAMP := $(VENV)/.installed
 
 .PHONY: install demo test lint seed bench lock clean
 
-$(STAMP): requirements.lock
+$(STAMP): requirements.lock requirements-pcluster.txt
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet -r requirements.lock
+	$(BIN)/python -m pip install --quiet --no-deps -r requirements-pcluster.txt
 	touch $(STAMP)
 
 install: $(STAMP)
