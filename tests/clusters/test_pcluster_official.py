@@ -117,3 +117,28 @@ def test_library_configurations_load_in_parallelclusters_schema(world, aws, monk
     assert pcluster.validate(pcluster.build(spec)) == []
     pcluster_official.check(pcluster.build(spec), cluster_name="lib", organization=world.org_a,
                             monkeypatch=monkeypatch, validate=False)
+
+
+def test_blueprint_options_print_and_load_in_parallelclusters_schema(world, aws, monkeypatch):
+    outputs = {"PublicSubnetId": "subnet-0123456789abcdef0", "PrivateSubnetId": "subnet-0123456789abcdef1",
+               "SecurityGroupId": "sg-0123456789abcdef0", "PlacementGroupName": "pg-a", "BucketName": "sagemaker-b1",
+               "LustreFileSystemId": "fs-0123456789abcdef0"}
+    secret = "arn:aws:secretsmanager:ap-northeast-1:123456789012:secret:slurmdb-AbCdEf"
+    params = {"ClusterName": "opts", "CustomAmi": "ami-0123456789abcdef0", "AccountingDatabaseUri": "slurmdb.internal:3306",
+              "AccountingDatabaseUserName": "slurm", "AccountingDatabasePasswordSecretArn": secret,
+              "DisableSimultaneousMultithreading": "true", "ComputeInstanceType": "trn1.32xlarge"}
+    printed = config.build("ap-northeast-1", params, outputs)
+    assert printed["Image"] == {"Os": "alinux2023", "CustomAmi": "ami-0123456789abcdef0"}
+    assert printed["Scheduling"]["SlurmSettings"]["Database"] == {
+        "Uri": "slurmdb.internal:3306", "UserName": "slurm", "PasswordSecretArn": secret}
+    assert printed["HeadNode"]["LocalStorage"]["RootVolume"]["Size"] == 500  # /home lives on the head node
+    assert [s["MountDir"] for s in printed["SharedStorage"]] == ["/fsx"]
+    queue = printed["Scheduling"]["SlurmQueues"][0]
+    resource = queue["ComputeResources"][0]
+    assert resource["DisableSimultaneousMultithreading"] is True and resource["Efa"] == {"Enabled": True}
+    assert "HealthChecks" not in queue and "HealthChecks" not in resource  # Trainium has no GPUs
+    plain = config.build("ap-northeast-1", {"ClusterName": "plain"}, outputs)
+    assert "Database" not in plain["Scheduling"]["SlurmSettings"] and "CustomAmi" not in plain["Image"]
+    assert plain["Scheduling"]["SlurmQueues"][0]["ComputeResources"][0]["DisableSimultaneousMultithreading"] is False
+    for each in (printed, plain):
+        pcluster_official.check(each, cluster_name="opts", organization=world.org_a, monkeypatch=monkeypatch, validate=False)
