@@ -447,8 +447,10 @@ def install() -> None:
     """Register the resource types above with moto's CloudFormation (idempotent).
 
     Call it in the process that runs moto's server, before any stack is created. It also applies
-    :mod:`clusters.aws.moto_fixes` (moto behaviours the blueprints trip over) and
-    :mod:`clusters.aws.moto_pcluster` (ParallelCluster's custom resource and provider stack).
+    :mod:`clusters.aws.moto_fixes` (moto behaviours the blueprints trip over),
+    :mod:`clusters.aws.moto_pcluster` (ParallelCluster's custom resource, provider stack and official
+    images), :mod:`clusters.aws.moto_ec2` (reservations, placement groups, what ParallelCluster's
+    validators read) and :mod:`clusters.aws.moto_fsx` (FSx volumes and network interfaces).
     """
     global _installed
     with _install_lock:
