@@ -8,10 +8,12 @@ STAMP := $(VENV)/.installed
 
 # requirements.lock is what production runs (the Docker image installs only it); requirements-dev.lock adds the
 # demo's embedded AWS endpoint and the development and CI tools, with the same pins for what both hold.
-$(STAMP): requirements.lock requirements-dev.lock
+# requirements-pcluster.txt: ParallelCluster's own schema and validators, run on generated configurations in tests.
+$(STAMP): requirements.lock requirements-dev.lock requirements-pcluster.txt
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet -r requirements-dev.lock
+	$(BIN)/python -m pip install --quiet --no-deps -r requirements-pcluster.txt
 	touch $(STAMP)
 
 install: $(STAMP)

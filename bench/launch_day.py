@@ -86,7 +86,10 @@ def _params(i: int, name: str, full_stack: bool, network: dict) -> tuple[str, di
                            "storage": {"CreateHomeFileSystem": "true"}, "cluster": cluster}
     wanted = {"PrivateSubnetId", "SecurityGroupId"} if trn1 else set(NETWORK_KEYS)
     cluster.update({k: v for k, v in network.items() if k in wanted})
-    if not trn1:
+    cluster["BucketName"] = network["BucketName"]  # where the software stack is uploaded first
+    if trn1:
+        cluster.update(LustreDnsName=f"{LUSTRE}.fsx.ap-northeast-1.amazonaws.com", LustreMountName="benchfsx")
+    else:
         cluster["LustreFileSystemId"] = LUSTRE
     return blueprint, {"cluster": cluster}
 
@@ -140,7 +143,10 @@ def _floor(specs, organizations) -> float:
     from portal.aws import client
 
     bodies = {slug: catalog.template_body(slug) for slug in ("parallelcluster", "hyperpod", "network", "storage")}
+    from clusters import software
+
     clients = {org.pk: client("cloudformation", organization=org) for org in organizations}
+    s3s = {org.pk: client("s3", organization=org) for org in organizations}
     started = time.perf_counter()
     for org, name, blueprint, params in specs:
         cf = clients[org.pk]
@@ -152,6 +158,9 @@ def _floor(specs, organizations) -> float:
             values = {**{k: v for k, v in outputs.items() if k in _names(slug)}, **params[role]}
             if "ClusterName" in values:  # ParallelCluster names its own stack after it: keep them apart
                 values["ClusterName"] = f"floor-{values['ClusterName']}"
+            if role == "cluster":  # the software stack goes to the bucket first, as in the pipeline
+                software.upload(s3s[org.pk], values["BucketName"],
+                                software.bundle(blueprint, values, region=org.home_region))
             with contextlib.suppress(ClientError):
                 cf.describe_stacks(StackName=stack_name)  # the pipeline's "does it exist already?"
             sid = cf.create_stack(StackName=stack_name, TemplateBody=bodies[slug],
@@ -176,6 +185,10 @@ def _networks(organizations, run: str) -> dict:
                               Parameters=[{"ParameterKey": "AvailabilityZone", "ParameterValue": "ap-northeast-1a"}])["StackId"]
         outputs = {o["OutputKey"]: o["OutputValue"] for o in cf.describe_stacks(StackName=sid)["Stacks"][0]["Outputs"]}
         found[org.pk] = {k: outputs[k] for k in NETWORK_KEYS}
+        bucket = f"sagemaker-geniac-bench-{org.pk}-{run}".lower()[:63]  # the storage stack's bucket, made directly
+        where = {} if org.home_region == "us-east-1" else {"CreateBucketConfiguration": {"LocationConstraint": org.home_region}}
+        client("s3", organization=org).create_bucket(Bucket=bucket, **where)
+        found[org.pk]["BucketName"] = bucket
     return found
 
 

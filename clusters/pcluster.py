@@ -101,8 +101,11 @@ class Queue:
         if security_group:
             networking["AdditionalSecurityGroups"] = [security_group]
         # A targeted reservation or block already places its instances; forcing a placement group onto
-        # it can fail with insufficient capacity while the reservation has room.
-        if not self.capacity_reservation_id:
+        # it can fail with insufficient capacity while the reservation has room. ParallelCluster wants
+        # an EFA queue's choice explicit, so it is switched off by name.
+        if self.capacity_reservation_id:
+            networking["PlacementGroup"] = {"Enabled": False}
+        else:
             if self.placement_group:
                 networking["PlacementGroup"] = {"Enabled": True, "Name": self.placement_group}
             elif accelerated or self.efa:

@@ -197,6 +197,28 @@ class PclusterCluster(_Attributes, CloudFormationModel):
         cfn_models.cloudformation_backends[account_id][region_name].delete_stack(self.stack_name)
 
 
+# ParallelCluster's official images, which AWS publishes in every region (owner "amazon"), for the
+# versions the blueprint offers: ParallelCluster looks them up by name to launch the head node.
+PUBLISHED_VERSIONS = ("3.13.1",)
+_IMAGE_OS_PARTS = ("amzn2023-hvm", "ubuntu-2204-lts-hvm")
+
+
+def _publish_official_images(backend: Any) -> None:
+    from moto.core.utils import utcnow
+    from moto.ec2.models.amis import Ami
+
+    for version in PUBLISHED_VERSIONS:
+        for os_part in _IMAGE_OS_PARTS:
+            for arch in ("x86_64", "arm64"):
+                ami_id = f"ami-{_hex(17)}"
+                backend.amis[ami_id] = Ami(
+                    backend, ami_id, name=f"aws-parallelcluster-{version}-{os_part}-{arch}-202506010000 2025-06-01T00-00-00.000Z",
+                    description=f"AWS ParallelCluster AMI for {os_part}", owner_alias="amazon", owner_id="247102896272",
+                    public=True, architecture=arch, virtualization_type="hvm", root_device_type="ebs",
+                    root_device_name="/dev/xvda", creation_date=utcnow(), region_name=backend.region_name,
+                    tags={"parallelcluster:version": version})
+
+
 def provider_template(template_url: str) -> str | None:
     """The stand-in provider template for a ParallelCluster provider URL, else None."""
     match = _PROVIDER_URL.fullmatch(template_url)
@@ -221,3 +243,13 @@ def apply() -> None:
 
     parsing.resource_class_from_type = resource_class_from_type
     cfn_models.get_stack_from_s3_url = get_stack_from_s3_url
+
+    from moto.ec2.models.amis import AmiBackend
+
+    original_load_amis = AmiBackend._load_amis
+
+    def load_amis(self: Any) -> None:
+        original_load_amis(self)
+        _publish_official_images(self)
+
+    AmiBackend._load_amis = load_amis

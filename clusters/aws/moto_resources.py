@@ -153,10 +153,18 @@ class PlacementGroup(_Attributes, CloudFormationModel):
     def create_from_cloudformation_json(  # type: ignore[misc]
         cls, resource_name: str, cloudformation_json: dict[str, Any], account_id: str, region_name: str, **kwargs: Any
     ) -> PlacementGroup:
+        from clusters.aws import moto_ec2
+
         strategy = cloudformation_json["Properties"].get("Strategy", "cluster")
         if strategy not in cls.STRATEGIES:
             raise ValidationError(message=f"Placement group strategy {strategy!r} is not one of {cls.STRATEGIES}")
+        moto_ec2.register_placement_group(account_id, region_name, resource_name, strategy)
         return cls(resource_name, strategy)
+
+    def delete(self, account_id: str, region_name: str) -> None:
+        from clusters.aws import moto_ec2
+
+        moto_ec2.forget_placement_group(account_id, region_name, self.ref)
 
 
 
@@ -221,14 +229,47 @@ class FsxFileSystem(_Attributes, CloudFormationModel):
             )
         except ValueError as exc:
             raise ValidationError(message=str(exc)) from exc
+        _give_aws_shaped_id(fsx_backends[account_id][region_name], file_system, region_name, account_id)
+        _attach_network_interface(account_id, region_name, file_system)
         return cls(file_system)
 
     def delete(self, account_id: str, region_name: str) -> None:
+        from moto.ec2.models import ec2_backends
         from moto.fsx.models import fsx_backends
 
         backend = fsx_backends[account_id][region_name]
         if self.file_system.file_system_id in backend.file_systems:
             backend.delete_file_system(self.file_system.file_system_id, str(mock_random.uuid4()), None, None, None)
+        for eni_id in getattr(self.file_system, "eni_ids_to_delete", []):
+            ec2_backends[account_id][region_name].delete_network_interface(eni_id)
+
+
+def _attach_network_interface(account_id: str, region_name: str, file_system: Any) -> None:
+    """FSx puts an ENI with the file system's security groups in its subnet; ParallelCluster checks its rules."""
+    from moto.ec2.models import ec2_backends
+
+    ec2 = ec2_backends[account_id][region_name]
+    subnet = ec2.get_subnet(file_system.subnet_ids[0]) if file_system.subnet_ids else None
+    if subnet is None:
+        return
+    eni = ec2.create_network_interface(subnet, None, group_ids=list(file_system.security_group_ids or []),
+                                       description=f"ENI for FSx {file_system.file_system_id}")
+    file_system.vpc_id, file_system.network_interface_ids = subnet.vpc_id, [eni.id]
+    file_system.eni_ids_to_delete = [eni.id]
+
+
+def _give_aws_shaped_id(backend: Any, file_system: Any, region_name: str, account_id: str) -> None:
+    """AWS names file systems ``fs-`` + 17 hex digits (ParallelCluster's schema insists); moto uses 8."""
+    old_id, new_id = file_system.file_system_id, f"fs-{_hex(17)}"
+    old_arn = file_system.resource_arn
+    file_system.file_system_id = new_id
+    file_system.dns_name = f"{new_id}.fsx.{region_name}.amazonaws.com"
+    file_system.resource_arn = f"arn:aws:fsx:{region_name}:{account_id}:file-system/{new_id}"
+    backend.file_systems[new_id] = backend.file_systems.pop(old_id)
+    tags = backend.tagger.list_tags_for_resource(old_arn).get("Tags", [])
+    if tags:
+        backend.tagger.tag_resource(file_system.resource_arn, tags)
+        backend.tagger.delete_all_tags_for_resource(old_arn)
 
 
 class DataRepositoryAssociation(_Attributes, CloudFormationModel):
@@ -406,17 +447,21 @@ def install() -> None:
     """Register the resource types above with moto's CloudFormation (idempotent).
 
     Call it in the process that runs moto's server, before any stack is created. It also applies
-    :mod:`clusters.aws.moto_fixes` (moto behaviours the blueprints trip over) and
-    :mod:`clusters.aws.moto_pcluster` (ParallelCluster's custom resource and provider stack).
+    :mod:`clusters.aws.moto_fixes` (moto behaviours the blueprints trip over),
+    :mod:`clusters.aws.moto_pcluster` (ParallelCluster's custom resource, provider stack and official
+    images), :mod:`clusters.aws.moto_ec2` (reservations, placement groups, what ParallelCluster's
+    validators read) and :mod:`clusters.aws.moto_fsx` (FSx volumes and network interfaces).
     """
     global _installed
     with _install_lock:
         if _installed:
             return
-        from clusters.aws import moto_fixes, moto_pcluster
+        from clusters.aws import moto_ec2, moto_fixes, moto_fsx, moto_pcluster
 
         moto_fixes.apply()
         moto_pcluster.apply()
+        moto_ec2.apply()
+        moto_fsx.apply()
         for cached in (parsing.get_model_list, parsing.get_model_map, parsing.get_name_type_map):
             cached.cache_clear()
         _installed = True

@@ -44,7 +44,7 @@ def test_a_capacity_block_runs_every_node_in_its_zone_without_a_placement_group(
     assert queue["CapacityType"] == "CAPACITY_BLOCK"
     assert (resource["MinCount"], resource["MaxCount"]) == (4, 4)
     assert resource["CapacityReservationTarget"] == {"CapacityReservationId": block.reservation_id}
-    assert "PlacementGroup" not in queue["Networking"]
+    assert queue["Networking"]["PlacementGroup"] == {"Enabled": False}
 
 
 def test_an_odcr_is_targeted_on_demand_and_plain_on_demand_keeps_the_placement_group(client, world):
@@ -59,7 +59,7 @@ def test_an_odcr_is_targeted_on_demand_and_plain_on_demand_keeps_the_placement_g
     assert queue["CapacityType"] == "ONDEMAND"
     assert queue["ComputeResources"][0]["CapacityReservationTarget"] == {"CapacityReservationId": odcr.reservation_id}
     assert queue["ComputeResources"][0]["MinCount"] == 0  # an ODCR may scale down; a block may not
-    assert "PlacementGroup" not in queue["Networking"]
+    assert queue["Networking"]["PlacementGroup"] == {"Enabled": False}
     client.post(LAUNCH, _form(world.org_a, name="plain"))
     plain = _queue(Cluster.objects.get(name="plain").parameters["cluster"])
     assert plain["Networking"]["PlacementGroup"] == {"Enabled": True, "Name": "<network:PlacementGroupName>"}
@@ -153,7 +153,7 @@ def test_printed_configuration_is_exactly_what_the_capacity_block_cluster_deploy
     printed = yaml.safe_load(config.for_cluster(cluster))
     assert printed == config._typed(deployed)
     queue = printed["Scheduling"]["SlurmQueues"][0]
-    assert queue["CapacityType"] == "CAPACITY_BLOCK" and "PlacementGroup" not in queue["Networking"]
+    assert queue["CapacityType"] == "CAPACITY_BLOCK" and queue["Networking"]["PlacementGroup"] == {"Enabled": False}
     assert printed["HeadNode"]["Networking"]["SubnetId"] == cluster.outputs["PublicSubnetId"]
     assert printed["SharedStorage"][1]["FsxOpenZfsSettings"]["VolumeId"] == cluster.outputs["OpenZfsRootVolumeId"]
     assert printed["SharedStorage"][1]["MountDir"] == "/home" and printed["HeadNode"]["LocalStorage"]["RootVolume"]["Size"] == 200

@@ -77,7 +77,7 @@ def _demo_capacity_is_wired():
     assert kotoba["CapacityType"] == "ONDEMAND"
     assert kotoba["ComputeResources"][0]["CapacityReservationTarget"] == {"CapacityReservationId": "cr-0a1b2c3d4e5f60001"}
     assert shirakawa["CapacityType"] == "CAPACITY_BLOCK" and shirakawa["ComputeResources"][0]["MinCount"] == 32
-    assert "PlacementGroup" not in kotoba["Networking"] and "PlacementGroup" not in shirakawa["Networking"]
+    assert kotoba["Networking"]["PlacementGroup"] == shirakawa["Networking"]["PlacementGroup"] == {"Enabled": False}
     assert by_name["shirakawa-p5-cpt"].parameters["network"]["AvailabilityZone"] == "ap-northeast-1c"
     sakura = by_name["sakura-trn1"]
     assert sakura.parameters["cluster"]["TrainingPlanArn"].endswith(":training-plan/sakura-trn1-cycle2")

@@ -234,3 +234,41 @@ def test_reset_forgets_stacks(aws, endpoint):
     reset(endpoint)
     assert cf.list_stacks()["StackSummaries"] == []
     assert json.loads(json.dumps(cf.list_exports()))["Exports"] == []
+
+
+def test_emulated_reservations_placement_groups_fsx_volumes_and_managed_policies(aws):
+    from clusters.aws import moto_ec2
+
+    cf, ec2, fsx, iam = aws("cloudformation"), aws("ec2"), aws("fsx"), aws("iam")
+    odcr = ec2.create_capacity_reservation(InstanceType="p5.48xlarge", InstancePlatform="Linux/UNIX",
+                                           AvailabilityZone=AZ, InstanceCount=4)["CapacityReservation"]
+    block_id = moto_ec2.add_capacity_block("123456789012", REGION, instance_type="p5.48xlarge",
+                                           availability_zone="ap-northeast-1c", count=2)
+    described = {r["CapacityReservationId"]: r for r in ec2.describe_capacity_reservations(
+        CapacityReservationIds=[odcr["CapacityReservationId"], block_id])["CapacityReservations"]}
+    assert described[block_id]["ReservationType"] == "capacity-block"
+    ours = described[odcr["CapacityReservationId"]]
+    assert (ours["AvailabilityZone"], ours["TotalInstanceCount"], ours["ReservationType"]) == (AZ, 4, "default")
+    with pytest.raises(ClientError, match="InvalidCapacityReservationId.NotFound"):
+        ec2.describe_capacity_reservations(CapacityReservationIds=["cr-0000000000000000f"])
+
+    net, sto = _network_and_storage(cf, CreateHomeFileSystem="true")
+    group = ec2.describe_placement_groups(GroupNames=[net["PlacementGroupName"]])["PlacementGroups"][0]
+    assert (group["GroupName"], group["Strategy"], group["State"]) == (net["PlacementGroupName"], "cluster", "available")
+    lustre = fsx.describe_file_systems(FileSystemIds=[sto["LustreFileSystemId"]])["FileSystems"][0]
+    assert re.fullmatch(r"fs-[0-9a-f]{17}", lustre["FileSystemId"])
+    assert lustre["DNSName"] == sto["LustreDnsName"] == f"{lustre['FileSystemId']}.fsx.{REGION}.amazonaws.com"
+    eni = ec2.describe_network_interfaces(NetworkInterfaceIds=lustre["NetworkInterfaceIds"])["NetworkInterfaces"][0]
+    assert (eni["SubnetId"], eni["VpcId"], [g["GroupId"] for g in eni["Groups"]]) == (
+        net["PrivateSubnetId"], lustre["VpcId"], [net["SecurityGroupId"]])
+    volume = fsx.describe_volumes(VolumeIds=[sto["OpenZfsRootVolumeId"]])["Volumes"][0]
+    assert (volume["FileSystemId"], volume["VolumeType"]) == (sto["OpenZfsFileSystemId"], "OPENZFS")
+    policy = iam.get_policy(PolicyArn="arn:aws:iam::aws:policy/AmazonPrometheusRemoteWriteAccess")["Policy"]
+    assert policy["PolicyName"] == "AmazonPrometheusRemoteWriteAccess"
+    with pytest.raises(ClientError, match="not found"):
+        iam.get_policy(PolicyArn="arn:aws:iam::aws:policy/NoSuchPolicy")
+    _delete(cf, "sto", "net")
+    left = ec2.describe_network_interfaces(Filters=[{"Name": "vpc-id", "Values": [lustre["VpcId"]]}])["NetworkInterfaces"]
+    assert [e for e in left if e["Description"].startswith("ENI for FSx")] == []
+    with pytest.raises(ClientError, match="InvalidPlacementGroup.Unknown"):
+        ec2.describe_placement_groups(GroupNames=[net["PlacementGroupName"]])

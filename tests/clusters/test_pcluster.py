@@ -36,7 +36,7 @@ def test_p5_queue_on_a_capacity_reservation():
         "Name": "train",
         "CapacityType": "ONDEMAND",
         "HealthChecks": {"Gpu": {"Enabled": True}},
-        "Networking": {"SubnetIds": [SUBNET], "AdditionalSecurityGroups": [GROUP]},
+        "Networking": {"SubnetIds": [SUBNET], "AdditionalSecurityGroups": [GROUP], "PlacementGroup": {"Enabled": False}},
         "ComputeSettings": {"LocalStorage": {"RootVolume": {"Size": 512}, "EphemeralVolume": {"MountDir": "/scratch"}}},
         "ComputeResources": [{
             "Name": "p5-nodes",
@@ -84,7 +84,7 @@ def test_p5_queue_on_a_capacity_block_runs_every_node_statically():
     assert (resource["MinCount"], resource["MaxCount"]) == (2, 2)
     assert resource["CapacityReservationTarget"] == {"CapacityReservationId": "cr-0123456789abcdef1"}
     assert resource["Efa"] == {"Enabled": True}
-    assert "PlacementGroup" not in generated["Networking"]
+    assert generated["Networking"]["PlacementGroup"] == {"Enabled": False}
 
 
 def test_trn1_queue_gets_efa_but_no_gpu_health_checks_and_plain_queue_gets_neither():
