@@ -15,7 +15,7 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 
 from django.apps import apps
-from django.db.models import Count, Max, Min, Q
+from django.db.models import Count, Min, OuterRef, Q, Subquery
 from django.db.models.functions import TruncDate
 from django.urls import NoReverseMatch
 from django.utils import timezone
@@ -260,8 +260,13 @@ def interaction_figures(scope: Scope) -> dict:
     # One pass over the table: per organization, everything; the program's figures are the sums.
     by_org = {}
     totals = defaultdict(int)
-    for r in qs.values("organization_id").annotate(
-        oldest=Min("occurred_at", filter=is_open), last=Max("occurred_at"),
+    # Only open interactions and those resolved since the first chart week can count in any figure
+    # below (indexed, and bounded by recent activity rather than all history); the last contact is one
+    # index probe per organization.
+    last_contact = _last_contacts(qs, scope)
+    recent = qs.filter(is_open | Q(resolved_at__gte=ends[0] - datetime.timedelta(weeks=1)))
+    for r in recent.values("organization_id").annotate(
+        oldest=Min("occurred_at", filter=is_open),
         new=Count("id", filter=Q(occurred_at__gte=scope.week_start_at)),
         resolved=Count("id", filter=Q(resolved_at__gte=scope.week_start_at) & ~is_open),
         **annotations,
@@ -271,11 +276,15 @@ def interaction_figures(scope: Scope) -> dict:
             "open": {s: r[f"open_{s}"] for s in SEVERITIES},
             "open_total": open_total,
             "oldest_open_days": _days(scope.now - r["oldest"]) if r["oldest"] else None,
-            "last_contact": _iso(r["last"]),
+            "last_contact": _iso(last_contact.get(r["organization_id"])),
         }
         totals["open"] += open_total
         for key in ("new", "resolved", *(f"w{i}" for i in range(CHART_WEEKS))):
             totals[key] += r[key]
+    for org_id, last in last_contact.items():
+        if last is not None and org_id not in by_org:  # nothing open or recent: the last contact still shows
+            by_org[org_id] = {"open": dict.fromkeys(SEVERITIES, 0), "open_total": 0, "oldest_open_days": None,
+                              "last_contact": _iso(last)}
     per_week = [
         {"week": (end - datetime.timedelta(weeks=1)).date().isoformat() if i < CHART_WEEKS - 1
          else scope.week_start.isoformat(), "open": totals[f"w{i}"]}
@@ -287,6 +296,13 @@ def interaction_figures(scope: Scope) -> dict:
         "week": {"new": totals["new"], "resolved": totals["resolved"], "open": totals["open"]},
         "per_week": per_week,
     }
+
+
+def _last_contacts(qs, scope: Scope) -> dict:
+    """The latest interaction per organization: a subquery per organization on (organization, occurred_at)."""
+    latest = qs.filter(organization_id=OuterRef("pk")).order_by("-occurred_at").values("occurred_at")[:1]
+    return dict(Organization.objects.filter(pk__in=scope.org_ids).annotate(last=Subquery(latest))
+                .values_list("pk", "last"))
 
 
 def outstanding(scope: Scope, limit: int = OUTSTANDING_LIMIT) -> list[dict]:

@@ -101,6 +101,14 @@ class Interaction(models.Model):
         indexes = [
             models.Index(fields=["organization", "status", "occurred_at"], name="interaction_org_open"),
             models.Index(fields=["owner", "status", "occurred_at"], name="interaction_owner_open"),
+            # The weekly review reads open interactions and those resolved lately: a partial index holds
+            # only the open ones, another the resolved ones by date; the last contact per organization
+            # is one index probe each.
+            models.Index(fields=["organization", "occurred_at"], condition=models.Q(status__in=OPEN_STATUSES),
+                         name="interaction_open_only"),
+            models.Index(fields=["resolved_at", "organization"], condition=models.Q(resolved_at__isnull=False),
+                         name="interaction_resolved_at"),
+            models.Index(fields=["organization", "-occurred_at"], name="interaction_org_latest"),
         ]
 
     def __str__(self) -> str:

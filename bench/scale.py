@@ -1,0 +1,282 @@
+"""The program at ten times its size: do the pages cost the same, and does a 2,000-node push leave the
+web worker at once?
+
+On PostgreSQL (``DATABASE_URL``; the database is recreated and its name must end with ``_bench``):
+
+1. Seeds 12 organizations with proportional data (per organization: clusters with their current
+   health and node rows, interactions with tags, open and cleared GPU faults, timeline entries,
+   health reports), times each page and its API counterpart as a program manager (median of R
+   requests through Django's test client), then seeds 108 more organizations (120 in all, ten times
+   everything) and times them again. Prints each page's ratio (120 / 12) and last ``worst ratio R``
+   (goal: R <= 2).
+2. Builds a 2,000-node p5 scrape (``bench/health_ingest_parse.py``), times prometheus_client's parser
+   alone on it (the floor), POSTs it to the push endpoint (answer time / floor, goal <= 0.25), then
+   runs the health worker's job in a fresh process (processing time / floor, goal <= 1.2, and the
+   worker's peak memory).
+
+    DATABASE_URL=postgres://postgres@127.0.0.1:5432/portal_scale_bench python bench/scale.py [--runs 5] [--nodes 2000]
+"""
+from __future__ import annotations
+
+import argparse
+import datetime
+import gc
+import os
+import random
+import resource
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "bench"))
+os.environ.setdefault("DATABASE_URL", "postgres://postgres@127.0.0.1:5432/portal_scale_bench")
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "portal.settings.test")
+
+# Per organization (x12, then x120): a moderate volume that still shows how costs grow.
+CLUSTERS, NODES_PER_CLUSTER, INTERACTIONS, FAULTS, OPEN_FAULTS, TIMELINE, REPORTS = 20, 8, 300, 100, 20, 100, 2
+TAGS = ("nccl-config", "efa-networking", "fsx-throughput", "capacity", "checkpointing")
+
+
+def fresh_database(url: str) -> None:
+    import psycopg
+
+    name = url.rsplit("/", 1)[1]
+    if not name.endswith("_bench"):
+        raise SystemExit(f"refusing to recreate {name!r}: the benchmark database name must end with _bench")
+    with psycopg.connect(url.rsplit("/", 1)[0] + "/postgres", autocommit=True) as conn:
+        conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+        conn.execute(f'CREATE DATABASE "{name}"')
+
+
+def seed(first: int, count: int, rng: random.Random, leads) -> list:
+    """Organizations ``first`` .. ``first + count - 1`` with their share of everything (bulk inserts)."""
+    from django.utils import timezone
+
+    from clusters.health import current
+    from clusters.health.models import ClusterHealthState, GpuFault, HealthReport, NodeHealth
+    from clusters.models import Cluster
+    from portal.models import Membership, Organization, TimelineEntry
+    from workloads.models import Interaction
+
+    now = timezone.now()
+    orgs = Organization.objects.bulk_create([
+        Organization(name=f"Scale Org {i:03d}", slug=f"scale-{i:03d}", aws_account_id=f"{400000000000 + i}")
+        for i in range(first, first + count)])
+    Membership.objects.bulk_create([Membership(user=leads[i % len(leads)], organization=o, role="lead_sa")
+                                    for i, o in enumerate(orgs)])
+    clusters = Cluster.objects.bulk_create([
+        Cluster(organization=o, name=f"c{j}", instance_type="p5.48xlarge", node_count=NODES_PER_CLUSTER,
+                state=rng.choice(["ready"] * 6 + ["creating", "failed", "deleting"]))
+        for o in orgs for j in range(CLUSTERS)], batch_size=2000)
+    reports = HealthReport.objects.bulk_create([
+        HealthReport(cluster=c, received_at=now - datetime.timedelta(minutes=5 * (REPORTS - k)), source="push",
+                     node_count=NODES_PER_CLUSTER, nodes_healthy=NODES_PER_CLUSTER - (c.pk % 3 == 0),
+                     nodes_reboot=int(c.pk % 3 == 0), gpus_expected=8 * NODES_PER_CLUSTER,
+                     gpus_seen=8 * NODES_PER_CLUSTER)
+        for c in clusters for k in range(REPORTS)], batch_size=5000)
+    latest = {r.cluster_id: r for r in reports}
+    nodes = []
+    for c in clusters:
+        for n in range(NODES_PER_CLUSTER):
+            bad = c.pk % 3 == 0 and n == 0
+            seen = now - datetime.timedelta(minutes=60 if (c.pk % 11 == 0 and n == 1) else 2)  # a few silent nodes
+            nodes.append(NodeHealth(report=latest[c.pk], cluster=c, hostname=f"ip-10-{c.pk % 250}-{n}-1",
+                                    verdict="reboot" if bad else "healthy", rank=3 if bad else 0, seen_at=seen,
+                                    gpus_seen=8, expected_gpus=8, figures={"gpus_expected": 8, "gpus_seen": 8}))
+    NodeHealth.objects.bulk_create(nodes, batch_size=5000)
+    ClusterHealthState.objects.bulk_create([
+        ClusterHealthState(cluster=c, last_report=latest[c.pk], last_report_at=latest[c.pk].received_at,
+                           nodes_known=NODES_PER_CLUSTER, worst_rank=3 if c.pk % 3 == 0 else 0,
+                           open_faults=0, critical_faults=0,
+                           oldest_seen=now - datetime.timedelta(minutes=60 if c.pk % 11 == 0 else 2),
+                           totals=current.empty_totals())
+        for c in clusters], batch_size=5000)
+    faults = []
+    for o_index in range(len(orgs)):
+        mine = clusters[o_index * CLUSTERS:(o_index + 1) * CLUSTERS]
+        for k in range(FAULTS):
+            seen = now - datetime.timedelta(minutes=rng.randint(0, 60 * 24 * 90))
+            faults.append(GpuFault(
+                cluster=mine[k % CLUSTERS], hostname=f"ip-{k}", gpu=str(k % 8), kind="xid", xid=79,
+                severity="critical", severity_rank=2, verdict="reboot", meaning="XID 79", action="reboot",
+                first_seen=seen, last_seen=seen, cleared_at=None if k < OPEN_FAULTS else seen))
+    GpuFault.objects.bulk_create(faults, batch_size=5000)
+    ChallengeTag = Interaction.tags.field.related_model
+    tags = list(ChallengeTag.objects.all()) or ChallengeTag.objects.bulk_create(
+        [ChallengeTag(slug=s, name=s.title()) for s in TAGS])
+    interactions = []
+    for o in orgs:
+        for k in range(INTERACTIONS):
+            occurred = now - datetime.timedelta(minutes=rng.randint(60, 60 * 24 * 180))
+            resolved = rng.random() < 0.85
+            interactions.append(Interaction(
+                organization=o, summary=f"inquiry {k}", occurred_at=occurred,
+                status="resolved" if resolved else rng.choice(["open", "waiting_customer", "waiting_aws"]),
+                resolved_at=occurred + datetime.timedelta(hours=rng.randint(1, 400)) if resolved else None,
+                severity=rng.choice(["low", "normal", "high", "critical"]), visibility="shared",
+                owner=leads[k % len(leads)]))
+    created = Interaction.objects.bulk_create(interactions, batch_size=5000)
+    Through = Interaction.tags.through
+    Through.objects.bulk_create([Through(interaction_id=it.pk, challengetag_id=rng.choice(tags).pk)
+                                 for it in created if rng.random() < 0.7], batch_size=10000)
+    TimelineEntry.objects.bulk_create([
+        TimelineEntry(organization=o, kind="interaction", title=f"entry {k}", visibility="shared",
+                      occurred_at=now - datetime.timedelta(minutes=rng.randint(0, 60 * 24 * 180)))
+        for o in orgs for k in range(TIMELINE)], batch_size=5000)
+    return orgs
+
+
+def median_ms(fn, runs: int) -> float:
+    times = []
+    for _ in range(runs):
+        start = time.perf_counter()
+        fn()
+        times.append((time.perf_counter() - start) * 1000)
+    return statistics.median(times)
+
+
+def pages(org) -> dict[str, str]:
+    from django.urls import reverse
+
+    return {
+        "overview": reverse("portal:overview"),
+        "overview API": "/api/review/overview/",
+        "program health": reverse("health:program_health"),
+        "program health API": "/api/health/faults/?open=true",
+        "organization page": reverse("portal:organization_detail", kwargs={"slug": org.slug}),
+        "organization API": f"/api/portal/organizations/{org.pk}/",
+        "cluster list": reverse("clusters:cluster_list"),
+        "cluster list API": "/api/clusters/clusters/",
+        "timeline": reverse("portal:timeline", kwargs={"slug": org.slug}),
+        "timeline API": f"/api/portal/timeline/?organization={org.pk}",
+    }
+
+
+def time_pages(client, org, runs: int) -> dict[str, float]:
+    result = {}
+    for name, path in pages(org).items():
+        response = client.get(path)
+        assert response.status_code == 200, (name, path, response.status_code)
+        result[name] = median_ms(lambda p=path: client.get(p), runs)
+    return result
+
+
+def process_push_in_child(push_id: int) -> None:
+    """Run the health worker's job for one push in this (fresh) process and print time and peak memory."""
+    import django
+
+    django.setup()
+    from clusters.health import pushes
+
+    base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    start = time.perf_counter()
+    report = pushes.process(push_id)
+    elapsed = time.perf_counter() - start
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    print(f"{elapsed:.3f} {peak} {base} {report.pk if report else 0}")
+
+
+def push_benchmark(nodes: int) -> None:
+    import gzip
+
+    from django.test import Client
+    from health_ingest_parse import build, floor
+
+    from clusters.health import services
+    from clusters.health.models import HealthPush
+    from clusters.models import Cluster
+    from portal.models import Organization
+
+    org = Organization.objects.create(name="Push Org", slug="push-org")
+    cluster = Cluster.objects.create(organization=org, name="p5-2000", instance_type="p5.48xlarge",
+                                     node_count=nodes, state="ready")
+    token = services.rotate_token(cluster)
+    text = build(nodes)
+    body = text.encode()
+    gc.collect()
+    start = time.perf_counter()
+    samples = floor(text)
+    parse_s = time.perf_counter() - start
+    print(f"scrape: {nodes} nodes, {len(body) / 1e6:.0f} MB, {samples:,} samples; "
+          f"prometheus_client parse: {parse_s:.2f} s", flush=True)
+    del text
+    gc.collect()
+    client = Client()
+    start = time.perf_counter()
+    response = client.post(f"/api/health/clusters/{cluster.pk}/metrics/", data=body, content_type="text/plain",
+                           HTTP_AUTHORIZATION=f"Bearer {token}")
+    answer_s = time.perf_counter() - start
+    assert response.status_code == 202, response.content
+    push_id = response.json()["push"]
+    packed = gzip.compress(body[: 1 << 20])  # only to show the ratio a gzip-sending exporter gets
+    del body
+    print(f"push answer (plain text, 202): {answer_s:.2f} s = {answer_s / parse_s:.3f} of the parse (goal <= 0.25); "
+          f"stored {HealthPush.objects.get(pk=push_id).compressed_bytes / 1e6:.0f} MB gzip "
+          f"(exporter-side gzip of the first MB: {len(packed) / (1 << 20):.2f} of it)", flush=True)
+    out = subprocess.run([sys.executable, __file__, "--process-push", str(push_id)], capture_output=True, text=True,
+                         env=os.environ, check=True).stdout.split()
+    work_s, peak_kb, base_kb, report_id = float(out[0]), int(out[1]), int(out[2]), int(out[3])
+    push = HealthPush.objects.get(pk=push_id)
+    assert push.status == "done" and report_id, (push.status, push.error)
+    print(f"worker processing: {work_s:.2f} s = {work_s / parse_s:.3f} of the parse (goal <= 1.2); "
+          f"worker peak memory {peak_kb / 1024:.0f} MB (+{(peak_kb - base_kb) / 1024:.0f} MB over the idle process); "
+          f"report {push.report.node_count} nodes, {push.report.nodes_healthy} healthy", flush=True)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--nodes", type=int, default=2000)
+    parser.add_argument("--skip-push", action="store_true")
+    parser.add_argument("--skip-pages", action="store_true", help="only the push part")
+    parser.add_argument("--process-push", type=int, help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.process_push:
+        process_push_in_child(args.process_push)
+        return
+    fresh_database(os.environ["DATABASE_URL"])
+    import django
+
+    django.setup()
+    from django.core.management import call_command
+    from django.db import connection
+    from django.test import Client
+    from django.test.utils import setup_test_environment
+
+    from portal.models import User
+
+    setup_test_environment()
+    call_command("migrate", verbosity=0)
+    rng = random.Random(16)
+    pm = User.objects.create(username="scale-pm", is_program_manager=True)
+    leads = User.objects.bulk_create([User(username=f"scale-lead{i}") for i in range(10)])
+    client = Client()
+    client.force_login(pm)
+    timings = {}
+    for first, count in (() if args.skip_pages else ((0, 12), (12, 108))):
+        start = time.perf_counter()
+        orgs = seed(first, count, rng, leads)
+        with connection.cursor() as cursor:
+            cursor.execute("ANALYZE")
+        total = first + count
+        print(f"seeded {count} organizations ({total} in all) in {time.perf_counter() - start:.1f} s", flush=True)
+        timings[total] = time_pages(client, orgs[0] if first == 0 else orgs[-1], args.runs)
+    small, large = timings.get(12, {}), timings.get(120, {})
+    worst = 0.0
+    print(f"{'page':<22}{'12 orgs ms':>12}{'120 orgs ms':>13}{'ratio':>8}")
+    for name in small:
+        ratio = large[name] / small[name]
+        worst = max(worst, ratio)
+        print(f"{name:<22}{small[name]:>12.1f}{large[name]:>13.1f}{ratio:>8.2f}")
+    if not args.skip_push:
+        push_benchmark(args.nodes)
+    if small:
+        print(f"worst ratio {worst:.2f}")
+
+
+if __name__ == "__main__":
+    main()
