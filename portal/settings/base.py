@@ -246,3 +246,8 @@ LOGGING = {
         "axes": {"level": env("AXES_LOG_LEVEL", default="WARNING")},
     },
 }
+
+# Outbound calls to URLs users give (portal/outbound.py): hosts that may be called even when they resolve
+# to private or local addresses (AMP workspace hosts always may), and hosts that may be called over plain http.
+OUTBOUND_ALLOWED_HOSTS = env.list("OUTBOUND_ALLOWED_HOSTS", default=[])
+OUTBOUND_HTTP_HOSTS = env.list("OUTBOUND_HTTP_HOSTS", default=[])
