@@ -81,9 +81,10 @@ POLICY: dict[str, Rule] = {
         customer_scope=lambda: Q(interaction__visibility="shared", internal=False),
     ),
     # Sessions are program-wide: seen through the organizations invited (their audience); program
-    # managers run them. Attendance rows (names, scores) are per organization.
+    # managers alone write them (customers of every invited organization read them). Attendance rows
+    # (names, scores) are per organization: lead SAs record their organizations' attendance.
     "workloads.enablementsession": Rule(
-        path="audience", program_manager=R({VIEW, CHANGE}), distinct=True
+        path="audience", lead_sa=R({VIEW}), program_manager=R({VIEW, CHANGE}), distinct=True
     ),
     "workloads.enablementattendance": Rule(path="organization", program_manager=R({VIEW, CHANGE})),
     # clusters

@@ -105,6 +105,19 @@ def client(service: str, organization=None, region: str | None = None):
     return boto3.client(service, **kwargs)
 
 
+def signing_credentials(organization):
+    """Credentials of ``organization``'s assumed role, for signing a request ourselves (SigV4 to AMP).
+
+    Only the organization's role: the portal's own identity never signs a request to a URL a user gave.
+    """
+    from botocore.credentials import Credentials
+
+    if organization is None or not getattr(organization, "role_arn", ""):
+        raise AwsError("The organization has no IAM role for the portal to assume.", code="NoRole")
+    creds = _assumed(organization.role_arn, organization.external_id, organization.home_region)
+    return Credentials(creds["AccessKeyId"], creds["SecretAccessKey"], creds["SessionToken"])
+
+
 def clear_credentials() -> None:
     with _lock:
         _credentials.clear()

@@ -15,14 +15,17 @@ class PortalLoginRequiredMiddleware(LoginRequiredMiddleware):
 
 
 class RejectNulBytesMiddleware:
-    """Answer 400 to text input carrying NUL characters.
+    """Answer 400 to input carrying NUL characters, and 413 to an upload over the limit.
 
-    No field of the portal holds one, and PostgreSQL refuses them in text, so a query string, form or
-    JSON body with a NUL would otherwise reach the database as an error. File uploads (multipart) and
-    raw ingestion bodies are left to their own parsers.
+    No field of the portal holds a NUL, and PostgreSQL refuses them in text, so a query string, form,
+    JSON body or multipart field (name, value or file name) with one would otherwise reach the database
+    as an error. Multipart bodies are parsed here, through ``portal.uploads.SizeLimitedUploadHandler``,
+    so an oversized upload is refused before the rest of it is read. Raw ingestion bodies (Prometheus
+    text) are left to their own reader.
     """
 
     CHECKED_TYPES = ("application/x-www-form-urlencoded", "application/json")
+    WRITE_METHODS = ("POST", "PUT", "PATCH")
 
     def __init__(self, get_response):
         self.get_response = get_response
@@ -31,14 +34,37 @@ class RejectNulBytesMiddleware:
         if "\x00" in request.META.get("QUERY_STRING", "") or "%00" in request.META.get("QUERY_STRING", ""):
             return self._refuse()
         content_type = request.META.get("CONTENT_TYPE", "").split(";")[0].strip().lower()
-        if content_type in self.CHECKED_TYPES and request.method in ("POST", "PUT", "PATCH"):
+        if request.method not in self.WRITE_METHODS:
+            return self.get_response(request)
+        if content_type in self.CHECKED_TYPES:
             try:
                 body = request.body
             except Exception:  # too large: Django's own limit answers for it later
                 return self.get_response(request)
             if b"\x00" in body or b"%00" in body or (content_type == "application/json" and b"\\u0000" in body):
                 return self._refuse()
+        elif content_type == "multipart/form-data":
+            refused = self._check_multipart(request)
+            if refused is not None:
+                return refused
         return self.get_response(request)
+
+    def _check_multipart(self, request):
+        from django.http import JsonResponse
+
+        from portal.uploads import UploadTooLarge
+
+        try:
+            post, files = request.POST, request.FILES
+        except UploadTooLarge as exc:
+            return JsonResponse({"detail": str(exc)}, status=413)
+        except Exception:  # a malformed body: the view's parser answers for it
+            return None
+        texts = [*post.keys(), *(v for values in post.lists() for v in values[1]), *files.keys(),
+                 *(f.name or "" for values in files.lists() for f in values[1])]
+        if any("\x00" in text for text in texts):
+            return self._refuse()
+        return None
 
     @staticmethod
     def _refuse():

@@ -164,6 +164,18 @@ class NotificationSetting(models.Model):
     def recipients(self) -> list[str]:
         return [r.strip() for r in re.split(r"[,\s]+", self.email_recipients) if r.strip()]
 
+    def clean(self):
+        """The webhook is called by a worker inside our network: the guarded client's rules apply."""
+        from django.core.exceptions import ValidationError
+
+        from portal import outbound
+
+        if self.slack_webhook_url:
+            try:
+                outbound.parse(self.slack_webhook_url)
+            except outbound.OutboundError as exc:
+                raise ValidationError({"slack_webhook_url": exc.reason}) from None
+
 
 class NotificationDelivery(models.Model):
     """One attempt to tell one channel about one event; failures stay here, visible to staff."""

@@ -4,7 +4,7 @@ Sources call :func:`notify`. It picks the channels whose settings want the event
 organization's own and the program-wide ones, at or above their minimum severity; internal events
 only to channels that include internal ones), writes one ``NotificationDelivery`` row per channel
 and enqueues :func:`deliver` after the source's transaction commits. Delivery (Slack incoming
-webhook, e-mail) runs in Celery on the ``notifications`` queue with retries and backoff; after the
+webhook through ``portal.outbound``, e-mail) runs in Celery on the ``notifications`` queue with retries and backoff; after the
 last retry the failure is recorded on the row. Nothing here can make the source's save fail.
 """
 from __future__ import annotations
@@ -131,15 +131,20 @@ def slack_text(payload: dict) -> tuple[str, list[dict]]:
 
 
 def _send_slack(url: str, payload: dict) -> None:
-    from slack_sdk.webhook import WebhookClient
+    """POST to the incoming webhook through the guarded client (the URL is typed in the admin)."""
+    import json
+
+    from portal import outbound
 
     text, blocks = slack_text(payload)
+    body = json.dumps({"text": text, "blocks": blocks}).encode()
     try:
-        response = WebhookClient(url, timeout=10).send(text=text, blocks=blocks)
-    except Exception as exc:  # connection refused, timeout, DNS
-        raise DeliveryError(f"Slack webhook unreachable: {exc}") from exc
-    if response.status_code != 200:
-        raise DeliveryError(f"Slack webhook answered {response.status_code}: {response.body[:200]}")
+        answer = outbound.post(url, body=body, headers={"Content-Type": "application/json"}, timeout=10,
+                               max_bytes=64 * 1024)
+    except outbound.OutboundError as exc:
+        raise DeliveryError(f"Slack webhook: {exc.reason}") from None
+    if answer.status != 200:
+        raise DeliveryError(f"Slack webhook: {outbound.describe_status(answer.status)}")
 
 
 def _send_email(recipients: list[str], payload: dict) -> None:

@@ -217,9 +217,9 @@ ROUTES.update({
     # Lessons are shared across organizations with every lead SA; customers never search them.
     "interactions:lesson_search": Case(foreign=(200, 403), expect={"customer_a": FORBIDDEN}),
     "interactions:enablement_list": Case(foreign=LIST),
-    "interactions:enablement_add": Case(foreign=(200, 403), expect={"customer_a": FORBIDDEN}),
+    "interactions:enablement_add": Case(foreign=FORBIDDEN, expect=PM_WRITES),
     "interactions:enablement_detail": Case(kwargs=_session_pk),
-    "interactions:enablement_edit": Case(kwargs=_session_pk, expect={"customer_a": FORBIDDEN}),
+    "interactions:enablement_edit": Case(kwargs=_session_pk, expect=PM_WRITES),
     "interactions:enablement_attendance": Case(kwargs=_session_pk, foreign=(405,), expect=_ALL_405),
     "interactions-api:api-root": Case(api=True, foreign=LIST),
     "interactions-api:interaction-list": Case(api=True, foreign=LIST),
@@ -236,12 +236,6 @@ ROUTES.update({
     "interactions-api:challengetag-detail": Case(api=True, foreign=LIST, kwargs=lambda o: {"slug": "slurm"}),
 })
 # --- health: cluster health, GPU faults, NCCL validation --------------------------------------------
-def _cluster(w):
-    from tests.health.factories_health import ClusterFactory
-
-    return ClusterFactory(organization=w.org_a, name="alpha-train", error_message="ZZ-ORG-A-SECRET note")
-
-
 def _health_report(w):
     from clusters.health import services
     from tests.health.factories_health import sample
@@ -307,7 +301,7 @@ _HEALTH = {
     "health-api:rotate-token": Case(api=True, kwargs=lambda o: {"cluster_id": o["cluster"].pk}, foreign=(404, 405)),
 }
 ROUTES.update(_HEALTH)
-# clusters: the launch pipeline
+# clusters: the launch pipeline. The one cluster of organization A every route uses.
 def _cluster(w):
     from tests.clusters.factories_clusters import ready_cluster
 
@@ -321,16 +315,17 @@ def _blueprint(w):
 
 
 def _launch_job(w):
-    return OBJECTS["cluster"](w).jobs.first()
+    return LAZY_CLUSTER(w).jobs.first()
 
 
 def _stack_event(w):
     from tests.clusters.factories_clusters import StackEventFactory
 
-    return StackEventFactory(stack=OBJECTS["cluster"](w).stacks.first(), reason="ZZ-ORG-A-SECRET")
+    return StackEventFactory(stack=LAZY_CLUSTER(w).stacks.first(), reason="ZZ-ORG-A-SECRET")
 
 
-OBJECTS.update({"cluster": _cluster, "blueprint": _blueprint, "launch_job": _launch_job, "stack_event": _stack_event})
+# One cluster of organization A per world (LAZY_CLUSTER memoizes _cluster) for health and launch routes.
+OBJECTS.update({"cluster": LAZY_CLUSTER, "blueprint": _blueprint, "launch_job": _launch_job, "stack_event": _stack_event})
 _cluster_pk = lambda o: {"pk": o["cluster"].pk}  # noqa: E731
 ROUTES.update({
     "clusters:cluster_list": Case(foreign=LIST),

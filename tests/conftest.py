@@ -160,3 +160,13 @@ def celery_worker_process(transactional_db, aws, settings):
             proc.wait(timeout=15)
         except subprocess.TimeoutExpired:
             os.killpg(proc.pid, 9)
+
+
+@pytest.fixture
+def outbound_allows_local(settings, monkeypatch):
+    """Let the guarded outbound client (portal/outbound.py) call 127.0.0.1 over http, for a listener a
+    test starts there. The defaults refuse it; the environment carries it to a worker started later."""
+    settings.OUTBOUND_ALLOWED_HOSTS = ["127.0.0.1"]
+    settings.OUTBOUND_HTTP_HOSTS = ["127.0.0.1"]
+    monkeypatch.setenv("OUTBOUND_ALLOWED_HOSTS", "127.0.0.1")
+    monkeypatch.setenv("OUTBOUND_HTTP_HOSTS", "127.0.0.1")

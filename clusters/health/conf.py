@@ -11,8 +11,9 @@ DEFAULTS = {
     "HEALTH_VALIDATION_RAW_MAX": 512 * 1024,
     # "Monitoring reporting" on the readiness checklist: a report within this many minutes.
     "HEALTH_MONITORING_FRESH_MINUTES": 30,
-    # Pulling from Prometheus: request timeout in seconds.
-    "HEALTH_PULL_TIMEOUT": 30,
+    # Pulling from Prometheus: request timeout in seconds, and the largest answer read.
+    "HEALTH_PULL_TIMEOUT": 15,
+    "HEALTH_PULL_MAX_BYTES": 64 * 1024 * 1024,
     # Site policy: at or above this many uncorrectable remapped rows a GPU's node is replaced (None: off).
     "HEALTH_UNCORRECTABLE_ROWS_REPLACE_AT": None,
     # A node that has not reported for this many minutes is "not reporting".

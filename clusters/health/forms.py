@@ -3,10 +3,10 @@ from __future__ import annotations
 
 from django import forms
 
-from clusters.health import conf, nccl, services
+from clusters.health import conf, nccl, prometheus_pull, services
 from clusters.health.choices import AuthKind
 from clusters.health.models import ClusterHealthConfig, GpuFault
-from portal import access
+from portal import access, outbound
 from portal.choices import REGION_CODES
 from workloads.models import Interaction
 
@@ -92,15 +92,34 @@ class ClusterHealthConfigForm(forms.ModelForm):
         value = self.cleaned_data.get("secret")
         return value if value else self.instance.secret
 
+    def clean_pull_url(self):
+        url = self.cleaned_data.get("pull_url")
+        if url:
+            try:
+                outbound.parse(url)
+            except outbound.OutboundError as exc:
+                raise forms.ValidationError(exc.reason) from None
+        return url
+
     def clean(self):
         data = super().clean()
         kind = data.get("auth_kind")
+        # A stored secret stays with the endpoint and auth kind it was given for.
+        if self.instance.pk and not self["secret"].value() and (
+                data.get("pull_url") != self.instance.pull_url or kind != self.instance.auth_kind):
+            data["secret"] = ""
+            self._secret_dropped = bool(self.instance.secret)
+        if kind == AuthKind.SIGV4 and data.get("pull_url") and prometheus_pull.amp_region(data["pull_url"]) is None:
+            self.add_error("pull_url", "SigV4 signing is only for Amazon Managed Prometheus workspace URLs "
+                                       "(https://aps-workspaces.<region>.amazonaws.com/workspaces/<id>).")
         if data.get("pull_enabled") and not data.get("pull_url"):
             self.add_error("pull_url", "Give the Prometheus endpoint to pull from.")
         if kind == AuthKind.BASIC and not data.get("username"):
             self.add_error("username", "Basic auth needs a user name.")
         if kind in (AuthKind.BASIC, AuthKind.BEARER) and not data.get("secret"):
-            self.add_error("secret", "This auth kind needs a secret.")
+            self.add_error("secret", "Give the secret again: the stored one is kept only for the same endpoint "
+                                     "and auth kind." if getattr(self, "_secret_dropped", False)
+                           else "This auth kind needs a secret.")
         if kind == AuthKind.SIGV4 and data.get("aws_region") not in REGION_CODES:
             self.add_error("aws_region", "Give the AMP workspace's region, one of " + ", ".join(sorted(REGION_CODES)))
         return data

@@ -39,13 +39,33 @@ class ClusterHealthConfig(models.Model):
     secret = models.CharField(max_length=500, blank=True, help_text="Password or bearer token; never shown again.")
     aws_region = models.CharField(max_length=32, blank=True, help_text="AMP workspace region (SigV4).")
     last_pull_at = models.DateTimeField(null=True, blank=True)
-    last_pull_error = models.TextField(blank=True)
+    last_pull_error = models.TextField(blank=True, help_text="The portal's own sentence; never the endpoint's text.")
+    last_pull_status = models.PositiveSmallIntegerField(null=True, blank=True,
+                                                        help_text="HTTP status of the last pull, when it got one.")
     updated = models.DateTimeField(auto_now=True)
 
     objects = RestrictedQuerySet.as_manager()
 
     def __str__(self) -> str:
         return f"health settings of {self.cluster_id}"
+
+    def save(self, *args, **kwargs):
+        """A secret belongs to the endpoint it was given for: a new URL or auth kind drops it, so a
+        stored password or token is never sent to a host its owner did not name it for."""
+        loaded = getattr(self, "_loaded_target", None)
+        if loaded is not None and (self.pull_url, self.auth_kind) != loaded[:2] and self.secret == loaded[2]:
+            self.secret = ""
+            if kwargs.get("update_fields") is not None:
+                kwargs["update_fields"] = {*kwargs["update_fields"], "secret"}
+        super().save(*args, **kwargs)
+        self._loaded_target = (self.pull_url, self.auth_kind, self.secret)
+
+    @classmethod
+    def from_db(cls, db, field_names, values):
+        instance = super().from_db(db, field_names, values)
+        instance._loaded_target = (instance.__dict__.get("pull_url"), instance.__dict__.get("auth_kind"),
+                                   instance.__dict__.get("secret"))
+        return instance
 
     def rotate_token(self) -> str:
         """Make a new token, keep its hash, and answer the token itself (shown once)."""

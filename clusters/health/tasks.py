@@ -35,11 +35,14 @@ def pull_cluster(config_id: int) -> int | None:
         scrape = prometheus_pull.pull(config)
         ingested = services.ingest(config.cluster, scrape, Source.PULL)
     except (prometheus_pull.PullError, ParseError) as exc:
-        logger.warning("health pull of cluster %s failed: %s", config.cluster_id, exc)
-        ClusterHealthConfig.objects.filter(pk=config.pk).update(last_pull_at=timezone.now(),
-                                                                last_pull_error=str(exc)[:2000])
+        # PullError's text is the portal's own sentence (the endpoint's answer is never kept).
+        reason = str(exc) if isinstance(exc, prometheus_pull.PullError) else "The endpoint's series could not be read."
+        logger.warning("health pull of cluster %s failed: %s", config.cluster_id, reason)
+        ClusterHealthConfig.objects.filter(pk=config.pk).update(
+            last_pull_at=timezone.now(), last_pull_error=reason[:500], last_pull_status=getattr(exc, "status", None))
         return None
-    ClusterHealthConfig.objects.filter(pk=config.pk).update(last_pull_at=timezone.now(), last_pull_error="")
+    ClusterHealthConfig.objects.filter(pk=config.pk).update(last_pull_at=timezone.now(), last_pull_error="",
+                                                            last_pull_status=200)
     return ingested.report.pk
 
 

@@ -8,10 +8,14 @@ inside the transaction that saves it.
 from __future__ import annotations
 
 from django.db import transaction
-from rest_framework import viewsets
+from rest_framework import serializers, viewsets
 from rest_framework.exceptions import PermissionDenied
 
 from portal import access
+from portal.api.scoping import PortalModelSerializer, PortalSerializerMixin, restrict_related_fields
+
+__all__ = ["PortalModelSerializer", "PortalSerializerMixin", "PortalModelViewSet", "PortalReadOnlyViewSet",
+           "PortalViewSetMixin"]
 
 READ_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
 
@@ -21,6 +25,16 @@ class PortalViewSetMixin:
 
     def get_queryset(self):
         return self.queryset.all().restrict(self.request.user, access.VIEW)
+
+    def get_serializer(self, *args, **kwargs):
+        """Every serializer a viewset uses (the API and the browsable API's forms) gets its related
+        fields scoped, whether or not it derives from ``PortalSerializerMixin``."""
+        serializer = super().get_serializer(*args, **kwargs)
+        if not isinstance(serializer, PortalSerializerMixin):
+            target = serializer.child if isinstance(serializer, serializers.ListSerializer) else serializer
+            if isinstance(target, serializers.Serializer):
+                restrict_related_fields(target.fields, self.request.user)
+        return serializer
 
     def check_object_permissions(self, request, obj):
         super().check_object_permissions(request, obj)

@@ -135,6 +135,13 @@ WHITENOISE_USE_FINDERS = True
 # Request bodies: uploads (NCCL logs, Prometheus text) are bounded; larger bodies get 413.
 DATA_UPLOAD_MAX_MEMORY_SIZE = env.int("DATA_UPLOAD_MAX_MEMORY_SIZE", default=10 * 1024 * 1024)
 FILE_UPLOAD_MAX_MEMORY_SIZE = DATA_UPLOAD_MAX_MEMORY_SIZE
+# Multipart uploads over this size are refused while they stream in (portal/uploads.py), with 413.
+FILE_UPLOAD_MAX_BYTES = env.int("FILE_UPLOAD_MAX_BYTES", default=16 * 1024 * 1024)
+FILE_UPLOAD_HANDLERS = [
+    "portal.uploads.SizeLimitedUploadHandler",
+    "django.core.files.uploadhandler.MemoryFileUploadHandler",
+    "django.core.files.uploadhandler.TemporaryFileUploadHandler",
+]
 
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
@@ -143,10 +150,15 @@ REST_FRAMEWORK = {
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
     "DEFAULT_FILTER_BACKENDS": [
-        "django_filters.rest_framework.DjangoFilterBackend",
+        "portal.api.filtering.PortalFilterBackend",
         "rest_framework.filters.OrderingFilter",
     ],
-    "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.LimitOffsetPagination",
+    "DEFAULT_PAGINATION_CLASS": "portal.api.pagination.BoundedLimitOffsetPagination",
+    "DEFAULT_PARSER_CLASSES": [
+        "portal.api.parsers.DepthLimitedJSONParser",
+        "rest_framework.parsers.FormParser",
+        "rest_framework.parsers.MultiPartParser",
+    ],
     "PAGE_SIZE": 50,
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "DEFAULT_THROTTLE_CLASSES": [
@@ -264,3 +276,8 @@ LOGGING = {
 
 # Health pushes wait for the health worker in this directory (shared by the web server and the worker).
 HEALTH_PUSH_DIR = env("HEALTH_PUSH_DIR", default="") or None
+
+# Outbound calls to URLs users give (portal/outbound.py): hosts that may be called even when they resolve
+# to private or local addresses (AMP workspace hosts always may), and hosts that may be called over plain http.
+OUTBOUND_ALLOWED_HOSTS = env.list("OUTBOUND_ALLOWED_HOSTS", default=[])
+OUTBOUND_HTTP_HOSTS = env.list("OUTBOUND_HTTP_HOSTS", default=[])

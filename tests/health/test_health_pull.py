@@ -110,6 +110,12 @@ def prometheus(exporter, tmp_path_factory):
             proc.kill()
 
 
+@pytest.fixture(autouse=True)
+def _local_listeners_allowed(outbound_allows_local):
+    """These tests pull from a Prometheus and a recorder on 127.0.0.1, which only an operator's
+    allow-list lets the guarded client reach (tests/portal/test_outbound.py proves the refusal)."""
+
+
 def test_pull_gives_the_same_summary_as_the_text(db, prometheus):
     config = ClusterHealthConfig(pull_url=prometheus, auth_kind=AuthKind.NONE)
     pulled = summarize(prometheus_pull.pull(config), "p5.48xlarge")
@@ -130,7 +136,7 @@ def test_pull_task_ingests_and_records_errors(world, prometheus):
     config.save()
     assert pull_cluster(config.pk) is None
     config.refresh_from_db()
-    assert "Connection refused" in config.last_pull_error or "Max retries" in config.last_pull_error
+    assert config.last_pull_error == "Could not connect to the host." and config.last_pull_status is None
     assert HealthReport.objects.count() == 1
 
 
@@ -160,21 +166,40 @@ def test_basic_and_bearer_auth_headers(exporter, db):
     assert basic["Authorization"] == "Basic dTpw" and bearer["Authorization"] == "Bearer tkn"
 
 
-def test_sigv4_signs_for_aps(exporter, db, monkeypatch):
-    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "AKIDEXAMPLE")
-    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY")
-    monkeypatch.delenv("AWS_SESSION_TOKEN", raising=False)
-    _Exporter.seen.clear()
-    config = ClusterHealthConfig(pull_url=f"http://{exporter}/workspaces/ws-123", auth_kind=AuthKind.SIGV4,
-                                 aws_region="ap-northeast-1")
-    with pytest.raises(prometheus_pull.PullError):
-        prometheus_pull.pull(config)  # the recorder answers an empty vector: no usable series
-    path, headers, body = _Exporter.seen[0]
-    assert path == "/workspaces/ws-123/api/v1/query" and body.startswith(b"query=")
+def test_sigv4_signs_with_the_organizations_assumed_role(aws, world):
+    """AMP requests are signed with the credentials of the organization's role (assumed through the
+    embedded STS), never with the portal's own; the region is the workspace host's."""
+    from portal import aws as portal_aws
+
+    world.org_a.external_id = "ext-1"
+    world.org_a.save()
+    cluster = ClusterFactory(organization=world.org_a)
+    config = ClusterHealthConfig(cluster=cluster, auth_kind=AuthKind.SIGV4, aws_region="ap-northeast-1",
+                                 pull_url="https://aps-workspaces.us-west-2.amazonaws.com/workspaces/ws-123")
+    url, body, headers = prometheus_pull.prepare(config)
+    assumed = portal_aws._assumed(world.org_a.role_arn, "ext-1", world.org_a.home_region)
+    assert url.endswith("/workspaces/ws-123/api/v1/query") and body.startswith(b"query=")
     auth = headers["Authorization"]
-    assert auth.startswith("AWS4-HMAC-SHA256 Credential=AKIDEXAMPLE/")
-    assert "/ap-northeast-1/aps/aws4_request" in auth and "SignedHeaders=" in auth and "Signature=" in auth
+    assert auth.startswith(f"AWS4-HMAC-SHA256 Credential={assumed['AccessKeyId']}/")
+    assert assumed["AccessKeyId"] != "testing"  # not the portal's own key from the environment
+    assert "/us-west-2/aps/aws4_request" in auth and headers["X-Amz-Security-Token"] == assumed["SessionToken"]
     assert headers["X-Amz-Date"].endswith("Z") and len(headers["X-Amz-Date"]) == 16
+
+
+def test_sigv4_is_refused_without_a_role_or_to_other_hosts(exporter, world):
+    _Exporter.seen.clear()
+    world.org_a.role_arn = ""
+    world.org_a.save()
+    cluster = ClusterFactory(organization=world.org_a)
+    to_recorder = ClusterHealthConfig(cluster=cluster, auth_kind=AuthKind.SIGV4, aws_region="ap-northeast-1",
+                                      pull_url=f"http://{exporter}/workspaces/ws-123")
+    with pytest.raises(prometheus_pull.PullError, match="only for https Amazon Managed Prometheus"):
+        prometheus_pull.fetch(to_recorder)
+    no_role = ClusterHealthConfig(cluster=cluster, auth_kind=AuthKind.SIGV4, aws_region="ap-northeast-1",
+                                  pull_url="https://aps-workspaces.ap-northeast-1.amazonaws.com/workspaces/ws-1")
+    with pytest.raises(prometheus_pull.PullError, match="could not assume the organization's IAM role"):
+        prometheus_pull.fetch(no_role)
+    assert _Exporter.seen == []
 
 
 def test_converter_maps_exported_labels():
@@ -200,7 +225,7 @@ def test_pulled_report_through_service(world, prometheus):
 
 
 @pytest.mark.worker
-def test_a_real_worker_pulls_through_the_health_queue(celery_worker_process, prometheus):
+def test_a_real_worker_pulls_through_the_health_queue(outbound_allows_local, celery_worker_process, prometheus):
     """The beat schedule's task name reaches a worker on the "health" queue, which pulls and ingests."""
     from portal.celery import app
     from tests.factories import OrganizationFactory

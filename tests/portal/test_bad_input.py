@@ -28,3 +28,96 @@ def test_datetime_filter_with_an_offset_postgresql_cannot_store(client, world):
     response = client.get("/api/portal/timeline/", {"until": "2096-08-09T19:28:06.7711-23:53"})
     assert response.status_code == 200
     assert response.json()["count"] == 1
+
+
+def test_limit_and_offset_out_of_range_are_a_400(client, world):
+    client.force_login(world.pm)
+    for params in ({"limit": "99999999999999999999999"}, {"limit": "1000000"}, {"limit": "0"}, {"limit": "-1"},
+                   {"limit": "ten"}, {"offset": "-5"}, {"offset": "1e3"}, {"offset": "99999999999999999999999"},
+                   {"limit": "٣"}):
+        response = client.get("/api/portal/organizations/", params)
+        assert response.status_code == 400, params
+        assert list(response.json()) == list(params)
+
+
+def test_limit_is_bounded_and_valid_numbers_work(client, world):
+    from portal.api.pagination import MAX_LIMIT
+
+    client.force_login(world.pm)
+    assert client.get("/api/portal/organizations/", {"limit": str(MAX_LIMIT)}).status_code == 200
+    page = client.get("/api/portal/organizations/", {"limit": "1", "offset": "1"}).json()
+    assert page["count"] == 2 and len(page["results"]) == 1
+    assert client.get("/api/portal/organizations/", {"limit": str(MAX_LIMIT + 1)}).status_code == 400
+
+
+def test_deeply_nested_json_is_a_400(client, world):
+    client.force_login(world.staff)
+    body = '{"name": ' + "[" * 5000 + "]" * 5000 + "}"
+    response = client.post("/api/portal/organizations/", data=body, content_type="application/json")
+    assert response.status_code == 400 and "nested deeper" in response.json()["detail"]
+    # Brackets inside strings are text, not nesting.
+    from portal.api.parsers import nesting_depth
+
+    assert nesting_depth('{"a": "[[[[[[\\"[[["}') == 1
+
+
+def test_nul_in_a_multipart_field_is_refused(client, world):
+    from django.core.files.uploadedfile import SimpleUploadedFile
+
+    from tests.health.factories_health import ClusterFactory
+
+    cluster = ClusterFactory(organization=world.org_a)
+    client.force_login(world.lead_a)
+    url = f"/clusters/{cluster.pk}/validation/new/"
+    for data in ({"notes": "a\x00b", "text": "x"},
+                 {"file": SimpleUploadedFile("out.txt", b"# nccl"), "notes": "x\x00"}):
+        response = client.post(url, data)  # the test client sends multipart/form-data
+        assert response.status_code == 400, data
+        assert response.json() == {"detail": "Input must not contain NUL characters."}
+    api = client.post("/api/health/validation-runs/", {"cluster": cluster.pk, "text": "a\x00b"})
+    assert api.status_code == 400
+
+
+def test_uploads_over_the_limit_are_refused_before_the_body_is_read(rf, world, settings):
+    """The declared length is checked before reading: the stream is never read past the headers."""
+    import io
+    import json
+
+    from django.core.handlers.wsgi import WSGIRequest
+
+    from portal.middleware import RejectNulBytesMiddleware
+
+    settings.FILE_UPLOAD_MAX_BYTES = 1000
+    boundary = "BoUnDaRy"
+    body = (f"--{boundary}\r\nContent-Disposition: form-data; name=\"file\"; filename=\"a.txt\"\r\n"
+            f"Content-Type: text/plain\r\n\r\n").encode() + b"x" * 5000 + f"\r\n--{boundary}--\r\n".encode()
+
+    class CountingReader(io.BytesIO):
+        consumed = 0
+
+        def read(self, size=-1):
+            chunk = super().read(size)
+            CountingReader.consumed += len(chunk)
+            return chunk
+
+    environ = rf._base_environ(PATH_INFO="/clusters/1/validation/new/", REQUEST_METHOD="POST",
+                               CONTENT_TYPE=f"multipart/form-data; boundary={boundary}",
+                               CONTENT_LENGTH=str(len(body)), **{"wsgi.input": CountingReader(body)})
+    request = WSGIRequest(environ)
+    reached = []
+    response = RejectNulBytesMiddleware(lambda r: reached.append(r))(request)
+    assert response.status_code == 413 and "over 1,000 bytes" in json.loads(response.content)["detail"]
+    assert reached == [] and CountingReader.consumed == 0
+
+
+def test_uploads_over_the_limit_get_413_through_the_stack(client, world, settings):
+    from django.core.files.uploadedfile import SimpleUploadedFile
+
+    from tests.health.factories_health import ClusterFactory
+
+    settings.FILE_UPLOAD_MAX_BYTES = 1000
+    cluster = ClusterFactory(organization=world.org_a)
+    client.force_login(world.lead_a)
+    response = client.post(f"/clusters/{cluster.pk}/validation/new/",
+                           {"file": SimpleUploadedFile("big.txt", b"x" * 5000)})
+    assert response.status_code == 413

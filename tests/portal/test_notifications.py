@@ -28,7 +28,7 @@ class _Receiver(BaseHTTPRequestHandler):
 
 
 @pytest.fixture
-def webhook():
+def webhook(outbound_allows_local):
     """A local HTTP server standing in for Slack's incoming webhook; records what it is sent."""
     server = ThreadingHTTPServer(("127.0.0.1", 0), _Receiver)
     server.received, server.status = [], 200
@@ -126,7 +126,7 @@ def test_normal_interactions_do_not_notify(client, world):
 
 
 @pytest.mark.worker
-def test_real_worker_delivers_to_the_webhook(celery_worker_process, world, webhook):
+def test_real_worker_delivers_to_the_webhook(outbound_allows_local, celery_worker_process, world, webhook):
     NotificationSetting.objects.create(name="leads", slack_webhook_url=webhook.url, min_severity="high",
                                        include_internal=True)
     (pk,) = notify(Event(kind="interaction.escalated", title="Escalated via worker", severity="high"))

@@ -81,7 +81,7 @@ class EnablementEditView(ObjectEditView):
 
     def dispatch(self, request, *args, **kwargs):
         if kwargs.get("pk") is None and request.user.is_authenticated and not may_create_sessions(request.user):
-            raise PermissionDenied("Lead SAs and program managers create sessions.")
+            raise PermissionDenied("Program managers create enablement sessions.")
         return super().dispatch(request, *args, **kwargs)
 
     def form_invalid(self, form):

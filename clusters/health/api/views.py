@@ -37,6 +37,7 @@ from clusters.health.prometheus import ParseError
 from clusters.models import Cluster
 from portal import access
 from portal.api.base import PortalModelViewSet, PortalReadOnlyViewSet
+from portal.api.parsers import DepthLimitedJSONParser
 
 
 class HealthReportViewSet(PortalReadOnlyViewSet):
@@ -90,7 +91,7 @@ class ValidationRunViewSet(PortalModelViewSet):
     filterset_class = ValidationRunFilterSet
     ordering_fields = ["uploaded_at", "verdict", "peak_busbw"]
     http_method_names = ["get", "post", "head", "options"]
-    parser_classes = [parsers.JSONParser, parsers.MultiPartParser, parsers.FormParser]
+    parser_classes = [DepthLimitedJSONParser, parsers.MultiPartParser, parsers.FormParser]
 
     def organization_id_for(self, instance):
         return instance.cluster.organization_id

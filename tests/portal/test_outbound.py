@@ -1,0 +1,211 @@
+"""Server-side request forgery: the guarded outbound client, the health-pull settings and the Slack webhook.
+
+A real listener on 127.0.0.1, started here, records every request it gets: with the default settings
+no request reaches it, and when an operator allow-lists it, nothing it answers reaches a page.
+"""
+from __future__ import annotations
+
+import json
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+import pytest
+from django.urls import reverse
+
+from clusters.health.choices import AuthKind
+from clusters.health.models import ClusterHealthConfig
+from clusters.health.tasks import pull_cluster
+from portal import outbound
+from portal.models import NotificationDelivery, NotificationSetting
+from portal.notifications import Event, deliver, notify
+from tests.health.factories_health import ClusterFactory
+
+INTERNAL = "INTERNAL-ADMIN-PAGE-root:x:0:0"
+
+
+class _Listener(BaseHTTPRequestHandler):
+    def _answer(self):
+        length = int(self.headers.get("Content-Length") or 0)
+        self.server.hits.append((self.command, self.path, dict(self.headers.items()), self.rfile.read(length)))
+        status, headers, body = self.server.reply
+        self.send_response(status)
+        for name, value in headers.items():
+            self.send_header(name, value)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    do_GET = do_POST = _answer  # noqa: N815
+
+    def log_message(self, *args):
+        pass
+
+
+@pytest.fixture
+def listener():
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _Listener)
+    server.hits = []
+    server.reply = (500, {"Content-Type": "text/html"}, INTERNAL.encode())
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    server.url = f"http://127.0.0.1:{server.server_address[1]}"
+    yield server
+    server.shutdown()
+    server.server_close()
+
+
+def _config(world, url, **extra):
+    cluster = ClusterFactory(organization=world.org_a)
+    return ClusterHealthConfig.objects.create(cluster=cluster, pull_enabled=True, pull_url=url, **extra)
+
+
+# Addresses a worker must never call unless an operator allow-lists them.
+REFUSED = [
+    "https://127.0.0.1/", "https://127.1.2.3:8080/", "https://localhost/", "https://localhost./",
+    "https://169.254.169.254/latest/meta-data/", "https://[fd00:ec2::254]/", "https://[::1]/",
+    "https://[::ffff:127.0.0.1]/", "https://10.0.0.5/", "https://172.16.0.1/", "https://192.168.1.1/",
+    "https://100.64.0.1/", "https://0.0.0.0/", "https://224.0.0.1/", "https://240.0.0.1/",
+    "https://2130706433/", "http://example.com/", "ftp://example.com/", "file:///etc/passwd",
+    "gopher://127.0.0.1:6379/_FLUSHALL", "https://user:pw@example.com/",
+]
+
+
+@pytest.mark.parametrize("url", REFUSED)
+def test_refused_addresses(url):
+    with pytest.raises(outbound.OutboundError) as caught:
+        outbound.resolve(url)
+    assert caught.value.reason and url not in caught.value.reason
+
+
+def test_public_addresses_and_amp_hosts_pass_the_static_check(settings):
+    assert outbound.is_public_address("52.95.1.1") and outbound.is_public_address("2600:1f18::1")
+    assert outbound.parse("https://93.184.215.14/x").port == 443
+    assert outbound.is_amp_host("aps-workspaces.ap-northeast-1.amazonaws.com")
+    assert not outbound.is_amp_host("aps-workspaces.evil.com.amazonaws.com.attacker.net")
+    assert outbound.is_allowed_host("aps-workspaces.us-east-1.amazonaws.com")
+    assert not outbound.is_allowed_host("127.0.0.1")
+    settings.OUTBOUND_ALLOWED_HOSTS = ["127.0.0.1"]
+    assert outbound.is_allowed_host("127.0.0.1")
+
+
+def test_pull_to_a_refused_address_never_reaches_it(world, listener):
+    """A row pointing at loopback (as saved before this check existed): the worker refuses before connecting."""
+    config = _config(world, listener.url, auth_kind=AuthKind.BEARER, secret="s3cr3t")
+    assert pull_cluster(config.pk) is None
+    config.refresh_from_db()
+    assert listener.hits == []
+    assert config.last_pull_error == "Use https: plain http is allowed only for hosts the operator named."
+    https_loopback = listener.url.replace("http://", "https://")
+    ClusterHealthConfig.objects.filter(pk=config.pk).update(pull_url=https_loopback)
+    assert pull_cluster(config.pk) is None
+    config.refresh_from_db()
+    assert listener.hits == []
+    assert "private, local or reserved" in config.last_pull_error
+
+
+def test_the_settings_form_refuses_internal_addresses(client, world, listener):
+    cluster = ClusterFactory(organization=world.org_a)
+    client.force_login(world.lead_a)
+    url = reverse("health:cluster_health_settings", args=[cluster.pk])
+    for target in (listener.url, "https://169.254.169.254/latest", "https://10.1.2.3:9090"):
+        response = client.post(url, {"pull_enabled": "on", "pull_url": target, "auth_kind": AuthKind.NONE})
+        assert response.status_code == 200
+        assert response.context["form"].errors["pull_url"]
+    assert not ClusterHealthConfig.objects.filter(cluster=cluster).exclude(pull_url="").exists()
+    assert listener.hits == []
+
+
+def test_no_response_text_reaches_the_page(client, world, listener, outbound_allows_local):
+    """Allow-listed by the operator: the endpoint is called, but the page shows a status and the
+    portal's sentence, never what the endpoint said (an error page, or a 200's error field)."""
+    config = _config(world, listener.url)
+    client.force_login(world.lead_a)
+    page_url = reverse("health:cluster_health_settings", args=[config.cluster_id])
+
+    assert pull_cluster(config.pk) is None
+    config.refresh_from_db()
+    assert (config.last_pull_status, config.last_pull_error) == (500, "The host had an error (HTTP 500).")
+    page = client.get(page_url).content.decode()
+    assert "HTTP 500" in page and INTERNAL not in page
+
+    listener.reply = (200, {"Content-Type": "application/json"},
+                      json.dumps({"status": "error", "errorType": INTERNAL, "error": INTERNAL}).encode())
+    pull_cluster(config.pk)
+    config.refresh_from_db()
+    assert config.last_pull_error == "The endpoint refused the query." and INTERNAL not in config.last_pull_error
+    listener.reply = (200, {"Content-Type": "text/html"}, INTERNAL.encode())
+    pull_cluster(config.pk)
+    config.refresh_from_db()
+    assert config.last_pull_error.startswith("The endpoint did not answer JSON")
+    assert INTERNAL not in client.get(page_url).content.decode()
+    assert len(listener.hits) == 3
+
+
+def test_redirects_are_not_followed(world, listener, outbound_allows_local):
+    second = ThreadingHTTPServer(("127.0.0.1", 0), _Listener)
+    second.hits, second.reply = [], (200, {}, b"{}")
+    threading.Thread(target=second.serve_forever, daemon=True).start()
+    try:
+        listener.reply = (302, {"Location": f"http://127.0.0.1:{second.server_address[1]}/"}, b"")
+        config = _config(world, listener.url)
+        pull_cluster(config.pk)
+        config.refresh_from_db()
+        assert config.last_pull_status == 302 and "does not follow redirects" in config.last_pull_error
+        assert len(listener.hits) == 1 and second.hits == []
+    finally:
+        second.shutdown()
+        second.server_close()
+
+
+def test_answers_over_the_cap_are_refused(listener, outbound_allows_local):
+    listener.reply = (200, {}, b"x" * 5000)
+    with pytest.raises(outbound.OutboundError, match="larger than 1,000 bytes"):
+        outbound.post(listener.url, body=b"", max_bytes=1000)
+    assert outbound.post(listener.url, body=b"", max_bytes=5000).body == b"x" * 5000
+
+
+def test_a_new_url_or_auth_kind_drops_the_stored_secret(client, world, listener):
+    config = _config(world, "https://prometheus.example.com", auth_kind=AuthKind.BEARER, secret="tok-1")
+    client.force_login(world.lead_a)
+    url = reverse("health:cluster_health_settings", args=[config.cluster_id])
+    # Same endpoint, secret left blank: kept.
+    client.post(url, {"pull_enabled": "on", "pull_url": "https://prometheus.example.com", "auth_kind": "bearer"})
+    config.refresh_from_db()
+    assert config.secret == "tok-1"
+    # A new endpoint without a new secret: refused, and the old secret is not carried over.
+    response = client.post(url, {"pull_enabled": "on", "pull_url": "https://attacker.example.net",
+                                 "auth_kind": "bearer"})
+    assert "Give the secret again" in response.content.decode()
+    config.refresh_from_db()
+    assert (config.pull_url, config.secret) == ("https://prometheus.example.com", "tok-1")
+    # Switching to no auth on a new URL saves with the secret cleared.
+    client.post(url, {"pull_enabled": "on", "pull_url": "https://attacker.example.net", "auth_kind": "none"})
+    config.refresh_from_db()
+    assert (config.pull_url, config.auth_kind, config.secret) == ("https://attacker.example.net", "none", "")
+    # The model holds the rule for any other writer too.
+    config.auth_kind, config.secret = AuthKind.BEARER, "tok-2"
+    config.save()
+    config.pull_url = "https://elsewhere.example.org"
+    config.save()
+    config.refresh_from_db()
+    assert config.secret == ""
+
+
+def test_slack_webhook_to_a_refused_address_is_never_called(world, listener):
+    listener.reply = (200, {}, b"ok")
+    NotificationSetting.objects.create(name="leads", slack_webhook_url=listener.url + "/services/x",
+                                       min_severity="low", include_internal=True)
+    (pk,) = notify(Event(kind="x", title="to loopback", severity="high"))
+    assert deliver.apply(args=[pk]).get() == "failed"
+    delivery = NotificationDelivery.objects.get(pk=pk)
+    assert delivery.error == "Slack webhook: Use https: plain http is allowed only for hosts the operator named."
+    assert listener.hits == []
+
+
+def test_slack_webhook_setting_is_validated(db):
+    from django.core.exceptions import ValidationError
+
+    setting = NotificationSetting(name="x", slack_webhook_url="https://169.254.169.254/hooks")
+    with pytest.raises(ValidationError, match="private, local or reserved"):
+        setting.full_clean()
+    NotificationSetting(name="y", slack_webhook_url="https://hooks.slack.com/services/T/B/X").full_clean()
