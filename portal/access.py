@@ -14,7 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from django.db.models import Model, Q, QuerySet
+from django.db.models import CharField, Model, Q, QuerySet, Value
 
 if TYPE_CHECKING:
     from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
@@ -27,6 +27,7 @@ ACTIONS = (VIEW, CHANGE, LAUNCH, APPROVE)
 
 CUSTOMER = "customer"
 LEAD_SA = "lead_sa"
+SPECIALIST = "specialist"  # not an organization role: the ids under this key are escalation targets
 
 
 @dataclass(frozen=True)
@@ -45,6 +46,10 @@ class Rule:
     program_manager: frozenset[str] = frozenset({VIEW})
     customer_scope: Callable[[], Q] | None = None
     distinct: bool = False  # set when the path crosses a to-many relation
+    # Specialists (members of an escalation target's team) reach rows through their teams, across
+    # organizations: ``specialist_path`` is the lookup from the model to ``EscalationTarget``.
+    specialist: frozenset[str] = frozenset()
+    specialist_path: str | None = None
 
     def org_lookup(self) -> str:
         return f"{self.path}__in" if self.path else "pk__in"
@@ -100,17 +105,32 @@ POLICY: dict[str, Rule] = {
     "clusters.stack": Rule(path="cluster__organization"),
     # Program-wide catalog data: every signed-in member with a role reads it (path=None: no organization).
     "clusters.blueprint": Rule(path=None, lead_sa=R({VIEW})),
+    # engagement: escalations are internal (never customers'); specialists reach what is escalated to their
+    # teams across organizations, and the interaction it is about, nothing else.
+    "engagement.escalationtarget": Rule(path=None, customer=R(), lead_sa=R({VIEW})),
+    "engagement.escalation": Rule(
+        path="interaction__organization", customer=R(), specialist=R({VIEW, CHANGE}), specialist_path="target"
+    ),
 }
+POLICY["workloads.interaction"] = Rule(
+    path="organization", customer_scope=_shared, specialist=R({VIEW}), specialist_path="escalations__target"
+)
 
 
 def _roles(user) -> dict[str, frozenset[int]]:
     """The organizations where the user holds each role, cached on the user object for the request."""
     cached = getattr(user, "_portal_roles", None)
     if cached is None:
+        from portal.engagement.models import Specialist
         from portal.models import Membership
 
-        rows = Membership.objects.filter(user=user).values_list("role", "organization_id")
-        by_role: dict[str, set[int]] = {CUSTOMER: set(), LEAD_SA: set()}
+        # One query for both kinds of role: organization memberships and specialist teams.
+        rows = Membership.objects.filter(user=user).order_by().values_list("role", "organization_id").union(
+            Specialist.objects.filter(user=user).order_by()
+            .annotate(kind=Value(SPECIALIST, output_field=CharField())).values_list("kind", "target_id"),
+            all=True,
+        )
+        by_role: dict[str, set[int]] = {CUSTOMER: set(), LEAD_SA: set(), SPECIALIST: set()}
         for role, org_id in rows:
             by_role.setdefault(role, set()).add(org_id)
         cached = {role: frozenset(ids) for role, ids in by_role.items()}
@@ -122,6 +142,20 @@ def forget(user) -> None:
     """Drop the cached roles (after a membership of this user changes)."""
     if hasattr(user, "_portal_roles"):
         del user._portal_roles
+
+
+def teams(user) -> frozenset[int]:
+    """The escalation targets (specialist teams) the user answers for.
+
+    A specialist holds no organization role: they reach only rows escalated to their teams.
+    """
+    if not getattr(user, "is_authenticated", False):
+        return frozenset()
+    return _roles(user).get(SPECIALIST, frozenset())
+
+
+def is_specialist(user) -> bool:
+    return bool(getattr(user, "is_authenticated", False) and teams(user))
 
 
 def is_program_manager(user) -> bool:
@@ -177,6 +211,12 @@ def restrict(queryset: QuerySet, user: AbstractBaseUser | AnonymousUser, action:
         return queryset if (lead_ids or customer_ids) else queryset.none()
     lookup = rule.org_lookup()
     condition = Q(pk__in=[])
+    team_ids = teams(user) if action in rule.specialist and rule.specialist_path else frozenset()
+    if team_ids:
+        by_team = Q(**{f"{rule.specialist_path}__in": team_ids})
+        if "__" in rule.specialist_path:  # across a to-many relation: a subquery keeps rows single
+            by_team = Q(pk__in=model._default_manager.filter(by_team).values("pk"))
+        condition |= by_team
     customer_only = customer_ids - lead_ids
     if lead_ids:
         condition |= Q(**{lookup: lead_ids})
@@ -185,7 +225,7 @@ def restrict(queryset: QuerySet, user: AbstractBaseUser | AnonymousUser, action:
         if rule.customer_scope is not None:
             customer_q &= rule.customer_scope()
         condition |= customer_q
-    if not lead_ids and not customer_only:
+    if not lead_ids and not customer_only and not team_ids:
         return queryset.none()
     qs = queryset.filter(condition)
     return qs.distinct() if rule.distinct else qs

@@ -355,3 +355,28 @@ ROUTES.update({
     "clusters-api:stackevent-list": Case(api=True, foreign=LIST),
     "clusters-api:stackevent-detail": Case(api=True, kwargs=lambda o: {"pk": o["stack_event"].pk}),
 })
+# --- engagement: escalations (internal: customers never see them; specialists only their team's) -------
+def _escalation(w):
+    from tests.engagement.factories_engagement import EscalationFactory
+
+    return EscalationFactory(interaction=OBJECTS["interaction"](w), question="ZZ-ORG-A-SECRET why so slow")
+
+
+OBJECTS["escalation"] = _escalation
+_esc_pk = lambda o: {"pk": o["escalation"].pk}  # noqa: E731
+_NO_CUSTOMER = {"customer_a": FORBIDDEN}
+ROUTES.update({
+    "engagement:escalation_list": Case(foreign=FORBIDDEN, expect={**_NO_CUSTOMER, "lead_b": LIST}),
+    "engagement:escalation_detail": Case(kwargs=_esc_pk, expect={"customer_a": (404,)}),
+    "engagement:escalation_transition": Case(
+        kwargs=lambda o: {"pk": o["escalation"].pk, "transition": "accept"}, foreign=(405,), expect=_ALL_405
+    ),
+    "engagement-api:api-root": Case(api=True, foreign=LIST),
+    "engagement-api:escalationtarget-list": Case(api=True, foreign=LIST),
+    "engagement-api:escalationtarget-detail": Case(
+        api=True, kwargs=lambda o: {"slug": "frameworks"}, foreign=(404,), expect={"customer_a": (404,), "lead_b": LIST}
+    ),
+    "engagement-api:escalation-list": Case(api=True, foreign=LIST),
+    "engagement-api:escalation-detail": Case(api=True, kwargs=_esc_pk, expect={"customer_a": (404,)}),
+    "engagement-api:escalation-transition": Case(api=True, kwargs=_esc_pk, foreign=(405,), expect=_ALL_405),
+})

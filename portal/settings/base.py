@@ -39,6 +39,7 @@ INSTALLED_APPS = [
     "clusters",
     "clusters.health",
     "portal.review",
+    "portal.engagement",
 ]
 
 MIDDLEWARE = [

@@ -12,6 +12,7 @@ from rest_framework.response import Response
 
 from portal import access
 from portal.api.base import PortalModelViewSet, PortalReadOnlyViewSet, PortalViewSetMixin
+from portal.engagement.models import EscalationTarget
 from workloads import services_interactions as services
 from workloads.filtersets_interactions import InteractionFilterSet
 from workloads.models import (
@@ -54,6 +55,13 @@ class InteractionSerializer(serializers.ModelSerializer):
             fields["workload"].queryset = Workload.objects.restrict(request.user)
         return fields
 
+    def to_representation(self, instance):
+        data = super().to_representation(instance)
+        request = self.context.get("request")
+        if request is not None and not access.sees_internal(request.user, instance.organization_id):
+            data["escalated_at"] = None  # escalations are internal; customers never learn of them
+        return data
+
     def get_age_hours(self, obj) -> float:
         return round(obj.age.total_seconds() / 3600, 1)
 
@@ -88,6 +96,10 @@ class InteractionCommentSerializer(serializers.ModelSerializer):
 
 class EscalationSerializer(serializers.Serializer):
     reason = serializers.CharField(max_length=5000)
+    target = serializers.SlugRelatedField(
+        slug_field="slug", queryset=EscalationTarget.objects.all(), required=False,
+        help_text="The team asked (see /api/engagement/targets/); the account manager when omitted.",
+    )
 
 
 class InteractionViewSet(PortalModelViewSet):
@@ -140,7 +152,8 @@ class InteractionViewSet(PortalModelViewSet):
         if not interaction.is_open:
             raise serializers.ValidationError({"status": "Only open interactions can be escalated."})
         with transaction.atomic():
-            services.escalate(interaction, request.user, serializer.validated_data["reason"])
+            services.escalate(interaction, request.user, serializer.validated_data["reason"],
+                              serializer.validated_data.get("target"))
         return Response(InteractionSerializer(interaction, context={"request": request}).data)
 
     def check_object_permissions(self, request, obj):

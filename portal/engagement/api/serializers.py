@@ -1,0 +1,60 @@
+"""Serializers of the engagement API."""
+from __future__ import annotations
+
+from rest_framework import serializers
+
+from portal.engagement.choices import TRANSITIONS
+from portal.engagement.models import Escalation, EscalationTarget
+from workloads.models import Interaction
+
+
+class EscalationTargetSerializer(serializers.ModelSerializer):
+    class Meta:
+        model = EscalationTarget
+        fields = ["id", "slug", "name", "kind", "description"]
+
+
+class EscalationSerializer(serializers.ModelSerializer):
+    url = serializers.HyperlinkedIdentityField(view_name="engagement-api:escalation-detail")
+    target = serializers.SlugRelatedField(slug_field="slug", queryset=EscalationTarget.objects.all())
+    assignee = serializers.SlugRelatedField(slug_field="username", read_only=True)
+    requested_by = serializers.SlugRelatedField(slug_field="username", read_only=True)
+    organization = serializers.SlugRelatedField(source="interaction.organization", slug_field="slug", read_only=True)
+    question = serializers.CharField(max_length=20000)
+    age_hours = serializers.SerializerMethodField()
+
+    class Meta:
+        model = Escalation
+        fields = ["id", "url", "interaction", "organization", "target", "assignee", "state", "question", "answer",
+                  "requested_by", "requested_at", "accepted_at", "answered_at", "closed_at", "state_changed_at",
+                  "age_hours"]
+        read_only_fields = ["state", "answer", "requested_at", "accepted_at", "answered_at", "closed_at",
+                            "state_changed_at"]
+
+    def get_fields(self):
+        fields = super().get_fields()
+        request = self.context.get("request")
+        if request is not None:
+            # Only interactions the caller may see can be named (no hint that others exist).
+            fields["interaction"].queryset = Interaction.objects.restrict(request.user)
+        return fields
+
+    def get_age_hours(self, obj) -> float:
+        return round(obj.age.total_seconds() / 3600, 1)
+
+    def validate(self, attrs):
+        if self.instance is not None:
+            raise serializers.ValidationError("An escalation changes through its transitions only.")
+        interaction = attrs["interaction"]
+        if not interaction.is_open:
+            raise serializers.ValidationError({"interaction": "Only open interactions can be escalated."})
+        if not attrs["question"].strip():
+            raise serializers.ValidationError({"question": "An escalation needs a question."})
+        return attrs
+
+
+class TransitionSerializer(serializers.Serializer):
+    transition = serializers.ChoiceField(choices=sorted(TRANSITIONS))
+    answer = serializers.CharField(max_length=20000, required=False, allow_blank=True)
+
+

@@ -1,0 +1,14 @@
+from rest_framework.routers import DefaultRouter
+
+from portal.api.root import API_APPS
+from portal.engagement.api import views
+
+app_name = "engagement-api"
+
+router = DefaultRouter()
+router.register("targets", views.EscalationTargetViewSet)
+router.register("escalations", views.EscalationViewSet)
+urlpatterns = router.urls
+
+if ("engagement", "engagement-api:api-root") not in API_APPS:
+    API_APPS.append(("engagement", "engagement-api:api-root"))

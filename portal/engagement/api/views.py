@@ -1,0 +1,68 @@
+"""API of the engagement model: escalation targets and escalations with their transitions."""
+from __future__ import annotations
+
+from django.db import transaction
+from drf_spectacular.utils import extend_schema
+from rest_framework import serializers
+from rest_framework.decorators import action
+from rest_framework.exceptions import PermissionDenied
+from rest_framework.response import Response
+
+from portal import access
+from portal.api.base import PortalModelViewSet, PortalReadOnlyViewSet
+from portal.engagement import services
+from portal.engagement.api.serializers import (
+    EscalationSerializer,
+    EscalationTargetSerializer,
+    TransitionSerializer,
+)
+from portal.engagement.filtersets import EscalationFilterSet
+from portal.engagement.models import Escalation, EscalationTarget
+
+
+class EscalationTargetViewSet(PortalReadOnlyViewSet):
+    queryset = EscalationTarget.objects.all()
+    serializer_class = EscalationTargetSerializer
+    lookup_field = "slug"
+
+
+class EscalationViewSet(PortalModelViewSet):
+    """Escalations the caller may see (never a customer's). POST raises one on an interaction the caller may
+    change; state changes go through ``transition``."""
+
+    queryset = Escalation.objects.select_related("target", "assignee", "requested_by", "interaction__organization")
+    serializer_class = EscalationSerializer
+    filterset_class = EscalationFilterSet
+    http_method_names = ["get", "post", "head", "options"]
+
+    def organization_id_for(self, instance) -> int | None:
+        return instance.interaction.organization_id
+
+    def perform_create(self, serializer):
+        data = serializer.validated_data
+        interaction = data["interaction"]
+        if not access.can(self.request.user, access.CHANGE, interaction):
+            raise PermissionDenied("You may not escalate this interaction.")
+        with transaction.atomic():
+            serializer.instance = services.raise_escalation(interaction, self.request.user, data["target"],
+                                                            data["question"])
+
+    @extend_schema(request=TransitionSerializer, responses=EscalationSerializer)
+    @action(detail=True, methods=["post"], serializer_class=TransitionSerializer)
+    def transition(self, request, pk=None):
+        """Accept, release or answer (the target's specialists); follow up or close (the organization's lead
+        SAs). 409 when the escalation is not in a state the transition leaves from."""
+        escalation = self.get_object()  # 404 if invisible, 403 if not changeable
+        serializer = TransitionSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        name = serializer.validated_data["transition"]
+        if not services.allowed_by_role(request.user, escalation, name):
+            raise PermissionDenied("Your role may not take this transition.")
+        try:
+            with transaction.atomic():
+                services.transition(escalation, request.user, name, serializer.validated_data.get("answer", ""))
+        except services.TransitionError as exc:
+            if name == "answer" and not serializer.validated_data.get("answer", "").strip():
+                raise serializers.ValidationError({"answer": str(exc)}) from exc
+            return Response({"detail": str(exc)}, status=409)
+        return Response(EscalationSerializer(escalation, context={"request": request}).data)

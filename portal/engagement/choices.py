@@ -1,0 +1,29 @@
+"""Vocabularies of the engagement model."""
+from django.db import models
+
+
+class TargetKind(models.TextChoices):
+    SPECIALISTS = "specialists", "Specialists"
+    SERVICE_TEAM = "service_team", "Service team"
+    ACCOUNT = "account", "Account team"
+
+
+class EscalationState(models.TextChoices):
+    REQUESTED = "requested", "Requested"
+    ACCEPTED = "accepted", "Accepted"
+    ANSWERED = "answered", "Answered"
+    CLOSED = "closed", "Closed"
+
+
+OPEN_STATES = (EscalationState.REQUESTED, EscalationState.ACCEPTED, EscalationState.ANSWERED)
+
+# Transition name → (states it leaves from, state it reaches, who may take it).
+# "team": a specialist of the escalation's target; "owner": a lead SA of the interaction's organization.
+TRANSITIONS: dict[str, tuple[tuple[str, ...], str, str]] = {
+    "accept": ((EscalationState.REQUESTED,), EscalationState.ACCEPTED, "team"),
+    "release": ((EscalationState.ACCEPTED,), EscalationState.REQUESTED, "team"),
+    "answer": ((EscalationState.ACCEPTED,), EscalationState.ANSWERED, "team"),
+    "follow_up": ((EscalationState.ANSWERED,), EscalationState.ACCEPTED, "owner"),
+    "close": ((EscalationState.REQUESTED, EscalationState.ACCEPTED, EscalationState.ANSWERED),
+              EscalationState.CLOSED, "owner"),
+}

@@ -1,0 +1,13 @@
+"""Template tags other apps' pages use to show engagement data without their views knowing about it."""
+from django import template
+
+from portal.engagement import services
+
+register = template.Library()
+
+
+@register.inclusion_tag("engagement/htmx/open_by_target.html", takes_context=True)
+def open_escalations_by_target(context):
+    """The weekly review's open escalations by team, oldest first, as the viewer may see them."""
+    request = context.get("request")
+    return {"groups": services.open_by_target(request.user) if request is not None else []}
