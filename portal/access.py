@@ -112,6 +112,9 @@ POLICY: dict[str, Rule] = {
         path="interaction__organization", customer=R(), specialist=R({VIEW, CHANGE}), specialist_path="target"
     ),
 }
+# Outcomes: customers record their own organization's milestones and trained models.
+POLICY["engagement.milestone"] = Rule(path="organization", customer=R({VIEW, CHANGE}))
+POLICY["engagement.trainedmodel"] = Rule(path="organization", customer=R({VIEW, CHANGE}))
 POLICY["workloads.interaction"] = Rule(
     path="organization", customer_scope=_shared, specialist=R({VIEW}), specialist_path="escalations__target"
 )

@@ -380,3 +380,32 @@ ROUTES.update({
     "engagement-api:escalation-detail": Case(api=True, kwargs=_esc_pk, expect={"customer_a": (404,)}),
     "engagement-api:escalation-transition": Case(api=True, kwargs=_esc_pk, foreign=(405,), expect=_ALL_405),
 })
+# --- engagement: outcomes (customers record their own) ----------------------------------------------
+def _milestone(w):
+    import datetime
+
+    from portal.engagement.models import Milestone
+
+    return Milestone.objects.create(organization=w.org_a, kind="onboarded", reached_on=datetime.date(2026, 6, 1),
+                                    note="ZZ-ORG-A-SECRET kickoff")
+
+
+def _trained_model(w):
+    from portal.engagement.models import TrainedModel
+
+    return TrainedModel.objects.create(organization=w.org_a, name="alpha-100b", parameters_billions=100,
+                                       instance_type="p5.48xlarge", instance_count=16, notes="ZZ-ORG-A-SECRET run")
+
+
+OBJECTS.update(milestone=_milestone, trained_model=_trained_model)
+_PM_READS = {"pm": FORBIDDEN}
+ROUTES.update({
+    "engagement:outcome_list": Case(foreign=LIST),
+    "engagement:outcomes": Case(kwargs=lambda o: {"slug": o["organization"].slug}),
+    "engagement:trainedmodel_add": Case(kwargs=lambda o: {"org": o["organization"].slug}, expect=_PM_READS),
+    "engagement:trainedmodel_edit": Case(kwargs=lambda o: {"pk": o["trained_model"].pk}, expect=_PM_READS),
+    "engagement-api:milestone-list": Case(api=True, foreign=LIST),
+    "engagement-api:milestone-detail": Case(api=True, kwargs=lambda o: {"pk": o["milestone"].pk}),
+    "engagement-api:trainedmodel-list": Case(api=True, foreign=LIST),
+    "engagement-api:trainedmodel-detail": Case(api=True, kwargs=lambda o: {"pk": o["trained_model"].pk}),
+})

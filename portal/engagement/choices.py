@@ -27,3 +27,24 @@ TRANSITIONS: dict[str, tuple[tuple[str, ...], str, str]] = {
     "close": ((EscalationState.REQUESTED, EscalationState.ACCEPTED, EscalationState.ANSWERED),
               EscalationState.CLOSED, "owner"),
 }
+
+
+class MilestoneKind(models.TextChoices):
+    """The milestones of an organization's cycle, in the order they usually come."""
+
+    ONBOARDED = "onboarded", "Onboarded"
+    CLUSTER_VALIDATED = "cluster_validated", "Cluster validated"
+    TRAINING_STARTED = "training_started", "Training started"
+    FIRST_CHECKPOINT = "first_checkpoint", "First checkpoint"
+    MODEL_TRAINED = "model_trained", "Model trained"
+    MODEL_RELEASED = "model_released", "Model released"
+
+
+class Modality(models.TextChoices):
+    TEXT = "text", "Text"
+    CODE = "code", "Code"
+    MULTIMODAL = "multimodal", "Multimodal (vision-language)"
+    SPEECH = "speech", "Speech"
+    VISION = "vision", "Vision"
+    SCIENCE = "science", "Scientific data"
+    OTHER = "other", "Other"

@@ -1,6 +1,7 @@
-"""Demo escalations, modeled on the case study: the Sakura Vision EFA issue goes to the EC2 service team
-(accepted), Shirakawa AI's checkpoint throughput to the Frameworks specialists (answered), and two
-specialists who sign in to see only their team's queue. Idempotent."""
+"""Demo escalations and outcomes, modeled on the case study: the Sakura Vision EFA issue goes to the EC2
+service team (accepted), Shirakawa AI's checkpoint throughput to the Frameworks specialists (answered), two
+specialists who sign in to see only their team's queue; the models of the cycle (a 100B Japanese LLM, a 405B
+multilingual model, an 8B code model, a 32B multimodal model on Trainium) with their milestones. Idempotent."""
 from __future__ import annotations
 
 from datetime import timedelta
@@ -9,7 +10,7 @@ from django.utils import timezone
 
 from portal.demo import _user
 from portal.engagement import services, targets
-from portal.engagement.models import Escalation, EscalationTarget, Specialist
+from portal.engagement.models import Escalation, EscalationTarget, Milestone, Specialist, TrainedModel
 from workloads.models import Interaction
 
 SPECIALISTS = (("frameworks", "Takeshi", "Mori", "frameworks"), ("ec2", "Yuki", "Hayashi", "ec2"))
@@ -29,6 +30,11 @@ ESCALATIONS = (
 
 
 def seed(context: dict) -> None:
+    seed_escalations(context)
+    seed_outcomes(context)
+
+
+def seed_escalations(context: dict) -> None:
     rows = targets.sync(EscalationTarget)
     people = {}
     for username, first, last, slug in SPECIALISTS:
@@ -48,4 +54,49 @@ def seed(context: dict) -> None:
         Escalation.objects.filter(pk=escalation.pk).update(
             requested_at=now - timedelta(days=spec["days_ago"]),
             state_changed_at=now - timedelta(days=spec["days_ago"] - 1),
+        )
+
+
+# Milestones as days before today (None: not reached), per organization.
+MILESTONES = {
+    "kotoba-labs": {"onboarded": 120, "cluster_validated": 110, "training_started": 100, "first_checkpoint": 98,
+                    "model_trained": 30, "model_released": 10},
+    "shirakawa-ai": {"onboarded": 118, "cluster_validated": 105, "training_started": 95, "first_checkpoint": 90,
+                     "model_trained": 20},
+    "mirai-code": {"onboarded": 115, "cluster_validated": 100, "training_started": 90, "first_checkpoint": 88,
+                   "model_trained": 45, "model_released": 25},
+    "sakura-vision": {"onboarded": 110, "cluster_validated": 80, "training_started": 70, "first_checkpoint": 66},
+    "aozora-docs": {"onboarded": 100, "cluster_validated": 92},
+}
+
+TRAINED_MODELS = (
+    {"org": "kotoba-labs", "name": "Stockmark-2-100B-Instruct-beta", "parameters_billions": 100, "modality": "text",
+     "instance_type": "p5.48xlarge", "instance_count": 32, "released": 10,
+     "notes": "100B-parameter Japanese LLM pre-trained from scratch, instruction-tuned."},
+    {"org": "shirakawa-ai", "name": "Llama 3.1 Shisa V2 405B", "parameters_billions": 405, "modality": "text",
+     "instance_type": "p5.48xlarge", "instance_count": 40, "released": None,
+     "notes": "Multilingual model for tourism, continued pre-training of Llama 3.1 405B."},
+    {"org": "mirai-code", "name": "Llama-3.1-Future-Code-Ja-8B", "parameters_billions": 8, "modality": "code",
+     "instance_type": "p5.48xlarge", "instance_count": 4, "released": 25,
+     "notes": "Japanese code model fine-tuned from Llama 3.1 8B."},
+    {"org": "sakura-vision", "name": "Sakura-VL-32B", "parameters_billions": 32, "modality": "multimodal",
+     "instance_type": "trn1.32xlarge", "instance_count": 24, "released": None,
+     "notes": "32B multimodal model trained on Trainium."},
+)
+
+
+def seed_outcomes(context: dict) -> None:
+    orgs = context["organizations"]
+    today = timezone.localdate()
+    for slug, kinds in MILESTONES.items():
+        for kind, days in kinds.items():
+            Milestone.objects.get_or_create(organization=orgs[slug], kind=kind,
+                                            defaults={"reached_on": today - timedelta(days=days)})
+    for spec in TRAINED_MODELS:
+        TrainedModel.objects.get_or_create(
+            organization=orgs[spec["org"]], name=spec["name"],
+            defaults={"parameters_billions": spec["parameters_billions"], "modality": spec["modality"],
+                      "instance_type": spec["instance_type"], "instance_count": spec["instance_count"],
+                      "released_on": today - timedelta(days=spec["released"]) if spec["released"] else None,
+                      "notes": spec["notes"]},
         )

@@ -18,5 +18,20 @@ def lead_escalations_section(request) -> dict:
     return {"escalations": rows}
 
 
-ORGANIZATION_SECTIONS: list = []
+def organization_outcomes_section(request, organization) -> dict:
+    from portal.engagement import outcomes
+    from portal.engagement.choices import MilestoneKind
+    from portal.engagement.models import Milestone, TrainedModel
+
+    reached = outcomes.current(organization, request.user)
+    return {
+        "organization": organization,
+        "milestones": [(kind, label, reached.get(kind)) for kind, label in MilestoneKind.choices],
+        "any_milestone": bool(reached),
+        "trained_models": list(TrainedModel.objects.restrict(request.user).filter(organization=organization)),
+        "can_change": access.can_in_organization(request.user, access.CHANGE, Milestone, organization.pk),
+    }
+
+
+ORGANIZATION_SECTIONS: list = [("engagement/htmx/org_outcomes_section.html", organization_outcomes_section)]
 LEAD_SECTIONS: list = [("engagement/htmx/lead_escalations.html", lead_escalations_section)]

@@ -1,10 +1,12 @@
 """Serializers of the engagement API."""
 from __future__ import annotations
 
+from django.core.exceptions import ValidationError as DjangoValidationError
 from rest_framework import serializers
 
 from portal.engagement.choices import TRANSITIONS
-from portal.engagement.models import Escalation, EscalationTarget
+from portal.engagement.models import Escalation, EscalationTarget, Milestone, TrainedModel
+from portal.models import Organization
 from workloads.models import Interaction
 
 
@@ -58,3 +60,49 @@ class TransitionSerializer(serializers.Serializer):
     answer = serializers.CharField(max_length=20000, required=False, allow_blank=True)
 
 
+
+
+class _OwnOrganizationMixin:
+    """Only organizations the caller may see can be named (no hint that others exist)."""
+
+    def get_fields(self):
+        fields = super().get_fields()
+        request = self.context.get("request")
+        if request is not None:
+            fields["organization"].queryset = Organization.objects.restrict(request.user)
+        return fields
+
+
+class MilestoneSerializer(_OwnOrganizationMixin, serializers.ModelSerializer):
+    organization = serializers.SlugRelatedField(slug_field="slug", queryset=Organization.objects.all())
+
+    class Meta:
+        model = Milestone
+        fields = ["id", "organization", "kind", "reached_on", "note", "updated"]
+        read_only_fields = ["updated"]
+
+    def validate(self, attrs):
+        if self.instance is not None and "organization" in attrs and attrs["organization"] != self.instance.organization:
+            raise serializers.ValidationError({"organization": "A milestone stays in its organization."})
+        return attrs
+
+
+class TrainedModelSerializer(_OwnOrganizationMixin, serializers.ModelSerializer):
+    organization = serializers.SlugRelatedField(slug_field="slug", queryset=Organization.objects.all())
+
+    class Meta:
+        model = TrainedModel
+        fields = ["id", "organization", "name", "parameters_billions", "modality", "tokens_billions", "instance_type",
+                  "instance_count", "release_url", "released_on", "notes", "created", "updated"]
+        read_only_fields = ["created", "updated"]
+
+    def validate(self, attrs):
+        if self.instance is not None and "organization" in attrs and attrs["organization"] != self.instance.organization:
+            raise serializers.ValidationError({"organization": "A model stays in its organization."})
+        instance = TrainedModel(**{**({f: getattr(self.instance, f) for f in self.Meta.fields if f not in (
+            "id", "created", "updated")} if self.instance else {}), **attrs})
+        try:
+            instance.clean()
+        except DjangoValidationError as exc:
+            raise serializers.ValidationError(exc.message_dict) from exc
+        return attrs

@@ -8,6 +8,8 @@ app_name = "engagement-api"
 router = DefaultRouter()
 router.register("targets", views.EscalationTargetViewSet)
 router.register("escalations", views.EscalationViewSet)
+router.register("milestones", views.MilestoneViewSet)
+router.register("trained-models", views.TrainedModelViewSet)
 urlpatterns = router.urls
 
 if ("engagement", "engagement-api:api-root") not in API_APPS:

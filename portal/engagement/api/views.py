@@ -14,10 +14,12 @@ from portal.engagement import services
 from portal.engagement.api.serializers import (
     EscalationSerializer,
     EscalationTargetSerializer,
+    MilestoneSerializer,
+    TrainedModelSerializer,
     TransitionSerializer,
 )
 from portal.engagement.filtersets import EscalationFilterSet
-from portal.engagement.models import Escalation, EscalationTarget
+from portal.engagement.models import Escalation, EscalationTarget, Milestone, TrainedModel
 
 
 class EscalationTargetViewSet(PortalReadOnlyViewSet):
@@ -66,3 +68,29 @@ class EscalationViewSet(PortalModelViewSet):
                 raise serializers.ValidationError({"answer": str(exc)}) from exc
             return Response({"detail": str(exc)}, status=409)
         return Response(EscalationSerializer(escalation, context={"request": request}).data)
+
+
+class MilestoneViewSet(PortalModelViewSet):
+    """Milestones per organization; customers record their own organization's."""
+
+    queryset = Milestone.objects.select_related("organization")
+    serializer_class = MilestoneSerializer
+    filterset_fields = ["kind"]
+
+    def perform_create(self, serializer):
+        with transaction.atomic():
+            instance = serializer.save(updated_by=self.request.user)
+            self._check_org(instance)
+
+    def perform_update(self, serializer):
+        with transaction.atomic():
+            instance = serializer.save(updated_by=self.request.user)
+            self._check_org(instance)
+
+
+class TrainedModelViewSet(MilestoneViewSet):
+    """Models trained per organization; customers record their own organization's."""
+
+    queryset = TrainedModel.objects.select_related("organization")
+    serializer_class = TrainedModelSerializer
+    filterset_fields = ["modality", "instance_type"]

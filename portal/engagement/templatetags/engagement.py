@@ -11,3 +11,11 @@ def open_escalations_by_target(context):
     """The weekly review's open escalations by team, oldest first, as the viewer may see them."""
     request = context.get("request")
     return {"groups": services.open_by_target(request.user) if request is not None else []}
+
+
+@register.inclusion_tag("engagement/htmx/outcomes_section.html")
+def outcomes_table(rows):
+    """The outcomes of the overview's (or a frozen review's) figures."""
+    from portal.engagement.choices import MilestoneKind
+
+    return {"rows": rows or [], "kinds": MilestoneKind.choices}
