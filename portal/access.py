@@ -115,6 +115,11 @@ POLICY: dict[str, Rule] = {
 # Outcomes: customers record their own organization's milestones and trained models.
 POLICY["engagement.milestone"] = Rule(path="organization", customer=R({VIEW, CHANGE}))
 POLICY["engagement.trainedmodel"] = Rule(path="organization", customer=R({VIEW, CHANGE}))
+# Cycles: seen through the organizations taking part; program managers start the next one (staff administer).
+POLICY["engagement.cycle"] = Rule(path="participations__organization", lead_sa=R({VIEW}), distinct=True,
+                                  program_manager=R({VIEW, CHANGE}))
+POLICY["engagement.cycleparticipation"] = Rule(path="organization", lead_sa=R({VIEW}),
+                                               program_manager=R({VIEW, CHANGE}))
 POLICY["workloads.interaction"] = Rule(
     path="organization", customer_scope=_shared, specialist=R({VIEW}), specialist_path="escalations__target"
 )
@@ -194,7 +199,25 @@ def organization_ids(user, action: str = VIEW, model: type[Model] | None = None)
 
 
 def restrict(queryset: QuerySet, user: AbstractBaseUser | AnonymousUser, action: str = VIEW) -> QuerySet:
-    """Narrow ``queryset`` to the rows ``user`` may ``action``; nothing when in doubt."""
+    """Narrow ``queryset`` to the rows ``user`` may ``action``; nothing when in doubt.
+
+    Rows of an archived program cycle are read-only for everyone: any action but viewing excludes them."""
+    qs = _restrict(queryset, user, action)
+    if action != VIEW and _has_cycle(queryset.model):
+        qs = qs.exclude(cycle__status="archived")
+    return qs
+
+
+def _has_cycle(model: type[Model]) -> bool:
+    try:
+        field = model._meta.get_field("cycle")
+    except Exception:  # FieldDoesNotExist
+        return False
+    return getattr(field.related_model, "_meta", None) is not None and field.related_model._meta.label_lower == \
+        "engagement.cycle"
+
+
+def _restrict(queryset: QuerySet, user: AbstractBaseUser | AnonymousUser, action: str = VIEW) -> QuerySet:
     if action not in ACTIONS:
         raise ValueError(f"unknown action {action!r}")
     model = queryset.model

@@ -409,3 +409,31 @@ ROUTES.update({
     "engagement-api:trainedmodel-list": Case(api=True, foreign=LIST),
     "engagement-api:trainedmodel-detail": Case(api=True, kwargs=lambda o: {"pk": o["trained_model"].pk}),
 })
+# --- engagement: program cycles -------------------------------------------------------------------------
+def _cycle(w):
+    from portal.engagement.models import Cycle, CycleParticipation
+
+    Cycle.objects.filter(status="active").update(status="archived")
+    cycle = Cycle.objects.create(number=90, name="Cycle ZZ-ORG-A-SECRET", status="active",
+                                 lessons_carried="ZZ-ORG-A-SECRET lesson")
+    CycleParticipation.objects.create(cycle=cycle, organization=w.org_a)
+    return cycle
+
+
+OBJECTS["cycle"] = _cycle
+_cycle_pk = lambda o: {"pk": o["cycle"].pk}  # noqa: E731
+_PM_EXPORT = {"customer_a": FORBIDDEN, "lead_a": FORBIDDEN}
+ROUTES.update({
+    "engagement:cycle_list": Case(foreign=LIST),
+    "engagement:cycle_detail": Case(kwargs=_cycle_pk),
+    "engagement:cycle_report_pdf": Case(kwargs=_cycle_pk, expect=_PM_EXPORT),
+    "engagement:cycle_report_csv": Case(kwargs=_cycle_pk, expect=_PM_EXPORT),
+    "engagement:cycle_start_next": Case(kwargs=lambda o: (o["cycle"], {})[1], foreign=FORBIDDEN,
+                                        expect={"customer_a": FORBIDDEN, "lead_a": FORBIDDEN}),
+})
+ROUTES.update({
+    "engagement-api:cycle-list": Case(api=True, foreign=LIST),
+    "engagement-api:cycle-detail": Case(api=True, kwargs=_cycle_pk),
+    "engagement-api:cycle-report": Case(api=True, kwargs=_cycle_pk, expect=_PM_EXPORT),
+    "engagement-api:cycle-start-next": Case(api=True, foreign=(405,), expect=_ALL_405),
+})

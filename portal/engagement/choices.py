@@ -48,3 +48,9 @@ class Modality(models.TextChoices):
     VISION = "vision", "Vision"
     SCIENCE = "science", "Scientific data"
     OTHER = "other", "Other"
+
+
+class CycleStatus(models.TextChoices):
+    PLANNED = "planned", "Planned"
+    ACTIVE = "active", "Active"
+    ARCHIVED = "archived", "Archived"

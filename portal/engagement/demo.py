@@ -10,7 +10,16 @@ from django.utils import timezone
 
 from portal.demo import _user
 from portal.engagement import services, targets
-from portal.engagement.models import Escalation, EscalationTarget, Milestone, Specialist, TrainedModel
+from portal.engagement.choices import CycleStatus
+from portal.engagement.models import (
+    Cycle,
+    CycleParticipation,
+    Escalation,
+    EscalationTarget,
+    Milestone,
+    Specialist,
+    TrainedModel,
+)
 from workloads.models import Interaction
 
 SPECIALISTS = (("frameworks", "Takeshi", "Mori", "frameworks"), ("ec2", "Yuki", "Hayashi", "ec2"))
@@ -31,7 +40,55 @@ ESCALATIONS = (
 
 def seed(context: dict) -> None:
     seed_escalations(context)
-    seed_outcomes(context)
+    cycle_2 = seed_cycles(context)
+    seed_outcomes(context, cycle_2)
+    seed_current_milestones(context)
+
+
+def seed_current_milestones(context: dict) -> None:
+    """Cycle 3 so far: everyone onboarded, two clusters validated."""
+    current = Cycle.objects.get(status=CycleStatus.ACTIVE)
+    today = timezone.localdate()
+    for slug, org in context["organizations"].items():
+        Milestone.objects.get_or_create(organization=org, kind="onboarded", cycle=current,
+                                        defaults={"reached_on": today - timedelta(days=95)})
+        if slug in ("kotoba-labs", "shirakawa-ai"):
+            Milestone.objects.get_or_create(organization=org, kind="cluster_validated", cycle=current,
+                                            defaults={"reached_on": today - timedelta(days=80)})
+
+
+CYCLE_2_ORGS = ("kotoba-labs", "shirakawa-ai", "mirai-code", "sakura-vision", "aozora-docs", "hokuto-speech",
+                "tsubasa-robotics", "kumo-finance", "minato-medical", "yamabiko-research")
+CARRIED = (
+    "- Check `NCCL INFO NET/OFI Selected Provider is efa` in the first run of every new image.\n"
+    "- Size FSx for Lustre throughput for checkpoint bursts, not for the average read rate.\n"
+    "- Validate every cluster with nccl-tests before the first training job."
+)
+
+
+def seed_cycles(context: dict) -> Cycle:
+    """Cycle 2 archived (the case study's cycle, ten organizations), cycle 3 active with all twelve: the cycle
+    the database started with becomes cycle 3, so the demo's current rows belong to it."""
+    from clusters.models import Blueprint
+
+    existing = Cycle.objects.filter(number=2).first()
+    if existing is not None:
+        return existing
+    today = timezone.localdate()
+    current = Cycle.objects.filter(status=CycleStatus.ACTIVE).first() or Cycle.objects.create(
+        number=3, name="GENIAC Cycle 3", status=CycleStatus.ACTIVE)
+    Cycle.objects.filter(pk=current.pk).update(number=3, name="GENIAC Cycle 3", starts_on=today - timedelta(days=100),
+                                               lessons_carried=CARRIED)
+    current.refresh_from_db()
+    cycle_2 = Cycle.objects.create(number=2, name="GENIAC Cycle 2", status=CycleStatus.ARCHIVED,
+                                   starts_on=today - timedelta(days=400), ends_on=today - timedelta(days=101))
+    orgs = context["organizations"]
+    for cycle, slugs in ((cycle_2, CYCLE_2_ORGS), (current, tuple(orgs))):
+        cycle.blueprints.set(Blueprint.objects.all())
+        for slug in slugs:
+            participation, _ = CycleParticipation.objects.get_or_create(cycle=cycle, organization=orgs[slug])
+            participation.lead_sas.set(orgs[slug].memberships.filter(role="lead_sa").values_list("user", flat=True))
+    return cycle_2
 
 
 def seed_escalations(context: dict) -> None:
@@ -85,17 +142,18 @@ TRAINED_MODELS = (
 )
 
 
-def seed_outcomes(context: dict) -> None:
+def seed_outcomes(context: dict, cycle: Cycle) -> None:
+    """The case study's outcomes, in cycle 2 (ended 101 days ago)."""
     orgs = context["organizations"]
-    today = timezone.localdate()
+    today = cycle.ends_on
     for slug, kinds in MILESTONES.items():
         for kind, days in kinds.items():
-            Milestone.objects.get_or_create(organization=orgs[slug], kind=kind,
+            Milestone.objects.get_or_create(organization=orgs[slug], kind=kind, cycle=cycle,
                                             defaults={"reached_on": today - timedelta(days=days)})
     for spec in TRAINED_MODELS:
         TrainedModel.objects.get_or_create(
             organization=orgs[spec["org"]], name=spec["name"],
-            defaults={"parameters_billions": spec["parameters_billions"], "modality": spec["modality"],
+            defaults={"cycle": cycle, "parameters_billions": spec["parameters_billions"], "modality": spec["modality"],
                       "instance_type": spec["instance_type"], "instance_count": spec["instance_count"],
                       "released_on": today - timedelta(days=spec["released"]) if spec["released"] else None,
                       "notes": spec["notes"]},

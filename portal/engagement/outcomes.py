@@ -17,9 +17,12 @@ KINDS = [kind for kind, _label in MilestoneKind.choices]
 
 
 def current(organization, user=None) -> dict[str, Milestone]:
+    """The organization's milestones in the active cycle."""
+    from portal.engagement.models import active_cycle_id
+
     qs = Milestone.objects.filter(organization=organization) if user is None else \
         Milestone.objects.restrict(user).filter(organization=organization)
-    return {m.kind: m for m in qs}
+    return {m.kind: m for m in qs.filter(cycle_id=active_cycle_id())}
 
 
 def save_milestones(organization, user, dates: dict[str, datetime.date | None]) -> list[str]:

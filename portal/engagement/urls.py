@@ -1,6 +1,7 @@
 from django.urls import path
+from django.views.decorators.http import require_GET
 
-from portal.engagement import views, views_outcomes
+from portal.engagement import views, views_cycles, views_outcomes
 
 app_name = "engagement"
 
@@ -14,4 +15,9 @@ urlpatterns = [
     path("organizations/<slug:org>/trained-models/add/", views_outcomes.TrainedModelEditView.as_view(),
          name="trainedmodel_add"),
     path("trained-models/<int:pk>/edit/", views_outcomes.TrainedModelEditView.as_view(), name="trainedmodel_edit"),
+    path("cycles/", views_cycles.CycleListView.as_view(), name="cycle_list"),
+    path("cycles/start-next/", views_cycles.StartNextCycleView.as_view(), name="cycle_start_next"),
+    path("cycles/<int:pk>/", views_cycles.CycleView.as_view(), name="cycle_detail"),
+    path("cycles/<int:pk>/report.pdf", require_GET(views_cycles.cycle_report_pdf), name="cycle_report_pdf"),
+    path("cycles/<int:pk>/report.csv", require_GET(views_cycles.cycle_report_csv), name="cycle_report_csv"),
 ]

@@ -10,6 +10,7 @@ from django.utils import timezone
 from simple_history.models import HistoricalRecords
 
 from portal.choices import REGION_CHOICES
+from portal.engagement.models.cycle import cycle_field
 from portal.querysets import RestrictedQuerySet
 from workloads import validators
 from workloads.choices import RequestStatus, ReservationKind
@@ -44,6 +45,7 @@ class InstanceQuota(DatedCapacityMixin, models.Model):
     """N instances of type T in region R for an organization, from one date to another."""
 
     organization = models.ForeignKey("portal.Organization", on_delete=models.PROTECT, related_name="instance_quotas")
+    cycle = cycle_field("instance_quotas")
     instance_type_name = models.CharField(max_length=32, validators=[validators.validate_instance_type])
     region = models.CharField(max_length=32, choices=REGION_CHOICES, validators=[validators.validate_region])
     count = models.PositiveIntegerField(validators=[validators.validate_positive])
@@ -80,6 +82,7 @@ class CapacityReservation(DatedCapacityMixin, models.Model):
     """An On-Demand Capacity Reservation or a Capacity Block for ML (both have ids ``cr-…``)."""
 
     organization = models.ForeignKey("portal.Organization", on_delete=models.PROTECT, related_name="capacity_reservations")
+    cycle = cycle_field("capacity_reservations")
     reservation_id = models.CharField(
         max_length=32, validators=[RegexValidator(RESERVATION_ID_RE, "A reservation id looks like cr-0123456789abcdef0.")]
     )

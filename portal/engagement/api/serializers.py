@@ -5,7 +5,7 @@ from django.core.exceptions import ValidationError as DjangoValidationError
 from rest_framework import serializers
 
 from portal.engagement.choices import TRANSITIONS
-from portal.engagement.models import Escalation, EscalationTarget, Milestone, TrainedModel
+from portal.engagement.models import Cycle, Escalation, EscalationTarget, Milestone, TrainedModel
 from portal.models import Organization
 from workloads.models import Interaction
 
@@ -84,6 +84,16 @@ class MilestoneSerializer(_OwnOrganizationMixin, serializers.ModelSerializer):
     def validate(self, attrs):
         if self.instance is not None and "organization" in attrs and attrs["organization"] != self.instance.organization:
             raise serializers.ValidationError({"organization": "A milestone stays in its organization."})
+        from portal.engagement.models import active_cycle_id
+
+        org = attrs.get("organization") or getattr(self.instance, "organization", None)
+        kind = attrs.get("kind") or getattr(self.instance, "kind", None)
+        cycle_id = self.instance.cycle_id if self.instance is not None else active_cycle_id()
+        clash = Milestone.objects.filter(organization=org, kind=kind, cycle_id=cycle_id)
+        if self.instance is not None:
+            clash = clash.exclude(pk=self.instance.pk)
+        if clash.exists():
+            raise serializers.ValidationError({"kind": "This milestone is already recorded for the cycle."})
         return attrs
 
 
@@ -106,3 +116,19 @@ class TrainedModelSerializer(_OwnOrganizationMixin, serializers.ModelSerializer)
         except DjangoValidationError as exc:
             raise serializers.ValidationError(exc.message_dict) from exc
         return attrs
+
+
+class CycleSerializer(serializers.ModelSerializer):
+    url = serializers.HyperlinkedIdentityField(view_name="engagement-api:cycle-detail")
+    blueprints = serializers.SlugRelatedField(many=True, slug_field="slug", read_only=True)
+
+    class Meta:
+        model = Cycle
+        fields = ["id", "url", "number", "name", "status", "starts_on", "ends_on", "blueprints"]
+
+
+class StartNextCycleSerializer(serializers.Serializer):
+    continuing = serializers.SlugRelatedField(many=True, slug_field="slug", queryset=Organization.objects.all(),
+                                              help_text="Slugs of the organizations that continue.")
+    name = serializers.CharField(max_length=100, required=False, allow_blank=True)
+    starts_on = serializers.DateField(required=False, allow_null=True)

@@ -10,6 +10,7 @@ router.register("targets", views.EscalationTargetViewSet)
 router.register("escalations", views.EscalationViewSet)
 router.register("milestones", views.MilestoneViewSet)
 router.register("trained-models", views.TrainedModelViewSet)
+router.register("cycles", views.CycleViewSet)
 urlpatterns = router.urls
 
 if ("engagement", "engagement-api:api-root") not in API_APPS:

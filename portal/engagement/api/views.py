@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from django.db import transaction
+from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema
 from rest_framework import serializers
 from rest_framework.decorators import action
@@ -10,16 +11,18 @@ from rest_framework.response import Response
 
 from portal import access
 from portal.api.base import PortalModelViewSet, PortalReadOnlyViewSet
-from portal.engagement import services
+from portal.engagement import cycles, services
 from portal.engagement.api.serializers import (
+    CycleSerializer,
     EscalationSerializer,
     EscalationTargetSerializer,
     MilestoneSerializer,
+    StartNextCycleSerializer,
     TrainedModelSerializer,
     TransitionSerializer,
 )
 from portal.engagement.filtersets import EscalationFilterSet
-from portal.engagement.models import Escalation, EscalationTarget, Milestone, TrainedModel
+from portal.engagement.models import Cycle, Escalation, EscalationTarget, Milestone, TrainedModel
 
 
 class EscalationTargetViewSet(PortalReadOnlyViewSet):
@@ -94,3 +97,36 @@ class TrainedModelViewSet(MilestoneViewSet):
     queryset = TrainedModel.objects.select_related("organization")
     serializer_class = TrainedModelSerializer
     filterset_fields = ["modality", "instance_type"]
+
+
+class CycleViewSet(PortalReadOnlyViewSet):
+    """Program cycles the caller's organizations took part in (program managers: all)."""
+
+    queryset = Cycle.objects.prefetch_related("blueprints")
+    serializer_class = CycleSerializer
+
+    @extend_schema(responses=OpenApiTypes.OBJECT)
+    @action(detail=True, methods=["get"])
+    def report(self, request, pk=None):
+        """The cycle report's figures (program managers and staff): outcomes, launches, support, satisfaction."""
+        cycle = self.get_object()
+        if not (access.is_program_manager(request.user) or access.is_staff(request.user)):
+            raise PermissionDenied("The cycle report is for program managers.")
+        return Response(cycles.report(cycle))
+
+    @extend_schema(request=StartNextCycleSerializer, responses=CycleSerializer)
+    @action(detail=False, methods=["post"], url_path="start-next", serializer_class=StartNextCycleSerializer)
+    def start_next(self, request):
+        """Archive the active cycle and start the next (program managers)."""
+        current = cycles.active()
+        if current is None or not access.can(request.user, access.CHANGE, current):
+            raise PermissionDenied("Program managers start the next cycle.")
+        serializer = StartNextCycleSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        data = serializer.validated_data
+        try:
+            nxt = cycles.start_next(request.user, continuing=[o.pk for o in data["continuing"]],
+                                    name=data.get("name", ""), starts_on=data.get("starts_on"))
+        except cycles.CycleError as exc:
+            raise serializers.ValidationError({"detail": str(exc)}) from exc
+        return Response(CycleSerializer(nxt, context={"request": request}).data, status=201)

@@ -11,6 +11,7 @@ from django.urls import reverse
 from django.utils import timezone
 
 from portal.engagement.choices import MilestoneKind, Modality
+from portal.engagement.models.cycle import cycle_field
 from portal.querysets import RestrictedQuerySet
 
 
@@ -20,9 +21,10 @@ def not_in_future(value) -> None:
 
 
 class Milestone(models.Model):
-    """One milestone an organization reached, with its date; at most one of each kind per organization."""
+    """One milestone an organization reached, with its date; at most one of each kind per organization and cycle."""
 
     organization = models.ForeignKey("portal.Organization", on_delete=models.CASCADE, related_name="milestones")
+    cycle = cycle_field("milestones")
     kind = models.CharField(max_length=32, choices=MilestoneKind.choices)
     reached_on = models.DateField(validators=[not_in_future])
     note = models.CharField(max_length=300, blank=True)
@@ -35,7 +37,7 @@ class Milestone(models.Model):
     class Meta:
         ordering = ["organization__name", "reached_on", "id"]
         constraints = [
-            models.UniqueConstraint(fields=["organization", "kind"], name="unique_milestone_per_org"),
+            models.UniqueConstraint(fields=["organization", "cycle", "kind"], name="unique_milestone_per_org_cycle"),
         ]
 
     def __str__(self) -> str:
@@ -49,6 +51,7 @@ class TrainedModel(models.Model):
     """A model an organization trained in the program: size, modality, data, the compute it used, the release."""
 
     organization = models.ForeignKey("portal.Organization", on_delete=models.CASCADE, related_name="trained_models")
+    cycle = cycle_field("trained_models")
     name = models.CharField(max_length=200)
     parameters_billions = models.DecimalField(
         "parameters (billions)", max_digits=8, decimal_places=2, validators=[MinValueValidator(Decimal("0.01"))]
