@@ -120,6 +120,10 @@ POLICY["engagement.cycle"] = Rule(path="participations__organization", lead_sa=R
                                   program_manager=R({VIEW, CHANGE}))
 POLICY["engagement.cycleparticipation"] = Rule(path="organization", lead_sa=R({VIEW}),
                                                program_manager=R({VIEW, CHANGE}))
+# Slack links are set by staff; an interaction's thread is seen with the interaction.
+POLICY["engagement.slackchannellink"] = Rule(path="organization", customer=R(), lead_sa=R({VIEW}))
+POLICY["engagement.slackthread"] = Rule(path="interaction__organization", customer_scope=lambda: Q(
+    interaction__visibility="shared"), lead_sa=R({VIEW}))
 POLICY["workloads.interaction"] = Rule(
     path="organization", customer_scope=_shared, specialist=R({VIEW}), specialist_path="escalations__target"
 )

@@ -437,3 +437,8 @@ ROUTES.update({
     "engagement-api:cycle-report": Case(api=True, kwargs=_cycle_pk, expect=_PM_EXPORT),
     "engagement-api:cycle-start-next": Case(api=True, foreign=(405,), expect=_ALL_405),
 })
+# --- engagement: the Slack bridge (Slack calls these; every request is verified by its signature) --------
+ROUTES.update({
+    "engagement:slack_interactivity": Case(public=True, foreign=(405,), methods=("POST",)),
+    "engagement:slack_command": Case(public=True, foreign=(405,), methods=("POST",)),
+})

@@ -15,6 +15,11 @@ class EngagementConfig(AppConfig):
         for section in ORGANIZATION_SECTIONS:
             if section not in portal_views.ORGANIZATION_SECTIONS:
                 portal_views.ORGANIZATION_SECTIONS.append(section)
+        from portal import notifications
+        from portal.engagement import slack, tasks  # noqa: F401 - registers the Celery task
+
+        if slack.thread_listener not in notifications.LISTENERS:
+            notifications.LISTENERS.append(slack.thread_listener)
         for section in LEAD_SECTIONS:
             if section not in portal_views.LEAD_HOME_SECTIONS:
                 portal_views.LEAD_HOME_SECTIONS.append(section)

@@ -39,6 +39,7 @@ ESCALATIONS = (
 
 
 def seed(context: dict) -> None:
+    seed_slack(context)
     seed_escalations(context)
     cycle_2 = seed_cycles(context)
     seed_outcomes(context, cycle_2)
@@ -55,6 +56,17 @@ def seed_current_milestones(context: dict) -> None:
         if slug in ("kotoba-labs", "shirakawa-ai"):
             Milestone.objects.get_or_create(organization=org, kind="cluster_validated", cycle=current,
                                             defaults={"reached_on": today - timedelta(days=80)})
+
+
+def seed_slack(context: dict) -> None:
+    """Kotoba Labs' shared channel, linked; the lead SA and the Kotoba engineer mapped to their Slack users."""
+    from portal.engagement.models import SlackChannelLink, SlackUserLink
+
+    SlackChannelLink.objects.get_or_create(channel_id="C0GENIACKOT", defaults={
+        "name": "#geniac-kotoba-labs", "organization": context["organizations"]["kotoba-labs"]})
+    for slack_id, username in (("U0DEMOLEAD", "lead"), ("U0DEMOKOTOBA", "kotoba")):
+        user = _user(username)
+        SlackUserLink.objects.get_or_create(team_id="T0GENIAC", slack_user_id=slack_id, defaults={"user": user})
 
 
 CYCLE_2_ORGS = ("kotoba-labs", "shirakawa-ai", "mirai-code", "sakura-vision", "aozora-docs", "hokuto-speech",

@@ -1,7 +1,7 @@
 from django.urls import path
 from django.views.decorators.http import require_GET
 
-from portal.engagement import views, views_cycles, views_outcomes
+from portal.engagement import views, views_cycles, views_outcomes, views_slack
 
 app_name = "engagement"
 
@@ -19,5 +19,7 @@ urlpatterns = [
     path("cycles/start-next/", views_cycles.StartNextCycleView.as_view(), name="cycle_start_next"),
     path("cycles/<int:pk>/", views_cycles.CycleView.as_view(), name="cycle_detail"),
     path("cycles/<int:pk>/report.pdf", require_GET(views_cycles.cycle_report_pdf), name="cycle_report_pdf"),
+    path("slack/interactivity/", views_slack.interactivity, name="slack_interactivity"),
+    path("slack/commands/", views_slack.command, name="slack_command"),
     path("cycles/<int:pk>/report.csv", require_GET(views_cycles.cycle_report_csv), name="cycle_report_csv"),
 ]

@@ -22,6 +22,9 @@ def test_demo_engagement(db):
     assert {"Stockmark-2-100B-Instruct-beta", "Llama 3.1 Shisa V2 405B"} <= set(models)
     assert models["Sakura-VL-32B"].instance_type == "trn1.32xlarge" and models["Sakura-VL-32B"].cycle == cycles[2]
     assert Milestone.objects.filter(cycle=cycles[2]).values("organization").distinct().count() >= 4
+    from portal.engagement.models import SlackChannelLink
+
+    assert SlackChannelLink.objects.get().organization.slug == "kotoba-labs"
     # The demo's current rows (quotas, clusters) belong to the active cycle.
     from workloads.models import InstanceQuota
 

@@ -37,13 +37,14 @@ class InteractionSerializer(serializers.ModelSerializer):
     url = serializers.HyperlinkedIdentityField(view_name="interactions-api:interaction-detail")
     age_hours = serializers.SerializerMethodField()
     first_response_hours = serializers.SerializerMethodField()
+    slack_thread_url = serializers.SerializerMethodField(help_text="The Slack thread it was logged from, if any.")
 
     class Meta:
         model = Interaction
         fields = ["id", "url", "organization", "workload", "kind", "summary", "body", "occurred_at", "status", "severity",
                   "owner", "tags", "support_case_id", "resolution", "lesson", "visibility", "escalated_at",
                   "first_response_at", "resolved_at", "last_activity_at", "support_status", "sync_status",
-                  "sync_error", "synced_at", "created", "updated", "age_hours", "first_response_hours"]
+                  "sync_error", "synced_at", "created", "updated", "age_hours", "first_response_hours", "slack_thread_url"]
         read_only_fields = ["escalated_at", "first_response_at", "resolved_at", "last_activity_at", "support_status",
                             "sync_status", "sync_error", "synced_at", "created", "updated"]
 
@@ -61,6 +62,10 @@ class InteractionSerializer(serializers.ModelSerializer):
         if request is not None and not access.sees_internal(request.user, instance.organization_id):
             data["escalated_at"] = None  # escalations are internal; customers never learn of them
         return data
+
+    def get_slack_thread_url(self, obj) -> str | None:
+        thread = getattr(obj, "slack_thread", None)  # a missing one-to-one is an AttributeError too
+        return thread.permalink if thread is not None else None
 
     def get_age_hours(self, obj) -> float:
         return round(obj.age.total_seconds() / 3600, 1)
@@ -103,7 +108,7 @@ class EscalationSerializer(serializers.Serializer):
 
 
 class InteractionViewSet(PortalModelViewSet):
-    queryset = Interaction.objects.select_related("owner").prefetch_related("tags")
+    queryset = Interaction.objects.select_related("owner", "slack_thread").prefetch_related("tags")
     serializer_class = InteractionSerializer
     filterset_class = InteractionFilterSet
     ordering_fields = ["occurred_at", "last_activity_at", "severity"]
