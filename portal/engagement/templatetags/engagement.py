@@ -19,3 +19,12 @@ def outcomes_table(rows):
     from portal.engagement.choices import MilestoneKind
 
     return {"rows": rows or [], "kinds": MilestoneKind.choices}
+
+
+@register.inclusion_tag("engagement/htmx/grafana_links.html", takes_context=True)
+def grafana_links(context, cluster):
+    """The organization's Grafana dashboards, for a cluster's health page."""
+    from portal.engagement import grafana
+
+    request = context.get("request")
+    return {"workspaces": grafana.workspaces(request.user, cluster.organization) if request is not None else []}
