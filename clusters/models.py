@@ -22,6 +22,7 @@ from clusters.choices import (
     StackRole,
 )
 from portal.choices import REGION_CHOICES
+from portal.engagement.models.cycle import cycle_field
 from portal.querysets import RestrictedQuerySet
 
 # States in which a cluster holds (or is about to hold) its instances: they count against quota.
@@ -71,6 +72,7 @@ class Cluster(models.Model):
     """A training cluster in an organization's account."""
 
     organization = models.ForeignKey("portal.Organization", on_delete=models.PROTECT, related_name="clusters")
+    cycle = cycle_field("clusters")
     name = models.SlugField(max_length=60)
     orchestrator = models.CharField(max_length=32, choices=Orchestrator.choices, default=Orchestrator.PARALLELCLUSTER)
     region = models.CharField(max_length=32, choices=REGION_CHOICES, default="ap-northeast-1")

@@ -14,7 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from django.db.models import Model, Q, QuerySet
+from django.db.models import CharField, Model, Q, QuerySet, Value
 
 if TYPE_CHECKING:
     from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
@@ -27,6 +27,7 @@ ACTIONS = (VIEW, CHANGE, LAUNCH, APPROVE)
 
 CUSTOMER = "customer"
 LEAD_SA = "lead_sa"
+SPECIALIST = "specialist"  # not an organization role: the ids under this key are escalation targets
 
 
 @dataclass(frozen=True)
@@ -45,6 +46,10 @@ class Rule:
     program_manager: frozenset[str] = frozenset({VIEW})
     customer_scope: Callable[[], Q] | None = None
     distinct: bool = False  # set when the path crosses a to-many relation
+    # Specialists (members of an escalation target's team) reach rows through their teams, across
+    # organizations: ``specialist_path`` is the lookup from the model to ``EscalationTarget``.
+    specialist: frozenset[str] = frozenset()
+    specialist_path: str | None = None
 
     def org_lookup(self) -> str:
         return f"{self.path}__in" if self.path else "pk__in"
@@ -103,17 +108,44 @@ POLICY: dict[str, Rule] = {
     "clusters.stack": Rule(path="cluster__organization"),
     # Program-wide catalog data: every signed-in member with a role reads it (path=None: no organization).
     "clusters.blueprint": Rule(path=None, lead_sa=R({VIEW})),
+    # engagement: escalations are internal (never customers'); specialists reach what is escalated to their
+    # teams across organizations, and the interaction it is about, nothing else.
+    "engagement.escalationtarget": Rule(path=None, customer=R(), lead_sa=R({VIEW})),
+    "engagement.escalation": Rule(
+        path="interaction__organization", customer=R(), specialist=R({VIEW, CHANGE}), specialist_path="target"
+    ),
 }
+# Outcomes: customers record their own organization's milestones and trained models.
+POLICY["engagement.milestone"] = Rule(path="organization", customer=R({VIEW, CHANGE}))
+POLICY["engagement.trainedmodel"] = Rule(path="organization", customer=R({VIEW, CHANGE}))
+# Cycles: seen through the organizations taking part; program managers start the next one (staff administer).
+POLICY["engagement.cycle"] = Rule(path="participations__organization", lead_sa=R({VIEW}), distinct=True,
+                                  program_manager=R({VIEW, CHANGE}))
+POLICY["engagement.cycleparticipation"] = Rule(path="organization", lead_sa=R({VIEW}),
+                                               program_manager=R({VIEW, CHANGE}))
+# Slack links are set by staff; an interaction's thread is seen with the interaction.
+POLICY["engagement.slackchannellink"] = Rule(path="organization", customer=R(), lead_sa=R({VIEW}))
+POLICY["engagement.slackthread"] = Rule(path="interaction__organization", customer_scope=lambda: Q(
+    interaction__visibility="shared"), lead_sa=R({VIEW}))
+POLICY["workloads.interaction"] = Rule(
+    path="organization", customer_scope=_shared, specialist=R({VIEW}), specialist_path="escalations__target"
+)
 
 
 def _roles(user) -> dict[str, frozenset[int]]:
     """The organizations where the user holds each role, cached on the user object for the request."""
     cached = getattr(user, "_portal_roles", None)
     if cached is None:
+        from portal.engagement.models import Specialist
         from portal.models import Membership
 
-        rows = Membership.objects.filter(user=user).values_list("role", "organization_id")
-        by_role: dict[str, set[int]] = {CUSTOMER: set(), LEAD_SA: set()}
+        # One query for both kinds of role: organization memberships and specialist teams.
+        rows = Membership.objects.filter(user=user).order_by().values_list("role", "organization_id").union(
+            Specialist.objects.filter(user=user).order_by()
+            .annotate(kind=Value(SPECIALIST, output_field=CharField())).values_list("kind", "target_id"),
+            all=True,
+        )
+        by_role: dict[str, set[int]] = {CUSTOMER: set(), LEAD_SA: set(), SPECIALIST: set()}
         for role, org_id in rows:
             by_role.setdefault(role, set()).add(org_id)
         cached = {role: frozenset(ids) for role, ids in by_role.items()}
@@ -125,6 +157,20 @@ def forget(user) -> None:
     """Drop the cached roles (after a membership of this user changes)."""
     if hasattr(user, "_portal_roles"):
         del user._portal_roles
+
+
+def teams(user) -> frozenset[int]:
+    """The escalation targets (specialist teams) the user answers for.
+
+    A specialist holds no organization role: they reach only rows escalated to their teams.
+    """
+    if not getattr(user, "is_authenticated", False):
+        return frozenset()
+    return _roles(user).get(SPECIALIST, frozenset())
+
+
+def is_specialist(user) -> bool:
+    return bool(getattr(user, "is_authenticated", False) and teams(user))
 
 
 def is_program_manager(user) -> bool:
@@ -160,7 +206,25 @@ def organization_ids(user, action: str = VIEW, model: type[Model] | None = None)
 
 
 def restrict(queryset: QuerySet, user: AbstractBaseUser | AnonymousUser, action: str = VIEW) -> QuerySet:
-    """Narrow ``queryset`` to the rows ``user`` may ``action``; nothing when in doubt."""
+    """Narrow ``queryset`` to the rows ``user`` may ``action``; nothing when in doubt.
+
+    Rows of an archived program cycle are read-only for everyone: any action but viewing excludes them."""
+    qs = _restrict(queryset, user, action)
+    if action != VIEW and _has_cycle(queryset.model):
+        qs = qs.exclude(cycle__status="archived")
+    return qs
+
+
+def _has_cycle(model: type[Model]) -> bool:
+    try:
+        field = model._meta.get_field("cycle")
+    except Exception:  # FieldDoesNotExist
+        return False
+    return getattr(field.related_model, "_meta", None) is not None and field.related_model._meta.label_lower == \
+        "engagement.cycle"
+
+
+def _restrict(queryset: QuerySet, user: AbstractBaseUser | AnonymousUser, action: str = VIEW) -> QuerySet:
     if action not in ACTIONS:
         raise ValueError(f"unknown action {action!r}")
     model = queryset.model
@@ -180,6 +244,12 @@ def restrict(queryset: QuerySet, user: AbstractBaseUser | AnonymousUser, action:
         return queryset if (lead_ids or customer_ids) else queryset.none()
     lookup = rule.org_lookup()
     condition = Q(pk__in=[])
+    team_ids = teams(user) if action in rule.specialist and rule.specialist_path else frozenset()
+    if team_ids:
+        by_team = Q(**{f"{rule.specialist_path}__in": team_ids})
+        if "__" in rule.specialist_path:  # across a to-many relation: a subquery keeps rows single
+            by_team = Q(pk__in=model._default_manager.filter(by_team).values("pk"))
+        condition |= by_team
     customer_only = customer_ids - lead_ids
     if lead_ids:
         condition |= Q(**{lookup: lead_ids})
@@ -188,7 +258,7 @@ def restrict(queryset: QuerySet, user: AbstractBaseUser | AnonymousUser, action:
         if rule.customer_scope is not None:
             customer_q &= rule.customer_scope()
         condition |= customer_q
-    if not lead_ids and not customer_only:
+    if not lead_ids and not customer_only and not team_ids:
         return queryset.none()
     qs = queryset.filter(condition)
     return qs.distinct() if rule.distinct else qs

@@ -13,6 +13,7 @@ def roles(request) -> dict:
             "lead_sa": bool(org_roles.get(access.LEAD_SA)),
             "program_manager": access.is_program_manager(user),
             "staff": access.is_staff(user),
+            "specialist": bool(org_roles.get(access.SPECIALIST)),
         }
     }
 

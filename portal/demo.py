@@ -48,6 +48,7 @@ LOGINS = (
     ("lead", "lead solutions architect for Kotoba Labs, Shirakawa AI, Mirai Code, Sakura Vision"),
     ("kotoba", "customer: an ML engineer of Kotoba Labs"),
     ("admin", "staff: the admin site"),
+    ("frameworks", "specialist: the WWSO Frameworks team's escalations, nothing else"),
 )
 
 
@@ -92,4 +93,5 @@ DEMO_SEEDERS: list[str] = [
     "clusters.demo_clusters.seed",
     "clusters.health.demo_health.seed",
     "portal.review.demo_review.seed",
+    "portal.engagement.demo.seed",
 ]

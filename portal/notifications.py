@@ -55,6 +55,10 @@ def _matching_settings(event: Event):
     return [s for s in qs if severity_rank(s.min_severity) <= rank]
 
 
+# Callables taking every event after its deliveries are queued (registered by apps at start-up).
+LISTENERS: list = []
+
+
 def notify(event: Event) -> list[int]:
     """Queue the event for every channel that wants it; returns the delivery ids. Never raises."""
     from portal import jobs
@@ -77,6 +81,8 @@ def notify(event: Event) -> list[int]:
                 )
                 ids.append(delivery.pk)
                 jobs.send_on_commit(deliver, delivery.pk, on_failure=_unqueue(delivery.pk))
+        for listener in LISTENERS:  # e.g. the Slack bridge replying in an interaction's thread
+            listener(event)
         return ids
     except Exception:  # a notification must never break the action that raised it
         logger.exception("could not queue notification %s", event.title)

@@ -45,4 +45,6 @@ urlpatterns = [
     path("", include("workloads.urls_interactions", namespace="interactions")),
     path("api/interactions/", include("workloads.api.urls_interactions", namespace="interactions-api")),
     path("api/health/", include("clusters.health.api.urls")),
+    path("", include("portal.engagement.urls")),
+    path("api/engagement/", include("portal.engagement.api.urls")),
 ]

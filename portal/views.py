@@ -27,6 +27,8 @@ def home(request):
         return redirect(org.get_absolute_url())
     if customer_orgs:
         return redirect("portal:organization_list")
+    if access.teams(user):  # a specialist: their team's escalations are their work
+        return redirect("engagement:escalation_list")
     return render(request, "portal/no_role.html", status=403)
 
 

@@ -359,3 +359,90 @@ ROUTES.update({
     "health-api:push-status": Case(api=True, kwargs=lambda o: {"cluster_id": o["health_push"].cluster_id,
                                                                "push_id": o["health_push"].pk}, foreign=(401, 403)),
 })
+# --- engagement: escalations (internal: customers never see them; specialists only their team's) -------
+def _escalation(w):
+    from tests.engagement.factories_engagement import EscalationFactory
+
+    return EscalationFactory(interaction=OBJECTS["interaction"](w), question="ZZ-ORG-A-SECRET why so slow")
+
+
+OBJECTS["escalation"] = _escalation
+_esc_pk = lambda o: {"pk": o["escalation"].pk}  # noqa: E731
+_NO_CUSTOMER = {"customer_a": FORBIDDEN}
+ROUTES.update({
+    "engagement:escalation_list": Case(foreign=FORBIDDEN, expect={**_NO_CUSTOMER, "lead_b": LIST}),
+    "engagement:escalation_detail": Case(kwargs=_esc_pk, expect={"customer_a": (404,)}),
+    "engagement:escalation_transition": Case(
+        kwargs=lambda o: {"pk": o["escalation"].pk, "transition": "accept"}, foreign=(405,), expect=_ALL_405
+    ),
+    "engagement-api:api-root": Case(api=True, foreign=LIST),
+    "engagement-api:escalationtarget-list": Case(api=True, foreign=LIST),
+    "engagement-api:escalationtarget-detail": Case(
+        api=True, kwargs=lambda o: {"slug": "frameworks"}, foreign=(404,), expect={"customer_a": (404,), "lead_b": LIST}
+    ),
+    "engagement-api:escalation-list": Case(api=True, foreign=LIST),
+    "engagement-api:escalation-detail": Case(api=True, kwargs=_esc_pk, expect={"customer_a": (404,)}),
+    "engagement-api:escalation-transition": Case(api=True, kwargs=_esc_pk, foreign=(405,), expect=_ALL_405),
+})
+# --- engagement: outcomes (customers record their own) ----------------------------------------------
+def _milestone(w):
+    import datetime
+
+    from portal.engagement.models import Milestone
+
+    return Milestone.objects.create(organization=w.org_a, kind="onboarded", reached_on=datetime.date(2026, 6, 1),
+                                    note="ZZ-ORG-A-SECRET kickoff")
+
+
+def _trained_model(w):
+    from portal.engagement.models import TrainedModel
+
+    return TrainedModel.objects.create(organization=w.org_a, name="alpha-100b", parameters_billions=100,
+                                       instance_type="p5.48xlarge", instance_count=16, notes="ZZ-ORG-A-SECRET run")
+
+
+OBJECTS.update(milestone=_milestone, trained_model=_trained_model)
+_PM_READS = {"pm": FORBIDDEN}
+ROUTES.update({
+    "engagement:outcome_list": Case(foreign=LIST),
+    "engagement:outcomes": Case(kwargs=lambda o: {"slug": o["organization"].slug}),
+    "engagement:trainedmodel_add": Case(kwargs=lambda o: {"org": o["organization"].slug}, expect=_PM_READS),
+    "engagement:trainedmodel_edit": Case(kwargs=lambda o: {"pk": o["trained_model"].pk}, expect=_PM_READS),
+    "engagement-api:milestone-list": Case(api=True, foreign=LIST),
+    "engagement-api:milestone-detail": Case(api=True, kwargs=lambda o: {"pk": o["milestone"].pk}),
+    "engagement-api:trainedmodel-list": Case(api=True, foreign=LIST),
+    "engagement-api:trainedmodel-detail": Case(api=True, kwargs=lambda o: {"pk": o["trained_model"].pk}),
+})
+# --- engagement: program cycles -------------------------------------------------------------------------
+def _cycle(w):
+    from portal.engagement.models import Cycle, CycleParticipation
+
+    Cycle.objects.filter(status="active").update(status="archived")
+    cycle = Cycle.objects.create(number=90, name="Cycle ZZ-ORG-A-SECRET", status="active",
+                                 lessons_carried="ZZ-ORG-A-SECRET lesson")
+    CycleParticipation.objects.create(cycle=cycle, organization=w.org_a)
+    return cycle
+
+
+OBJECTS["cycle"] = _cycle
+_cycle_pk = lambda o: {"pk": o["cycle"].pk}  # noqa: E731
+_PM_EXPORT = {"customer_a": FORBIDDEN, "lead_a": FORBIDDEN}
+ROUTES.update({
+    "engagement:cycle_list": Case(foreign=LIST),
+    "engagement:cycle_detail": Case(kwargs=_cycle_pk),
+    "engagement:cycle_report_pdf": Case(kwargs=_cycle_pk, expect=_PM_EXPORT),
+    "engagement:cycle_report_csv": Case(kwargs=_cycle_pk, expect=_PM_EXPORT),
+    "engagement:cycle_start_next": Case(kwargs=lambda o: (o["cycle"], {})[1], foreign=FORBIDDEN,
+                                        expect={"customer_a": FORBIDDEN, "lead_a": FORBIDDEN}),
+})
+ROUTES.update({
+    "engagement-api:cycle-list": Case(api=True, foreign=LIST),
+    "engagement-api:cycle-detail": Case(api=True, kwargs=_cycle_pk),
+    "engagement-api:cycle-report": Case(api=True, kwargs=_cycle_pk, expect=_PM_EXPORT),
+    "engagement-api:cycle-start-next": Case(api=True, foreign=(405,), expect=_ALL_405),
+})
+# --- engagement: the Slack bridge (Slack calls these; every request is verified by its signature) --------
+ROUTES.update({
+    "engagement:slack_interactivity": Case(public=True, foreign=(405,), methods=("POST",)),
+    "engagement:slack_command": Case(public=True, foreign=(405,), methods=("POST",)),
+})

@@ -84,7 +84,18 @@ class CommentForm(forms.Form):
 
 
 class EscalateForm(forms.Form):
-    reason = forms.CharField(label="Why escalate", widget=forms.Textarea(attrs={"rows": 2}), max_length=5000)
+    target = forms.ModelChoiceField(
+        queryset=None, required=False, to_field_name="slug", label="Escalate to",
+        help_text="The team that should answer; the account manager triages when none is chosen.",
+    )
+    reason = forms.CharField(label="Question for the team", widget=forms.Textarea(attrs={"rows": 3}),
+                             max_length=5000)
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        from portal.engagement.models import EscalationTarget
+
+        self.fields["target"].queryset = EscalationTarget.objects.all()
 
 
 class EnablementSessionForm(forms.ModelForm):

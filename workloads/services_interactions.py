@@ -118,17 +118,19 @@ def comment(interaction: Interaction, author, body: str, internal: bool) -> Inte
     return entry
 
 
-def escalate(interaction: Interaction, actor, reason: str) -> None:
-    now = timezone.now()
-    Interaction.objects.filter(pk=interaction.pk).update(escalated_at=now, last_activity_at=now)
-    interaction.escalated_at = now
-    InteractionComment.objects.create(
-        interaction=interaction, kind=HistoryKind.ESCALATION, author=_user(actor), body=reason,
-        internal=interaction.visibility != "shared",
-    )
-    _timeline(interaction, f"Escalated: {interaction.summary}", actor, body=reason)
-    notify(_event(interaction, "interaction.escalated",
-                  f"Escalated at {interaction.organization}: {interaction.summary}", reason))
+def escalate(interaction: Interaction, actor, reason: str, target=None):
+    """Raise an escalation record (portal.engagement); without a target it goes to the account team.
+
+    Everything about it is internal: the history entry, the timeline entry and the notification.
+    """
+    from portal.engagement import services as engagement
+    from portal.engagement import targets
+    from portal.engagement.models import EscalationTarget
+
+    if target is None:
+        target = EscalationTarget.objects.filter(slug=targets.LEGACY_TARGET).first() \
+            or targets.sync(EscalationTarget)[targets.LEGACY_TARGET]
+    return engagement.raise_escalation(interaction, actor, target, reason)
 
 
 def _user(user):

@@ -55,6 +55,17 @@ def _lessons(f: dict) -> Table:
             [[r["organization"], r["summary"], r["lesson"]] for r in f["lessons"]])
 
 
+def _outcomes(f: dict) -> Table:
+    from portal.engagement.choices import MilestoneKind
+    from portal.engagement.outcomes import models_label
+
+    kinds = MilestoneKind.choices
+    header = ["Organization", *[label for _, label in kinds], "Trained models"]
+    rows = [[o["organization"], *[o["milestones"].get(k, "") for k, _ in kinds], models_label(o["models"])]
+            for o in f.get("outcomes", [])]  # reviews frozen before outcomes existed have none
+    return header, rows
+
+
 TABLES: dict[str, tuple[str, Callable[[dict], Table]]] = {
     "organizations": ("Organizations", _organizations),
     "totals": ("Program totals by instance type", _totals),
@@ -62,6 +73,7 @@ TABLES: dict[str, tuple[str, Callable[[dict], Table]]] = {
     "heatmap": ("Common challenges", _heatmap),
     "outstanding": ("Outstanding inquiries", _outstanding),
     "lessons": ("Lessons learned this week", _lessons),
+    "outcomes": ("Outcomes", _outcomes),
 }
 
 

@@ -340,6 +340,13 @@ def lessons(scope: Scope, limit: int = LESSONS_LIMIT) -> list[dict]:
              "url": _interaction_url(r["id"])} for r in rows]
 
 
+def outcomes(scope: Scope) -> list[dict]:
+    """Milestones and trained models per organization (portal.engagement)."""
+    from portal.engagement import outcomes as engagement_outcomes
+
+    return engagement_outcomes.figures(scope.user)
+
+
 def heatmap(scope: Scope, org_rows: list[dict]) -> dict:
     """Challenge tags × organizations: interactions in the window and in the window before it."""
     Interaction = interaction_model()
@@ -459,6 +466,7 @@ def overview(user, *, window: int = DEFAULT_WINDOW, now: datetime.datetime | Non
         "heatmap": heatmap(scope, org_rows),
         "outstanding": outstanding(scope),
         "lessons": lessons(scope),
+        "outcomes": outcomes(scope),
         "charts": {
             "open_per_week": interactions["per_week"],
             "launches_per_day": clusters["per_day"],

@@ -9,6 +9,7 @@ from django.db import models
 from django.urls import reverse
 from django.utils import timezone
 
+from portal.engagement.models.cycle import cycle_field
 from portal.querysets import RestrictedQuerySet
 
 
@@ -25,6 +26,7 @@ class WeeklyReview(models.Model):
     """
 
     week_start = models.DateField(unique=True, help_text="The Monday of the week reviewed.")
+    cycle = cycle_field("weekly_reviews")
     frozen_at = models.DateTimeField(default=timezone.now)
     frozen_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL,
                                   related_name="+")

@@ -40,6 +40,7 @@ INSTALLED_APPS = [
     "clusters",
     "clusters.health",
     "portal.review",
+    "portal.engagement",
 ]
 
 MIDDLEWARE = [
@@ -236,6 +237,11 @@ AWS_ROLE_SESSION_NAME = env("AWS_ROLE_SESSION_NAME", default="geniac-portal")
 EMAIL_BACKEND = env("EMAIL_BACKEND", default="django.core.mail.backends.console.EmailBackend")
 DEFAULT_FROM_EMAIL = env("DEFAULT_FROM_EMAIL", default="portal@geniac.invalid")
 SLACK_WEBHOOK_URL = env("SLACK_WEBHOOK_URL", default="")
+# The Slack bridge (portal/engagement/slack.py): the app's signing secret verifies every inbound request; the
+# bot token calls the Web API at SLACK_API_URL (a local stand-in in tests).
+SLACK_SIGNING_SECRET = env("SLACK_SIGNING_SECRET", default="")
+SLACK_BOT_TOKEN = env("SLACK_BOT_TOKEN", default="")
+SLACK_API_URL = env("SLACK_API_URL", default="https://slack.com/api/")
 
 # Content Security Policy: scripts only from this origin (htmx, vendored chart library, page scripts
 # under static/js); no eval. Style attributes are allowed for server-computed bar widths only.

@@ -12,6 +12,7 @@ from rest_framework.response import Response
 
 from portal import access
 from portal.api.base import PortalModelViewSet, PortalReadOnlyViewSet, PortalViewSetMixin
+from portal.engagement.models import EscalationTarget
 from workloads import services_interactions as services
 from workloads.filtersets_interactions import InteractionFilterSet
 from workloads.models import (
@@ -36,13 +37,14 @@ class InteractionSerializer(serializers.ModelSerializer):
     url = serializers.HyperlinkedIdentityField(view_name="interactions-api:interaction-detail")
     age_hours = serializers.SerializerMethodField()
     first_response_hours = serializers.SerializerMethodField()
+    slack_thread_url = serializers.SerializerMethodField(help_text="The Slack thread it was logged from, if any.")
 
     class Meta:
         model = Interaction
         fields = ["id", "url", "organization", "workload", "kind", "summary", "body", "occurred_at", "status", "severity",
                   "owner", "tags", "support_case_id", "resolution", "lesson", "visibility", "escalated_at",
                   "first_response_at", "resolved_at", "last_activity_at", "support_status", "sync_status",
-                  "sync_error", "synced_at", "created", "updated", "age_hours", "first_response_hours"]
+                  "sync_error", "synced_at", "created", "updated", "age_hours", "first_response_hours", "slack_thread_url"]
         read_only_fields = ["escalated_at", "first_response_at", "resolved_at", "last_activity_at", "support_status",
                             "sync_status", "sync_error", "synced_at", "created", "updated"]
 
@@ -53,6 +55,17 @@ class InteractionSerializer(serializers.ModelSerializer):
             # Only workloads the caller may see can be named (no hint that others exist).
             fields["workload"].queryset = Workload.objects.restrict(request.user)
         return fields
+
+    def to_representation(self, instance):
+        data = super().to_representation(instance)
+        request = self.context.get("request")
+        if request is not None and not access.sees_internal(request.user, instance.organization_id):
+            data["escalated_at"] = None  # escalations are internal; customers never learn of them
+        return data
+
+    def get_slack_thread_url(self, obj) -> str | None:
+        thread = getattr(obj, "slack_thread", None)  # a missing one-to-one is an AttributeError too
+        return thread.permalink if thread is not None else None
 
     def get_age_hours(self, obj) -> float:
         return round(obj.age.total_seconds() / 3600, 1)
@@ -88,10 +101,14 @@ class InteractionCommentSerializer(serializers.ModelSerializer):
 
 class EscalationSerializer(serializers.Serializer):
     reason = serializers.CharField(max_length=5000)
+    target = serializers.SlugRelatedField(
+        slug_field="slug", queryset=EscalationTarget.objects.all(), required=False,
+        help_text="The team asked (see /api/engagement/targets/); the account manager when omitted.",
+    )
 
 
 class InteractionViewSet(PortalModelViewSet):
-    queryset = Interaction.objects.select_related("owner").prefetch_related("tags")
+    queryset = Interaction.objects.select_related("owner", "slack_thread").prefetch_related("tags")
     serializer_class = InteractionSerializer
     filterset_class = InteractionFilterSet
     ordering_fields = ["occurred_at", "last_activity_at", "severity"]
@@ -140,7 +157,8 @@ class InteractionViewSet(PortalModelViewSet):
         if not interaction.is_open:
             raise serializers.ValidationError({"status": "Only open interactions can be escalated."})
         with transaction.atomic():
-            services.escalate(interaction, request.user, serializer.validated_data["reason"])
+            services.escalate(interaction, request.user, serializer.validated_data["reason"],
+                              serializer.validated_data.get("target"))
         return Response(InteractionSerializer(interaction, context={"request": request}).data)
 
     def check_object_permissions(self, request, obj):

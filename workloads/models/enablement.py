@@ -6,6 +6,7 @@ from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
 from django.urls import reverse
 
+from portal.engagement.models.cycle import cycle_field
 from portal.querysets import RestrictedQuerySet
 from workloads.choices_interactions import EnablementKind
 
@@ -20,6 +21,7 @@ class EnablementSession(models.Model):
     description = models.TextField(blank=True)
     date = models.DateField()
     audience = models.ManyToManyField("portal.Organization", related_name="enablement_sessions")
+    cycle = cycle_field("enablement_sessions")
     created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
     created = models.DateTimeField(auto_now_add=True)
 

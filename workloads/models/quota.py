@@ -13,6 +13,7 @@ from simple_history.models import HistoricalRecords
 
 from portal import locks
 from portal.choices import REGION_CHOICES
+from portal.engagement.models.cycle import cycle_field
 from portal.querysets import RestrictedQuerySet
 from workloads import validators
 from workloads.choices import RequestStatus, ReservationKind
@@ -48,6 +49,7 @@ class InstanceQuota(DatedCapacityMixin, models.Model):
     """N instances of type T in region R for an organization, from one date to another."""
 
     organization = models.ForeignKey("portal.Organization", on_delete=models.PROTECT, related_name="instance_quotas")
+    cycle = cycle_field("instance_quotas")
     instance_type_name = models.CharField(max_length=32, validators=[validators.validate_instance_type])
     region = models.CharField(max_length=32, choices=REGION_CHOICES, validators=[validators.validate_region])
     count = models.PositiveIntegerField(validators=[validators.validate_positive])
@@ -96,6 +98,7 @@ class CapacityReservation(DatedCapacityMixin, models.Model):
     """An On-Demand Capacity Reservation or a Capacity Block for ML (both have ids ``cr-…``)."""
 
     organization = models.ForeignKey("portal.Organization", on_delete=models.PROTECT, related_name="capacity_reservations")
+    cycle = cycle_field("capacity_reservations")
     reservation_id = models.CharField(
         max_length=200, validators=[RegexValidator(
             f"{RESERVATION_ID_RE}|{TRAINING_PLAN_ARN_RE}",

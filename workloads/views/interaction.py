@@ -64,6 +64,10 @@ class InteractionView(ObjectView):
         ctx["sees_internal"] = access.sees_internal(user, obj.organization_id)
         ctx["comment_form"] = CommentForm()
         ctx["escalate_form"] = EscalateForm()
+        from portal.engagement.models import Escalation
+
+        ctx["escalations"] = Escalation.objects.restrict(user).filter(interaction=obj).select_related(
+            "target", "assignee")
         if ctx["can_change"]:
             chosen = {t.pk for t in obj.tags.all()}
             ctx["suggested_tags"] = [
@@ -197,7 +201,7 @@ class EscalateView(_InteractionAction):
             messages.error(request, "Say why the interaction is escalated.")
             return redirect(self.object.get_absolute_url())
         with transaction.atomic():
-            services.escalate(self.object, request.user, form.cleaned_data["reason"])
+            services.escalate(self.object, request.user, form.cleaned_data["reason"], form.cleaned_data["target"])
         messages.success(request, "Escalated.")
         return redirect(self.object.get_absolute_url())
 

@@ -1,0 +1,76 @@
+from django.contrib import admin
+
+from portal.engagement.models import (
+    Cycle,
+    CycleParticipation,
+    Escalation,
+    EscalationTarget,
+    Milestone,
+    SlackChannelLink,
+    SlackUserLink,
+    Specialist,
+    TrainedModel,
+)
+
+
+class SpecialistInline(admin.TabularInline):
+    model = Specialist
+    extra = 0
+    autocomplete_fields = ["user"]
+
+
+@admin.register(EscalationTarget)
+class EscalationTargetAdmin(admin.ModelAdmin):
+    """Targets come from portal/engagement/targets.py; staff manage who answers for each team here."""
+
+    list_display = ("name", "slug", "kind")
+    readonly_fields = ("slug",)
+    inlines = [SpecialistInline]
+
+
+@admin.register(Escalation)
+class EscalationAdmin(admin.ModelAdmin):
+    list_display = ("interaction", "target", "state", "assignee", "requested_at")
+    list_filter = ("state", "target")
+    raw_id_fields = ("interaction", "assignee", "requested_by")
+
+
+@admin.register(SlackChannelLink)
+class SlackChannelLinkAdmin(admin.ModelAdmin):
+    """Staff link a Slack channel to its organization; the bridge logs messages of linked channels only."""
+
+    list_display = ("name", "channel_id", "organization", "customer_facing")
+    list_filter = ("customer_facing",)
+
+
+@admin.register(SlackUserLink)
+class SlackUserLinkAdmin(admin.ModelAdmin):
+    """A Slack user sees nothing through the bridge until staff map them to a portal user here."""
+
+    list_display = ("slack_user_id", "team_id", "user")
+    autocomplete_fields = ["user"]
+
+
+class ParticipationInline(admin.TabularInline):
+    model = CycleParticipation
+    extra = 0
+    filter_horizontal = ["lead_sas"]
+
+
+@admin.register(Cycle)
+class CycleAdmin(admin.ModelAdmin):
+    list_display = ("name", "number", "status", "starts_on", "ends_on")
+    inlines = [ParticipationInline]
+    filter_horizontal = ["blueprints"]
+
+
+@admin.register(Milestone)
+class MilestoneAdmin(admin.ModelAdmin):
+    list_display = ("organization", "cycle", "kind", "reached_on")
+    list_filter = ("cycle", "kind")
+
+
+@admin.register(TrainedModel)
+class TrainedModelAdmin(admin.ModelAdmin):
+    list_display = ("name", "organization", "cycle", "parameters_billions", "instance_type", "instance_count")
+    list_filter = ("cycle", "modality")

@@ -1,0 +1,21 @@
+"""The engagement model around the organizations: escalations to specialist and service teams, program
+cycles and outcomes. Its own app (label ``engagement``) so its migrations stay apart from the others'."""
+from django.apps import AppConfig
+
+
+class EngagementConfig(AppConfig):
+    name = "portal.engagement"
+    label = "engagement"
+    verbose_name = "Engagement"
+
+    def ready(self) -> None:
+        from portal import notifications, sections
+        from portal.engagement import sections as engagement
+        from portal.engagement import slack, tasks  # noqa: F401 - registers the Celery task
+
+        sections.register(sections.ORGANIZATION_PAGE, "engagement/htmx/org_outcomes_section.html",
+                          engagement.organization_outcomes_section, order=70)
+        sections.register(sections.LEAD_HOME, "engagement/htmx/lead_escalations.html",
+                          engagement.lead_escalations_section, order=15)
+        if slack.thread_listener not in notifications.LISTENERS:
+            notifications.LISTENERS.append(slack.thread_listener)

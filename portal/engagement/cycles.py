@@ -1,0 +1,128 @@
+"""Program cycles: the active cycle, starting the next one, and the figures of a cycle's report.
+
+Starting the next cycle happens in one transaction under a lock on the active cycle's row: the active cycle is
+archived and the next one created active (a partial unique constraint allows one active cycle), so two program
+managers pressing the button at once start one cycle, not two.
+"""
+from __future__ import annotations
+
+import datetime
+
+from django.db import transaction
+from django.db.models import Avg, Count, Q
+from django.utils import timezone
+
+from portal.engagement.choices import CycleStatus, MilestoneKind
+from portal.engagement.models import Cycle, CycleParticipation, Milestone, TrainedModel
+
+
+class CycleError(Exception):
+    """The next cycle cannot start (no active cycle, no organization continues, a bad date)."""
+
+
+def active() -> Cycle | None:
+    return Cycle.objects.filter(status=CycleStatus.ACTIVE).first()
+
+
+def lessons_of(cycle: Cycle) -> str:
+    """The lessons learned recorded during ``cycle`` by its organizations, as Markdown bullets."""
+    from workloads.models import Interaction
+
+    qs = Interaction.objects.filter(organization__participations__cycle=cycle).exclude(lesson="")
+    if cycle.starts_on:
+        qs = qs.filter(occurred_at__date__gte=cycle.starts_on)
+    if cycle.ends_on:
+        qs = qs.filter(occurred_at__date__lte=cycle.ends_on)
+    rows = qs.select_related("organization").order_by("occurred_at", "id")
+    return "\n".join(f"- **{i.organization.name}**, {i.summary}: {i.lesson.strip()}" for i in rows)
+
+
+def start_next(user, *, continuing: list[int], name: str = "", starts_on: datetime.date | None = None) -> Cycle:
+    """Archive the active cycle and start the next with the continuing organizations (ids), their lead SAs
+    and the active cycle's blueprints; its lessons learned are carried over."""
+    today = timezone.localdate()
+    starts_on = starts_on or today
+    with transaction.atomic():
+        current = Cycle.objects.select_for_update().filter(status=CycleStatus.ACTIVE).first()
+        if current is None:
+            raise CycleError("There is no active cycle to follow.")
+        if current.starts_on and starts_on < current.starts_on:
+            raise CycleError("The next cycle cannot start before the current one.")
+        participations = list(current.participations.filter(organization_id__in=continuing)
+                              .select_related("organization").prefetch_related("lead_sas"))
+        if not participations:
+            raise CycleError("Choose at least one organization that continues.")
+        if len(participations) != len(set(continuing)):
+            raise CycleError("Some of the organizations chosen do not take part in the current cycle.")
+        number = current.number + 1
+        name = name.strip() or f"Cycle {number}"
+        if Cycle.objects.filter(Q(number=number) | Q(name=name)).exists():
+            raise CycleError(f"A cycle numbered {number} or named “{name}” already exists.")
+        lessons = lessons_of(current)
+        if current.lessons_carried:
+            lessons = f"{current.lessons_carried}\n{lessons}".strip()
+        current.status = CycleStatus.ARCHIVED
+        current.ends_on = current.ends_on or max(starts_on - datetime.timedelta(days=1), current.starts_on or today)
+        current.save(update_fields=["status", "ends_on"])
+        nxt = Cycle.objects.create(number=number, name=name, status=CycleStatus.ACTIVE, starts_on=starts_on,
+                                   lessons_carried=lessons)
+        nxt.blueprints.set(current.blueprints.all())
+        for old in participations:
+            new = CycleParticipation.objects.create(cycle=nxt, organization=old.organization)
+            new.lead_sas.set(old.lead_sas.all())
+    return nxt
+
+
+def report(cycle: Cycle) -> dict:
+    """What a cycle achieved, per organization: outcomes, launches, support and satisfaction.
+
+    A fixed number of queries whatever the number of organizations (grouped counts, then Python)."""
+    from clusters.models import Cluster
+    from workloads.models import EnablementAttendance, EnablementSession, Interaction
+
+    orgs = list(cycle.participations.select_related("organization").order_by("organization__name"))
+    ids = [p.organization_id for p in orgs]
+    rows = {p.organization_id: {"organization": p.organization.name, "slug": p.organization.slug,
+                                "milestones": {}, "models": [], "clusters": 0, "launch_failures": 0,
+                                "interactions": 0, "resolved": 0, "escalations": 0, "satisfaction": None}
+            for p in orgs}
+    for m in Milestone.objects.filter(cycle=cycle, organization_id__in=ids):
+        rows[m.organization_id]["milestones"][m.kind] = m.reached_on.isoformat()
+    for t in TrainedModel.objects.filter(cycle=cycle, organization_id__in=ids).order_by("name"):
+        rows[t.organization_id]["models"].append(
+            f"{t.name} ({float(t.parameters_billions):g}B {t.get_modality_display()}, {t.instance_count} × {t.instance_type})")
+    for r in (Cluster.objects.filter(cycle=cycle, organization_id__in=ids).values("organization_id")
+              .annotate(n=Count("id"), failed=Count("id", filter=Q(state="failed"))).order_by()):
+        rows[r["organization_id"]].update(clusters=r["n"], launch_failures=r["failed"])
+    support = Interaction.objects.filter(organization_id__in=ids)
+    if cycle.starts_on:
+        support = support.filter(occurred_at__date__gte=cycle.starts_on)
+    if cycle.ends_on:
+        support = support.filter(occurred_at__date__lte=cycle.ends_on)
+    for r in (support.values("organization_id").annotate(
+            n=Count("id", distinct=True), resolved=Count("id", filter=Q(status="resolved"), distinct=True),
+            escalated=Count("escalations", distinct=True)).order_by()):
+        rows[r["organization_id"]].update(interactions=r["n"], resolved=r["resolved"], escalations=r["escalated"])
+    for r in (EnablementAttendance.objects.filter(session__cycle=cycle, organization_id__in=ids)
+              .exclude(satisfaction=None).values("organization_id").annotate(avg=Avg("satisfaction")).order_by()):
+        rows[r["organization_id"]]["satisfaction"] = round(float(r["avg"]), 2)
+    sessions = EnablementSession.objects.filter(cycle=cycle).aggregate(
+        n=Count("id", distinct=True), score=Avg("attendances__satisfaction"))
+    table = list(rows.values())
+    return {
+        "cycle": {"number": cycle.number, "name": cycle.name, "status": cycle.get_status_display(),
+                  "starts_on": cycle.starts_on.isoformat() if cycle.starts_on else "",
+                  "ends_on": cycle.ends_on.isoformat() if cycle.ends_on else ""},
+        "organizations": table,
+        "totals": {
+            "organizations": len(table),
+            "models": sum(len(r["models"]) for r in table),
+            "released": sum(1 for r in table if MilestoneKind.MODEL_RELEASED in r["milestones"]),
+            "clusters": sum(r["clusters"] for r in table),
+            "launch_failures": sum(r["launch_failures"] for r in table),
+            "interactions": sum(r["interactions"] for r in table),
+            "escalations": sum(r["escalations"] for r in table),
+            "sessions": sessions["n"],
+            "satisfaction": round(float(sessions["score"]), 2) if sessions["score"] is not None else None,
+        },
+    }

@@ -1,0 +1,40 @@
+"""Forms of the engagement pages."""
+from django import forms
+
+
+class TransitionForm(forms.Form):
+    answer = forms.CharField(label="Answer", widget=forms.Textarea(attrs={"rows": 5}), max_length=20000,
+                             required=False, help_text="Markdown. Internal: the lead SA decides what to share.")
+
+
+class MilestonesForm(forms.Form):
+    """One optional date per milestone; an emptied date removes the milestone."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        from portal.engagement.choices import MilestoneKind
+        from portal.engagement.models.outcome import not_in_future
+
+        for kind, label in MilestoneKind.choices:
+            self.fields[kind] = forms.DateField(label=label, required=False, validators=[not_in_future],
+                                                widget=forms.DateInput(attrs={"type": "date"}))
+
+
+class TrainedModelForm(forms.ModelForm):
+    class Meta:
+        from portal.engagement.models import TrainedModel
+
+        model = TrainedModel
+        fields = ["name", "parameters_billions", "modality", "tokens_billions", "instance_type", "instance_count",
+                  "release_url", "released_on", "notes"]
+        widgets = {"released_on": forms.DateInput(attrs={"type": "date"}), "notes": forms.Textarea(attrs={"rows": 3})}
+
+    def clean_name(self):
+        from portal.engagement.models import TrainedModel
+
+        name = self.cleaned_data["name"].strip()
+        org_id = self.instance.organization_id
+        if org_id and TrainedModel.objects.filter(organization_id=org_id, name__iexact=name).exclude(
+                pk=self.instance.pk).exists():
+            raise forms.ValidationError("This organization already recorded a model with this name.")
+        return name

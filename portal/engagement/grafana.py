@@ -1,0 +1,49 @@
+"""Links from a cluster's health page to its organization's Grafana dashboards.
+
+The observability blueprint's stack outputs ``GrafanaEndpoint`` (https://<workspace>.grafana-workspace.<region>
+.amazonaws.com); any stack of any cluster of the organization may hold one. The dashboards are the ones the
+reference architecture imports (GPU health from DCGM, EFA, node exporter), opened through Grafana's dashboard
+search so the links do not depend on dashboard ids that differ per workspace.
+"""
+from __future__ import annotations
+
+from urllib.parse import quote, urlsplit
+
+from django.db.models import Q
+
+DASHBOARDS = (
+    ("GPU health", "GPU Health"),
+    ("EFA network", "EFA"),
+    ("Nodes", "Node Exporter"),
+)
+OUTPUT_KEY = "GrafanaEndpoint"
+
+
+def _safe(url: str) -> str | None:
+    """Only https URLs on an Amazon Managed Grafana (or other https) host: nothing a stack output could abuse."""
+    parts = urlsplit(url.strip()) if isinstance(url, str) else None
+    if parts is None or parts.scheme != "https" or not parts.netloc:
+        return None
+    return f"https://{parts.netloc}{parts.path.rstrip('/')}"
+
+
+def workspaces(user, organization) -> list[dict]:
+    """The organization's Grafana workspaces the user may see, each with its dashboard links (two queries)."""
+    from clusters.models import Cluster, Stack
+
+    found: list[str] = []
+    for outputs in Cluster.objects.restrict(user).filter(
+            organization=organization, outputs__has_key=OUTPUT_KEY).values_list("outputs", flat=True):
+        found.append(outputs.get(OUTPUT_KEY))
+    for outputs in Stack.objects.restrict(user).filter(
+            Q(cluster__organization=organization), outputs__has_key=OUTPUT_KEY).values_list("outputs", flat=True):
+        found.append(outputs.get(OUTPUT_KEY))
+    result, seen = [], set()
+    for raw in found:
+        base = _safe(raw)
+        if base is None or base in seen:
+            continue
+        seen.add(base)
+        result.append({"url": base, "host": urlsplit(base).netloc, "dashboards": [
+            (label, f"{base}/dashboards?query={quote(query)}") for label, query in DASHBOARDS]})
+    return result

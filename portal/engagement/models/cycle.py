@@ -1,0 +1,81 @@
+"""Program cycles: the program runs in cycles; organizations take part per cycle, and quotas, reservations,
+clusters, reviews, enablement and outcomes belong to one."""
+from __future__ import annotations
+
+from django.conf import settings
+from django.core.exceptions import ValidationError
+from django.db import models
+from django.urls import reverse
+
+from portal.engagement.choices import CycleStatus
+from portal.querysets import RestrictedQuerySet
+
+
+def active_cycle_id() -> int | None:
+    """The default of every ``cycle`` foreign key: new rows belong to the active cycle."""
+    return Cycle.objects.filter(status=CycleStatus.ACTIVE).values_list("pk", flat=True).first()
+
+
+def cycle_field(related_name: str = "+") -> models.ForeignKey:
+    """The ``cycle`` foreign key other apps' models carry (null only for rows of a program without a cycle)."""
+    return models.ForeignKey(
+        "engagement.Cycle", null=True, blank=True, default=active_cycle_id, on_delete=models.PROTECT,
+        related_name=related_name, help_text="The program cycle this belongs to (the active one by default).",
+    )
+
+
+class Cycle(models.Model):
+    """One cycle of the program. Exactly one is active at a time; archived ones are read-only history."""
+
+    number = models.PositiveSmallIntegerField(unique=True)
+    name = models.CharField(max_length=100, unique=True)
+    starts_on = models.DateField(null=True, blank=True)
+    ends_on = models.DateField(null=True, blank=True)
+    status = models.CharField(max_length=16, choices=CycleStatus.choices, default=CycleStatus.PLANNED)
+    lessons_carried = models.TextField(
+        "lessons carried over", blank=True, help_text="Markdown: what the previous cycle taught, copied when it began."
+    )
+    blueprints = models.ManyToManyField("clusters.Blueprint", blank=True, related_name="cycles")
+    organizations = models.ManyToManyField("portal.Organization", through="CycleParticipation", related_name="cycles")
+    created = models.DateTimeField(auto_now_add=True)
+
+    objects = RestrictedQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["-number"]
+        constraints = [
+            models.UniqueConstraint(fields=["status"], condition=models.Q(status="active"), name="one_active_cycle"),
+        ]
+
+    def __str__(self) -> str:
+        return self.name
+
+    def get_absolute_url(self) -> str:
+        return reverse("engagement:cycle_detail", kwargs={"pk": self.pk})
+
+    def clean(self) -> None:
+        if self.starts_on and self.ends_on and self.ends_on < self.starts_on:
+            raise ValidationError({"ends_on": "A cycle cannot end before it starts."})
+
+    @property
+    def is_archived(self) -> bool:
+        return self.status == CycleStatus.ARCHIVED
+
+
+class CycleParticipation(models.Model):
+    """An organization taking part in a cycle, with the lead SAs assigned to it for that cycle."""
+
+    cycle = models.ForeignKey(Cycle, on_delete=models.CASCADE, related_name="participations")
+    organization = models.ForeignKey("portal.Organization", on_delete=models.CASCADE, related_name="participations")
+    lead_sas = models.ManyToManyField(settings.AUTH_USER_MODEL, blank=True, related_name="+")
+    continues = models.BooleanField(default=True, help_text="Takes part in the next cycle when it starts.")
+    joined = models.DateTimeField(auto_now_add=True)
+
+    objects = RestrictedQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["cycle", "organization__name"]
+        constraints = [models.UniqueConstraint(fields=["cycle", "organization"], name="unique_cycle_participation")]
+
+    def __str__(self) -> str:
+        return f"{self.organization} in {self.cycle}"

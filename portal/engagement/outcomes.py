@@ -1,0 +1,81 @@
+"""Outcomes: recording milestones, and the figures the overview, the organization page and the review's PDF
+show. Milestones of one organization are saved together, in one transaction, under a lock on the
+organization row, so two people saving at once cannot leave a half-written set."""
+from __future__ import annotations
+
+import datetime
+
+from django.db import transaction
+
+from portal import timeline
+from portal.choices import TimelineKind, Visibility
+from portal.engagement.choices import MilestoneKind
+from portal.engagement.models import Milestone, TrainedModel
+from portal.models import Organization
+
+KINDS = [kind for kind, _label in MilestoneKind.choices]
+
+
+def current(organization, user=None) -> dict[str, Milestone]:
+    """The organization's milestones in the active cycle."""
+    from portal.engagement.models import active_cycle_id
+
+    qs = Milestone.objects.filter(organization=organization) if user is None else \
+        Milestone.objects.restrict(user).filter(organization=organization)
+    return {m.kind: m for m in qs.filter(cycle_id=active_cycle_id())}
+
+
+def save_milestones(organization, user, dates: dict[str, datetime.date | None]) -> list[str]:
+    """Set (or clear) each milestone's date; answer the labels of the milestones newly reached."""
+    reached = []
+    with transaction.atomic():
+        Organization.objects.select_for_update().filter(pk=organization.pk).first()
+        existing = current(organization)
+        for kind in KINDS:
+            if kind not in dates:
+                continue
+            day, row = dates[kind], existing.get(kind)
+            if day is None:
+                if row is not None:
+                    row.delete()
+                continue
+            if row is None:
+                Milestone.objects.create(organization=organization, kind=kind, reached_on=day, updated_by=user)
+                reached.append(MilestoneKind(kind).label)
+            elif row.reached_on != day:
+                row.reached_on, row.updated_by = day, user
+                row.save(update_fields=["reached_on", "updated_by", "updated"])
+        for label in reached:
+            timeline.record(organization, TimelineKind.NOTE, f"Milestone reached: {label}",
+                            visibility=Visibility.SHARED, actor=user)
+    return reached
+
+
+def figures(user) -> list[dict]:
+    """One row per organization the user sees that has any outcome: milestone dates by kind, trained models.
+
+    Two queries whatever the number of organizations (JSON-ready: a frozen review keeps them)."""
+    rows: dict[int, dict] = {}
+
+    def row_of(org) -> dict:
+        return rows.setdefault(org.pk, {"organization": org.name, "slug": org.slug, "milestones": {}, "models": []})
+
+    for m in Milestone.objects.restrict(user).select_related("organization").order_by("reached_on", "id"):
+        row_of(m.organization)["milestones"][m.kind] = m.reached_on.isoformat()
+    for t in TrainedModel.objects.restrict(user).select_related("organization").order_by("name", "id"):
+        row_of(t.organization)["models"].append({
+            "name": t.name, "parameters_billions": float(t.parameters_billions), "modality": t.get_modality_display(),
+            "tokens_billions": float(t.tokens_billions) if t.tokens_billions is not None else None,
+            "instance_type": t.instance_type, "instance_count": t.instance_count, "release_url": t.release_url,
+        })
+    for row in rows.values():
+        done = [k for k in KINDS if k in row["milestones"]]
+        row["latest"] = MilestoneKind(done[-1]).label if done else ""
+    return sorted(rows.values(), key=lambda r: r["organization"])
+
+
+def models_label(models: list[dict]) -> str:
+    return "; ".join(
+        f"{m['name']} ({m['parameters_billions']:g}B {m['modality']}, {m['instance_count']} × {m['instance_type']})"
+        for m in models
+    )

@@ -1,0 +1,34 @@
+"""Sections this app adds to other pages (registered in apps.py ready()).
+
+- the lead SA's home: the open escalations of the organizations they lead, oldest first, with their state.
+"""
+from __future__ import annotations
+
+from portal import access
+from portal.engagement.models import Escalation
+
+LEAD_LIMIT = 25
+
+
+def lead_escalations_section(request) -> dict:
+    led = access._roles(request.user).get(access.LEAD_SA, frozenset())
+    rows = list(Escalation.objects.restrict(request.user).open().filter(interaction__organization_id__in=led)
+                .select_related("target", "assignee", "interaction__organization")
+                .order_by("requested_at", "id")[:LEAD_LIMIT])
+    return {"escalations": rows}
+
+
+def organization_outcomes_section(request, organization) -> dict:
+    from portal.engagement import outcomes
+    from portal.engagement.choices import MilestoneKind
+    from portal.engagement.models import Milestone, TrainedModel
+
+    reached = outcomes.current(organization, request.user)
+    return {
+        "organization": organization,
+        "milestones": [(kind, label, reached.get(kind)) for kind, label in MilestoneKind.choices],
+        "any_milestone": bool(reached),
+        "trained_models": list(TrainedModel.objects.restrict(request.user).filter(organization=organization)),
+        "can_change": access.can_in_organization(request.user, access.CHANGE, Milestone, organization.pk),
+    }
+

@@ -1,0 +1,147 @@
+"""Escalations: raising one, and moving it through requested → accepted → answered → closed.
+
+Views, the API and the legacy "escalate" action all come here. Every state change is a compare-and-set on
+the row's state, so the check (this transition is allowed from where the escalation stands) and the write
+happen in one statement; a concurrent change makes the second one fail with :class:`TransitionError`.
+Everything recorded about an escalation is internal: customers never see it.
+"""
+from __future__ import annotations
+
+from django.utils import timezone
+
+from portal import access, timeline
+from portal.choices import TimelineKind, Visibility
+from portal.engagement.choices import TRANSITIONS, EscalationState
+from portal.engagement.models import Escalation, EscalationTarget
+from portal.notifications import Event, notify
+
+
+class TransitionError(Exception):
+    """A transition that is unknown, not allowed from the current state, or not allowed to this user."""
+
+
+STAMPS = {
+    EscalationState.ACCEPTED: "accepted_at",
+    EscalationState.ANSWERED: "answered_at",
+    EscalationState.CLOSED: "closed_at",
+}
+
+
+def may_answer(user, escalation: Escalation) -> bool:
+    """Specialists of the escalation's team (and staff) work on it."""
+    return access.is_staff(user) or escalation.target_id in access.teams(user)
+
+
+def may_own(user, escalation: Escalation) -> bool:
+    """Lead SAs of the interaction's organization (and staff) raise, follow up and close."""
+    return access.is_staff(user) or escalation.interaction.organization_id in access._roles(user).get(
+        access.LEAD_SA, frozenset())
+
+
+def allowed_by_role(user, escalation: Escalation, name: str) -> bool:
+    """Whether the user's role allows transition ``name`` at all (regardless of the current state)."""
+    who = TRANSITIONS[name][2]
+    return (may_answer if who == "team" else may_own)(user, escalation)
+
+
+def allowed_transitions(user, escalation: Escalation) -> list[str]:
+    names = []
+    for name, (sources, _target, who) in TRANSITIONS.items():
+        if escalation.state in sources and (may_answer if who == "team" else may_own)(user, escalation):
+            names.append(name)
+    return names
+
+
+def _history(interaction, actor, title: str, body: str = "", state: str = "") -> None:
+    from workloads.choices_interactions import HistoryKind
+    from workloads.models import InteractionComment
+
+    InteractionComment.objects.create(
+        interaction=interaction, kind=HistoryKind.ESCALATION, author=actor if _signed_in(actor) else None,
+        body=body, new_value=state[:200], internal=True,
+    )
+    timeline.record(interaction.organization_id, TimelineKind.INTERACTION, title, source=interaction,
+                    visibility=Visibility.INTERNAL, severity=interaction.severity, actor=_user(actor))
+
+
+def _user(user):
+    return user if _signed_in(user) else None
+
+
+def _signed_in(user) -> bool:
+    return bool(user is not None and getattr(user, "is_authenticated", False))
+
+
+def raise_escalation(interaction, actor, target: EscalationTarget, question: str) -> Escalation:
+    """Call inside a transaction, after checking the actor may change the interaction."""
+    question = question.strip()
+    if not question:
+        raise ValueError("An escalation needs a question.")
+    now = timezone.now()
+    escalation = Escalation.objects.create(
+        interaction=interaction, target=target, question=question, requested_by=_user(actor),
+        requested_at=now, state_changed_at=now,
+    )
+    from workloads.models import Interaction
+
+    updates = {"last_activity_at": now}
+    if interaction.escalated_at is None:
+        updates["escalated_at"] = now
+    Interaction.objects.filter(pk=interaction.pk).update(**updates)
+    for name, value in updates.items():
+        setattr(interaction, name, value)
+    _history(interaction, actor, f"Escalated to {target}: {interaction.summary}", question,
+             f"{target} · {escalation.get_state_display()}")
+    notify(Event(
+        kind="interaction.escalated", title=f"Escalated to {target} at {interaction.organization}: {interaction.summary}",
+        organization_id=interaction.organization_id, severity=interaction.severity, body=question[:500],
+        url=escalation.get_absolute_url(), visibility=Visibility.INTERNAL,
+        extra={"interaction": interaction.pk, "escalation": escalation.pk, "target": target.slug},
+    ))
+    return escalation
+
+
+def transition(escalation: Escalation, actor, name: str, answer: str = "") -> Escalation:
+    """Take transition ``name`` (see ``choices.TRANSITIONS``); raises TransitionError when it may not happen."""
+    if name not in TRANSITIONS:
+        raise TransitionError(f"Unknown transition “{name}”.")
+    sources, target_state, who = TRANSITIONS[name]
+    if not allowed_by_role(actor, escalation, name):
+        raise TransitionError("Only the escalation's team may do this." if who == "team"
+                              else "Only a lead SA of the organization may do this.")
+    answer = (answer or "").strip()
+    if name == "answer" and not answer:
+        raise TransitionError("An answer cannot be empty.")
+    now = timezone.now()
+    updates: dict = {"state": target_state, "state_changed_at": now}
+    if target_state in STAMPS:
+        updates[STAMPS[target_state]] = now
+    if name == "accept" and escalation.assignee_id is None:
+        updates["assignee"] = actor
+    if name == "release":
+        updates["assignee"] = None
+    if name == "answer":
+        updates["answer"] = answer
+        if escalation.assignee_id is None:
+            updates["assignee"] = actor
+    changed = Escalation.objects.filter(pk=escalation.pk, state__in=sources).update(**updates)
+    if changed != 1:
+        escalation.refresh_from_db(fields=["state"])
+        raise TransitionError(f"The escalation is {escalation.get_state_display().lower()}: it cannot {name.replace('_', ' ')}.")
+    escalation.refresh_from_db()
+    label = escalation.get_state_display().lower()
+    _history(escalation.interaction, actor, f"Escalation to {escalation.target} {label}: {escalation.interaction.summary}",
+             answer if name == "answer" else "", f"{escalation.target} · {escalation.get_state_display()}")
+    return escalation
+
+
+def open_by_target(user) -> list[dict]:
+    """Open escalations the user may see, grouped by target, oldest first within each (the weekly review)."""
+    rows = list(Escalation.objects.restrict(user).open().select_related(
+        "target", "assignee", "interaction__organization").order_by("target__name", "requested_at", "id"))
+    groups: dict[int, dict] = {}
+    for row in rows:
+        group = groups.setdefault(row.target_id, {"target": row.target, "rows": [], "oldest": None})
+        group["rows"].append(row)
+        group["oldest"] = group["oldest"] or row.age
+    return list(groups.values())

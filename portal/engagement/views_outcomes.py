@@ -1,0 +1,95 @@
+"""Outcome pages: an organization's milestones and trained models (customers update their own), the
+program-wide outcomes table, and the trained-model form."""
+from __future__ import annotations
+
+from django.contrib import messages
+from django.core.exceptions import PermissionDenied
+from django.shortcuts import get_object_or_404, redirect, render
+from django.views import View
+from django.views.generic import TemplateView
+
+from portal import access
+from portal.engagement import outcomes
+from portal.engagement.choices import MilestoneKind
+from portal.engagement.forms import MilestonesForm, TrainedModelForm
+from portal.engagement.models import Milestone, TrainedModel
+from portal.generic import ObjectEditView
+from portal.models import Organization
+
+
+class OutcomesView(View):
+    """GET: the organization's milestones and trained models; POST: save the milestone dates."""
+
+    template_name = "engagement/outcomes.html"
+
+    def dispatch(self, request, *args, **kwargs):
+        self.organization = get_object_or_404(Organization.objects.restrict(request.user), slug=kwargs["slug"])
+        self.can_change = access.can_in_organization(request.user, access.CHANGE, Milestone, self.organization.pk)
+        return super().dispatch(request, *args, **kwargs)
+
+    def render_page(self, form, status=200):
+        reached = outcomes.current(self.organization, self.request.user)
+        rows = [(kind, label, reached.get(kind)) for kind, label in MilestoneKind.choices]
+        models = TrainedModel.objects.restrict(self.request.user).filter(organization=self.organization)
+        return render(self.request, self.template_name, {
+            "organization": self.organization, "milestones": rows, "trained_models": models,
+            "form": form if self.can_change else None, "can_change": self.can_change,
+        }, status=status)
+
+    def get(self, request, slug):
+        initial = {kind: m.reached_on for kind, m in outcomes.current(self.organization, request.user).items()}
+        return self.render_page(MilestonesForm(initial=initial))
+
+    def post(self, request, slug):
+        if not self.can_change:
+            raise PermissionDenied("You may not record this organization's outcomes.")
+        form = MilestonesForm(request.POST)
+        if not form.is_valid():
+            return self.render_page(form, status=400)
+        reached = outcomes.save_milestones(self.organization, request.user, form.cleaned_data)
+        messages.success(request, "Milestones saved." + (f" Reached: {', '.join(reached)}." if reached else ""))
+        return redirect("engagement:outcomes", slug=self.organization.slug)
+
+
+class OutcomeListView(TemplateView):
+    """Every organization the user sees that has outcomes: milestones reached and models trained."""
+
+    template_name = "engagement/outcome_list.html"
+
+    def get_context_data(self, **kwargs):
+        ctx = super().get_context_data(**kwargs)
+        ctx["rows"] = outcomes.figures(self.request.user)
+        ctx["kinds"] = MilestoneKind.choices
+        return ctx
+
+
+class TrainedModelEditView(ObjectEditView):
+    queryset = TrainedModel.objects.select_related("organization")
+    form_class = TrainedModelForm
+    template_name = "engagement/trainedmodel_form.html"
+
+    def dispatch(self, request, *args, **kwargs):
+        self.organization = None
+        if "org" in kwargs:
+            self.organization = get_object_or_404(Organization.objects.restrict(request.user), slug=kwargs["org"])
+            if not access.can_in_organization(request.user, access.CHANGE, TrainedModel, self.organization.pk):
+                raise PermissionDenied("You may not record this organization's models.")
+        return super().dispatch(request, *args, **kwargs)
+
+    def get_form_kwargs(self):
+        kwargs = super().get_form_kwargs()
+        if self.object is None:
+            kwargs["instance"] = TrainedModel(organization=self.organization)
+        return kwargs
+
+    def form_invalid(self, form):
+        return self.render_to_response(self.get_context_data(form=form), status=400)
+
+    def form_valid(self, form):
+        form.instance.updated_by = self.request.user
+        return super().form_valid(form)
+
+    def get_context_data(self, **kwargs):
+        ctx = super().get_context_data(**kwargs)
+        ctx["organization"] = self.organization or self.object.organization
+        return ctx

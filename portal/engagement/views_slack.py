@@ -1,0 +1,59 @@
+"""Endpoints Slack calls: the message shortcut (interactivity) and the slash command.
+
+Not behind the sign-in (Slack is the caller) and exempt from CSRF (Slack cannot send a token): each request
+is verified with the signing secret and timestamp instead, and refused with 403 before anything is read
+when the signature does not match.
+"""
+from __future__ import annotations
+
+from django.contrib.auth.decorators import login_not_required
+from django.http import HttpResponse, HttpResponseForbidden, JsonResponse
+from django.views.decorators.csrf import csrf_exempt
+from django.views.decorators.http import require_POST
+
+from portal.engagement import slack
+
+
+def _ephemeral(text: str) -> JsonResponse:
+    return JsonResponse({"response_type": "ephemeral", "text": text})
+
+
+@csrf_exempt
+@login_not_required
+@require_POST
+def interactivity(request):
+    """Slack's interactivity endpoint: the "Log in the portal" message shortcut. The outcome is told to the
+    user as an ephemeral message in the channel; Slack itself only needs the 200."""
+    from slack_sdk.errors import SlackClientError
+
+    if not slack.verified(request.body, request.headers):
+        return HttpResponseForbidden("Invalid Slack signature.")
+    try:
+        payload = slack.parse_payload(request.POST)
+    except slack.SlackRefused as exc:
+        return HttpResponse(str(exc), status=400)
+    if payload.get("type") != "message_action" or payload.get("callback_id") != slack.SHORTCUT_CALLBACK:
+        return HttpResponse(status=204)
+    try:
+        interaction, created = slack.log_message(payload)
+        text = ("Logged as an interaction: " if created else "This thread is already logged: ") + \
+            request.build_absolute_uri(interaction.get_absolute_url())
+    except slack.SlackRefused as exc:
+        text = str(exc)
+    except (SlackClientError, OSError) as exc:  # Slack's Web API failed: nothing was saved
+        text = f"Slack could not be read, nothing was logged: {exc}"
+    slack.tell(payload, text)
+    return HttpResponse(status=200)
+
+
+@csrf_exempt
+@login_not_required
+@require_POST
+def command(request):
+    """Slack's slash command endpoint: an organization's status, for its members only."""
+    if not slack.verified(request.body, request.headers):
+        return HttpResponseForbidden("Invalid Slack signature.")
+    try:
+        return _ephemeral(slack.command(request.POST))
+    except slack.SlackRefused as exc:
+        return _ephemeral(str(exc))

@@ -1,0 +1,28 @@
+"""Factories for escalations and specialists."""
+import factory
+from factory.django import DjangoModelFactory
+
+from portal.engagement import targets
+from portal.engagement.models import Escalation, EscalationTarget, Specialist
+from tests.factories import UserFactory
+from tests.workloads.factories_interactions import InteractionFactory
+
+
+def target(slug: str = "frameworks") -> EscalationTarget:
+    """A curated target (the data migration loads them; a flushed database gets them again here)."""
+    return EscalationTarget.objects.filter(slug=slug).first() or targets.sync(EscalationTarget)[slug]
+
+
+def specialist(username: str, slug: str = "frameworks"):
+    user = UserFactory(username=username)
+    Specialist.objects.get_or_create(user=user, target=target(slug))
+    return user
+
+
+class EscalationFactory(DjangoModelFactory):
+    class Meta:
+        model = Escalation
+
+    interaction = factory.SubFactory(InteractionFactory)
+    target = factory.LazyFunction(target)
+    question = factory.Sequence(lambda n: f"Question {n}")
