@@ -85,6 +85,10 @@ class CommentForm(forms.Form):
 
 class EscalateForm(forms.Form):
     reason = forms.CharField(label="Why escalate", widget=forms.Textarea(attrs={"rows": 2}), max_length=5000)
+    internal = forms.BooleanField(
+        label="Internal (lead SAs and program managers only)", required=False, initial=True,
+        help_text="Untick to show the reason to the customer as well.",
+    )
 
 
 class EnablementSessionForm(forms.ModelForm):

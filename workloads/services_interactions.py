@@ -110,24 +110,36 @@ def comment(interaction: Interaction, author, body: str, internal: bool) -> Inte
         interaction=interaction, kind=HistoryKind.COMMENT, author=_user(author), body=body, internal=internal
     )
     updates = {"last_activity_at": entry.created}
-    if interaction.first_response_at is None and _is_responder(author, interaction) \
-            and author.pk != interaction.created_by_id:
+    # The first response is the program side's first comment the customer can read (an internal note answers
+    # nobody); whoever logged the interaction, a lead SA's shared answer is the response.
+    answers = not internal or interaction.visibility != "shared"
+    if interaction.first_response_at is None and answers and _is_responder(author, interaction):
         updates["first_response_at"] = entry.created
+        interaction.first_response_at = entry.created
     Interaction.objects.filter(pk=interaction.pk).update(**updates)
     return entry
 
 
-def escalate(interaction: Interaction, actor, reason: str) -> None:
+def escalate(interaction: Interaction, actor, reason: str, *, internal: bool = True) -> None:
+    """Escalate an open interaction. The reason usually names specialists and internal routing, so it is
+    internal (lead SAs and program managers) unless the lead SA chooses to share it with the customer."""
+    internal = internal or interaction.visibility != "shared"
+    visibility = "internal" if internal else interaction.visibility
     now = timezone.now()
     Interaction.objects.filter(pk=interaction.pk).update(escalated_at=now, last_activity_at=now)
     interaction.escalated_at = now
     InteractionComment.objects.create(
-        interaction=interaction, kind=HistoryKind.ESCALATION, author=_user(actor), body=reason,
-        internal=interaction.visibility != "shared",
+        interaction=interaction, kind=HistoryKind.ESCALATION, author=_user(actor), body=reason, internal=internal,
     )
-    _timeline(interaction, f"Escalated: {interaction.summary}", actor, body=reason)
-    notify(_event(interaction, "interaction.escalated",
-                  f"Escalated at {interaction.organization}: {interaction.summary}", reason))
+    timeline.record(
+        interaction.organization_id, TimelineKind.INTERACTION, f"Escalated: {interaction.summary}", source=interaction,
+        body=reason, visibility=visibility, severity=interaction.severity,
+        tags=[t.slug for t in interaction.tags.all()], actor=actor,
+    )
+    event = _event(interaction, "interaction.escalated",
+                   f"Escalated at {interaction.organization}: {interaction.summary}", reason)
+    event.visibility = visibility
+    notify(event)
 
 
 def _user(user):

@@ -88,6 +88,7 @@ class InteractionCommentSerializer(serializers.ModelSerializer):
 
 class EscalationSerializer(serializers.Serializer):
     reason = serializers.CharField(max_length=5000)
+    internal = serializers.BooleanField(default=True, help_text="Keep the reason from the customer (the default).")
 
 
 class InteractionViewSet(PortalModelViewSet):
@@ -140,7 +141,8 @@ class InteractionViewSet(PortalModelViewSet):
         if not interaction.is_open:
             raise serializers.ValidationError({"status": "Only open interactions can be escalated."})
         with transaction.atomic():
-            services.escalate(interaction, request.user, serializer.validated_data["reason"])
+            services.escalate(interaction, request.user, serializer.validated_data["reason"],
+                              internal=serializer.validated_data["internal"])
         return Response(InteractionSerializer(interaction, context={"request": request}).data)
 
     def check_object_permissions(self, request, obj):
