@@ -56,14 +56,32 @@ def test_health_and_validation_per_organization(world):
     assert data["sources"]["health"] is True
     rows = {o["slug"]: o for o in data["organizations"]}
     assert rows["alpha-labs"]["health"] == "2 open faults (worst: replace node)"
-    assert rows["alpha-labs"]["validation"] == "1 of 2 clusters passed"
-    assert rows["beta-works"]["health"] == "healthy" and rows["beta-works"]["validation"] is None
+    assert rows["alpha-labs"]["validation"] == "1 of 2 ready clusters validated"
+    assert rows["beta-works"]["health"] == "healthy" and rows["beta-works"]["validation"] == "0 of 1 ready cluster validated"
     assert data["totals"]["validated_clusters"] == 1
     weekly = [p["faults"] for p in data["charts"]["faults_per_week"]]
     assert len(weekly) == 12 and sum(weekly) == 4
     lead_view = figures.overview(world.lead_b)
     assert [o["health"] for o in lead_view["organizations"]] == ["healthy"]
     assert lead_view["totals"]["validated_clusters"] == 0
+
+
+def test_validation_counts_ready_clusters_not_tested_ones(world, client):
+    """Two ready clusters, one tested and passed: 1 of 2, and the checklist does not say validated."""
+    a1, a2 = _cluster(world.org_a, "a-tested"), _cluster(world.org_a, "a-untested")
+    _cluster(world.org_a, "a-launching", state="creating")
+    _run(a1, "pass")
+    rows = {o["slug"]: o for o in figures.overview(world.pm)["organizations"]}
+    assert rows["alpha-labs"]["validation"] == "1 of 2 ready clusters validated"
+    from clusters.health import readiness
+
+    item = {i.key: i for i in readiness.checklist(world.org_a)}["validation"]
+    assert item.ok is False and "a-untested" in item.detail and item.label == "Ready clusters validated"
+    _run(a2, "pass")
+    item = {i.key: i for i in readiness.checklist(world.org_a)}["validation"]
+    assert item.ok is True and "2 of 2" in item.detail
+    rows = {o["slug"]: o for o in figures.overview(world.pm)["organizations"]}
+    assert rows["alpha-labs"]["validation"] == "2 of 2 ready clusters validated"
 
 
 def test_status_section_shows_health_validation_and_readiness(world, client):
