@@ -100,6 +100,11 @@ def test_quick_log_from_the_organization_page(client, world):
     assert obj.history.filter(kind="created").count() == 1
     entry = TimelineEntry.objects.get(object_id=obj.pk, kind="interaction")
     assert entry.visibility == "shared" and entry.tags == ["checkpointing"]
+    # The status section's count, elsewhere on the page, comes back out of band.
+    oob = body.split('id="org-open-count"', 1)[1].split("</p>", 1)[0]
+    assert 'hx-swap-oob="true"' in oob and "<strong>1</strong> open" in oob
+    page = client.get(world.org_a.get_absolute_url()).content.decode()
+    assert page.count('id="org-open-count"') == 1
 
 
 def test_quick_log_errors_are_shown_and_nothing_is_written(client, world):
@@ -207,6 +212,21 @@ def test_first_response_comes_from_the_program_side(world):
     assert obj.first_response_time < timedelta(hours=5, minutes=1)
 
 
+def test_first_response_is_the_leads_first_shared_comment_even_on_what_the_lead_logged(client, world):
+    obj = InteractionFactory(organization=world.org_a, visibility="shared", created_by=world.lead_a,
+                             occurred_at=timezone.now() - timedelta(hours=2))
+    client.force_login(world.lead_a)
+    assert "none yet" in client.get(obj.get_absolute_url()).content.decode()
+    client.post(reverse("interactions:interaction_comment", args=[obj.pk]), {"body": "checking", "internal": "on"})
+    obj.refresh_from_db()
+    assert obj.first_response_at is None  # an internal note answers nobody
+    client.post(reverse("interactions:interaction_comment", args=[obj.pk]), {"body": "Try EFA installer 1.38"})
+    obj.refresh_from_db()
+    assert obj.first_response_at is not None
+    page = client.get(obj.get_absolute_url()).content.decode()
+    assert "none yet" not in page and "after 2 h" in page
+
+
 def test_escalation_is_recorded_and_only_by_those_who_may_change(client, world):
     obj = InteractionFactory(organization=world.org_a, visibility="shared", severity="high")
     client.force_login(world.customer_a)
@@ -218,6 +238,29 @@ def test_escalation_is_recorded_and_only_by_those_who_may_change(client, world):
     assert obj.escalated_at is not None
     assert obj.history.filter(kind="escalation", body="Training blocked for 3 days").exists()
     assert TimelineEntry.objects.filter(title__startswith="Escalated").exists()
+
+
+def test_escalation_reason_is_internal_unless_the_lead_shares_it(client, world):
+    obj = InteractionFactory(organization=world.org_a, visibility="shared", severity="high")
+    client.force_login(world.lead_a)
+    detail = client.get(obj.get_absolute_url()).content.decode()
+    assert 'name="internal"' in detail and "checked" in detail.split('name="internal"')[1].split(">")[0]
+    client.post(reverse("interactions:interaction_escalate", args=[obj.pk]),
+                {"reason": "need WWSO Frameworks specialist", "internal": "on"})
+    client.force_login(world.customer_a)
+    pages = [client.get(obj.get_absolute_url()).content.decode(),
+             client.get(reverse("portal:organization_detail", args=[world.org_a.slug])).content.decode(),
+             client.get(reverse("portal:timeline", args=[world.org_a.slug])).content.decode(),
+             client.get(reverse("interactions-api:interaction-history", args=[obj.pk])).content.decode()]
+    assert all("WWSO" not in page for page in pages)
+    assert client.get(obj.get_absolute_url()).status_code == 200
+    assert TimelineEntry.objects.get(title__startswith="Escalated").visibility == "internal"
+
+    shared = InteractionFactory(organization=world.org_a, visibility="shared")
+    client.force_login(world.lead_a)
+    client.post(reverse("interactions:interaction_escalate", args=[shared.pk]), {"reason": "Raised with the EFA team"})
+    client.force_login(world.customer_a)
+    assert "Raised with the EFA team" in client.get(shared.get_absolute_url()).content.decode()
 
 
 def test_open_interactions_oldest_first_on_org_page_and_lead_home(client, world):

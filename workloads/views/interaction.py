@@ -134,8 +134,13 @@ class QuickLogView(View):
         from workloads.sections_interactions import organization_section
 
         section = organization_section(self.request, self.organization, form=form)
-        return render(self.request, self.template_name,
-                      {"section": section, "organization": self.organization, "saved": saved}, status=status)
+        context = {"section": section, "organization": self.organization, "saved": saved}
+        if saved is not None:
+            # The status section's open count sits elsewhere on the page: refreshed out of band.
+            from portal.review.sections import open_interactions_summary
+
+            context["open_count"] = open_interactions_summary(self.request.user, self.organization)
+        return render(self.request, self.template_name, context, status=status)
 
     def get(self, request, slug):
         return self.render_form(InteractionQuickForm())
@@ -197,7 +202,8 @@ class EscalateView(_InteractionAction):
             messages.error(request, "Say why the interaction is escalated.")
             return redirect(self.object.get_absolute_url())
         with transaction.atomic():
-            services.escalate(self.object, request.user, form.cleaned_data["reason"])
+            services.escalate(self.object, request.user, form.cleaned_data["reason"],
+                              internal=form.cleaned_data["internal"])
         messages.success(request, "Escalated.")
         return redirect(self.object.get_absolute_url())
 
