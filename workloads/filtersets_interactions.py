@@ -4,6 +4,7 @@ from django.db.models import Q
 
 from portal.choices import Visibility
 from portal.filters import IsoDateTimeFilter
+from portal.forms import RestrictedFilterSet
 from portal.models import Organization
 from workloads.choices_interactions import OPEN_STATUSES, InteractionKind, InteractionStatus, Severity
 from workloads.models import ChallengeTag, Interaction
@@ -16,7 +17,7 @@ def visible_organizations(request):
     return Organization.objects.restrict(request.user)
 
 
-class InteractionFilterSet(django_filters.FilterSet):
+class InteractionFilterSet(RestrictedFilterSet):
     q = django_filters.CharFilter(method="search", label="Search")
     organization = django_filters.ModelChoiceFilter(
         queryset=lambda request: visible_organizations(request), field_name="organization", to_field_name="slug"

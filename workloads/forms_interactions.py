@@ -6,6 +6,7 @@ from django.contrib.auth import get_user_model
 
 from portal import access
 from portal.choices import MembershipRole
+from portal.forms import scope_form_choices
 from portal.models import Organization
 from workloads.models import ChallengeTag, EnablementAttendance, EnablementSession, Interaction, Workload
 
@@ -53,17 +54,36 @@ class InteractionForm(forms.ModelForm):
         if self.instance.pk:
             # An interaction stays in its organization.
             del self.fields["organization"]
-            org_ids = [self.instance.organization_id]
         else:
             self.fields["organization"].queryset = orgs
-            org_ids = list(orgs.values_list("pk", flat=True))
-        people = get_user_model().objects.filter(memberships__organization__in=org_ids).distinct()
-        self.fields["owner"].queryset = people.filter(memberships__role=MembershipRole.LEAD_SA).distinct()
+        org_id = self._organization_id()
+        org_ids = [org_id] if org_id is not None else list(orgs.values_list("pk", flat=True))
+        # Workload and watchers come from the interaction's organization once it is known (the page reloads the
+        # form when the organization changes); until then from the organizations the user logs for, and clean()
+        # refuses a mix.
+        people = get_user_model().objects.filter(memberships__organization__in=org_ids).distinct().order_by(
+            "first_name", "last_name", "username")
+        self.fields["owner"].queryset = people.filter(memberships__role=MembershipRole.LEAD_SA,
+                                                      memberships__organization__in=org_ids).distinct()
         self.fields["watchers"].queryset = people
         self.fields["watchers"].required = False
         self.fields["workload"].queryset = (
-            Workload.objects.restrict(user).filter(organization__in=org_ids).select_related("organization")
+            Workload.objects.filter(organization__in=org_ids).select_related("organization")
         )
+        for name in ("owner", "watchers"):
+            self.fields[name].label_from_instance = lambda u: u.display_name
+        scope_form_choices(self, user, org_id)
+
+    def _organization_id(self) -> int | None:
+        """The organization the form is about: the instance's, the one posted, or the one it was opened for."""
+        if self.instance.pk:
+            return self.instance.organization_id
+        raw = self.data.get(self.add_prefix("organization")) if self.is_bound else self.initial.get("organization")
+        try:
+            org_id = int(getattr(raw, "pk", raw))
+        except (TypeError, ValueError):
+            return None
+        return org_id if self.fields["organization"].queryset.filter(pk=org_id).exists() else None
 
     def clean(self):
         data = super().clean()
@@ -73,6 +93,14 @@ class InteractionForm(forms.ModelForm):
             organization=org, role=MembershipRole.LEAD_SA
         ).exists():
             self.add_error("owner", "The owner must be a lead SA of the organization.")
+        workload = data.get("workload")
+        if org is not None and workload is not None and workload.organization_id != org.pk:
+            self.add_error("workload", f"{workload} is not a workload of {org.name}.")
+        watchers = data.get("watchers") or []
+        if org is not None and watchers:
+            outside = [w.display_name for w in watchers if not w.memberships.filter(organization=org).exists()]
+            if outside:
+                self.add_error("watchers", f"Not members of {org.name}: {', '.join(outside)}.")
         return data
 
 

@@ -86,11 +86,21 @@ class InteractionEditView(ObjectEditView):
     def get_form_kwargs(self):
         kwargs = super().get_form_kwargs()
         kwargs["user"] = self.request.user
-        if self.object is None and "organization" in self.request.GET:
-            org = Organization.objects.restrict(self.request.user).filter(slug=self.request.GET["organization"]).first()
+        if self.object is None and self.request.GET.get("organization"):
+            # Opened for an organization (?organization=<slug>), or reloaded after choosing one (its id): the
+            # form's choices are then that organization's, and what was typed so far is kept.
+            raw = self.request.GET["organization"]
+            orgs = Organization.objects.restrict(self.request.user)
+            org = (orgs.filter(pk=int(raw)) if raw.isdigit() else orgs.filter(slug=raw)).first()
             if org is not None:
-                kwargs.setdefault("initial", {})["organization"] = org.pk
-                kwargs["initial"]["owner"] = self.request.user.pk
+                initial = kwargs.setdefault("initial", {})
+                if self.request.htmx:
+                    initial.update({k: v for k, v in self.request.GET.items()
+                                    if k in ("kind", "summary", "body", "occurred_at", "status", "severity",
+                                             "support_case_id", "resolution", "lesson", "visibility")})
+                    initial["tags"] = self.request.GET.getlist("tags")
+                initial["organization"] = org.pk
+                initial.setdefault("owner", self.request.user.pk)
         if self.object is None and self.request.GET.get("summary"):  # e.g. opened from a GPU fault
             kwargs.setdefault("initial", {})["summary"] = self.request.GET["summary"][:200]
         return kwargs
