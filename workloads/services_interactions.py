@@ -79,8 +79,8 @@ def changed(interaction: Interaction, before: dict, actor) -> list[InteractionCo
     if before["owner_id"] != interaction.owner_id:
         from django.contrib.auth import get_user_model
 
-        names = dict(get_user_model().objects.filter(pk__in=[before["owner_id"], interaction.owner_id])
-                     .values_list("pk", "username"))
+        names = {u.pk: u.display_name for u in get_user_model().objects.filter(
+            pk__in=[before["owner_id"], interaction.owner_id])}
         entries.append(InteractionComment(
             interaction=interaction, kind=HistoryKind.OWNER, author=_user(actor),
             old_value=names.get(before["owner_id"], "nobody"), new_value=names.get(interaction.owner_id, "nobody"),

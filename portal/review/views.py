@@ -35,7 +35,16 @@ def overview(request):
     return render(request, "review/overview.html", {
         "figures": data, "windows": (7, 14, 28, 56, 91), "tables": exports.TABLES,
         "current_frozen": WeeklyReview.objects.restrict(request.user).filter(week_start=data["week_start"]).first(),
+        "pending_requests": _pending_quota_requests(request.user),
     })
+
+
+def _pending_quota_requests(user) -> int:
+    """Quota requests waiting for a program manager's decision (the overview links them)."""
+    from workloads.choices import RequestStatus
+    from workloads.models import QuotaChangeRequest
+
+    return QuotaChangeRequest.objects.restrict(user).filter(status=RequestStatus.PENDING).count()
 
 
 @require_GET

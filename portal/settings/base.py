@@ -73,7 +73,9 @@ TEMPLATES = [
                 "django.contrib.messages.context_processors.messages",
                 "portal.context_processors.roles",
                 "portal.context_processors.csp_nonce",
+                "portal.context_processors.pending_quota_requests",
             ],
+            "builtins": ["portal.templatetags.portal_display"],
         },
     },
 ]
@@ -120,6 +122,8 @@ LANGUAGE_CODE = "en-us"
 TIME_ZONE = env("TIME_ZONE", default="Asia/Tokyo")
 USE_I18N = True
 USE_TZ = True
+# One date format on every page (portal/formats): 2026-12-01, 2026-12-01 19:52 in TIME_ZONE.
+FORMAT_MODULE_PATH = ["portal.formats"]
 
 STATIC_URL = "static/"
 STATIC_ROOT = env("STATIC_ROOT", default=str(VAR_DIR / "staticfiles"))

@@ -31,7 +31,7 @@ class InteractionListView(ObjectListView):
     csv_fields = (
         ("Organization", "organization.name"), ("Occurred at", "occurred_at"), ("Kind", "get_kind_display"),
         ("Summary", "summary"), ("Status", "get_status_display"), ("Severity", "get_severity_display"),
-        ("Owner", "owner.username"), ("Visibility", "visibility"), ("AWS support case", "support_case_id"),
+        ("Owner", "owner.display_name"), ("Visibility", "visibility"), ("AWS support case", "support_case_id"),
     )
     csv_filename = "interactions.csv"
 
