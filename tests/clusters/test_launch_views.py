@@ -249,3 +249,29 @@ def test_capacity_reservations_are_offered_and_must_belong_to_the_organization(c
     response = client.post(LAUNCH, _form(world.org_a, cluster__CapacityReservationId=ours.reservation_id))
     assert response.status_code == 302
     assert Cluster.objects.get().parameters["cluster"]["CapacityReservationId"] == ours.reservation_id
+
+
+def test_launch_day_board_counts_instances_by_type_against_the_target(client, world, settings):
+    from portal.models import Organization
+
+    settings.LAUNCH_DAY_TARGET = "p5.48xlarge=127,trn1.32xlarge=24"
+    Organization.objects.create(name="Gamma Idle", slug="gamma-idle", aws_account_id="123456789099")
+    Cluster.objects.create(organization=world.org_a, name="a-p5", instance_type="p5.48xlarge", node_count=16,
+                           state=ClusterState.READY)
+    Cluster.objects.create(organization=world.org_b, name="b-trn", instance_type="ml.trn1.32xlarge", node_count=8,
+                           state=ClusterState.READY)
+    Cluster.objects.create(organization=world.org_b, name="b-p5", instance_type="p5.48xlarge", node_count=4,
+                           state=ClusterState.CREATING)
+    Cluster.objects.create(organization=world.org_b, name="b-gone", instance_type="p5.48xlarge", node_count=99,
+                           state=ClusterState.DELETED)
+    client.force_login(world.pm)
+    response = client.get(reverse("clusters:launch_day"))
+    by_type = {r["instance_type"]: r for r in response.context["by_type"]}
+    assert (by_type["p5.48xlarge"]["ready"], by_type["p5.48xlarge"]["busy"], by_type["p5.48xlarge"]["target"]) == (16, 4, 127)
+    assert (by_type["trn1.32xlarge"]["ready"], by_type["trn1.32xlarge"]["target"]) == (8, 24)
+    html = response.content.decode()
+    assert "16 of 127 instances ready" in html and "8 of 24 instances ready" in html
+    assert "Gamma Idle" in html and "not launched" in html  # organizations that have not launched are listed
+    client.force_login(world.customer_b)
+    html = client.get(reverse("clusters:launch_day")).content.decode()
+    assert "Gamma Idle" not in html and "Alpha Labs" not in html and "0 of 127 instances ready" in html
