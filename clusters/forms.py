@@ -4,7 +4,7 @@ from __future__ import annotations
 from django import forms
 from django.core.validators import RegexValidator
 
-from clusters import catalog, guards, launch
+from clusters import catalog, guards, labels, launch
 from clusters.choices import StackRole
 from clusters.models import Cluster
 from portal import access
@@ -16,8 +16,13 @@ NAME_VALIDATOR = RegexValidator(r"^[a-z][a-z0-9-]{0,39}$", "Lowercase letters, d
 
 def field_for(spec, role: str) -> forms.Field:
     """One form field for one CloudFormation parameter: type, allowed values, default, range, NoEcho."""
-    common = {"required": spec.required, "label": spec.name, "help_text": spec.description,
+    help_text = f"{spec.description} (parameter {spec.name})" if spec.description else f"Parameter {spec.name}."
+    common = {"required": spec.required, "label": labels.parameter_label(spec.name), "help_text": help_text,
               "initial": spec.default}
+    if spec.type == "AWS::EC2::AvailabilityZone::Name":
+        # Picked from the program's regions' zones rather than typed (a widget: the value stays a string).
+        return forms.CharField(widget=forms.Select(choices=labels.zone_choices()), max_length=spec.max_length,
+                               strip=True, empty_value="", **common)
     if spec.allowed_values:
         return forms.ChoiceField(choices=[(v, v) for v in spec.allowed_values], **common)
     if spec.type == "Number":
@@ -33,7 +38,7 @@ class LaunchForm(forms.Form):
     organization = forms.ModelChoiceField(queryset=Organization.objects.none())
     name = forms.CharField(max_length=40, validators=[NAME_VALIDATOR], help_text="Unique in the organization.")
     region = forms.ChoiceField(choices=REGION_CHOICES)
-    full_stack = forms.BooleanField(required=False, initial=True,
+    full_stack = forms.BooleanField(required=False, initial=True, label="Full stack",
                                     help_text="Create the network and storage stacks first and wire their outputs in.")
 
     def __init__(self, *args, blueprint_slug: str, user, **kwargs):
@@ -56,7 +61,7 @@ class LaunchForm(forms.Form):
                     continue
                 key = f"{role}__{spec.name}"
                 self.fields[key] = field_for(spec, role)
-                self.fields[key].label = f"{spec.name} ({role})" if len(p.stacks) > 1 else spec.name
+                self.fields[key].label = labels.parameter_label(spec.name)  # grouped by stack in the page
                 self.param_fields.append((role, spec.name))
         self.plan = p
         self.quota: guards.QuotaCheck | None = None

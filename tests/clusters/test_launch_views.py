@@ -275,3 +275,35 @@ def test_launch_day_board_counts_instances_by_type_against_the_target(client, wo
     client.force_login(world.customer_b)
     html = client.get(reverse("clusters:launch_day")).content.decode()
     assert "Gamma Idle" not in html and "Alpha Labs" not in html and "0 of 127 instances ready" in html
+
+
+def test_launch_form_reads_like_a_product(client, world):
+    """Human labels, the zone picked from a list, the full-stack help apart from its box."""
+    client.force_login(world.lead_a)
+    html = client.get(LAUNCH).content.decode()
+    assert ">Compute instance type" in html and ">Maximum compute nodes" in html
+    assert "(parameter ComputeInstanceType)" in html  # the template's name stays findable
+    assert ">ComputeInstanceType" not in html and "(cluster)" not in html
+    zone = html.split('name="network__AvailabilityZone"', 1)[1].split("</select>", 1)[0]
+    assert '<optgroup label="Asia Pacific (Tokyo)">' in zone and 'value="ap-northeast-1c"' in zone
+    box = html.split('class="field-checkbox"', 1)[1].split("</div>", 1)[0]
+    assert 'name="full_stack"' in box and "</label>\n  <small" in box
+
+
+def test_launch_errors_are_summarized_at_the_top_with_a_quota_request_link(client, world, quotas):
+    client.force_login(world.lead_a)
+    html = client.post(LAUNCH, _form(world.org_a, cluster__ComputeMaxCount="40", name="Bad Name")).content.decode()
+    summary = html.split('id="error-summary"', 1)[1].split("</div>", 1)[0]
+    assert html.index('id="error-summary"') < html.index("<fieldset")
+    assert 'href="#id_name"' in summary
+    # The name error stops validation before the quota check; a valid name shows the quota refusal.
+    html = client.post(LAUNCH, _form(world.org_a, cluster__ComputeMaxCount="40")).content.decode()
+    summary = html.split('id="error-summary"', 1)[1].split("</div>", 1)[0]
+    assert "Over quota" in summary and reverse("workloads:changerequest_add") in summary
+    assert 'href="#id_cluster__ComputeMaxCount"' in summary
+
+
+def test_preview_is_shown_above_the_buttons(client, world, aws):
+    client.force_login(world.lead_a)
+    html = client.post(LAUNCH, _form(world.org_a, preview="1")).content.decode()
+    assert html.index('id="preview-h"') < html.index('name="launch"')
