@@ -1,8 +1,12 @@
 """Forms for interactions and enablement sessions. Choices are narrowed to what the user may touch."""
 from __future__ import annotations
 
+import re
+from urllib.parse import unquote
+
 from django import forms
 from django.contrib.auth import get_user_model
+from django.core.validators import MaxLengthValidator
 
 from portal import access
 from portal.choices import MembershipRole
@@ -30,6 +34,11 @@ class InteractionQuickForm(forms.ModelForm):
         model = Interaction
         fields = ["kind", "summary", "severity", "visibility", "body", "tags"]
         widgets = {"body": forms.Textarea(attrs={"rows": 3})}
+
+
+CASE_ID_FORMAT = "case-<account>-<year>-<16 characters>, e.g. case-123456789012-2026-3f2a9c1b7d4e5a60"
+CASE_ID_IN_TEXT = re.compile(r"case-\d{11,12}-\d{4}-[0-9A-Za-z]{16}(?![0-9A-Za-z])")
+DISPLAY_ID_IN_TEXT = re.compile(r"(?:displayId=|^)(\d{8,12})(?:\D|$)")
 
 
 class InteractionForm(forms.ModelForm):
@@ -72,7 +81,28 @@ class InteractionForm(forms.ModelForm):
         )
         for name in ("owner", "watchers"):
             self.fields[name].label_from_instance = lambda u: u.display_name
+        self.fields["support_case_id"].help_text = (
+            f"The case id ({CASE_ID_FORMAT}), or the case page's URL that contains it.")
+        case = self.fields["support_case_id"]  # a pasted URL is longer than the id it holds: no length limit here
+        case.max_length = None
+        case.validators = [v for v in case.validators if not isinstance(v, MaxLengthValidator)]
+        case.widget.attrs.pop("maxlength", None)
         scope_form_choices(self, user, org_id)
+
+    def clean_support_case_id(self) -> str:
+        """Accept the case id however it is pasted: alone, inside the console's case URL, or with text around."""
+        raw = (self.cleaned_data.get("support_case_id") or "").strip()
+        if not raw:
+            return ""
+        found = CASE_ID_IN_TEXT.search(unquote(raw))
+        if found:
+            return found.group(0)
+        display = DISPLAY_ID_IN_TEXT.search(unquote(raw))
+        if display:
+            raise forms.ValidationError(
+                f"{display.group(1)} is the case's display id. Paste its case id instead: the “Case ID” on the "
+                "case page in the Support Center, starting with case-.")
+        raise forms.ValidationError(f"Expected {CASE_ID_FORMAT}. No AWS support case id in “{raw[:80]}”.")
 
     def _organization_id(self) -> int | None:
         """The organization the form is about: the instance's, the one posted, or the one it was opened for."""

@@ -1,5 +1,6 @@
 """Support interactions: the quick log, the full form, history, ageing, escalation, and what each
 role sees on every page, partial and export."""
+import re
 from datetime import timedelta
 
 import pytest
@@ -350,3 +351,48 @@ def test_list_query_count_does_not_grow(client, world):
 def test_suggest_endpoint_refuses_empty_text(client, world):
     client.force_login(world.lead_a)
     assert client.post(reverse("interactions:interaction_suggest_tags"), {"summary": " "}).status_code == 400
+
+
+@pytest.mark.parametrize("pasted", [
+    "case-123456789012-2026-3f2a9c1b7d4e5a60",
+    "  case-123456789012-2026-3f2a9c1b7d4e5a60 ",
+    "https://support.console.aws.amazon.com/support/home?region=us-east-1#/case/"
+    "?caseId=case-123456789012-2026-3f2a9c1b7d4e5a60&displayId=172345678901&language=en",
+    "https://support.console.aws.amazon.com/support/home#/case/?caseId=case%2D123456789012%2D2026%2D3f2a9c1b7d4e5a60",
+    "Case ID: case-123456789012-2026-3f2a9c1b7d4e5a60 (opened by Kotoba)",
+])
+def test_support_case_field_takes_the_id_however_it_is_pasted(world, pasted):
+    from workloads.forms_interactions import InteractionForm
+
+    form = InteractionForm(data={"organization": world.org_a.pk, "kind": "support_case", "summary": "EFA",
+                                 "occurred_at": "2026-11-30T10:00", "status": "open", "severity": "normal",
+                                 "visibility": "shared", "support_case_id": pasted}, user=world.lead_a)
+    assert form.is_valid(), form.errors
+    assert form.cleaned_data["support_case_id"] == "case-123456789012-2026-3f2a9c1b7d4e5a60"
+
+
+def test_support_case_field_shows_the_format_up_front_and_explains_a_display_id(client, world):
+    from workloads.forms_interactions import InteractionForm
+
+    client.force_login(world.lead_a)
+    html = client.get(reverse("interactions:interaction_add")).content.decode()
+    assert "case-&lt;account&gt;-&lt;year&gt;-&lt;16 characters&gt;" in html  # before any error
+    data = {"organization": world.org_a.pk, "kind": "support_case", "summary": "EFA", "occurred_at": "2026-11-30T10:00",
+            "status": "open", "severity": "normal", "visibility": "shared"}
+    form = InteractionForm(data={**data, "support_case_id": "172345678901"}, user=world.lead_a)
+    assert not form.is_valid() and "display id" in str(form.errors["support_case_id"])
+    form = InteractionForm(data={**data, "support_case_id": "my case"}, user=world.lead_a)
+    assert not form.is_valid() and "No AWS support case id" in str(form.errors["support_case_id"])
+
+
+def test_tag_suggestions_are_labels_of_the_forms_own_checkboxes(client, world):
+    client.force_login(world.lead_a)
+    form_html = client.get(reverse("interactions:interaction_add")).content.decode()
+    response = client.post(reverse("interactions:interaction_suggest_tags"),
+                           {"summary": "NCCL INFO NET/Socket : Using [0]eth0", "body": ""})
+    labels = re.findall(r'<label for="(id_tags_\d+)" class="badge tag-suggestion"', response.content.decode())
+    assert labels, response.content
+    for checkbox_id in labels:
+        box = re.search(rf'<input[^>]*id="{checkbox_id}"[^>]*>', form_html).group(0)
+        slug = re.search(r'value="([^"]+)"', box).group(1)
+        assert slug in [t.slug for t in tagging.suggest("NCCL INFO NET/Socket : Using [0]eth0")]

@@ -241,6 +241,10 @@ class TagSuggestView(View):
             return HttpResponse("Nothing to suggest tags from.", status=400)
         chosen = set(request.POST.getlist("tags"))
         tags = [t for t in tagging.suggest(text, ChallengeTag.objects.all()) if t.slug not in chosen]
+        # Each suggestion is a <label> for the form's own checkbox (id_tags_<position>): one click ticks it.
+        positions = {slug: i for i, slug in enumerate(ChallengeTag.objects.values_list("slug", flat=True))}
+        for tag in tags:
+            tag.checkbox_id = f"id_tags_{positions[tag.slug]}"
         return render(request, "workloads/htmx/interaction_tag_suggestions.html", {"suggested_tags": tags})
 
     def get(self, request):
