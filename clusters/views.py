@@ -174,6 +174,11 @@ class ClusterView(ObjectView):
     def get_context_data(self, **kwargs):
         ctx = super().get_context_data(**kwargs)
         ctx.update(_detail_context(self.request, self.object))
+        from clusters.health.models import ClusterHealthConfig, ValidationRun
+
+        user, org_id = self.request.user, self.object.organization_id
+        ctx["can_validate"] = access.can_in_organization(user, access.CHANGE, ValidationRun, org_id)
+        ctx["can_configure_health"] = access.can_in_organization(user, access.CHANGE, ClusterHealthConfig, org_id)
         return ctx
 
 

@@ -307,3 +307,19 @@ def test_preview_is_shown_above_the_buttons(client, world, aws):
     client.force_login(world.lead_a)
     html = client.post(LAUNCH, _form(world.org_a, preview="1")).content.decode()
     assert html.index('id="preview-h"') < html.index('name="launch"')
+
+
+def test_cluster_page_links_to_its_health_and_nccl_upload(client, world):
+    cluster = ready_cluster(world.org_a, name="linked")
+    health = reverse("health:cluster_health", kwargs={"pk": cluster.pk})
+    upload = reverse("health:validationrun_add", kwargs={"pk": cluster.pk})
+    client.force_login(world.lead_a)
+    html = client.get(cluster.get_absolute_url()).content.decode()
+    assert f'href="{health}"' in html and f'href="{upload}"' in html
+    client.force_login(world.customer_a)
+    html = client.get(cluster.get_absolute_url()).content.decode()
+    settings_url = reverse("health:cluster_health_settings", kwargs={"pk": cluster.pk})
+    assert f'href="{health}"' in html and f'href="{upload}"' in html  # customers may upload their own runs
+    assert f'href="{settings_url}"' not in html  # ingestion settings are the lead SA's
+    client.force_login(world.pm)
+    assert f'href="{upload}"' not in client.get(cluster.get_absolute_url()).content.decode()
