@@ -12,9 +12,10 @@ class ReviewConfig(AppConfig):
         from portal import views as portal_views
         from portal.review.sections import LEAD_SECTIONS, ORGANIZATION_SECTIONS
 
-        for section in ORGANIZATION_SECTIONS:
+        # The status ("At a glance": health problems first) opens the organization page.
+        for section in reversed(ORGANIZATION_SECTIONS):
             if section not in portal_views.ORGANIZATION_SECTIONS:
-                portal_views.ORGANIZATION_SECTIONS.append(section)
+                portal_views.ORGANIZATION_SECTIONS.insert(0, section)
         for section in LEAD_SECTIONS:
             if section not in portal_views.LEAD_HOME_SECTIONS:
                 portal_views.LEAD_HOME_SECTIONS.append(section)

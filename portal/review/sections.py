@@ -34,6 +34,8 @@ def status_section(request, organization) -> dict:
         "next_expiry": Reservation.objects.restrict(user).filter(organization=organization, end__gte=today)
         .order_by("end").first() if Reservation else None,
         "health_available": health_available,
+        # Clusters with open faults come first on the page, not only in the table below.
+        "problems": [c for c in clusters if getattr(c, "health_verdict", None) not in (None, "healthy")],
     }
 
 

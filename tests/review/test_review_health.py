@@ -4,6 +4,7 @@ They run once the health models are installed (label ``health``)."""
 from __future__ import annotations
 
 import datetime
+import re
 
 import pytest
 from django.db import connection
@@ -118,3 +119,20 @@ def test_overview_query_count_with_health(world, client):
             assert client.get(reverse("portal:overview")).status_code == 200
         counts.append(len(ctx.captured_queries))
     assert counts[0] == counts[1], counts
+
+
+def test_customer_landing_page_puts_health_problems_first_and_lists_clusters_once(world, client):
+    broken, fine = _cluster(world.org_a, "alpha-broken"), _cluster(world.org_a, "alpha-fine")
+    _report(broken)
+    _report(fine)
+    _fault(broken, 1, verdict="replace")
+    client.force_login(world.customer_a)
+    body = client.get(world.org_a.get_absolute_url()).content.decode()
+    main = body.split('<main', 1)[1]
+    headings = [h for h in re.findall(r"<h2[^>]*>([^<]+)<", main) if h.strip() != "Facts"]
+    assert headings[0] == "At a glance", headings
+    problems = body.split("<h3>Health problems</h3>", 1)[1].split("</div>", 1)[0]
+    assert "alpha-broken" in problems and "replace node" in problems and "alpha-fine" not in problems
+    assert body.index("Health problems") < body.index("<h3>Clusters</h3>")
+    assert body.count(f'href="{fine.get_absolute_url()}"') == 1  # one clusters table, not two
+    assert len(headings) == len(set(headings))  # no section twice
