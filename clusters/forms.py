@@ -65,7 +65,9 @@ class LaunchForm(forms.Form):
                 self.param_fields.append((role, spec.name))
         self.plan = p
         self.quota: guards.QuotaCheck | None = None
-        self.reservations = _reservations(orgs)
+        # Reservations of the organization being launched for, once it is known (never another's).
+        org_id = self._chosen_organization_id()
+        self.reservations = _reservations(orgs.filter(pk=org_id) if org_id is not None else orgs)
         key = "cluster__CapacityReservationId"
         if key in self.fields and self.reservations is not None:
             field = self.fields[key]
@@ -73,6 +75,13 @@ class LaunchForm(forms.Form):
                 required=False, label=field.label, initial="",
                 help_text="The organization's capacity reservations and capacity blocks (ODCR ids cr-…).",
                 choices=[("", "None (on demand)")] + [(r.reservation_id, _reservation_label(r)) for r in self.reservations])
+
+    def _chosen_organization_id(self) -> int | None:
+        raw = self.data.get("organization") if self.is_bound else self.initial.get("organization")
+        try:
+            return int(getattr(raw, "pk", raw))
+        except (TypeError, ValueError):
+            return None
 
     def _full_stack_requested(self) -> bool:
         if "full_stack" not in self.fields:

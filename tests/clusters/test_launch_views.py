@@ -323,3 +323,21 @@ def test_cluster_page_links_to_its_health_and_nccl_upload(client, world):
     assert f'href="{settings_url}"' not in html  # ingestion settings are the lead SA's
     client.force_login(world.pm)
     assert f'href="{upload}"' not in client.get(cluster.get_absolute_url()).content.decode()
+
+
+def test_launch_form_offers_only_the_chosen_organizations_reservations(client, world):
+    from portal.choices import MembershipRole
+    from tests.factories import MembershipFactory, OrganizationFactory
+    from tests.workloads.factories_workloads import CapacityReservationFactory
+
+    other = OrganizationFactory(name="Gamma Led Too", slug="gamma-led")
+    MembershipFactory(user=world.lead_a, organization=other, role=MembershipRole.LEAD_SA)
+    ours = CapacityReservationFactory(organization=world.org_a, reservation_id="cr-0aaaaaaaaaaaaaaa0")
+    theirs = CapacityReservationFactory(organization=other, reservation_id="cr-0bbbbbbbbbbbbbbb0")
+    client.force_login(world.lead_a)
+    html = client.get(LAUNCH, {"organization": world.org_a.pk}).content.decode()
+    assert ours.reservation_id in html and theirs.reservation_id not in html
+    response = client.post(LAUNCH, _form(world.org_a, cluster__CapacityReservationId=theirs.reservation_id))
+    assert response.status_code == 400 and not Cluster.objects.exists()
+    assert theirs.reservation_id not in response.content.decode().split('name="cluster__CapacityReservationId"')[1]\
+        .split("</select>")[0]
