@@ -3,9 +3,10 @@ import django_filters
 
 from clusters.choices import ClusterState
 from clusters.models import Cluster, LaunchJob, StackEvent
+from portal.forms import RestrictedFilterSet
 
 
-class ClusterFilterSet(django_filters.FilterSet):
+class ClusterFilterSet(RestrictedFilterSet):
     organization = django_filters.CharFilter(field_name="organization__slug", label="Organization (slug)")
     state = django_filters.ChoiceFilter(choices=ClusterState.choices)
     q = django_filters.CharFilter(field_name="name", lookup_expr="icontains", label="Search")
@@ -15,13 +16,13 @@ class ClusterFilterSet(django_filters.FilterSet):
         fields = ["organization", "state", "region", "instance_type"]
 
 
-class LaunchJobFilterSet(django_filters.FilterSet):
+class LaunchJobFilterSet(RestrictedFilterSet):
     class Meta:
         model = LaunchJob
         fields = ["cluster", "kind", "status"]
 
 
-class StackEventFilterSet(django_filters.FilterSet):
+class StackEventFilterSet(RestrictedFilterSet):
     cluster = django_filters.NumberFilter(field_name="stack__cluster")
 
     class Meta:

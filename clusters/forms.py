@@ -7,7 +7,7 @@ import uuid
 from django import forms
 from django.core.validators import RegexValidator
 
-from clusters import capacity, catalog, guards, launch
+from clusters import capacity, catalog, guards, labels, launch
 from clusters.choices import StackRole
 from clusters.models import Cluster
 from portal import access
@@ -19,8 +19,13 @@ NAME_VALIDATOR = RegexValidator(r"^[a-z][a-z0-9-]{0,39}$", "Lowercase letters, d
 
 def field_for(spec, role: str) -> forms.Field:
     """One form field for one CloudFormation parameter: type, allowed values, default, range, NoEcho."""
-    common = {"required": spec.required, "label": spec.name, "help_text": spec.description,
+    help_text = f"{spec.description} (parameter {spec.name})" if spec.description else f"Parameter {spec.name}."
+    common = {"required": spec.required, "label": labels.parameter_label(spec.name), "help_text": help_text,
               "initial": spec.default}
+    if spec.type == "AWS::EC2::AvailabilityZone::Name":
+        # Picked from the program's regions' zones rather than typed (a widget: the value stays a string).
+        return forms.CharField(widget=forms.Select(choices=labels.zone_choices()), max_length=spec.max_length,
+                               strip=True, empty_value="", **common)
     if spec.allowed_values:
         return forms.ChoiceField(choices=[(v, v) for v in spec.allowed_values], **common)
     if spec.type == "Number":
@@ -36,7 +41,7 @@ class LaunchForm(forms.Form):
     organization = forms.ModelChoiceField(queryset=Organization.objects.none())
     name = forms.CharField(max_length=40, validators=[NAME_VALIDATOR], help_text="Unique in the organization.")
     region = forms.ChoiceField(choices=REGION_CHOICES)
-    full_stack = forms.BooleanField(required=False, initial=True,
+    full_stack = forms.BooleanField(required=False, initial=True, label="Full stack",
                                     help_text="Create the network and storage stacks first and wire their outputs in.")
     # Sent back with the form: a second submission of the same page (a double click) finds the first launch.
     submission_key = forms.CharField(widget=forms.HiddenInput, required=False, max_length=128)
@@ -63,7 +68,7 @@ class LaunchForm(forms.Form):
                     continue
                 key = f"{role}__{spec.name}"
                 self.fields[key] = field_for(spec, role)
-                self.fields[key].label = f"{spec.name} ({role})" if len(p.stacks) > 1 else spec.name
+                self.fields[key].label = labels.parameter_label(spec.name)  # grouped by stack in the page
                 self.param_fields.append((role, spec.name))
         self.plan = p
         self.quota: guards.QuotaCheck | None = None
@@ -79,16 +84,24 @@ class LaunchForm(forms.Form):
                                                       for r in self._offered_reservations(orgs) if r.kind in kinds])
 
     def _offered_reservations(self, orgs):
-        """Unbound: those valid for the organization, type and region shown; bound: every one the user
-        may use, so a mismatch gets the service's reason rather than "not a valid choice"."""
+        """The reservations of the organization being launched for, once it is known (never another's).
+        Unbound: those valid for the type and region shown; bound: every one of the organization's, so a
+        mismatch gets the service's reason rather than "not a valid choice"."""
+        org_id = self._chosen_organization_id()
+        chosen = orgs.filter(pk=org_id) if org_id is not None else orgs
         if self.is_bound:
-            return launch.reservations_for(orgs)
-        org = self.initial.get("organization")
-        chosen = orgs.filter(pk=org) if org and str(org).isdigit() else orgs
+            return launch.reservations_for(chosen)
         type_key = f"{StackRole.CLUSTER}__{launch.SIZE_PARAMETERS.get(self.entry.kind, ('',))[0]}"
         instance_type = self.initial.get(type_key, "")  # only once the user has chosen one
         region = self.initial.get("region") or (chosen.first().home_region if chosen.count() == 1 else "")
         return launch.reservations_for(chosen, instance_type or "", region)
+
+    def _chosen_organization_id(self) -> int | None:
+        raw = self.data.get("organization") if self.is_bound else self.initial.get("organization")
+        try:
+            return int(getattr(raw, "pk", raw))
+        except (TypeError, ValueError):
+            return None
 
     def _full_stack_requested(self) -> bool:
         if "full_stack" not in self.fields:

@@ -261,7 +261,8 @@ class LaunchJob(models.Model):
         return self.finished is not None
 
     def add_log(self, line: str) -> None:
-        self.log += f"{timezone.now():%Y-%m-%d %H:%M:%S} {line}\n"
+        """Stamped in the display time zone, like every time on the page that shows the log."""
+        self.log += f"{timezone.localtime():%Y-%m-%d %H:%M:%S} {line}\n"
 
 
 class LaunchSubmission(models.Model):

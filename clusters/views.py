@@ -5,14 +5,14 @@ from __future__ import annotations
 from django.conf import settings
 from django.contrib import messages
 from django.core.exceptions import PermissionDenied
-from django.db.models import Count, Q, Sum
+from django.db.models import Count, Sum
 from django.http import Http404, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views import View
 from django.views.decorators.http import require_POST
 from django_htmx.http import HttpResponseStopPolling
 
-from clusters import catalog, cfn, config, launch, software
+from clusters import board, catalog, cfn, config, launch, software
 from clusters.choices import ClusterState, StackRole
 from clusters.filtersets import ClusterFilterSet
 from clusters.forms import LaunchForm
@@ -182,6 +182,11 @@ class ClusterView(ObjectView):
         ctx = super().get_context_data(**kwargs)
         ctx.update(_detail_context(self.request, self.object))
         ctx["software"] = software.for_cluster(self.object)
+        from clusters.health.models import ClusterHealthConfig, ValidationRun
+
+        user, org_id = self.request.user, self.object.organization_id
+        ctx["can_validate"] = access.can_in_organization(user, access.CHANGE, ValidationRun, org_id)
+        ctx["can_configure_health"] = access.can_in_organization(user, access.CHANGE, ClusterHealthConfig, org_id)
         return ctx
 
 
@@ -252,11 +257,7 @@ def launch_day(request):
     """Every launch the user may see on one live page: counts, progress per organization, failures."""
     clusters = Cluster.objects.restrict(request.user)
     counts = dict(clusters.values_list("state").annotate(n=Count("id")).order_by())
-    per_org = (clusters.values("organization__name", "organization__slug")
-               .annotate(total=Count("id"), ready=Count("id", filter=Q(state=ClusterState.READY)),
-                         failed=Count("id", filter=Q(state=ClusterState.FAILED)),
-                         busy=Count("id", filter=Q(state__in=[ClusterState.SCHEDULED, ClusterState.CREATING, ClusterState.DELETING])))
-               .order_by("organization__name"))
+    per_org = board.organizations(request.user)
     failures = (clusters.filter(state=ClusterState.FAILED).values("failure_reason")
                 .annotate(n=Count("id")).order_by("-n", "failure_reason"))
     failed_rows = clusters.filter(state=ClusterState.FAILED).select_related("organization").order_by("failure_reason", "-updated")[:100]
@@ -271,6 +272,7 @@ def launch_day(request):
     ctx = {
         "counts": [(state, label, counts.get(state, 0)) for state, label in ClusterState.choices],
         "per_org": per_org, "failure_groups": groups.values(), "busy": busy, "total": sum(counts.values()),
+        "by_type": board.instances_by_type(request.user),
     }
     if getattr(request, "htmx", False):
         response = render(request, "clusters/htmx/launch_day_board.html", ctx)

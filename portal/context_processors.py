@@ -18,6 +18,23 @@ def roles(request) -> dict:
     }
 
 
+def pending_quota_requests(request) -> dict:
+    """How many quota requests wait for a decision (the program manager's navigation shows it). A callable,
+    so the count query runs only on pages whose navigation displays it."""
+    user = getattr(request, "user", None)
+    cache: list[int] = []
+
+    def count() -> int:
+        from workloads.choices import RequestStatus
+        from workloads.models import QuotaChangeRequest
+
+        if not cache:
+            cache.append(QuotaChangeRequest.objects.restrict(user).filter(status=RequestStatus.PENDING).count())
+        return cache[0]
+
+    return {"pending_quota_requests": count}
+
+
 def csp_nonce(request) -> dict:
     """The request's CSP nonce under the name django-htmx's script tag looks for."""
     return {"csp_nonce": getattr(request, "csp_nonce", None)}

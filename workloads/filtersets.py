@@ -7,6 +7,7 @@ from django.db import connection
 from django.db.models import Q
 
 from portal.choices import REGION_CHOICES, MembershipRole
+from portal.forms import RestrictedFilterSet
 from portal.models import Organization
 from workloads.choices import FRAMEWORKS, Architecture, Orchestrator, RequestStatus, ReservationKind, WorkloadStatus
 from workloads.models import CapacityReservation, InstanceQuota, QuotaChangeRequest, Workload
@@ -34,7 +35,7 @@ class InstanceTypeFilter(django_filters.CharFilter):
         return qs.filter(**{f"{self.field_name}__in": [base, f"ml.{base}"]})
 
 
-class WorkloadFilterSet(django_filters.FilterSet):
+class WorkloadFilterSet(RestrictedFilterSet):
     q = django_filters.CharFilter(method="search", label="Search")
     organization = django_filters.ModelChoiceFilter(queryset=_organizations, field_name="organization")
     framework = django_filters.ChoiceFilter(choices=list(FRAMEWORKS.items()), method="filter_framework", label="Framework")
@@ -66,7 +67,7 @@ class WorkloadFilterSet(django_filters.FilterSet):
         return queryset.filter(frameworks__icontains=f'"name": "{value}"')
 
 
-class InstanceQuotaFilterSet(django_filters.FilterSet):
+class InstanceQuotaFilterSet(RestrictedFilterSet):
     organization = django_filters.ModelChoiceFilter(queryset=_organizations)
     instance_type = InstanceTypeFilter(field_name="instance_type_name")
     region = django_filters.ChoiceFilter(choices=REGION_CHOICES)
@@ -84,7 +85,7 @@ class InstanceQuotaFilterSet(django_filters.FilterSet):
         return queryset.filter(start__lte=value, end__gte=value)
 
 
-class CapacityReservationFilterSet(django_filters.FilterSet):
+class CapacityReservationFilterSet(RestrictedFilterSet):
     organization = django_filters.ModelChoiceFilter(queryset=_organizations)
     instance_type = InstanceTypeFilter(field_name="instance_type_name")
     kind = django_filters.ChoiceFilter(choices=ReservationKind.choices)
@@ -96,7 +97,7 @@ class CapacityReservationFilterSet(django_filters.FilterSet):
         fields = ["organization", "reservation_id", "kind", "instance_type", "region", "quota"]
 
 
-class QuotaChangeRequestFilterSet(django_filters.FilterSet):
+class QuotaChangeRequestFilterSet(RestrictedFilterSet):
     organization = django_filters.ModelChoiceFilter(queryset=_organizations)
     status = django_filters.ChoiceFilter(choices=RequestStatus.choices)
     instance_type = InstanceTypeFilter(field_name="instance_type_name")

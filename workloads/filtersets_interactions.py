@@ -1,9 +1,11 @@
 """Filters for interaction lists (pages and API share them)."""
 import django_filters
+from django import forms
 from django.db.models import Q
 
 from portal.choices import Visibility
 from portal.filters import IsoDateTimeFilter
+from portal.forms import RestrictedFilterSet
 from portal.models import Organization
 from portal.vocabulary import OPEN_STATUSES, InteractionStatus, Severity
 from workloads.choices_interactions import InteractionKind
@@ -17,7 +19,18 @@ def visible_organizations(request):
     return Organization.objects.restrict(request.user)
 
 
-class InteractionFilterSet(django_filters.FilterSet):
+def _owners(request):
+    """Lead SAs of the organizations the user sees (never the whole user table)."""
+    from django.contrib.auth import get_user_model
+
+    from portal.choices import MembershipRole
+
+    return get_user_model().objects.filter(
+        memberships__role=MembershipRole.LEAD_SA, memberships__organization__in=visible_organizations(request)
+    ).distinct().order_by("first_name", "last_name", "username")
+
+
+class InteractionFilterSet(RestrictedFilterSet):
     q = django_filters.CharFilter(method="search", label="Search")
     organization = django_filters.ModelChoiceFilter(
         queryset=lambda request: visible_organizations(request), field_name="organization", to_field_name="slug"
@@ -27,9 +40,16 @@ class InteractionFilterSet(django_filters.FilterSet):
     severity = django_filters.ChoiceFilter(choices=Severity.choices)
     visibility = django_filters.ChoiceFilter(choices=Visibility.choices)
     tag = django_filters.ModelChoiceFilter(
-        queryset=ChallengeTag.objects.all(), field_name="tags", to_field_name="slug", label="Challenge tag"
+        queryset=ChallengeTag.objects.all(), field_name="tags", to_field_name="slug", label="Tag"
     )
     open = django_filters.BooleanFilter(method="only_open", label="Open only")
+    owner = django_filters.ModelChoiceFilter(queryset=lambda request: _owners(request), label="Owner")
+    # The page's date range: whole days in the display time zone ("To" includes its day).
+    from_date = django_filters.DateFilter(field_name="occurred_at", lookup_expr="date__gte", label="From",
+                                          widget=forms.DateInput(attrs={"type": "date"}))
+    to_date = django_filters.DateFilter(field_name="occurred_at", lookup_expr="date__lte", label="To",
+                                        widget=forms.DateInput(attrs={"type": "date"}))
+    # The API's exact bounds (ISO 8601 date-times).
     since = IsoDateTimeFilter(field_name="occurred_at", lookup_expr="gte")
     until = IsoDateTimeFilter(field_name="occurred_at", lookup_expr="lte")
 

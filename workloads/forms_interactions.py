@@ -1,11 +1,16 @@
 """Forms for interactions and enablement sessions. Choices are narrowed to what the user may touch."""
 from __future__ import annotations
 
+import re
+from urllib.parse import unquote
+
 from django import forms
 from django.contrib.auth import get_user_model
+from django.core.validators import MaxLengthValidator
 
 from portal import access
 from portal.choices import MembershipRole
+from portal.forms import scope_form_choices
 from portal.models import Organization
 from workloads.models import ChallengeTag, EnablementAttendance, EnablementSession, Interaction, Workload
 
@@ -31,6 +36,11 @@ class InteractionQuickForm(forms.ModelForm):
         widgets = {"body": forms.Textarea(attrs={"rows": 3})}
 
 
+CASE_ID_FORMAT = "case-<account>-<year>-<16 characters>, e.g. case-123456789012-2026-3f2a9c1b7d4e5a60"
+CASE_ID_IN_TEXT = re.compile(r"case-\d{11,12}-\d{4}-[0-9A-Za-z]{16}(?![0-9A-Za-z])")
+DISPLAY_ID_IN_TEXT = re.compile(r"(?:displayId=|^)(\d{8,12})(?:\D|$)")
+
+
 class InteractionForm(forms.ModelForm):
     tags = TagChoiceField()
 
@@ -53,17 +63,57 @@ class InteractionForm(forms.ModelForm):
         if self.instance.pk:
             # An interaction stays in its organization.
             del self.fields["organization"]
-            org_ids = [self.instance.organization_id]
         else:
             self.fields["organization"].queryset = orgs
-            org_ids = list(orgs.values_list("pk", flat=True))
-        people = get_user_model().objects.filter(memberships__organization__in=org_ids).distinct()
-        self.fields["owner"].queryset = people.filter(memberships__role=MembershipRole.LEAD_SA).distinct()
+        org_id = self._organization_id()
+        org_ids = [org_id] if org_id is not None else list(orgs.values_list("pk", flat=True))
+        # Workload and watchers come from the interaction's organization once it is known (the page reloads the
+        # form when the organization changes); until then from the organizations the user logs for, and clean()
+        # refuses a mix.
+        people = get_user_model().objects.filter(memberships__organization__in=org_ids).distinct().order_by(
+            "first_name", "last_name", "username")
+        self.fields["owner"].queryset = people.filter(memberships__role=MembershipRole.LEAD_SA,
+                                                      memberships__organization__in=org_ids).distinct()
         self.fields["watchers"].queryset = people
         self.fields["watchers"].required = False
         self.fields["workload"].queryset = (
-            Workload.objects.restrict(user).filter(organization__in=org_ids).select_related("organization")
+            Workload.objects.filter(organization__in=org_ids).select_related("organization")
         )
+        for name in ("owner", "watchers"):
+            self.fields[name].label_from_instance = lambda u: u.display_name
+        self.fields["support_case_id"].help_text = (
+            f"The case id ({CASE_ID_FORMAT}), or the case page's URL that contains it.")
+        case = self.fields["support_case_id"]  # a pasted URL is longer than the id it holds: no length limit here
+        case.max_length = None
+        case.validators = [v for v in case.validators if not isinstance(v, MaxLengthValidator)]
+        case.widget.attrs.pop("maxlength", None)
+        scope_form_choices(self, user, org_id)
+
+    def clean_support_case_id(self) -> str:
+        """Accept the case id however it is pasted: alone, inside the console's case URL, or with text around."""
+        raw = (self.cleaned_data.get("support_case_id") or "").strip()
+        if not raw:
+            return ""
+        found = CASE_ID_IN_TEXT.search(unquote(raw))
+        if found:
+            return found.group(0)
+        display = DISPLAY_ID_IN_TEXT.search(unquote(raw))
+        if display:
+            raise forms.ValidationError(
+                f"{display.group(1)} is the case's display id. Paste its case id instead: the “Case ID” on the "
+                "case page in the Support Center, starting with case-.")
+        raise forms.ValidationError(f"Expected {CASE_ID_FORMAT}. No AWS support case id in “{raw[:80]}”.")
+
+    def _organization_id(self) -> int | None:
+        """The organization the form is about: the instance's, the one posted, or the one it was opened for."""
+        if self.instance.pk:
+            return self.instance.organization_id
+        raw = self.data.get(self.add_prefix("organization")) if self.is_bound else self.initial.get("organization")
+        try:
+            org_id = int(getattr(raw, "pk", raw))
+        except (TypeError, ValueError):
+            return None
+        return org_id if self.fields["organization"].queryset.filter(pk=org_id).exists() else None
 
     def clean(self):
         data = super().clean()
@@ -73,6 +123,14 @@ class InteractionForm(forms.ModelForm):
             organization=org, role=MembershipRole.LEAD_SA
         ).exists():
             self.add_error("owner", "The owner must be a lead SA of the organization.")
+        workload = data.get("workload")
+        if org is not None and workload is not None and workload.organization_id != org.pk:
+            self.add_error("workload", f"{workload} is not a workload of {org.name}.")
+        watchers = data.get("watchers") or []
+        if org is not None and watchers:
+            outside = [w.display_name for w in watchers if not w.memberships.filter(organization=org).exists()]
+            if outside:
+                self.add_error("watchers", f"Not members of {org.name}: {', '.join(outside)}.")
         return data
 
 

@@ -6,9 +6,10 @@ added, removed or re-versioned), never as raw JSON.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import date, datetime
 
 from django.contrib.auth import get_user_model
+from django.utils import timezone
 
 from workloads.choices import FRAMEWORKS, LANGUAGES, SOFTWARE_COMPONENTS
 from workloads.validators import component_display
@@ -56,6 +57,18 @@ def _display(model, name: str, value, users: dict[int, str]) -> str:
         return f"#{value}"
     if f.choices:
         return str(dict(f.flatchoices).get(value, value))
+    return display_value(value)
+
+
+def display_value(value) -> str:
+    """Times in the program's display time zone, to the minute, like every page (never an ISO string with
+    microseconds); dates as YYYY-MM-DD."""
+    if isinstance(value, datetime):
+        return (timezone.localtime(value) if timezone.is_aware(value) else value).strftime("%Y-%m-%d %H:%M")
+    if isinstance(value, date):
+        return value.isoformat()
+    if isinstance(value, bool):
+        return "yes" if value else "no"
     return str(value)
 
 

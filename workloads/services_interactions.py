@@ -80,8 +80,8 @@ def changed(interaction: Interaction, before: dict, actor) -> list[InteractionCo
     if before["owner_id"] != interaction.owner_id:
         from django.contrib.auth import get_user_model
 
-        names = dict(get_user_model().objects.filter(pk__in=[before["owner_id"], interaction.owner_id])
-                     .values_list("pk", "username"))
+        names = {u.pk: u.display_name for u in get_user_model().objects.filter(
+            pk__in=[before["owner_id"], interaction.owner_id])}
         entries.append(InteractionComment(
             interaction=interaction, kind=HistoryKind.OWNER, author=_user(actor),
             old_value=names.get(before["owner_id"], "nobody"), new_value=names.get(interaction.owner_id, "nobody"),
@@ -111,9 +111,12 @@ def comment(interaction: Interaction, author, body: str, internal: bool) -> Inte
         interaction=interaction, kind=HistoryKind.COMMENT, author=_user(author), body=body, internal=internal
     )
     updates = {"last_activity_at": entry.created}
-    if interaction.first_response_at is None and _is_responder(author, interaction) \
-            and author.pk != interaction.created_by_id:
+    # The first response is the program side's first comment the customer can read (an internal note answers
+    # nobody); whoever logged the interaction, a lead SA's shared answer is the response.
+    answers = not internal or interaction.visibility != "shared"
+    if interaction.first_response_at is None and answers and _is_responder(author, interaction):
         updates["first_response_at"] = entry.created
+        interaction.first_response_at = entry.created
     Interaction.objects.filter(pk=interaction.pk).update(**updates)
     return entry
 

@@ -5,16 +5,17 @@ import django_filters
 
 from clusters.health.choices import COLLECTIVE_CHOICES, RunVerdict
 from clusters.health.models import GpuFault, HealthReport, ValidationRun
+from portal.forms import RestrictedFilterSet
 from portal.vocabulary import FaultSeverity
 
 
-class HealthReportFilterSet(django_filters.FilterSet):
+class HealthReportFilterSet(RestrictedFilterSet):
     class Meta:
         model = HealthReport
         fields = ["cluster", "source"]
 
 
-class GpuFaultFilterSet(django_filters.FilterSet):
+class GpuFaultFilterSet(RestrictedFilterSet):
     open = django_filters.BooleanFilter(field_name="cleared_at", lookup_expr="isnull", label="Open")
     severity = django_filters.ChoiceFilter(choices=FaultSeverity.choices)
 
@@ -23,7 +24,7 @@ class GpuFaultFilterSet(django_filters.FilterSet):
         fields = ["cluster", "hostname", "kind", "severity", "open"]
 
 
-class ValidationRunFilterSet(django_filters.FilterSet):
+class ValidationRunFilterSet(RestrictedFilterSet):
     verdict = django_filters.ChoiceFilter(choices=RunVerdict.choices)
     collective = django_filters.ChoiceFilter(choices=COLLECTIVE_CHOICES)
 

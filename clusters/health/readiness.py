@@ -72,11 +72,18 @@ def checklist(organization, clusters: list | None = None) -> list[Item]:
     fresh = latest is not None and latest >= since
     items.append(Item("monitoring", "Monitoring reporting", fresh,
                       f"last report {timezone.localtime(latest):%Y-%m-%d %H:%M}" if latest else "no health report yet"))
-    passed = (ValidationRun.objects.filter(cluster__in=clusters, verdict=RunVerdict.PASS)
-              .select_related("cluster").order_by("-uploaded_at").first()) if clusters else None
-    items.append(Item("validation", "Validation passed", passed is not None,
-                      f"{passed.collective} on {passed.cluster.name}: {passed.large_message_busbw or passed.peak_busbw:g} GB/s"
-                      if passed else "no passing NCCL run yet"))
+    passed_ids = set(ValidationRun.objects.filter(cluster__in=ready, verdict=RunVerdict.PASS)
+                     .values_list("cluster_id", flat=True)) if ready else set()
+    untested = [c.name for c in ready if c.pk not in passed_ids]
+    if not ready:
+        detail = "no ready cluster to validate"
+    elif untested:
+        detail = (f"{len(ready) - len(untested)} of {len(ready)} validated; not validated yet: "
+                  + ", ".join(untested))
+    else:
+        detail = f"{len(ready)} of {len(ready)} validated by a passing NCCL run: " + ", ".join(c.name for c in ready)
+    # Every ready cluster must pass: one unvalidated cluster is one a customer may train on untested.
+    items.append(Item("validation", "Ready clusters validated", bool(ready) and not untested, detail))
     for item in items[3:4]:
         if not item.ok and latest:
             item.detail += f" (none in the last {minutes} minutes)"

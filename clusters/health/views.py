@@ -134,16 +134,23 @@ def _configurable_cluster(request, pk):
     return cluster
 
 
+NEW_TOKEN_SESSION_KEY = "health-new-token-{pk}"
+
+
 class ClusterHealthSettingsView(View):
-    """Lead SAs: where to pull from (and with which credentials), and the push token."""
+    """Lead SAs: where to pull from (and with which credentials), and the push token. A token just made is
+    kept in the session by the rotation and shown by the next GET only, so a refresh never shows it again."""
 
     template_name = "health/cluster_health_settings.html"
 
     def get(self, request, pk):
         cluster = _configurable_cluster(request, pk)
         config = services.config_for(cluster)
-        return render(request, self.template_name, {"cluster": cluster, "config": config,
-                                                    "form": ClusterHealthConfigForm(instance=config)})
+        new_token = request.session.pop(NEW_TOKEN_SESSION_KEY.format(pk=cluster.pk), None)
+        response = render(request, self.template_name, {"cluster": cluster, "config": config, "new_token": new_token,
+                                                        "form": ClusterHealthConfigForm(instance=config)})
+        add_never_cache_headers(response)  # a new token is on this response only
+        return response
 
     def post(self, request, pk):
         cluster = _configurable_cluster(request, pk)
@@ -157,16 +164,19 @@ class ClusterHealthSettingsView(View):
 
 
 class RotateTokenView(View):
-    """Lead SAs: a new push token, shown on this response only."""
+    """Lead SAs: a new push token. GET asks for confirmation (rotating cuts off every exporter that uses the
+    current token); POST rotates and redirects to the settings page, which shows the token once."""
+
+    template_name = "health/rotate_token_confirm.html"
+
+    def get(self, request, pk):
+        cluster = _configurable_cluster(request, pk)
+        return render(request, self.template_name, {"cluster": cluster, "config": services.config_for(cluster)})
 
     def post(self, request, pk):
         cluster = _configurable_cluster(request, pk)
-        token = services.rotate_token(cluster)
-        config = services.config_for(cluster)
-        response = render(request, "health/cluster_health_settings.html", {
-            "cluster": cluster, "config": config, "form": ClusterHealthConfigForm(instance=config), "new_token": token})
-        add_never_cache_headers(response)  # the token is on this response only
-        return response
+        request.session[NEW_TOKEN_SESSION_KEY.format(pk=cluster.pk)] = services.rotate_token(cluster)
+        return redirect("health:cluster_health_settings", pk=cluster.pk)
 
 
 class ProgramHealthView(TemplateView):

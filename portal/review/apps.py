@@ -12,7 +12,8 @@ class ReviewConfig(AppConfig):
         from portal import sections
         from portal.review import sections as review
 
-        sections.register(sections.ORGANIZATION_PAGE, "review/org_status_section.html", review.status_section, order=60)
+        # The status ("At a glance": health problems first) opens the organization page.
+        sections.register(sections.ORGANIZATION_PAGE, "review/org_status_section.html", review.status_section, order=0)
         sections.register(sections.LEAD_HOME, "review/htmx/lead_open.html", review.lead_open_section, order=20)
         sections.register(sections.LEAD_HOME, "review/htmx/lead_launches.html", review.lead_launches_section, order=30)
         sections.register(sections.LEAD_HOME, "review/htmx/lead_faults.html", review.lead_faults_section, order=40)

@@ -6,8 +6,9 @@ import io
 from collections.abc import Callable
 
 from django.http import Http404, HttpResponse
+from django.utils import timezone
 
-from portal.csv import csv_response, safe_cell
+from portal.csv import csv_response, signed
 
 Table = tuple[list[str], list[list]]
 
@@ -40,7 +41,7 @@ def _week(f: dict) -> Table:
 def _heatmap(f: dict) -> Table:
     hm = f["heatmap"]
     header = ["Challenge", *[o["name"] for o in hm["organizations"]], "Total", "Previous window", "Change"]
-    rows = [[r["name"], *[c["count"] for c in r["cells"]], r["total"], r["previous"], r["delta"]] for r in hm["rows"]]
+    rows = [[r["name"], *[c["count"] for c in r["cells"]], r["total"], r["previous"], signed(r["delta"])] for r in hm["rows"]]
     return header, rows
 
 
@@ -89,13 +90,19 @@ def csv_of(figures: dict, name: str, prefix: str):
 
 
 def changes_table(changes: list[dict]) -> Table:
-    return ["Figure", "Before", "After", "Change"], [[c["label"], c["before"], c["after"], c["delta"]] for c in changes]
+    return ["Figure", "Before", "After", "Change"], [[c["label"], c["before"], c["after"], signed(c["delta"])] for c in changes]
 
 
 def action_items_table(items) -> Table:
     return (["Action", "Owner", "Due", "Done", "Carried over"],
             [[i.title, i.owner.display_name if i.owner else "", i.due or "", "yes" if i.done else "no",
               "yes" if i.carried_from_id else "no"] for i in items])
+
+
+def _local(value) -> str:
+    """A time as the pages show it: the program's display time zone, with its abbreviation."""
+    local = timezone.localtime(value)
+    return f"{local:%Y-%m-%d %H:%M} {local.tzname()}"
 
 
 def pdf_response(review, changes: list[dict], items) -> HttpResponse:
@@ -114,7 +121,8 @@ def pdf_response(review, changes: list[dict], items) -> HttpResponse:
                             title=f"GENIAC weekly review, week of {review.week_start:%Y-%m-%d}")
 
     def para(value) -> Paragraph:
-        text = safe_cell(value).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+        # A PDF is not a spreadsheet: cells are printed as they are (no formula neutralizing).
+        text = ("" if value is None else str(value)).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
         return Paragraph(text, small)
 
     def add_table(title: str, header: list[str], rows: list[list]) -> None:
@@ -134,7 +142,7 @@ def pdf_response(review, changes: list[dict], items) -> HttpResponse:
 
     story = [
         Paragraph(f"GENIAC weekly review — week of {review.week_start:%Y-%m-%d}", styles["Title"]),
-        Paragraph(f"Frozen {review.frozen_at:%Y-%m-%d %H:%M} UTC"
+        Paragraph(f"Frozen {_local(review.frozen_at)}"
                   + (f" by {review.frozen_by.display_name}" if review.frozen_by else ""), styles["BodyText"]),
         Spacer(1, 3 * mm),
         Paragraph("Notes", styles["Heading2"]),

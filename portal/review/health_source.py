@@ -73,13 +73,17 @@ def figures(scope, GpuFault, ValidationRun, HealthReport) -> dict | None:
         if entry["worst"] is None or VERDICTS.index(r["verdict"]) > VERDICTS.index(entry["worst"]):
             entry["worst"] = r["verdict"] if r["verdict"] in VERDICTS else entry["worst"]
     reporting, silent = _reporting(scope, HealthReport)
+    # Validation is counted over the ready clusters: "1 of 2 ready clusters validated" says one is still to test.
+    Cluster = ValidationRun._meta.get_field("cluster").related_model
+    related = ValidationRun._meta.get_field("cluster").related_query_name()
     validated = 0
-    for r in ValidationRun.objects.restrict(scope.user).values("cluster__organization_id").annotate(
-        passed=Count("cluster", filter=Q(verdict="pass"), distinct=True),
-        tested=Count("cluster", distinct=True),
+    for r in Cluster.objects.restrict(scope.user).filter(state="ready").values("organization_id").annotate(
+        ready=Count("id", distinct=True),
+        passed=Count("id", filter=Q(**{f"{related}__verdict": "pass"}), distinct=True),
     ).order_by():
-        entry = by_org.setdefault(r["cluster__organization_id"], {"open_faults": 0, "worst": None})
-        entry["validation"] = f"{r['passed']} of {r['tested']} cluster{'s' if r['tested'] != 1 else ''} passed"
+        entry = by_org.setdefault(r["organization_id"], {"open_faults": 0, "worst": None})
+        entry["validation"] = (f"{r['passed']} of {r['ready']} ready cluster{'s' if r['ready'] != 1 else ''} "
+                               "validated")
         validated += r["passed"]
     for org_id, entry in by_org.items():
         entry["verdict"] = verdict_text(entry["open_faults"], entry["worst"], org_id in reporting)

@@ -30,14 +30,21 @@ def status_section(request, organization) -> dict:
     return {
         "clusters": clusters,
         "interactions_available": Interaction is not None,
-        "open_interactions": Interaction.objects.restrict(user).filter(
-            organization=organization, status__in=OPEN_STATUSES).aggregate(
-            n=Count("id"), oldest=Min("occurred_at"), urgent=Count("id", filter=Q(severity__in=("high", "critical"))))
-        if Interaction else None,
+        "open_interactions": open_interactions_summary(user, organization) if Interaction else None,
         "next_expiry": Reservation.objects.restrict(user).filter(organization=organization, end__gte=today)
         .order_by("end").first() if Reservation else None,
         "health_available": health_available,
+        # Clusters with open faults come first on the page, not only in the table below.
+        "problems": [c for c in clusters if getattr(c, "health_verdict", None) not in (None, "healthy")],
     }
+
+
+def open_interactions_summary(user, organization) -> dict:
+    """How many interactions are open, how many urgent, since when: the status section's line, also sent out of
+    band by the quick log so the count never goes stale."""
+    return interaction_model().objects.restrict(user).filter(
+        organization=organization, status__in=OPEN_STATUSES).aggregate(
+        n=Count("id"), oldest=Min("occurred_at"), urgent=Count("id", filter=Q(severity__in=("high", "critical"))))
 
 
 def _annotate_health(user, clusters: list) -> bool:

@@ -17,6 +17,15 @@ class AlreadyFrozen(Exception):
                          f"{timezone.localtime(review.frozen_at):%Y-%m-%d %H:%M}; only its notes can change.")
 
 
+def append_notes(review: WeeklyReview, notes: str) -> None:
+    """Add notes to a frozen review under a row lock, so two program managers' notes are both kept."""
+    with transaction.atomic():
+        locked = WeeklyReview.objects.select_for_update().get(pk=review.pk)
+        locked.notes = f"{locked.notes.rstrip()}\n\n{notes.strip()}" if locked.notes.strip() else notes.strip()
+        locked.save(update_fields=["notes"])
+    review.notes = locked.notes
+
+
 def freeze(user, *, notes: str = "", now: datetime.datetime | None = None) -> WeeklyReview:
     """Store this week's figures as seen by ``user`` (a program manager: every organization) and carry the
     previous review's open action items over. Refused when the week is already frozen."""

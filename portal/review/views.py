@@ -9,12 +9,13 @@ from django.core.exceptions import PermissionDenied
 from django.db import transaction
 from django.http import Http404
 from django.shortcuts import get_object_or_404, redirect, render
+from django.utils import timezone
 from django.views.decorators.http import require_GET, require_POST
 
 from portal import access
 from portal.review import exports, figures, services
 from portal.review.forms import ActionItemForm, NotesForm
-from portal.review.models import ActionItem, WeeklyReview
+from portal.review.models import ActionItem, WeeklyReview, week_start_of
 
 
 def require_program_manager(user) -> None:
@@ -34,7 +35,16 @@ def overview(request):
     return render(request, "review/overview.html", {
         "figures": data, "windows": (7, 14, 28, 56, 91), "tables": exports.TABLES,
         "current_frozen": WeeklyReview.objects.restrict(request.user).filter(week_start=data["week_start"]).first(),
+        "pending_requests": _pending_quota_requests(request.user),
     })
+
+
+def _pending_quota_requests(user) -> int:
+    """Quota requests waiting for a program manager's decision (the overview links them)."""
+    from workloads.choices import RequestStatus
+    from workloads.models import QuotaChangeRequest
+
+    return QuotaChangeRequest.objects.restrict(user).filter(status=RequestStatus.PENDING).count()
 
 
 @require_GET
@@ -49,7 +59,14 @@ def overview_csv(request, table: str):
 def review_list(request):
     require_program_manager(request.user)
     reviews = WeeklyReview.objects.restrict(request.user).select_related("frozen_by").order_by("-week_start")
-    return render(request, "review/review_list.html", {"reviews": reviews, "notes_form": NotesForm()})
+    return render(request, "review/review_list.html", {"reviews": reviews, "notes_form": NotesForm(),
+                                                       "current_frozen": _current_frozen(request.user)})
+
+
+def _current_frozen(user) -> WeeklyReview | None:
+    """This week's review when it is frozen already: the list then links to it instead of offering a freeze."""
+    week = week_start_of(timezone.localdate())
+    return WeeklyReview.objects.restrict(user).filter(week_start=week).first()
 
 
 @require_POST
@@ -60,11 +77,18 @@ def review_freeze(request):
     form = NotesForm(request.POST)
     if not form.is_valid():
         reviews = WeeklyReview.objects.restrict(request.user).select_related("frozen_by")
-        return render(request, "review/review_list.html", {"reviews": reviews, "notes_form": form}, status=400)
+        return render(request, "review/review_list.html", {"reviews": reviews, "notes_form": form,
+                                                           "current_frozen": _current_frozen(request.user)}, status=400)
+    notes = form.cleaned_data["notes"]
     try:
-        review = services.freeze(request.user, notes=form.cleaned_data["notes"])
+        review = services.freeze(request.user, notes=notes)
     except services.AlreadyFrozen as exc:
-        messages.error(request, str(exc))
+        # Someone froze the week meanwhile (or a second tab): the notes typed are kept, added to that review.
+        if notes.strip() and access.can(request.user, access.CHANGE, exc.review):
+            services.append_notes(exc.review, notes)
+            messages.warning(request, f"{exc} Your notes were added to it.")
+        else:
+            messages.error(request, str(exc))
         return redirect(exc.review.get_absolute_url())
     messages.success(request, f"Froze the week of {review.week_start:%Y-%m-%d}.")
     return redirect(review.get_absolute_url())

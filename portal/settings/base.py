@@ -75,7 +75,9 @@ TEMPLATES = [
                 "django.contrib.messages.context_processors.messages",
                 "portal.context_processors.roles",
                 "portal.context_processors.csp_nonce",
+                "portal.context_processors.pending_quota_requests",
             ],
+            "builtins": ["portal.templatetags.portal_display"],
         },
     },
 ]
@@ -122,6 +124,10 @@ LANGUAGE_CODE = "en-us"
 TIME_ZONE = env("TIME_ZONE", default="Asia/Tokyo")
 USE_I18N = True
 USE_TZ = True
+# One date format on every page (portal/formats): 2026-12-01, 2026-12-01 19:52 in TIME_ZONE.
+FORMAT_MODULE_PATH = ["portal.formats"]
+# The launch-day board's target, instance type=instances (the case study: 127 P5 and 24 Trn1 in a day).
+LAUNCH_DAY_TARGET = env("LAUNCH_DAY_TARGET", default="p5.48xlarge=127,trn1.32xlarge=24")
 
 STATIC_URL = "static/"
 STATIC_ROOT = env("STATIC_ROOT", default=str(VAR_DIR / "staticfiles"))

@@ -249,3 +249,95 @@ def test_capacity_reservations_are_offered_and_must_belong_to_the_organization(c
     response = client.post(LAUNCH, _form(world.org_a, cluster__CapacityReservationId=ours.reservation_id))
     assert response.status_code == 302
     assert Cluster.objects.get().parameters["cluster"]["CapacityReservationId"] == ours.reservation_id
+
+
+def test_launch_day_board_counts_instances_by_type_against_the_target(client, world, settings):
+    from portal.models import Organization
+
+    settings.LAUNCH_DAY_TARGET = "p5.48xlarge=127,trn1.32xlarge=24"
+    Organization.objects.create(name="Gamma Idle", slug="gamma-idle", aws_account_id="123456789099")
+    Cluster.objects.create(organization=world.org_a, name="a-p5", instance_type="p5.48xlarge", node_count=16,
+                           state=ClusterState.READY)
+    Cluster.objects.create(organization=world.org_b, name="b-trn", instance_type="ml.trn1.32xlarge", node_count=8,
+                           state=ClusterState.READY)
+    Cluster.objects.create(organization=world.org_b, name="b-p5", instance_type="p5.48xlarge", node_count=4,
+                           state=ClusterState.CREATING)
+    Cluster.objects.create(organization=world.org_b, name="b-gone", instance_type="p5.48xlarge", node_count=99,
+                           state=ClusterState.DELETED)
+    client.force_login(world.pm)
+    response = client.get(reverse("clusters:launch_day"))
+    by_type = {r["instance_type"]: r for r in response.context["by_type"]}
+    assert (by_type["p5.48xlarge"]["ready"], by_type["p5.48xlarge"]["busy"], by_type["p5.48xlarge"]["target"]) == (16, 4, 127)
+    assert (by_type["trn1.32xlarge"]["ready"], by_type["trn1.32xlarge"]["target"]) == (8, 24)
+    html = response.content.decode()
+    assert "16 of 127 instances ready" in html and "8 of 24 instances ready" in html
+    assert "Gamma Idle" in html and "not launched" in html  # organizations that have not launched are listed
+    client.force_login(world.customer_b)
+    html = client.get(reverse("clusters:launch_day")).content.decode()
+    assert "Gamma Idle" not in html and "Alpha Labs" not in html and "0 of 127 instances ready" in html
+
+
+def test_launch_form_reads_like_a_product(client, world):
+    """Human labels, the zone picked from a list, the full-stack help apart from its box."""
+    client.force_login(world.lead_a)
+    html = client.get(LAUNCH).content.decode()
+    assert ">Compute instance type" in html and ">Maximum compute nodes" in html
+    assert "(parameter ComputeInstanceType)" in html  # the template's name stays findable
+    assert ">ComputeInstanceType" not in html and "(cluster)" not in html
+    zone = html.split('name="network__AvailabilityZone"', 1)[1].split("</select>", 1)[0]
+    assert '<optgroup label="Asia Pacific (Tokyo)">' in zone and 'value="ap-northeast-1c"' in zone
+    box = html.split('class="field-checkbox"', 1)[1].split("</div>", 1)[0]
+    assert 'name="full_stack"' in box and "</label>\n  <small" in box
+
+
+def test_launch_errors_are_summarized_at_the_top_with_a_quota_request_link(client, world, quotas):
+    client.force_login(world.lead_a)
+    html = client.post(LAUNCH, _form(world.org_a, cluster__ComputeMaxCount="40", name="Bad Name")).content.decode()
+    summary = html.split('id="error-summary"', 1)[1].split("</div>", 1)[0]
+    assert html.index('id="error-summary"') < html.index("<fieldset")
+    assert 'href="#id_name"' in summary
+    # The name error stops validation before the quota check; a valid name shows the quota refusal.
+    html = client.post(LAUNCH, _form(world.org_a, cluster__ComputeMaxCount="40")).content.decode()
+    summary = html.split('id="error-summary"', 1)[1].split("</div>", 1)[0]
+    assert "Over quota" in summary and reverse("workloads:changerequest_add") in summary
+    assert 'href="#id_cluster__ComputeMaxCount"' in summary
+
+
+def test_preview_is_shown_above_the_buttons(client, world, aws):
+    client.force_login(world.lead_a)
+    html = client.post(LAUNCH, _form(world.org_a, preview="1")).content.decode()
+    assert html.index('id="preview-h"') < html.index('name="launch"')
+
+
+def test_cluster_page_links_to_its_health_and_nccl_upload(client, world):
+    cluster = ready_cluster(world.org_a, name="linked")
+    health = reverse("health:cluster_health", kwargs={"pk": cluster.pk})
+    upload = reverse("health:validationrun_add", kwargs={"pk": cluster.pk})
+    client.force_login(world.lead_a)
+    html = client.get(cluster.get_absolute_url()).content.decode()
+    assert f'href="{health}"' in html and f'href="{upload}"' in html
+    client.force_login(world.customer_a)
+    html = client.get(cluster.get_absolute_url()).content.decode()
+    settings_url = reverse("health:cluster_health_settings", kwargs={"pk": cluster.pk})
+    assert f'href="{health}"' in html and f'href="{upload}"' in html  # customers may upload their own runs
+    assert f'href="{settings_url}"' not in html  # ingestion settings are the lead SA's
+    client.force_login(world.pm)
+    assert f'href="{upload}"' not in client.get(cluster.get_absolute_url()).content.decode()
+
+
+def test_launch_form_offers_only_the_chosen_organizations_reservations(client, world):
+    from portal.choices import MembershipRole
+    from tests.factories import MembershipFactory, OrganizationFactory
+    from tests.workloads.factories_workloads import CapacityReservationFactory
+
+    other = OrganizationFactory(name="Gamma Led Too", slug="gamma-led")
+    MembershipFactory(user=world.lead_a, organization=other, role=MembershipRole.LEAD_SA)
+    ours = CapacityReservationFactory(organization=world.org_a, reservation_id="cr-0aaaaaaaaaaaaaaa0")
+    theirs = CapacityReservationFactory(organization=other, reservation_id="cr-0bbbbbbbbbbbbbbb0")
+    client.force_login(world.lead_a)
+    html = client.get(LAUNCH, {"organization": world.org_a.pk}).content.decode()
+    assert ours.reservation_id in html and theirs.reservation_id not in html
+    response = client.post(LAUNCH, _form(world.org_a, cluster__CapacityReservationId=theirs.reservation_id))
+    assert response.status_code == 400 and not Cluster.objects.exists()
+    assert theirs.reservation_id not in response.content.decode().split('name="cluster__CapacityReservationId"')[1]\
+        .split("</select>")[0]

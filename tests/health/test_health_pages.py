@@ -88,7 +88,7 @@ def test_program_panel_roles(client, world, cluster):
 
 def test_settings_token_shown_once_and_secret_write_only(client, world, cluster):
     client.force_login(world.lead_a)
-    response = client.post(reverse("health:rotate_token", kwargs={"pk": cluster.pk}))
+    response = client.post(reverse("health:rotate_token", kwargs={"pk": cluster.pk}), follow=True)
     token = re.search(r"<code>(gh\d+\.[\w-]+)</code>", response.content.decode()).group(1)
     assert services.config_for_token(token).cluster == cluster
     page = client.get(reverse("health:cluster_health_settings", kwargs={"pk": cluster.pk})).content.decode()
@@ -104,6 +104,26 @@ def test_settings_token_shown_once_and_secret_write_only(client, world, cluster)
     assert ClusterHealthConfig.objects.get(cluster=cluster).secret == "s3cret-value"
     response = client.post(url, {"pull_enabled": "on", "pull_url": "", "auth_kind": "sigv4", "aws_region": "mars-1"})
     assert response.status_code == 200 and "AMP workspace" in response.content.decode()
+
+
+def test_rotation_confirms_then_redirects_and_a_refresh_never_rotates_again(client, world, cluster):
+    first = services.rotate_token(cluster)
+    client.force_login(world.lead_a)
+    url = reverse("health:rotate_token", kwargs={"pk": cluster.pk})
+    settings_url = reverse("health:cluster_health_settings", kwargs={"pk": cluster.pk})
+    assert f'href="{url}"' in client.get(settings_url).content.decode()  # a link to the confirmation, not a POST
+    confirm = client.get(url)
+    assert confirm.status_code == 200 and "stops working at once" in confirm.content.decode()
+    assert services.config_for_token(first) is not None  # asking is not rotating
+    response = client.post(url)
+    assert response.status_code == 302 and response["Location"] == settings_url
+    assert services.config_for_token(first) is None
+    shown = client.get(settings_url)
+    assert "no-cache" in shown["Cache-Control"] or "no-store" in shown["Cache-Control"]
+    token = re.search(r"<code>(gh\d+\.[\w-]+)</code>", shown.content.decode()).group(1)
+    refreshed = client.get(settings_url).content.decode()  # the browser's refresh repeats the GET
+    assert token not in refreshed
+    assert services.config_for_token(token).cluster == cluster  # the token shown still works
 
 
 def test_customers_and_pms_cannot_rotate_tokens(client, world, cluster):

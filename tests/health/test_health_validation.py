@@ -153,7 +153,7 @@ def test_readiness_on_the_organization_page(client, world, cluster):
     validation_run(cluster)
     client.force_login(world.customer_a)
     page = client.get(world.org_a.get_absolute_url()).content.decode()
-    assert "Readiness" in page and "Validation passed" in page and "alpha-train</a> (validated)" in page
+    assert "Readiness" in page and "Ready clusters validated" in page and "alpha-train</a> (validated)" in page
     client.force_login(world.customer_b)
     page = client.get(world.org_b.get_absolute_url()).content.decode()
     assert "no cluster yet" in page and "alpha-train" not in page

@@ -7,12 +7,12 @@ from portal import sections
 def test_organization_page_sections_are_in_their_declared_order():
     templates = [s.template for s in sections.sections(sections.ORGANIZATION_PAGE)]
     assert templates == [
+        "review/org_status_section.html",
         "workloads/workload_org_section.html",
         "workloads/quota_org_section.html",
         "workloads/htmx/interaction_org_section.html",
         "clusters/htmx/organization_section.html",
         "health/readiness_org_section.html",
-        "review/org_status_section.html",
         "engagement/htmx/org_outcomes_section.html",
     ]
     assert [s.template for s in sections.sections(sections.LEAD_HOME)][0] == "workloads/htmx/interaction_lead_section.html"

@@ -23,10 +23,15 @@ def test_freeze_stores_the_snapshot_and_refuses_a_second_freeze(world, client):
     assert len(review.figures["organizations"]) == 4
     assert review.figures["week"]["launches"] == 6
 
+    listing = client.get(reverse("review:review_list")).content.decode()
+    assert "Freeze this week" not in listing and 'name="notes"' not in listing
+    assert "This week is frozen" in listing and review.get_absolute_url() in listing
+
+    # A second tab still showing the form: the freeze is refused, the notes typed are kept.
     again = client.post(reverse("review:review_freeze"), {"notes": "other"}, follow=True)
     assert WeeklyReview.objects.count() == 1
-    assert WeeklyReview.objects.get().notes == "NCCL fix shared"
-    assert "was already frozen" in again.content.decode()
+    assert WeeklyReview.objects.get().notes == "NCCL fix shared\n\nother"
+    assert "was already frozen" in again.content.decode() and "Your notes were added" in again.content.decode()
 
 
 @pytest.mark.parametrize("role", ["customer_a", "lead_a", "lead_b"])

@@ -4,6 +4,7 @@ They run once the health models are installed (label ``health``)."""
 from __future__ import annotations
 
 import datetime
+import re
 
 import pytest
 from django.db import connection
@@ -61,14 +62,32 @@ def test_health_and_validation_per_organization(world):
     assert data["sources"]["health"] is True
     rows = {o["slug"]: o for o in data["organizations"]}
     assert rows["alpha-labs"]["health"] == "2 open faults (worst: replace node)"
-    assert rows["alpha-labs"]["validation"] == "1 of 2 clusters passed"
-    assert rows["beta-works"]["health"] == "healthy" and rows["beta-works"]["validation"] is None
+    assert rows["alpha-labs"]["validation"] == "1 of 2 ready clusters validated"
+    assert rows["beta-works"]["health"] == "healthy" and rows["beta-works"]["validation"] == "0 of 1 ready cluster validated"
     assert data["totals"]["validated_clusters"] == 1
     weekly = [p["faults"] for p in data["charts"]["faults_per_week"]]
     assert len(weekly) == 12 and sum(weekly) == 4
     lead_view = figures.overview(world.lead_b)
     assert [o["health"] for o in lead_view["organizations"]] == ["healthy"]
     assert lead_view["totals"]["validated_clusters"] == 0
+
+
+def test_validation_counts_ready_clusters_not_tested_ones(world, client):
+    """Two ready clusters, one tested and passed: 1 of 2, and the checklist does not say validated."""
+    a1, a2 = _cluster(world.org_a, "a-tested"), _cluster(world.org_a, "a-untested")
+    _cluster(world.org_a, "a-launching", state="creating")
+    _run(a1, "pass")
+    rows = {o["slug"]: o for o in figures.overview(world.pm)["organizations"]}
+    assert rows["alpha-labs"]["validation"] == "1 of 2 ready clusters validated"
+    from clusters.health import readiness
+
+    item = {i.key: i for i in readiness.checklist(world.org_a)}["validation"]
+    assert item.ok is False and "a-untested" in item.detail and item.label == "Ready clusters validated"
+    _run(a2, "pass")
+    item = {i.key: i for i in readiness.checklist(world.org_a)}["validation"]
+    assert item.ok is True and "2 of 2" in item.detail
+    rows = {o["slug"]: o for o in figures.overview(world.pm)["organizations"]}
+    assert rows["alpha-labs"]["validation"] == "2 of 2 ready clusters validated"
 
 
 def test_status_section_shows_health_validation_and_readiness(world, client):
@@ -105,3 +124,20 @@ def test_overview_query_count_with_health(world, client):
             assert client.get(reverse("portal:overview")).status_code == 200
         counts.append(len(ctx.captured_queries))
     assert counts[0] == counts[1], counts
+
+
+def test_customer_landing_page_puts_health_problems_first_and_lists_clusters_once(world, client):
+    broken, fine = _cluster(world.org_a, "alpha-broken"), _cluster(world.org_a, "alpha-fine")
+    _report(broken)
+    _report(fine)
+    _fault(broken, 1, verdict="replace")
+    client.force_login(world.customer_a)
+    body = client.get(world.org_a.get_absolute_url()).content.decode()
+    main = body.split('<main', 1)[1]
+    headings = [h for h in re.findall(r"<h2[^>]*>([^<]+)<", main) if h.strip() != "Facts"]
+    assert headings[0] == "At a glance", headings
+    problems = body.split("<h3>Health problems</h3>", 1)[1].split("</div>", 1)[0]
+    assert "alpha-broken" in problems and "replace node" in problems and "alpha-fine" not in problems
+    assert body.index("Health problems") < body.index("<h3>Clusters</h3>")
+    assert body.count(f'href="{fine.get_absolute_url()}"') == 1  # one clusters table, not two
+    assert len(headings) == len(set(headings))  # no section twice

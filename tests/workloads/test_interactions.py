@@ -1,5 +1,6 @@
 """Support interactions: the quick log, the full form, history, ageing, escalation, and what each
 role sees on every page, partial and export."""
+import re
 from datetime import timedelta
 
 import pytest
@@ -100,6 +101,11 @@ def test_quick_log_from_the_organization_page(client, world):
     assert obj.history.filter(kind="created").count() == 1
     entry = TimelineEntry.objects.get(object_id=obj.pk, kind="interaction")
     assert entry.visibility == "shared" and entry.tags == ["checkpointing"]
+    # The status section's count, elsewhere on the page, comes back out of band.
+    oob = body.split('id="org-open-count"', 1)[1].split("</p>", 1)[0]
+    assert 'hx-swap-oob="true"' in oob and "<strong>1</strong> open" in oob
+    page = client.get(world.org_a.get_absolute_url()).content.decode()
+    assert page.count('id="org-open-count"') == 1
 
 
 def test_quick_log_errors_are_shown_and_nothing_is_written(client, world):
@@ -207,6 +213,21 @@ def test_first_response_comes_from_the_program_side(world):
     assert obj.first_response_time < timedelta(hours=5, minutes=1)
 
 
+def test_first_response_is_the_leads_first_shared_comment_even_on_what_the_lead_logged(client, world):
+    obj = InteractionFactory(organization=world.org_a, visibility="shared", created_by=world.lead_a,
+                             occurred_at=timezone.now() - timedelta(hours=2))
+    client.force_login(world.lead_a)
+    assert "none yet" in client.get(obj.get_absolute_url()).content.decode()
+    client.post(reverse("interactions:interaction_comment", args=[obj.pk]), {"body": "checking", "internal": "on"})
+    obj.refresh_from_db()
+    assert obj.first_response_at is None  # an internal note answers nobody
+    client.post(reverse("interactions:interaction_comment", args=[obj.pk]), {"body": "Try EFA installer 1.38"})
+    obj.refresh_from_db()
+    assert obj.first_response_at is not None
+    page = client.get(obj.get_absolute_url()).content.decode()
+    assert "none yet" not in page and "after 2 h" in page
+
+
 def test_escalation_is_recorded_and_only_by_those_who_may_change(client, world):
     obj = InteractionFactory(organization=world.org_a, visibility="shared", severity="high")
     client.force_login(world.customer_a)
@@ -218,6 +239,21 @@ def test_escalation_is_recorded_and_only_by_those_who_may_change(client, world):
     assert obj.escalated_at is not None
     assert obj.history.filter(kind="escalation", body="Training blocked for 3 days").exists()
     assert TimelineEntry.objects.filter(title__startswith="Escalated").exists()
+
+
+def test_an_escalation_never_reaches_the_customer(client, world):
+    obj = InteractionFactory(organization=world.org_a, visibility="shared", severity="high")
+    client.force_login(world.lead_a)
+    client.post(reverse("interactions:interaction_escalate", args=[obj.pk]),
+                {"reason": "need WWSO Frameworks specialist", "target": "frameworks"})
+    client.force_login(world.customer_a)
+    pages = [client.get(obj.get_absolute_url()).content.decode(),
+             client.get(reverse("portal:organization_detail", args=[world.org_a.slug])).content.decode(),
+             client.get(reverse("portal:timeline", args=[world.org_a.slug])).content.decode(),
+             client.get(reverse("interactions-api:interaction-history", args=[obj.pk])).content.decode()]
+    assert all("WWSO" not in page for page in pages)
+    assert client.get(obj.get_absolute_url()).status_code == 200
+    assert TimelineEntry.objects.get(title__startswith="Escalated").visibility == "internal"
 
 
 def test_open_interactions_oldest_first_on_org_page_and_lead_home(client, world):
@@ -307,3 +343,48 @@ def test_list_query_count_does_not_grow(client, world):
 def test_suggest_endpoint_refuses_empty_text(client, world):
     client.force_login(world.lead_a)
     assert client.post(reverse("interactions:interaction_suggest_tags"), {"summary": " "}).status_code == 400
+
+
+@pytest.mark.parametrize("pasted", [
+    "case-123456789012-2026-3f2a9c1b7d4e5a60",
+    "  case-123456789012-2026-3f2a9c1b7d4e5a60 ",
+    "https://support.console.aws.amazon.com/support/home?region=us-east-1#/case/"
+    "?caseId=case-123456789012-2026-3f2a9c1b7d4e5a60&displayId=172345678901&language=en",
+    "https://support.console.aws.amazon.com/support/home#/case/?caseId=case%2D123456789012%2D2026%2D3f2a9c1b7d4e5a60",
+    "Case ID: case-123456789012-2026-3f2a9c1b7d4e5a60 (opened by Kotoba)",
+])
+def test_support_case_field_takes_the_id_however_it_is_pasted(world, pasted):
+    from workloads.forms_interactions import InteractionForm
+
+    form = InteractionForm(data={"organization": world.org_a.pk, "kind": "support_case", "summary": "EFA",
+                                 "occurred_at": "2026-11-30T10:00", "status": "open", "severity": "normal",
+                                 "visibility": "shared", "support_case_id": pasted}, user=world.lead_a)
+    assert form.is_valid(), form.errors
+    assert form.cleaned_data["support_case_id"] == "case-123456789012-2026-3f2a9c1b7d4e5a60"
+
+
+def test_support_case_field_shows_the_format_up_front_and_explains_a_display_id(client, world):
+    from workloads.forms_interactions import InteractionForm
+
+    client.force_login(world.lead_a)
+    html = client.get(reverse("interactions:interaction_add")).content.decode()
+    assert "case-&lt;account&gt;-&lt;year&gt;-&lt;16 characters&gt;" in html  # before any error
+    data = {"organization": world.org_a.pk, "kind": "support_case", "summary": "EFA", "occurred_at": "2026-11-30T10:00",
+            "status": "open", "severity": "normal", "visibility": "shared"}
+    form = InteractionForm(data={**data, "support_case_id": "172345678901"}, user=world.lead_a)
+    assert not form.is_valid() and "display id" in str(form.errors["support_case_id"])
+    form = InteractionForm(data={**data, "support_case_id": "my case"}, user=world.lead_a)
+    assert not form.is_valid() and "No AWS support case id" in str(form.errors["support_case_id"])
+
+
+def test_tag_suggestions_are_labels_of_the_forms_own_checkboxes(client, world):
+    client.force_login(world.lead_a)
+    form_html = client.get(reverse("interactions:interaction_add")).content.decode()
+    response = client.post(reverse("interactions:interaction_suggest_tags"),
+                           {"summary": "NCCL INFO NET/Socket : Using [0]eth0", "body": ""})
+    labels = re.findall(r'<label for="(id_tags_\d+)" class="badge tag-suggestion"', response.content.decode())
+    assert labels, response.content
+    for checkbox_id in labels:
+        box = re.search(rf'<input[^>]*id="{checkbox_id}"[^>]*>', form_html).group(0)
+        slug = re.search(r'value="([^"]+)"', box).group(1)
+        assert slug in [t.slug for t in tagging.suggest("NCCL INFO NET/Socket : Using [0]eth0")]

@@ -172,3 +172,25 @@ def test_api_cannot_name_another_organizations_quota(world):
     response = api.post("/api/workloads/quota-requests/", {"organization": world.org_a.slug, "quota": foreign.pk,
                                                            "requested_count": 4, "justification": "x"}, format="json")
     assert response.status_code == 400 and "does not exist" in response.json()["quota"][0]
+
+
+def test_program_manager_sees_use_pool_and_reservations_before_deciding(client, world, quota):
+    from tests.workloads.factories_workloads import CapacityReservationFactory
+
+    InstanceQuotaFactory(organization=world.org_b, instance_type_name=quota.instance_type_name, region=quota.region,
+                         count=10)
+    Cluster.objects.create(organization=world.org_a, name="holding", instance_type=quota.instance_type_name,
+                           region=quota.region, node_count=6, state="ready")
+    CapacityReservationFactory(organization=world.org_a, quota=quota, reservation_id="cr-0123456789abcdef0")
+    CapacityReservationFactory(organization=world.org_b, reservation_id="cr-0fedcba9876543210")
+    req = QuotaChangeRequestFactory(quota=quota, requested_count=quota.count + 8, justification="more",
+                                    requested_by=world.lead_a)
+    client.force_login(world.pm)
+    html = client.get(req.get_absolute_url()).content.decode()
+    facts = html.split('id="h-facts"', 1)[1].split("</section>", 1)[0]
+    assert f"<strong>6</strong> of {quota.count}" in facts
+    assert f"6 of {quota.count + 10}" in facts and "across 2 organizations" in facts
+    assert f"<strong>{quota.count + 10 + 8}</strong> in quotas if approved" in facts
+    assert "cr-0123456789abcdef0" in facts and "cr-0fedcba9876543210" not in facts
+    client.force_login(world.lead_a)
+    assert 'id="h-facts"' not in client.get(req.get_absolute_url()).content.decode()

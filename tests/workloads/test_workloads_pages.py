@@ -61,6 +61,19 @@ def test_section_is_edited_in_place_with_htmx(client, world, workload):
     hist = client.get(reverse("workloads:workload_history", kwargs={"pk": workload.pk})).content.decode()
     assert "Target instance count" in hist and "<del>4</del>" in hist and "<ins>16</ins>" in hist
     assert "SageMaker HyperPod (Slurm)" in hist
+    assert "<html" in hist and "Back to the workload" in hist  # opened directly: a full page
+    partial = client.get(reverse("workloads:workload_history", kwargs={"pk": workload.pk}), headers=HX).content
+    assert b"<html" not in partial and b'id="workload-history"' in partial
+
+
+def test_history_values_are_shown_in_the_display_time_zone():
+    import datetime
+
+    from workloads.history import display_value
+
+    value = datetime.datetime(2026, 12, 1, 10, 52, 27, 458847, tzinfo=datetime.UTC)
+    assert display_value(value) == "2026-12-01 19:52"  # Asia/Tokyo, to the minute
+    assert display_value(datetime.date(2026, 12, 1)) == "2026-12-01"
 
 
 def test_bad_section_input_shows_errors_and_saves_nothing(client, world, workload):

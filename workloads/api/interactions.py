@@ -3,7 +3,6 @@ from __future__ import annotations
 
 from django.contrib.auth import get_user_model
 from django.db import transaction
-from django_filters import rest_framework as filters
 from drf_spectacular.utils import extend_schema
 from rest_framework import mixins, serializers, viewsets
 from rest_framework.decorators import action
@@ -13,6 +12,7 @@ from rest_framework.response import Response
 from portal import access
 from portal.api.base import PortalModelViewSet, PortalReadOnlyViewSet, PortalViewSetMixin
 from portal.engagement.models import EscalationTarget
+from portal.forms import RestrictedFilterSet
 from workloads import services_interactions as services
 from workloads.filtersets_interactions import InteractionFilterSet
 from workloads.models import (
@@ -185,7 +185,7 @@ class EnablementSessionViewSet(PortalReadOnlyViewSet):
         return with_scores(super().get_queryset()).order_by("-date", "-id")
 
 
-class EnablementAttendanceFilterSet(filters.FilterSet):
+class EnablementAttendanceFilterSet(RestrictedFilterSet):
     class Meta:
         model = EnablementAttendance
         fields = ["session", "organization", "satisfaction"]

@@ -31,7 +31,7 @@ class InteractionListView(ObjectListView):
     csv_fields = (
         ("Organization", "organization.name"), ("Occurred at", "occurred_at"), ("Kind", "get_kind_display"),
         ("Summary", "summary"), ("Status", "get_status_display"), ("Severity", "get_severity_display"),
-        ("Owner", "owner.username"), ("Visibility", "visibility"), ("AWS support case", "support_case_id"),
+        ("Owner", "owner.display_name"), ("Visibility", "visibility"), ("AWS support case", "support_case_id"),
     )
     csv_filename = "interactions.csv"
 
@@ -90,11 +90,21 @@ class InteractionEditView(ObjectEditView):
     def get_form_kwargs(self):
         kwargs = super().get_form_kwargs()
         kwargs["user"] = self.request.user
-        if self.object is None and "organization" in self.request.GET:
-            org = Organization.objects.restrict(self.request.user).filter(slug=self.request.GET["organization"]).first()
+        if self.object is None and self.request.GET.get("organization"):
+            # Opened for an organization (?organization=<slug>), or reloaded after choosing one (its id): the
+            # form's choices are then that organization's, and what was typed so far is kept.
+            raw = self.request.GET["organization"]
+            orgs = Organization.objects.restrict(self.request.user)
+            org = (orgs.filter(pk=int(raw)) if raw.isdigit() else orgs.filter(slug=raw)).first()
             if org is not None:
-                kwargs.setdefault("initial", {})["organization"] = org.pk
-                kwargs["initial"]["owner"] = self.request.user.pk
+                initial = kwargs.setdefault("initial", {})
+                if self.request.htmx:
+                    initial.update({k: v for k, v in self.request.GET.items()
+                                    if k in ("kind", "summary", "body", "occurred_at", "status", "severity",
+                                             "support_case_id", "resolution", "lesson", "visibility")})
+                    initial["tags"] = self.request.GET.getlist("tags")
+                initial["organization"] = org.pk
+                initial.setdefault("owner", self.request.user.pk)
         if self.object is None and self.request.GET.get("summary"):  # e.g. opened from a GPU fault
             kwargs.setdefault("initial", {})["summary"] = self.request.GET["summary"][:200]
         return kwargs
@@ -138,8 +148,13 @@ class QuickLogView(View):
         from workloads.sections_interactions import organization_section
 
         section = organization_section(self.request, self.organization, form=form)
-        return render(self.request, self.template_name,
-                      {"section": section, "organization": self.organization, "saved": saved}, status=status)
+        context = {"section": section, "organization": self.organization, "saved": saved}
+        if saved is not None:
+            # The status section's open count sits elsewhere on the page: refreshed out of band.
+            from portal.review.sections import open_interactions_summary
+
+            context["open_count"] = open_interactions_summary(self.request.user, self.organization)
+        return render(self.request, self.template_name, context, status=status)
 
     def get(self, request, slug):
         return self.render_form(InteractionQuickForm())
@@ -229,6 +244,10 @@ class TagSuggestView(View):
             return HttpResponse("Nothing to suggest tags from.", status=400)
         chosen = set(request.POST.getlist("tags"))
         tags = [t for t in tagging.suggest(text, ChallengeTag.objects.all()) if t.slug not in chosen]
+        # Each suggestion is a <label> for the form's own checkbox (id_tags_<position>): one click ticks it.
+        positions = {slug: i for i, slug in enumerate(ChallengeTag.objects.values_list("slug", flat=True))}
+        for tag in tags:
+            tag.checkbox_id = f"id_tags_{positions[tag.slug]}"
         return render(request, "workloads/htmx/interaction_tag_suggestions.html", {"suggested_tags": tags})
 
     def get(self, request):

@@ -110,6 +110,10 @@ class ChangeRequestView(ObjectView):
         ctx = super().get_context_data(**kwargs)
         req, user = self.object, self.request.user
         ctx["can_decide"] = req.status == RequestStatus.PENDING and access.can(user, access.APPROVE, req)
+        if ctx["can_decide"]:
+            from workloads import decision_facts
+
+            ctx["facts"] = decision_facts.for_request(req, user)
         ctx["can_edit"] = req.status == RequestStatus.PENDING and access.can(user, access.CHANGE, req)
         ctx.setdefault("decision_form", DecisionForm())
         records = QuotaChangeRequest.history.filter(id=req.pk).select_related("history_user")

@@ -144,10 +144,12 @@ class WorkloadSectionView(View):
 
 
 class WorkloadHistoryView(ObjectView):
-    """The change history alone (htmx refreshes it after a section is saved)."""
+    """The change history: a page of its own when opened directly, the section alone when htmx refreshes it
+    after a section is saved."""
 
     queryset = Workload.objects.all()
-    template_name = "workloads/htmx/workload_history.html"
+    template_name = "workloads/workload_history.html"
+    partial_template_name = "workloads/htmx/workload_history.html"
 
     def get_context_data(self, **kwargs):
         ctx = super().get_context_data(**kwargs)

@@ -28,8 +28,17 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
-def _redis_url() -> str | None:
-    url = os.environ.get("REDIS_URL") or "redis://127.0.0.1:6379/0"
+def demo_redis_db(port: int) -> int:
+    """The Redis database of a demo on ``port``: ``DEMO_REDIS_DB`` when set, else one derived from the port
+    (1-14), so two demos on one machine never consume each other's tasks. Database 0 is left to whatever
+    else runs there and 15 to the test suite."""
+    if os.environ.get("DEMO_REDIS_DB"):
+        return int(os.environ["DEMO_REDIS_DB"])
+    return 1 + port % 14
+
+
+def _redis_url(port: int = 8000) -> str | None:
+    url = os.environ.get("REDIS_URL") or f"redis://127.0.0.1:6379/{demo_redis_db(port)}"
     host, port = "127.0.0.1", 6379
     rest = url.split("://", 1)[-1].split("/", 1)[0].rsplit("@", 1)[-1]
     if ":" in rest:
@@ -39,6 +48,12 @@ def _redis_url() -> str | None:
             return url
     except OSError:
         return None
+
+
+def demo_web_environment(*, debug: bool = False) -> dict[str, str]:
+    """The demo looks and behaves like the product: DEBUG off (the portal's own 404/403/500 pages, no URL
+    list on a mistyped address), static files served by WhiteNoise from the app directories."""
+    return {"DEBUG": "true" if debug else "false"}
 
 
 def _module_exists(name: str) -> bool:
@@ -65,6 +80,8 @@ class Command(BaseCommand):
     def add_arguments(self, parser):
         parser.add_argument("--port", type=int, default=8000)
         parser.add_argument("--aws-port", type=int, default=0, help="Port of the embedded AWS endpoint (0: any free one).")
+        parser.add_argument("--debug", action="store_true",
+                            help="Django's debug pages (off by default: the demo behaves like the product).")
 
     def handle(self, *args, port: int, aws_port: int, **options):
         python = sys.executable
@@ -72,11 +89,12 @@ class Command(BaseCommand):
         (base / "var").mkdir(exist_ok=True)
         env = dict(os.environ)
         env.setdefault("DJANGO_SETTINGS_MODULE", "portal.settings.local")
+        env.update(demo_web_environment(debug=options["debug"]))
         for key, value in (("AWS_ACCESS_KEY_ID", "demo"), ("AWS_SECRET_ACCESS_KEY", "demo"),
                            ("AWS_DEFAULT_REGION", settings.AWS_DEFAULT_REGION)):
             env.setdefault(key, value)
 
-        redis_url = _redis_url()
+        redis_url = _redis_url(port)
         if redis_url:
             env["REDIS_URL"] = redis_url
             env["CELERY_BROKER_URL"] = redis_url

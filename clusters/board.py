@@ -1,0 +1,64 @@
+"""The launch-day board's figures: instances by type against the day's target, and every organization's
+progress, including those that have not launched yet.
+
+The case study's headline is instances, not clusters ("127 P5 and 24 Trn1 in a day"), so the board counts
+instances (``node_count``) by instance type; SageMaker's ``ml.`` names count with their EC2 twin. The target
+comes from ``LAUNCH_DAY_TARGET`` (``"p5.48xlarge=127,trn1.32xlarge=24"`` by default). Two queries, whatever
+the number of organizations and clusters.
+"""
+from __future__ import annotations
+
+from django.conf import settings
+from django.db.models import Count, Q, Sum
+
+from clusters.choices import ClusterState
+from clusters.models import Cluster
+from portal.models import Organization
+
+DEFAULT_TARGET = "p5.48xlarge=127,trn1.32xlarge=24"
+BUSY = (ClusterState.SCHEDULED, ClusterState.CREATING)
+
+
+def target() -> dict[str, int]:
+    """The day's target, instance type → instances, from the setting (a mapping or "type=n,type=n")."""
+    raw = getattr(settings, "LAUNCH_DAY_TARGET", DEFAULT_TARGET)
+    if isinstance(raw, dict):
+        return {str(k): int(v) for k, v in raw.items()}
+    pairs = (item.split("=", 1) for item in str(raw).split(",") if "=" in item)
+    return {name.strip(): int(n) for name, n in pairs}
+
+
+def _base(instance_type: str) -> str:
+    return instance_type.removeprefix("ml.")
+
+
+def instances_by_type(user) -> list[dict]:
+    """Ready and in-progress instances per type, with the target and the share reached."""
+    goal = target()
+    rows: dict[str, dict] = {name: {"instance_type": name, "ready": 0, "busy": 0, "target": n} for name, n in goal.items()}
+    for r in (Cluster.objects.restrict(user).exclude(state=ClusterState.DELETED).values("instance_type")
+              .annotate(ready=Sum("node_count", filter=Q(state=ClusterState.READY)),
+                        busy=Sum("node_count", filter=Q(state__in=BUSY))).order_by()):
+        name = _base(r["instance_type"] or "")
+        if not name:
+            continue
+        row = rows.setdefault(name, {"instance_type": name, "ready": 0, "busy": 0, "target": 0})
+        row["ready"] += r["ready"] or 0
+        row["busy"] += r["busy"] or 0
+    for row in rows.values():
+        row["percent"] = min(100, round(100 * row["ready"] / row["target"])) if row["target"] else None
+    return sorted(rows.values(), key=lambda r: (-r["target"], r["instance_type"]))
+
+
+def organizations(user) -> list[dict]:
+    """Every organization the user sees, those without a launch included (shown as "not launched")."""
+    live = ~Q(clusters__state=ClusterState.DELETED)
+    return list(
+        Organization.objects.restrict(user).values("name", "slug").annotate(
+            total=Count("clusters", filter=live),
+            ready=Count("clusters", filter=Q(clusters__state=ClusterState.READY)),
+            busy=Count("clusters", filter=Q(clusters__state__in=BUSY)),
+            failed=Count("clusters", filter=Q(clusters__state=ClusterState.FAILED)),
+            instances=Sum("clusters__node_count", filter=Q(clusters__state=ClusterState.READY)),
+        ).order_by("name")
+    )

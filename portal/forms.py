@@ -1,0 +1,49 @@
+"""One way to offer choices: every related-row choice in a form or filter comes through the access policy and,
+once the organization is known, from that organization only.
+
+Form fields and filters declared with a plain ``Model.objects.all()`` would otherwise list every
+organization's rows (a customer's quota filter naming other organizations' quotas, a lead SA's interaction form
+offering another organization's workloads). ``RestrictedFilterSet`` and ``scope_form_choices`` narrow them in one
+place; forms that know the organization narrow further with ``for_organization``.
+"""
+from __future__ import annotations
+
+import django_filters
+from django.db.models import QuerySet
+
+from portal import access
+
+
+def for_organization(queryset: QuerySet, organization_id: int | None) -> QuerySet:
+    """Rows of ``queryset`` that belong to one organization (by the policy's path); unchanged without one."""
+    rule = access.rule_for(queryset.model)
+    if organization_id is None or rule is None or rule.path is None:
+        return queryset
+    return queryset.filter(**{rule.path or "pk": organization_id})
+
+
+def restricted(queryset: QuerySet, user, organization_id: int | None = None) -> QuerySet:
+    """The rows of ``queryset`` the user may see (for models under the policy), in the organization if given."""
+    if hasattr(queryset, "restrict"):
+        queryset = queryset.restrict(user, access.VIEW)
+    return for_organization(queryset, organization_id)
+
+
+def scope_form_choices(form, user, organization_id: int | None = None) -> None:
+    """Narrow every model-choice field of ``form`` (call at the end of ``__init__``)."""
+    for field in form.fields.values():
+        queryset = getattr(field, "queryset", None)
+        if isinstance(queryset, QuerySet) and hasattr(queryset, "restrict"):
+            field.queryset = restricted(queryset, user, organization_id)
+
+
+class RestrictedFilterSet(django_filters.FilterSet):
+    """A FilterSet whose model-choice filters offer (and accept) only rows the requesting user may see."""
+
+    def __init__(self, *args, request=None, **kwargs):
+        super().__init__(*args, request=request, **kwargs)
+        user = getattr(request, "user", None)
+        for f in self.filters.values():
+            queryset = getattr(f, "queryset", None)
+            if isinstance(queryset, QuerySet) and hasattr(queryset, "restrict"):
+                f.queryset = queryset.restrict(user, access.VIEW)

@@ -1,0 +1,88 @@
+"""How values are shown on every page (a builtin library: no ``{% load %}`` needed).
+
+Times as the portal shows them: the display time zone (``TIME_ZONE``, Asia/Tokyo by default), to the minute.
+
+Figures frozen as JSON keep their times as ISO strings in UTC; ``when`` shows those like any datetime, so a
+page never mixes UTC and local times. Exports and the API keep ISO 8601 in UTC.
+"""
+from __future__ import annotations
+
+import datetime
+
+from django import template
+from django.utils import timezone
+from django.utils.dateparse import parse_datetime
+
+register = template.Library()
+
+
+def _as_datetime(value) -> datetime.datetime | None:
+    if isinstance(value, datetime.datetime):
+        return value
+    if isinstance(value, str) and value:
+        return parse_datetime(value)
+    return None
+
+
+@register.filter
+def when(value, with_zone: bool = False) -> str:
+    """'2026-12-01 19:52' (or '2026-12-01 19:52 JST' with ``when:True``); '' for nothing."""
+    moment = _as_datetime(value)
+    if moment is None:
+        return "" if value in (None, "") else str(value)
+    if timezone.is_aware(moment):
+        moment = timezone.localtime(moment)
+    text = f"{moment:%Y-%m-%d %H:%M}"
+    return f"{text} {moment.tzname()}" if with_zone and moment.tzname() else text
+
+
+@register.simple_tag
+def display_time_zone() -> str:
+    """'Asia/Tokyo (JST)': said once in the footer."""
+    now = timezone.localtime()
+    return f"{timezone.get_current_timezone_name()} ({now.tzname()})"
+
+
+def _labels() -> dict[str, str]:
+    """Every stored code of the portal's choices with its human label ("waiting_customer" → "Waiting for the
+    customer", "reset_gpu" → "Reset GPU"), for values that reach a page without their model (frozen figures,
+    timeline entries)."""
+    from django.db import models
+
+    from clusters import choices as cluster_choices
+    from clusters.health import choices as health_choices
+    from portal import choices as portal_choices
+    from workloads import choices as workload_choices
+    from workloads import choices_interactions
+
+    labels: dict[str, str] = {}
+    for module in (portal_choices, workload_choices, choices_interactions, cluster_choices, health_choices):
+        for item in vars(module).values():
+            if isinstance(item, type) and issubclass(item, models.Choices) and item is not models.TextChoices:
+                for value, label in item.choices:
+                    labels.setdefault(str(value), str(label))
+    return labels
+
+
+_LABELS: dict[str, str] | None = None
+
+
+@register.filter
+def code_label(value) -> str:
+    """The human label of a stored code; an unknown code is shown with spaces for underscores."""
+    global _LABELS
+    if value in (None, ""):
+        return ""
+    if _LABELS is None:
+        _LABELS = _labels()
+    text = str(value)
+    return _LABELS.get(text) or text.replace("_", " ")
+
+
+@register.filter
+def lower_first(value) -> str:
+    """'Status and lead SA' → 'status and lead SA' (an acronym keeps its capitals, unlike ``lower``)."""
+    text = str(value)
+    if len(text) > 1 and text[1].isupper():
+        return text
+    return text[:1].lower() + text[1:]

@@ -1,0 +1,98 @@
+"""Each role's main pages in Chromium: axe-core finds no serious or critical violation, and a screenshot of
+every page at desktop (1440 px) and phone (390 px) width is kept under test-artifacts/e2e/ux/ for review.
+
+axe-core is vendored in tests/e2e/vendor/ (version and licence in its README): nothing is fetched at test time.
+"""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from tests.e2e.conftest import PASSWORD, SHOTS
+
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+
+AXE = Path(__file__).parent / "vendor" / "axe.min.js"
+WIDTHS = {"desktop": 1440, "phone": 390}
+BLOCKING = {"serious", "critical"}
+
+
+@pytest.fixture
+def program_pages(world):
+    """Enough of a program for every main page to show real rows."""
+    from clusters.models import Cluster
+    from tests.workloads.factories_interactions import InteractionFactory
+    from tests.workloads.factories_workloads import (
+        CapacityReservationFactory,
+        InstanceQuotaFactory,
+        QuotaChangeRequestFactory,
+        WorkloadFactory,
+    )
+
+    workload = WorkloadFactory(organization=world.org_a, name="alpha-llm-70b", lead_sa=world.lead_a)
+    quota = InstanceQuotaFactory(organization=world.org_a, count=16)
+    CapacityReservationFactory(organization=world.org_a, quota=quota)
+    QuotaChangeRequestFactory(quota=quota, requested_count=32, justification="Pre-training run", requested_by=world.lead_a)
+    cluster = Cluster.objects.create(organization=world.org_a, name="alpha-train", instance_type="p5.48xlarge",
+                                     node_count=2, state="ready")
+    interaction = InteractionFactory(organization=world.org_a, summary="NCCL falls back to sockets",
+                                     visibility="shared", severity="high", workload=workload)
+    return {
+        "customer_a": ["/", f"/organizations/{world.org_a.slug}/", f"/clusters/{cluster.pk}/",
+                       f"/clusters/{cluster.pk}/health/", f"/workloads/{workload.pk}/", "/interactions/",
+                       interaction.get_absolute_url(), "/quotas/", "/quota-requests/"],
+        "lead_a": ["/lead/", f"/organizations/{world.org_a.slug}/", "/interactions/", "/interactions/new/",
+                   interaction.get_absolute_url(), f"/workloads/{workload.pk}/", f"/workloads/{workload.pk}/history/",
+                   "/clusters/", "/clusters/blueprints/", "/clusters/blueprints/parallelcluster/launch/",
+                   f"/clusters/{cluster.pk}/", "/health/", f"/clusters/{cluster.pk}/health/settings/"],
+        "pm": ["/overview/", "/reviews/", "/quota-requests/", "/quotas/", "/health/", "/clusters/launch-day/",
+               "/interactions/", "/workloads/", "/enablement/"],
+    }
+
+
+def _sign_in(page, base: str, username: str) -> None:
+    page.goto(f"{base}/login/")
+    page.get_by_label("Username").fill(username)
+    page.get_by_label("Password").fill(PASSWORD)
+    page.get_by_role("button", name="Sign in").click()
+    page.wait_for_load_state("networkidle")
+
+
+def _axe(page) -> list[dict]:
+    # axe is evaluated through the DevTools protocol (the context bypasses the page's CSP for it only; the
+    # other browser tests keep the CSP and fail on its console errors), then run on the whole document.
+    page.evaluate(AXE.read_text())
+    result = page.evaluate("""async () => {
+        const r = await axe.run(document, {resultTypes: ['violations']});
+        return r.violations.map(v => ({id: v.id, impact: v.impact, help: v.help,
+                                       nodes: v.nodes.slice(0, 3).map(n => n.target.join(' '))}));
+    }""")
+    return [v for v in result if v["impact"] in BLOCKING]
+
+
+@pytest.mark.parametrize("role", ["customer_a", "lead_a", "pm"])
+def test_main_pages_have_no_serious_accessibility_violations(browser, live_server, world, program_pages, role):
+    out = SHOTS / "ux"
+    out.mkdir(parents=True, exist_ok=True)
+    failures: dict[str, list] = {}
+    for label, width in WIDTHS.items():
+        context = browser.new_context(viewport={"width": width, "height": 900}, bypass_csp=True)
+        page = context.new_page()
+        errors: list[str] = []
+        page.on("pageerror", lambda e, errors=errors: errors.append(str(e)))
+        _sign_in(page, live_server.url, role)
+        for path in program_pages[role]:
+            response = page.goto(f"{live_server.url}{path}")
+            page.wait_for_load_state("networkidle")
+            assert response.status == 200, f"{role} {path}: {response.status}"
+            name = f"{role}-{label}-" + (path.strip("/").replace("/", "-") or "home")
+            page.screenshot(path=str(out / f"{name}.png"), full_page=True)
+            if True:
+                violations = _axe(page)
+                if violations:
+                    failures[f"{label} {path}"] = violations
+        assert not errors, errors
+        context.close()
+    assert not failures, json.dumps(failures, indent=1)
