@@ -17,11 +17,12 @@ import re
 from dataclasses import dataclass, field
 from datetime import timedelta
 
+from django.conf import settings
 from django.core.exceptions import PermissionDenied
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
-from clusters import capacity, catalog, cfn, conf, guards
+from clusters import capacity, catalog, cfn, guards
 from clusters.choices import ClusterState, JobKind, JobStatus, StackRole
 from clusters.models import Cluster, LaunchJob, LaunchSubmission, Stack
 from portal import access, locks, timeline
@@ -302,7 +303,7 @@ def submit(req: LaunchRequest) -> Submitted:
 
 def _new_job(cluster: Cluster, kind: str, user, line: str) -> LaunchJob:
     job = LaunchJob.objects.create(cluster=cluster, kind=kind, requested_by=user,
-                                   deadline=timezone.now() + timedelta(seconds=conf.job_deadline_seconds()))
+                                   deadline=timezone.now() + timedelta(seconds=settings.CLUSTERS_JOB_DEADLINE_SECONDS))
     job.add_log(line)
     job.save(update_fields=["log"])
     return job

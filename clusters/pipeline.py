@@ -14,11 +14,12 @@ from __future__ import annotations
 import logging
 from datetime import timedelta
 
+from django.conf import settings
 from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
 
-from clusters import catalog, conf, uploads
+from clusters import catalog, uploads
 from clusters.backend import LAUNCH_TAG, CloudFormation
 from clusters.choices import STACK_DONE, STACK_FAILED, ClusterState, JobKind, JobStatus
 from clusters.models import Cluster, IllegalTransition, LaunchJob, Stack, StackEvent, StateChanged
@@ -67,7 +68,7 @@ def claim(job_id: int, attempt: int | None = None) -> bool:
             .filter(Q(lease_until__isnull=True) | Q(lease_until__lt=now)))
     if attempt is not None:
         rows = rows.filter(attempts__lte=attempt)
-    return bool(rows.update(lease_until=now + timedelta(seconds=conf.lease_seconds()), heartbeat=now))
+    return bool(rows.update(lease_until=now + timedelta(seconds=settings.CLUSTERS_LEASE_SECONDS), heartbeat=now))
 
 
 def deadline_message(job: LaunchJob) -> str:
@@ -93,7 +94,7 @@ def step(job_id: int, attempt: int | None = None) -> str:
         outcome = _advance_delete(job, cluster, cf) if job.kind == JobKind.DELETE else _advance_launch(job, cluster, cf)
         job.aws_errors = 0
     except AwsError as exc:
-        if exc.retryable and job.aws_errors + 1 < conf.max_aws_errors():
+        if exc.retryable and job.aws_errors + 1 < settings.CLUSTERS_MAX_AWS_ERRORS:
             job.aws_errors += 1
             job.add_log(f"{exc} (retrying, {job.aws_errors} in a row)")
             outcome = POLL

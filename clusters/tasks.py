@@ -5,10 +5,11 @@ import logging
 from datetime import timedelta
 
 from celery import shared_task
+from django.conf import settings
 from django.db.models import Q
 from django.utils import timezone
 
-from clusters import conf, pipeline
+from clusters import pipeline
 
 logger = logging.getLogger(__name__)
 
@@ -16,7 +17,7 @@ logger = logging.getLogger(__name__)
 def _run(task, job_id: int, attempt: int | None):
     outcome = pipeline.step(job_id, attempt)
     if outcome == pipeline.POLL:
-        raise task.retry(countdown=conf.poll_seconds())
+        raise task.retry(countdown=settings.CLUSTERS_POLL_SECONDS)
     return outcome
 
 
@@ -45,7 +46,7 @@ def sweep_launch_jobs() -> int:
     for job_id in LaunchJob.objects.filter(finished__isnull=True, deadline__lt=now).values_list("pk", flat=True):
         if pipeline.expire(job_id):
             logger.warning("launch job %s failed: past its deadline", job_id)
-    stale = now - timedelta(seconds=conf.stuck_seconds())
+    stale = now - timedelta(seconds=settings.CLUSTERS_STUCK_SECONDS)
     rows = (LaunchJob.objects.filter(finished__isnull=True)
             .filter(Q(deadline__isnull=True) | Q(deadline__gte=now))
             .filter(Q(dispatched=False)

@@ -18,11 +18,11 @@ from __future__ import annotations
 from collections import defaultdict
 from datetime import timedelta
 
+from django.conf import settings
 from django.db.models import Count, F, Q, Sum
 from django.db.models.functions import Greatest
 from django.utils import timezone
 
-from clusters.health import conf
 from clusters.health.summary import VERDICTS, HealthSummary
 
 FULL, NODES = "full", "nodes"
@@ -96,7 +96,7 @@ def merge_state(previous: dict | None, new: dict, covered: set[str], scope: str)
 
 
 def silent_cutoff(now=None):
-    return (now or timezone.now()) - timedelta(minutes=conf.get("HEALTH_NODE_SILENT_MINUTES"))
+    return (now or timezone.now()) - timedelta(minutes=settings.HEALTH_NODE_SILENT_MINUTES)
 
 
 def not_reporting(cluster_ids, now=None) -> dict[int, int]:

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from clusters.health import conf
+from django.conf import settings
+
 from clusters.health.models import GpuFault, HealthReport
 from clusters.health.summary import Fault
 from portal.vocabulary import FAULT_SEVERITY_RANK
@@ -40,7 +41,7 @@ def reconcile(report: HealthReport, faults: list[Fault], clear_after: int | None
 
     ``covered`` is the set of nodes the report speaks for (None: the whole cluster): an open fault of
     a node outside it is left alone, since that node did not report without it."""
-    clear_after = clear_after or conf.get("HEALTH_FAULT_CLEAR_AFTER")
+    clear_after = clear_after or settings.HEALTH_FAULT_CLEAR_AFTER
     now = report.received_at
     seen: dict[tuple, Fault] = {}
     for fault in faults:

@@ -2,8 +2,9 @@
 from __future__ import annotations
 
 from django import forms
+from django.conf import settings
 
-from clusters.health import conf, nccl, prometheus_pull, services
+from clusters.health import nccl, prometheus_pull, services
 from clusters.health.choices import AuthKind
 from clusters.health.models import ClusterHealthConfig, GpuFault
 from portal import access, outbound
@@ -43,7 +44,7 @@ class ValidationUploadForm(forms.Form):
         if upload and text:
             raise forms.ValidationError("Upload a file or paste the output, not both.")
         if upload:
-            limit = conf.get("HEALTH_VALIDATION_MAX_BYTES")
+            limit = settings.HEALTH_VALIDATION_MAX_BYTES
             if upload.size > limit:
                 self.add_error("file", f"The file is over {limit:,} bytes.")
                 return data

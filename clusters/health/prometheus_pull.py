@@ -13,10 +13,10 @@ import math
 from collections import defaultdict
 from urllib.parse import urlencode, urlsplit
 
+from django.conf import settings
 from prometheus_client.metrics_core import Metric
 from prometheus_client.samples import Sample
 
-from clusters.health import conf
 from clusters.health.choices import AuthKind
 from clusters.health.prometheus import DCGM_FIELDS, EFA_FIELDS, EFA_PREFIX, XID_COUNT_FAMILY, ParseError, Scrape, parse_families
 from portal import aws, outbound
@@ -94,8 +94,8 @@ def fetch(config, query: str = QUERY, timeout: float | None = None) -> dict:
     """POST the PromQL query to the configured endpoint through the guarded client; the decoded answer."""
     url, body, headers = prepare(config, query)
     try:
-        answer = outbound.post(url, body=body, headers=headers, timeout=timeout or conf.get("HEALTH_PULL_TIMEOUT"),
-                               max_bytes=conf.get("HEALTH_PULL_MAX_BYTES"))
+        answer = outbound.post(url, body=body, headers=headers, timeout=timeout or settings.HEALTH_PULL_TIMEOUT,
+                               max_bytes=settings.HEALTH_PULL_MAX_BYTES)
     except outbound.OutboundError as exc:
         raise PullError(exc.reason, exc.status) from None
     if answer.status != 200:

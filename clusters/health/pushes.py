@@ -26,11 +26,12 @@ import zlib
 from datetime import timedelta
 from pathlib import Path
 
+from django.conf import settings
 from django.db import transaction
 from django.db.models import F, Q
 from django.utils import timezone
 
-from clusters.health import conf, current
+from clusters.health import current
 from clusters.health.models import HealthPush, PushStatus
 from clusters.health.prometheus import ParseError, parse_stream
 
@@ -56,12 +57,19 @@ def parse_scope(scope: str | None, nodes: str | None) -> tuple[str, list[str]]:
     return scope, declared
 
 
+def push_dir() -> Path:
+    """Where pushed bodies wait for the worker (``HEALTH_PUSH_DIR``, created on first use)."""
+    path = Path(settings.HEALTH_PUSH_DIR)
+    path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
 def store_body(stream, max_bytes: int, gzipped: bool) -> tuple[Path, int, int]:
     """Stream a request body to a gzip file; answer (path, compressed bytes, text bytes).
 
     A gzip body is written as it comes and inflated alongside only to count (and refuse a bomb the
     moment it passes ``max_bytes``); a plain body is compressed on the way (level 1: fast, ~5x)."""
-    path = conf.push_dir() / f"{uuid.uuid4().hex}.prom.gz"
+    path = push_dir() / f"{uuid.uuid4().hex}.prom.gz"
     total = 0
     try:
         with open(path, "wb") as out:
@@ -160,7 +168,7 @@ def _delete_bodies(paths) -> None:
 def claim(push_id: int) -> bool:
     """Take a pending push, or one whose worker's lease ran out (compare-and-set)."""
     now = timezone.now()
-    lease = now + timedelta(seconds=conf.get("HEALTH_PUSH_LEASE_SECONDS"))
+    lease = now + timedelta(seconds=settings.HEALTH_PUSH_LEASE_SECONDS)
     return bool(HealthPush.objects.filter(pk=push_id).filter(
         Q(status=PushStatus.PENDING) | Q(status=PushStatus.PROCESSING, lease_until__lt=now))
         .update(status=PushStatus.PROCESSING, started_at=now, lease_until=lease, attempts=F("attempts") + 1))
@@ -203,7 +211,7 @@ def sweep(now=None) -> int:
     from portal import jobs
 
     now = now or timezone.now()
-    resend = now - timedelta(seconds=conf.get("HEALTH_PUSH_RESEND_SECONDS"))
+    resend = now - timedelta(seconds=settings.HEALTH_PUSH_RESEND_SECONDS)
     waiting = HealthPush.objects.filter(
         Q(status=PushStatus.PENDING) & (Q(dispatched_at__isnull=True) | Q(dispatched_at__lt=resend))
         | Q(status=PushStatus.PROCESSING, lease_until__lt=now)).order_by("received_at").values_list("pk", flat=True)

@@ -10,10 +10,10 @@ from __future__ import annotations
 import datetime
 from dataclasses import dataclass
 
+from django.conf import settings
 from django.utils import timezone
 
 from clusters.choices import ClusterState
-from clusters.health import conf
 from clusters.health.choices import RunVerdict
 from clusters.health.models import HealthReport, ValidationRun
 from clusters.models import Cluster, Stack
@@ -65,7 +65,7 @@ def checklist(organization, clusters: list | None = None) -> list[Item]:
     items.append(Item("cluster", "Cluster ready", bool(ready),
                       ", ".join(c.name for c in ready) if ready else
                       (f"{len(clusters)} cluster(s), none ready" if clusters else "no cluster yet")))
-    minutes = conf.get("HEALTH_MONITORING_FRESH_MINUTES")
+    minutes = settings.HEALTH_MONITORING_FRESH_MINUTES
     since = timezone.now() - datetime.timedelta(minutes=minutes)
     latest = (HealthReport.objects.filter(cluster__in=clusters).order_by("-received_at")
               .values_list("received_at", flat=True).first()) if clusters else None

@@ -11,13 +11,14 @@ import logging
 import zlib
 from dataclasses import dataclass
 
+from django.conf import settings
 from django.db import transaction
 from django.db.models import Count, Min, Q
 from django.urls import reverse
 from django.utils import timezone
 
 from clusters import instance_types
-from clusters.health import conf, current, faults, nccl, runs
+from clusters.health import current, faults, nccl, runs
 from clusters.health.choices import RunVerdict
 from clusters.health.models import (
     ClusterHealthConfig,
@@ -132,7 +133,7 @@ def ingest(cluster, text: str | bytes | Scrape, source: str, *, received_at=None
         raise ValueError(f"unknown report scope {scope!r}: use one of {', '.join(current.SCOPES)}")
     scrape = text if isinstance(text, Scrape) else parse(text)
     itype = _instance_type(cluster)
-    replace_at = conf.get("HEALTH_UNCORRECTABLE_ROWS_REPLACE_AT")
+    replace_at = settings.HEALTH_UNCORRECTABLE_ROWS_REPLACE_AT
     with transaction.atomic():
         list(Cluster.objects.select_for_update().filter(pk=cluster.pk).values_list("pk"))
         health, _ = ClusterHealthState.objects.get_or_create(cluster_id=cluster.pk)
@@ -203,10 +204,10 @@ def _announce(cluster, report: HealthReport, new_critical: list) -> None:
 
 def parse_validation(cluster, text: str | bytes, collective: str | None = None, nodes: int | None = None):
     """Parse and judge an nccl-tests or nccom-test run for ``cluster`` (raises ``NcclParseError``)."""
-    if isinstance(text, (bytes, bytearray)) and len(text) > conf.get("HEALTH_VALIDATION_MAX_BYTES"):
-        raise TooLarge(f"the upload is over {conf.get('HEALTH_VALIDATION_MAX_BYTES'):,} bytes")
-    if isinstance(text, str) and len(text) > conf.get("HEALTH_VALIDATION_MAX_BYTES"):
-        raise TooLarge(f"the upload is over {conf.get('HEALTH_VALIDATION_MAX_BYTES'):,} characters")
+    if isinstance(text, (bytes, bytearray)) and len(text) > settings.HEALTH_VALIDATION_MAX_BYTES:
+        raise TooLarge(f"the upload is over {settings.HEALTH_VALIDATION_MAX_BYTES:,} bytes")
+    if isinstance(text, str) and len(text) > settings.HEALTH_VALIDATION_MAX_BYTES:
+        raise TooLarge(f"the upload is over {settings.HEALTH_VALIDATION_MAX_BYTES:,} characters")
     return runs.parse_run(text, collective=collective or None, instance_type=_instance_type(cluster),
                           nodes=nodes or None)
 
@@ -215,7 +216,7 @@ def store_validation(cluster, text: str | bytes, result: nccl.NcclResult, user=N
     """Store a parsed run; a passing run validates the cluster (timeline entry)."""
     if isinstance(text, (bytes, bytearray)):
         text = bytes(text).decode("utf-8", errors="replace")
-    limit = conf.get("HEALTH_VALIDATION_RAW_MAX")
+    limit = settings.HEALTH_VALIDATION_RAW_MAX
     data = result.to_dict()
     rows = data.pop("rows")
     run = ValidationRun(

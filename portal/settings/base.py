@@ -224,6 +224,7 @@ CELERY_BEAT_SCHEDULE = {
     "clusters: sweep launch jobs": {"task": "clusters.tasks.sweep_launch_jobs", "schedule": 60},
     "Pull cluster health from Prometheus": {"task": "clusters.health.tasks.pull_all", "schedule": 5 * 60},
     "Send notifications the broker missed": {"task": "portal.notifications.sweep_pending", "schedule": 60},
+    "Send queued health pushes": {"task": "clusters.health.tasks.sweep_pushes", "schedule": 60},
 }  # queues come from the task routes in portal/celery.py
 
 CACHES = {
@@ -286,8 +287,32 @@ LOGGING = {
     },
 }
 
-# Health pushes wait for the health worker in this directory (shared by the web server and the worker).
-HEALTH_PUSH_DIR = env("HEALTH_PUSH_DIR", default="") or None
+# Launch pipeline (clusters/pipeline.py, clusters/tasks.py). Polls are short against the embedded endpoint (stacks
+# complete at once) and CloudFormation-sized against real AWS. A healthy job beats at every poll, so a job whose
+# heartbeat is older than CLUSTERS_STUCK_SECONDS (and whose lease ran out) is sent again by the minute sweep: a
+# killed worker's launches resume within about two minutes.
+CLUSTERS_POLL_SECONDS = env.int("CLUSTERS_POLL_SECONDS", default=1 if AWS_ENDPOINT_URL else 15)
+CLUSTERS_STUCK_SECONDS = env.int("CLUSTERS_STUCK_SECONDS", default=60)
+CLUSTERS_LEASE_SECONDS = env.int("CLUSTERS_LEASE_SECONDS", default=60)  # one step: a few bounded AWS calls
+CLUSTERS_JOB_DEADLINE_SECONDS = env.int("CLUSTERS_JOB_DEADLINE_SECONDS", default=4 * 3600)
+CLUSTERS_MAX_AWS_ERRORS = env.int("CLUSTERS_MAX_AWS_ERRORS", default=5)  # retryable errors in a row, then fail
+
+# Cluster health (clusters/health/).
+HEALTH_INGEST_MAX_BYTES = env.int("HEALTH_INGEST_MAX_BYTES", default=256 * 1024 * 1024)  # a push, decompressed
+HEALTH_FAULT_CLEAR_AFTER = env.int("HEALTH_FAULT_CLEAR_AFTER", default=3)  # reports without a fault clear it
+HEALTH_VALIDATION_MAX_BYTES = env.int("HEALTH_VALIDATION_MAX_BYTES", default=8 * 1024 * 1024)  # an NCCL upload
+HEALTH_VALIDATION_RAW_MAX = env.int("HEALTH_VALIDATION_RAW_MAX", default=512 * 1024)  # of it, kept as text
+HEALTH_MONITORING_FRESH_MINUTES = env.int("HEALTH_MONITORING_FRESH_MINUTES", default=30)  # readiness checklist
+HEALTH_PULL_TIMEOUT = env.int("HEALTH_PULL_TIMEOUT", default=15)
+HEALTH_PULL_MAX_BYTES = env.int("HEALTH_PULL_MAX_BYTES", default=64 * 1024 * 1024)
+# Site policy: at or above this many uncorrectable remapped rows a GPU's node is replaced (unset: off).
+HEALTH_UNCORRECTABLE_ROWS_REPLACE_AT = env.int("HEALTH_UNCORRECTABLE_ROWS_REPLACE_AT", default=None)
+HEALTH_NODE_SILENT_MINUTES = env.int("HEALTH_NODE_SILENT_MINUTES", default=15)  # then "not reporting"
+# Pushes wait for the health worker in this directory (shared by the web server and the worker).
+HEALTH_PUSH_DIR = env("HEALTH_PUSH_DIR", default=str(VAR_DIR / "health-pushes"))
+HEALTH_PUSH_LEASE_SECONDS = env.int("HEALTH_PUSH_LEASE_SECONDS", default=600)  # then a killed worker's push is retaken
+HEALTH_PUSH_RATE = env("HEALTH_PUSH_RATE", default="120/min")  # per cluster token
+HEALTH_PUSH_RESEND_SECONDS = env.int("HEALTH_PUSH_RESEND_SECONDS", default=120)  # a pending push not picked up
 
 # Outbound calls to URLs users give (portal/outbound.py): hosts that may be called even when they resolve
 # to private or local addresses (AMP workspace hosts always may), and hosts that may be called over plain http.

@@ -71,7 +71,7 @@ def test_oversize_body_is_refused_without_reading_it_all():
     gz = io.BytesIO(gzip.compress(b"#" * (40 * pushes.CHUNK)))
     with pytest.raises(pushes.TooLarge):
         pushes.store_body(gz, max_bytes=3 * pushes.CHUNK, gzipped=True)
-    assert not list(Path(pushes.conf.push_dir()).glob("*.tmp"))
+    assert not list(Path(pushes.push_dir()).glob("*.tmp"))
 
 
 def test_a_newer_full_push_supersedes_queued_older_ones(client, cluster, token, django_capture_on_commit_callbacks):

@@ -1,6 +1,7 @@
 """API serializers of cluster health."""
 from __future__ import annotations
 
+from django.conf import settings
 from django.core.exceptions import ValidationError as DjangoValidationError
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
@@ -145,7 +146,7 @@ class ValidationRunSerializer(serializers.ModelSerializer):
         if upload is not None and text:
             raise serializers.ValidationError({"file": "Send the output as a file or as text, not both."})
         if upload is not None:
-            limit = services.conf.get("HEALTH_VALIDATION_MAX_BYTES")
+            limit = settings.HEALTH_VALIDATION_MAX_BYTES
             if upload.size > limit:
                 raise serializers.ValidationError({"file": f"The file is over {limit:,} bytes."})
             raw = upload.read()

@@ -2,9 +2,9 @@
 push from many nodes, and one token must not be able to flood the health queue)."""
 from __future__ import annotations
 
+from django.conf import settings
 from rest_framework.throttling import SimpleRateThrottle
 
-from clusters.health import conf
 from clusters.health.models import ClusterHealthConfig
 
 
@@ -12,7 +12,7 @@ class ClusterTokenRateThrottle(SimpleRateThrottle):
     scope = "health_push"
 
     def get_rate(self):
-        return conf.get("HEALTH_PUSH_RATE")
+        return settings.HEALTH_PUSH_RATE
 
     def allow_request(self, request, view):
         self.rate = self.get_rate()  # read per request, so a settings change applies at once

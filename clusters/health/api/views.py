@@ -2,6 +2,7 @@
 authenticated by a cluster token; token rotation for lead SAs."""
 from __future__ import annotations
 
+from django.conf import settings
 from django.shortcuts import get_object_or_404
 from django.urls import reverse
 from django.utils.cache import add_never_cache_headers
@@ -12,7 +13,7 @@ from rest_framework.response import Response
 from rest_framework.throttling import ScopedRateThrottle
 from rest_framework.views import APIView
 
-from clusters.health import conf, links, pushes, services
+from clusters.health import links, pushes, services
 from clusters.health.api.authentication import ClusterTokenAuthentication, HasClusterToken
 from clusters.health.api.serializers import (
     GpuFaultSerializer,
@@ -135,7 +136,7 @@ class IngestView(APIView):
                                                  request.query_params.get("nodes") or request.headers.get("X-Health-Nodes"))
         except ValueError as exc:
             return Response({"detail": str(exc)}, status=status.HTTP_400_BAD_REQUEST)
-        max_bytes = conf.get("HEALTH_INGEST_MAX_BYTES")
+        max_bytes = settings.HEALTH_INGEST_MAX_BYTES
         length = request.headers.get("Content-Length")
         if length and length.isdigit() and int(length) > max_bytes:
             return Response({"detail": f"the body is over {max_bytes:,} bytes"},
