@@ -48,10 +48,10 @@ def fresh_database(url: str) -> None:
 def seed(rng: random.Random) -> dict:
     from django.utils import timezone
 
+    from clusters.health.models import GpuFault
     from clusters.models import Cluster
     from portal.models import Membership, Organization, User
-    from portal.review.figures import health_model, interaction_model
-    from workloads.models import CapacityReservation, InstanceQuota
+    from workloads.models import CapacityReservation, InstanceQuota, Interaction
 
     now = timezone.now()
     today = timezone.localdate()
@@ -88,39 +88,31 @@ def seed(rng: random.Random) -> dict:
     Cluster.objects.bulk_update(clusters, ["created"], batch_size=2000)
     seeded["clusters"] = CLUSTERS
 
-    Interaction = interaction_model()
-    if Interaction is None:
-        seeded["interactions"] = "not installed"
-    else:
-        ChallengeTag = Interaction.tags.field.related_model
-        # The curated taxonomy may come with the migrations; add the benchmark's own tags only when it does not.
-        tags = list(ChallengeTag.objects.all()) or ChallengeTag.objects.bulk_create(
-            [ChallengeTag(slug=s, name=s.replace("-", " ").title()) for s in TAGS])
-        rows = []
-        for i in range(INTERACTIONS):
-            occurred = now - datetime.timedelta(minutes=rng.randint(60, 60 * 24 * 180))
-            resolved = rng.random() < 0.8
-            rows.append(Interaction(
-                organization=orgs[i % ORGS], summary=f"inquiry {i}", occurred_at=occurred,
-                status="resolved" if resolved else rng.choice(["open", "waiting_customer", "waiting_aws"]),
-                resolved_at=occurred + datetime.timedelta(hours=rng.randint(1, 400)) if resolved else None,
-                severity=rng.choice(["low", "normal", "normal", "high", "critical"]),
-                visibility=rng.choice(["internal", "shared"]), owner=leads[i % 10],
-                lesson="Check aws-ofi-nccl in the image" if i % 500 == 0 else "",
-            ))
-        created = Interaction.objects.bulk_create(rows, batch_size=5000)
-        Through = Interaction.tags.through
-        links = [Through(interaction_id=it.pk, challengetag_id=tag.pk)
-                 for it in created for tag in rng.sample(tags, rng.choice([0, 1, 1, 2]))]
-        Through.objects.bulk_create(links, batch_size=10000)
-        seeded["interactions"] = INTERACTIONS
-        seeded["interaction tags"] = len(links)
+    ChallengeTag = Interaction.tags.field.related_model
+    # The curated taxonomy may come with the migrations; add the benchmark's own tags only when it does not.
+    tags = list(ChallengeTag.objects.all()) or ChallengeTag.objects.bulk_create(
+        [ChallengeTag(slug=s, name=s.replace("-", " ").title()) for s in TAGS])
+    rows = []
+    for i in range(INTERACTIONS):
+        occurred = now - datetime.timedelta(minutes=rng.randint(60, 60 * 24 * 180))
+        resolved = rng.random() < 0.8
+        rows.append(Interaction(
+            organization=orgs[i % ORGS], summary=f"inquiry {i}", occurred_at=occurred,
+            status="resolved" if resolved else rng.choice(["open", "waiting_customer", "waiting_aws"]),
+            resolved_at=occurred + datetime.timedelta(hours=rng.randint(1, 400)) if resolved else None,
+            severity=rng.choice(["low", "normal", "normal", "high", "critical"]),
+            visibility=rng.choice(["internal", "shared"]), owner=leads[i % 10],
+            lesson="Check aws-ofi-nccl in the image" if i % 500 == 0 else "",
+        ))
+    created = Interaction.objects.bulk_create(rows, batch_size=5000)
+    Through = Interaction.tags.through
+    links = [Through(interaction_id=it.pk, challengetag_id=tag.pk)
+             for it in created for tag in rng.sample(tags, rng.choice([0, 1, 1, 2]))]
+    Through.objects.bulk_create(links, batch_size=10000)
+    seeded["interactions"] = INTERACTIONS
+    seeded["interaction tags"] = len(links)
 
-    GpuFault = health_model("GpuFault")
-    if GpuFault is None:
-        seeded["faults"] = "not installed"
-    else:
-        seeded["faults"] = seed_faults(GpuFault, clusters, rng, now)
+    seeded["faults"] = seed_faults(GpuFault, clusters, rng, now)
     return {"pm": pm, "seeded": seeded}
 
 

@@ -13,27 +13,29 @@ import datetime
 from django.db.models import Count, Max, Min, Q
 from django.utils import timezone
 
-from portal.review.figures import OPEN_STATUSES, health_model, interaction_model, model_or_none
+from clusters.health import current
+from clusters.health.models import ClusterHealthState, GpuFault, ValidationRun
+from clusters.models import Cluster
+from portal import access
+from portal.models import Organization
+from portal.review.figures.health import verdict_text
+from portal.vocabulary import OPEN_STATUSES, worst_verdict
+from workloads.models import CapacityReservation, Interaction
 
 LEAD_LIST_LIMIT = 20
 
 
 def status_section(request, organization) -> dict:
     user = request.user
-    Cluster = model_or_none("clusters", "Cluster")
-    Reservation = model_or_none("workloads", "CapacityReservation")
-    Interaction = interaction_model()
     today = timezone.localdate()
     clusters = list(Cluster.objects.restrict(user).filter(organization=organization).exclude(state="deleted")
-                    .order_by("name")) if Cluster else []
-    health_available = _annotate_health(user, clusters)
+                    .order_by("name"))
+    _annotate_health(user, clusters)
     return {
         "clusters": clusters,
-        "interactions_available": Interaction is not None,
-        "open_interactions": open_interactions_summary(user, organization) if Interaction else None,
-        "next_expiry": Reservation.objects.restrict(user).filter(organization=organization, end__gte=today)
-        .order_by("end").first() if Reservation else None,
-        "health_available": health_available,
+        "open_interactions": open_interactions_summary(user, organization),
+        "next_expiry": CapacityReservation.objects.restrict(user).filter(organization=organization, end__gte=today)
+        .order_by("end").first(),
         # Clusters with open faults come first on the page, not only in the table below.
         "problems": [c for c in clusters if getattr(c, "health_verdict", None) not in (None, "healthy")],
     }
@@ -42,32 +44,21 @@ def status_section(request, organization) -> dict:
 def open_interactions_summary(user, organization) -> dict:
     """How many interactions are open, how many urgent, since when: the status section's line, also sent out of
     band by the quick log so the count never goes stale."""
-    return interaction_model().objects.restrict(user).filter(
+    return Interaction.objects.restrict(user).filter(
         organization=organization, status__in=OPEN_STATUSES).aggregate(
         n=Count("id"), oldest=Min("occurred_at"), urgent=Count("id", filter=Q(severity__in=("high", "critical"))))
 
 
-def _annotate_health(user, clusters: list) -> bool:
+def _annotate_health(user, clusters: list) -> None:
     """Set ``health_verdict``, ``last_report`` and ``validation`` on each cluster: three queries in all."""
-    from portal.review import health_source
-
-    GpuFault, ValidationRun, HealthReport = (health_model(n) for n in ("GpuFault", "ValidationRun", "HealthReport"))
-    if not health_source.usable(GpuFault, ValidationRun, HealthReport):
-        return False
     ids = [c.pk for c in clusters]
     faults: dict[int, dict] = {}
     for r in (GpuFault.objects.restrict(user).filter(cluster_id__in=ids, cleared_at__isnull=True)
               .values("cluster_id", "verdict").annotate(n=Count("id")).order_by()):
         entry = faults.setdefault(r["cluster_id"], {"n": 0, "worst": None})
         entry["n"] += r["n"]
-        if r["verdict"] in health_source.VERDICTS and (
-                entry["worst"] is None
-                or health_source.VERDICTS.index(r["verdict"]) > health_source.VERDICTS.index(entry["worst"])):
-            entry["worst"] = r["verdict"]
+        entry["worst"] = worst_verdict([entry["worst"], r["verdict"]])
     # The last report of each cluster is kept on its current health (no aggregate over every report).
-    from clusters.health import current
-    from clusters.health.models import ClusterHealthState
-
     reports = dict(ClusterHealthState.objects.restrict(user).filter(cluster_id__in=ids, last_report__isnull=False)
                    .values_list("cluster_id", "last_report_at"))
     silent = current.not_reporting(ids)
@@ -76,20 +67,16 @@ def _annotate_health(user, clusters: list) -> bool:
                                            last=Max("uploaded_at")).order_by()}
     for c in clusters:
         f = faults.get(c.pk, {"n": 0, "worst": None})
-        c.health_verdict = health_source.verdict_text(f["n"], f["worst"], c.pk in reports)
+        c.health_verdict = verdict_text(f["n"], f["worst"], c.pk in reports)
         if silent.get(c.pk):
             c.health_verdict = f"{c.health_verdict or 'no report yet'} · {current.nodes_text(silent[c.pk])}"
         c.last_report = reports.get(c.pk)
         run = runs.get(c.pk)
         c.validation = None if run is None else ("validated" if run["passed"] else "not passed yet")
-    return True
 
 
 def _led(request):
     """The organizations the signed-in user leads (the lead SA's home lists them)."""
-    from portal import access
-    from portal.models import Organization
-
     led = access._roles(request.user).get(access.LEAD_SA, frozenset())
     return Organization.objects.restrict(request.user).filter(pk__in=led)
 
@@ -97,9 +84,6 @@ def _led(request):
 def lead_open_section(request) -> dict:
     """Per organization led: open interactions, how many are high or critical, the oldest one's age. (The
     interactions app lists the open interactions themselves on the same page.)"""
-    Interaction = interaction_model()
-    if Interaction is None:
-        return {"available": False}
     user = request.user
     organizations = _led(request)
     now = timezone.now()
@@ -109,12 +93,11 @@ def lead_open_section(request) -> dict:
         .order_by("oldest"))
     for row in per_org:
         row["age_days"] = max(0, (now - row["oldest"]).days)
-    return {"available": True, "per_org": per_org}
+    return {"per_org": per_org}
 
 
 def lead_launches_section(request) -> dict:
     """Clusters being launched (scheduled or creating) and launches that failed in the last 7 days (one query)."""
-    Cluster = model_or_none("clusters", "Cluster")
     since = timezone.now() - datetime.timedelta(days=7)
     rows = list(Cluster.objects.restrict(request.user).filter(organization__in=_led(request))
                 .filter(Q(state__in=("scheduled", "creating")) | Q(state="failed", updated__gte=since))
@@ -126,12 +109,9 @@ def lead_launches_section(request) -> dict:
 
 
 def lead_faults_section(request) -> dict:
-    """GPU faults first seen in the last 7 days (once the health app records them)."""
-    GpuFault = health_model("GpuFault")
-    if GpuFault is None or not {"cluster", "first_seen"} <= {f.name for f in GpuFault._meta.get_fields()}:
-        return {"available": False}
+    """GPU faults first seen in the last 7 days."""
     since = timezone.now() - datetime.timedelta(days=7)
     faults = (GpuFault.objects.restrict(request.user).filter(cluster__organization__in=_led(request),
                                                              first_seen__gte=since)
               .select_related("cluster__organization").order_by("-first_seen")[:LEAD_LIST_LIMIT])
-    return {"available": True, "faults": list(faults)}
+    return {"faults": list(faults)}

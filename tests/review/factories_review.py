@@ -7,8 +7,7 @@ from django.utils import timezone
 
 from clusters.models import Cluster
 from portal.models import Membership, Organization
-from portal.review.figures import interaction_model
-from workloads.models import CapacityReservation, InstanceQuota
+from workloads.models import CapacityReservation, InstanceQuota, Interaction
 
 
 def program(n: int, *, lead=None, clusters: int = 3, interactions: int = 4, prefix: str = "org") -> list[Organization]:
@@ -37,7 +36,6 @@ def program(n: int, *, lead=None, clusters: int = 3, interactions: int = 4, pref
         Cluster(organization=o, name=f"c{j}", instance_type="p5.48xlarge", node_count=2, state=states[j % len(states)])
         for o in orgs for j in range(clusters)
     ])
-    Interaction = interaction_model()
     if Interaction is not None and interactions:
         now = timezone.now()
         Interaction.objects.bulk_create([

@@ -25,7 +25,7 @@ def test_program_manager_gets_every_organization(world, api):
     api.force_authenticate(world.pm)
     data = api.get(reverse("review-api:overview")).json()
     assert {o["slug"] for o in data["organizations"]} == {"alpha-labs", "beta-works"}
-    assert set(data) >= {"week", "totals", "heatmap", "outstanding", "lessons", "charts", "sources"}
+    assert set(data) >= {"week", "totals", "heatmap", "outstanding", "lessons", "charts"}
 
 
 def test_lead_gets_only_the_organizations_they_lead(world, api):

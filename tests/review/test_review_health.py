@@ -6,18 +6,15 @@ from __future__ import annotations
 import datetime
 import re
 
-import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 from django.utils import timezone
 
+from clusters.health.models import ClusterHealthState, GpuFault, HealthReport, ValidationRun
 from clusters.models import Cluster
 from portal.review import figures
-from portal.review.figures import health_model
 from tests.review.factories_review import program
-
-pytestmark = pytest.mark.skipif(health_model("GpuFault") is None, reason="the health models are not installed")
 
 
 def _cluster(org, name, state="ready"):
@@ -25,7 +22,6 @@ def _cluster(org, name, state="ready"):
 
 
 def _fault(cluster, days_ago, *, verdict="reset_gpu", cleared=False, gpu="3"):
-    GpuFault = health_model("GpuFault")
     seen = timezone.now() - datetime.timedelta(days=days_ago)
     return GpuFault.objects.create(
         cluster=cluster, hostname="ip-10-0-0-1", gpu=gpu, kind="xid", xid=79, severity="critical", verdict=verdict,
@@ -35,15 +31,15 @@ def _fault(cluster, days_ago, *, verdict="reset_gpu", cleared=False, gpu="3"):
 
 def _report(cluster):
     """A report as ingestion leaves it: the row, and the cluster's current health pointing at it."""
-    report = health_model("HealthReport").objects.create(cluster=cluster, source="push")
-    health_model("ClusterHealthState").objects.update_or_create(
+    report = HealthReport.objects.create(cluster=cluster, source="push")
+    ClusterHealthState.objects.update_or_create(
         cluster=cluster, defaults={"last_report": report, "last_report_at": report.received_at,
                                    "nodes_known": cluster.node_count, "oldest_seen": report.received_at})
     return report
 
 
 def _run(cluster, verdict):
-    return health_model("ValidationRun").objects.create(cluster=cluster, collective="all_reduce", verdict=verdict)
+    return ValidationRun.objects.create(cluster=cluster, collective="all_reduce", verdict=verdict)
 
 
 def test_health_and_validation_per_organization(world):
@@ -59,7 +55,6 @@ def test_health_and_validation_per_organization(world):
     _run(a1, "fail")
     _run(a2, "fail")
     data = figures.overview(world.pm)
-    assert data["sources"]["health"] is True
     rows = {o["slug"]: o for o in data["organizations"]}
     assert rows["alpha-labs"]["health"] == "2 open faults (worst: replace node)"
     assert rows["alpha-labs"]["validation"] == "1 of 2 ready clusters validated"

@@ -5,27 +5,23 @@ from __future__ import annotations
 
 import datetime
 
-import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 from django.utils import timezone
 
 from portal.review import figures
-from portal.review.figures import interaction_model
 from tests.conftest import MARKER_A
 from tests.review.factories_review import program
-
-pytestmark = pytest.mark.skipif(interaction_model() is None, reason="the interactions models are not installed")
+from workloads.models import Interaction
 
 
 def _tag(slug):
-    Tag = interaction_model().tags.field.related_model
+    Tag = Interaction.tags.field.related_model
     return Tag.objects.get_or_create(slug=slug, defaults={"name": slug.replace("-", " ").title()})[0]
 
 
 def _interaction(org, days_ago, *, tags=(), status="open", severity="normal", visibility="internal", **kw):
-    Interaction = interaction_model()
     now = timezone.now()
     item = Interaction.objects.create(
         organization=org, summary=kw.pop("summary", f"q{days_ago}"), occurred_at=now - datetime.timedelta(days=days_ago),

@@ -77,13 +77,12 @@ def test_window_parameter_is_clamped(world, client):
     assert client.get(reverse("portal:overview"), {"window": "x"}).context["figures"]["window"] == 28
 
 
-def test_missing_sources_give_no_numbers(world, django_assert_max_num_queries):
+def test_organizations_without_records_get_no_invented_numbers(world):
     data = figures.overview(world.pm)
-    if not data["sources"]["health"]:
-        assert data["week"]["faults"] == 0 and data["charts"]["faults_per_week"] == []
-        assert all(o["health"] is None for o in data["organizations"])
-    if not data["sources"]["interactions"]:
-        assert data["outstanding"] == [] and data["heatmap"]["rows"] == []
+    assert data["week"]["faults"] == 0 and all(w["faults"] == 0 for w in data["charts"]["faults_per_week"])
+    assert all(o["health"] is None and o["validation"] is None for o in data["organizations"])  # never reported
+    assert data["outstanding"] == [] and data["heatmap"]["rows"] == []
+    assert "sources" not in data
 
 
 def test_lead_scoped_figures_exclude_other_organizations(world):

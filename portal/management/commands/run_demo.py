@@ -5,7 +5,6 @@ filesystem transport under var/broker, and the command says so. Ctrl-C stops eve
 """
 from __future__ import annotations
 
-import importlib.util
 import os
 import signal
 import socket
@@ -54,13 +53,6 @@ def demo_web_environment(*, debug: bool = False) -> dict[str, str]:
     """The demo looks and behaves like the product: DEBUG off (the portal's own 404/403/500 pages, no URL
     list on a mistyped address), static files served by WhiteNoise from the app directories."""
     return {"DEBUG": "true" if debug else "false"}
-
-
-def _module_exists(name: str) -> bool:
-    try:
-        return importlib.util.find_spec(name) is not None
-    except ModuleNotFoundError:
-        return False
 
 
 def _wait_http(url: str, seconds: float = 30) -> bool:
@@ -132,10 +124,7 @@ class Command(BaseCommand):
         try:
             if not env.get("AWS_ENDPOINT_URL"):
                 aws_port = aws_port or _free_port()
-                if _module_exists("clusters.aws.embedded"):
-                    start("aws", [python, "-m", "clusters.aws.embedded", "--port", str(aws_port)])
-                else:
-                    start("aws", [python, "-m", "moto.server", "-H", "127.0.0.1", "-p", str(aws_port)])
+                start("aws", [python, "-m", "clusters.aws.embedded", "--port", str(aws_port)])
                 env["AWS_ENDPOINT_URL"] = f"http://127.0.0.1:{aws_port}"
                 if not _wait_http(f"{env['AWS_ENDPOINT_URL']}/moto-api/"):
                     raise SystemExit("The embedded AWS endpoint did not start.")

@@ -10,8 +10,6 @@ class OverviewSerializer(serializers.Serializer):
     generated_at = serializers.DateTimeField()
     week_start = serializers.DateField()
     window = serializers.IntegerField(help_text="Days of the heat map's window.")
-    sources = serializers.DictField(child=serializers.BooleanField(),
-                                    help_text="Which sources are installed: clusters, quotas, interactions, health.")
     organizations = serializers.ListField(child=serializers.DictField(), help_text="One row per organization.")
     totals = serializers.DictField()
     week = serializers.DictField(child=serializers.IntegerField())

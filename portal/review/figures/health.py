@@ -1,30 +1,19 @@
-"""Health and validation figures, read from the health app's models (label ``health``: GpuFault, HealthReport,
-ValidationRun in ``clusters/health/models.py``; which clusters report, and which nodes do not, from each
-cluster's ClusterHealthState).
-
-Kept apart from figures.py because those models land separately; ``figures`` returns ``None`` (no figures,
-never a guess) when the fields it reads are not there. Four queries, whatever the number of organizations.
-"""
+"""Health and validation: open GPU faults and the worst verdict per organization, which clusters report and
+which nodes do not (from each cluster's current health, kept by ingestion), validation over ready clusters,
+faults per week. Four queries, whatever the number of organizations."""
 from __future__ import annotations
 
 import datetime
 
-from django.db.models import Count, Max, Q
+from django.db.models import Count, Q
 
-CHART_WEEKS = 12
-# Mildest first, as the health app's NodeVerdict.
-VERDICTS = ("healthy", "degraded", "reset_gpu", "reboot", "replace")
+from clusters.health import current
+from clusters.health.models import ClusterHealthState, GpuFault, ValidationRun
+from clusters.models import Cluster
+from portal.review.figures.scope import CHART_WEEKS, Scope, at
+from portal.vocabulary import worst_verdict
+
 VERDICT_LABELS = {"degraded": "degraded", "reset_gpu": "reset GPU", "reboot": "reboot node", "replace": "replace node"}
-
-
-def _fields(model) -> set[str]:
-    return {f.name for f in model._meta.get_fields()} if model is not None else set()
-
-
-def usable(GpuFault, ValidationRun, HealthReport) -> bool:
-    return ({"cluster", "first_seen", "cleared_at", "verdict"} <= _fields(GpuFault)
-            and {"cluster", "verdict"} <= _fields(ValidationRun)
-            and {"cluster", "received_at"} <= _fields(HealthReport))
 
 
 def verdict_text(open_faults: int, worst: str | None, reporting: bool) -> str | None:
@@ -35,28 +24,18 @@ def verdict_text(open_faults: int, worst: str | None, reporting: bool) -> str | 
     return "healthy" if reporting else None
 
 
-def _reporting(scope, HealthReport) -> tuple[set[int], dict[int, int]]:
+def _reporting(scope: Scope) -> tuple[set[int], dict[int, int]]:
     """Organizations with a cluster that reported, and nodes not reporting per organization: read from
     each cluster's current health (kept by ingestion), never an aggregate over every report."""
-    try:
-        from clusters.health import current
-        from clusters.health.models import ClusterHealthState
-        from clusters.models import Cluster
-    except ImportError:  # the health app's current state is not there: fall back to the reports
-        return {r["cluster__organization_id"] for r in HealthReport.objects.restrict(scope.user)
-                .values("cluster__organization_id").annotate(last=Max("received_at")).order_by()}, {}
     reporting = set(ClusterHealthState.objects.restrict(scope.user).filter(last_report__isnull=False)
                     .values_list("cluster__organization_id", flat=True).distinct())
     return reporting, current.not_reporting_by_organization(Cluster.objects.restrict(scope.user))
 
 
-def figures(scope, GpuFault, ValidationRun, HealthReport) -> dict | None:
-    from portal.review.figures import _at
-
-    if not usable(GpuFault, ValidationRun, HealthReport):
-        return None
+def health_figures(scope: Scope) -> dict:
+    """Open faults and the worst verdict per organization, validation over ready clusters, faults per week."""
     faults = GpuFault.objects.restrict(scope.user)
-    starts = [_at(scope.week_start - datetime.timedelta(weeks=CHART_WEEKS - 1 - i)) for i in range(CHART_WEEKS)]
+    starts = [at(scope.week_start - datetime.timedelta(weeks=CHART_WEEKS - 1 - i)) for i in range(CHART_WEEKS)]
     per_week_q = {
         f"w{i}": Count("id", filter=Q(first_seen__gte=start, first_seen__lt=start + datetime.timedelta(weeks=1)))
         for i, start in enumerate(starts)
@@ -70,11 +49,9 @@ def figures(scope, GpuFault, ValidationRun, HealthReport) -> dict | None:
               .annotate(n=Count("id")).order_by()):
         entry = by_org.setdefault(r["cluster__organization_id"], {"open_faults": 0, "worst": None})
         entry["open_faults"] += r["n"]
-        if entry["worst"] is None or VERDICTS.index(r["verdict"]) > VERDICTS.index(entry["worst"]):
-            entry["worst"] = r["verdict"] if r["verdict"] in VERDICTS else entry["worst"]
-    reporting, silent = _reporting(scope, HealthReport)
+        entry["worst"] = worst_verdict([entry["worst"], r["verdict"]])
+    reporting, silent = _reporting(scope)
     # Validation is counted over the ready clusters: "1 of 2 ready clusters validated" says one is still to test.
-    Cluster = ValidationRun._meta.get_field("cluster").related_model
     related = ValidationRun._meta.get_field("cluster").related_query_name()
     validated = 0
     for r in Cluster.objects.restrict(scope.user).filter(state="ready").values("organization_id").annotate(
@@ -93,5 +70,5 @@ def figures(scope, GpuFault, ValidationRun, HealthReport) -> dict | None:
         entry = by_org.setdefault(org_id, {"open_faults": 0, "worst": None, "verdict": None})
         entry["not_reporting"] = count
         entry["verdict"] = f"{entry['verdict'] or 'no report yet'} · {count} node{'s' if count != 1 else ''} not reporting"
-    return {"available": True, "by_org": by_org, "per_week": per_week, "week_faults": agg["week"] or 0,
+    return {"by_org": by_org, "per_week": per_week, "week_faults": agg["week"] or 0,
             "validated_clusters": validated}

@@ -1,0 +1,34 @@
+"""What changed between two overview snapshots (a frozen week and the one before it)."""
+from __future__ import annotations
+
+
+def diff(before: dict | None, after: dict) -> list[dict]:
+    """What changed between two snapshots: program figures, then per organization, as
+    ``{"label", "before", "after", "delta"}`` for every number that differs."""
+    if not before:
+        return []
+    changes: list[dict] = []
+
+    def add(label: str, old, new) -> None:
+        old, new = old or 0, new or 0
+        if old != new:
+            changes.append({"label": label, "before": old, "after": new, "delta": new - old})
+
+    for key in ("new", "resolved", "open", "launches", "failures", "faults"):
+        add(f"This week: {key}", before.get("week", {}).get(key), after.get("week", {}).get(key))
+    bt, at = before.get("totals", {}), after.get("totals", {})
+    add("Validated clusters", bt.get("validated_clusters"), at.get("validated_clusters"))
+    for state in sorted(set(bt.get("clusters", {})) | set(at.get("clusters", {}))):
+        add(f"Clusters {state}", bt.get("clusters", {}).get(state), at.get("clusters", {}).get(state))
+    old_types = {t["instance_type"]: t for t in bt.get("by_type", [])}
+    new_types = {t["instance_type"]: t for t in at.get("by_type", [])}
+    for name in sorted(set(old_types) | set(new_types)):
+        add(f"{name} used", old_types.get(name, {}).get("used"), new_types.get(name, {}).get("used"))
+        add(f"{name} quota", old_types.get(name, {}).get("quota"), new_types.get(name, {}).get("quota"))
+    old_orgs = {o["slug"]: o for o in before.get("organizations", [])}
+    for org in after.get("organizations", []):
+        prev = old_orgs.get(org["slug"], {})
+        add(f"{org['name']}: open interactions", prev.get("open_total"), org.get("open_total"))
+        add(f"{org['name']}: clusters", prev.get("clusters_total"), org.get("clusters_total"))
+        add(f"{org['name']}: quota used", prev.get("quota_used"), org.get("quota_used"))
+    return changes

@@ -1,0 +1,35 @@
+"""The overview's rows: the organizations the user may view, their lead SAs and their workloads."""
+from __future__ import annotations
+
+from collections import defaultdict
+
+from portal import access
+from portal.choices import MembershipRole
+from portal.models import Membership, Organization
+from portal.review.figures.scope import Scope
+from workloads.models import Workload
+
+
+def organization_rows(scope: Scope) -> list[dict]:
+    rows = list(Organization.objects.restrict(scope.user).order_by("name").values("id", "name", "slug"))
+    scope.org_ids = [r["id"] for r in rows]
+    scope.every_org = access.organization_ids(scope.user, access.VIEW, Organization) is None
+    return rows
+
+
+def lead_names(scope: Scope) -> dict[int, list[str]]:
+    rows = (Membership.objects.restrict(scope.user).filter(role=MembershipRole.LEAD_SA)
+            .values("organization_id", "user__username", "user__first_name", "user__last_name")
+            .order_by("user__last_name", "user__username"))
+    found: dict[int, list[str]] = defaultdict(list)
+    for r in rows:
+        full = f"{r['user__first_name']} {r['user__last_name']}".strip()
+        found[r["organization_id"]].append(full or r["user__username"])
+    return found
+
+
+def workload_names(scope: Scope) -> dict[int, list[dict]]:
+    found: dict[int, list[dict]] = defaultdict(list)
+    for r in Workload.objects.restrict(scope.user).values("organization_id", "name", "status").order_by("name"):
+        found[r["organization_id"]].append({"name": r["name"], "status": r["status"]})
+    return found
