@@ -31,6 +31,7 @@ test: install
 
 lint: install
 	$(BIN)/ruff check .
+	DJANGO_SETTINGS_MODULE=portal.settings.test $(BIN)/lint-imports
 	if ls clusters/blueprints/*.yaml >/dev/null 2>&1; then $(BIN)/cfn-lint clusters/blueprints/*.yaml; fi
 
 bench: install

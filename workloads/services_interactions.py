@@ -3,6 +3,7 @@ timeline, and notifications. Views, the API and the AWS Support sync all go thro
 three never disagree."""
 from __future__ import annotations
 
+from django.db.models import Count, Min, Q
 from django.utils import timezone
 
 from portal import access, timeline
@@ -146,3 +147,10 @@ def open_for(user, organization=None):
     if organization is not None:
         qs = qs.filter(organization=organization)
     return qs.select_related("organization", "owner").order_by("occurred_at", "id")
+
+
+def open_summary(user, organization) -> dict:
+    """How many interactions are open, how many urgent, since when: the organization status's line, also sent out
+    of band by the quick log so the count never goes stale."""
+    return Interaction.objects.restrict(user).filter(organization=organization, status__in=OPEN_STATUSES).aggregate(
+        n=Count("id"), oldest=Min("occurred_at"), urgent=Count("id", filter=Q(severity__in=("high", "critical"))))

@@ -20,6 +20,7 @@ from portal import access
 from portal.models import Organization
 from portal.review.figures.health import verdict_text
 from portal.vocabulary import OPEN_STATUSES, worst_verdict
+from workloads import services_interactions as interactions
 from workloads.models import CapacityReservation, Interaction
 
 LEAD_LIST_LIMIT = 20
@@ -33,20 +34,12 @@ def status_section(request, organization) -> dict:
     _annotate_health(user, clusters)
     return {
         "clusters": clusters,
-        "open_interactions": open_interactions_summary(user, organization),
+        "open_interactions": interactions.open_summary(user, organization),
         "next_expiry": CapacityReservation.objects.restrict(user).filter(organization=organization, end__gte=today)
         .order_by("end").first(),
         # Clusters with open faults come first on the page, not only in the table below.
         "problems": [c for c in clusters if getattr(c, "health_verdict", None) not in (None, "healthy")],
     }
-
-
-def open_interactions_summary(user, organization) -> dict:
-    """How many interactions are open, how many urgent, since when: the status section's line, also sent out of
-    band by the quick log so the count never goes stale."""
-    return Interaction.objects.restrict(user).filter(
-        organization=organization, status__in=OPEN_STATUSES).aggregate(
-        n=Count("id"), oldest=Min("occurred_at"), urgent=Count("id", filter=Q(severity__in=("high", "critical"))))
 
 
 def _annotate_health(user, clusters: list) -> None:

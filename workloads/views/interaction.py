@@ -151,9 +151,7 @@ class QuickLogView(View):
         context = {"section": section, "organization": self.organization, "saved": saved}
         if saved is not None:
             # The status section's open count sits elsewhere on the page: refreshed out of band.
-            from portal.review.sections import open_interactions_summary
-
-            context["open_count"] = open_interactions_summary(self.request.user, self.organization)
+            context["open_count"] = services.open_summary(self.request.user, self.organization)
         return render(self.request, self.template_name, context, status=status)
 
     def get(self, request, slug):
