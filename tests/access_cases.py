@@ -357,7 +357,9 @@ ROUTES.update({
     "health-api:healthpush-list": Case(api=True, foreign=LIST),
     "health-api:healthpush-detail": Case(api=True, kwargs=lambda o: {"pk": o["health_push"].pk}),
     "health-api:push-status": Case(api=True, kwargs=lambda o: {"cluster_id": o["health_push"].cluster_id,
-                                                               "push_id": o["health_push"].pk}, foreign=(401, 403)),
+                                                               "push_id": o["health_push"].pk}, foreign=(401, 403),
+                                 # the cluster's token only: a signed-in user of any role is not it
+                                 expect=dict.fromkeys(("customer_a", "lead_a", "pm", "staff"), (401, 403))),
 })
 # --- engagement: escalations (internal: customers never see them; specialists only their team's) -------
 def _escalation(w):

@@ -104,7 +104,7 @@ def status_text(user, organization) -> str:
     """What the slash command shows: the organization's status as the user may see it."""
     from clusters.models import Cluster
     from portal.engagement.models import Milestone, active_cycle_id
-    from workloads.choices_interactions import OPEN_STATUSES
+    from portal.vocabulary import OPEN_STATUSES
     from workloads.models import CapacityReservation, Interaction
 
     clusters = Cluster.objects.restrict(user).filter(organization=organization).exclude(state="deleted")

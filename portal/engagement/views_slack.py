@@ -8,10 +8,21 @@ from __future__ import annotations
 
 from django.contrib.auth.decorators import login_not_required
 from django.http import HttpResponse, HttpResponseForbidden, JsonResponse
+from django.http.request import RawPostDataException
 from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_POST
 
 from portal.engagement import slack
+
+
+def _signed(request) -> bool:
+    """Slack signs the raw form-encoded body. A body already consumed as multipart (never what Slack sends)
+    cannot be checked, so it is refused like a bad signature."""
+    try:
+        body = request.body
+    except RawPostDataException:
+        return False
+    return slack.verified(body, request.headers)
 
 
 def _ephemeral(text: str) -> JsonResponse:
@@ -26,7 +37,7 @@ def interactivity(request):
     user as an ephemeral message in the channel; Slack itself only needs the 200."""
     from slack_sdk.errors import SlackClientError
 
-    if not slack.verified(request.body, request.headers):
+    if not _signed(request):
         return HttpResponseForbidden("Invalid Slack signature.")
     try:
         payload = slack.parse_payload(request.POST)
@@ -51,7 +62,7 @@ def interactivity(request):
 @require_POST
 def command(request):
     """Slack's slash command endpoint: an organization's status, for its members only."""
-    if not slack.verified(request.body, request.headers):
+    if not _signed(request):
         return HttpResponseForbidden("Invalid Slack signature.")
     try:
         return _ephemeral(slack.command(request.POST))

@@ -233,10 +233,12 @@ def test_escalation_list_query_count_is_constant(client, world, frameworks_speci
 
 # API ---------------------------------------------------------------------------------------------------
 def test_api_raise_and_transition(client, world, frameworks_specialist):
-    interaction = InteractionFactory(organization=world.org_a)
+    interaction = InteractionFactory(organization=world.org_a, visibility="shared")  # the customer sees it
     client.force_login(world.customer_a)
     data = {"interaction": interaction.pk, "target": "frameworks", "question": "why?"}
-    assert client.post(reverse("engagement-api:escalation-list"), data, content_type="application/json").status_code == 403
+    # Related fields offer only what the user may change: a customer cannot name the interaction at all.
+    response = client.post(reverse("engagement-api:escalation-list"), data, content_type="application/json")
+    assert response.status_code == 400 and "interaction" in response.json()
     client.force_login(world.lead_b)
     response = client.post(reverse("engagement-api:escalation-list"), data, content_type="application/json")
     assert response.status_code == 400 and "interaction" in response.json()
