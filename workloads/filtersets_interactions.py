@@ -19,6 +19,14 @@ def visible_organizations(request):
     return Organization.objects.restrict(request.user)
 
 
+class OpenSelect(forms.NullBooleanSelect):
+    """'Any', 'Open', 'Resolved' rather than Django's 'Unknown', 'Yes', 'No'."""
+
+    def __init__(self, attrs=None):
+        super().__init__(attrs)
+        self.choices = [("unknown", "Any"), ("true", "Open"), ("false", "Resolved")]
+
+
 def _owners(request):
     """Lead SAs of the organizations the user sees (never the whole user table)."""
     from django.contrib.auth import get_user_model
@@ -42,7 +50,7 @@ class InteractionFilterSet(RestrictedFilterSet):
     tag = django_filters.ModelChoiceFilter(
         queryset=ChallengeTag.objects.all(), field_name="tags", to_field_name="slug", label="Tag"
     )
-    open = django_filters.BooleanFilter(method="only_open", label="Open only")
+    open = django_filters.BooleanFilter(method="only_open", label="Open or resolved", widget=OpenSelect)
     owner = django_filters.ModelChoiceFilter(queryset=lambda request: _owners(request), label="Owner")
     # The page's date range: whole days in the display time zone ("To" includes its day).
     from_date = django_filters.DateFilter(field_name="occurred_at", lookup_expr="date__gte", label="From",

@@ -103,6 +103,11 @@ def test_interactions_filter_bar_is_grouped_with_from_and_to_dates(client, world
     listed = client.get(url, {"from_date": today, "to_date": today}).content.decode()
     assert late.summary in listed and "a week before" not in listed  # "To" includes its whole day
     assert client.get(url, {"to_date": "not-a-date"}).status_code == 200
+    assert '<option value="unknown" selected>Any</option>' in body and 'role="search"' not in body
+    resolved = InteractionFactory(organization=world.org_a, summary="done and dusted", status="resolved")
+    open_only = client.get(url, {"open": "true"}).content.decode()
+    assert late.summary in open_only and resolved.summary not in open_only
+    assert '<option value="true" selected>Open</option>' in open_only
 
 
 def test_human_labels_for_codes_and_people():

@@ -388,3 +388,16 @@ def test_tag_suggestions_are_labels_of_the_forms_own_checkboxes(client, world):
         box = re.search(rf'<input[^>]*id="{checkbox_id}"[^>]*>', form_html).group(0)
         slug = re.search(r'value="([^"]+)"', box).group(1)
         assert slug in [t.slug for t in tagging.suggest("NCCL INFO NET/Socket : Using [0]eth0")]
+
+
+def test_suggested_tags_on_the_interaction_page_open_the_edit_form_with_the_tag_ticked(client, world):
+    obj = InteractionFactory(organization=world.org_a, summary="NCCL INFO NET/Socket : Using [0]eth0", body="")
+    suggested = tagging.suggest(obj.summary)[0]
+    client.force_login(world.lead_a)
+    page = client.get(obj.get_absolute_url()).content.decode()
+    link = f"{reverse('interactions:interaction_edit', args=[obj.pk])}?add_tag={suggested.slug}"
+    assert f'href="{link}"' in page
+    form = client.get(link).content.decode()
+    box = re.search(rf'<input[^>]*value="{suggested.slug}"[^>]*>', form).group(0)
+    assert "checked" in box
+    assert not obj.tags.exists()  # nothing is saved until the lead saves the form

@@ -105,6 +105,12 @@ class InteractionEditView(ObjectEditView):
                     initial["tags"] = self.request.GET.getlist("tags")
                 initial["organization"] = org.pk
                 initial.setdefault("owner", self.request.user.pk)
+        if self.object is not None and self.request.GET.get("add_tag"):
+            # A suggested tag clicked on the interaction's page: the edit form opens with it ticked.
+            tags = [t.slug for t in self.object.tags.all()]
+            if ChallengeTag.objects.filter(slug=self.request.GET["add_tag"]).exists():
+                tags.append(self.request.GET["add_tag"])
+            kwargs.setdefault("initial", {})["tags"] = tags
         if self.object is None and self.request.GET.get("summary"):  # e.g. opened from a GPU fault
             kwargs.setdefault("initial", {})["summary"] = self.request.GET["summary"][:200]
         return kwargs
