@@ -7,6 +7,7 @@ import shutil
 import subprocess
 
 import pytest
+import yaml
 
 from clusters import catalog, config, pipeline, software
 from clusters.choices import ClusterState, JobStatus
@@ -175,3 +176,20 @@ def test_cluster_page_shows_the_pinned_versions_and_the_recorded_hash(client, wo
     assert "not uploaded yet" in html
     client.force_login(world.customer_b)
     assert client.get(cluster.get_absolute_url()).status_code == 404
+
+
+@pytest.mark.django_db
+def test_without_a_home_file_system_home_lives_on_a_500_gb_head_node_root(world, aws):
+    cluster = launched_cluster(world.org_a, name="nohome")
+    cluster.parameters["storage"]["CreateHomeFileSystem"] = "false"
+    cluster.save()
+    storage = cluster.stacks.get(role="storage")
+    storage.parameters = cluster.parameters["storage"]
+    storage.save()
+    _run(cluster.jobs.get())
+    cluster.refresh_from_db()
+    assert cluster.state == ClusterState.READY, cluster.error_message
+    assert "OpenZfsRootVolumeId" not in cluster.outputs
+    printed = yaml.safe_load(config.for_cluster(cluster))
+    assert [s["MountDir"] for s in printed["SharedStorage"]] == ["/fsx"]
+    assert printed["HeadNode"]["LocalStorage"]["RootVolume"]["Size"] == 500
