@@ -216,9 +216,11 @@ def restrict(queryset: QuerySet, user: AbstractBaseUser | AnonymousUser, action:
 
 
 def _has_cycle(model: type[Model]) -> bool:
+    from django.core.exceptions import FieldDoesNotExist
+
     try:
         field = model._meta.get_field("cycle")
-    except Exception:  # FieldDoesNotExist
+    except FieldDoesNotExist:
         return False
     return getattr(field.related_model, "_meta", None) is not None and field.related_model._meta.label_lower == \
         "engagement.cycle"

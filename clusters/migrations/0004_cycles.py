@@ -9,7 +9,7 @@ class Migration(migrations.Migration):
 
     dependencies = [
         ('clusters', '0003_sweep_schedule'),
-        ('engagement', '0004_cycles'),
+        ('engagement', '0005_cycles'),
     ]
 
     operations = [

@@ -1,15 +1,13 @@
 """Links from a cluster's health page to its organization's Grafana dashboards.
 
 The observability blueprint's stack outputs ``GrafanaEndpoint`` (https://<workspace>.grafana-workspace.<region>
-.amazonaws.com); any stack of any cluster of the organization may hold one. The dashboards are the ones the
+.amazonaws.com), merged into its cluster's outputs; any cluster of the organization may hold one. The dashboards are the ones the
 reference architecture imports (GPU health from DCGM, EFA, node exporter), opened through Grafana's dashboard
 search so the links do not depend on dashboard ids that differ per workspace.
 """
 from __future__ import annotations
 
 from urllib.parse import quote, urlsplit
-
-from django.db.models import Q
 
 DASHBOARDS = (
     ("GPU health", "GPU Health"),
@@ -28,16 +26,12 @@ def _safe(url: str) -> str | None:
 
 
 def workspaces(user, organization) -> list[dict]:
-    """The organization's Grafana workspaces the user may see, each with its dashboard links (two queries)."""
-    from clusters.models import Cluster, Stack
+    """The organization's Grafana workspaces the user may see, each with its dashboard links (one query: a
+    cluster's ``outputs`` merge the outputs of all its stacks, the observability stack's included)."""
+    from clusters.models import Cluster
 
-    found: list[str] = []
-    for outputs in Cluster.objects.restrict(user).filter(
-            organization=organization, outputs__has_key=OUTPUT_KEY).values_list("outputs", flat=True):
-        found.append(outputs.get(OUTPUT_KEY))
-    for outputs in Stack.objects.restrict(user).filter(
-            Q(cluster__organization=organization), outputs__has_key=OUTPUT_KEY).values_list("outputs", flat=True):
-        found.append(outputs.get(OUTPUT_KEY))
+    found = [outputs.get(OUTPUT_KEY) for outputs in Cluster.objects.restrict(user).filter(
+        organization=organization, outputs__has_key=OUTPUT_KEY).order_by("pk").values_list("outputs", flat=True)]
     result, seen = [], set()
     for raw in found:
         base = _safe(raw)

@@ -48,7 +48,7 @@ def test_latest_migrations_keep_every_row_of_the_demo_database(tmp_path):
             current = line.strip()
             continue
         apps.setdefault(current, []).append(line.strip()[4:])
-    ours = {app: names for app, names in apps.items() if app in ("portal", "workloads", "clusters", "health", "review")}
+    ours = {app: names for app, names in apps.items() if app in ("portal", "workloads", "clusters", "health", "review", "engagement")}
     stepped = []
     for app, names in ours.items():
         if len(names) >= 2:

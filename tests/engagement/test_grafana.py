@@ -3,7 +3,7 @@ outputs; only https endpoints are linked, and only for users who see the organiz
 import pytest
 from django.urls import reverse
 
-from clusters.models import Cluster, Stack
+from clusters.models import Cluster
 from portal.engagement import grafana
 from tests.clusters.factories_clusters import ready_cluster
 
@@ -11,13 +11,10 @@ pytestmark = pytest.mark.django_db
 ENDPOINT = "https://g-abc123.grafana-workspace.ap-northeast-1.amazonaws.com"
 
 
-def _with_grafana(org, name, endpoint=ENDPOINT, on_stack=True):
+def _with_grafana(org, name, endpoint=ENDPOINT):
+    """A cluster launched with the observability stack: its outputs (merged from its stacks) hold the endpoint."""
     cluster = ready_cluster(org, name=name)
-    if on_stack:
-        stack = cluster.stacks.order_by("order").last()
-        Stack.objects.filter(pk=stack.pk).update(outputs={**stack.outputs, "GrafanaEndpoint": endpoint})
-    else:
-        Cluster.objects.filter(pk=cluster.pk).update(outputs={**cluster.outputs, "GrafanaEndpoint": endpoint})
+    Cluster.objects.filter(pk=cluster.pk).update(outputs={**cluster.outputs, "GrafanaEndpoint": endpoint})
     return cluster
 
 
@@ -41,7 +38,7 @@ def test_other_organizations_grafana_is_never_linked(world):
 
 def test_only_https_endpoints_once_each(world):
     _with_grafana(world.org_a, "one")
-    _with_grafana(world.org_a, "two", ENDPOINT + "/", on_stack=False)
+    _with_grafana(world.org_a, "two", ENDPOINT + "/")
     _with_grafana(world.org_a, "bad", "javascript:alert(1)")
     _with_grafana(world.org_a, "plain", "http://g-plain.example.com")
     assert [w["url"] for w in grafana.workspaces(world.lead_a, world.org_a)] == [ENDPOINT]

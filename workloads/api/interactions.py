@@ -99,7 +99,7 @@ class InteractionCommentSerializer(serializers.ModelSerializer):
         read_only_fields = ["interaction", "kind", "author", "old_value", "new_value", "created"]
 
 
-class EscalationSerializer(serializers.Serializer):
+class EscalateSerializer(serializers.Serializer):
     reason = serializers.CharField(max_length=5000)
     target = serializers.SlugRelatedField(
         slug_field="slug", queryset=EscalationTarget.objects.all(), required=False,
@@ -147,12 +147,12 @@ class InteractionViewSet(PortalModelViewSet):
         page = self.paginate_queryset(rows)
         return self.get_paginated_response(InteractionCommentSerializer(page, many=True).data)
 
-    @extend_schema(request=EscalationSerializer, responses=InteractionSerializer)
-    @action(detail=True, methods=["post"], serializer_class=EscalationSerializer)
+    @extend_schema(request=EscalateSerializer, responses=InteractionSerializer)
+    @action(detail=True, methods=["post"], serializer_class=EscalateSerializer)
     def escalate(self, request, pk=None):
         """Escalate an open interaction (lead SAs of its organization)."""
         interaction = self.get_object()  # 404 if invisible, 403 if not changeable
-        serializer = EscalationSerializer(data=request.data)
+        serializer = EscalateSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
         if not interaction.is_open:
             raise serializers.ValidationError({"status": "Only open interactions can be escalated."})

@@ -8,7 +8,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('engagement', '0004_cycles'),
+        ('engagement', '0005_cycles'),
         ('workloads', '0005_interaction_workload'),
     ]
 

@@ -78,7 +78,7 @@ class MilestoneViewSet(PortalModelViewSet):
 
     queryset = Milestone.objects.select_related("organization")
     serializer_class = MilestoneSerializer
-    filterset_fields = ["kind"]
+    filterset_fields = ["kind", "cycle"]
 
     def perform_create(self, serializer):
         with transaction.atomic():
@@ -96,7 +96,7 @@ class TrainedModelViewSet(MilestoneViewSet):
 
     queryset = TrainedModel.objects.select_related("organization")
     serializer_class = TrainedModelSerializer
-    filterset_fields = ["modality", "instance_type"]
+    filterset_fields = ["modality", "instance_type", "cycle"]
 
 
 class CycleViewSet(PortalReadOnlyViewSet):

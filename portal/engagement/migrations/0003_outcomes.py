@@ -12,7 +12,7 @@ class Migration(migrations.Migration):
 
     dependencies = [
         ('engagement', '0002_targets_and_legacy_escalations'),
-        ('portal', '0003_timeline_visibility_index'),
+        ('portal', '0001_initial'),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
@@ -30,7 +30,6 @@ class Migration(migrations.Migration):
             ],
             options={
                 'ordering': ['organization__name', 'reached_on', 'id'],
-                'constraints': [models.UniqueConstraint(fields=('organization', 'kind'), name='unique_milestone_per_org')],
             },
         ),
         migrations.CreateModel(

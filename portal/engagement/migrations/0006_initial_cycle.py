@@ -31,7 +31,7 @@ def forward(apps, schema_editor):
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("engagement", "0004_cycles"),
+        ("engagement", "0005_cycles"),
         ("workloads", "0006_cycles"),
         ("clusters", "0004_cycles"),
         ("review", "0002_cycles"),

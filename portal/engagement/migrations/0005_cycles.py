@@ -10,8 +10,8 @@ class Migration(migrations.Migration):
 
     dependencies = [
         ('clusters', '0003_sweep_schedule'),
-        ('engagement', '0003_outcomes'),
-        ('portal', '0003_timeline_visibility_index'),
+        ('engagement', '0004_slack_bridge'),
+        ('portal', '0001_initial'),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
@@ -42,10 +42,6 @@ class Migration(migrations.Migration):
             options={
                 'ordering': ['cycle', 'organization__name'],
             },
-        ),
-        migrations.RemoveConstraint(
-            model_name='milestone',
-            name='unique_milestone_per_org',
         ),
         migrations.AddField(
             model_name='cycle',

@@ -8,9 +8,9 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('engagement', '0005_initial_cycle'),
-        ('portal', '0003_timeline_visibility_index'),
-        ('workloads', '0006_cycles'),
+        ('engagement', '0003_outcomes'),
+        ('portal', '0001_initial'),
+        ('workloads', '0005_interaction_workload'),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
