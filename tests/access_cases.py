@@ -362,5 +362,6 @@ ROUTES.update({
     "health-api:healthpush-list": Case(api=True, foreign=LIST),
     "health-api:healthpush-detail": Case(api=True, kwargs=lambda o: {"pk": o["health_push"].pk}),
     "health-api:push-status": Case(api=True, kwargs=lambda o: {"cluster_id": o["health_push"].cluster_id,
-                                                               "push_id": o["health_push"].pk}, foreign=(401, 403)),
+                                                               "push_id": o["health_push"].pk}, foreign=(401, 403),
+                                   expect={r: (401,) for r in ("customer_a", "lead_a", "pm", "staff")}),
 })
