@@ -116,7 +116,7 @@ class Cluster(models.Model):
 
         The one place a state changes: an illegal move raises ``IllegalTransition``.
         """
-        from portal import timeline
+        from portal import provider_errors, timeline
         from portal.choices import TimelineKind, Visibility
         from portal.notifications import Event, notify
 
@@ -133,7 +133,9 @@ class Cluster(models.Model):
         kind = TimelineKind.LAUNCH if to in (ClusterState.SCHEDULED, ClusterState.CREATING) else TimelineKind.CLUSTER
         title = f"Cluster {self.name}: {ClusterState(previous).label.lower()} → {ClusterState(to).label.lower()}"
         timeline.record(
-            self.organization_id, kind, title, source=self, body=error, actor=actor,
+            # A shared entry: customers read it, so the portal's words, not AWS's (portal/provider_errors.py).
+            self.organization_id, kind, title, source=self, actor=actor,
+            body=provider_errors.cluster_failure(self.failure_reason) if to == ClusterState.FAILED else "",
             severity="high" if to == ClusterState.FAILED else "",
             visibility=Visibility.SHARED, tags=["cluster", to],
         )

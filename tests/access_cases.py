@@ -350,3 +350,5 @@ ROUTES.update({
     "clusters-api:stackevent-list": Case(api=True, foreign=LIST),
     "clusters-api:stackevent-detail": Case(api=True, kwargs=lambda o: {"pk": o["stack_event"].pk}),
 })
+# API token revocation (POST only; the token that makes the request is revoked).
+ROUTES["api-token-revoke"] = Case(api=True, foreign=(405,), expect={r: (405,) for r in ("customer_a", "lead_a", "pm", "staff")})

@@ -2,7 +2,7 @@ from rest_framework import serializers
 
 from clusters import catalog, guards, launch
 from clusters.models import Blueprint, Cluster, LaunchJob, Stack, StackEvent
-from portal import access
+from portal import access, provider_errors
 from portal.choices import REGION_CODES
 from portal.models import Organization
 
@@ -68,6 +68,11 @@ class ClusterSerializer(serializers.ModelSerializer):
                   "launch_id", "parameters", "outputs", "stacks", "created", "updated"]
         read_only_fields = fields
 
+    def to_representation(self, instance):
+        data = super().to_representation(instance)
+        return provider_errors.redact(data, self.context.get("request"), instance.organization_id,
+                                      {"error_message": provider_errors.cluster_failure(instance.failure_reason)})
+
 
 class LaunchSerializer(serializers.Serializer):
     """What a launch request carries; ``parameters`` is keyed by stack role (network, storage, cluster)."""
@@ -128,6 +133,12 @@ class LaunchJobSerializer(serializers.ModelSerializer):
         fields = ["id", "cluster", "kind", "status", "requested_by", "created", "started", "finished", "log",
                   "error", "dispatched", "attempts", "polls"]
         read_only_fields = fields
+
+    def to_representation(self, instance):
+        data = super().to_representation(instance)
+        data = provider_errors.redact(data, self.context.get("request"), instance.cluster.organization_id,
+                                      {"error": provider_errors.JOB_FAILED, "log": ""})
+        return data
 
 
 class StackEventSerializer(serializers.ModelSerializer):

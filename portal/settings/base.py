@@ -1,4 +1,5 @@
 """Settings shared by every environment; everything that differs comes from the environment."""
+from datetime import timedelta
 from pathlib import Path
 
 import environ
@@ -25,7 +26,8 @@ INSTALLED_APPS = [
     "django.contrib.staticfiles",
     "django.contrib.humanize",
     "rest_framework",
-    "rest_framework.authtoken",
+    "rest_framework.authtoken",  # kept for its migrations only: its never-expiring tokens are revoked (portal 0004)
+    "knox",
     "django_filters",
     "drf_spectacular",
     "drf_spectacular_sidecar",
@@ -145,7 +147,7 @@ FILE_UPLOAD_HANDLERS = [
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
         "rest_framework.authentication.SessionAuthentication",
-        "rest_framework.authentication.TokenAuthentication",
+        "knox.auth.TokenAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
     "DEFAULT_FILTER_BACKENDS": [
@@ -172,6 +174,13 @@ REST_FRAMEWORK = {
         "token": env("THROTTLE_TOKEN", default="20/min"),
     },
     "TEST_REQUEST_DEFAULT_FORMAT": "json",
+}
+# API tokens (django-rest-knox): stored hashed, expire, revoked when their user signs out.
+REST_KNOX = {
+    "TOKEN_TTL": timedelta(hours=env.int("API_TOKEN_TTL_HOURS", default=10)),
+    "TOKEN_LIMIT_PER_USER": env.int("API_TOKEN_LIMIT_PER_USER", default=20),
+    "AUTO_REFRESH": False,
+    "AUTH_HEADER_PREFIX": "Token",
 }
 SPECTACULAR_SETTINGS = {
     "TITLE": "GENIAC program portal API",

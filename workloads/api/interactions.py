@@ -10,7 +10,7 @@ from rest_framework.decorators import action
 from rest_framework.exceptions import PermissionDenied
 from rest_framework.response import Response
 
-from portal import access
+from portal import access, provider_errors
 from portal.api.base import PortalModelViewSet, PortalReadOnlyViewSet, PortalViewSetMixin
 from workloads import services_interactions as services
 from workloads.filtersets_interactions import InteractionFilterSet
@@ -45,6 +45,11 @@ class InteractionSerializer(serializers.ModelSerializer):
                   "sync_error", "synced_at", "created", "updated", "age_hours", "first_response_hours"]
         read_only_fields = ["escalated_at", "first_response_at", "resolved_at", "last_activity_at", "support_status",
                             "sync_status", "sync_error", "synced_at", "created", "updated"]
+
+    def to_representation(self, instance):
+        data = super().to_representation(instance)
+        return provider_errors.redact(data, self.context.get("request"), instance.organization_id,
+                                      {"sync_error": provider_errors.SUPPORT_SYNC_FAILED})
 
     def get_fields(self):
         fields = super().get_fields()
