@@ -7,7 +7,7 @@ from django.views.generic import RedirectView
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 
 from portal import timeline_views, views
-from portal.api.root import ObtainTokenView, RevokeTokenView, api_root
+from portal.api.root import ObtainTokenView, RevokeTokenView, api_root, not_found
 from portal.health import healthz
 from portal.review import views as review_views
 
@@ -47,3 +47,5 @@ urlpatterns = [
     path("api/interactions/", include("workloads.api.urls_interactions", namespace="interactions-api")),
     path("api/health/", include("clusters.health.api.urls")),
 ]
+
+handler404 = not_found

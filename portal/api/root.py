@@ -55,6 +55,17 @@ class RevokeTokenView(APIView):
 
     @extend_schema(request=None, responses={204: OpenApiResponse(description="Revoked.")})
     def post(self, request):
-        if isinstance(request.auth, get_token_model()):
-            request.auth.delete()
+        if not isinstance(request.auth, get_token_model()):
+            return Response({"detail": "This request was not made with an API token; sign out instead."}, status=400)
+        request.auth.delete()
         return Response(status=204)
+
+
+def not_found(request, exception=None):
+    """404 in the API's own shape (JSON) for API paths no route matches; the usual page elsewhere."""
+    from django.http import JsonResponse
+    from django.views.defaults import page_not_found
+
+    if request.path.startswith("/api/"):
+        return JsonResponse({"detail": "Not found."}, status=404)
+    return page_not_found(request, exception)
