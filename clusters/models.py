@@ -131,7 +131,7 @@ class Cluster(models.Model):
         reloads the copy and raises ``StateChanged``, so a stale copy never overwrites a newer state
         (a delete requested while a worker held the cluster in memory stays a delete).
         """
-        from portal import timeline
+        from portal import provider_errors, timeline
         from portal.choices import TimelineKind, Visibility
         from portal.notifications import Event, notify
 
@@ -153,7 +153,9 @@ class Cluster(models.Model):
         kind = TimelineKind.LAUNCH if to in (ClusterState.SCHEDULED, ClusterState.CREATING) else TimelineKind.CLUSTER
         title = f"Cluster {self.name}: {ClusterState(previous).label.lower()} → {ClusterState(to).label.lower()}"
         timeline.record(
-            self.organization_id, kind, title, source=self, body=error, actor=actor,
+            # A shared entry: customers read it, so the portal's words, not AWS's (portal/provider_errors.py).
+            self.organization_id, kind, title, source=self, actor=actor,
+            body=provider_errors.cluster_failure(self.failure_reason) if to == ClusterState.FAILED else "",
             severity="high" if to == ClusterState.FAILED else "",
             visibility=Visibility.SHARED, tags=["cluster", to],
         )

@@ -41,15 +41,18 @@ def _workers() -> tuple[bool, str]:
 @never_cache
 @login_not_required
 def healthz(request):
-    """200 while the database answers (the portal can serve); degraded parts are named."""
+    """200 while the database answers (the portal can serve). Anyone (a load balancer, a monitor) gets
+    the status; which part is degraded, and the error text, only staff (error text names hosts,
+    drivers and versions)."""
     db_ok, db_detail = _database()
     broker_ok, broker_detail = _broker()
     workers_ok, workers_detail = _workers() if broker_ok else (False, "broker unreachable")
     status = "ok" if db_ok and broker_ok and workers_ok else ("degraded" if db_ok else "down")
-    body = {
-        "status": status,
-        "database": {"ok": db_ok, "detail": db_detail},
-        "broker": {"ok": broker_ok, "detail": broker_detail},
-        "workers": {"ok": workers_ok, "detail": workers_detail},
-    }
+    body = {"status": status}
+    if getattr(request.user, "is_authenticated", False) and request.user.is_staff:
+        body.update(
+            database={"ok": db_ok, "detail": db_detail},
+            broker={"ok": broker_ok, "detail": broker_detail},
+            workers={"ok": workers_ok, "detail": workers_detail},
+        )
     return JsonResponse(body, status=200 if db_ok else 503)

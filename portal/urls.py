@@ -7,7 +7,7 @@ from django.views.generic import RedirectView
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 
 from portal import timeline_views, views
-from portal.api.root import ObtainTokenView, api_root
+from portal.api.root import ObtainTokenView, RevokeTokenView, api_root, not_found
 from portal.health import healthz
 from portal.review import views as review_views
 
@@ -37,6 +37,7 @@ urlpatterns = [
     path("api/schema/", SpectacularAPIView.as_view(), name="api-schema"),
     path("api/docs/", SpectacularSwaggerSplitView.as_view(url_name="api-schema"), name="api-docs"),
     path("api/auth/token/", ObtainTokenView.as_view(), name="api-token"),
+    path("api/auth/token/revoke/", RevokeTokenView.as_view(), name="api-token-revoke"),
     path("api/portal/", include("portal.api.urls")),
     path("clusters/", include("clusters.urls")),
     path("api/clusters/", include("clusters.api.urls")),
@@ -48,3 +49,5 @@ urlpatterns = [
     path("", include("portal.engagement.urls")),
     path("api/engagement/", include("portal.engagement.api.urls")),
 ]
+
+handler404 = not_found

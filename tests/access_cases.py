@@ -157,7 +157,9 @@ def _weekly_review(w):
     return review
 
 
-OBJECTS.update(weekly_review=_weekly_review, action_item=lambda w: OBJECTS["weekly_review"](w).action_items.get())
+# One review per world (the action item's builder needs the same one; a second would repeat the week).
+OBJECTS.update(weekly_review=lambda w: _memo(w, "weekly_review", _weekly_review),
+               action_item=lambda w: _memo(w, "weekly_review", _weekly_review).action_items.get())
 _PM_ONLY = {"foreign": FORBIDDEN, "expect": PM_WRITES}
 _PM_POST = {"foreign": (405,), "methods": ("POST",)}
 _RV = {
@@ -448,3 +450,5 @@ ROUTES.update({
     "engagement:slack_interactivity": Case(public=True, foreign=(405,), methods=("POST",)),
     "engagement:slack_command": Case(public=True, foreign=(405,), methods=("POST",)),
 })
+# API token revocation (POST only; the token that makes the request is revoked).
+ROUTES["api-token-revoke"] = Case(api=True, foreign=(405,), expect={r: (405,) for r in ("customer_a", "lead_a", "pm", "staff")})

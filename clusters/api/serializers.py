@@ -3,6 +3,7 @@ from rest_framework import exceptions, serializers
 
 from clusters import catalog, launch
 from clusters.models import Blueprint, Cluster, LaunchJob, Stack, StackEvent
+from portal import provider_errors
 from portal.choices import REGION_CODES
 from portal.models import Organization
 
@@ -67,6 +68,11 @@ class ClusterSerializer(serializers.ModelSerializer):
                   "instance_type", "node_count", "state", "stack_status", "error_message", "failure_reason",
                   "launch_id", "parameters", "outputs", "stacks", "created", "updated"]
         read_only_fields = fields
+
+    def to_representation(self, instance):
+        data = super().to_representation(instance)
+        return provider_errors.redact(data, self.context.get("request"), instance.organization_id,
+                                      {"error_message": provider_errors.cluster_failure(instance.failure_reason)})
 
 
 def refusal_errors(refusal: launch.LaunchRefused) -> dict:
@@ -133,6 +139,12 @@ class LaunchJobSerializer(serializers.ModelSerializer):
         fields = ["id", "cluster", "kind", "status", "requested_by", "created", "started", "finished", "log",
                   "error", "dispatched", "attempts", "polls"]
         read_only_fields = fields
+
+    def to_representation(self, instance):
+        data = super().to_representation(instance)
+        data = provider_errors.redact(data, self.context.get("request"), instance.cluster.organization_id,
+                                      {"error": provider_errors.JOB_FAILED, "log": ""})
+        return data
 
 
 class StackEventSerializer(serializers.ModelSerializer):

@@ -127,7 +127,7 @@ class ClusterViewSet(mixins.CreateModelMixin, mixins.DestroyModelMixin, PortalRe
 
 
 class LaunchJobViewSet(PortalReadOnlyViewSet):
-    queryset = LaunchJob.objects.select_related("requested_by")
+    queryset = LaunchJob.objects.select_related("requested_by", "cluster")
     serializer_class = LaunchJobSerializer
     filterset_class = LaunchJobFilterSet
 

@@ -34,8 +34,13 @@ class PortalFilterBackend(DjangoFilterBackend):
         if filterset is not None:
             for name, flt in list(filterset.filters.items()):
                 if isinstance(flt, django_filters.ModelChoiceFilter):
-                    filterset.filters[name] = IdFilter(field_name=f"{flt.field_name}__pk",
-                                                       lookup_expr=flt.lookup_expr, label=flt.label)
+                    to_field = flt.extra.get("to_field_name")
+                    if to_field and to_field not in ("pk", "id"):  # e.g. an organization's slug
+                        filterset.filters[name] = django_filters.CharFilter(
+                            field_name=f"{flt.field_name}__{to_field}", lookup_expr=flt.lookup_expr, label=flt.label)
+                    else:
+                        filterset.filters[name] = IdFilter(field_name=f"{flt.field_name}__pk",
+                                                           lookup_expr=flt.lookup_expr, label=flt.label)
                 elif isinstance(flt, django_filters.ModelMultipleChoiceFilter) and isinstance(flt.queryset, QuerySet):
                     flt.queryset = _scoped(flt.queryset, request.user)
         return filterset

@@ -1,9 +1,9 @@
 """Property-based API fuzzing with schemathesis against /api/schema/, as every role.
 
 A live server serves the real API; schemathesis reads the OpenAPI schema the portal publishes,
-generates requests for every operation and checks that nothing answers 5xx and that every response
-conforms to the schema. The number of examples per operation is bounded (FUZZ_EXAMPLES, default 8)
-so the run fits in CI.
+generates requests for every operation and runs all of its checks (no 5xx, responses and status codes
+as documented, bad input refused, good input accepted, auth not ignored ...). The number of examples
+per operation is bounded (FUZZ_EXAMPLES, default 8) so the run fits in CI.
 """
 from __future__ import annotations
 
@@ -13,12 +13,16 @@ import hypothesis
 import pytest
 import schemathesis
 from hypothesis import HealthCheck
-from rest_framework.authtoken.models import Token
-from schemathesis.checks import not_a_server_error
-from schemathesis.specs.openapi.checks import content_type_conformance, response_schema_conformance
+from knox.models import AuthToken
+from schemathesis.specs.openapi.checks import positive_data_acceptance
 
 MAX_EXAMPLES = int(os.environ.get("FUZZ_EXAMPLES", "8"))
-CHECKS = [not_a_server_error, response_schema_conformance, content_type_conformance]
+CHECKS = None  # every check schemathesis has, except:
+# "Schema-valid data accepted" cannot hold where the API correctly refuses data the schema cannot describe:
+# wrong credentials at /api/auth/token/, a NUL character in any string (refused before the view), and
+# model rules across fields. Those answers are 400s with field messages, which the other checks still
+# hold to the documented shape.
+EXCLUDED = [positive_data_acceptance]
 
 
 @pytest.mark.slow
@@ -29,14 +33,11 @@ def test_api_conforms_and_never_fails(role, world, live_server):
     from tests.portal.test_routes import LazyObjects
 
     objs = LazyObjects(world)
-    for key in OBJECTS:  # give every operation organization A's objects to find
-        try:
-            objs[key]
-        except Exception:  # a builder that needs a service the run lacks
-            continue
+    for key in OBJECTS:  # give every operation organization A's objects to find; a broken builder fails here
+        objs[key]
     user = world.users()[role]
-    token, _ = Token.objects.get_or_create(user=user)
-    headers = {"Authorization": f"Token {token.key}"}
+    _, token = AuthToken.objects.create(user=user)
+    headers = {"Authorization": f"Token {token}"}
     schema = schemathesis.openapi.from_url(f"{live_server.url}/api/schema/", headers=headers)
     failures: list[str] = []
     operations = 0
@@ -54,7 +55,7 @@ def test_api_conforms_and_never_fails(role, world, live_server):
         )
         @hypothesis.given(case=operation.as_strategy())
         def run(case):
-            case.call_and_validate(base_url=live_server.url, headers=headers, checks=CHECKS)
+            case.call_and_validate(base_url=live_server.url, headers=headers, checks=CHECKS, excluded_checks=EXCLUDED)
 
         try:
             run()

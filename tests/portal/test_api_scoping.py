@@ -61,3 +61,20 @@ def test_an_invisible_organization_answers_like_an_unknown_one(client, world, pa
                                content_type="application/json")
         answers.append((response.status_code, str(response.json().get("organization")).replace(str(value), "V")))
     assert answers[0] == answers[1] and answers[0][0] == 400
+
+
+def test_the_schema_documents_error_answers_and_integer_id_filters(client, world):
+    client.force_login(world.pm)
+    schema = client.get("/api/schema/", {"format": "json"}).json()
+    for path, item in schema["paths"].items():
+        for method, operation in item.items():
+            if method not in ("get", "post", "put", "patch", "delete"):
+                continue
+            codes = set(operation["responses"])
+            if path != "/api/auth/token/":
+                assert {"400", "401", "403"} <= codes, (method, path)
+            if "{" in path:
+                assert "404" in codes, (method, path)
+    params = {p["name"]: p["schema"] for p in schema["paths"]["/api/portal/memberships/"]["get"]["parameters"]}
+    assert params["organization"]["type"] == "integer"
+    assert params["limit"] == {"type": "integer", "minimum": 1, "maximum": 500}

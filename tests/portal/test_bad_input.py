@@ -121,3 +121,10 @@ def test_uploads_over_the_limit_get_413_through_the_stack(client, world, setting
     response = client.post(f"/clusters/{cluster.pk}/validation/new/",
                            {"file": SimpleUploadedFile("big.txt", b"x" * 5000)})
     assert response.status_code == 413
+
+
+def test_api_paths_no_route_matches_answer_json(client, world):
+    client.force_login(world.pm)
+    response = client.get("/api/clusters/blueprints/a%2Fb%3F/")
+    assert response.status_code == 404 and response["Content-Type"] == "application/json"
+    assert client.get("/no-such-page/")["Content-Type"].startswith("text/html")

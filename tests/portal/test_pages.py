@@ -79,12 +79,30 @@ def test_organization_list_query_count_is_constant(client, world, django_assert_
         client.get(reverse("portal:organization_list"))
 
 
-def test_healthz_reports_parts(client, db):
+def test_healthz_reports_parts_to_staff_only(client, world, settings):
     response = client.get("/healthz")
-    assert response.status_code == 200
-    body = response.json()
+    assert response.status_code == 200 and set(response.json()) == {"status"}
+    client.force_login(world.lead_a)
+    assert set(client.get("/healthz").json()) == {"status"}
+    client.force_login(world.staff)
+    body = client.get("/healthz").json()
     assert body["database"]["ok"] is True
     assert set(body) == {"status", "database", "broker", "workers"}
+
+
+def test_healthz_never_tells_anonymous_callers_an_error_text(client, db, settings):
+    """A broker that cannot be reached: the status says degraded, the connection error stays for staff."""
+    from portal.celery import app
+
+    previous = app.conf.broker_url
+    app.conf.broker_url = "redis://127.0.0.1:9/0"
+    app._pool = None
+    try:
+        body = client.get("/healthz").json()
+    finally:
+        app.conf.broker_url = previous
+        app._pool = None
+    assert body == {"status": "degraded"}
 
 
 def test_static_assets_are_local(client, world):

@@ -47,6 +47,48 @@ def test_api_token_exchange(client, world):
     assert [o["slug"] for o in api.json()["results"]] == ["alpha-labs"]
 
 
+def test_api_tokens_expire(client, world):
+    from datetime import timedelta
+
+    from django.utils import timezone
+    from knox.models import AuthToken
+
+    instance, token = AuthToken.objects.create(user=world.lead_a, expiry=timedelta(hours=1))
+    headers = {"Authorization": f"Token {token}"}
+    assert client.get("/api/portal/organizations/", headers=headers).status_code == 200
+    AuthToken.objects.filter(pk=instance.pk).update(expiry=timezone.now() - timedelta(seconds=1))
+    assert client.get("/api/portal/organizations/", headers=headers).status_code in (401, 403)
+    exchanged = client.post(reverse("api-token"), {"username": "lead_a", "password": "pw-for-tests"},
+                            content_type="application/json").json()
+    assert exchanged["expiry"] is not None
+
+
+def test_signing_out_revokes_every_api_token(client, world):
+    tokens = [client.post(reverse("api-token"), {"username": "lead_a", "password": "pw-for-tests"},
+                          content_type="application/json").json()["token"] for _ in range(2)]
+    for token in tokens:
+        assert client.get("/api/portal/organizations/", headers={"Authorization": f"Token {token}"}).status_code == 200
+    client.force_login(world.lead_a)
+    client.post(reverse("logout"))
+    for token in tokens:
+        assert client.get("/api/portal/organizations/", headers={"Authorization": f"Token {token}"}).status_code in (401, 403)
+
+
+def test_an_api_client_revokes_its_own_token(client, world):
+    token = client.post(reverse("api-token"), {"username": "lead_a", "password": "pw-for-tests"},
+                        content_type="application/json").json()["token"]
+    headers = {"Authorization": f"Token {token}"}
+    assert client.post(reverse("api-token-revoke"), headers=headers).status_code == 204
+    assert client.get("/api/portal/organizations/", headers=headers).status_code in (401, 403)
+
+
+def test_legacy_never_expiring_tokens_are_not_accepted(client, world):
+    from rest_framework.authtoken.models import Token
+
+    legacy = Token.objects.create(user=world.lead_a)
+    assert client.get("/api/portal/organizations/", headers={"Authorization": f"Token {legacy.key}"}).status_code in (401, 403)
+
+
 def test_api_token_exchange_rejects_bad_password(client, world):
     response = client.post(reverse("api-token"), {"username": "lead_a", "password": "nope"}, content_type="application/json")
     assert response.status_code == 400

@@ -9,7 +9,7 @@ from rest_framework.decorators import action
 from rest_framework.exceptions import PermissionDenied
 from rest_framework.response import Response
 
-from portal import access
+from portal import access, provider_errors
 from portal.api.base import PortalModelViewSet, PortalReadOnlyViewSet, PortalViewSetMixin
 from portal.engagement.models import EscalationTarget
 from portal.forms import RestrictedFilterSet
@@ -61,7 +61,9 @@ class InteractionSerializer(serializers.ModelSerializer):
         request = self.context.get("request")
         if request is not None and not access.sees_internal(request.user, instance.organization_id):
             data["escalated_at"] = None  # escalations are internal; customers never learn of them
-        return data
+        # AWS Support's raw error text is for lead SAs and staff; customers read the portal's words.
+        return provider_errors.redact(data, request, instance.organization_id,
+                                      {"sync_error": provider_errors.SUPPORT_SYNC_FAILED})
 
     def get_slack_thread_url(self, obj) -> str | None:
         thread = getattr(obj, "slack_thread", None)  # a missing one-to-one is an AttributeError too

@@ -1,0 +1,62 @@
+"""What customers read when something the portal asked of AWS fails: the portal's own words.
+
+AWS's messages name role ARNs, account ids and the portal's own principal, and an endpoint's error
+can be a whole HTML page. Lead SAs and staff (``access.sees_internal``) see the raw text, kept on the
+row; customers see what failed and what to do, written here.
+"""
+from __future__ import annotations
+
+from portal import access
+
+CLUSTER_FAILURES = {
+    "access_denied": "The portal could not act in your AWS account: the IAM role your organization set up for it "
+                     "refused the request. Ask your AWS administrator to check that role's trust policy and "
+                     "permissions; your lead SA has the details.",
+    "throttling": "AWS slowed down the portal's requests. Your lead SA will retry the launch.",
+    "parameter": "AWS did not accept the launch settings. Your lead SA has the details and will correct them.",
+    "stack_failed": "AWS could not create part of the cluster. Your lead SA has the details and will retry or "
+                    "adjust the launch.",
+    "name_taken": "Your AWS account already has a stack with this cluster's name that the portal did not make. "
+                  "Launch under another name, or ask your lead SA.",
+    "delete_failed": "AWS could not delete part of the cluster. Your lead SA has the details.",
+    "error": "The launch failed. Your lead SA has the details and will follow up.",
+}
+JOB_FAILED = "This job failed. Your lead SA has the details and will follow up."
+SUPPORT_SYNC_FAILED = ("The portal could not refresh this case from AWS Support. The case itself is unaffected; "
+                       "your lead SA has the details.")
+
+
+def cluster_failure(reason: str) -> str:
+    return CLUSTER_FAILURES.get(reason or "error", CLUSTER_FAILURES["error"])
+
+
+def cluster_error(cluster, user) -> str:
+    """The failure text ``user`` may read for ``cluster``."""
+    if not cluster.error_message and not cluster.failure_reason:
+        return ""
+    if access.sees_internal(user, cluster.organization_id):
+        return cluster.error_message
+    return cluster_failure(cluster.failure_reason)
+
+
+def job_error(job, organization_id: int, user) -> str:
+    if not job.error:
+        return ""
+    return job.error if access.sees_internal(user, organization_id) else JOB_FAILED
+
+
+def support_sync_error(interaction, user) -> str:
+    if not interaction.sync_error:
+        return ""
+    return interaction.sync_error if access.sees_internal(user, interaction.organization_id) else SUPPORT_SYNC_FAILED
+
+
+def redact(data: dict, request, organization_id: int, replacements: dict[str, str]) -> dict:
+    """An API representation with raw provider fields replaced for users who may not read them."""
+    user = getattr(request, "user", None)
+    if user is not None and access.sees_internal(user, organization_id):
+        return data
+    for name, text in replacements.items():
+        if data.get(name):
+            data[name] = text
+    return data
