@@ -41,8 +41,8 @@ def test_program_manager_navigation_is_grouped_with_pending_requests(client, wor
     client.force_login(world.pm)
     body = client.get(reverse("portal:overview")).content.decode()
     nav = body.split('<nav aria-label="Main">', 1)[1].split("</nav>", 1)[0]
-    assert _top_level_links(nav) == ["Overview", "Organizations", "Work", "Capacity 1", "Clusters", "Weekly reviews",
-                                     "pm"]
+    assert _top_level_links(nav) == ["Overview", "Organizations", "Work", "Capacity 1", "Clusters", "Program",
+                                     "Weekly reviews", "pm"]
     assert reverse("workloads:changerequest_list") in nav and "(1 pending)" in nav
     assert "1</strong> quota request waiting for your decision" in body
     client.force_login(world.customer_a)
