@@ -236,9 +236,9 @@ def test_api_raise_and_transition(client, world, frameworks_specialist):
     interaction = InteractionFactory(organization=world.org_a, visibility="shared")  # the customer sees it
     client.force_login(world.customer_a)
     data = {"interaction": interaction.pk, "target": "frameworks", "question": "why?"}
-    # Related fields offer only what the user may change: a customer cannot name the interaction at all.
+    # Related fields offer only what the policy shows the caller: a customer can name no team, and nothing is written.
     response = client.post(reverse("engagement-api:escalation-list"), data, content_type="application/json")
-    assert response.status_code == 400 and "interaction" in response.json()
+    assert response.status_code == 400 and not Escalation.objects.exists()
     client.force_login(world.lead_b)
     response = client.post(reverse("engagement-api:escalation-list"), data, content_type="application/json")
     assert response.status_code == 400 and "interaction" in response.json()
