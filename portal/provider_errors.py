@@ -22,6 +22,7 @@ CLUSTER_FAILURES = {
     "error": "The launch failed. Your lead SA has the details and will follow up.",
 }
 JOB_FAILED = "This job failed. Your lead SA has the details and will follow up."
+STACK_REASON = "AWS gave a reason for this step; your lead SA has the details."
 SUPPORT_SYNC_FAILED = ("The portal could not refresh this case from AWS Support. The case itself is unaffected; "
                        "your lead SA has the details.")
 

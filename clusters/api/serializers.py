@@ -71,7 +71,11 @@ class ClusterSerializer(serializers.ModelSerializer):
 
     def to_representation(self, instance):
         data = super().to_representation(instance)
-        return provider_errors.redact(data, self.context.get("request"), instance.organization_id,
+        request = self.context.get("request")
+        for stack in data.get("stacks") or []:  # CloudFormation's reasons are AWS's words too
+            provider_errors.redact(stack, request, instance.organization_id,
+                                   {"status_reason": provider_errors.STACK_REASON})
+        return provider_errors.redact(data, request, instance.organization_id,
                                       {"error_message": provider_errors.cluster_failure(instance.failure_reason)})
 
 
@@ -156,6 +160,11 @@ class StackEventSerializer(serializers.ModelSerializer):
         fields = ["id", "cluster", "stack", "stack_name", "event_id", "timestamp", "logical_id", "physical_id",
                   "resource_type", "status", "reason"]
         read_only_fields = fields
+
+    def to_representation(self, instance):
+        data = super().to_representation(instance)
+        return provider_errors.redact(data, self.context.get("request"), instance.stack.cluster.organization_id,
+                                      {"reason": provider_errors.STACK_REASON})
 
 
 

@@ -133,6 +133,6 @@ class LaunchJobViewSet(PortalReadOnlyViewSet):
 
 
 class StackEventViewSet(PortalReadOnlyViewSet):
-    queryset = StackEvent.objects.select_related("stack")
+    queryset = StackEvent.objects.select_related("stack__cluster")
     serializer_class = StackEventSerializer
     filterset_class = StackEventFilterSet

@@ -57,6 +57,25 @@ def test_customers_never_read_aws_error_text(client, world, failed_cluster):
     assert "arn:aws" not in entry.body and entry.body == provider_errors.CLUSTER_FAILURES["access_denied"]
 
 
+def test_customers_read_no_cloudformation_reason_through_the_api(client, world, failed_cluster):
+    from clusters.models import StackEvent
+
+    stack = failed_cluster.stacks.first()
+    stack.status_reason = "Resource creation cancelled: " + ACCESS_DENIED
+    stack.save(update_fields=["status_reason"])
+    StackEvent.objects.create(stack=stack, event_id="e-1", timestamp=failed_cluster.updated, logical_id="HeadNode",
+                              resource_type="AWS::EC2::Instance",
+                              status="CREATE_FAILED", reason=ACCESS_DENIED)
+    client.force_login(world.customer_a)
+    api = client.get(reverse("clusters-api:cluster-detail", args=[failed_cluster.pk])).json()
+    assert {s["status_reason"] for s in api["stacks"] if s["status_reason"]} == {provider_errors.STACK_REASON}
+    events = client.get(reverse("clusters-api:stackevent-list")).json()["results"]
+    assert events and all(e["reason"] == provider_errors.STACK_REASON for e in events)
+    client.force_login(world.lead_a)
+    events = client.get(reverse("clusters-api:stackevent-list")).json()["results"]
+    assert any(ACCESS_DENIED in e["reason"] for e in events)
+
+
 def test_lead_sas_read_the_raw_text(client, world, failed_cluster):
     client.force_login(world.lead_a)
     page = client.get(reverse("clusters:cluster_progress", args=[failed_cluster.pk])).content.decode()
