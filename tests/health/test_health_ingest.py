@@ -228,8 +228,11 @@ def test_ingest_query_count_does_not_grow_with_faults(cluster, nodes, django_ass
     services.ingest(cluster, text, "push")
     assert GpuFault.objects.filter(cluster=cluster).count() == 2 * nodes
     # savepoint, cluster lock, current state, replaced rows, report, delete and insert nodes, open faults,
-    # updates, fault counts, oldest node, state save, release
-    with django_assert_max_num_queries(13):
+    # updates, fault counts, oldest node, state save, release. SQLite takes at most 999 parameters a statement,
+    # so it splits the bulk update of 80 faults in two; PostgreSQL sends it whole.
+    from django.db import connection
+
+    with django_assert_max_num_queries(13 if connection.vendor == "postgresql" else 14):
         services.ingest(cluster, text, "push")
 
 
