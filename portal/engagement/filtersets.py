@@ -1,18 +1,28 @@
 """Filters for escalation lists (the page and the API share them)."""
 import django_filters
+from django import forms
 
 from portal.engagement.choices import OPEN_STATES, EscalationState
 from portal.engagement.models import Escalation, EscalationTarget
 from workloads.filtersets_interactions import visible_organizations
 
 
+class OpenOrClosed(forms.NullBooleanSelect):
+    """'Any', 'Open', 'Closed' rather than Django's 'Unknown', 'Yes', 'No'."""
+
+    def __init__(self, attrs=None):
+        super().__init__(attrs)
+        self.choices = [("unknown", "Any"), ("true", "Open"), ("false", "Closed")]
+
+
 class EscalationFilterSet(django_filters.FilterSet):
-    state = django_filters.ChoiceFilter(choices=EscalationState.choices)
-    open = django_filters.BooleanFilter(method="filter_open", label="Open only")
-    target = django_filters.ModelChoiceFilter(queryset=EscalationTarget.objects.all(), to_field_name="slug")
+    state = django_filters.ChoiceFilter(choices=EscalationState.choices, empty_label="Any")
+    open = django_filters.BooleanFilter(method="filter_open", label="Open or closed", widget=OpenOrClosed)
+    target = django_filters.ModelChoiceFilter(queryset=EscalationTarget.objects.all(), to_field_name="slug",
+                                              label="Team", empty_label="Any")
     organization = django_filters.ModelChoiceFilter(
         queryset=lambda request: visible_organizations(request), field_name="interaction__organization",
-        to_field_name="slug",
+        to_field_name="slug", label="Organization", empty_label="Any",
     )
 
     class Meta:
