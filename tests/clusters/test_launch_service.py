@@ -25,6 +25,7 @@ from clusters.models import Cluster, LaunchJob, StateChanged
 from clusters.tasks import sweep_launch_jobs
 from portal.aws import translate
 from tests.clusters.factories_clusters import launched_cluster
+from tests.clusters.test_launch_views import _form
 from tests.workloads.factories_workloads import CapacityReservationFactory
 from workloads.models import InstanceQuota
 
@@ -44,18 +45,6 @@ def _p5(org, name="p5-run", count=4, **cluster):
             "parameters": {"network": {"AvailabilityZone": "ap-northeast-1a"},
                            "storage": {"CreateHomeFileSystem": "true"},
                            "cluster": {"ComputeInstanceType": "p5.48xlarge", "ComputeMaxCount": str(count), **cluster}}}
-
-
-def _form(org, **overrides):
-    data = {"organization": org.pk, "name": "p5-train", "region": "ap-northeast-1", "full_stack": "on",
-            "network__AvailabilityZone": "ap-northeast-1a", "storage__LustreStorageCapacity": "2400",
-            "storage__LustreThroughputPerTiB": "250", "storage__CreateHomeFileSystem": "true",
-            "storage__HomeStorageCapacity": "512", "storage__HomeThroughputCapacity": "64",
-            "cluster__ComputeInstanceType": "p5.48xlarge", "cluster__ComputeMinCount": "0",
-            "cluster__ComputeMaxCount": "4", "cluster__CapacityType": "ONDEMAND", "cluster__Os": "alinux2023",
-            "cluster__HeadNodeInstanceType": "m5.8xlarge", "cluster__QueueName": "compute"}
-    data.update(overrides)
-    return data
 
 
 # --- capacity reservations -------------------------------------------------------------------------
