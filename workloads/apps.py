@@ -8,16 +8,14 @@ class WorkloadsConfig(AppConfig):
     def ready(self) -> None:
         from portal import sections
         from workloads import sections as workload_sections
-        from workloads import (
-            sections_interactions,
-            signals,  # noqa: F401  (history → timeline)
-            support,  # noqa: F401  (registers the AWS Support Celery tasks)
-        )
+        from workloads import signals  # noqa: F401  (history → timeline)
+        from workloads.interactions import sections as interaction_sections
+        from workloads.interactions import support  # noqa: F401  (registers the AWS Support Celery tasks)
 
         org = sections.ORGANIZATION_PAGE
         sections.register(org, "workloads/workload_org_section.html", workload_sections.workloads_section, order=10)
         sections.register(org, "workloads/quota_org_section.html", workload_sections.quotas_section, order=20)
-        sections.register(org, "workloads/htmx/interaction_org_section.html", sections_interactions.organization_section,
-                          order=30)
-        sections.register(sections.LEAD_HOME, "workloads/htmx/interaction_lead_section.html",
-                          sections_interactions.lead_home_section, order=10)
+        sections.register(org, "workloads/interactions/htmx/interaction_org_section.html",
+                          interaction_sections.organization_section, order=30)
+        sections.register(sections.LEAD_HOME, "workloads/interactions/htmx/interaction_lead_section.html",
+                          interaction_sections.lead_home_section, order=10)

@@ -4,7 +4,7 @@ from django import forms
 
 from portal.engagement.choices import OPEN_STATES, EscalationState
 from portal.engagement.models import Escalation, EscalationTarget
-from workloads.filtersets_interactions import visible_organizations
+from workloads.interactions.filtersets import visible_organizations
 
 
 class OpenOrClosed(forms.NullBooleanSelect):

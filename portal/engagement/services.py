@@ -53,7 +53,7 @@ def allowed_transitions(user, escalation: Escalation) -> list[str]:
 
 
 def _history(interaction, actor, title: str, body: str = "", state: str = "") -> None:
-    from workloads.choices_interactions import HistoryKind
+    from workloads.interactions.choices import HistoryKind
     from workloads.models import InteractionComment
 
     InteractionComment.objects.create(

@@ -64,8 +64,8 @@ def log_message(payload: dict):
     """The message shortcut: log the message (and its thread) as an interaction of the channel's organization.
 
     Answers the interaction and whether it was created (a thread logged before is not logged twice)."""
-    from workloads import services_interactions as services
-    from workloads.choices_interactions import InteractionKind
+    from workloads.interactions import services
+    from workloads.interactions.choices import InteractionKind
     from workloads.models import Interaction
 
     user = portal_user(payload.get("team", {}).get("id", ""), payload.get("user", {}).get("id", ""))

@@ -20,7 +20,7 @@ from portal import access
 from portal.models import Organization
 from portal.review.figures.health import verdict_text
 from portal.vocabulary import OPEN_STATUSES, worst_verdict
-from workloads import services_interactions as interactions
+from workloads.interactions import services as interactions
 from workloads.models import CapacityReservation, Interaction
 
 LEAD_LIST_LIMIT = 20

@@ -53,10 +53,10 @@ def _labels() -> dict[str, str]:
     from clusters.health import choices as health_choices
     from portal import choices as portal_choices
     from workloads import choices as workload_choices
-    from workloads import choices_interactions
+    from workloads.interactions import choices as interaction_choices
 
     labels: dict[str, str] = {}
-    for module in (portal_choices, workload_choices, choices_interactions, cluster_choices, health_choices):
+    for module in (portal_choices, workload_choices, interaction_choices, cluster_choices, health_choices):
         for item in vars(module).values():
             if isinstance(item, type) and issubclass(item, models.Choices) and item is not models.TextChoices:
                 for value, label in item.choices:

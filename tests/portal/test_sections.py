@@ -10,12 +10,12 @@ def test_organization_page_sections_are_in_their_declared_order():
         "review/org_status_section.html",
         "workloads/workload_org_section.html",
         "workloads/quota_org_section.html",
-        "workloads/htmx/interaction_org_section.html",
+        "workloads/interactions/htmx/interaction_org_section.html",
         "clusters/htmx/organization_section.html",
         "health/readiness_org_section.html",
         "engagement/htmx/org_outcomes_section.html",
     ]
-    assert [s.template for s in sections.sections(sections.LEAD_HOME)][0] == "workloads/htmx/interaction_lead_section.html"
+    assert [s.template for s in sections.sections(sections.LEAD_HOME)][0] == "workloads/interactions/htmx/interaction_lead_section.html"
 
 
 def test_registering_twice_replaces_and_unknown_pages_are_refused():

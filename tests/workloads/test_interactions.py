@@ -11,8 +11,8 @@ from portal.markdown import render
 from portal.models import TimelineEntry
 from tests.conftest import MARKER_A
 from tests.workloads.factories_interactions import InteractionFactory
-from workloads import services_interactions as services
 from workloads import tagging
+from workloads.interactions import services
 from workloads.models import ChallengeTag, Interaction, InteractionComment
 
 
@@ -354,7 +354,7 @@ def test_suggest_endpoint_refuses_empty_text(client, world):
     "Case ID: case-123456789012-2026-3f2a9c1b7d4e5a60 (opened by Kotoba)",
 ])
 def test_support_case_field_takes_the_id_however_it_is_pasted(world, pasted):
-    from workloads.forms_interactions import InteractionForm
+    from workloads.interactions.forms import InteractionForm
 
     form = InteractionForm(data={"organization": world.org_a.pk, "kind": "support_case", "summary": "EFA",
                                  "occurred_at": "2026-11-30T10:00", "status": "open", "severity": "normal",
@@ -364,7 +364,7 @@ def test_support_case_field_takes_the_id_however_it_is_pasted(world, pasted):
 
 
 def test_support_case_field_shows_the_format_up_front_and_explains_a_display_id(client, world):
-    from workloads.forms_interactions import InteractionForm
+    from workloads.interactions.forms import InteractionForm
 
     client.force_login(world.lead_a)
     html = client.get(reverse("interactions:interaction_add")).content.decode()

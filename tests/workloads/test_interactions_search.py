@@ -5,7 +5,7 @@ from django.urls import reverse
 
 from tests.conftest import MARKER_A
 from tests.workloads.factories_interactions import InteractionFactory
-from workloads import search
+from workloads.interactions import search
 
 
 @pytest.fixture

@@ -4,8 +4,8 @@ from django.urls import reverse
 
 from portal import aws as portal_aws
 from tests.workloads.factories_interactions import InteractionFactory
+from workloads.interactions.support import sync_case, sync_interaction
 from workloads.models import Interaction
-from workloads.support import sync_case, sync_interaction
 
 
 @pytest.fixture
@@ -32,7 +32,7 @@ def test_sync_stores_status_and_communications_once(world, aws, case_id):
 
 
 def test_sync_maps_aws_status_to_portal_status(world, aws, case_id):
-    from workloads.choices_interactions import AWS_CASE_STATUS
+    from workloads.interactions.choices import AWS_CASE_STATUS
 
     obj = InteractionFactory(organization=world.org_a, kind="support_case", support_case_id=case_id)
     sync_interaction(obj.pk)

@@ -4,7 +4,7 @@ import django.core.validators
 import django.db.models.deletion
 import django.utils.timezone
 import re
-import workloads.models.interaction
+import workloads.interactions.models
 from django.conf import settings
 from django.db import migrations, models
 
@@ -62,7 +62,7 @@ class Migration(migrations.Migration):
                 ('kind', models.CharField(choices=[('meeting', 'Meeting'), ('chat', 'Chat thread'), ('support_case', 'Support case'), ('onboarding', 'Onboarding session'), ('workshop', 'Workshop'), ('email', 'E-mail'), ('other', 'Other')], default='meeting', max_length=16)),
                 ('summary', models.CharField(max_length=200)),
                 ('body', models.TextField(blank=True, help_text='Markdown.')),
-                ('occurred_at', models.DateTimeField(default=django.utils.timezone.now, validators=[workloads.models.interaction.not_far_future])),
+                ('occurred_at', models.DateTimeField(default=django.utils.timezone.now, validators=[workloads.interactions.models.not_far_future])),
                 ('status', models.CharField(choices=[('open', 'Open'), ('waiting_customer', 'Waiting on customer'), ('waiting_aws', 'Waiting on AWS'), ('resolved', 'Resolved')], default='open', max_length=16)),
                 ('severity', models.CharField(choices=[('low', 'Low'), ('normal', 'Normal'), ('high', 'High'), ('critical', 'Critical')], default='normal', max_length=16)),
                 ('support_case_id', models.CharField(blank=True, max_length=64, validators=[django.core.validators.RegexValidator(re.compile('^case-\\d{11,12}-\\d{4}-[0-9A-Za-z]{16}$'), 'Expected case-<account>-<year>-<16 characters>.')], verbose_name='AWS support case id')),

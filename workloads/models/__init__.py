@@ -1,6 +1,6 @@
 """Models of the workloads app: each area keeps its own module."""
+from workloads.interactions.models import ChallengeTag, Interaction, InteractionComment
 from workloads.models.enablement import EnablementAttendance, EnablementSession
-from workloads.models.interaction import ChallengeTag, Interaction, InteractionComment
 from workloads.models.quota import CapacityReservation, ExpiryWarning, InstanceQuota, QuotaChangeRequest
 from workloads.models.workload import Workload
 

@@ -8,7 +8,7 @@ from django.urls import reverse
 
 from portal.engagement.models.cycle import cycle_field
 from portal.querysets import RestrictedQuerySet
-from workloads.choices_interactions import EnablementKind
+from workloads.interactions.choices import EnablementKind
 
 
 class EnablementSession(models.Model):

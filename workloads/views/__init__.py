@@ -1,2 +1,2 @@
 """Pages of the workloads app: workload documents (workload.py), quotas and capacity (quota.py),
-interactions (interaction.py), enablement (enablement.py)."""
+enablement (enablement.py). Interaction pages are in workloads.interactions.views."""

@@ -12,7 +12,7 @@ from django.views import View
 from portal import access, timeline
 from portal.choices import TimelineKind
 from portal.generic import ObjectEditView, ObjectListView, ObjectView
-from workloads.forms_interactions import AttendanceForm, EnablementSessionForm
+from workloads.interactions.forms import AttendanceForm, EnablementSessionForm
 from workloads.models import EnablementAttendance, EnablementSession
 
 

@@ -18,8 +18,8 @@ from django.utils.dateparse import parse_datetime
 from django.utils.html import strip_tags
 
 from portal import aws
-from workloads import services_interactions as services
-from workloads.choices_interactions import AWS_CASE_STATUS, HistoryKind, SyncStatus
+from workloads.interactions import services
+from workloads.interactions.choices import AWS_CASE_STATUS, HistoryKind, SyncStatus
 from workloads.models import Interaction, InteractionComment
 
 logger = logging.getLogger(__name__)

@@ -13,12 +13,13 @@ from django.views.generic import TemplateView
 from portal import access, jobs
 from portal.generic import ObjectEditView, ObjectListView, ObjectView
 from portal.models import Organization
-from workloads import search, tagging
-from workloads import services_interactions as services
-from workloads.filtersets_interactions import InteractionFilterSet
-from workloads.forms_interactions import CommentForm, EscalateForm, InteractionForm, InteractionQuickForm
+from workloads import tagging
+from workloads.interactions import search, services
+from workloads.interactions.filtersets import InteractionFilterSet
+from workloads.interactions.forms import CommentForm, EscalateForm, InteractionForm, InteractionQuickForm
+from workloads.interactions.sections import organization_section
+from workloads.interactions.support import sync_case
 from workloads.models import ChallengeTag, Interaction, InteractionComment
-from workloads.support import sync_case
 
 LIST_QUERYSET = Interaction.objects.select_related("organization", "owner").prefetch_related("tags")
 
@@ -26,8 +27,8 @@ LIST_QUERYSET = Interaction.objects.select_related("organization", "owner").pref
 class InteractionListView(ObjectListView):
     queryset = LIST_QUERYSET
     filterset_class = InteractionFilterSet
-    template_name = "workloads/interaction_list.html"
-    partial_template_name = "workloads/htmx/interaction_table.html"
+    template_name = "workloads/interactions/interaction_list.html"
+    partial_template_name = "workloads/interactions/htmx/interaction_table.html"
     csv_fields = (
         ("Organization", "organization.name"), ("Occurred at", "occurred_at"), ("Kind", "get_kind_display"),
         ("Summary", "summary"), ("Status", "get_status_display"), ("Severity", "get_severity_display"),
@@ -51,7 +52,7 @@ class InteractionView(ObjectView):
     queryset = Interaction.objects.select_related("organization", "owner", "created_by", "workload").prefetch_related(
         "tags", "watchers"
     )
-    template_name = "workloads/interaction_detail.html"
+    template_name = "workloads/interactions/interaction_detail.html"
 
     def get_context_data(self, **kwargs):
         ctx = super().get_context_data(**kwargs)
@@ -79,7 +80,7 @@ class InteractionView(ObjectView):
 class InteractionEditView(ObjectEditView):
     queryset = Interaction.objects.all()
     form_class = InteractionForm
-    template_name = "workloads/interaction_form.html"
+    template_name = "workloads/interactions/interaction_form.html"
 
     def dispatch(self, request, *args, **kwargs):
         if kwargs.get("pk") is None and request.user.is_authenticated and \
@@ -142,7 +143,7 @@ class InteractionEditView(ObjectEditView):
 class QuickLogView(View):
     """GET: the quick-log form; POST: save it and answer with the refreshed open list and a fresh form."""
 
-    template_name = "workloads/htmx/interaction_quick_log.html"
+    template_name = "workloads/interactions/htmx/interaction_quick_log.html"
 
     def dispatch(self, request, *args, **kwargs):
         self.organization = get_object_or_404(Organization.objects.restrict(request.user), slug=kwargs["slug"])
@@ -151,8 +152,6 @@ class QuickLogView(View):
         return super().dispatch(request, *args, **kwargs)
 
     def render_form(self, form, status=200, saved=None):
-        from workloads.sections_interactions import organization_section
-
         section = organization_section(self.request, self.organization, form=form)
         context = {"section": section, "organization": self.organization, "saved": saved}
         if saved is not None:
@@ -252,14 +251,14 @@ class TagSuggestView(View):
         positions = {slug: i for i, slug in enumerate(ChallengeTag.objects.values_list("slug", flat=True))}
         for tag in tags:
             tag.checkbox_id = f"id_tags_{positions[tag.slug]}"
-        return render(request, "workloads/htmx/interaction_tag_suggestions.html", {"suggested_tags": tags})
+        return render(request, "workloads/interactions/htmx/interaction_tag_suggestions.html", {"suggested_tags": tags})
 
     def get(self, request):
         return HttpResponse(status=405)
 
 
 class LessonSearchView(TemplateView):
-    template_name = "workloads/interaction_lessons.html"
+    template_name = "workloads/interactions/interaction_lessons.html"
 
     def get(self, request, *args, **kwargs):
         if not search.may_search(request.user):

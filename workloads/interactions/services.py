@@ -10,7 +10,7 @@ from portal import access, timeline
 from portal.choices import TimelineKind
 from portal.notifications import Event, notify
 from portal.vocabulary import OPEN_STATUSES, InteractionStatus
-from workloads.choices_interactions import HistoryKind, InteractionKind
+from workloads.interactions.choices import HistoryKind, InteractionKind
 from workloads.models import Interaction, InteractionComment
 
 TRACKED = ("status", "owner_id", "severity", "visibility")

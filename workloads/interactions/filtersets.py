@@ -8,8 +8,8 @@ from portal.filters import IsoDateTimeFilter
 from portal.forms import RestrictedFilterSet
 from portal.models import Organization
 from portal.vocabulary import OPEN_STATUSES, InteractionStatus, Severity
-from workloads.choices_interactions import InteractionKind
-from workloads.models import ChallengeTag, Interaction
+from workloads.interactions.choices import InteractionKind
+from workloads.models import ChallengeTag, EnablementAttendance, Interaction
 
 
 def visible_organizations(request):
@@ -73,3 +73,9 @@ class InteractionFilterSet(RestrictedFilterSet):
         if value is None:
             return queryset
         return queryset.filter(status__in=OPEN_STATUSES) if value else queryset.exclude(status__in=OPEN_STATUSES)
+
+
+class EnablementAttendanceFilterSet(RestrictedFilterSet):
+    class Meta:
+        model = EnablementAttendance
+        fields = ["session", "organization", "satisfaction"]

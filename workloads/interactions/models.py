@@ -14,7 +14,7 @@ from django.utils import timezone
 from portal.choices import Visibility
 from portal.querysets import RestrictedQuerySet
 from portal.vocabulary import OPEN_STATUSES, InteractionStatus, Severity
-from workloads.choices_interactions import HistoryKind, InteractionKind, SyncStatus
+from workloads.interactions.choices import HistoryKind, InteractionKind, SyncStatus
 
 # Real AWS: case-<account>-<year>-<16 hex>; the embedded endpoint uses letters beyond hex.
 SUPPORT_CASE_ID_RE = re.compile(r"^case-\d{11,12}-\d{4}-[0-9A-Za-z]{16}$")

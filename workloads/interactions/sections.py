@@ -3,8 +3,8 @@ first, and the quick-log form) and the lead SA's home (everything open in their 
 from __future__ import annotations
 
 from portal import access
-from workloads import services_interactions as services
-from workloads.forms_interactions import InteractionQuickForm
+from workloads.interactions import services
+from workloads.interactions.forms import InteractionQuickForm
 from workloads.models import Interaction
 
 OPEN_LIMIT = 25

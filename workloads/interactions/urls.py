@@ -1,7 +1,8 @@
 """Pages of support interactions, lessons learned and enablement (namespace "interactions")."""
 from django.urls import path
 
-from workloads.views import enablement, interaction
+from workloads.interactions import views as interaction
+from workloads.views import enablement
 
 app_name = "interactions"
 

@@ -10,7 +10,7 @@ from django.utils import timezone
 
 from portal import timeline
 from portal.choices import TimelineKind
-from workloads import services_interactions as services
+from workloads.interactions import services
 from workloads.models import ChallengeTag, EnablementAttendance, EnablementSession, Interaction, Workload
 from workloads.taxonomy import ensure_taxonomy
 
