@@ -18,10 +18,11 @@ import argparse
 import datetime
 import os
 import random
-import statistics
 import sys
 import time
 from pathlib import Path
+
+from harness import fresh_database, median_ms
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 os.environ.setdefault("DATABASE_URL", "postgres://postgres@127.0.0.1:5432/portal_review_bench")
@@ -30,19 +31,6 @@ os.environ.setdefault("DJANGO_SETTINGS_MODULE", "portal.settings.test")
 ORGS, CLUSTERS, INTERACTIONS, FAULTS = 120, 5_000, 100_000, 50_000
 TAGS = ("nccl-config", "efa-networking", "fsx-throughput", "capacity", "checkpointing", "container-image",
         "slurm-config", "neuron-sdk", "quota", "data-pipeline")
-
-
-def fresh_database(url: str) -> None:
-    """Drop and create the benchmark database (never the development or test ones)."""
-    import psycopg
-
-    name = url.rsplit("/", 1)[1]
-    if not name.endswith("_bench"):
-        raise SystemExit(f"refusing to recreate {name!r}: the benchmark database name must end with _bench")
-    admin = url.rsplit("/", 1)[0] + "/postgres"
-    with psycopg.connect(admin, autocommit=True) as conn:
-        conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
-        conn.execute(f'CREATE DATABASE "{name}"')
 
 
 def seed(rng: random.Random) -> dict:
@@ -131,15 +119,6 @@ def seed_faults(GpuFault, clusters, rng, now) -> int | str:
         rows.append(GpuFault(**values))
     GpuFault.objects.bulk_create(rows, batch_size=5000)
     return FAULTS
-
-
-def median_ms(fn, runs: int) -> float:
-    times = []
-    for _ in range(runs):
-        start = time.perf_counter()
-        fn()
-        times.append((time.perf_counter() - start) * 1000)
-    return statistics.median(times)
 
 
 def main() -> None:

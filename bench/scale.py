@@ -27,11 +27,12 @@ import gc
 import os
 import random
 import resource
-import statistics
 import subprocess
 import sys
 import time
 from pathlib import Path
+
+from harness import fresh_database, median_ms
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
@@ -42,17 +43,6 @@ os.environ.setdefault("DJANGO_SETTINGS_MODULE", "portal.settings.test")
 # Per organization (x12, then x120): a moderate volume that still shows how costs grow.
 CLUSTERS, NODES_PER_CLUSTER, INTERACTIONS, FAULTS, OPEN_FAULTS, TIMELINE, REPORTS = 20, 8, 300, 100, 20, 100, 2
 TAGS = ("nccl-config", "efa-networking", "fsx-throughput", "capacity", "checkpointing")
-
-
-def fresh_database(url: str) -> None:
-    import psycopg
-
-    name = url.rsplit("/", 1)[1]
-    if not name.endswith("_bench"):
-        raise SystemExit(f"refusing to recreate {name!r}: the benchmark database name must end with _bench")
-    with psycopg.connect(url.rsplit("/", 1)[0] + "/postgres", autocommit=True) as conn:
-        conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
-        conn.execute(f'CREATE DATABASE "{name}"')
 
 
 def seed(first: int, count: int, rng: random.Random, leads) -> list:
@@ -131,15 +121,6 @@ def seed(first: int, count: int, rng: random.Random, leads) -> list:
                       occurred_at=now - datetime.timedelta(minutes=rng.randint(0, 60 * 24 * 180)))
         for o in orgs for k in range(TIMELINE)], batch_size=5000)
     return orgs
-
-
-def median_ms(fn, runs: int) -> float:
-    times = []
-    for _ in range(runs):
-        start = time.perf_counter()
-        fn()
-        times.append((time.perf_counter() - start) * 1000)
-    return statistics.median(times)
 
 
 def pages(org) -> dict[str, str]:

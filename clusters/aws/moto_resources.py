@@ -63,6 +63,7 @@ class _Attributes:
     """
 
     CFN_TYPE = ""
+    CFN_NAME_TYPE = ""  # the property that names the resource ("GroupName"), if it has one
     ATTRIBUTES: tuple[str, ...] = ()
     ref: str
     attributes: dict[str, Any]
@@ -71,9 +72,9 @@ class _Attributes:
     def cloudformation_type(cls) -> str:
         return cls.CFN_TYPE
 
-    @staticmethod
-    def cloudformation_name_type() -> str:
-        return ""
+    @classmethod
+    def cloudformation_name_type(cls) -> str:
+        return cls.CFN_NAME_TYPE
 
     @classmethod
     def has_cfn_attr(cls, attr: str) -> bool:
@@ -137,6 +138,7 @@ class PlacementGroup(_Attributes, CloudFormationModel):
     """``AWS::EC2::PlacementGroup``: moto's EC2 has no placement groups, so only the name exists."""
 
     CFN_TYPE = "AWS::EC2::PlacementGroup"
+    CFN_NAME_TYPE = "GroupName"
     ATTRIBUTES = ("GroupName",)
     STRATEGIES = ("cluster", "partition", "spread")
 
@@ -144,10 +146,6 @@ class PlacementGroup(_Attributes, CloudFormationModel):
         self.strategy = strategy
         self.ref = name
         self.attributes = {"GroupName": name}
-
-    @staticmethod
-    def cloudformation_name_type() -> str:
-        return "GroupName"
 
     @classmethod
     def create_from_cloudformation_json(  # type: ignore[misc]
@@ -334,6 +332,7 @@ class SageMakerCluster(_Attributes, CloudFormationModel):
     """``AWS::SageMaker::Cluster`` created through moto's SageMaker ``create_cluster``."""
 
     CFN_TYPE = "AWS::SageMaker::Cluster"
+    CFN_NAME_TYPE = "ClusterName"
     ATTRIBUTES = ("ClusterArn", "ClusterStatus", "CreationTime", "FailureMessage")
 
     def __init__(self, cluster: Any, node_recovery: str) -> None:
@@ -346,10 +345,6 @@ class SageMakerCluster(_Attributes, CloudFormationModel):
             "CreationTime": str(cluster.creation_time),
             "FailureMessage": cluster.failure_message,
         }
-
-    @staticmethod
-    def cloudformation_name_type() -> str:
-        return "ClusterName"
 
     @classmethod
     def create_from_cloudformation_json(  # type: ignore[misc]
