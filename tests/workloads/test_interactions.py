@@ -11,8 +11,7 @@ from portal.markdown import render
 from portal.models import TimelineEntry
 from tests.conftest import MARKER_A
 from tests.workloads.factories_interactions import InteractionFactory
-from workloads import tagging
-from workloads.interactions import services
+from workloads.interactions import services, tagging
 from workloads.models import ChallengeTag, Interaction, InteractionComment
 
 

@@ -11,8 +11,8 @@ from django.utils import timezone
 from portal import timeline
 from portal.choices import TimelineKind
 from workloads.interactions import services
+from workloads.interactions.taxonomy import ensure_taxonomy
 from workloads.models import ChallengeTag, EnablementAttendance, EnablementSession, Interaction, Workload
-from workloads.taxonomy import ensure_taxonomy
 
 INTERACTIONS = (
     {

@@ -13,8 +13,7 @@ from django.views.generic import TemplateView
 from portal import access, jobs
 from portal.generic import ObjectEditView, ObjectListView, ObjectView
 from portal.models import Organization
-from workloads import tagging
-from workloads.interactions import search, services
+from workloads.interactions import search, services, tagging
 from workloads.interactions.filtersets import InteractionFilterSet
 from workloads.interactions.forms import CommentForm, EscalateForm, InteractionForm, InteractionQuickForm
 from workloads.interactions.sections import organization_section

@@ -10,7 +10,7 @@ from django.db import migrations, models
 
 
 def seed_taxonomy(apps, schema_editor):
-    from workloads.taxonomy import ensure_taxonomy
+    from workloads.interactions.taxonomy import ensure_taxonomy
 
     ensure_taxonomy(apps.get_model("workloads", "ChallengeTag"))
 
