@@ -5,89 +5,59 @@ case-insensitively against an interaction's summary and body.
 """
 from __future__ import annotations
 
+
+def _tag(slug: str, name: str, description: str, *signatures: str | tuple[str, str]) -> dict:
+    """One entry; a signature is a regex, or a (regex, unless-regex) pair."""
+    return {
+        "slug": slug, "name": name, "description": description,
+        "signatures": [{"match": sig} if isinstance(sig, str) else {"match": sig[0], "unless": sig[1]}
+                       for sig in signatures],
+    }
+
+
 TAXONOMY: tuple[dict, ...] = (
-    {
-        "slug": "nccl-configuration",
-        "name": "NCCL configuration",
-        "description": "NCCL environment, plugins and topology: falling back to sockets, wrong NCCL_* settings.",
-        "signatures": [
-            {"match": r"NET/Socket"},
-            {"match": r"Using network Socket"},
-            {"match": r"NCCL WARN"},
-            {"match": r"\bNCCL_(SOCKET_IFNAME|PROTO|ALGO|DEBUG|NET)\b"},
-        ],
-    },
-    {
-        "slug": "efa-networking",
-        "name": "EFA networking",
-        "description": "Elastic Fabric Adapter: the provider, aws-ofi-nccl, security group rules, libfabric.",
-        "signatures": [
-            {"match": r"NCCL INFO", "unless": r"Selected Provider is efa|Using network AWS Libfabric"},
-            {"match": r"\bFI_PROVIDER\b|\bFI_EFA_"},
-            {"match": r"aws-ofi-nccl|libfabric|fi_info"},
-            {"match": r"\bEFA\b.*(security group|not found|missing|fail)"},
-        ],
-    },
-    {
-        "slug": "fsx-lustre-throughput",
-        "name": "FSx for Lustre throughput",
-        "description": "Storage throughput per TiB, metadata load, striping, small files.",
-        "signatures": [{"match": r"FSx|Lustre"}, {"match": r"throughput per (unit|TiB)|MB/s/TiB"}],
-    },
-    {
-        "slug": "s3-data-repository",
-        "name": "S3 data repository association",
-        "description": "Linking FSx for Lustre to S3: auto import/export, lazy loading, release.",
-        "signatures": [{"match": r"data repository association|\bDRA\b|auto[- ]?(import|export)"}],
-    },
-    {
-        "slug": "capacity-quota",
-        "name": "Capacity and quota",
-        "description": "Instance quotas, On-Demand Capacity Reservations, Capacity Blocks for ML.",
-        "signatures": [
-            {"match": r"InsufficientInstanceCapacity|capacity (block|reservation)|\bODCR\b|\bcr-[0-9a-f]{8,}"},
-            {"match": r"(service )?quota|VcpuLimitExceeded"},
-        ],
-    },
-    {
-        "slug": "container-images",
-        "name": "Container images",
-        "description": "Building, pushing and pulling training images; ECR; image size; driver mismatch.",
-        "signatures": [{"match": r"\bECR\b|docker|enroot|pyxis|container image|Dockerfile"}],
-    },
-    {
-        "slug": "slurm",
-        "name": "Slurm",
-        "description": "Scheduling, partitions, sbatch/srun, ParallelCluster queues.",
-        "signatures": [{"match": r"\bslurm|\bsbatch\b|\bsrun\b|\bsqueue\b|\bscontrol\b"}],
-    },
-    {
-        "slug": "checkpointing",
-        "name": "Checkpointing",
-        "description": "Saving and restoring training state: speed, consistency, storage.",
-        "signatures": [{"match": r"checkpoint"}],
-    },
-    {
-        "slug": "hyperpod-node-recovery",
-        "name": "HyperPod node recovery",
-        "description": "SageMaker HyperPod health checks, automatic node replacement, resume.",
-        "signatures": [{"match": r"HyperPod.*(recover|replace|reboot|fault)|node recovery|auto[- ]resume"}],
-    },
-    {
-        "slug": "neuron-sdk",
-        "name": "Neuron SDK",
-        "description": "Trainium and Inferentia: Neuron compiler, runtime, NeuronX Distributed.",
-        "signatures": [{"match": r"\bNeuron|neuronx|neuron-cc|Trainium|trn1"}],
-    },
-    {
-        "slug": "iam-vpc",
-        "name": "IAM and VPC",
-        "description": "Roles, policies, trust relationships, subnets, security groups, endpoints.",
-        "signatures": [
-            {"match": r"AccessDenied|not authorized to perform|\bIAM\b|AssumeRole"},
-            {"match": r"\bVPC\b|subnet|security group|NAT gateway"},
-        ],
-    },
+    _tag("nccl-configuration", "NCCL configuration",
+         "NCCL environment, plugins and topology: falling back to sockets, wrong NCCL_* settings.",
+         r"NET/Socket",
+         r"Using network Socket",
+         r"NCCL WARN",
+         r"\bNCCL_(SOCKET_IFNAME|PROTO|ALGO|DEBUG|NET)\b"),
+    _tag("efa-networking", "EFA networking",
+         "Elastic Fabric Adapter: the provider, aws-ofi-nccl, security group rules, libfabric.",
+         (r"NCCL INFO", r"Selected Provider is efa|Using network AWS Libfabric"),
+         r"\bFI_PROVIDER\b|\bFI_EFA_",
+         r"aws-ofi-nccl|libfabric|fi_info",
+         r"\bEFA\b.*(security group|not found|missing|fail)"),
+    _tag("fsx-lustre-throughput", "FSx for Lustre throughput",
+         "Storage throughput per TiB, metadata load, striping, small files.",
+         r"FSx|Lustre",
+         r"throughput per (unit|TiB)|MB/s/TiB"),
+    _tag("s3-data-repository", "S3 data repository association",
+         "Linking FSx for Lustre to S3: auto import/export, lazy loading, release.",
+         r"data repository association|\bDRA\b|auto[- ]?(import|export)"),
+    _tag("capacity-quota", "Capacity and quota",
+         "Instance quotas, On-Demand Capacity Reservations, Capacity Blocks for ML.",
+         r"InsufficientInstanceCapacity|capacity (block|reservation)|\bODCR\b|\bcr-[0-9a-f]{8,}",
+         r"(service )?quota|VcpuLimitExceeded"),
+    _tag("container-images", "Container images",
+         "Building, pushing and pulling training images; ECR; image size; driver mismatch.",
+         r"\bECR\b|docker|enroot|pyxis|container image|Dockerfile"),
+    _tag("slurm", "Slurm",
+         "Scheduling, partitions, sbatch/srun, ParallelCluster queues.",
+         r"\bslurm|\bsbatch\b|\bsrun\b|\bsqueue\b|\bscontrol\b"),
+    _tag("checkpointing", "Checkpointing",
+         "Saving and restoring training state: speed, consistency, storage.",
+         r"checkpoint"),
+    _tag("hyperpod-node-recovery", "HyperPod node recovery",
+         "SageMaker HyperPod health checks, automatic node replacement, resume.",
+         r"HyperPod.*(recover|replace|reboot|fault)|node recovery|auto[- ]resume"),
+    _tag("neuron-sdk", "Neuron SDK",
+         "Trainium and Inferentia: Neuron compiler, runtime, NeuronX Distributed.",
+         r"\bNeuron|neuronx|neuron-cc|Trainium|trn1"),
+    _tag("iam-vpc", "IAM and VPC",
+         "Roles, policies, trust relationships, subnets, security groups, endpoints.",
+         r"AccessDenied|not authorized to perform|\bIAM\b|AssumeRole",
+         r"\bVPC\b|subnet|security group|NAT gateway"),
 )
 
 
