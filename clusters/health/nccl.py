@@ -317,20 +317,26 @@ def infer_collective(rows: list[NcclRow], ranks: int | None) -> tuple[str | None
     return None, f"the columns do not match a known collective ({shown})", None
 
 
-def _lines(text) -> Iterable[str]:
-    """Lines of ``text`` (str, bytes, or an iterable of str/bytes lines), checked to be text."""
-    if isinstance(text, (bytes, bytearray)):
-        if b"\x00" in text:
+def _text(chunk: str | bytes | bytearray) -> str:
+    """``chunk`` as text: bytes are decoded as UTF-8; a NUL anywhere means binary input."""
+    if isinstance(chunk, (bytes, bytearray)):
+        if b"\x00" in chunk:
             raise NcclParseError("input is binary (contains NUL bytes), not nccl-tests output")
         try:
-            text = bytes(text).decode("utf-8")
+            chunk = bytes(chunk).decode("utf-8")
         except UnicodeDecodeError:
             raise NcclParseError("input is not UTF-8 text, not nccl-tests output") from None
-    if isinstance(text, str):
+    elif "\x00" in chunk:
+        raise NcclParseError("input is binary (contains NUL bytes), not nccl-tests output")
+    return chunk
+
+
+def _lines(text) -> Iterable[str]:
+    """Lines of ``text`` (str, bytes, or an iterable of str/bytes lines), checked to be text."""
+    if isinstance(text, (str, bytes, bytearray)):
+        text = _text(text)
         if not text.strip():
             raise NcclParseError("input is empty")
-        if "\x00" in text:
-            raise NcclParseError("input is binary (contains NUL bytes), not nccl-tests output")
         return text.splitlines()
     return _checked(text)
 
@@ -338,15 +344,7 @@ def _lines(text) -> Iterable[str]:
 def _checked(lines: Iterable) -> Iterable[str]:
     seen = False
     for line in lines:
-        if isinstance(line, (bytes, bytearray)):
-            if b"\x00" in line:
-                raise NcclParseError("input is binary (contains NUL bytes), not nccl-tests output")
-            try:
-                line = bytes(line).decode("utf-8")
-            except UnicodeDecodeError:
-                raise NcclParseError("input is not UTF-8 text, not nccl-tests output") from None
-        elif "\x00" in line:
-            raise NcclParseError("input is binary (contains NUL bytes), not nccl-tests output")
+        line = _text(line)
         seen = seen or bool(line.strip())
         yield line.rstrip("\r\n")
     if not seen:
