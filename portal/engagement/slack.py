@@ -23,6 +23,9 @@ from portal.engagement.models import SlackChannelLink, SlackThread, SlackUserLin
 logger = logging.getLogger(__name__)
 SHORTCUT_CALLBACK = "log_interaction"
 MAX_THREAD_MESSAGES = 200
+THREAD_CHANNEL = "thread"  # NotificationDelivery.channel of a reply in an interaction's thread
+# Web API errors that say "later", not "no" (rate limits are HTTP 429).
+RETRYABLE_ERRORS = {"ratelimited", "internal_error", "fatal_error", "service_unavailable", "request_timeout"}
 
 
 class SlackRefused(Exception):
@@ -145,9 +148,10 @@ def command(form) -> str:
 
 def thread_listener(event) -> None:
     """Registered in portal.notifications.LISTENERS: an event about an interaction logged from Slack is also
-    posted in its thread (in a customer-facing channel, only events that are not internal)."""
-    from portal import jobs
-    from portal.engagement import tasks
+    posted in its thread (in a customer-facing channel, only events that are not internal), as a
+    ``NotificationDelivery`` of channel "thread": retried like the others, and sent by the sweep when the
+    broker could not take it."""
+    from portal import notifications
 
     interaction_id = (event.extra or {}).get("interaction")
     if not interaction_id:
@@ -155,7 +159,32 @@ def thread_listener(event) -> None:
     thread = SlackThread.objects.select_related("channel").filter(interaction_id=interaction_id).first()
     if thread is None or (thread.channel.customer_facing and event.visibility != "shared"):
         return
-    jobs.send_on_commit(tasks.reply_in_thread, thread.pk, event.title)
+    notifications.queue(event, THREAD_CHANNEL, thread=thread.pk)
+
+
+def send_thread_reply(delivery) -> None:
+    """Registered in portal.notifications.SENDERS for "thread": post the event in the interaction's thread.
+    Rate limits, Slack's own errors and network failures are retried; any other refusal fails at once."""
+    from slack_sdk.errors import SlackApiError, SlackClientError
+
+    from portal.notifications import DeliveryError, DeliveryRefused, _absolute
+
+    thread = SlackThread.objects.select_related("channel", "interaction").filter(
+        pk=delivery.payload.get("thread")).first()
+    if thread is None:
+        raise DeliveryRefused("The interaction is no longer linked to a Slack thread.")
+    try:
+        client().chat_postMessage(
+            channel=thread.channel.channel_id, thread_ts=thread.thread_ts,
+            text=f"{delivery.payload.get('title', '')}\n{_absolute(thread.interaction.get_absolute_url())}",
+        )
+    except SlackApiError as exc:
+        status, error = exc.response.status_code, exc.response.get("error") or ""
+        if status == 429 or status >= 500 or error in RETRYABLE_ERRORS:
+            raise DeliveryError(f"Slack thread: {error or status}, tried again later") from None
+        raise DeliveryRefused(f"Slack refused the reply in the thread: {error or status}") from None
+    except (SlackClientError, OSError) as exc:
+        raise DeliveryError(f"Slack thread: Slack could not be reached ({exc})") from None
 
 
 def tell(payload: dict, text: str) -> None:
