@@ -233,6 +233,7 @@ CELERY_BEAT_SCHEDULE = {
     "clusters: sweep launch jobs": {"task": "clusters.tasks.sweep_launch_jobs", "schedule": 60},
     "Pull cluster health from Prometheus": {"task": "clusters.health.tasks.pull_all", "schedule": 5 * 60},
     "Send notifications the broker missed": {"task": "portal.notifications.sweep_pending", "schedule": 60},
+    "Log Slack threads the broker missed": {"task": "engagement.sweep_captures", "schedule": 60},
     "Send queued health pushes": {"task": "clusters.health.tasks.sweep_pushes", "schedule": 60},
 }  # queues come from the task routes in portal/celery.py
 
