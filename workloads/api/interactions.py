@@ -14,6 +14,7 @@ from portal.api.base import PortalModelViewSet, PortalReadOnlyViewSet, PortalVie
 from portal.engagement.models import EscalationTarget
 from portal.forms import RestrictedFilterSet
 from workloads import services_interactions as services
+from workloads.filtersets import EnablementSessionFilterSet
 from workloads.filtersets_interactions import InteractionFilterSet
 from workloads.models import (
     ChallengeTag,
@@ -181,7 +182,7 @@ class EnablementSessionSerializer(serializers.ModelSerializer):
 class EnablementSessionViewSet(PortalReadOnlyViewSet):
     queryset = EnablementSession.objects.prefetch_related("audience")
     serializer_class = EnablementSessionSerializer
-    filterset_fields = ["kind", "date"]
+    filterset_class = EnablementSessionFilterSet
 
     def get_queryset(self):
         return with_scores(super().get_queryset()).order_by("-date", "-id")

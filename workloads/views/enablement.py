@@ -12,6 +12,7 @@ from django.views import View
 from portal import access, timeline
 from portal.choices import TimelineKind
 from portal.generic import ObjectEditView, ObjectListView, ObjectView
+from workloads.filtersets import EnablementSessionFilterSet
 from workloads.forms_interactions import AttendanceForm, EnablementSessionForm
 from workloads.models import EnablementAttendance, EnablementSession
 
@@ -32,6 +33,7 @@ def may_create_sessions(user) -> bool:
 
 class EnablementListView(ObjectListView):
     queryset = EnablementSession.objects.all()
+    filterset_class = EnablementSessionFilterSet
     template_name = "workloads/enablement_list.html"
     csv_fields = (("Date", "date"), ("Kind", "get_kind_display"), ("Topic", "topic"),
                   ("Attendees", "attendance_count"), ("Average satisfaction", "average_score"))
