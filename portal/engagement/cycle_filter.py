@@ -11,6 +11,7 @@ from __future__ import annotations
 import django_filters
 from django.db.models import Q
 
+from portal.api.filtering import IdFilter
 from portal.engagement.choices import CycleStatus
 from portal.engagement.models import Cycle
 
@@ -24,8 +25,7 @@ def cycles_for(request):
 
 
 class CycleFilter(django_filters.ModelChoiceFilter):
-    """``cycle=<id>``: that cycle's rows; empty: the active cycle's (and rows of no cycle, from before the program had
-    cycles). The active cycle is joined, not looked up, so the default costs no query."""
+    """``cycle=<id>``: that cycle's rows; empty: the active cycle's (``in_active_cycle``)."""
 
     def __init__(self, **kwargs):
         kwargs.setdefault("queryset", cycles_for)
@@ -37,8 +37,30 @@ class CycleFilter(django_filters.ModelChoiceFilter):
     def filter(self, qs, value):
         if value:
             return qs.filter(**{self.field_name: value})
-        return qs.filter(Q(**{f"{self.field_name}__status": CycleStatus.ACTIVE})
-                         | Q(**{f"{self.field_name}__isnull": True}))
+        return in_active_cycle(qs, self.field_name)
+
+    def id_filter(self, listing: bool = True) -> CycleIdFilter:
+        """The API's form: a plain cycle id like every related-row filter (one the caller has no rows in answers
+        an empty page), with the same default for lists (a past cycle's row stays reachable by its URL)."""
+        return CycleIdFilter(field_name=self.field_name, label=self.label, help_text=self.extra.get("help_text"),
+                             listing=listing)
+
+
+class CycleIdFilter(IdFilter):
+    def __init__(self, *args, listing: bool = True, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.listing = listing
+
+    def filter(self, qs, value):
+        if value is None:
+            return in_active_cycle(qs, self.field_name) if self.listing else qs
+        return qs.none() if not -self.LIMIT <= value < self.LIMIT else qs.filter(**{f"{self.field_name}__pk": value})
+
+
+def in_active_cycle(qs, field_name: str = "cycle"):
+    """The rows of the active cycle (a join, not a look-up: no query of its own), and rows of no cycle (from before
+    the program had cycles)."""
+    return qs.filter(Q(**{f"{field_name}__status": CycleStatus.ACTIVE}) | Q(**{f"{field_name}__isnull": True}))
 
 
 class CycleFilterMixin(django_filters.FilterSet):

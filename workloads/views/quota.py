@@ -11,7 +11,7 @@ from django.utils import timezone
 from django.views import View
 
 from portal import access
-from portal.engagement.cycle_filter import CycleFilter
+from portal.engagement.cycle_filter import in_active_cycle
 from portal.generic import ObjectEditView, ObjectListView, ObjectView
 from workloads import history, services, usage
 from workloads.choices import RequestStatus
@@ -47,7 +47,7 @@ class QuotaListView(ObjectListView):
         if organization is not None:
             reservations = reservations.filter(organization=organization)
         # The reservations of the cycle shown, like the quotas.
-        reservations = CycleFilter(field_name="cycle").filter(reservations, ctx["cycle"])
+        reservations = reservations.filter(cycle=ctx["cycle"]) if ctx["cycle"] else in_active_cycle(reservations)
         ctx["expiring"] = reservations
         ctx["can_edit_quotas"] = access.organization_ids(user, access.CHANGE, InstanceQuota) != frozenset()
         ctx["can_request"] = access.organization_ids(user, access.CHANGE, QuotaChangeRequest) != frozenset()
