@@ -212,17 +212,18 @@ def _tell_outcome(row: SlackCapture, created: bool) -> None:
 def status_text(user, organization) -> str:
     """What the slash command shows: the organization's status as the user may see it."""
     from clusters.models import Cluster
+    from portal.engagement.cycle_filter import in_active_cycle
     from portal.engagement.models import Milestone, active_cycle_id
     from portal.vocabulary import OPEN_STATUSES
     from workloads.models import CapacityReservation, Interaction
 
-    clusters = Cluster.objects.restrict(user).filter(organization=organization).exclude(state="deleted")
+    clusters = in_active_cycle(Cluster.objects.restrict(user).filter(organization=organization)).exclude(state="deleted")
     states: dict[str, int] = {}
     for state in clusters.values_list("state", flat=True):
         states[state] = states.get(state, 0) + 1
     open_count = Interaction.objects.restrict(user).filter(organization=organization, status__in=OPEN_STATUSES).count()
-    reservation = CapacityReservation.objects.restrict(user).filter(
-        organization=organization, end__gte=timezone.localdate()).order_by("end").first()
+    reservation = in_active_cycle(CapacityReservation.objects.restrict(user).filter(
+        organization=organization, end__gte=timezone.localdate())).order_by("end").first()
     milestones = list(Milestone.objects.restrict(user).filter(organization=organization, cycle_id=active_cycle_id())
                       .order_by("reached_on"))
     lines = [f"*{organization.name}*",

@@ -223,3 +223,14 @@ def test_query_counts_stay_flat_with_the_cycle_filter(client, world, cycles, nam
                 assert client.get(reverse(api), params).status_code == 200
             counts.append((len(page), len(listing)))
     assert counts[0] == counts[2] and counts[1] == counts[3], counts
+
+
+def test_the_organization_page_shows_the_active_cycles_figures(client, world, cycles):
+    old, new = cycles
+    from clusters.models import Cluster
+
+    Cluster.objects.update(state="ready")
+    client.force_login(world.pm)
+    page = client.get(world.org_a.get_absolute_url()).content.decode()
+    assert "new-cluster" in page and "old-cluster" not in page
+    assert "cr-new" in page and "cr-old" not in page

@@ -132,6 +132,7 @@ def test_a_shortcut_the_broker_missed_is_sent_by_the_sweep(client, world, linked
 
     private_redis.stop()
     app._pool = None
+    app.amqp._producer_pool = None  # a pool made by an earlier test would still reach the machine's Redis
     with django_capture_on_commit_callbacks(execute=True):
         response = _signed(client, reverse("engagement:slack_interactivity"), _shortcut())
     assert response.status_code == 200

@@ -37,6 +37,7 @@ def test_a_reply_the_broker_missed_is_kept_and_sent_by_the_sweep(
 
     private_redis.stop()
     app._pool = None
+    app.amqp._producer_pool = None  # a pool made by an earlier test would still reach the machine's Redis
     with django_capture_on_commit_callbacks(execute=True):
         notify(_event(thread))
     delivery = NotificationDelivery.objects.get()
