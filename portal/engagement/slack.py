@@ -86,8 +86,12 @@ def request_capture(payload: dict):
     message = payload.get("message", {})
     message_ts = message.get("ts") or ""
     thread_ts = message.get("thread_ts") or message_ts
+    response_url = str(payload.get("response_url") or "")
+    if not response_url.startswith(settings.SLACK_RESPONSE_URL_PREFIX) or len(response_url) > 500:
+        response_url = ""  # not Slack's: the answer goes through chat.postEphemeral instead
     fields = {"team_id": team_id[:32], "slack_user_id": slack_user_id[:32], "channel_id": channel_id[:32],
-              "message_ts": message_ts[:32], "thread_ts": thread_ts[:32], "message": message}
+              "message_ts": message_ts[:32], "thread_ts": thread_ts[:32], "message": message,
+              "response_url": response_url}
     try:
         if not all(re.fullmatch(r"\d{1,12}\.\d{1,9}", ts) for ts in (message_ts, thread_ts)):
             raise SlackRefused("Slack sent no message timestamp.")
@@ -206,7 +210,8 @@ def _tell_outcome(row: SlackCapture, created: bool) -> None:
         text = f"Nothing was logged: {row.error}"
     else:
         text = row.error or "Nothing was logged."
-    tell({"channel": {"id": row.channel_id}, "user": {"id": row.slack_user_id}}, text)
+    tell({"channel": {"id": row.channel_id}, "user": {"id": row.slack_user_id}, "response_url": row.response_url},
+         text)
 
 
 def status_text(user, organization) -> str:
@@ -295,9 +300,18 @@ def send_thread_reply(delivery) -> None:
 
 
 def tell(payload: dict, text: str) -> None:
-    """An ephemeral message to the user who used the shortcut; a failure is logged, never raised."""
+    """An ephemeral message to the user who used the shortcut: through the shortcut's ``response_url`` (valid for
+    30 minutes), else (or when that fails) with ``chat.postEphemeral``. A failure is logged, never raised."""
     from slack_sdk.errors import SlackClientError
+    from slack_sdk.webhook import WebhookClient
 
+    if payload.get("response_url"):
+        try:
+            if WebhookClient(payload["response_url"], timeout=5).send(text=text, response_type="ephemeral").status_code \
+                    == 200:
+                return
+        except (SlackClientError, OSError):
+            logger.warning("could not answer through the response_url; trying chat.postEphemeral")
     channel, user = payload.get("channel", {}).get("id"), payload.get("user", {}).get("id")
     if not (channel and user):
         return

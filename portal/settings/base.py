@@ -259,6 +259,8 @@ SLACK_WEBHOOK_URL = env("SLACK_WEBHOOK_URL", default="")
 SLACK_SIGNING_SECRET = env("SLACK_SIGNING_SECRET", default="")
 SLACK_BOT_TOKEN = env("SLACK_BOT_TOKEN", default="")
 SLACK_API_URL = env("SLACK_API_URL", default="https://slack.com/api/")
+# The message shortcut's outcome is told through the request's response_url when it starts with this (Slack's own).
+SLACK_RESPONSE_URL_PREFIX = env("SLACK_RESPONSE_URL_PREFIX", default="https://hooks.slack.com/")
 
 # Content Security Policy: scripts only from this origin (htmx, vendored chart library, page scripts
 # under static/js); no eval. Style attributes are allowed for server-computed bar widths only.

@@ -16,15 +16,16 @@ TEAM = "T0GENIAC"
 
 
 class FakeSlack(BaseHTTPRequestHandler):
-    """Answers the Web API methods the bridge calls, and records every call. ``script`` holds answers to give
-    first, per method: ``(status, body, headers)``, e.g. a rate limit."""
+    """Answers the Web API methods the bridge calls and the shortcut's response_url (recorded as "response_url"),
+    and records every call. ``script`` holds answers to give first, per method: ``(status, body, headers)``, e.g.
+    a rate limit."""
 
     calls: list = []
     thread: list = []
     script: dict = {}
 
     def do_POST(self):  # noqa: N802
-        method = self.path.rsplit("/", 1)[-1]
+        method = "response_url" if self.path.startswith("/actions/") else self.path.rsplit("/", 1)[-1]
         raw = self.rfile.read(int(self.headers.get("Content-Length") or 0)).decode()
         args = json.loads(raw) if self.headers.get("Content-Type", "").startswith("application/json") else \
             {k: v[0] for k, v in parse_qs(raw).items()}
@@ -35,6 +36,7 @@ class FakeSlack(BaseHTTPRequestHandler):
             "conversations.replies": {"ok": True, "messages": type(self).thread, "has_more": False},
             "chat.postMessage": {"ok": True, "ts": "1764000000.000900"},
             "chat.postEphemeral": {"ok": True, "message_ts": "1764000000.000901"},
+            "response_url": {"ok": True},
         }
         status, answer, headers = 200, answers.get(method, {"ok": False, "error": "unknown_method"}), {}
         if type(self).script.get(method):
@@ -62,6 +64,7 @@ def slack_api(settings):
     server = ThreadingHTTPServer(("127.0.0.1", 0), FakeSlack)
     threading.Thread(target=server.serve_forever, daemon=True).start()
     settings.SLACK_API_URL = f"http://127.0.0.1:{server.server_address[1]}/api/"
+    settings.SLACK_RESPONSE_URL_PREFIX = f"http://127.0.0.1:{server.server_address[1]}/actions/"
     settings.SLACK_SIGNING_SECRET = SECRET
     settings.SLACK_BOT_TOKEN = "xoxb-test-token"
     yield FakeSlack

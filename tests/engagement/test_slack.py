@@ -27,13 +27,20 @@ def _signed(client, url, body: str, secret: str = SECRET, timestamp: int | None 
                           HTTP_X_SLACK_REQUEST_TIMESTAMP=ts, HTTP_X_SLACK_SIGNATURE=signature)
 
 
-def _shortcut(user="U0LEAD", channel="C0ALPHA", ts="1764000000.000100", thread_ts=None) -> str:
+def _response_url() -> str:
+    """Where the local stand-in takes the shortcut's answer (the slack_api fixture points the setting at it)."""
+    from django.conf import settings
+
+    return f"{settings.SLACK_RESPONSE_URL_PREFIX}{TEAM}/1/hook"
+
+
+def _shortcut(user="U0LEAD", channel="C0ALPHA", ts="1764000000.000100", thread_ts=None, response_url=None) -> str:
     message = {"type": "message", "user": user, "ts": ts, "text": "NCCL falls back to sockets on 4 nodes"}
     if thread_ts:
         message["thread_ts"] = thread_ts
     payload = {"type": "message_action", "callback_id": "log_interaction", "team": {"id": TEAM},
                "user": {"id": user}, "channel": {"id": channel}, "message": message,
-               "response_url": "https://hooks.slack.com/app/x"}
+               "response_url": _response_url() if response_url is None else response_url}
     return urlencode({"payload": json.dumps(payload)})
 
 
@@ -65,10 +72,10 @@ def test_message_shortcut_answers_at_once_and_the_task_logs_the_thread(
     capture.refresh_from_db()
     assert (capture.status, capture.interaction, capture.attempts) == ("done", interaction, 1)
     methods = [c[0] for c in slack_api.calls]
-    assert methods == ["chat.getPermalink", "conversations.replies", "chat.postEphemeral"]
-    assert all(c[2] == "Bearer xoxb-test-token" for c in slack_api.calls)
+    assert methods == ["chat.getPermalink", "conversations.replies", "response_url"]
+    assert [c[2] for c in slack_api.calls] == ["Bearer xoxb-test-token"] * 2 + [None]  # the response_url needs none
     assert "Logged as an interaction" in slack_api.calls[-1][1]["text"]
-    assert slack_api.calls[-1][1]["user"] == "U0LEAD"
+    assert slack_api.calls[-1][1]["response_type"] == "ephemeral"
     # The interaction carries its thread link, on the page and in the API.
     client.force_login(world.lead_a)
     assert thread.permalink in client.get(interaction.get_absolute_url()).content.decode()
@@ -105,7 +112,7 @@ def test_the_task_retries_on_rate_limits_and_records_a_refusal(
     refused.refresh_from_db()
     assert refused.status == "failed" and refused.attempts == 1 and "channel_not_found" in refused.error
     assert Interaction.objects.count() == 1
-    assert [c[0] for c in slack_api.calls] == ["chat.getPermalink", "chat.postEphemeral"]
+    assert [c[0] for c in slack_api.calls] == ["chat.getPermalink", "response_url"]
     assert "Nothing was logged" in slack_api.calls[-1][1]["text"] and "channel_not_found" in slack_api.calls[-1][1]["text"]
     # A failed capture does not block using the shortcut again on the message.
     slack_api.calls.clear()
@@ -188,9 +195,15 @@ def test_shortcut_needs_a_mapped_user_a_linked_channel_and_the_right_to_log(
         assert capture.status == "refused" and expected in capture.error, (user, channel)
         assert capture_thread.apply(args=[capture.pk]).get() == "refused"
         assert expected in slack_api.calls[-1][1]["text"], (user, channel)
-        assert slack_api.calls[-1][1]["user"] == user
+        assert slack_api.calls[-1][1]["response_type"] == "ephemeral"
     assert not Interaction.objects.exists()
-    assert {c[0] for c in slack_api.calls} == {"chat.postEphemeral"}
+    assert {c[0] for c in slack_api.calls} == {"response_url"}
+    # A response_url that is not Slack's is not called: the answer goes through chat.postEphemeral.
+    slack_api.calls.clear()
+    capture = _use_shortcut(client, django_capture_on_commit_callbacks, user="U0NOBODY",
+                            response_url="http://127.0.0.1:9/elsewhere")
+    assert capture.response_url == "" and capture_thread.apply(args=[capture.pk]).get() == "refused"
+    assert [c[0] for c in slack_api.calls] == ["chat.postEphemeral"] and slack_api.calls[0][1]["user"] == "U0NOBODY"
 
 
 def test_slash_command_shows_status_to_members_only(client, world, linked, slack_api):
@@ -227,6 +240,7 @@ def test_a_real_worker_logs_the_thread_through_a_rate_limit_and_replies_in_it(re
 
     monkeypatch.setenv("SLACK_API_URL", settings.SLACK_API_URL)  # the worker process reads its settings from here
     monkeypatch.setenv("SLACK_BOT_TOKEN", settings.SLACK_BOT_TOKEN)
+    monkeypatch.setenv("SLACK_RESPONSE_URL_PREFIX", settings.SLACK_RESPONSE_URL_PREFIX)
     request.getfixturevalue("celery_worker_process")
     slack_api.script = {"chat.getPermalink": [(429, {"ok": False, "error": "ratelimited"}, {"Retry-After": "1"})]}
     assert _signed(client, reverse("engagement:slack_interactivity"), _shortcut()).status_code == 200
@@ -238,7 +252,7 @@ def test_a_real_worker_logs_the_thread_through_a_rate_limit_and_replies_in_it(re
     interaction = Interaction.objects.get()
     assert capture.interaction == interaction
     assert [c[0] for c in slack_api.calls] == ["chat.getPermalink", "chat.getPermalink", "conversations.replies",
-                                               "chat.postEphemeral"]
+                                               "response_url"]
     slack_api.calls.clear()
     notify(Event(kind="interaction.escalated", title="Escalated internally", visibility="internal",
                  organization_id=world.org_a.pk, extra={"interaction": interaction.pk}))

@@ -71,6 +71,7 @@ class SlackCapture(models.Model):
     message_ts = models.CharField(max_length=32)
     thread_ts = models.CharField(max_length=32)
     message = models.JSONField(default=dict, blank=True, help_text="The message as Slack sent it.")
+    response_url = models.URLField(max_length=500, blank=True, help_text="Where Slack takes the ephemeral answer.")
     user = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.CASCADE,
                              related_name="+")
     link = models.ForeignKey(SlackChannelLink, null=True, blank=True, on_delete=models.CASCADE,
