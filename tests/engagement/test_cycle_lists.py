@@ -116,7 +116,7 @@ def test_the_review_list_shows_the_active_cycle_and_freezes_only_there(client, w
 
 
 def test_a_past_cycle_is_read_only_no_buttons_and_edits_refused_with_the_reason(client, world, cycles):
-    old, _ = cycles
+    old, new = cycles
     client.force_login(world.pm)
     page = client.get(reverse("workloads:quota_list"), {"cycle": old.pk}).content.decode()
     assert reverse("workloads:quota_add") not in page and "/edit/" not in page
@@ -125,6 +125,18 @@ def test_a_past_cycle_is_read_only_no_buttons_and_edits_refused_with_the_reason(
     sessions = client.get(reverse("interactions:enablement_list"), {"cycle": old.pk}).content.decode()
     assert reverse("interactions:enablement_add") not in sessions
     assert reverse("interactions:enablement_add") in client.get(reverse("interactions:enablement_list")).content.decode()
+
+    from workloads.models import EnablementAttendance, EnablementSession
+
+    session = EnablementSession.objects.get(cycle=old)
+    current_session = EnablementSession.objects.get(cycle=new)
+    add_url = reverse("interactions:enablement_attendance", args=[session.pk])
+    assert add_url not in client.get(session.get_absolute_url()).content.decode()  # no attendance form
+    assert reverse("interactions:enablement_attendance", args=[current_session.pk]) in client.get(
+        current_session.get_absolute_url()).content.decode()
+    added = client.post(add_url, {"organization": world.org_a.pk, "attendee": "x", "satisfaction": 5})
+    assert added.status_code == 403 and "Cycle 49, which is archived" in added.content.decode()
+    assert not EnablementAttendance.objects.filter(session=session).exists()
 
     quota = InstanceQuota.objects.get(cycle=old)
     reservation = CapacityReservation.objects.get(cycle=old)
