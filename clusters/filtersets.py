@@ -3,10 +3,11 @@ import django_filters
 
 from clusters.choices import ClusterState
 from clusters.models import Cluster, LaunchJob, StackEvent
+from portal.engagement.cycle_filter import CycleFilterMixin
 from portal.forms import RestrictedFilterSet
 
 
-class ClusterFilterSet(RestrictedFilterSet):
+class ClusterFilterSet(CycleFilterMixin, RestrictedFilterSet):
     organization = django_filters.CharFilter(field_name="organization__slug", label="Organization (slug)")
     state = django_filters.ChoiceFilter(choices=ClusterState.choices)
     q = django_filters.CharFilter(field_name="name", lookup_expr="icontains", label="Search")

@@ -20,6 +20,7 @@ from clusters.models import Blueprint, Cluster, StackEvent
 from clusters.pipeline import REASONS
 from portal import access
 from portal.aws import AwsError
+from portal.engagement.cycle_filter import in_active_cycle
 from portal.generic import ObjectListView, ObjectView
 
 BROKER_DOWN = ("The task queue is unreachable: the request is saved as scheduled and will be sent "
@@ -287,7 +288,7 @@ def launch_day(request):
 
 def organization_clusters_section(request, organization) -> dict:
     """The organization page's "Clusters" section."""
-    rows = (Cluster.objects.restrict(request.user).filter(organization=organization)
+    rows = (in_active_cycle(Cluster.objects.restrict(request.user).filter(organization=organization))
             .select_related("blueprint").order_by("-created")[:20])
     return {"clusters": rows, "organization": organization,
             "can_launch": access.can_in_organization(request.user, access.LAUNCH, Cluster, organization.pk)}

@@ -215,6 +215,15 @@ def restrict(queryset: QuerySet, user: AbstractBaseUser | AnonymousUser, action:
     return qs
 
 
+def refusal(obj, action: str = CHANGE) -> str:
+    """Why a visible row may not be changed, in words for the person refused: an archived cycle's rows are
+    read-only for everyone, anything else is the role."""
+    if action != VIEW and _has_cycle(type(obj)) and getattr(obj, "cycle", None) is not None and \
+            obj.cycle.status == "archived":
+        return f"This belongs to {obj.cycle}, which is archived: its rows are read-only."
+    return "You may view this but not change it."
+
+
 def _has_cycle(model: type[Model]) -> bool:
     from django.core.exceptions import FieldDoesNotExist
 

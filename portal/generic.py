@@ -59,6 +59,10 @@ class ObjectListView(RestrictedQuerysetMixin, HtmxTemplateMixin, generic.ListVie
         ctx = super().get_context_data(**kwargs)
         ctx["filterset"] = self.filterset
         ctx["csv_enabled"] = bool(self.csv_fields)
+        # Lists of rows that belong to a program cycle (a filterset with the cycle filter): the cycle asked for
+        # (None: the active one), and whether it is archived (templates then offer no edit or launch buttons).
+        ctx["cycle"] = getattr(self.filterset, "chosen_cycle", None)
+        ctx["cycle_read_only"] = getattr(self.filterset, "read_only", False)
         return ctx
 
     def get(self, request, *args, **kwargs):
@@ -107,7 +111,7 @@ class ObjectEditView(RestrictedQuerysetMixin, HtmxTemplateMixin, generic.UpdateV
         except Http404:
             raise
         if not access.can(self.request.user, self.action, obj):
-            raise PermissionDenied("You may view this but not change it.")
+            raise PermissionDenied(access.refusal(obj, self.action))
         return obj
 
     def organization_id_for(self, obj) -> int | None:
@@ -146,5 +150,5 @@ class ObjectDeleteView(RestrictedQuerysetMixin, generic.DeleteView):
     def get_object(self, queryset=None):
         obj = super().get_object(self.queryset.all().restrict(self.request.user, access.VIEW))
         if not access.can(self.request.user, self.action, obj):
-            raise PermissionDenied("You may view this but not delete it.")
+            raise PermissionDenied(access.refusal(obj, self.action).replace("change it", "delete it"))
         return obj

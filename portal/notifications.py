@@ -4,8 +4,10 @@ Sources call :func:`notify`. It picks the channels whose settings want the event
 organization's own and the program-wide ones, at or above their minimum severity; internal events
 only to channels that include internal ones), writes one ``NotificationDelivery`` row per channel
 and enqueues :func:`deliver` after the source's transaction commits. Delivery (Slack incoming
-webhook through ``portal.outbound``, e-mail) runs in Celery on the ``notifications`` queue with retries and backoff; after the
-last retry the failure is recorded on the row. Nothing here can make the source's save fail.
+webhook through ``portal.outbound``, e-mail, and channels apps register in ``SENDERS`` such as the reply in an
+interaction's Slack thread) runs in Celery on the ``notifications`` queue with retries and backoff; after the
+last retry the failure is recorded on the row. A delivery the broker could not take keeps an empty ``queued_at``
+and the minute's :func:`sweep_pending` sends it. Nothing here can make the source's save fail.
 """
 from __future__ import annotations
 
@@ -43,6 +45,10 @@ class DeliveryError(Exception):
     """A channel refused or could not be reached; retried, then recorded."""
 
 
+class DeliveryRefused(DeliveryError):
+    """A channel answered and refused for good (retrying will not help): recorded as failed at once."""
+
+
 def _matching_settings(event: Event):
     from portal.models import NotificationSetting
 
@@ -57,13 +63,29 @@ def _matching_settings(event: Event):
 
 # Callables taking every event after its deliveries are queued (registered by apps at start-up).
 LISTENERS: list = []
+# Senders of channels without a NotificationSetting, by channel name (registered by apps at start-up): each takes
+# the delivery and raises DeliveryError to be retried, DeliveryRefused to fail at once. E.g. "thread", the Slack
+# bridge's reply in an interaction's thread.
+SENDERS: dict = {}
+
+
+def queue(event: Event, channel: str, setting=None, **payload) -> int:
+    """Write one delivery row for ``channel`` and send it after commit; the sweep sends it when the broker
+    could not take it. ``payload`` adds what the channel's sender needs to the event's fields."""
+    from portal import jobs
+    from portal.models import NotificationDelivery
+
+    delivery = NotificationDelivery.objects.create(
+        setting=setting, organization_id=event.organization_id, channel=channel, event_kind=event.kind,
+        severity=event.severity, title=event.title[:300], payload={**asdict(event), **payload},
+        queued_at=timezone.now(),
+    )
+    jobs.send_on_commit(deliver, delivery.pk, on_failure=_unqueue(delivery.pk))
+    return delivery.pk
 
 
 def notify(event: Event) -> list[int]:
     """Queue the event for every channel that wants it; returns the delivery ids. Never raises."""
-    from portal import jobs
-    from portal.models import NotificationDelivery
-
     logger.info("notification %s", asdict(event))
     try:
         ids = []
@@ -73,14 +95,7 @@ def notify(event: Event) -> list[int]:
                 channels.append("slack")
             if setting.recipients():
                 channels.append("email")
-            for channel in channels:
-                delivery = NotificationDelivery.objects.create(
-                    setting=setting, organization_id=event.organization_id, channel=channel,
-                    event_kind=event.kind, severity=event.severity, title=event.title[:300], payload=asdict(event),
-                    queued_at=timezone.now(),
-                )
-                ids.append(delivery.pk)
-                jobs.send_on_commit(deliver, delivery.pk, on_failure=_unqueue(delivery.pk))
+            ids += [queue(event, channel, setting) for channel in channels]
         for listener in LISTENERS:  # e.g. the Slack bridge replying in an interaction's thread
             listener(event)
         return ids
@@ -174,15 +189,17 @@ def deliver(self, delivery_id: int) -> str:
         return "skipped"
     delivery.attempts += 1
     try:
-        if delivery.setting is None:
-            raise DeliveryError("The channel's settings were deleted.")
-        if delivery.channel == "slack":
+        if delivery.channel in SENDERS:
+            SENDERS[delivery.channel](delivery)
+        elif delivery.setting is None:
+            raise DeliveryRefused("The channel's settings were deleted.")
+        elif delivery.channel == "slack":
             _send_slack(delivery.setting.slack_webhook_url, delivery.payload)
         else:
             _send_email(delivery.setting.recipients(), delivery.payload)
     except DeliveryError as exc:
         delivery.error = str(exc)
-        if self.request.retries >= self.max_retries or delivery.setting is None:
+        if self.request.retries >= self.max_retries or isinstance(exc, DeliveryRefused):
             delivery.status = NotificationDelivery.FAILED
             delivery.finished_at = timezone.now()
             delivery.save(update_fields=["attempts", "error", "status", "finished_at"])

@@ -7,10 +7,11 @@ from django.db import connection
 from django.db.models import Q
 
 from portal.choices import REGION_CHOICES, MembershipRole
+from portal.engagement.cycle_filter import CycleFilterMixin
 from portal.forms import RestrictedFilterSet
 from portal.models import Organization
 from workloads.choices import FRAMEWORKS, Architecture, Orchestrator, RequestStatus, ReservationKind, WorkloadStatus
-from workloads.models import CapacityReservation, InstanceQuota, QuotaChangeRequest, Workload
+from workloads.models import CapacityReservation, EnablementSession, InstanceQuota, QuotaChangeRequest, Workload
 
 
 def _organizations(request):
@@ -67,7 +68,7 @@ class WorkloadFilterSet(RestrictedFilterSet):
         return queryset.filter(frameworks__icontains=f'"name": "{value}"')
 
 
-class InstanceQuotaFilterSet(RestrictedFilterSet):
+class InstanceQuotaFilterSet(CycleFilterMixin, RestrictedFilterSet):
     organization = django_filters.ModelChoiceFilter(queryset=_organizations)
     instance_type = InstanceTypeFilter(field_name="instance_type_name")
     region = django_filters.ChoiceFilter(choices=REGION_CHOICES)
@@ -85,7 +86,7 @@ class InstanceQuotaFilterSet(RestrictedFilterSet):
         return queryset.filter(start__lte=value, end__gte=value)
 
 
-class CapacityReservationFilterSet(RestrictedFilterSet):
+class CapacityReservationFilterSet(CycleFilterMixin, RestrictedFilterSet):
     organization = django_filters.ModelChoiceFilter(queryset=_organizations)
     instance_type = InstanceTypeFilter(field_name="instance_type_name")
     kind = django_filters.ChoiceFilter(choices=ReservationKind.choices)
@@ -105,3 +106,9 @@ class QuotaChangeRequestFilterSet(RestrictedFilterSet):
     class Meta:
         model = QuotaChangeRequest
         fields = ["organization", "status", "instance_type", "quota"]
+
+
+class EnablementSessionFilterSet(CycleFilterMixin, RestrictedFilterSet):
+    class Meta:
+        model = EnablementSession
+        fields = ["kind", "date"]

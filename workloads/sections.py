@@ -6,6 +6,7 @@ import datetime
 from django.utils import timezone
 
 from portal import access
+from portal.engagement.cycle_filter import in_active_cycle
 from workloads import usage
 from workloads.models import CapacityReservation, Workload
 
@@ -23,6 +24,6 @@ def quotas_section(request, organization) -> dict:
     day = timezone.localdate()
     return {
         "usage_rows": usage.usage_rows(user, organization, day),
-        "expiring": CapacityReservation.objects.restrict(user).filter(
-            organization=organization, end__gte=day, end__lte=day + datetime.timedelta(days=14)),
+        "expiring": in_active_cycle(CapacityReservation.objects.restrict(user).filter(
+            organization=organization, end__gte=day, end__lte=day + datetime.timedelta(days=14))),
     }

@@ -17,6 +17,7 @@ from clusters.choices import ClusterState
 from clusters.health.choices import RunVerdict
 from clusters.health.models import HealthReport, ValidationRun
 from clusters.models import Cluster, Stack
+from portal.engagement.cycle_filter import in_active_cycle
 
 COMPLETE_STATUSES = ("CREATE_COMPLETE", "UPDATE_COMPLETE", "UPDATE_ROLLBACK_COMPLETE")
 
@@ -91,8 +92,8 @@ def checklist(organization, clusters: list | None = None) -> list[Item]:
 
 
 def readiness_section(request, organization) -> dict:
-    """The organization page's section (registered in apps.py)."""
-    clusters = list(Cluster.objects.restrict(request.user).filter(organization=organization)
+    """The organization page's section (registered in apps.py): the active cycle's clusters."""
+    clusters = list(in_active_cycle(Cluster.objects.restrict(request.user).filter(organization=organization))
                     .exclude(state=ClusterState.DELETED))
     validated = set(ValidationRun.objects.filter(cluster__in=clusters, verdict=RunVerdict.PASS)
                     .values_list("cluster_id", flat=True).distinct()) if clusters else set()

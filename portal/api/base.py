@@ -39,7 +39,7 @@ class PortalViewSetMixin:
     def check_object_permissions(self, request, obj):
         super().check_object_permissions(request, obj)
         if request.method not in READ_METHODS and not access.can(request.user, self.write_action, obj):
-            raise PermissionDenied("You may view this but not change it.")
+            raise PermissionDenied(access.refusal(obj, self.write_action))
 
     def organization_id_for(self, instance) -> int | None:
         return getattr(instance, "organization_id", None)

@@ -33,7 +33,10 @@ class PortalFilterBackend(DjangoFilterBackend):
         filterset = super().get_filterset(request, queryset, view)
         if filterset is not None:
             for name, flt in list(filterset.filters.items()):
-                if isinstance(flt, django_filters.ModelChoiceFilter):
+                if hasattr(flt, "id_filter"):  # a filter with its own plain-id form (the cycle filter and its default)
+                    filterset.filters[name] = flt.id_filter(listing=getattr(view, "action", "list") == "list")
+                    filterset.filters[name].parent = filterset
+                elif isinstance(flt, django_filters.ModelChoiceFilter):
                     to_field = flt.extra.get("to_field_name")
                     if to_field and to_field not in ("pk", "id"):  # e.g. an organization's slug
                         filterset.filters[name] = django_filters.CharFilter(

@@ -6,6 +6,7 @@ from portal.engagement.models import (
     Escalation,
     EscalationTarget,
     Milestone,
+    SlackCapture,
     SlackChannelLink,
     SlackUserLink,
     Specialist,
@@ -49,6 +50,16 @@ class SlackUserLinkAdmin(admin.ModelAdmin):
 
     list_display = ("slack_user_id", "team_id", "user")
     autocomplete_fields = ["user"]
+
+
+@admin.register(SlackCapture)
+class SlackCaptureAdmin(admin.ModelAdmin):
+    """Messages logged from Slack with the shortcut, and why a refused or failed one was not (as told in Slack)."""
+
+    list_display = ("created", "channel_id", "message_ts", "user", "status", "attempts", "interaction")
+    list_filter = ("status",)
+    readonly_fields = [f.name for f in SlackCapture._meta.fields]
+    search_fields = ("channel_id", "message_ts", "error")
 
 
 class ParticipationInline(admin.TabularInline):

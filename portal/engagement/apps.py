@@ -19,3 +19,4 @@ class EngagementConfig(AppConfig):
                           engagement.lead_escalations_section, order=15)
         if slack.thread_listener not in notifications.LISTENERS:
             notifications.LISTENERS.append(slack.thread_listener)
+        notifications.SENDERS[slack.THREAD_CHANNEL] = slack.send_thread_reply

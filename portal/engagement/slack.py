@@ -14,15 +14,19 @@ import logging
 import re
 
 from django.conf import settings
-from django.db import transaction
+from django.db import IntegrityError, transaction
+from django.db.models import F
 from django.utils import timezone
 
 from portal import access
-from portal.engagement.models import SlackChannelLink, SlackThread, SlackUserLink
+from portal.engagement.models import SlackCapture, SlackChannelLink, SlackThread, SlackUserLink
 
 logger = logging.getLogger(__name__)
 SHORTCUT_CALLBACK = "log_interaction"
 MAX_THREAD_MESSAGES = 200
+THREAD_CHANNEL = "thread"  # NotificationDelivery.channel of a reply in an interaction's thread
+# Web API errors that say "later", not "no" (rate limits are HTTP 429).
+RETRYABLE_ERRORS = {"ratelimited", "internal_error", "fatal_error", "service_unavailable", "request_timeout"}
 
 
 class SlackRefused(Exception):
@@ -60,60 +64,171 @@ def _thread_markdown(messages: list[dict]) -> str:
     return "\n\n---\n\n".join(lines)
 
 
-def log_message(payload: dict):
-    """The message shortcut: log the message (and its thread) as an interaction of the channel's organization.
+class TryLater(Exception):
+    """Slack's Web API limited the rate or failed: the capture is tried again (after ``retry_after`` seconds
+    when Slack said so)."""
 
-    Answers the interaction and whether it was created (a thread logged before is not logged twice)."""
+    def __init__(self, reason: str, retry_after: int | None = None):
+        super().__init__(reason)
+        self.retry_after = retry_after
+
+
+def request_capture(payload: dict):
+    """The message shortcut, on the request: map the Slack user and channel, check the right to log, and store
+    a ``SlackCapture`` (refused ones too, with the reason to tell). No call to Slack here: the endpoint must
+    answer within 3 s. Answers the capture and whether its task should be sent (not for a capture in flight).
+
+    A shortcut used again on the same message reuses its capture, so one interaction is logged."""
+    from workloads.models import Interaction
+
+    team_id, slack_user_id = payload.get("team", {}).get("id", ""), payload.get("user", {}).get("id", "")
+    channel_id = payload.get("channel", {}).get("id", "")
+    message = payload.get("message", {})
+    message_ts = message.get("ts") or ""
+    thread_ts = message.get("thread_ts") or message_ts
+    response_url = str(payload.get("response_url") or "")
+    if not response_url.startswith(settings.SLACK_RESPONSE_URL_PREFIX) or len(response_url) > 500:
+        response_url = ""  # not Slack's: the answer goes through chat.postEphemeral instead
+    fields = {"team_id": team_id[:32], "slack_user_id": slack_user_id[:32], "channel_id": channel_id[:32],
+              "message_ts": message_ts[:32], "thread_ts": thread_ts[:32], "message": message,
+              "response_url": response_url}
+    try:
+        if not all(re.fullmatch(r"\d{1,12}\.\d{1,9}", ts) for ts in (message_ts, thread_ts)):
+            raise SlackRefused("Slack sent no message timestamp.")
+        user = fields["user"] = portal_user(team_id, slack_user_id)
+        link = fields["link"] = SlackChannelLink.objects.select_related("organization").filter(
+            channel_id=channel_id).first()
+        if link is None:
+            raise SlackRefused("This channel is not linked to an organization in the portal.")
+        if not access.can_in_organization(user, access.CHANGE, Interaction, link.organization_id):
+            raise SlackRefused(f"You may not log interactions for {link.organization}.")
+    except SlackRefused as exc:
+        return SlackCapture.objects.create(**fields, status=SlackCapture.REFUSED, error=str(exc)), True
+    live = SlackCapture.objects.filter(channel_id=channel_id, message_ts=message_ts,
+                                       status__in=[SlackCapture.PENDING, SlackCapture.DONE])
+    capture = live.first()
+    if capture is None:
+        try:
+            with transaction.atomic():
+                return SlackCapture.objects.create(**fields), True
+        except IntegrityError:  # the same shortcut, sent twice at once: the other request stored it
+            capture = live.get()
+    # Pending and handed to the broker: its task is on the way. Done: the task tells "already logged".
+    return capture, capture.status == SlackCapture.DONE or capture.queued_at is None
+
+
+def _read_thread(channel_id: str, thread_ts: str) -> tuple[str, list[dict]]:
+    """The thread's permalink and messages from Slack's Web API."""
+    from slack_sdk.errors import SlackApiError, SlackClientError
+
+    web = client()
+    try:
+        permalink = web.chat_getPermalink(channel=channel_id, message_ts=thread_ts).get("permalink", "")
+        replies = web.conversations_replies(channel=channel_id, ts=thread_ts, limit=MAX_THREAD_MESSAGES)
+    except SlackApiError as exc:
+        status, error = exc.response.status_code, exc.response.get("error") or ""
+        if status == 429 or status >= 500 or error in RETRYABLE_ERRORS:
+            retry_after = next((v for k, v in (exc.response.headers or {}).items() if k.lower() == "retry-after"), "")
+            raise TryLater(f"Slack answered {error or status}",
+                           int(retry_after) if str(retry_after).isdigit() else None) from None
+        raise SlackRefused(f"Slack refused to show the thread ({error or status}).") from None
+    except (SlackClientError, OSError) as exc:
+        raise TryLater(f"Slack could not be reached ({exc})") from None
+    return permalink, replies.get("messages") or []
+
+
+def capture(capture_id: int) -> str:
+    """Log a stored capture as an interaction (the ``engagement.capture_thread`` task); tell the user the outcome.
+
+    Idempotent: a capture already done, or a thread already logged, makes no second interaction. Raises
+    ``TryLater`` on Slack's rate limits and failures (the task retries); a refusal is recorded and told."""
     from workloads.interactions import services
     from workloads.interactions.choices import InteractionKind
     from workloads.models import Interaction
 
-    user = portal_user(payload.get("team", {}).get("id", ""), payload.get("user", {}).get("id", ""))
-    channel_id = payload.get("channel", {}).get("id", "")
-    link = SlackChannelLink.objects.select_related("organization").filter(channel_id=channel_id).first()
-    if link is None:
-        raise SlackRefused("This channel is not linked to an organization in the portal.")
-    if not access.can_in_organization(user, access.CHANGE, Interaction, link.organization_id):
-        raise SlackRefused(f"You may not log interactions for {link.organization}.")
-    message = payload.get("message", {})
-    thread_ts = message.get("thread_ts") or message.get("ts")
-    if not thread_ts or not re.fullmatch(r"\d{1,12}\.\d{1,9}", thread_ts):
-        raise SlackRefused("Slack sent no message timestamp.")
-    existing = SlackThread.objects.select_related("interaction").filter(channel=link, thread_ts=thread_ts).first()
-    if existing is not None:
-        return existing.interaction, False
-    web = client()
-    permalink = web.chat_getPermalink(channel=channel_id, message_ts=thread_ts).get("permalink", "")
-    replies = web.conversations_replies(channel=channel_id, ts=thread_ts, limit=MAX_THREAD_MESSAGES)
-    messages = replies.get("messages") or [message]
-    first = (messages[0].get("text") or "Slack thread").strip()
-    summary = first.splitlines()[0][:200] if first else "Slack thread"
+    row = SlackCapture.objects.select_related("link__organization", "user", "interaction").filter(
+        pk=capture_id).first()
+    if row is None:
+        return "skipped"
+    if row.status != SlackCapture.PENDING:
+        _tell_outcome(row, created=False)
+        return row.status
+    SlackCapture.objects.filter(pk=row.pk).update(attempts=F("attempts") + 1)
+    link, user = row.link, row.user
+    try:
+        if link is None or user is None or not user.is_active or not access.can_in_organization(
+                user, access.CHANGE, Interaction, link.organization_id):
+            raise SlackRefused("You may no longer log interactions for this channel's organization.")
+        existing = SlackThread.objects.filter(channel=link, thread_ts=row.thread_ts).first()
+        permalink, messages = ("", []) if existing else _read_thread(link.channel_id, row.thread_ts)
+    except SlackRefused as exc:
+        return fail(row.pk, str(exc))
     with transaction.atomic():
-        interaction = Interaction.objects.create(
-            organization=link.organization, kind=InteractionKind.CHAT, summary=summary,
-            body=f"Logged from Slack: {permalink}\n\n{_thread_markdown(messages)}",
-            occurred_at=datetime.datetime.fromtimestamp(float(thread_ts), tz=datetime.UTC),
-            owner=user if access.sees_internal(user, link.organization_id) else None, created_by=user,
-        )
-        SlackThread.objects.create(interaction=interaction, channel=link, thread_ts=thread_ts, permalink=permalink)
-        services.created(interaction, user)
-    return interaction, True
+        if SlackCapture.objects.select_for_update().filter(pk=row.pk).values_list("status", flat=True).get() \
+                != SlackCapture.PENDING:  # another run of the task logged it meanwhile
+            return SlackCapture.objects.get(pk=row.pk).status
+        existing = SlackThread.objects.select_related("interaction").filter(
+            channel=link, thread_ts=row.thread_ts).first()
+        created = existing is None
+        if existing is not None:
+            interaction = existing.interaction
+        else:
+            messages = messages or [row.message]
+            first = (messages[0].get("text") or "").strip()
+            interaction = Interaction.objects.create(
+                organization=link.organization, kind=InteractionKind.CHAT,
+                summary=first.splitlines()[0][:200] if first else "Slack thread",
+                body=f"Logged from Slack: {permalink}\n\n{_thread_markdown(messages)}",
+                occurred_at=datetime.datetime.fromtimestamp(float(row.thread_ts), tz=datetime.UTC),
+                owner=user if access.sees_internal(user, link.organization_id) else None, created_by=user,
+            )
+            SlackThread.objects.create(interaction=interaction, channel=link, thread_ts=row.thread_ts,
+                                       permalink=permalink)
+            services.created(interaction, user)
+        row.status, row.interaction, row.error, row.finished_at = SlackCapture.DONE, interaction, "", timezone.now()
+        row.save(update_fields=["status", "interaction", "error", "finished_at"])
+    _tell_outcome(row, created=created)
+    return "done"
+
+
+def fail(capture_id: int, reason: str) -> str:
+    """Record why a capture could not be logged and tell the user."""
+    SlackCapture.objects.filter(pk=capture_id, status=SlackCapture.PENDING).update(
+        status=SlackCapture.FAILED, error=reason[:2000], finished_at=timezone.now())
+    row = SlackCapture.objects.select_related("interaction").get(pk=capture_id)
+    _tell_outcome(row, created=False)
+    return row.status
+
+
+def _tell_outcome(row: SlackCapture, created: bool) -> None:
+    from portal.notifications import _absolute
+
+    if row.status == SlackCapture.DONE and row.interaction is not None:
+        url = _absolute(row.interaction.get_absolute_url())
+        text = ("Logged as an interaction: " if created else "This thread is already logged: ") + url
+    elif row.status == SlackCapture.FAILED:
+        text = f"Nothing was logged: {row.error}"
+    else:
+        text = row.error or "Nothing was logged."
+    tell({"channel": {"id": row.channel_id}, "user": {"id": row.slack_user_id}, "response_url": row.response_url},
+         text)
 
 
 def status_text(user, organization) -> str:
     """What the slash command shows: the organization's status as the user may see it."""
     from clusters.models import Cluster
+    from portal.engagement.cycle_filter import in_active_cycle
     from portal.engagement.models import Milestone, active_cycle_id
     from portal.vocabulary import OPEN_STATUSES
     from workloads.models import CapacityReservation, Interaction
 
-    clusters = Cluster.objects.restrict(user).filter(organization=organization).exclude(state="deleted")
+    clusters = in_active_cycle(Cluster.objects.restrict(user).filter(organization=organization)).exclude(state="deleted")
     states: dict[str, int] = {}
     for state in clusters.values_list("state", flat=True):
         states[state] = states.get(state, 0) + 1
     open_count = Interaction.objects.restrict(user).filter(organization=organization, status__in=OPEN_STATUSES).count()
-    reservation = CapacityReservation.objects.restrict(user).filter(
-        organization=organization, end__gte=timezone.localdate()).order_by("end").first()
+    reservation = in_active_cycle(CapacityReservation.objects.restrict(user).filter(
+        organization=organization, end__gte=timezone.localdate())).order_by("end").first()
     milestones = list(Milestone.objects.restrict(user).filter(organization=organization, cycle_id=active_cycle_id())
                       .order_by("reached_on"))
     lines = [f"*{organization.name}*",
@@ -145,9 +260,10 @@ def command(form) -> str:
 
 def thread_listener(event) -> None:
     """Registered in portal.notifications.LISTENERS: an event about an interaction logged from Slack is also
-    posted in its thread (in a customer-facing channel, only events that are not internal)."""
-    from portal import jobs
-    from portal.engagement import tasks
+    posted in its thread (in a customer-facing channel, only events that are not internal), as a
+    ``NotificationDelivery`` of channel "thread": retried like the others, and sent by the sweep when the
+    broker could not take it."""
+    from portal import notifications
 
     interaction_id = (event.extra or {}).get("interaction")
     if not interaction_id:
@@ -155,13 +271,47 @@ def thread_listener(event) -> None:
     thread = SlackThread.objects.select_related("channel").filter(interaction_id=interaction_id).first()
     if thread is None or (thread.channel.customer_facing and event.visibility != "shared"):
         return
-    jobs.send_on_commit(tasks.reply_in_thread, thread.pk, event.title)
+    notifications.queue(event, THREAD_CHANNEL, thread=thread.pk)
+
+
+def send_thread_reply(delivery) -> None:
+    """Registered in portal.notifications.SENDERS for "thread": post the event in the interaction's thread.
+    Rate limits, Slack's own errors and network failures are retried; any other refusal fails at once."""
+    from slack_sdk.errors import SlackApiError, SlackClientError
+
+    from portal.notifications import DeliveryError, DeliveryRefused, _absolute
+
+    thread = SlackThread.objects.select_related("channel", "interaction").filter(
+        pk=delivery.payload.get("thread")).first()
+    if thread is None:
+        raise DeliveryRefused("The interaction is no longer linked to a Slack thread.")
+    try:
+        client().chat_postMessage(
+            channel=thread.channel.channel_id, thread_ts=thread.thread_ts,
+            text=f"{delivery.payload.get('title', '')}\n{_absolute(thread.interaction.get_absolute_url())}",
+        )
+    except SlackApiError as exc:
+        status, error = exc.response.status_code, exc.response.get("error") or ""
+        if status == 429 or status >= 500 or error in RETRYABLE_ERRORS:
+            raise DeliveryError(f"Slack thread: {error or status}, tried again later") from None
+        raise DeliveryRefused(f"Slack refused the reply in the thread: {error or status}") from None
+    except (SlackClientError, OSError) as exc:
+        raise DeliveryError(f"Slack thread: Slack could not be reached ({exc})") from None
 
 
 def tell(payload: dict, text: str) -> None:
-    """An ephemeral message to the user who used the shortcut; a failure is logged, never raised."""
+    """An ephemeral message to the user who used the shortcut: through the shortcut's ``response_url`` (valid for
+    30 minutes), else (or when that fails) with ``chat.postEphemeral``. A failure is logged, never raised."""
     from slack_sdk.errors import SlackClientError
+    from slack_sdk.webhook import WebhookClient
 
+    if payload.get("response_url"):
+        try:
+            if WebhookClient(payload["response_url"], timeout=5).send(text=text, response_type="ephemeral").status_code \
+                    == 200:
+                return
+        except (SlackClientError, OSError):
+            logger.warning("could not answer through the response_url; trying chat.postEphemeral")
     channel, user = payload.get("channel", {}).get("id"), payload.get("user", {}).get("id")
     if not (channel and user):
         return

@@ -7,12 +7,13 @@ when the signature does not match.
 from __future__ import annotations
 
 from django.contrib.auth.decorators import login_not_required
+from django.db import transaction
 from django.http import HttpResponse, HttpResponseForbidden, JsonResponse
 from django.http.request import RawPostDataException
 from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_POST
 
-from portal.engagement import slack
+from portal.engagement import slack, tasks
 
 
 def _signed(request) -> bool:
@@ -33,10 +34,9 @@ def _ephemeral(text: str) -> JsonResponse:
 @login_not_required
 @require_POST
 def interactivity(request):
-    """Slack's interactivity endpoint: the "Log in the portal" message shortcut. The outcome is told to the
-    user as an ephemeral message in the channel; Slack itself only needs the 200."""
-    from slack_sdk.errors import SlackClientError
-
+    """Slack's interactivity endpoint: the "Log in the portal" message shortcut. Slack wants its 200 within 3 s,
+    so the request only verifies, maps the user and channel and stores the capture; the
+    ``engagement.capture_thread`` task reads the thread, logs it and tells the user (an ephemeral message)."""
     if not _signed(request):
         return HttpResponseForbidden("Invalid Slack signature.")
     try:
@@ -45,15 +45,10 @@ def interactivity(request):
         return HttpResponse(str(exc), status=400)
     if payload.get("type") != "message_action" or payload.get("callback_id") != slack.SHORTCUT_CALLBACK:
         return HttpResponse(status=204)
-    try:
-        interaction, created = slack.log_message(payload)
-        text = ("Logged as an interaction: " if created else "This thread is already logged: ") + \
-            request.build_absolute_uri(interaction.get_absolute_url())
-    except slack.SlackRefused as exc:
-        text = str(exc)
-    except (SlackClientError, OSError) as exc:  # Slack's Web API failed: nothing was saved
-        text = f"Slack could not be read, nothing was logged: {exc}"
-    slack.tell(payload, text)
+    with transaction.atomic():
+        capture, send = slack.request_capture(payload)
+        if send:
+            tasks.send_capture(capture.pk)
     return HttpResponse(status=200)
 
 

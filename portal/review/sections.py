@@ -17,6 +17,7 @@ from clusters.health import current
 from clusters.health.models import ClusterHealthState, GpuFault, ValidationRun
 from clusters.models import Cluster
 from portal import access
+from portal.engagement.cycle_filter import in_active_cycle
 from portal.models import Organization
 from portal.review.figures.health import verdict_text
 from portal.vocabulary import OPEN_STATUSES, worst_verdict
@@ -29,14 +30,15 @@ LEAD_LIST_LIMIT = 20
 def status_section(request, organization) -> dict:
     user = request.user
     today = timezone.localdate()
-    clusters = list(Cluster.objects.restrict(user).filter(organization=organization).exclude(state="deleted")
-                    .order_by("name"))
+    # The active cycle's figures (a past cycle's rows are browsed on the lists with ?cycle=).
+    clusters = list(in_active_cycle(Cluster.objects.restrict(user).filter(organization=organization))
+                    .exclude(state="deleted").order_by("name"))
     _annotate_health(user, clusters)
     return {
         "clusters": clusters,
         "open_interactions": interactions.open_summary(user, organization),
-        "next_expiry": CapacityReservation.objects.restrict(user).filter(organization=organization, end__gte=today)
-        .order_by("end").first(),
+        "next_expiry": in_active_cycle(CapacityReservation.objects.restrict(user).filter(
+            organization=organization, end__gte=today)).order_by("end").first(),
         # Clusters with open faults come first on the page, not only in the table below.
         "problems": [c for c in clusters if getattr(c, "health_verdict", None) not in (None, "healthy")],
     }

@@ -14,6 +14,7 @@ from django.views.decorators.http import require_GET, require_POST
 
 from portal import access
 from portal.review import exports, figures, services
+from portal.review.filtersets import WeeklyReviewFilterSet
 from portal.review.forms import ActionItemForm, NotesForm
 from portal.review.models import ActionItem, WeeklyReview, week_start_of
 
@@ -59,8 +60,11 @@ def overview_csv(request, table: str):
 def review_list(request):
     require_program_manager(request.user)
     reviews = WeeklyReview.objects.restrict(request.user).select_related("frozen_by").order_by("-week_start")
-    return render(request, "review/review_list.html", {"reviews": reviews, "notes_form": NotesForm(),
-                                                       "current_frozen": _current_frozen(request.user)})
+    filterset = WeeklyReviewFilterSet(request.GET or None, queryset=reviews, request=request)
+    return render(request, "review/review_list.html", {
+        "reviews": filterset.qs, "filterset": filterset, "cycle": filterset.chosen_cycle,
+        "cycle_read_only": filterset.read_only, "notes_form": NotesForm(),
+        "current_frozen": _current_frozen(request.user)})
 
 
 def _current_frozen(user) -> WeeklyReview | None:

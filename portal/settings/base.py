@@ -233,6 +233,7 @@ CELERY_BEAT_SCHEDULE = {
     "clusters: sweep launch jobs": {"task": "clusters.tasks.sweep_launch_jobs", "schedule": 60},
     "Pull cluster health from Prometheus": {"task": "clusters.health.tasks.pull_all", "schedule": 5 * 60},
     "Send notifications the broker missed": {"task": "portal.notifications.sweep_pending", "schedule": 60},
+    "Log Slack threads the broker missed": {"task": "engagement.sweep_captures", "schedule": 60},
     "Send queued health pushes": {"task": "clusters.health.tasks.sweep_pushes", "schedule": 60},
 }  # queues come from the task routes in portal/celery.py
 
@@ -258,6 +259,8 @@ SLACK_WEBHOOK_URL = env("SLACK_WEBHOOK_URL", default="")
 SLACK_SIGNING_SECRET = env("SLACK_SIGNING_SECRET", default="")
 SLACK_BOT_TOKEN = env("SLACK_BOT_TOKEN", default="")
 SLACK_API_URL = env("SLACK_API_URL", default="https://slack.com/api/")
+# The message shortcut's outcome is told through the request's response_url when it starts with this (Slack's own).
+SLACK_RESPONSE_URL_PREFIX = env("SLACK_RESPONSE_URL_PREFIX", default="https://hooks.slack.com/")
 
 # Content Security Policy: scripts only from this origin (htmx, vendored chart library, page scripts
 # under static/js); no eval. Style attributes are allowed for server-computed bar widths only.

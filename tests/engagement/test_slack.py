@@ -3,77 +3,21 @@ endpoints, and a local HTTP server standing in for Slack's Web API."""
 from __future__ import annotations
 
 import json
-import threading
 import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from urllib.parse import parse_qs, urlencode
+from urllib.parse import urlencode
 
 import pytest
 from django.urls import reverse
 from slack_sdk.signature import SignatureVerifier
 
-from portal.engagement.models import SlackChannelLink, SlackThread, SlackUserLink
+from portal.engagement.models import SlackCapture, SlackThread
+from portal.engagement.tasks import CAPTURE_RETRIES, capture_thread, sweep_captures
+from portal.models import NotificationDelivery
+from tests.engagement.conftest import SECRET, TEAM
+from tests.faults.test_broker_down import private_redis  # noqa: F401 - fixture
 from workloads.models import Interaction
 
 pytestmark = pytest.mark.django_db
-SECRET = "8f742231b10e8888abcd99yyyzzz85a5"
-TEAM = "T0GENIAC"
-
-
-class FakeSlack(BaseHTTPRequestHandler):
-    """Answers the Web API methods the bridge calls, and records every call."""
-
-    calls: list = []
-    thread: list = []
-
-    def do_POST(self):  # noqa: N802
-        method = self.path.rsplit("/", 1)[-1]
-        raw = self.rfile.read(int(self.headers.get("Content-Length") or 0)).decode()
-        args = json.loads(raw) if self.headers.get("Content-Type", "").startswith("application/json") else \
-            {k: v[0] for k, v in parse_qs(raw).items()}
-        type(self).calls.append((method, args, self.headers.get("Authorization")))
-        answers = {
-            "chat.getPermalink": {"ok": True, "permalink": f"https://geniac.slack.com/archives/{args.get('channel')}"
-                                                           f"/p{args.get('message_ts', '').replace('.', '')}"},
-            "conversations.replies": {"ok": True, "messages": type(self).thread, "has_more": False},
-            "chat.postMessage": {"ok": True, "ts": "1764000000.000900"},
-            "chat.postEphemeral": {"ok": True, "message_ts": "1764000000.000901"},
-        }
-        body = json.dumps(answers.get(method, {"ok": False, "error": "unknown_method"})).encode()
-        self.send_response(200)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
-
-    def log_message(self, *args):
-        pass
-
-
-@pytest.fixture
-def slack_api(settings):
-    FakeSlack.calls = []
-    FakeSlack.thread = [
-        {"user": "U0LEAD", "ts": "1764000000.000100", "text": "NCCL falls back to sockets on 4 nodes\nlogs attached"},
-        {"user": "U0CUST", "ts": "1764000060.000200", "text": "FI_PROVIDER is unset in the image"},
-    ]
-    server = ThreadingHTTPServer(("127.0.0.1", 0), FakeSlack)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    settings.SLACK_API_URL = f"http://127.0.0.1:{server.server_address[1]}/api/"
-    settings.SLACK_SIGNING_SECRET = SECRET
-    settings.SLACK_BOT_TOKEN = "xoxb-test-token"
-    yield FakeSlack
-    server.shutdown()
-    server.server_close()
-
-
-@pytest.fixture
-def linked(world):
-    channel = SlackChannelLink.objects.create(channel_id="C0ALPHA", name="#geniac-alpha", organization=world.org_a)
-    SlackUserLink.objects.create(team_id=TEAM, slack_user_id="U0LEAD", user=world.lead_a)
-    SlackUserLink.objects.create(team_id=TEAM, slack_user_id="U0CUST", user=world.customer_a)
-    SlackUserLink.objects.create(team_id=TEAM, slack_user_id="U0BETA", user=world.customer_b)
-    return channel
 
 
 def _signed(client, url, body: str, secret: str = SECRET, timestamp: int | None = None):
@@ -83,20 +27,41 @@ def _signed(client, url, body: str, secret: str = SECRET, timestamp: int | None 
                           HTTP_X_SLACK_REQUEST_TIMESTAMP=ts, HTTP_X_SLACK_SIGNATURE=signature)
 
 
-def _shortcut(user="U0LEAD", channel="C0ALPHA", ts="1764000000.000100", thread_ts=None) -> str:
+def _response_url() -> str:
+    """Where the local stand-in takes the shortcut's answer (the slack_api fixture points the setting at it)."""
+    from django.conf import settings
+
+    return f"{settings.SLACK_RESPONSE_URL_PREFIX}{TEAM}/1/hook"
+
+
+def _shortcut(user="U0LEAD", channel="C0ALPHA", ts="1764000000.000100", thread_ts=None, response_url=None) -> str:
     message = {"type": "message", "user": user, "ts": ts, "text": "NCCL falls back to sockets on 4 nodes"}
     if thread_ts:
         message["thread_ts"] = thread_ts
     payload = {"type": "message_action", "callback_id": "log_interaction", "team": {"id": TEAM},
                "user": {"id": user}, "channel": {"id": channel}, "message": message,
-               "response_url": "https://hooks.slack.com/app/x"}
+               "response_url": _response_url() if response_url is None else response_url}
     return urlencode({"payload": json.dumps(payload)})
 
 
-def test_message_shortcut_logs_the_thread_as_an_interaction(client, world, linked, slack_api):
-    url = reverse("engagement:slack_interactivity")
-    response = _signed(client, url, _shortcut(ts="1764000060.000200", thread_ts="1764000000.000100"))
-    assert response.status_code == 200
+def _use_shortcut(client, capture_callbacks, **kwargs):
+    """The shortcut against the real endpoint; answers the response and the capture it stored. The capture's
+    task is sent after commit (to the broker: ``capture_thread.apply`` below runs what the worker would)."""
+    with capture_callbacks(execute=False) as callbacks:
+        response = _signed(client, reverse("engagement:slack_interactivity"), _shortcut(**kwargs))
+    assert response.status_code == 200 and len(callbacks) == 1
+    return SlackCapture.objects.order_by("-pk").first()
+
+
+def test_message_shortcut_answers_at_once_and_the_task_logs_the_thread(
+        client, world, linked, slack_api, django_capture_on_commit_callbacks):
+    capture = _use_shortcut(client, django_capture_on_commit_callbacks, ts="1764000060.000200",
+                            thread_ts="1764000000.000100")
+    # The request called no Slack method and logged nothing yet: a pending capture.
+    assert slack_api.calls == [] and not Interaction.objects.exists()
+    assert (capture.status, capture.user, capture.link, capture.thread_ts) == (
+        "pending", world.lead_a, linked, "1764000000.000100")
+    assert capture_thread.apply(args=[capture.pk]).get() == "done"
     interaction = Interaction.objects.get()
     assert (interaction.organization, interaction.kind, interaction.created_by) == (world.org_a, "chat", world.lead_a)
     assert interaction.summary == "NCCL falls back to sockets on 4 nodes"
@@ -104,19 +69,90 @@ def test_message_shortcut_logs_the_thread_as_an_interaction(client, world, linke
     thread = SlackThread.objects.get()
     assert thread.thread_ts == "1764000000.000100"
     assert thread.permalink == "https://geniac.slack.com/archives/C0ALPHA/p1764000000000100"
+    capture.refresh_from_db()
+    assert (capture.status, capture.interaction, capture.attempts) == ("done", interaction, 1)
     methods = [c[0] for c in slack_api.calls]
-    assert methods == ["chat.getPermalink", "conversations.replies", "chat.postEphemeral"]
-    assert all(c[2] == "Bearer xoxb-test-token" for c in slack_api.calls)
+    assert methods == ["chat.getPermalink", "conversations.replies", "response_url"]
+    assert [c[2] for c in slack_api.calls] == ["Bearer xoxb-test-token"] * 2 + [None]  # the response_url needs none
     assert "Logged as an interaction" in slack_api.calls[-1][1]["text"]
+    assert slack_api.calls[-1][1]["response_type"] == "ephemeral"
     # The interaction carries its thread link, on the page and in the API.
     client.force_login(world.lead_a)
     assert thread.permalink in client.get(interaction.get_absolute_url()).content.decode()
     api = client.get(reverse("interactions-api:interaction-detail", args=[interaction.pk])).json()
     assert api["slack_thread_url"] == thread.permalink
-    # The same thread again: not logged twice.
     client.logout()
-    assert _signed(client, url, _shortcut()).status_code == 200
+    # The same message again (a retried shortcut): the same capture, no second interaction.
+    again = _use_shortcut(client, django_capture_on_commit_callbacks, ts="1764000060.000200",
+                          thread_ts="1764000000.000100")
+    assert again == capture and capture_thread.apply(args=[again.pk]).get() == "done"
     assert Interaction.objects.count() == 1 and "already logged" in slack_api.calls[-1][1]["text"]
+    # Another message of the same thread: its own capture, linked to the thread's interaction.
+    other = _use_shortcut(client, django_capture_on_commit_callbacks)
+    assert other != capture and capture_thread.apply(args=[other.pk]).get() == "done"
+    other.refresh_from_db()
+    assert other.interaction == interaction and Interaction.objects.count() == 1
+    assert "already logged" in slack_api.calls[-1][1]["text"]
+
+
+def test_the_task_retries_on_rate_limits_and_records_a_refusal(
+        client, world, linked, slack_api, django_capture_on_commit_callbacks):
+    limited = (429, {"ok": False, "error": "ratelimited"}, {"Retry-After": "1"})
+    slack_api.script = {"conversations.replies": [limited, limited]}
+    capture = _use_shortcut(client, django_capture_on_commit_callbacks)
+    assert capture_thread.apply(args=[capture.pk]).get() == "done"
+    capture.refresh_from_db()
+    assert capture.attempts == 3 and Interaction.objects.count() == 1
+    assert [c[0] for c in slack_api.calls].count("conversations.replies") == 3
+
+    slack_api.calls.clear()
+    slack_api.script = {"chat.getPermalink": [(200, {"ok": False, "error": "channel_not_found"}, {})]}
+    refused = _use_shortcut(client, django_capture_on_commit_callbacks, ts="1764000500.000100")
+    assert capture_thread.apply(args=[refused.pk]).get() == "failed"
+    refused.refresh_from_db()
+    assert refused.status == "failed" and refused.attempts == 1 and "channel_not_found" in refused.error
+    assert Interaction.objects.count() == 1
+    assert [c[0] for c in slack_api.calls] == ["chat.getPermalink", "response_url"]
+    assert "Nothing was logged" in slack_api.calls[-1][1]["text"] and "channel_not_found" in slack_api.calls[-1][1]["text"]
+    # A failed capture does not block using the shortcut again on the message.
+    slack_api.calls.clear()
+    retried = _use_shortcut(client, django_capture_on_commit_callbacks, ts="1764000500.000100")
+    assert retried != refused and capture_thread.apply(args=[retried.pk]).get() == "done"
+    assert Interaction.objects.count() == 2
+
+
+def test_slack_unreachable_is_retried_then_recorded(client, world, linked, slack_api, settings,
+                                                    django_capture_on_commit_callbacks):
+    capture = _use_shortcut(client, django_capture_on_commit_callbacks)
+    settings.SLACK_API_URL = "http://127.0.0.1:9/api/"  # nothing listens on the discard port
+    assert capture_thread.apply(args=[capture.pk]).get() == "failed"
+    capture.refresh_from_db()
+    assert capture.status == "failed" and capture.attempts == CAPTURE_RETRIES + 1
+    assert "could not be reached" in capture.error and not Interaction.objects.exists()
+
+
+def test_a_shortcut_the_broker_missed_is_sent_by_the_sweep(client, world, linked, slack_api, private_redis,  # noqa: F811 - fixture
+                                                           django_capture_on_commit_callbacks):
+    import redis as redis_lib
+
+    from portal.celery import app
+
+    private_redis.stop()
+    app._pool = None
+    app.amqp._producer_pool = None  # a pool made by an earlier test would still reach the machine's Redis
+    with django_capture_on_commit_callbacks(execute=True):
+        response = _signed(client, reverse("engagement:slack_interactivity"), _shortcut())
+    assert response.status_code == 200
+    capture = SlackCapture.objects.get()
+    assert capture.status == "pending" and capture.queued_at is None  # kept, not lost
+    assert sweep_captures() == 0 and SlackCapture.objects.get().queued_at is None
+    private_redis.start()
+    app._pool = None
+    app.amqp._producer_pool = None
+    assert sweep_captures() == 1
+    assert redis_lib.Redis.from_url(private_redis.url).llen("default") == 1
+    assert sweep_captures() == 0  # claimed once
+    assert capture_thread.apply(args=[capture.pk]).get() == "done" and Interaction.objects.count() == 1
 
 
 @pytest.mark.parametrize("case", ["bad_secret", "stale", "unsigned", "tampered"])
@@ -147,18 +183,27 @@ def test_no_signing_secret_refuses_everything(client, world, linked, slack_api, 
     assert _signed(client, reverse("engagement:slack_interactivity"), _shortcut()).status_code == 403
 
 
-def test_shortcut_needs_a_mapped_user_a_linked_channel_and_the_right_to_log(client, world, linked, slack_api):
-    url = reverse("engagement:slack_interactivity")
+def test_shortcut_needs_a_mapped_user_a_linked_channel_and_the_right_to_log(
+        client, world, linked, slack_api, django_capture_on_commit_callbacks):
     for user, channel, expected in (
         ("U0NOBODY", "C0ALPHA", "not linked to a portal account"),
         ("U0LEAD", "C0UNLINKED", "not linked to an organization"),
         ("U0CUST", "C0ALPHA", "may not log interactions"),
         ("U0BETA", "C0ALPHA", "may not log interactions"),
     ):
-        assert _signed(client, url, _shortcut(user=user, channel=channel)).status_code == 200
+        capture = _use_shortcut(client, django_capture_on_commit_callbacks, user=user, channel=channel)
+        assert capture.status == "refused" and expected in capture.error, (user, channel)
+        assert capture_thread.apply(args=[capture.pk]).get() == "refused"
         assert expected in slack_api.calls[-1][1]["text"], (user, channel)
+        assert slack_api.calls[-1][1]["response_type"] == "ephemeral"
     assert not Interaction.objects.exists()
-    assert {c[0] for c in slack_api.calls} == {"chat.postEphemeral"}
+    assert {c[0] for c in slack_api.calls} == {"response_url"}
+    # A response_url that is not Slack's is not called: the answer goes through chat.postEphemeral.
+    slack_api.calls.clear()
+    capture = _use_shortcut(client, django_capture_on_commit_callbacks, user="U0NOBODY",
+                            response_url="http://127.0.0.1:9/elsewhere")
+    assert capture.response_url == "" and capture_thread.apply(args=[capture.pk]).get() == "refused"
+    assert [c[0] for c in slack_api.calls] == ["chat.postEphemeral"] and slack_api.calls[0][1]["user"] == "U0NOBODY"
 
 
 def test_slash_command_shows_status_to_members_only(client, world, linked, slack_api):
@@ -183,31 +228,42 @@ def test_slash_command_shows_status_to_members_only(client, world, linked, slack
     assert "not linked" in unmapped["text"] and world.org_a.name not in unmapped["text"]
 
 
+@pytest.mark.worker
 @pytest.mark.django_db(transaction=True)
-def test_notifications_about_a_logged_interaction_reply_in_its_thread(request, monkeypatch, client, world,
-                                                                     linked, slack_api):
-    """A real worker takes the reply: an internal event stays out of the customer channel's thread, a shared
-    one is posted in it."""
+def test_a_real_worker_logs_the_thread_through_a_rate_limit_and_replies_in_it(request, monkeypatch, client, world,
+                                                                             linked, slack_api):
+    """A real worker takes the capture (waiting out Slack's Retry-After), then the replies: an internal event
+    stays out of the customer channel's thread, a shared one is posted in it."""
     from django.conf import settings
 
     from portal.notifications import Event, notify
 
     monkeypatch.setenv("SLACK_API_URL", settings.SLACK_API_URL)  # the worker process reads its settings from here
     monkeypatch.setenv("SLACK_BOT_TOKEN", settings.SLACK_BOT_TOKEN)
+    monkeypatch.setenv("SLACK_RESPONSE_URL_PREFIX", settings.SLACK_RESPONSE_URL_PREFIX)
     request.getfixturevalue("celery_worker_process")
-    _signed(client, reverse("engagement:slack_interactivity"), _shortcut())
+    slack_api.script = {"chat.getPermalink": [(429, {"ok": False, "error": "ratelimited"}, {"Retry-After": "1"})]}
+    assert _signed(client, reverse("engagement:slack_interactivity"), _shortcut()).status_code == 200
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline and SlackCapture.objects.get().status == "pending":
+        time.sleep(0.2)
+    capture = SlackCapture.objects.get()
+    assert (capture.status, capture.attempts) == ("done", 2), capture.error
     interaction = Interaction.objects.get()
+    assert capture.interaction == interaction
+    assert [c[0] for c in slack_api.calls] == ["chat.getPermalink", "chat.getPermalink", "conversations.replies",
+                                               "response_url"]
     slack_api.calls.clear()
     notify(Event(kind="interaction.escalated", title="Escalated internally", visibility="internal",
                  organization_id=world.org_a.pk, extra={"interaction": interaction.pk}))
     notify(Event(kind="interaction.status", title="Support case is now resolved", visibility="shared",
                  organization_id=world.org_a.pk, extra={"interaction": interaction.pk}))
     deadline = time.monotonic() + 30
-    while time.monotonic() < deadline and not slack_api.calls:
+    while time.monotonic() < deadline and not NotificationDelivery.objects.filter(status="sent").exists():
         time.sleep(0.2)
-    time.sleep(1)  # give a wrongly sent internal event the time to arrive too
-    posts = [c for c in slack_api.calls if c[0] == "chat.postMessage"]
-    assert len(posts) == 1, slack_api.calls
-    args = posts[0][1]
+    assert list(NotificationDelivery.objects.values_list("channel", "title", "status")) == [
+        ("thread", "Support case is now resolved", "sent")]  # the internal event made no delivery at all
+    (post,) = [c for c in slack_api.calls if c[0] == "chat.postMessage"]
+    args = post[1]
     assert (args["channel"], args["thread_ts"]) == ("C0ALPHA", "1764000000.000100")
-    assert args["text"].startswith("Support case is now resolved") and posts[0][2] == "Bearer xoxb-test-token"
+    assert args["text"].startswith("Support case is now resolved") and post[2] == "Bearer xoxb-test-token"

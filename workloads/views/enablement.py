@@ -12,6 +12,7 @@ from django.views import View
 from portal import access, timeline
 from portal.choices import TimelineKind
 from portal.generic import ObjectEditView, ObjectListView, ObjectView
+from workloads.filtersets import EnablementSessionFilterSet
 from workloads.interactions.forms import AttendanceForm, EnablementSessionForm
 from workloads.models import EnablementAttendance, EnablementSession
 
@@ -32,6 +33,7 @@ def may_create_sessions(user) -> bool:
 
 class EnablementListView(ObjectListView):
     queryset = EnablementSession.objects.all()
+    filterset_class = EnablementSessionFilterSet
     template_name = "workloads/enablement_list.html"
     csv_fields = (("Date", "date"), ("Kind", "get_kind_display"), ("Topic", "topic"),
                   ("Attendees", "attendance_count"), ("Average satisfaction", "average_score"))
@@ -47,7 +49,7 @@ class EnablementListView(ObjectListView):
 
 
 class EnablementView(ObjectView):
-    queryset = EnablementSession.objects.prefetch_related("audience")
+    queryset = EnablementSession.objects.select_related("cycle").prefetch_related("audience")
     template_name = "workloads/enablement_detail.html"
 
     def get_queryset(self):
@@ -65,7 +67,8 @@ class EnablementView(ObjectView):
         )
         ctx["can_change"] = access.can(user, access.CHANGE, self.object)
         form = AttendanceForm(user=user, session=self.object)
-        ctx["attendance_form"] = form if form.fields["organization"].queryset.exists() else None
+        archived = self.object.cycle_id is not None and self.object.cycle.is_archived  # its attendance is history
+        ctx["attendance_form"] = form if not archived and form.fields["organization"].queryset.exists() else None
         return ctx
 
 
@@ -115,7 +118,9 @@ class AttendanceAddView(View):
     """POST: add an attendee (with their score) from an organization the user may write for."""
 
     def post(self, request, pk):
-        session = get_object_or_404(EnablementSession.objects.restrict(request.user), pk=pk)
+        session = get_object_or_404(EnablementSession.objects.restrict(request.user).select_related("cycle"), pk=pk)
+        if session.cycle_id is not None and session.cycle.is_archived:
+            raise PermissionDenied(access.refusal(session))
         form = AttendanceForm(request.POST, user=request.user, session=session)
         if not form.fields["organization"].queryset.exists():
             raise PermissionDenied("You may not record attendance for this session.")

@@ -11,6 +11,7 @@ from django.utils import timezone
 from django.views import View
 
 from portal import access
+from portal.engagement.cycle_filter import in_active_cycle
 from portal.generic import ObjectEditView, ObjectListView, ObjectView
 from workloads import history, services, usage
 from workloads.choices import RequestStatus
@@ -45,6 +46,8 @@ class QuotaListView(ObjectListView):
             end__gte=day, end__lte=day + datetime.timedelta(days=EXPIRING_DAYS))
         if organization is not None:
             reservations = reservations.filter(organization=organization)
+        # The reservations of the cycle shown, like the quotas.
+        reservations = reservations.filter(cycle=ctx["cycle"]) if ctx["cycle"] else in_active_cycle(reservations)
         ctx["expiring"] = reservations
         ctx["can_edit_quotas"] = access.organization_ids(user, access.CHANGE, InstanceQuota) != frozenset()
         ctx["can_request"] = access.organization_ids(user, access.CHANGE, QuotaChangeRequest) != frozenset()

@@ -55,3 +55,43 @@ class SlackThread(models.Model):
 
     def __str__(self) -> str:
         return self.permalink or f"{self.channel.channel_id}/{self.thread_ts}"
+
+
+class SlackCapture(models.Model):
+    """A message shortcut Slack sent: stored by the endpoint, which answers Slack at once, and logged as an
+    interaction off the request by the ``engagement.capture_thread`` task (reading the thread and its permalink
+    from Slack's Web API). One per message while pending or done: a retried shortcut logs one interaction."""
+
+    PENDING, DONE, FAILED, REFUSED = "pending", "done", "failed", "refused"
+    STATUSES = [(PENDING, "Pending"), (DONE, "Logged"), (FAILED, "Failed"), (REFUSED, "Refused")]
+
+    team_id = models.CharField(max_length=32)
+    slack_user_id = models.CharField(max_length=32)
+    channel_id = models.CharField(max_length=32)
+    message_ts = models.CharField(max_length=32)
+    thread_ts = models.CharField(max_length=32)
+    message = models.JSONField(default=dict, blank=True, help_text="The message as Slack sent it.")
+    response_url = models.URLField(max_length=500, blank=True, help_text="Where Slack takes the ephemeral answer.")
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.CASCADE,
+                             related_name="+")
+    link = models.ForeignKey(SlackChannelLink, null=True, blank=True, on_delete=models.CASCADE,
+                             related_name="captures", help_text="The channel's link to its organization.")
+    status = models.CharField(max_length=8, choices=STATUSES, default=PENDING)
+    error = models.TextField(blank=True, help_text="Why it was refused or failed, as told to the user in Slack.")
+    interaction = models.ForeignKey("workloads.Interaction", null=True, blank=True, on_delete=models.SET_NULL,
+                                    related_name="+")
+    attempts = models.PositiveSmallIntegerField(default=0)
+    created = models.DateTimeField(auto_now_add=True)
+    # When the task was handed to the broker; empty while the broker could not take it (the sweep sends it).
+    queued_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:  # staff read these in the admin; no page or API shows them
+        ordering = ["-created"]
+        constraints = [
+            models.UniqueConstraint(fields=["channel_id", "message_ts"], condition=models.Q(status__in=["pending", "done"]),
+                                    name="one_live_capture_per_message"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.channel_id}/{self.message_ts} · {self.status}"

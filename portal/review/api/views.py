@@ -11,6 +11,7 @@ from portal import access
 from portal.api.base import PortalReadOnlyViewSet
 from portal.review import figures
 from portal.review.api.serializers import OverviewSerializer, WeeklyReviewDetailSerializer, WeeklyReviewSerializer
+from portal.review.filtersets import WeeklyReviewFilterSet
 from portal.review.models import WeeklyReview
 
 
@@ -37,7 +38,7 @@ class WeeklyReviewViewSet(PortalReadOnlyViewSet):
 
     queryset = WeeklyReview.objects.select_related("frozen_by").prefetch_related("action_items__owner")
     serializer_class = WeeklyReviewSerializer
-    filterset_fields = ["week_start"]
+    filterset_class = WeeklyReviewFilterSet
 
     def get_serializer_class(self):
         return WeeklyReviewDetailSerializer if self.action == "retrieve" else WeeklyReviewSerializer

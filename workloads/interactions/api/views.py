@@ -19,6 +19,7 @@ from workloads.interactions.api.serializers import (
     InteractionCommentSerializer,
     InteractionSerializer,
 )
+from workloads.filtersets import EnablementSessionFilterSet
 from workloads.interactions.filtersets import EnablementAttendanceFilterSet, InteractionFilterSet
 from workloads.models import ChallengeTag, EnablementAttendance, EnablementSession, Interaction, InteractionComment
 from workloads.views.enablement import with_scores
@@ -87,7 +88,7 @@ class InteractionViewSet(PortalModelViewSet):
 class EnablementSessionViewSet(PortalReadOnlyViewSet):
     queryset = EnablementSession.objects.prefetch_related("audience")
     serializer_class = EnablementSessionSerializer
-    filterset_fields = ["kind", "date"]
+    filterset_class = EnablementSessionFilterSet
 
     def get_queryset(self):
         return with_scores(super().get_queryset()).order_by("-date", "-id")
