@@ -10,6 +10,7 @@ from rest_framework.response import Response
 
 from portal import access
 from portal.api.base import PortalModelViewSet, PortalReadOnlyViewSet, PortalViewSetMixin
+from workloads.filtersets import EnablementSessionFilterSet
 from workloads.interactions import services
 from workloads.interactions.api.serializers import (
     ChallengeTagSerializer,
@@ -19,7 +20,6 @@ from workloads.interactions.api.serializers import (
     InteractionCommentSerializer,
     InteractionSerializer,
 )
-from workloads.filtersets import EnablementSessionFilterSet
 from workloads.interactions.filtersets import EnablementAttendanceFilterSet, InteractionFilterSet
 from workloads.models import ChallengeTag, EnablementAttendance, EnablementSession, Interaction, InteractionComment
 from workloads.views.enablement import with_scores
