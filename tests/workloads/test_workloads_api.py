@@ -131,7 +131,6 @@ class TestWorkloadApi(viewtests.ApiTests):
     api_basename = "workloads-api:workload"
     api_methods = ("post", "patch")
     read_only = ("customer_a", "pm")
-    api_foreign_create_status = 400  # organization A is not a choice for B's users
     flat_roles = ("pm", "customer_a")
 
     def api_data(self, world):
