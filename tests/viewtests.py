@@ -224,15 +224,41 @@ class EditTests(ModelCase):
         assert not self.edited(obj)
 
 
-class ApiTests(ModelCase):
-    """The API: list and retrieve scoped, writes by the writer only, 400 with nothing written on bad input.
+class DeleteTests(ModelCase):
+    """The delete page: the writer deletes A's object; read-only roles get 403, B's users 404, the row stays."""
 
-    ``api_basename`` is the router's name (``workloads-api:workload``); ``api_methods`` the writes the
-    viewset offers (the others must answer 405).
-    """
+    def delete_data(self, obj) -> dict:
+        return {}
+
+    def deleted(self, obj) -> bool:
+        """Whether the delete took effect (a row deleted in the background says so by its state)."""
+        return not self.model.objects.filter(pk=obj.pk).exists()
+
+    def test_writer_deletes(self, client, world):
+        obj = self.make(world)
+        self.login(client, world, self.writer)
+        assert client.get(self.url("delete", obj)).status_code == 200
+        response = client.post(self.url("delete", obj), self.delete_data(obj))
+        assert response.status_code == 302, response.content.decode()[:2000]
+        assert self.deleted(obj)
+
+    def test_others_may_not_delete(self, client, world):
+        obj = self.make(world)
+        for role, status in [*((r, 403) for r in self.read_only), *((r, 404) for r in self.foreign)]:
+            self.login(client, world, role)
+            assert client.post(self.url("delete", obj), self.delete_data(obj)).status_code == status, role
+        obj.refresh_from_db()
+        assert not self.deleted(obj)
+
+
+class ApiCase(ModelCase):
+    """What the API cases share. ``api_basename`` is the router's name (``workloads-api:workload``);
+    ``api_methods`` the writes the viewset offers (the others must answer 405)."""
 
     api_basename = ""
     api_methods = ("post", "patch", "delete")
+    api_create_status = 201  # 202 where the write starts background work
+    api_delete_status = 204
     api_foreign_create_status = 400  # organization A is not a choice B's users are offered
 
     # A read-only API keeps these defaults: every write must answer 405.
@@ -248,10 +274,18 @@ class ApiTests(ModelCase):
     def api_patched(self, obj) -> bool:
         return False
 
+    def api_deleted(self, obj) -> bool:
+        """Whether the writer's delete took effect (a row deleted in the background says so by its state)."""
+        return not self.model.objects.filter(pk=obj.pk).exists()
+
+    def api_delete_url(self, obj) -> str:
+        """Where the writer sends DELETE (some deletes ask for a confirmation in the query)."""
+        return self.api_url(obj)
+
     def api_url(self, obj=None) -> str:
         if obj is None:
             return reverse(f"{self.api_basename}-list")
-        return reverse(f"{self.api_basename}-detail", kwargs={"pk": obj.pk})
+        return reverse(f"{self.api_basename}-detail", kwargs={self.lookup: getattr(obj, self.lookup)})
 
     def _send(self, client, method, url, data=None):
         return getattr(client, method)(url, json.dumps(data or {}), content_type="application/json")
@@ -260,6 +294,10 @@ class ApiTests(ModelCase):
     def _ids(response) -> set:
         body = response.json()
         return {row["id"] for row in (body["results"] if isinstance(body, dict) else body)}
+
+
+class ApiListTests(ApiCase):
+    """List and retrieve: scoped to what the user may see; the list's queries flat in the rows."""
 
     def test_api_list_and_retrieve_are_scoped(self, client, world):
         obj, other = self.make(world), self.make_foreign(world)
@@ -280,6 +318,10 @@ class ApiTests(ModelCase):
             assert_flat_queries(client, self.api_url(), grow=lambda n: self.grow(world, n), sizes=self.flat_sizes,
                                 at_most=self.per_role(self.max_queries, role))
 
+
+class ApiCreateTests(ApiCase):
+    """Create: the writer in A; read-only roles 403, B's users refused; bad input 400, nothing written."""
+
     def test_api_create(self, client, world):
         self.login(client, world, self.writer)
         before = self.count()
@@ -287,7 +329,7 @@ class ApiTests(ModelCase):
         if "post" not in self.api_methods:
             assert response.status_code == 405 and self.count() == before
             return
-        assert response.status_code == 201, response.content.decode()[:2000]
+        assert response.status_code == self.api_create_status, response.content.decode()[:2000]
         assert self.belongs_to_a(world, self.model.objects.get(pk=response.json()["id"]))
         assert self.count() == before + 1
 
@@ -304,6 +346,10 @@ class ApiTests(ModelCase):
         response = self._send(client, "post", self.api_url(), self.api_invalid_data(world))
         assert response.status_code == 400 and response.json()
         assert self.count() == before
+
+
+class ApiUpdateTests(ApiCase):
+    """Update (PATCH): the writer; read-only roles 403, B's users 404, the row unchanged."""
 
     def test_api_update(self, client, world):
         obj = self.make(world)
@@ -324,17 +370,26 @@ class ApiTests(ModelCase):
         obj.refresh_from_db()
         assert self.api_patched(obj)
 
+
+class ApiDeleteTests(ApiCase):
+    """Delete: the writer; read-only roles 403, B's users 404, the row kept (405 for all without delete)."""
+
     def test_api_delete(self, client, world):
         obj = self.make(world)
         for role, status in [*((r, 403 if "delete" in self.api_methods else 405) for r in self.read_only),
                              *((r, 404 if "delete" in self.api_methods else 405) for r in self.foreign)]:
             self.login(client, world, role)
-            assert client.delete(self.api_url(obj)).status_code == status, role
-        assert self.model.objects.filter(pk=obj.pk).exists()
+            assert client.delete(self.api_delete_url(obj)).status_code == status, role
+        obj.refresh_from_db()
+        assert not self.api_deleted(obj)
         self.login(client, world, self.writer)
-        response = client.delete(self.api_url(obj))
+        response = client.delete(self.api_delete_url(obj))
         if "delete" not in self.api_methods:
             assert response.status_code == 405 and self.model.objects.filter(pk=obj.pk).exists()
             return
-        assert response.status_code == 204
-        assert not self.model.objects.filter(pk=obj.pk).exists()
+        assert response.status_code == self.api_delete_status, response.content.decode()[:2000]
+        assert self.api_deleted(obj)
+
+
+class ApiTests(ApiListTests, ApiCreateTests, ApiUpdateTests, ApiDeleteTests):
+    """Every API case (NetBox's ``APIViewTestCase``)."""
