@@ -1,10 +1,10 @@
-"""Factories for escalations and specialists."""
+"""Factories for escalations, specialists and trained models."""
 import factory
 from factory.django import DjangoModelFactory
 
 from portal.engagement import targets
-from portal.engagement.models import Escalation, EscalationTarget, Specialist
-from tests.factories import UserFactory
+from portal.engagement.models import Escalation, EscalationTarget, Specialist, TrainedModel
+from tests.factories import OrganizationFactory, UserFactory
 from tests.workloads.factories_interactions import InteractionFactory
 
 
@@ -26,3 +26,15 @@ class EscalationFactory(DjangoModelFactory):
     interaction = factory.SubFactory(InteractionFactory)
     target = factory.LazyFunction(target)
     question = factory.Sequence(lambda n: f"Question {n}")
+
+
+class TrainedModelFactory(DjangoModelFactory):
+    class Meta:
+        model = TrainedModel
+
+    organization = factory.SubFactory(OrganizationFactory)
+    name = factory.Sequence(lambda n: f"model-{n}")
+    parameters_billions = 100
+    modality = "text"
+    instance_type = "p5.48xlarge"
+    instance_count = 16
