@@ -35,7 +35,7 @@ def test_job_log_lines_use_the_display_time_zone(world):
     assert job.log.startswith(f"{timezone.localtime():%Y-%m-%d %H}")
 
 
-def test_program_manager_navigation_is_grouped_with_pending_requests(client, world, django_assert_max_num_queries):
+def test_program_manager_navigation_is_grouped_with_pending_requests(client, world):
     QuotaChangeRequestFactory(quota=InstanceQuotaFactory(organization=world.org_a), requested_count=40,
                               justification="scale-up", requested_by=world.lead_a)
     client.force_login(world.pm)
