@@ -17,11 +17,6 @@ SHARED = "NCCL hangs on node-3"
 
 
 @pytest.fixture
-def cluster(world):
-    return ClusterFactory(organization=world.org_a, name="alpha-train")
-
-
-@pytest.fixture
 def fault(cluster):
     return GpuFaultFactory(cluster=cluster, hostname="node-3", gpu="5", xid=79)
 

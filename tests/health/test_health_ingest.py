@@ -25,11 +25,6 @@ HEALTHY = "dcgm_p5_healthy.prom"
 
 
 @pytest.fixture
-def cluster(world):
-    return ClusterFactory(organization=world.org_a, name="alpha-train")
-
-
-@pytest.fixture
 def token(cluster):
     return services.rotate_token(cluster)
 

@@ -16,11 +16,6 @@ from tests.queries import assert_flat_queries
 XID79 = "dcgm_p5_xid79_missing_gpu.prom"
 
 
-@pytest.fixture
-def cluster(world):
-    return ClusterFactory(organization=world.org_a, name="alpha-train")
-
-
 def _two_node_scrape() -> str:
     healthy = "\n".join(line for line in sample("dcgm_p5_healthy.prom").splitlines() if not line.startswith("#"))
     return sample(XID79) + healthy.replace("ip-10-1-45-12", "ip-10-1-45-01") + "\n"

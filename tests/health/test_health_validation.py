@@ -19,11 +19,6 @@ EFA = "nccl_allreduce_2xp5_efa_srun.txt"
 SOCKET = "nccl_allreduce_2xp5_socket_srun.txt"
 
 
-@pytest.fixture
-def cluster(world):
-    return ClusterFactory(organization=world.org_a, name="alpha-train")
-
-
 def test_customer_uploads_a_passing_run_page(client, world, cluster):
     client.force_login(world.customer_a)
     url = reverse("health:validationrun_add", kwargs={"pk": cluster.pk})
