@@ -6,7 +6,7 @@ from django.urls import reverse
 
 from clusters.choices import ClusterState, JobKind
 from clusters.models import Cluster, LaunchJob
-from tests.clusters.factories_clusters import launched_cluster, ready_cluster
+from tests.clusters.factories_clusters import ClusterFactory, launched_cluster, ready_cluster
 from tests.queries import assert_flat_queries
 from workloads.models import InstanceQuota
 
@@ -247,14 +247,10 @@ def test_launch_day_board_counts_instances_by_type_against_the_target(client, wo
 
     settings.LAUNCH_DAY_TARGET = "p5.48xlarge=127,trn1.32xlarge=24"
     Organization.objects.create(name="Gamma Idle", slug="gamma-idle", aws_account_id="123456789099")
-    Cluster.objects.create(organization=world.org_a, name="a-p5", instance_type="p5.48xlarge", node_count=16,
-                           state=ClusterState.READY)
-    Cluster.objects.create(organization=world.org_b, name="b-trn", instance_type="ml.trn1.32xlarge", node_count=8,
-                           state=ClusterState.READY)
-    Cluster.objects.create(organization=world.org_b, name="b-p5", instance_type="p5.48xlarge", node_count=4,
-                           state=ClusterState.CREATING)
-    Cluster.objects.create(organization=world.org_b, name="b-gone", instance_type="p5.48xlarge", node_count=99,
-                           state=ClusterState.DELETED)
+    ClusterFactory(organization=world.org_a, name="a-p5", node_count=16, state=ClusterState.READY)
+    ClusterFactory(organization=world.org_b, name="b-trn", instance_type="ml.trn1.32xlarge", node_count=8, state=ClusterState.READY)
+    ClusterFactory(organization=world.org_b, name="b-p5", node_count=4, state=ClusterState.CREATING)
+    ClusterFactory(organization=world.org_b, name="b-gone", node_count=99, state=ClusterState.DELETED)
     client.force_login(world.pm)
     response = client.get(reverse("clusters:launch_day"))
     by_type = {r["instance_type"]: r for r in response.context["by_type"]}

@@ -5,7 +5,7 @@ import pytest
 from django.urls import reverse
 from django.utils import timezone
 
-from clusters.models import Cluster
+from tests.clusters.factories_clusters import ClusterFactory
 from tests.workloads.factories_workloads import CapacityReservationFactory, InstanceQuotaFactory
 from workloads.models import CapacityReservation
 
@@ -16,8 +16,7 @@ def quota(world):
 
 
 def test_customer_reads_own_quota_with_bar_but_cannot_edit(client, world, quota):
-    Cluster.objects.create(organization=world.org_a, name="c1", instance_type="p5.48xlarge", region="ap-northeast-1",
-                           node_count=4, state="ready")
+    ClusterFactory(organization=world.org_a, name="c1", node_count=4, state="ready")
     client.force_login(world.customer_a)
     body = client.get(reverse("workloads:quota_list")).content.decode()
     assert 'value="4" max="16"' in body and "4 / 16" in body
@@ -37,8 +36,7 @@ def test_foreign_customer_sees_nothing_of_a(client, world, quota):
 
 
 def test_program_manager_edits_and_the_form_refuses_bad_input(client, world, quota):
-    Cluster.objects.create(organization=world.org_a, name="c1", instance_type="p5.48xlarge", region="ap-northeast-1",
-                           node_count=12, state="ready")
+    ClusterFactory(organization=world.org_a, name="c1", node_count=12, state="ready")
     client.force_login(world.pm)
     url = reverse("workloads:quota_edit", kwargs={"pk": quota.pk})
     base = {"organization": world.org_a.pk, "instance_type_name": "p5.48xlarge", "region": "ap-northeast-1",

@@ -6,6 +6,7 @@ from django.core.exceptions import ValidationError
 from django.utils import timezone
 
 from clusters.models import Cluster
+from tests.clusters.factories_clusters import ClusterFactory
 from tests.factories import OrganizationFactory
 from tests.queries import assert_flat_queries, count_queries
 from tests.workloads.factories_workloads import InstanceQuotaFactory
@@ -15,8 +16,8 @@ TODAY = timezone.localdate
 
 
 def cluster(org, n, itype="p5.48xlarge", region="ap-northeast-1", state="ready", name=None):
-    return Cluster.objects.create(organization=org, name=name or f"c{Cluster.objects.count()}", instance_type=itype,
-                                  region=region, node_count=n, state=state)
+    return ClusterFactory(organization=org, name=name or f"c{Cluster.objects.count()}", instance_type=itype,
+                          region=region, node_count=n, state=state)
 
 
 def test_held_counts_holding_states_and_sagemaker_names_together(world):
