@@ -1,9 +1,16 @@
-"""Factories for escalations, specialists and trained models."""
+"""Factories for escalations, specialists, trained models and cycles."""
 import factory
 from factory.django import DjangoModelFactory
 
 from portal.engagement import targets
-from portal.engagement.models import Escalation, EscalationTarget, Specialist, TrainedModel
+from portal.engagement.models import (
+    Cycle,
+    CycleParticipation,
+    Escalation,
+    EscalationTarget,
+    Specialist,
+    TrainedModel,
+)
 from tests.factories import OrganizationFactory, UserFactory
 from tests.workloads.factories_interactions import InteractionFactory
 
@@ -38,3 +45,19 @@ class TrainedModelFactory(DjangoModelFactory):
     modality = "text"
     instance_type = "p5.48xlarge"
     instance_count = 16
+
+
+class CycleFactory(DjangoModelFactory):
+    """A planned cycle; ``participants=[org, ...]`` makes the organizations take part."""
+
+    class Meta:
+        model = Cycle
+        skip_postgeneration_save = True
+
+    number = factory.Sequence(lambda n: 100 + n)
+    name = factory.LazyAttribute(lambda c: f"Cycle {c.number}")
+
+    @factory.post_generation
+    def participants(self, create, extracted, **kwargs):
+        for org in extracted or ():
+            CycleParticipation.objects.create(cycle=self, organization=org)

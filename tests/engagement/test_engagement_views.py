@@ -1,7 +1,7 @@
-"""Escalations, trained models and milestones through the generic page and API cases (tests/viewtests.py)."""
-from portal.engagement.models import Escalation, Milestone, TrainedModel
+"""Escalations, trained models, milestones and cycles through the generic page and API cases (tests/viewtests.py)."""
+from portal.engagement.models import Cycle, Escalation, Milestone, TrainedModel
 from tests import viewtests
-from tests.engagement.factories_engagement import EscalationFactory, TrainedModelFactory
+from tests.engagement.factories_engagement import CycleFactory, EscalationFactory, TrainedModelFactory
 from tests.workloads.factories_interactions import InteractionFactory
 
 
@@ -104,3 +104,29 @@ class TestMilestoneApi(OutcomeCase, viewtests.ApiTests):
 
     def api_patched(self, obj):
         return obj.note == "Signed the agreement"
+
+
+class CycleCase(viewtests.ModelCase):
+    """Cycles are seen through the organizations taking part; program managers start them (not tested here)."""
+
+    model = Cycle
+    factory = CycleFactory
+    writer = "pm"
+    read_only = ("customer_a", "lead_a")
+    url_names = {"list": "engagement:cycle_list", "detail": "engagement:cycle_detail"}
+    api_basename = "engagement-api:cycle"
+    api_methods = ()
+
+    def make(self, world, **fields):
+        return self.factory(participants=[world.org_a], **fields)
+
+    def make_foreign(self, world, **fields):
+        return self.factory(participants=[world.org_b], **fields)
+
+
+class TestCyclePages(CycleCase, viewtests.ListTests, viewtests.DetailTests):
+    pass
+
+
+class TestCycleApi(CycleCase, viewtests.ApiTests):
+    pass
