@@ -75,3 +75,19 @@ def ready_cluster(org, *, name: str, **fields) -> Cluster:
     return cluster
 
 
+def deploy(cluster: Cluster, parameters: dict) -> Cluster:
+    """``cluster`` launched with ``parameters`` through the pipeline against the embedded endpoint, until ready."""
+    from clusters import pipeline
+
+    cluster.parameters = parameters
+    cluster.save()
+    for stack in cluster.stacks.all():
+        stack.parameters = parameters.get(stack.role, {})
+        stack.save()
+    job = cluster.jobs.get()
+    for _ in range(20):
+        if pipeline.step(job.pk) == pipeline.DONE:
+            break
+    cluster.refresh_from_db()
+    assert cluster.state == ClusterState.READY, cluster.error_message
+    return cluster

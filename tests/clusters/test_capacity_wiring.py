@@ -8,10 +8,9 @@ from django.urls import reverse
 from moto.cloudformation.models import cloudformation_backends
 from rest_framework.test import APIClient
 
-from clusters import capacity, config, pipeline
-from clusters.choices import ClusterState
+from clusters import capacity, config
 from clusters.models import Cluster
-from tests.clusters.factories_clusters import launched_cluster
+from tests.clusters.factories_clusters import deploy, launched_cluster
 from tests.clusters.test_launch_views import _form
 from tests.workloads.factories_workloads import CapacityReservationFactory
 
@@ -138,17 +137,7 @@ def _deployed_configuration(stack_id: str) -> dict:
 def test_printed_configuration_is_exactly_what_the_capacity_block_cluster_deployed(world, aws):
     block = _block(world.org_a)
     cluster = launched_cluster(world.org_a, name="blk", count=4)
-    cluster.parameters = capacity.wire(cluster.parameters, block, blueprint_kind="parallelcluster")
-    cluster.save()
-    for stack in cluster.stacks.all():
-        stack.parameters = cluster.parameters.get(stack.role, {})
-        stack.save()
-    job = cluster.jobs.get()
-    for _ in range(20):
-        if pipeline.step(job.pk) == pipeline.DONE:
-            break
-    cluster.refresh_from_db()
-    assert cluster.state == ClusterState.READY, cluster.error_message
+    cluster = deploy(cluster, capacity.wire(cluster.parameters, block, blueprint_kind="parallelcluster"))
     deployed = _deployed_configuration(cluster.stacks.get(role="cluster").stack_id)
     printed = yaml.safe_load(config.for_cluster(cluster))
     assert printed == config._typed(deployed)

@@ -6,20 +6,18 @@ run in CI (``.ci/run``) on PostgreSQL.
 """
 from __future__ import annotations
 
-import threading
 from collections import Counter
 
 import pytest
 from django.core.exceptions import ValidationError
 from django.db import connection
-from django.test import Client
 from django.urls import reverse
-from rest_framework.test import APIClient
 
 from clusters import launch, pipeline
 from clusters.choices import ClusterState
 from clusters.models import HOLDING_STATES, Cluster, LaunchJob
 from tests.clusters.factories_clusters import launched_cluster
+from tests.concurrency import race, signed_in
 from tests.workloads.factories_workloads import InstanceQuotaFactory, QuotaChangeRequestFactory
 from workloads import services, usage
 from workloads.models import InstanceQuota, QuotaChangeRequest
@@ -34,29 +32,6 @@ def postgres_only(db):
     if connection.vendor != "postgresql":
         pytest.skip("needs PostgreSQL: SQLite admits one writer at a time, so requests cannot race "
                     "(CI runs these on PostgreSQL)")
-
-
-def race(count: int, action) -> list:
-    """Run ``action(i)`` in ``count`` threads released at once; each thread has its own connection."""
-    barrier = threading.Barrier(count)
-    results: list = [None] * count
-
-    def run(i: int) -> None:
-        try:
-            barrier.wait(timeout=30)
-            results[i] = action(i)
-        except Exception as exc:  # noqa: BLE001 - the test looks at every outcome
-            results[i] = exc
-        finally:
-            connection.close()
-
-    threads = [threading.Thread(target=run, args=(i,)) for i in range(count)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join(timeout=120)
-    assert not any(thread.is_alive() for thread in threads), "a request never finished"
-    return results
 
 
 def _held(org, instance_type="p5.48xlarge") -> int:
@@ -85,11 +60,7 @@ def _p5_quota(world, count):
 
 def test_concurrent_api_launches_fill_the_quota_exactly_and_never_exceed_it(world):
     _p5_quota(world, 8)
-    clients = []
-    for _ in range(10):
-        api = APIClient()
-        api.force_authenticate(world.lead_a)
-        clients.append(api)
+    clients = signed_in(world.lead_a, 10, api=True)
     responses = race(10, lambda i: clients[i].post(CLUSTERS, _api_body(world.org_a, f"api-{i}", 2), format="json"))
     codes = Counter(r.status_code for r in responses)
     assert codes == {202: 4, 400: 6}, codes
@@ -101,11 +72,7 @@ def test_concurrent_api_launches_fill_the_quota_exactly_and_never_exceed_it(worl
 
 def test_concurrent_form_launches_fill_the_quota_exactly_and_never_exceed_it(world):
     _p5_quota(world, 9)
-    clients = []
-    for _ in range(10):
-        client = Client()
-        client.force_login(world.lead_a)
-        clients.append(client)
+    clients = signed_in(world.lead_a, 10)
     responses = race(10, lambda i: clients[i].post(LAUNCH, _form(world.org_a, f"form-{i}", 3, key=f"key-{i}")))
     codes = Counter(r.status_code for r in responses)
     assert codes == {302: 3, 400: 7}, codes
@@ -120,11 +87,7 @@ def r_text(response) -> str:
 
 def test_a_double_submitted_form_makes_one_cluster_and_both_answers_lead_to_it(world):
     _p5_quota(world, 16)
-    clients = []
-    for _ in range(2):
-        client = Client()
-        client.force_login(world.lead_a)
-        clients.append(client)
+    clients = signed_in(world.lead_a, 2)
     responses = race(2, lambda i: clients[i].post(LAUNCH, _form(world.org_a, "twice", 4, key="same-page")))
     cluster = Cluster.objects.get()
     assert [r.status_code for r in responses] == [302, 302]
@@ -134,11 +97,7 @@ def test_a_double_submitted_form_makes_one_cluster_and_both_answers_lead_to_it(w
 
 def test_a_retried_api_launch_with_its_key_makes_one_cluster_and_answers_both(world):
     _p5_quota(world, 16)
-    clients = []
-    for _ in range(3):
-        api = APIClient()
-        api.force_authenticate(world.lead_a)
-        clients.append(api)
+    clients = signed_in(world.lead_a, 3, api=True)
     responses = race(3, lambda i: clients[i].post(CLUSTERS, _api_body(world.org_a, "keyed", 2), format="json",
                                                   headers={"Idempotency-Key": "retry-me"}))
     assert sorted(r.status_code for r in responses) == [200, 200, 202]
@@ -147,11 +106,7 @@ def test_a_retried_api_launch_with_its_key_makes_one_cluster_and_answers_both(wo
 
 def test_identical_api_launches_without_a_key_never_answer_500(world):
     _p5_quota(world, 16)
-    clients = []
-    for _ in range(4):
-        api = APIClient(raise_request_exception=False)
-        api.force_authenticate(world.lead_a)
-        clients.append(api)
+    clients = signed_in(world.lead_a, 4, api=True, raise_request_exception=False)
     responses = race(4, lambda i: clients[i].post(CLUSTERS, _api_body(world.org_a, "same-name", 2), format="json"))
     assert sorted(r.status_code for r in responses) == [202, 400, 400, 400]
     for refused in (r for r in responses if r.status_code == 400):
@@ -225,11 +180,7 @@ def test_a_delete_racing_a_pipeline_step_is_never_overwritten(world, aws):
 def test_held_never_exceeds_quota_when_launches_and_a_lowering_approval_race(world):
     quota = _p5_quota(world, 12)
     request = QuotaChangeRequestFactory(quota=quota, requested_count=6)
-    clients = []
-    for _ in range(6):
-        api = APIClient()
-        api.force_authenticate(world.lead_a)
-        clients.append(api)
+    clients = signed_in(world.lead_a, 6, api=True)
 
     def act(i):
         if i == 6:

@@ -56,13 +56,19 @@ def _not_found(stubber, name):
                              service_message=f"Stack with id {name} does not exist", http_status_code=400)
 
 
-def test_create_in_progress_then_rollback_fails_with_the_first_failing_resource(world, stubbed):
-    cluster = launched_cluster(world.org_a, name="obs", full_stack=False, blueprint="observability")
+def _created_observability_stack(world, stubbed, name: str, n: int):
+    """A launched observability cluster whose first poll finds no stack and creates it."""
+    cluster = launched_cluster(world.org_a, name=name, full_stack=False, blueprint="observability")
     stack = cluster.stacks.get()
-    name, sid = stack.stack_name, f"arn:aws:cloudformation:ap-northeast-1:100000000000:stack/{stack.stack_name}/1"
-    # Poll 1: not there yet → create → in progress, two events.
-    _not_found(stubbed, name)
+    sid = f"arn:aws:cloudformation:ap-northeast-1:100000000000:stack/{stack.stack_name}/{n}"
+    _not_found(stubbed, stack.stack_name)
     stubbed.add_response("create_stack", {"StackId": sid})
+    return cluster, stack, stack.stack_name, sid
+
+
+def test_create_in_progress_then_rollback_fails_with_the_first_failing_resource(world, stubbed):
+    # Poll 1: not there yet → create → in progress, two events.
+    cluster, stack, name, sid = _created_observability_stack(world, stubbed, "obs", 1)
     stubbed.add_response("describe_stacks", _stack(name, sid, "CREATE_IN_PROGRESS", "User Initiated"))
     stubbed.add_response("describe_stack_events", {"StackEvents": [
         _event(sid, name, 2, "PrometheusWorkspace", "AWS::APS::Workspace", "CREATE_IN_PROGRESS"),
@@ -109,11 +115,7 @@ def test_create_in_progress_then_rollback_fails_with_the_first_failing_resource(
 
 
 def test_create_failed_without_rollback_is_a_failure_too(world, stubbed):
-    cluster = launched_cluster(world.org_a, name="obs2", full_stack=False, blueprint="observability")
-    stack = cluster.stacks.get()
-    name, sid = stack.stack_name, f"arn:aws:cloudformation:ap-northeast-1:100000000000:stack/{stack.stack_name}/2"
-    _not_found(stubbed, name)
-    stubbed.add_response("create_stack", {"StackId": sid})
+    cluster, stack, name, sid = _created_observability_stack(world, stubbed, "obs2", 2)
     stubbed.add_response("describe_stacks", _stack(name, sid, "CREATE_FAILED", "Resource creation failed"))
     stubbed.add_response("describe_stack_events", {"StackEvents": [
         _event(sid, name, 3, "GrafanaRole", "AWS::IAM::Role", "CREATE_FAILED",

@@ -8,12 +8,11 @@ from __future__ import annotations
 import pytest
 import yaml
 
-from clusters import capacity, config, pcluster, pipeline
+from clusters import capacity, config, pcluster
 from clusters.aws import moto_ec2
-from clusters.choices import ClusterState
 from portal.aws import client as aws_client
 from tests.clusters import pcluster_official
-from tests.clusters.factories_clusters import launched_cluster
+from tests.clusters.factories_clusters import deploy, launched_cluster
 from tests.workloads.factories_workloads import CapacityReservationFactory
 
 pytestmark = pytest.mark.django_db
@@ -43,18 +42,7 @@ def _launch(org, name, *, instance_type="p5.48xlarge", count=2, reservation=None
         params = capacity.wire(params, reservation, blueprint_kind="parallelcluster")
     if zone_override:
         params["network"]["AvailabilityZone"] = zone_override
-    cluster.parameters = params
-    cluster.save()
-    for stack in cluster.stacks.all():
-        stack.parameters = params.get(stack.role, {})
-        stack.save()
-    job = cluster.jobs.get()
-    for _ in range(20):
-        if pipeline.step(job.pk) == pipeline.DONE:
-            break
-    cluster.refresh_from_db()
-    assert cluster.state == ClusterState.READY, cluster.error_message
-    return cluster
+    return deploy(cluster, params)
 
 
 def _findings(cluster, monkeypatch):

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.clusters.factories_clusters import ClusterFactory
 from tests.e2e.conftest import PASSWORD, SHOTS
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -22,7 +23,6 @@ BLOCKING = {"serious", "critical"}
 @pytest.fixture
 def program_pages(world):
     """Enough of a program for every main page to show real rows."""
-    from clusters.models import Cluster
     from tests.workloads.factories_interactions import InteractionFactory
     from tests.workloads.factories_workloads import (
         CapacityReservationFactory,
@@ -35,8 +35,7 @@ def program_pages(world):
     quota = InstanceQuotaFactory(organization=world.org_a, count=16)
     CapacityReservationFactory(organization=world.org_a, quota=quota)
     QuotaChangeRequestFactory(quota=quota, requested_count=32, justification="Pre-training run", requested_by=world.lead_a)
-    cluster = Cluster.objects.create(organization=world.org_a, name="alpha-train", instance_type="p5.48xlarge",
-                                     node_count=2, state="ready")
+    cluster = ClusterFactory(organization=world.org_a, name="alpha-train", state="ready")
     interaction = InteractionFactory(organization=world.org_a, summary="NCCL falls back to sockets",
                                      visibility="shared", severity="high", workload=workload)
     return {

@@ -1,10 +1,17 @@
-"""Factories for escalations and specialists."""
+"""Factories for escalations, specialists, trained models and cycles."""
 import factory
 from factory.django import DjangoModelFactory
 
 from portal.engagement import targets
-from portal.engagement.models import Escalation, EscalationTarget, Specialist
-from tests.factories import UserFactory
+from portal.engagement.models import (
+    Cycle,
+    CycleParticipation,
+    Escalation,
+    EscalationTarget,
+    Specialist,
+    TrainedModel,
+)
+from tests.factories import OrganizationFactory, UserFactory
 from tests.workloads.factories_interactions import InteractionFactory
 
 
@@ -26,3 +33,31 @@ class EscalationFactory(DjangoModelFactory):
     interaction = factory.SubFactory(InteractionFactory)
     target = factory.LazyFunction(target)
     question = factory.Sequence(lambda n: f"Question {n}")
+
+
+class TrainedModelFactory(DjangoModelFactory):
+    class Meta:
+        model = TrainedModel
+
+    organization = factory.SubFactory(OrganizationFactory)
+    name = factory.Sequence(lambda n: f"model-{n}")
+    parameters_billions = 100
+    modality = "text"
+    instance_type = "p5.48xlarge"
+    instance_count = 16
+
+
+class CycleFactory(DjangoModelFactory):
+    """A planned cycle; ``participants=[org, ...]`` makes the organizations take part."""
+
+    class Meta:
+        model = Cycle
+        skip_postgeneration_save = True
+
+    number = factory.Sequence(lambda n: 100 + n)
+    name = factory.LazyAttribute(lambda c: f"Cycle {c.number}")
+
+    @factory.post_generation
+    def participants(self, create, extracted, **kwargs):
+        for org in extracted or ():
+            CycleParticipation.objects.create(cycle=self, organization=org)

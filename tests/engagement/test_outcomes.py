@@ -11,13 +11,10 @@ from django.utils import timezone
 from portal.engagement import outcomes
 from portal.engagement.models import Milestone, TrainedModel
 from portal.models import TimelineEntry
+from tests.engagement.factories_engagement import TrainedModelFactory
+from tests.queries import assert_flat_queries
 
 pytestmark = pytest.mark.django_db
-
-
-def _model(org, name="alpha-100b", **kw):
-    defaults = {"parameters_billions": 100, "instance_type": "p5.48xlarge", "instance_count": 16, "modality": "text"}
-    return TrainedModel.objects.create(organization=org, name=name, **{**defaults, **kw})
 
 
 def _body(response) -> str:
@@ -96,7 +93,7 @@ def test_customer_records_and_edits_a_trained_model(client, world):
 
 def test_organization_page_overview_and_pdf_show_outcomes(client, world):
     Milestone.objects.create(organization=world.org_a, kind="model_trained", reached_on=datetime.date(2026, 9, 1))
-    _model(world.org_a, "Alpha-405B", parameters_billions=405)
+    TrainedModelFactory(organization=world.org_a, name="Alpha-405B", parameters_billions=405)
     client.force_login(world.customer_a)
     page = client.get(world.org_a.get_absolute_url()).content.decode()
     assert "Alpha-405B" in page and "Model trained 2026-09-01" in page
@@ -116,28 +113,24 @@ def test_organization_page_overview_and_pdf_show_outcomes(client, world):
 
 
 def test_outcome_figures_stay_within_what_the_user_sees(world):
-    _model(world.org_a, "alpha-secret")
-    _model(world.org_b, "beta-model")
+    TrainedModelFactory(organization=world.org_a, name="alpha-secret")
+    TrainedModelFactory(organization=world.org_b, name="beta-model")
     assert [r["organization"] for r in outcomes.figures(world.customer_b)] == ["Beta Works"]
     assert len(outcomes.figures(world.pm)) == 2
 
 
-def test_outcome_figures_query_count_is_constant(world, django_assert_num_queries):
+def test_outcome_figures_query_count_is_constant(world):
     from tests.factories import OrganizationFactory
 
     def grow(n):
-        for i in range(n):
+        for _ in range(n):
             org = OrganizationFactory()
-            _model(org, f"m{i}")
+            TrainedModelFactory(organization=org)
             Milestone.objects.create(organization=org, kind="onboarded", reached_on=datetime.date(2026, 1, 1))
 
-    grow(2)
-    with django_assert_num_queries(2):
-        small = outcomes.figures(world.pm)
-    grow(15)
-    with django_assert_num_queries(2):
-        large = outcomes.figures(world.pm)
-    assert len(large) == len(small) + 15
+    small, large = assert_flat_queries(lambda: outcomes.figures(world.pm), grow=grow, sizes=(2, 17), at_most=2)
+    assert small == large == 2
+    assert len(outcomes.figures(world.pm)) == 17
 
 
 def test_api_customer_updates_own_outcomes_only(client, world):

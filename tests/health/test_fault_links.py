@@ -9,15 +9,11 @@ from clusters.health.models import INTERACTION_OTHER_ORGANIZATION, GpuFault
 from portal import access
 from tests.factories import MembershipFactory
 from tests.health.factories_health import ClusterFactory, GpuFaultFactory
+from tests.queries import assert_flat_queries
 from tests.workloads.factories_interactions import InteractionFactory
 
 INTERNAL = "ZZ-INTERNAL-ONLY suspect a bad HBM stack"
 SHARED = "NCCL hangs on node-3"
-
-
-@pytest.fixture
-def cluster(world):
-    return ClusterFactory(organization=world.org_a, name="alpha-train")
 
 
 @pytest.fixture
@@ -129,23 +125,23 @@ def test_customer_never_sees_an_internal_interaction_through_the_api(client, wor
     assert client.get(_detail(fault)).json()["interaction_summary"] == INTERNAL
 
 
-@pytest.mark.parametrize("n", [2, 12])
 @pytest.mark.parametrize("linked", [False, True])
 @pytest.mark.parametrize("role", ["lead_a", "customer_a"])
-def test_fault_list_query_count_does_not_grow_with_links(client, world, cluster, n, linked, role,
-                                                         django_assert_max_num_queries):
-    # session, user, memberships, count, page: the same with or without links, at any size
-    for i in range(n):
-        visibility = "internal" if i % 2 else "shared"
-        interaction = InteractionFactory(organization=world.org_a, visibility=visibility) if linked else None
-        GpuFaultFactory(cluster=cluster, hostname=f"node-{i}", interaction=interaction)
+def test_fault_list_query_count_does_not_grow_with_links(client, world, cluster, linked, role):
+    def grow(n):
+        for _ in range(n):
+            i = GpuFault.objects.count()
+            visibility = "internal" if i % 2 else "shared"
+            interaction = InteractionFactory(organization=world.org_a, visibility=visibility) if linked else None
+            GpuFaultFactory(cluster=cluster, hostname=f"node-{i}", interaction=interaction)
+
     client.force_login(world.users()[role])
-    with django_assert_max_num_queries(5):
-        response = client.get(reverse("health-api:gpufault-list"))
-    rows = response.json()["results"]
-    assert len(rows) == n
+    # session, user, memberships, count, page: the same with or without links, at any size
+    assert_flat_queries(client, reverse("health-api:gpufault-list"), grow=grow, sizes=(2, 12), at_most=5)
+    rows = client.get(reverse("health-api:gpufault-list")).json()["results"]
+    assert len(rows) == 12
     shown = sum(1 for row in rows if row["interaction_summary"])
-    expected = 0 if not linked else (n if role == "lead_a" else n // 2)  # customers see the shared half only
+    expected = 0 if not linked else (12 if role == "lead_a" else 6)  # customers see the shared half only
     assert shown == expected
 
 
@@ -205,16 +201,16 @@ def test_health_page_shows_links_by_visibility(client, world, cluster, fault, sh
     assert INTERNAL in _page(client, cluster)
 
 
-@pytest.mark.parametrize("n", [2, 12])
-def test_health_page_query_count_with_links(client, world, cluster, n, django_assert_max_num_queries):
-    for i in range(n):
-        interaction = InteractionFactory(organization=world.org_a)
-        GpuFaultFactory(cluster=cluster, hostname=f"node-{i}", interaction=interaction)
+def test_health_page_query_count_with_links(client, world, cluster):
+    def grow(n):
+        for _ in range(n):
+            interaction = InteractionFactory(organization=world.org_a)
+            GpuFaultFactory(cluster=cluster, hostname=f"node-{GpuFault.objects.count()}", interaction=interaction)
+
     client.force_login(world.lead_a)
     # 11, +1 for the pushes not yet in a report, +1 for the organization's Grafana workspace links
-    with django_assert_max_num_queries(13):
-        html = _page(client, cluster)
-    assert html.count("Change link") == n
+    assert_flat_queries(lambda: _page(client, cluster), grow=grow, sizes=(2, 12), at_most=13)
+    assert _page(client, cluster).count("Change link") == 12
 
 
 def test_interaction_page_lists_linked_faults(client, world, cluster, fault, shared):

@@ -2,14 +2,13 @@
 connection and all are released together by a barrier."""
 from __future__ import annotations
 
-import threading
-
 import pytest
-from django.db import connection, connections
+from django.db import connection
 
 from clusters.health import services
 from clusters.health.models import ClusterHealthState, GpuFault, NodeHealth
 from portal.models import NotificationDelivery, NotificationSetting, TimelineEntry
+from tests import concurrency
 from tests.health.factories_health import ClusterFactory, sample
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -17,24 +16,8 @@ THREADS = 8
 
 
 def _race(target, n: int) -> list[BaseException]:
-    barrier = threading.Barrier(n)
-    errors: list[BaseException] = []
-
-    def run(i: int) -> None:
-        try:
-            barrier.wait(timeout=30)
-            target(i)
-        except BaseException as exc:  # noqa: BLE001 - reported by the test
-            errors.append(exc)
-        finally:
-            connections.close_all()
-
-    threads = [threading.Thread(target=run, args=(i,)) for i in range(n)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join(timeout=120)
-    return errors
+    """What the threads raised (the race itself: tests/concurrency.py)."""
+    return [r for r in concurrency.race(n, target) if isinstance(r, BaseException)]
 
 
 @pytest.mark.skipif(connection.vendor != "postgresql",

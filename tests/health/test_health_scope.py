@@ -7,15 +7,15 @@ import re
 from datetime import timedelta
 
 import pytest
-from django.db import connection
-from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 from django.utils import timezone
 
 from clusters.health import current, services
 from clusters.health.models import ClusterHealthState, GpuFault, HealthReport, NodeHealth
+from clusters.models import Cluster
 from portal.models import TimelineEntry
 from tests.health.factories_health import ClusterFactory, sample
+from tests.queries import assert_flat_queries
 
 XID79 = "dcgm_p5_xid79_missing_gpu.prom"  # ip-10-1-45-13: an XID 79 on GPU 2, GPU 5 missing
 HEALTHY = "dcgm_p5_healthy.prom"  # ip-10-1-45-12
@@ -122,10 +122,5 @@ def test_program_health_is_paginated_filtered_and_problems_first(client, world):
 
 def test_program_health_query_count_is_flat(client, world):
     client.force_login(world.pm)
-    counts = []
-    for start, count in ((0, 3), (3, 80)):
-        _program(world, count, start)
-        with CaptureQueriesContext(connection) as ctx:
-            assert client.get(reverse("health:program_health")).status_code == 200
-        counts.append(len(ctx.captured_queries))
-    assert counts[0] == counts[1], counts
+    grow = lambda n: _program(world, n, Cluster.objects.count())  # noqa: E731
+    assert_flat_queries(client, reverse("health:program_health"), grow=grow, sizes=(3, 83))

@@ -2,6 +2,8 @@
 import pytest
 from django.urls import reverse
 
+from tests.queries import assert_flat_queries
+
 
 def test_login_page_is_public(client, db):
     response = client.get(reverse("login"))
@@ -68,15 +70,12 @@ def test_overview_is_for_program_managers(client, world):
     assert client.get(reverse("portal:overview")).status_code == 403
 
 
-def test_organization_list_query_count_is_constant(client, world, django_assert_max_num_queries):
+def test_organization_list_query_count_is_constant(client, world):
     from tests.factories import OrganizationFactory
 
     client.force_login(world.pm)
-    with django_assert_max_num_queries(8) as small:
-        client.get(reverse("portal:organization_list"))
-    OrganizationFactory.create_batch(40)
-    with django_assert_max_num_queries(len(small.captured_queries)):
-        client.get(reverse("portal:organization_list"))
+    assert_flat_queries(client, reverse("portal:organization_list"), grow=OrganizationFactory.create_batch,
+                        sizes=(1, 41), at_most=8)
 
 
 def test_healthz_reports_parts_to_staff_only(client, world, settings):

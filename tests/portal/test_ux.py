@@ -7,6 +7,7 @@ import re
 from django.urls import reverse
 from django.utils import timezone
 
+from tests.clusters.factories_clusters import ClusterFactory
 from tests.workloads.factories_workloads import InstanceQuotaFactory, QuotaChangeRequestFactory
 
 
@@ -26,16 +27,15 @@ def test_times_are_shown_in_the_display_time_zone(client, world, settings):
 
 
 def test_job_log_lines_use_the_display_time_zone(world):
-    from clusters.models import Cluster, LaunchJob
+    from clusters.models import LaunchJob
 
-    cluster = Cluster.objects.create(organization=world.org_a, name="tz-check", instance_type="p5.48xlarge",
-                                     node_count=1)
+    cluster = ClusterFactory(organization=world.org_a, name="tz-check", node_count=1)
     job = LaunchJob(cluster=cluster)
     job.add_log("stack created")
     assert job.log.startswith(f"{timezone.localtime():%Y-%m-%d %H}")
 
 
-def test_program_manager_navigation_is_grouped_with_pending_requests(client, world, django_assert_max_num_queries):
+def test_program_manager_navigation_is_grouped_with_pending_requests(client, world):
     QuotaChangeRequestFactory(quota=InstanceQuotaFactory(organization=world.org_a), requested_count=40,
                               justification="scale-up", requested_by=world.lead_a)
     client.force_login(world.pm)

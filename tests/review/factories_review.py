@@ -3,10 +3,13 @@ from __future__ import annotations
 
 import datetime
 
+import factory
 from django.utils import timezone
+from factory.django import DjangoModelFactory
 
 from clusters.models import Cluster
 from portal.models import Membership, Organization
+from portal.review.models import WeeklyReview, week_start_of
 from workloads.models import CapacityReservation, InstanceQuota, Interaction
 
 
@@ -46,3 +49,20 @@ def program(n: int, *, lead=None, clusters: int = 3, interactions: int = 4, pref
             for o in orgs for j in range(interactions)
         ])
     return orgs
+
+
+def grow_program(**kw):
+    """``grow(n)`` for ``assert_flat_queries``: ``n`` more organizations (``program``'s keywords), returned."""
+    calls = iter(range(1_000))
+    return lambda n: program(n, prefix=f"g{next(calls)}", **kw)
+
+
+class WeeklyReviewFactory(DjangoModelFactory):
+    """A frozen review, one a week going back from last week."""
+
+    class Meta:
+        model = WeeklyReview
+
+    week_start = factory.Sequence(
+        lambda n: week_start_of(timezone.localdate()) - datetime.timedelta(weeks=n + 1))
+    figures = factory.LazyFunction(dict)

@@ -6,19 +6,14 @@ from __future__ import annotations
 import datetime
 import re
 
-from django.db import connection
-from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 from django.utils import timezone
 
 from clusters.health.models import ClusterHealthState, GpuFault, HealthReport, ValidationRun
-from clusters.models import Cluster
 from portal.review import figures
-from tests.review.factories_review import program
-
-
-def _cluster(org, name, state="ready"):
-    return Cluster.objects.create(organization=org, name=name, instance_type="p5.48xlarge", node_count=2, state=state)
+from tests.health.factories_health import ClusterFactory
+from tests.queries import assert_flat_queries
+from tests.review.factories_review import grow_program
 
 
 def _fault(cluster, days_ago, *, verdict="reset_gpu", cleared=False, gpu="3"):
@@ -43,8 +38,8 @@ def _run(cluster, verdict):
 
 
 def test_health_and_validation_per_organization(world):
-    a1, a2 = _cluster(world.org_a, "a1"), _cluster(world.org_a, "a2")
-    b1 = _cluster(world.org_b, "b1")
+    a1, a2 = ClusterFactory(organization=world.org_a, name="a1"), ClusterFactory(organization=world.org_a, name="a2")
+    b1 = ClusterFactory(organization=world.org_b, name="b1")
     _report(a1)
     _report(b1)
     _fault(a1, 1, verdict="reset_gpu")
@@ -69,8 +64,9 @@ def test_health_and_validation_per_organization(world):
 
 def test_validation_counts_ready_clusters_not_tested_ones(world, client):
     """Two ready clusters, one tested and passed: 1 of 2, and the checklist does not say validated."""
-    a1, a2 = _cluster(world.org_a, "a-tested"), _cluster(world.org_a, "a-untested")
-    _cluster(world.org_a, "a-launching", state="creating")
+    a1 = ClusterFactory(organization=world.org_a, name="a-tested")
+    a2 = ClusterFactory(organization=world.org_a, name="a-untested")
+    ClusterFactory(organization=world.org_a, name="a-launching", state="creating")
     _run(a1, "pass")
     rows = {o["slug"]: o for o in figures.overview(world.pm)["organizations"]}
     assert rows["alpha-labs"]["validation"] == "1 of 2 ready clusters validated"
@@ -86,7 +82,7 @@ def test_validation_counts_ready_clusters_not_tested_ones(world, client):
 
 
 def test_status_section_shows_health_validation_and_readiness(world, client):
-    a1 = _cluster(world.org_a, "alpha-train")
+    a1 = ClusterFactory(organization=world.org_a, name="alpha-train")
     _report(a1)
     _fault(a1, 1, verdict="reboot")
     _run(a1, "pass")
@@ -98,8 +94,8 @@ def test_status_section_shows_health_validation_and_readiness(world, client):
 
 
 def test_lead_home_lists_new_faults_of_led_organizations(world, client):
-    _fault(_cluster(world.org_a, "alpha-train"), 1)
-    _fault(_cluster(world.org_b, "beta-train"), 1)
+    _fault(ClusterFactory(organization=world.org_a, name="alpha-train"), 1)
+    _fault(ClusterFactory(organization=world.org_b, name="beta-train"), 1)
     client.force_login(world.lead_a)
     body = client.get(reverse("portal:lead_home")).content.decode()
     section = body.split('id="lead-faults-h"', 1)[1].split("</section>", 1)[0]
@@ -108,21 +104,21 @@ def test_lead_home_lists_new_faults_of_led_organizations(world, client):
 
 def test_overview_query_count_with_health(world, client):
     client.force_login(world.pm)
-    counts = []
-    for n, prefix in ((12, "s"), (108, "l")):
-        for org in program(n, prefix=prefix, clusters=2):
+    add_organizations = grow_program(clusters=2)
+
+    def grow(n):
+        for org in add_organizations(n):
             cluster = org.clusters.first()
             _report(cluster)
             _fault(cluster, 2)
             _run(cluster, "pass")
-        with CaptureQueriesContext(connection) as ctx:
-            assert client.get(reverse("portal:overview")).status_code == 200
-        counts.append(len(ctx.captured_queries))
-    assert counts[0] == counts[1], counts
+
+    assert_flat_queries(client, reverse("portal:overview"), grow=grow, sizes=(12, 120))
 
 
 def test_customer_landing_page_puts_health_problems_first_and_lists_clusters_once(world, client):
-    broken, fine = _cluster(world.org_a, "alpha-broken"), _cluster(world.org_a, "alpha-fine")
+    broken = ClusterFactory(organization=world.org_a, name="alpha-broken")
+    fine = ClusterFactory(organization=world.org_a, name="alpha-fine")
     _report(broken)
     _report(fine)
     _fault(broken, 1, verdict="replace")

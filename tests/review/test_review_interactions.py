@@ -5,14 +5,13 @@ from __future__ import annotations
 
 import datetime
 
-from django.db import connection
-from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 from django.utils import timezone
 
 from portal.review import figures
 from tests.conftest import MARKER_A
-from tests.review.factories_review import program
+from tests.queries import assert_flat_queries
+from tests.review.factories_review import grow_program
 from workloads.models import Interaction
 
 
@@ -82,13 +81,7 @@ def test_organization_row_and_week_figures(world):
 
 def test_overview_query_count_with_interactions(world, client):
     client.force_login(world.pm)
-    counts = []
-    for n, prefix in ((12, "s"), (108, "l")):
-        program(n, prefix=prefix, interactions=6)
-        with CaptureQueriesContext(connection) as ctx:
-            assert client.get(reverse("portal:overview")).status_code == 200
-        counts.append(len(ctx.captured_queries))
-    assert counts[0] == counts[1], counts
+    assert_flat_queries(client, reverse("portal:overview"), grow=grow_program(interactions=6), sizes=(12, 120))
 
 
 def test_customer_sees_only_shared_interactions_of_their_organization(world, client):

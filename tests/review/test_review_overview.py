@@ -6,17 +6,8 @@ from django.urls import reverse
 
 from portal.review import figures
 from tests.conftest import MARKER_A
-from tests.review.factories_review import program
-
-
-def _queries(client, django_assert_max_num_queries, url, n):
-    from django.db import connection
-    from django.test.utils import CaptureQueriesContext
-
-    with CaptureQueriesContext(connection) as ctx:
-        response = client.get(url)
-    assert response.status_code == 200
-    return len(ctx.captured_queries), response
+from tests.queries import assert_flat_queries
+from tests.review.factories_review import grow_program, program
 
 
 @pytest.mark.parametrize("role", ["customer_a", "customer_b", "lead_a", "lead_b"])
@@ -43,16 +34,11 @@ def test_overview_query_count_does_not_grow(world, client):
     """12 and 120 organizations (each with clusters, quotas, reservations and interactions): same count."""
     client.force_login(world.pm)
     url = reverse("portal:overview")
-    program(12, prefix="small")
-    small, _ = _queries(client, None, url, 12)
-    program(108, prefix="large")
-    large, response = _queries(client, None, url, 120)
-    assert len(response.context["figures"]["organizations"]) == 122
-    print(f"overview queries: {small} at 12 organizations, {large} at 120")
-    assert small == large, f"{small} queries at 12 organizations, {large} at 120"
     # 13 on clusters and quotas, +5 interactions, +4 health, the rest outcomes, the active cycle and the
     # navigation's pending quota requests: a fixed number, whatever the program's size.
-    assert large <= 29
+    small, large = assert_flat_queries(client, url, grow=grow_program(), sizes=(12, 120), at_most=29)
+    assert len(client.get(url).context["figures"]["organizations"]) == 122
+    print(f"overview queries: {small} at 12 organizations, {large} at 120")
 
 
 def test_organization_row_figures(world, client):

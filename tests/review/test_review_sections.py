@@ -6,20 +6,16 @@ import datetime
 from django.urls import reverse
 from django.utils import timezone
 
-from clusters.models import Cluster
+from tests.clusters.factories_clusters import ClusterFactory
 from tests.conftest import MARKER_A
+from tests.queries import assert_flat_queries
 from tests.workloads.factories_workloads import CapacityReservationFactory
 
 
-def _cluster(org, name, state, **kw):
-    return Cluster.objects.create(organization=org, name=name, instance_type="p5.48xlarge", node_count=2, state=state,
-                                  **kw)
-
-
 def test_customer_sees_their_clusters_and_next_expiry(world, client):
-    _cluster(world.org_a, "alpha-train", "ready")
-    _cluster(world.org_a, "alpha-broken", "failed", error_message="EFA security group missing self rule")
-    _cluster(world.org_b, "beta-train", "creating")
+    ClusterFactory(organization=world.org_a, name="alpha-train", state="ready")
+    ClusterFactory(organization=world.org_a, name="alpha-broken", state="failed", error_message="EFA security group missing self rule")
+    ClusterFactory(organization=world.org_b, name="beta-train", state="creating")
     day = timezone.localdate()
     CapacityReservationFactory(organization=world.org_a, reservation_id="cr-0aaaaaaaaaaaaaaaa", end=day + datetime.timedelta(days=9))
     CapacityReservationFactory(organization=world.org_a, reservation_id="cr-0bbbbbbbbbbbbbbbb", end=day + datetime.timedelta(days=40))
@@ -33,7 +29,7 @@ def test_customer_sees_their_clusters_and_next_expiry(world, client):
 
 
 def test_customer_of_another_organization_gets_nothing(world, client):
-    _cluster(world.org_a, "alpha-train", "ready")
+    ClusterFactory(organization=world.org_a, name="alpha-train", state="ready")
     client.force_login(world.customer_b)
     assert client.get(world.org_a.get_absolute_url()).status_code == 404
     body = client.get(world.org_b.get_absolute_url()).content.decode()
@@ -41,37 +37,23 @@ def test_customer_of_another_organization_gets_nothing(world, client):
 
 
 def test_lead_home_shows_launches_in_flight_and_failures(world, client):
-    _cluster(world.org_a, "alpha-new", "creating")
-    _cluster(world.org_a, "alpha-bad", "failed", error_message="CREATE_FAILED FSx")
-    _cluster(world.org_b, "beta-new", "scheduled")
+    ClusterFactory(organization=world.org_a, name="alpha-new", state="creating")
+    ClusterFactory(organization=world.org_a, name="alpha-bad", state="failed", error_message="CREATE_FAILED FSx")
+    ClusterFactory(organization=world.org_b, name="beta-new", state="scheduled")
     client.force_login(world.lead_a)
     body = client.get(reverse("portal:lead_home")).content.decode()
     assert "alpha-new" in body and "alpha-bad" in body and "CREATE_FAILED FSx" in body
     assert "beta-new" not in body
 
 
-def test_lead_home_query_count_does_not_grow(world, client, django_assert_max_num_queries):
+def test_lead_home_query_count_does_not_grow(world, client):
     client.force_login(world.lead_a)
-    for n in (3, 30):
-        Cluster.objects.filter(organization=world.org_a).delete()
-        for i in range(n):
-            _cluster(world.org_a, f"c{i}", "creating")
-        with django_assert_max_num_queries(12):
-            assert client.get(reverse("portal:lead_home")).status_code == 200
+    grow = lambda n: ClusterFactory.create_batch(n, organization=world.org_a, state="creating")  # noqa: E731
+    assert_flat_queries(client, reverse("portal:lead_home"), grow=grow, sizes=(3, 30), at_most=12)
 
 
 def test_organization_page_query_count_does_not_grow(world, client):
     """The whole page (every app's sections), at 3 and at 30 clusters."""
-    from django.db import connection
-    from django.test.utils import CaptureQueriesContext
-
     client.force_login(world.customer_a)
-    counts = []
-    for n in (3, 30):
-        Cluster.objects.filter(organization=world.org_a).delete()
-        for i in range(n):
-            _cluster(world.org_a, f"c{i}", "ready")
-        with CaptureQueriesContext(connection) as ctx:
-            assert client.get(world.org_a.get_absolute_url()).status_code == 200
-        counts.append(len(ctx.captured_queries))
-    assert counts[0] == counts[1], counts
+    grow = lambda n: ClusterFactory.create_batch(n, organization=world.org_a, state="ready")  # noqa: E731
+    assert_flat_queries(client, world.org_a.get_absolute_url(), grow=grow, sizes=(3, 30))

@@ -101,14 +101,11 @@ def test_attendance_only_for_organizations_one_may_write_for(client, world):
                        {"organization": world.org_a.pk, "attendee": "Me", "satisfaction": 5}).status_code == 403
 
 
-def test_api_lists_sessions_with_scores_and_constant_queries(client, world, django_assert_max_num_queries):
+def test_api_lists_sessions_with_scores(client, world):
+    """Query counts: tests/workloads/test_interactions_views.py (TestEnablementApi)."""
     client.force_login(world.customer_a)
-    for size in (2, 20):
-        for i in range(size):
-            session = EnablementSessionFactory(audience=[world.org_a], date=datetime.date(2026, 1, 1 + i % 28))
-            AttendanceFactory(session=session, organization=world.org_a, satisfaction=4)
-        with django_assert_max_num_queries(6):
-            rows = client.get(reverse("interactions-api:enablementsession-list")).json()["results"]
-        assert rows[0]["attendance_count"] == 1 and rows[0]["average_score"] == 4.0
-        with django_assert_max_num_queries(8):
-            assert client.get(reverse("interactions:enablement_list")).status_code == 200
+    for i in range(3):
+        session = EnablementSessionFactory(audience=[world.org_a], date=datetime.date(2026, 1, 1 + i))
+        AttendanceFactory(session=session, organization=world.org_a, satisfaction=4)
+    rows = client.get(reverse("interactions-api:enablementsession-list")).json()["results"]
+    assert len(rows) == 3 and all(r["attendance_count"] == 1 and r["average_score"] == 4.0 for r in rows)

@@ -5,9 +5,9 @@ import pytest
 from django.urls import reverse
 from django.utils import timezone
 
-from clusters.models import Cluster
+from tests.clusters.factories_clusters import ClusterFactory
 from tests.workloads.factories_workloads import CapacityReservationFactory, InstanceQuotaFactory
-from workloads.models import CapacityReservation, InstanceQuota
+from workloads.models import CapacityReservation
 
 
 @pytest.fixture
@@ -16,8 +16,7 @@ def quota(world):
 
 
 def test_customer_reads_own_quota_with_bar_but_cannot_edit(client, world, quota):
-    Cluster.objects.create(organization=world.org_a, name="c1", instance_type="p5.48xlarge", region="ap-northeast-1",
-                           node_count=4, state="ready")
+    ClusterFactory(organization=world.org_a, name="c1", node_count=4, state="ready")
     client.force_login(world.customer_a)
     body = client.get(reverse("workloads:quota_list")).content.decode()
     assert 'value="4" max="16"' in body and "4 / 16" in body
@@ -29,12 +28,6 @@ def test_customer_reads_own_quota_with_bar_but_cannot_edit(client, world, quota)
     assert quota.count == 16
 
 
-@pytest.mark.parametrize(("user", "status"), [("lead_a", 403), ("customer_b", 404), ("lead_b", 404)])
-def test_quota_edit_refused(client, world, quota, user, status):
-    client.force_login(getattr(world, user))
-    assert client.get(reverse("workloads:quota_edit", kwargs={"pk": quota.pk})).status_code == status
-
-
 def test_foreign_customer_sees_nothing_of_a(client, world, quota):
     InstanceQuotaFactory(organization=world.org_b, count=8, instance_type_name="trn1.32xlarge", region="us-east-1")
     client.force_login(world.customer_b)
@@ -43,8 +36,7 @@ def test_foreign_customer_sees_nothing_of_a(client, world, quota):
 
 
 def test_program_manager_edits_and_the_form_refuses_bad_input(client, world, quota):
-    Cluster.objects.create(organization=world.org_a, name="c1", instance_type="p5.48xlarge", region="ap-northeast-1",
-                           node_count=12, state="ready")
+    ClusterFactory(organization=world.org_a, name="c1", node_count=12, state="ready")
     client.force_login(world.pm)
     url = reverse("workloads:quota_edit", kwargs={"pk": quota.pk})
     base = {"organization": world.org_a.pk, "instance_type_name": "p5.48xlarge", "region": "ap-northeast-1",
@@ -82,11 +74,6 @@ def test_reservation_form_bad_input(client, world, quota):
     assert CapacityReservation.objects.count() == 2
 
 
-def test_lead_cannot_add_reservations(client, world):
-    client.force_login(world.lead_a)
-    assert client.get(reverse("workloads:reservation_add")).status_code == 403
-
-
 def test_expiring_reservations_and_totals(client, world, quota):
     CapacityReservationFactory(organization=world.org_a, reservation_id="cr-000000000000000a1",
                                end=timezone.localdate() + datetime.timedelta(days=5))
@@ -119,29 +106,3 @@ def test_organization_page_shows_workloads_and_quota_sections(client, world, quo
     assert "Record a workload" not in body
     client.force_login(world.lead_a)
     assert "Record a workload" in client.get(world.org_a.get_absolute_url()).content.decode()
-
-
-def test_quota_list_query_count_does_not_grow(client, world, django_assert_max_num_queries):
-    from django.db import connection
-    from django.test.utils import CaptureQueriesContext
-
-    client.force_login(world.pm)
-
-    def add(n, offset):
-        InstanceQuota.objects.bulk_create([InstanceQuota(organization=world.org_a, instance_type_name="p5.48xlarge",
-                                                         region="ap-northeast-1", count=1, start=timezone.localdate(),
-                                                         end=timezone.localdate() + datetime.timedelta(days=9))
-                                           for _ in range(n)])
-        CapacityReservation.objects.bulk_create([CapacityReservation(
-            organization=world.org_a, reservation_id=f"cr-{offset + i:017x}", instance_type_name="p5.48xlarge", count=1,
-            region="ap-northeast-1", availability_zone="ap-northeast-1a", start=timezone.localdate(),
-            end=timezone.localdate() + datetime.timedelta(days=3)) for i in range(n)])
-
-    add(10, 0)
-    with CaptureQueriesContext(connection) as small:
-        client.get(reverse("workloads:quota_list"))
-    add(500, 10)
-    with django_assert_max_num_queries(len(small.captured_queries)):
-        client.get(reverse("workloads:quota_list"))
-    with django_assert_max_num_queries(len(small.captured_queries)):
-        client.get(reverse("workloads:changerequest_list"))
