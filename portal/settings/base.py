@@ -327,3 +327,5 @@ HEALTH_PUSH_RESEND_SECONDS = env.int("HEALTH_PUSH_RESEND_SECONDS", default=120) 
 # to private or local addresses (AMP workspace hosts always may), and hosts that may be called over plain http.
 OUTBOUND_ALLOWED_HOSTS = env.list("OUTBOUND_ALLOWED_HOSTS", default=[])
 OUTBOUND_HTTP_HOSTS = env.list("OUTBOUND_HTTP_HOSTS", default=[])
+# Name servers for those lookups ("address" or "address:port", IPv6 in brackets); unset: the system's resolver.
+OUTBOUND_DNS_SERVERS = env.list("OUTBOUND_DNS_SERVERS", default=[])
