@@ -205,6 +205,10 @@ SPECTACULAR_SETTINGS = {
                             "SeverityEnum": "portal.vocabulary.Severity",
                             "FaultSeverityEnum": "portal.vocabulary.FaultSeverity",
                             "RunVerdictEnum": "clusters.health.choices.RunVerdict"},
+    "OAS_VERSION": "3.1.0",  # propertyNames (field names without NUL) needs JSON Schema 2020-12
+    # The default enum hook, then OpenAPI links between operations (portal/api/schema.py).
+    "POSTPROCESSING_HOOKS": ["drf_spectacular.hooks.postprocess_schema_enums", "portal.api.schema.add_links",
+                             "portal.api.schema.forbid_nul_in_input"],
 }
 
 # Celery: JSON only, late acknowledgement so a task whose worker dies is delivered again.
