@@ -2,7 +2,8 @@
 
 drf-spectacular documents the success answer only. The API also answers 400 (bad input anywhere:
 body, filters, pagination, a NUL character), 401/403 (not signed in, or a role that may not),
-404 for an object the caller may not see or that does not exist (the same answer for both), and 413
+404 for an object the caller may not see or that does not exist (the same answer for both), 409 for a
+write the database refuses as conflicting (portal.api.errors), and 413
 for an upload over the limit; clients and the API fuzzer read them from the schema.
 """
 from __future__ import annotations
@@ -18,6 +19,7 @@ DESCRIPTIONS = {
     "401": "Not signed in (no valid session or API token).",
     "403": "Signed in, but this role may not do this.",
     "404": "No such object, or one the caller may not see.",
+    "409": "The change conflicts with the data (a row that refers to it, or a change made at the same time).",
     "413": "The upload is over the limit.",
 }
 
@@ -55,6 +57,8 @@ class PortalAutoSchema(AutoSchema):
         codes = ["400", "401", "403"]
         if "{" in self.path:
             codes.append("404")
+        if self.method in ("POST", "PUT", "PATCH", "DELETE"):
+            codes.append("409")
         if self.method in ("POST", "PUT", "PATCH") and any(
                 "multipart" in p.media_type for p in getattr(self.view, "parser_classes", []) if hasattr(p, "media_type")):
             codes.append("413")
