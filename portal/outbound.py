@@ -4,7 +4,8 @@ Such a URL is called by a worker inside the operator's network, so without care 
 that network reaches: the instance metadata address, the database, an internal admin page. Here:
 
 - https only; http only for hosts named in ``OUTBOUND_HTTP_HOSTS``;
-- the host is resolved once and refused when any address is loopback, link-local, private, shared,
+- the host is resolved once (by the system's resolver, or by the name servers in
+  ``OUTBOUND_DNS_SERVERS``) and refused when any address is loopback, link-local, private, shared,
   multicast, reserved or unspecified, unless the host is on ``OUTBOUND_ALLOWED_HOSTS`` (Amazon Managed
   Prometheus workspace hosts are always allowed; AMP can sit behind a VPC endpoint);
 - the connection goes to the address that was checked (TLS still verifies the host name), so a
@@ -26,6 +27,9 @@ from dataclasses import dataclass, field
 from urllib.parse import urlsplit
 
 import certifi
+import dns.exception
+import dns.nameserver
+import dns.resolver
 import urllib3
 from django.conf import settings
 
@@ -35,6 +39,7 @@ logger = logging.getLogger("portal.outbound")
 AMP_HOST_PATTERN = "aps-workspaces.*.amazonaws.com"
 DEFAULT_TIMEOUT = 10.0
 DEFAULT_MAX_BYTES = 32 * 1024 * 1024
+DNS_LIFETIME = 5.0
 CHUNK = 64 * 1024
 PRIVATE = "The address is a private, local or reserved network address, which the portal does not call."
 
@@ -132,14 +137,36 @@ def parse(url: str) -> Target:
     return target
 
 
+def _nameserver(entry: str) -> dns.nameserver.Do53Nameserver:
+    """``address`` or ``address:port`` (an IPv6 address in brackets) from ``OUTBOUND_DNS_SERVERS``."""
+    parts = urlsplit(f"//{str(entry).strip()}")
+    return dns.nameserver.Do53Nameserver(parts.hostname, parts.port or 53)
+
+
+def lookup(host: str, port: int) -> list[str]:
+    """Every address ``host`` resolves to, each once, in the resolver's order."""
+    servers = _setting("OUTBOUND_DNS_SERVERS", [])
+    try:
+        if not servers:
+            infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+            return list(dict.fromkeys(info[4][0] for info in infos))
+        try:
+            return [str(ipaddress.ip_address(host))]
+        except ValueError:
+            pass
+        resolver = dns.resolver.Resolver(configure=False)
+        resolver.nameservers = [_nameserver(entry) for entry in servers]
+        resolver.lifetime = DNS_LIFETIME
+        return list(dict.fromkeys(resolver.resolve_name(host).addresses()))
+    except (socket.gaierror, UnicodeError, dns.exception.DNSException) as exc:
+        logger.info("outbound lookup of %s failed: %s", host, exc)
+        raise OutboundError("The host name does not resolve.") from None
+
+
 def resolve(url: str) -> Target:
     """``parse`` plus DNS: every address the host resolves to must be public (unless allow-listed)."""
     target = parse(url)
-    try:
-        infos = socket.getaddrinfo(target.host, target.port, type=socket.SOCK_STREAM)
-    except (socket.gaierror, UnicodeError):
-        raise OutboundError("The host name does not resolve.") from None
-    addresses = list(dict.fromkeys(info[4][0] for info in infos))
+    addresses = lookup(target.host, target.port)
     if not addresses:
         raise OutboundError("The host name does not resolve.")
     if not is_allowed_host(target.host) and not all(is_public_address(a) for a in addresses):

@@ -1,6 +1,8 @@
 """Validation shared by forms, the API and the models: instance types, regions, versioned component lists."""
 from __future__ import annotations
 
+import re
+
 from django.core.exceptions import ValidationError
 
 from clusters import instance_types
@@ -39,6 +41,17 @@ def validate_region(code: str) -> None:
 def validate_positive(value: int | None) -> None:
     if value is not None and value <= 0:
         raise ValidationError("Must be at least 1.", code="not_positive")
+
+
+def _one_of(names) -> dict:
+    return {"pattern": "^(" + "|".join(re.escape(name) for name in sorted(names)) + ")$"}
+
+
+# What the API schema says about these rules (read by portal.api.schema.PortalAutoSchema): a pattern rather
+# than an enum, so the schema gets no second named choice set.
+validate_positive.openapi_schema = {"minimum": 1}
+validate_region.openapi_schema = lambda: _one_of(REGION_CODES)
+validate_instance_type.openapi_schema = lambda: _one_of(name for name, _ in instance_type_choices())
 
 
 def validate_components(items, vocabulary: dict[str, str], what: str) -> None:

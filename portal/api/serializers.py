@@ -2,6 +2,7 @@ from rest_framework import serializers
 
 from portal import access
 from portal.models import Membership, Organization, TimelineEntry
+from portal.vocabulary import Severity
 
 
 class OrganizationSerializer(serializers.ModelSerializer):
@@ -33,6 +34,8 @@ class MembershipSerializer(serializers.ModelSerializer):
 
 
 class TimelineEntrySerializer(serializers.ModelSerializer):
+    severity = serializers.ChoiceField(choices=Severity.choices, allow_blank=True, read_only=True)  # "" for none
+
     class Meta:
         model = TimelineEntry
         fields = ["id", "organization", "occurred_at", "kind", "title", "body", "visibility",

@@ -205,6 +205,10 @@ SPECTACULAR_SETTINGS = {
                             "SeverityEnum": "portal.vocabulary.Severity",
                             "FaultSeverityEnum": "portal.vocabulary.FaultSeverity",
                             "RunVerdictEnum": "clusters.health.choices.RunVerdict"},
+    "OAS_VERSION": "3.1.0",  # propertyNames (field names without NUL) needs JSON Schema 2020-12
+    # The default enum hook, then OpenAPI links between operations (portal/api/schema.py).
+    "POSTPROCESSING_HOOKS": ["drf_spectacular.hooks.postprocess_schema_enums", "portal.api.schema.add_links",
+                             "portal.api.schema.forbid_nul_in_input"],
 }
 
 # Celery: JSON only, late acknowledgement so a task whose worker dies is delivered again.
@@ -330,3 +334,5 @@ HEALTH_PUSH_RESEND_SECONDS = env.int("HEALTH_PUSH_RESEND_SECONDS", default=120) 
 # to private or local addresses (AMP workspace hosts always may), and hosts that may be called over plain http.
 OUTBOUND_ALLOWED_HOSTS = env.list("OUTBOUND_ALLOWED_HOSTS", default=[])
 OUTBOUND_HTTP_HOSTS = env.list("OUTBOUND_HTTP_HOSTS", default=[])
+# Name servers for those lookups ("address" or "address:port", IPv6 in brackets); unset: the system's resolver.
+OUTBOUND_DNS_SERVERS = env.list("OUTBOUND_DNS_SERVERS", default=[])

@@ -209,3 +209,105 @@ def test_slack_webhook_setting_is_validated(db):
     with pytest.raises(ValidationError, match="private, local or reserved"):
         setting.full_clean()
     NotificationSetting(name="y", slack_webhook_url="https://hooks.slack.com/services/T/B/X").full_clean()
+
+
+# DNS rebinding: a real name server on 127.0.0.1 (dnslib) answers as an attacker's would, and a raw TCP
+# listener on 127.0.0.1 records every connection made to it (a TLS handshake counts, not only HTTP).
+class _ScriptedZone:
+    """Answers A queries for each name from its script, one answer set per query (the last one repeats);
+    AAAA queries get an empty answer. Every question asked is recorded."""
+
+    def __init__(self, script):
+        self.script = {name: list(answers) for name, answers in script.items()}
+        self.asked: list[tuple[str, str]] = []
+
+    def resolve(self, request, handler):
+        from dnslib import QTYPE, RCODE, RR, A
+
+        name, qtype = str(request.q.qname).rstrip("."), QTYPE[request.q.qtype]
+        self.asked.append((name, qtype))
+        reply = request.reply()
+        answers = self.script.get(name)
+        if answers is None:
+            reply.header.rcode = RCODE.NXDOMAIN
+        elif qtype == "A":
+            current = answers.pop(0) if len(answers) > 1 else answers[0]
+            for address in current:
+                reply.add_answer(RR(request.q.qname, QTYPE.A, rdata=A(address), ttl=0))
+        return reply
+
+
+@pytest.fixture
+def name_server(settings):
+    from dnslib.server import DNSLogger, DNSServer
+
+    zone = _ScriptedZone({})
+    server = DNSServer(zone, address="127.0.0.1", port=0, logger=DNSLogger(log="-request,-reply,-truncated,-error"))
+    server.start_thread()
+    settings.OUTBOUND_DNS_SERVERS = [f"127.0.0.1:{server.server.server_address[1]}"]
+    yield zone
+    server.stop()
+    server.server.server_close()
+
+
+@pytest.fixture
+def loopback_port():
+    import socketserver
+
+    class Record(socketserver.BaseRequestHandler):
+        def handle(self):
+            self.server.connections.append(self.client_address)
+
+    server = socketserver.ThreadingTCPServer(("127.0.0.1", 0), Record)
+    server.connections = []
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    yield server
+    server.shutdown()
+    server.server_close()
+
+
+PUBLIC = "52.95.110.1"  # a public address: checking it passes; whatever answers there is not the listener
+
+
+def test_a_name_that_rebinds_to_loopback_never_reaches_it(name_server, loopback_port):
+    """First answer public, every later one 127.0.0.1: the request goes to the address that was checked
+    (one lookup per request, none at connect time), and the next request is refused before connecting."""
+    port = loopback_port.server_address[1]
+    name_server.script["rebind.attacker.test"] = [[PUBLIC], ["127.0.0.1"]]
+    url = f"https://rebind.attacker.test:{port}/api/v1/query"
+
+    with pytest.raises(outbound.OutboundError) as first:
+        outbound.request("GET", url, timeout=2)
+    assert loopback_port.connections == []
+    assert first.value.reason != outbound.PRIVATE  # the check passed; the public address did not serve the name
+    assert name_server.asked.count(("rebind.attacker.test", "A")) == 1
+
+    with pytest.raises(outbound.OutboundError, match="private, local or reserved"):
+        outbound.request("GET", url, timeout=2)
+    assert name_server.asked.count(("rebind.attacker.test", "A")) == 2
+    assert loopback_port.connections == []
+
+
+def test_a_name_with_one_private_address_among_public_ones_is_refused(name_server, loopback_port):
+    port = loopback_port.server_address[1]
+    name_server.script["mixed.attacker.test"] = [[PUBLIC, "127.0.0.1", "52.95.110.2"]]
+    name_server.script["metadata.attacker.test"] = [["169.254.169.254", PUBLIC]]
+    for host in ("mixed.attacker.test", "metadata.attacker.test"):
+        with pytest.raises(outbound.OutboundError, match="private, local or reserved"):
+            outbound.post(f"https://{host}:{port}/hook", body=b"{}", timeout=2)
+        assert (host, "A") in name_server.asked
+    assert loopback_port.connections == []
+
+
+def test_the_configured_name_servers_answer_for_allowed_hosts_and_unknown_names(name_server, loopback_port, settings):
+    """The same resolver decides for allow-listed names (here the loopback listener itself is reached,
+    which shows the lookups go to the configured server) and unknown names get the portal's sentence."""
+    port = loopback_port.server_address[1]
+    name_server.script["prometheus.internal.test"] = [["127.0.0.1"]]
+    settings.OUTBOUND_ALLOWED_HOSTS = ["prometheus.internal.test"]
+    settings.OUTBOUND_HTTP_HOSTS = ["prometheus.internal.test"]
+    with pytest.raises(outbound.OutboundError):
+        outbound.request("GET", f"http://prometheus.internal.test:{port}/", timeout=2)
+    assert len(loopback_port.connections) == 1
+    with pytest.raises(outbound.OutboundError, match="does not resolve"):
+        outbound.resolve("https://nowhere.attacker.test/")

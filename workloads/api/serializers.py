@@ -76,7 +76,8 @@ class WorkloadSerializer(ModelCleanMixin, serializers.ModelSerializer):
     software = ComponentSerializer(many=True, required=False)
     target_languages = serializers.ListField(child=serializers.CharField(), required=False)
     lead_sa = serializers.PrimaryKeyRelatedField(queryset=get_user_model().objects.all(), allow_null=True, required=False)
-    lead_sa_name = serializers.CharField(source="lead_sa.display_name", read_only=True, default=None, allow_null=True)
+    # A method field: a dotted source's default is skipped in a PATCH's answer (DRF), which then lacks the field.
+    lead_sa_name = serializers.SerializerMethodField()
 
     class Meta:
         model = Workload
@@ -86,6 +87,9 @@ class WorkloadSerializer(ModelCleanMixin, serializers.ModelSerializer):
                   "target_instance_count", "fsx_lustre_size_gib", "fsx_lustre_throughput", "s3_bucket", "s3_prefix",
                   "data_repository_path", "openzfs_home_gib", "status", "lead_sa", "lead_sa_name", "created", "updated"]
         read_only_fields = ["created", "updated"]
+
+    def get_lead_sa_name(self, workload) -> str | None:
+        return workload.lead_sa.display_name if workload.lead_sa_id else None
 
     def validate(self, attrs):
         for key in ("frameworks", "software"):

@@ -19,8 +19,8 @@ class EscalationTargetSerializer(serializers.ModelSerializer):
 class EscalationSerializer(serializers.ModelSerializer):
     url = serializers.HyperlinkedIdentityField(view_name="engagement-api:escalation-detail")
     target = serializers.SlugRelatedField(slug_field="slug", queryset=EscalationTarget.objects.all())
-    assignee = serializers.SlugRelatedField(slug_field="username", read_only=True)
-    requested_by = serializers.SlugRelatedField(slug_field="username", read_only=True)
+    assignee = serializers.SlugRelatedField(slug_field="username", read_only=True, allow_null=True)
+    requested_by = serializers.SlugRelatedField(slug_field="username", read_only=True, allow_null=True)
     organization = serializers.SlugRelatedField(source="interaction.organization", slug_field="slug", read_only=True)
     question = serializers.CharField(max_length=20000)
     age_hours = serializers.SerializerMethodField()

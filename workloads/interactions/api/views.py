@@ -45,7 +45,8 @@ class InteractionViewSet(PortalModelViewSet):
             self._check_org(instance)
             services.changed(instance, before, self.request.user)
 
-    @extend_schema(request=InteractionCommentSerializer, responses=InteractionCommentSerializer(many=True))
+    @extend_schema(methods=["GET"], responses=InteractionCommentSerializer(many=True))
+    @extend_schema(methods=["POST"], request=InteractionCommentSerializer, responses={201: InteractionCommentSerializer})
     @action(detail=True, methods=["get", "post"], serializer_class=InteractionCommentSerializer)
     def history(self, request, pk=None):
         """The interaction's history (GET); add a comment (POST). Customers may comment on shared ones."""
