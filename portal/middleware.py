@@ -1,5 +1,10 @@
 """Pages require a signed-in user unless a view says otherwise; the API answers 401/403 itself."""
+import re
+
 from django.contrib.auth.middleware import LoginRequiredMiddleware
+
+# A JSON escape for NUL: "\u0000" preceded by an even number of backslashes (an odd number escapes the backslash).
+JSON_NUL_ESCAPE = re.compile(rb"(?<!\\)(?:\\\\)*\\u0000")
 
 
 class PortalLoginRequiredMiddleware(LoginRequiredMiddleware):
@@ -41,7 +46,11 @@ class RejectNulBytesMiddleware:
                 body = request.body
             except Exception:  # too large: Django's own limit answers for it later
                 return self.get_response(request)
-            if b"\x00" in body or b"%00" in body or (content_type == "application/json" and b"\\u0000" in body):
+            if b"\x00" in body:
+                return self._refuse()
+            # "%00" is a NUL only where the body is URL-encoded; in JSON it is text, as is an escaped backslash
+            # followed by "u0000".
+            if b"%00" in body if content_type != "application/json" else JSON_NUL_ESCAPE.search(body):
                 return self._refuse()
         elif content_type == "multipart/form-data":
             refused = self._check_multipart(request)

@@ -128,3 +128,27 @@ def test_api_paths_no_route_matches_answer_json(client, world):
     response = client.get("/api/clusters/blueprints/a%2Fb%3F/")
     assert response.status_code == 404 and response["Content-Type"] == "application/json"
     assert client.get("/no-such-page/")["Content-Type"].startswith("text/html")
+
+
+def test_json_text_that_only_looks_like_nul_is_kept(client, world):
+    """In JSON, "%00" is text and "\\\\u0000" is a backslash followed by "u0000": both are stored as written,
+    while a real escape (after an even number of backslashes) is still refused."""
+    import json
+
+    from django.urls import reverse
+
+    from workloads.models import Interaction
+
+    client.force_login(world.lead_a)
+    url = reverse("interactions-api:interaction-list")
+    base = {"organization": world.org_a.pk, "kind": "support_case", "severity": "high", "visibility": "shared"}
+    for summary in ("50%00 of ranks", "path C:\\u0000\\logs"):
+        response = client.post(url, data=json.dumps({**base, "summary": summary}), content_type="application/json")
+        assert response.status_code == 201, response.content
+        assert Interaction.objects.get(pk=response.json()["id"]).summary == summary
+    for raw in ('"x\\u0000y"', '"x\\\\\\u0000y"'):
+        body = json.dumps({**base, "summary": "placeholder"}).replace('"placeholder"', raw)
+        response = client.post(url, data=body, content_type="application/json")
+        assert response.status_code == 400
+        assert response.json() == {"detail": "Input must not contain NUL characters."}
+    assert Interaction.objects.count() == 2
