@@ -63,6 +63,7 @@ def seed(first: int, count: int, rng: random.Random, leads) -> list:
     from clusters.health.models import ClusterHealthState, GpuFault, HealthReport, NodeHealth
     from clusters.models import Cluster
     from portal.models import Membership, Organization, TimelineEntry
+    from portal.review import tallies
     from workloads.models import Interaction
 
     now = timezone.now()
@@ -123,6 +124,7 @@ def seed(first: int, count: int, rng: random.Random, leads) -> list:
                 severity=rng.choice(["low", "normal", "high", "critical"]), visibility="shared",
                 owner=leads[k % len(leads)]))
     created = Interaction.objects.bulk_create(interactions, batch_size=5000)
+    tallies.rebuild(organization_ids=[o.pk for o in orgs])  # bulk_create sends no signal: count as a back-fill
     Through = Interaction.tags.through
     Through.objects.bulk_create([Through(interaction_id=it.pk, challengetag_id=rng.choice(tags).pk)
                                  for it in created if rng.random() < 0.7], batch_size=10000)
