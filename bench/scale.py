@@ -282,7 +282,7 @@ def push_benchmark(nodes: int) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--runs", type=int, default=7)
+    parser.add_argument("--runs", type=int, default=15)
     parser.add_argument("--nodes", type=int, default=2000)
     parser.add_argument("--skip-push", action="store_true")
     parser.add_argument("--skip-pages", action="store_true", help="only the push part")
