@@ -5,14 +5,17 @@ On PostgreSQL (``DATABASE_URL``; the database is recreated and its name must end
 
 1. Seeds 12 organizations with proportional data (per organization: clusters with their current
    health and node rows, interactions with tags, open and cleared GPU faults, timeline entries,
-   health reports), times each page and its API counterpart as a program manager (median of R
-   requests through Django's test client), then seeds 108 more organizations (120 in all, ten times
-   everything) and times them again. Prints each page's ratio (120 / 12) and last ``worst ratio R``
-   (goal: R <= 2).
+   health reports) in one database, and the same 12 plus 108 more (120 in all, ten times everything)
+   in a second one (``<name>_large_bench``); times each page and its API counterpart as a program
+   manager (median of R requests through Django's test client), the two sizes taking turns request by
+   request so both see the same load on a shared machine. Prints each page's ratio (120 / 12) and last
+   ``worst ratio R`` (goal: R <= 2).
 2. Builds a 2,000-node p5 scrape (``bench/health_ingest_parse.py``), times prometheus_client's parser
-   alone on it (the floor), POSTs it to the push endpoint (answer time / floor, goal <= 0.25), then
-   runs the health worker's job in a fresh process (processing time / floor, goal <= 1.2, and the
-   worker's peak memory).
+   alone on it (the floor), POSTs it to the push endpoint (answer time / floor, goal <= 0.25); a real
+   Celery worker on the health queue (started here, prefork as in compose) takes the job from Redis:
+   its processing time (the push's started..finished) / floor (the mean of the parse timed before and
+   after the worker, as the load of a shared machine drifts), goal <= 1.2, and the peak memory
+   (VmHWM) the worker process logs for the push.
 
     DATABASE_URL=postgres://postgres@127.0.0.1:5432/portal_scale_bench python bench/scale.py [--runs 5] [--nodes 2000]
         [--skip-pages | --skip-push]
@@ -26,13 +29,15 @@ import datetime
 import gc
 import os
 import random
-import resource
+import re
+import statistics
 import subprocess
 import sys
 import time
+from collections import defaultdict
 from pathlib import Path
 
-from harness import fresh_database, median_ms
+from harness import fresh_database
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
@@ -53,6 +58,7 @@ def seed(first: int, count: int, rng: random.Random, leads) -> list:
     from clusters.health.models import ClusterHealthState, GpuFault, HealthReport, NodeHealth
     from clusters.models import Cluster
     from portal.models import Membership, Organization, TimelineEntry
+    from portal.review import tallies
     from workloads.models import Interaction
 
     now = timezone.now()
@@ -113,6 +119,7 @@ def seed(first: int, count: int, rng: random.Random, leads) -> list:
                 severity=rng.choice(["low", "normal", "high", "critical"]), visibility="shared",
                 owner=leads[k % len(leads)]))
     created = Interaction.objects.bulk_create(interactions, batch_size=5000)
+    tallies.rebuild(organization_ids=[o.pk for o in orgs])  # bulk_create sends no signal: count as a back-fill
     Through = Interaction.tags.through
     Through.objects.bulk_create([Through(interaction_id=it.pk, challengetag_id=rng.choice(tags).pk)
                                  for it in created if rng.random() < 0.7], batch_size=10000)
@@ -140,35 +147,59 @@ def pages(org) -> dict[str, str]:
     }
 
 
-def time_pages(client, org, runs: int) -> dict[str, float]:
-    result = {}
-    for name, path in pages(org).items():
-        response = client.get(path)
-        assert response.status_code == 200, (name, path, response.status_code)
-        result[name] = median_ms(lambda p=path: client.get(p), runs)
-    return result
+def use_database(name: str) -> None:
+    """Point the default connection at another of the benchmark's databases (connected, outside any timing)."""
+    from django.db import connection
+
+    connection.close()
+    connection.settings_dict["NAME"] = name
+    connection.ensure_connection()
 
 
-def process_push_in_child(push_id: int) -> None:
-    """Run the health worker's job for one push in this (fresh) process and print time and peak memory."""
-    import django
+def time_pages(sides: dict[int, tuple[str, object, object]], runs: int) -> dict[int, dict[str, float]]:
+    """Median of ``runs`` requests per page at each size, the sizes taking turns request by request:
+    on a machine shared with other work the load changes by the minute, and alternating makes both
+    sizes see the same load (timing one size and then the other compares two different machines)."""
+    samples = {size: defaultdict(list) for size in sides}
+    paths = {size: pages(org) for size, (_, _, org) in sides.items()}
+    for size, (name, client, _) in sides.items():  # warm up: templates, caches, the connection
+        use_database(name)
+        for page, path in paths[size].items():
+            response = client.get(path)
+            assert response.status_code == 200, (size, page, path, response.status_code)
+    for _ in range(runs):
+        for page in paths[next(iter(sides))]:
+            for size, (name, client, _) in sides.items():
+                use_database(name)
+                start = time.perf_counter()
+                client.get(paths[size][page])
+                samples[size][page].append((time.perf_counter() - start) * 1000)
+    return {size: {page: statistics.median(t) for page, t in by_page.items()} for size, by_page in samples.items()}
 
-    django.setup()
-    from clusters.health import pushes
 
-    base = _status_kb("VmRSS")
-    start = time.perf_counter()
-    report = pushes.process(push_id)
-    elapsed = time.perf_counter() - start
-    peak = _status_kb("VmHWM")  # this process's own peak (getrusage's maxrss can carry the parent's over exec)
-    print(f"{elapsed:.3f} {peak} {base} {report.pk if report else 0}")
+def start_health_worker(log_path: Path) -> subprocess.Popen:
+    """A Celery worker on the health queue, as compose runs it (prefork, one child), logging to ``log_path``."""
+    import redis
+
+    redis.Redis.from_url(os.environ["REDIS_URL"]).delete("health")  # nothing queued by earlier runs
+    log = log_path.open("w")
+    worker = subprocess.Popen(
+        [sys.executable, "-m", "celery", "-A", "portal", "worker", "-Q", "health", "--concurrency", "1",
+         "--loglevel", "INFO", "--without-mingle", "--without-gossip", "-n", f"scale-bench-{os.getpid()}@%h"],
+        cwd=ROOT, env=os.environ, stdout=log, stderr=subprocess.STDOUT)
+    deadline = time.monotonic() + 300
+    while "ready." not in log_path.read_text():
+        if worker.poll() is not None or time.monotonic() > deadline:
+            raise SystemExit(f"the health worker did not start:\n{log_path.read_text()}")
+        time.sleep(1)
+    return worker
 
 
-def _status_kb(field: str) -> int:
-    for line in Path("/proc/self/status").read_text().splitlines():
+def _status_kb(field: str, pid: int) -> int:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
         if line.startswith(field + ":"):
             return int(line.split()[1])
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    return 0
 
 
 def push_benchmark(nodes: int) -> None:
@@ -194,8 +225,10 @@ def push_benchmark(nodes: int) -> None:
     parse_s = time.perf_counter() - start
     print(f"scrape: {nodes} nodes, {len(body) / 1e6:.0f} MB, {samples:,} samples; "
           f"prometheus_client parse: {parse_s:.2f} s", flush=True)
-    del text
     gc.collect()
+    log_path = Path(os.environ.get("BENCH_WORKER_LOG", f"/tmp/scale-bench-worker-{os.getpid()}.log"))
+    worker = start_health_worker(log_path)
+    idle_kb = _status_kb("VmHWM", worker.pid)  # the pool's parent; its child starts as a copy of it
     client = Client()
     start = time.perf_counter()
     response = client.post(f"/api/health/clusters/{cluster.pk}/metrics/", data=body, content_type="text/plain",
@@ -208,28 +241,48 @@ def push_benchmark(nodes: int) -> None:
     print(f"push answer (plain text, 202): {answer_s:.2f} s = {answer_s / parse_s:.3f} of the parse (goal <= 0.25); "
           f"stored {HealthPush.objects.get(pk=push_id).compressed_bytes / 1e6:.0f} MB gzip "
           f"(exporter-side gzip of the first MB: {len(packed) / (1 << 20):.2f} of it)", flush=True)
-    out = subprocess.run([sys.executable, __file__, "--process-push", str(push_id)], capture_output=True, text=True,
-                         env=os.environ, check=True).stdout.split()
-    work_s, peak_kb, base_kb, report_id = float(out[0]), int(out[1]), int(out[2]), int(out[3])
     push = HealthPush.objects.get(pk=push_id)
-    assert push.status == "done" and report_id, (push.status, push.error)
+    deadline = time.monotonic() + 3 * 3600
+    while push.status not in ("done", "failed"):  # the real worker takes it from the broker
+        if worker.poll() is not None or time.monotonic() > deadline:
+            raise SystemExit(f"the health worker stopped or took too long:\n{log_path.read_text()[-3000:]}")
+        time.sleep(2)
+        push.refresh_from_db()
+    worker.terminate()
+    worker.wait(timeout=60)
+    assert push.status == "done" and push.report_id, (push.status, push.error)
+    work_s = (push.finished_at - push.started_at).total_seconds()
+    # The parse again after the worker: the machine's load drifts, and the floor from both sides of the
+    # worker's run compares like with like.
+    start = time.perf_counter()
+    floor(text)
+    after_s = time.perf_counter() - start
+    del text
+    print(f"prometheus_client parse again after the worker: {after_s:.2f} s; floor = mean {(parse_s + after_s) / 2:.2f} s",
+          flush=True)
+    parse_s = (parse_s + after_s) / 2
+    logged = re.search(rf"push {push_id} processed: report \d+; worker process (\d+) peak memory (\d+) kB",
+                       log_path.read_text())
+    assert logged, log_path.read_text()[-3000:]
+    peak_kb = int(logged.group(2))
     print(f"worker processing: {work_s:.2f} s = {work_s / parse_s:.3f} of the parse (goal <= 1.2); "
-          f"worker peak memory {peak_kb / 1024:.0f} MB (+{(peak_kb - base_kb) / 1024:.0f} MB over the idle process); "
+          f"worker peak memory {peak_kb / 1024:.0f} MB (VmHWM of worker process {logged.group(1)}, "
+          f"idle worker process {idle_kb / 1024:.0f} MB); "
           f"report {push.report.node_count} nodes, {push.report.nodes_healthy} healthy", flush=True)
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--runs", type=int, default=15)
     parser.add_argument("--nodes", type=int, default=2000)
     parser.add_argument("--skip-push", action="store_true")
     parser.add_argument("--skip-pages", action="store_true", help="only the push part")
-    parser.add_argument("--process-push", type=int, help=argparse.SUPPRESS)
     args = parser.parse_args()
-    if args.process_push:
-        process_push_in_child(args.process_push)
-        return
-    fresh_database(os.environ["DATABASE_URL"])
+    small_url = os.environ["DATABASE_URL"]
+    large_url = small_url.removesuffix("_bench") + "_large_bench"  # the 120-organization program's own database
+    fresh_database(small_url)
+    if not args.skip_pages:
+        fresh_database(large_url)
     import django
 
     django.setup()
@@ -241,21 +294,28 @@ def main() -> None:
     from portal.models import User
 
     setup_test_environment()
-    call_command("migrate", verbosity=0)
-    rng = random.Random(16)
-    pm = User.objects.create(username="scale-pm", is_program_manager=True)
-    leads = User.objects.bulk_create([User(username=f"scale-lead{i}") for i in range(10)])
-    client = Client()
-    client.force_login(pm)
-    timings = {}
-    for first, count in (() if args.skip_pages else ((0, 12), (12, 108))):
-        start = time.perf_counter()
-        orgs = seed(first, count, rng, leads)
+    sides = {}
+    for total, url in (() if args.skip_pages else ((12, small_url), (120, large_url))):
+        name = url.rsplit("/", 1)[1]
+        use_database(name)
+        call_command("migrate", verbosity=0)
+        rng = random.Random(16)
+        pm = User.objects.create(username="scale-pm", is_program_manager=True)
+        leads = User.objects.bulk_create([User(username=f"scale-lead{i}") for i in range(10)])
+        for first, count in ((0, 12), (12, 108)) if total == 120 else ((0, 12),):
+            start = time.perf_counter()
+            orgs = seed(first, count, rng, leads)
+            print(f"{name}: seeded {count} organizations ({first + count} in all) in "
+                  f"{time.perf_counter() - start:.1f} s", flush=True)
         with connection.cursor() as cursor:
             cursor.execute("ANALYZE")
-        total = first + count
-        print(f"seeded {count} organizations ({total} in all) in {time.perf_counter() - start:.1f} s", flush=True)
-        timings[total] = time_pages(client, orgs[0] if first == 0 else orgs[-1], args.runs)
+        client = Client()
+        client.force_login(pm)
+        sides[total] = (name, client, orgs[-1])
+    timings = time_pages(sides, args.runs) if sides else {}
+    use_database(small_url.rsplit("/", 1)[1])
+    if args.skip_pages:
+        call_command("migrate", verbosity=0)
     small, large = timings.get(12, {}), timings.get(120, {})
     worst = 0.0
     print(f"{'page':<22}{'12 orgs ms':>12}{'120 orgs ms':>13}{'ratio':>8}")

@@ -80,6 +80,9 @@ POLICY: dict[str, Rule] = {
         path="organization", program_manager=R({VIEW, APPROVE})
     ),
     "workloads.interaction": Rule(path="organization", customer_scope=_shared),
+    # The overview's pre-aggregates of interactions: seen exactly as the interactions they count.
+    "review.interactioncount": Rule(path="organization", lead_sa=R({VIEW}), customer_scope=_shared),
+    "review.interactionweek": Rule(path="organization", lead_sa=R({VIEW}), customer_scope=_shared),
     "workloads.interactioncomment": Rule(
         path="interaction__organization",
         customer=R({VIEW, CHANGE}),

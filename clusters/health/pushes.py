@@ -221,3 +221,17 @@ def sweep(now=None) -> int:
             HealthPush.objects.filter(pk=pk, status=PushStatus.PENDING).update(dispatched_at=now)
             sent += 1
     return sent
+
+
+def peak_memory_kb() -> int:
+    """This process's resident-memory high-water mark (VmHWM; ru_maxrss where /proc is missing)."""
+    try:
+        with open("/proc/self/status") as status:
+            for line in status:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1])
+    except OSError:
+        pass
+    import resource
+
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import logging
+import os
 
 from celery import shared_task
 from django.utils import timezone
@@ -50,6 +51,9 @@ def pull_cluster(config_id: int) -> int | None:
 def process_push(push_id: int) -> int | None:
     """Parse and ingest one pushed scrape (see ``clusters.health.pushes``)."""
     report = pushes.process(push_id)
+    # The parse streams, so a push's size should not show here; the high-water mark tells if one ever did.
+    logger.info("push %s processed: report %s; worker process %s peak memory %s kB", push_id,
+                report.pk if report else None, os.getpid(), pushes.peak_memory_kb())
     return report.pk if report else None
 
 

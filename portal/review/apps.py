@@ -11,6 +11,9 @@ class ReviewConfig(AppConfig):
     def ready(self) -> None:
         from portal import sections
         from portal.review import sections as review
+        from portal.review import tallies
+
+        tallies.connect()
 
         # The status ("At a glance": health problems first) opens the organization page.
         sections.register(sections.ORGANIZATION_PAGE, "review/org_status_section.html", review.status_section, order=0)

@@ -79,3 +79,48 @@ class ActionItem(models.Model):
     @property
     def overdue(self) -> bool:
         return bool(self.due and not self.done and self.due < timezone.localdate())
+
+
+class InteractionCount(models.Model):
+    """Open interactions of an organization now, per visibility and severity (kept by
+    :mod:`portal.review.tallies` in the transaction that writes the interaction).
+
+    ``unbounded`` counts the open ones without a resolution time: they count as open at every later date."""
+
+    organization = models.ForeignKey("portal.Organization", on_delete=models.CASCADE, related_name="+")
+    visibility = models.CharField(max_length=16)
+    severity = models.CharField(max_length=16)
+    open = models.PositiveIntegerField(default=0)
+    unbounded = models.PositiveIntegerField(default=0)
+
+    objects = RestrictedQuerySet.as_manager()
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["organization", "visibility", "severity"],
+                                               name="interaction_count_key")]
+
+    def __str__(self) -> str:
+        return f"{self.organization_id} {self.visibility} {self.severity}: {self.open}"
+
+
+class InteractionWeek(models.Model):
+    """Per organization, visibility and week (its Monday): interactions that began to count as open
+    (``opened``: occurred that week) and stopped (``closed``: resolved that week). Interactions open at the
+    end of a week are the open ones without a resolution time less every later week's net change, so the
+    overview's chart reads a dozen weeks of these rows, never the history (:mod:`portal.review.tallies`)."""
+
+    organization = models.ForeignKey("portal.Organization", on_delete=models.CASCADE, related_name="+")
+    visibility = models.CharField(max_length=16)
+    week = models.DateField()
+    opened = models.PositiveIntegerField(default=0)
+    closed = models.PositiveIntegerField(default=0)
+
+    objects = RestrictedQuerySet.as_manager()
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["organization", "visibility", "week"],
+                                               name="interaction_week_key")]
+        indexes = [models.Index(fields=["week", "organization"], name="interaction_week_recent")]
+
+    def __str__(self) -> str:
+        return f"{self.organization_id} {self.visibility} {self.week}: +{self.opened} -{self.closed}"

@@ -4,16 +4,21 @@ from __future__ import annotations
 
 import gzip
 import io
+import os
+import subprocess
+import sys
 import time
 from datetime import timedelta
 from pathlib import Path
 
 import pytest
+from django.conf import settings
 from django.core.cache import cache
 from django.urls import reverse
 from django.utils import timezone
 
 from clusters.health import pushes, services
+from clusters.health.api import throttles
 from clusters.health.models import HealthPush, HealthReport, NodeHealth
 from tests.conftest import MARKER_A
 from tests.faults.test_broker_down import private_redis  # noqa: F401 - fixture
@@ -28,9 +33,21 @@ def cluster(world):
     return ClusterFactory(organization=world.org_a, name="alpha-train", error_message=MARKER_A)
 
 
+def _forget_push_counts():
+    """The rate limit counts in Redis when it is configured (else in the cache): start every test at zero."""
+    cache.clear()
+    if settings.REDIS_URL:
+        import redis
+
+        client = redis.Redis.from_url(settings.REDIS_URL)
+        keys = client.keys(throttles.KEY_PREFIX + "*")
+        if keys:
+            client.delete(*keys)
+
+
 @pytest.fixture
 def token(cluster):
-    cache.clear()  # the rate limit counts in the cache
+    _forget_push_counts()
     return services.rotate_token(cluster)
 
 
@@ -111,6 +128,30 @@ def test_rate_limit_is_per_cluster_token(client, world, cluster, token, settings
     other = ClusterFactory(organization=world.org_b, name="beta-train")
     assert post(client, other, b"x 1\n", services.rotate_token(other)).status_code == 202
     assert HealthPush.objects.filter(cluster=cluster).count() == 2
+
+
+def test_rate_limit_holds_across_web_processes(client, cluster, token, settings):
+    """Another process (a second web worker) counting pushes of the same token on the same Redis."""
+    if not settings.REDIS_URL:
+        pytest.skip("without Redis the rate limit counts per process")
+    settings.HEALTH_PUSH_RATE = "3/min"
+    assert post(client, cluster, b"x 1\n", token).status_code == 202
+    other = subprocess.run(
+        [sys.executable, "-c", "import sys, django; django.setup(); from clusters.health.api import throttles; "
+         "print([throttles.count(sys.argv[1], 60)[0] for _ in range(2)])", f"cluster-{cluster.pk}"],
+        capture_output=True, text=True, check=True, cwd=Path(__file__).resolve().parents[2],
+        env={**os.environ, "REDIS_URL": settings.REDIS_URL, "DJANGO_SETTINGS_MODULE": "portal.settings.test"})
+    assert other.stdout.split("\n")[-2] == "[2, 3]", other.stdout + other.stderr
+    refused = post(client, cluster, b"x 1\n", token)
+    assert refused.status_code == 429 and 0 < int(refused["Retry-After"]) <= 60
+    assert HealthPush.objects.filter(cluster=cluster).count() == 1
+
+
+def test_rate_limit_lets_pushes_through_while_redis_is_down(client, cluster, token, settings):
+    """The push is stored for the sweep either way; a down Redis must not refuse it."""
+    settings.REDIS_URL = "redis://127.0.0.1:1/0"  # nothing listens there
+    settings.HEALTH_PUSH_RATE = "1/min"
+    assert [post(client, cluster, b"x 1\n", token).status_code for _ in range(2)] == [202, 202]
 
 
 def test_broker_down_keeps_the_push_and_the_sweep_sends_it(client, cluster, token, private_redis,  # noqa: F811

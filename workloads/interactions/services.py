@@ -10,6 +10,7 @@ from portal import access, timeline
 from portal.choices import TimelineKind
 from portal.notifications import Event, notify
 from portal.vocabulary import OPEN_STATUSES, InteractionStatus
+from workloads.interactions import signals
 from workloads.interactions.choices import HistoryKind, InteractionKind
 from workloads.models import Interaction, InteractionComment
 
@@ -49,6 +50,7 @@ def created(interaction: Interaction, actor) -> None:
     )
     if interaction.status == InteractionStatus.RESOLVED and interaction.resolved_at is None:
         Interaction.objects.filter(pk=interaction.pk).update(resolved_at=interaction.occurred_at)
+        signals.written(interaction)
     _timeline(interaction, f"{interaction.get_kind_display()}: {interaction.summary}", actor)
     if interaction.severity in ("high", "critical"):
         notify(_event(interaction, "interaction.created",
@@ -103,6 +105,8 @@ def changed(interaction: Interaction, before: dict, actor) -> list[InteractionCo
     Interaction.objects.filter(pk=interaction.pk).update(**updates)
     for name, value in updates.items():
         setattr(interaction, name, value)
+    if "resolved_at" in updates:
+        signals.written(interaction)
     return entries
 
 

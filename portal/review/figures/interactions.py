@@ -5,11 +5,12 @@ from __future__ import annotations
 import datetime
 from collections import defaultdict
 
-from django.db.models import Count, Min, OuterRef, Q, Subquery
+from django.db.models import Count, OuterRef, Q, Subquery, Sum
 from django.urls import reverse
 
 from portal.models import Organization
-from portal.review.figures.scope import CHART_WEEKS, Scope, at, days, iso
+from portal.review.figures.scope import CHART_WEEKS, Scope, days, iso
+from portal.review.models import InteractionCount, InteractionWeek
 from portal.vocabulary import OPEN_STATUSES
 from portal.vocabulary import SEVERITIES_WORST_FIRST as SEVERITIES
 from workloads.models import Interaction
@@ -28,64 +29,81 @@ def _display(first: str | None, last: str | None, username: str | None) -> str:
 
 def interaction_figures(scope: Scope) -> dict:
     """Open interactions per organization by severity, the oldest's age and the last contact; this week's
-    new, resolved and open; open interactions at the end of each of the last 12 weeks."""
+    new, resolved and open; open interactions at the end of each of the last 12 weeks.
+
+    Nothing here reads the interactions' history: the open counts and the weekly changes come from the
+    pre-aggregates kept on write (:mod:`portal.review.tallies`), the oldest open interaction and the last
+    contact are one index probe per organization, and this week's figures read this week's rows only."""
     qs = Interaction.objects.restrict(scope.user)
-    is_open = Q(status__in=OPEN_STATUSES)
-    # Week boundaries (Mondays) of the last CHART_WEEKS weeks; the current week ends now.
-    ends = [at(scope.week_start - datetime.timedelta(weeks=CHART_WEEKS - 1 - i)) + datetime.timedelta(weeks=1)
-            for i in range(CHART_WEEKS)]
-    ends[-1] = scope.now
-    annotations = {f"open_{s}": Count("id", filter=is_open & Q(severity=s)) for s in SEVERITIES}
-    annotations.update({
-        f"w{i}": Count("id", filter=Q(occurred_at__lt=end) & ((is_open & Q(resolved_at__isnull=True))
-                                                             | Q(resolved_at__gte=end)))
-        for i, end in enumerate(ends)
-    })
-    # One pass over the table: per organization, everything; the program's figures are the sums.
-    by_org = {}
-    totals = defaultdict(int)
-    # Only open interactions and those resolved since the first chart week can count in any figure
-    # below (indexed, and bounded by recent activity rather than all history); the last contact is one
-    # index probe per organization.
-    last_contact = _last_contacts(qs, scope)
-    recent = qs.filter(is_open | Q(resolved_at__gte=ends[0] - datetime.timedelta(weeks=1)))
-    for r in recent.values("organization_id").annotate(
-        oldest=Min("occurred_at", filter=is_open),
-        new=Count("id", filter=Q(occurred_at__gte=scope.week_start_at)),
-        resolved=Count("id", filter=Q(resolved_at__gte=scope.week_start_at) & ~is_open),
-        **annotations,
-    ).order_by():
-        open_total = sum(r[f"open_{s}"] for s in SEVERITIES)
-        by_org[r["organization_id"]] = {
-            "open": {s: r[f"open_{s}"] for s in SEVERITIES},
-            "open_total": open_total,
-            "oldest_open_days": days(scope.now - r["oldest"]) if r["oldest"] else None,
-            "last_contact": iso(last_contact.get(r["organization_id"])),
+    by_org: dict[int, dict] = {}
+    open_now: dict[int, dict[str, int]] = defaultdict(lambda: dict.fromkeys(SEVERITIES, 0))
+    unbounded = 0
+    for c in (InteractionCount.objects.restrict(scope.user).values("organization_id", "severity")
+              .annotate(n=Sum("open"), unbounded=Sum("unbounded")).order_by()):
+        open_now[c["organization_id"]][c["severity"]] = c["n"]
+        unbounded += c["unbounded"]
+    for org_id, (last, oldest) in _probes(qs, scope).items():
+        if last is None:
+            continue
+        counts = open_now.get(org_id, dict.fromkeys(SEVERITIES, 0))
+        by_org[org_id] = {
+            "open": {s: counts.get(s, 0) for s in SEVERITIES},
+            "open_total": sum(counts.values()),
+            "oldest_open_days": days(scope.now - oldest) if oldest else None,
+            "last_contact": iso(last),
         }
-        totals["open"] += open_total
-        for key in ("new", "resolved", *(f"w{i}" for i in range(CHART_WEEKS))):
-            totals[key] += r[key]
-    for org_id, last in last_contact.items():
-        if last is not None and org_id not in by_org:  # nothing open or recent: the last contact still shows
-            by_org[org_id] = {"open": dict.fromkeys(SEVERITIES, 0), "open_total": 0, "oldest_open_days": None,
-                              "last_contact": iso(last)}
-    per_week = [
-        {"week": (end - datetime.timedelta(weeks=1)).date().isoformat() if i < CHART_WEEKS - 1
-         else scope.week_start.isoformat(), "open": totals[f"w{i}"]}
-        for i, end in enumerate(ends)
-    ]
+    this_week = _this_week(qs, scope)
     return {
         "by_org": by_org,
-        "week": {"new": totals["new"], "resolved": totals["resolved"], "open": totals["open"]},
-        "per_week": per_week,
+        "week": {"new": this_week["new"], "resolved": this_week["resolved"],
+                 "open": sum(sum(c.values()) for c in open_now.values())},
+        "per_week": _per_week(scope, unbounded, this_week),
     }
 
 
-def _last_contacts(qs, scope: Scope) -> dict:
-    """The latest interaction per organization: a subquery per organization on (organization, occurred_at)."""
+def _per_week(scope: Scope, unbounded: int, this_week: dict) -> list[dict]:
+    """Open at the end of each of the last CHART_WEEKS weeks (the current one ends now).
+
+    An interaction counts as open at a moment ``d`` when ``occurred_at < d <= resolved_at`` (no end while open
+    without a resolution time). At a week's end that is the open ones without an end less the net change
+    (``opened - closed``) of every week from that one on; at ``now`` it is the current week's start plus
+    the current week's arrivals still open and less its departures, read from this week's rows."""
+    mondays = [scope.week_start - datetime.timedelta(weeks=CHART_WEEKS - 1 - i) for i in range(CHART_WEEKS)]
+    net: dict[datetime.date, int] = defaultdict(int)
+    for w in (InteractionWeek.objects.restrict(scope.user).filter(week__gte=mondays[1]).values("week")
+              .annotate(opened=Sum("opened"), closed=Sum("closed")).order_by()):
+        net[w["week"]] += w["opened"] - w["closed"]
+
+    def open_at(monday: datetime.date) -> int:
+        return unbounded - sum(n for week, n in net.items() if week >= monday)
+
+    points = [open_at(monday + datetime.timedelta(weeks=1)) for monday in mondays[:-1]]
+    points.append(open_at(scope.week_start) + this_week["came"] - this_week["went"])
+    return [{"week": monday.isoformat(), "open": value} for monday, value in zip(mondays, points, strict=True)]
+
+
+def _this_week(qs, scope: Scope) -> dict:
+    """This week's rows only (indexed on both dates): new and resolved this week, and for the chart's last
+    point the arrivals since Monday still open now and the departures since Monday of earlier arrivals."""
+    start, now = scope.week_start_at, scope.now
+    # Naming the organizations lets the (organization, occurred_at) index bound the scan to this week.
+    found = qs.filter(Q(organization_id__in=scope.org_ids, occurred_at__gte=start) | Q(resolved_at__gte=start)).aggregate(
+        new=Count("id", filter=Q(occurred_at__gte=start)),
+        resolved=Count("id", filter=Q(resolved_at__gte=start) & ~Q(status__in=OPEN_STATUSES)),
+        came=Count("id", filter=Q(occurred_at__gte=start, occurred_at__lt=now)
+                   & (Q(resolved_at__gte=now) | Q(resolved_at__isnull=True, status__in=OPEN_STATUSES))),
+        went=Count("id", filter=Q(occurred_at__lt=start, resolved_at__gte=start, resolved_at__lt=now)))
+    return {key: value or 0 for key, value in found.items()}
+
+
+def _probes(qs, scope: Scope) -> dict:
+    """Per organization, the latest interaction and the oldest open one: an index probe each, on
+    (organization, occurred_at) and on the open interactions' partial index."""
     latest = qs.filter(organization_id=OuterRef("pk")).order_by("-occurred_at").values("occurred_at")[:1]
-    return dict(Organization.objects.filter(pk__in=scope.org_ids).annotate(last=Subquery(latest))
-                .values_list("pk", "last"))
+    oldest = (qs.filter(organization_id=OuterRef("pk"), status__in=OPEN_STATUSES).order_by("occurred_at")
+              .values("occurred_at")[:1])
+    return {pk: (last, first) for pk, last, first in Organization.objects.filter(pk__in=scope.org_ids).annotate(
+        last=Subquery(latest), oldest=Subquery(oldest)).values_list("pk", "last", "oldest")}
 
 
 def outstanding(scope: Scope, limit: int = OUTSTANDING_LIMIT) -> list[dict]:

@@ -1,0 +1,148 @@
+"""The overview's interaction pre-aggregates (:class:`InteractionCount`, :class:`InteractionWeek`), kept on write.
+
+Kept in the transaction that writes the interaction rather than refreshed by a periodic task: the overview
+shows the state of now, and a refresh every few minutes would show a resolved interaction as open until it
+ran. A write does not add or subtract one: it recounts the few buckets it touched (the organization's open
+counts, the weeks of the interaction's old and new dates) from the interactions themselves, under a
+per-organization lock held until commit. Concurrent writers therefore cannot lose a count: whoever takes
+the lock last recounts with everything the others committed.
+
+Hooks: ``pre_save``/``post_save``/``pre_delete``/``post_delete`` of ``Interaction`` (every page, API, admin
+and demo write) and ``workloads.interactions.signals.written`` for the services' queryset updates of
+``resolved_at``. ``bulk_create`` sends no signal: whoever bulk-loads calls :func:`rebuild` (the
+``rebuild_interaction_tallies`` command).
+"""
+from __future__ import annotations
+
+import datetime
+from collections import defaultdict
+
+from django.db import transaction
+from django.db.models import Count, Q
+from django.utils import timezone
+
+from portal import locks
+from portal.review.models import InteractionCount, InteractionWeek, week_start_of
+from portal.vocabulary import OPEN_STATUSES
+
+TOUCHED = "_tally_touched"  # on the interaction instance: {organization id: {week, ...}} to recount
+
+
+def week_of(moment: datetime.datetime) -> datetime.date:
+    """The Monday (program time) of the week holding ``moment``."""
+    return week_start_of(timezone.localtime(moment).date())
+
+
+def _remember(instance, organization_id, occurred_at, resolved_at) -> None:
+    touched = instance.__dict__.setdefault(TOUCHED, defaultdict(set))
+    weeks = touched[organization_id]
+    for moment in (occurred_at, resolved_at):
+        if moment is not None:
+            weeks.add(week_of(moment))
+
+
+def _remember_stored(instance) -> None:
+    """The row as stored now (locked until commit, so a concurrent edit of it waits for this one)."""
+    row = (type(instance)._default_manager.select_for_update().filter(pk=instance.pk)
+           .values("organization_id", "occurred_at", "resolved_at").first())
+    if row is not None:
+        _remember(instance, row["organization_id"], row["occurred_at"], row["resolved_at"])
+
+
+def before_write(sender, instance, raw=False, **kwargs) -> None:
+    if instance.pk is not None:
+        _remember_stored(instance)
+
+
+def after_save(sender, instance, **kwargs) -> None:
+    _remember(instance, instance.organization_id, instance.occurred_at, instance.resolved_at)
+    recount(instance)
+
+
+def after_delete(sender, instance, **kwargs) -> None:
+    recount(instance)
+
+
+def written(sender, instance, **kwargs) -> None:
+    """The interaction's row was updated without ``save()``: recount what it touched before and now."""
+    _remember_stored(instance)
+    recount(instance)
+
+
+def recount(instance) -> None:
+    touched = instance.__dict__.get(TOUCHED) or {}
+    with transaction.atomic():
+        for organization_id in sorted(touched):  # one order for every writer: no deadlock between two
+            locks.hold("interaction-tally", organization_id)
+            recount_organization(organization_id, touched[organization_id], model=type(instance))
+
+
+def recount_organization(organization_id: int, weeks: set[datetime.date] | None = None, *, model=None,
+                         count_model=InteractionCount, week_model=InteractionWeek) -> None:
+    """Recount an organization's open interactions and the given ``weeks`` (every week when ``None``)."""
+    if model is None:
+        from workloads.models import Interaction as model
+    rows = model._default_manager.filter(organization_id=organization_id)
+    counts = (rows.filter(status__in=OPEN_STATUSES).values("visibility", "severity")
+              .annotate(n=Count("id"), unbounded=Count("id", filter=Q(resolved_at__isnull=True))).order_by())
+    count_model._default_manager.filter(organization_id=organization_id).delete()
+    count_model._default_manager.bulk_create([
+        count_model(organization_id=organization_id, visibility=c["visibility"], severity=c["severity"],
+                    open=c["n"], unbounded=c["unbounded"]) for c in counts])
+    scan, existing = rows, week_model._default_manager.filter(organization_id=organization_id)
+    if weeks is not None:
+        if not weeks:
+            return
+        within = Q()
+        for week in weeks:
+            start = timezone.make_aware(datetime.datetime.combine(week, datetime.time.min))
+            end = timezone.make_aware(datetime.datetime.combine(week + datetime.timedelta(weeks=1),
+                                                                datetime.time.min))
+            within |= Q(occurred_at__gte=start, occurred_at__lt=end) | Q(resolved_at__gte=start, resolved_at__lt=end)
+        scan, existing = rows.filter(within), existing.filter(week__in=weeks)
+    tally: dict[tuple[str, datetime.date], list[int]] = defaultdict(lambda: [0, 0])
+    for occurred_at, resolved_at, status, visibility in scan.values_list(
+            "occurred_at", "resolved_at", "status", "visibility").order_by():
+        # Open at a date d when occurred_at < d <= resolved_at (no end while open without a resolution time).
+        if resolved_at is None and status not in OPEN_STATUSES or resolved_at is not None and resolved_at <= occurred_at:
+            continue
+        tally[visibility, week_of(occurred_at)][0] += 1
+        if resolved_at is not None:
+            tally[visibility, week_of(resolved_at)][1] += 1
+    existing.delete()
+    week_model._default_manager.bulk_create([
+        week_model(organization_id=organization_id, visibility=visibility, week=week, opened=opened, closed=closed)
+        for (visibility, week), (opened, closed) in tally.items()
+        if weeks is None or week in weeks])
+
+
+def rebuild(*, model=None, count_model=InteractionCount, week_model=InteractionWeek,
+            organization_ids=None) -> int:
+    """Recount everything (after bulk loads, and the back-fill migration); returns the organizations recounted."""
+    if model is None:
+        from workloads.models import Interaction as model
+    if organization_ids is None:
+        organization_ids = sorted(set(model._default_manager.values_list("organization_id", flat=True).distinct()))
+        with transaction.atomic():
+            # Organizations without interactions any more keep no rows.
+            count_model._default_manager.exclude(organization_id__in=organization_ids).delete()
+            week_model._default_manager.exclude(organization_id__in=organization_ids).delete()
+    for organization_id in organization_ids:
+        with transaction.atomic():
+            locks.hold("interaction-tally", organization_id)
+            recount_organization(organization_id, None, model=model, count_model=count_model,
+                                 week_model=week_model)
+    return len(organization_ids)
+
+
+def connect() -> None:
+    from django.db.models.signals import post_delete, post_save, pre_delete, pre_save
+
+    from workloads.interactions.signals import interaction_written
+    from workloads.models import Interaction
+
+    pre_save.connect(before_write, sender=Interaction, dispatch_uid="review-tally-pre-save")
+    post_save.connect(after_save, sender=Interaction, dispatch_uid="review-tally-post-save")
+    pre_delete.connect(before_write, sender=Interaction, dispatch_uid="review-tally-pre-delete")
+    post_delete.connect(after_delete, sender=Interaction, dispatch_uid="review-tally-post-delete")
+    interaction_written.connect(written, sender=Interaction, dispatch_uid="review-tally-written")

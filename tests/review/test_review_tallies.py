@@ -1,0 +1,184 @@
+"""The overview's interaction pre-aggregates equal the figures counted from the interactions themselves,
+after creates, edits, status changes, moves, deletes and concurrent writers."""
+from __future__ import annotations
+
+import datetime
+import random
+import threading
+from collections import defaultdict
+
+import pytest
+from django.db import connection, connections, transaction
+from django.utils import timezone
+
+from portal.review import tallies
+from portal.review.figures.interactions import interaction_figures
+from portal.review.figures.organizations import organization_rows
+from portal.review.figures.scope import CHART_WEEKS, Scope
+from portal.review.models import InteractionCount, InteractionWeek
+from portal.vocabulary import OPEN_STATUSES, SEVERITIES_WORST_FIRST
+from workloads import services_interactions as services
+from workloads.models import Interaction
+
+
+def _raw(user, now) -> dict:
+    """The figures counted the plain way, from every interaction the user may view."""
+    scope = Scope(user=user, now=now)
+    rows = list(Interaction.objects.restrict(user).values("organization_id", "status", "severity", "occurred_at",
+                                                          "resolved_at"))
+    by_org: dict[int, dict] = {}
+    for org_id in {r["organization_id"] for r in rows}:
+        mine = [r for r in rows if r["organization_id"] == org_id]
+        open_rows = [r for r in mine if r["status"] in OPEN_STATUSES]
+        counts = {s: sum(1 for r in open_rows if r["severity"] == s) for s in SEVERITIES_WORST_FIRST}
+        oldest = min((r["occurred_at"] for r in open_rows), default=None)
+        by_org[org_id] = {"open": counts, "open_total": len(open_rows),
+                          "oldest_open_days": max(0, (now - oldest).days) if oldest else None,
+                          "last_contact": max(r["occurred_at"] for r in mine).isoformat()}
+
+    def open_at(end):
+        return sum(1 for r in rows if r["occurred_at"] < end and (
+            (r["status"] in OPEN_STATUSES and r["resolved_at"] is None)
+            or (r["resolved_at"] is not None and r["resolved_at"] >= end)))
+
+    mondays = [scope.week_start - datetime.timedelta(weeks=CHART_WEEKS - 1 - i) for i in range(CHART_WEEKS)]
+    ends = [timezone.make_aware(datetime.datetime.combine(m + datetime.timedelta(weeks=1), datetime.time.min))
+            for m in mondays[:-1]] + [now]
+    start = scope.week_start_at
+    return {
+        "by_org": by_org,
+        "week": {"new": sum(1 for r in rows if r["occurred_at"] >= start),
+                 "resolved": sum(1 for r in rows if r["resolved_at"] and r["resolved_at"] >= start
+                                 and r["status"] not in OPEN_STATUSES),
+                 "open": sum(1 for r in rows if r["status"] in OPEN_STATUSES)},
+        "per_week": [{"week": m.isoformat(), "open": open_at(e)} for m, e in zip(mondays, ends, strict=True)],
+    }
+
+
+def _figures(user, now) -> dict:
+    scope = Scope(user=user, now=now)
+    organization_rows(scope)
+    return interaction_figures(scope)
+
+
+def _tables() -> tuple[set, set]:
+    return (set(InteractionCount.objects.values_list("organization_id", "visibility", "severity", "open", "unbounded")),
+            set(InteractionWeek.objects.values_list("organization_id", "visibility", "week", "opened", "closed")))
+
+
+def _assert_exact(world):
+    now = timezone.now()
+    for user in (world.pm, world.customer_a, world.lead_b):
+        assert _figures(user, now) == _raw(user, now), user.username
+    kept = _tables()
+    tallies.rebuild()
+    assert _tables() == kept, "the counts kept on write differ from a recount"
+
+
+def _change(item, actor, **fields):
+    """Edit as the page and the API do: save, then the service records the change."""
+    with transaction.atomic():
+        before = services.snapshot(item)
+        for name, value in fields.items():
+            setattr(item, name, value)
+        item.save()
+        services.changed(item, before, actor)
+
+
+def _create(org, actor, days_ago, **fields):
+    now = timezone.now()
+    with transaction.atomic():
+        item = Interaction.objects.create(organization=org, summary=f"q{days_ago}",
+                                          occurred_at=now - datetime.timedelta(days=days_ago, minutes=3), **fields)
+        services.created(item, actor)
+    return item
+
+
+def test_tallies_equal_the_raw_figures_through_creates_edits_status_changes_and_deletes(world):
+    rng = random.Random(7)
+    now = timezone.now()
+    items = []
+    for k in range(40):
+        org = world.org_a if k % 3 else world.org_b
+        status = rng.choice(["open", "waiting_customer", "waiting_aws", "resolved"])
+        items.append(_create(org, world.lead_a, rng.randint(0, 120), status=status,
+                             severity=rng.choice(SEVERITIES_WORST_FIRST), visibility=rng.choice(["shared", "internal"])))
+    # An interaction resolved after some weeks, one resolved before it occurred (never open), and one the
+    # services created resolved (its resolution time is set by a queryset update).
+    items.append(_create(world.org_a, world.lead_a, 60, status="resolved", visibility="shared",
+                         resolved_at=now - datetime.timedelta(days=20)))
+    items.append(_create(world.org_a, world.lead_a, 10, status="resolved", resolved_at=now - datetime.timedelta(days=30)))
+    _assert_exact(world)
+
+    # Status changes (resolving sets resolved_at, re-opening clears it), severity, visibility, dates, moves.
+    for item in items[:10]:
+        _change(item, world.lead_a, status="resolved" if item.status in OPEN_STATUSES else "open")
+    for item in items[10:15]:
+        _change(item, world.lead_a, severity="critical", visibility="shared")
+    for item in items[15:20]:
+        _change(item, world.lead_a, occurred_at=item.occurred_at - datetime.timedelta(days=17))
+    for item in items[20:23]:
+        _change(item, world.lead_a, organization=world.org_b if item.organization_id == world.org_a.pk
+                else world.org_a)
+    Interaction.objects.filter(pk=items[23].pk).first().save()  # a save without changes changes nothing
+    _assert_exact(world)
+
+    for item in items[24:34]:
+        item.delete()
+    _assert_exact(world)
+    assert InteractionWeek.objects.exists() and InteractionCount.objects.exists()
+
+    # Deleting an organization takes its interactions and their counts with it.
+    world.org_b.delete()
+    assert not InteractionCount.objects.filter(organization_id=world.org_b.pk).exists()
+    assert not InteractionWeek.objects.filter(organization_id=world.org_b.pk).exists()
+
+
+def test_rebuild_counts_what_bulk_loads_stored(world):
+    now = timezone.now()
+    Interaction.objects.bulk_create([
+        Interaction(organization=world.org_a, summary=f"bulk {k}", occurred_at=now - datetime.timedelta(days=k),
+                    status="open" if k % 2 else "resolved", visibility="shared",
+                    resolved_at=None if k % 2 else now - datetime.timedelta(days=k // 2)) for k in range(1, 30)])
+    assert not InteractionCount.objects.exists()  # bulk_create sends no signal
+    from django.core.management import call_command
+
+    call_command("rebuild_interaction_tallies")
+    assert _figures(world.pm, now) == _raw(world.pm, now)
+    assert sum(InteractionCount.objects.values_list("open", flat=True)) == 15  # k = 1, 3, … 29
+
+
+@pytest.mark.django_db(transaction=True)
+def test_concurrent_writers_lose_no_count(world):
+    """Two writers, each in its own connection, creating and resolving in the same organization and weeks."""
+    if connection.vendor != "postgresql":
+        pytest.skip("SQLite allows one writer at a time")
+    errors = []
+    start = threading.Barrier(2)
+
+    def writer(seed):
+        rng = random.Random(seed)
+        try:
+            start.wait(timeout=30)
+            for k in range(12):
+                item = _create(world.org_a, world.lead_a, rng.randint(0, 20), status="open",
+                               visibility=rng.choice(["shared", "internal"]))
+                if k % 3 == 0:
+                    _change(item, world.lead_a, status="resolved")
+        except Exception as exc:  # noqa: BLE001 - reported by the test below
+            errors.append(exc)
+        finally:
+            connections.close_all()
+
+    threads = [threading.Thread(target=writer, args=(seed,)) for seed in (1, 2)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=120)
+    assert not errors, errors
+    assert Interaction.objects.filter(organization=world.org_a).count() == 24
+    counts = defaultdict(int)
+    for visibility, n in InteractionCount.objects.filter(organization=world.org_a).values_list("visibility", "open"):
+        counts[visibility] += n
+    assert sum(counts.values()) == Interaction.objects.filter(organization=world.org_a, status="open").count() == 16
+    _assert_exact(world)
