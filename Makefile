@@ -34,8 +34,12 @@ lint: install
 	DJANGO_SETTINGS_MODULE=portal.settings.test $(BIN)/lint-imports
 	if ls clusters/blueprints/*.yaml >/dev/null 2>&1; then $(BIN)/cfn-lint clusters/blueprints/*.yaml; fi
 
+# One benchmark at a time (each prints its ratio against a floor measured in the same run; see its docstring for
+# the database it needs): make bench BENCH=scale BENCH_ARGS="--runs 15"
 bench: install
-	$(BIN)/python bench/run_all.py
+	@if [ -z "$(BENCH)" ]; then echo "make bench BENCH=<name> [BENCH_ARGS=...], name one of:"; \
+		ls bench/*.py | grep -v harness.py | xargs -n1 basename | sed 's/\.py$$//'; exit 2; fi
+	$(BIN)/python bench/$(BENCH).py $(BENCH_ARGS)
 
 # Re-pin after editing requirements*.in (needs pip-tools in the venv): production first, then everything else
 # constrained by it.
