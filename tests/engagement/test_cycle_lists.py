@@ -246,3 +246,16 @@ def test_the_organization_page_shows_the_active_cycles_figures(client, world, cy
     page = client.get(world.org_a.get_absolute_url()).content.decode()
     assert "new-cluster" in page and "old-cluster" not in page
     assert "cr-new" in page and "cr-old" not in page
+
+
+def test_the_overview_counts_the_active_cycles_clusters_and_reservations(client, world, cycles):
+    """The program overview (page and API) is the active cycle's state: the archived cycle's cluster and
+    reservation are history, not launches or reservations ending soon."""
+    client.force_login(world.pm)
+    for figures in (client.get(reverse("review-api:overview")).json(),
+                    client.get(reverse("portal:overview")).context["figures"]):
+        a = next(row for row in figures["organizations"] if row["id"] == world.org_a.pk)
+        assert a["clusters_total"] == 1, a["clusters"]
+        assert a["expiring"]["count"] == 1
+        assert sum(figures["totals"]["clusters"].values()) == 1
+        assert figures["week"]["launches"] == 1

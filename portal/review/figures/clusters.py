@@ -1,4 +1,5 @@
-"""Clusters by state per organization, launches per day, this week's launches and failures (three queries)."""
+"""Clusters by state per organization, launches per day, this week's launches and failures (three queries), of
+the active program cycle."""
 from __future__ import annotations
 
 import datetime
@@ -8,12 +9,14 @@ from django.db.models import Count, Q
 from django.db.models.functions import TruncDate
 
 from clusters.models import Cluster
+from portal.engagement.cycle_filter import in_active_cycle
 from portal.review.figures.scope import CHART_DAYS, Scope, at
 
 
 def cluster_figures(scope: Scope) -> dict:
-    """Clusters by state per organization; launches per day; this week's launches and failures."""
-    qs = Cluster.objects.restrict(scope.user)
+    """Clusters by state per organization; launches per day; this week's launches and failures. A past cycle's
+    clusters are its history (browsable on the cluster list with ``?cycle=``), not the program's state."""
+    qs = in_active_cycle(Cluster.objects.restrict(scope.user))
     by_org: dict[int, dict[str, int]] = defaultdict(dict)
     states: dict[str, int] = defaultdict(int)
     for r in qs.values("organization_id", "state").annotate(n=Count("id")).order_by():

@@ -1,4 +1,5 @@
-"""Quota used of total per organization and per instance type; reservations ending within 14 days."""
+"""Quota used of total per organization and per instance type; the active cycle's reservations ending within 14
+days."""
 from __future__ import annotations
 
 import datetime
@@ -6,6 +7,7 @@ from collections import defaultdict
 
 from django.db.models import Count, Min
 
+from portal.engagement.cycle_filter import in_active_cycle
 from portal.review.figures.scope import Scope, iso
 from workloads import usage
 from workloads.models import CapacityReservation, InstanceQuota
@@ -38,7 +40,8 @@ def quota_figures(scope: Scope) -> dict:
     last_day = scope.today + datetime.timedelta(days=EXPIRY_DAYS)
     expiring = {
         r["organization_id"]: {"count": r["n"], "next": iso(r["next"])}
-        for r in CapacityReservation.objects.restrict(scope.user).filter(end__gte=scope.today, end__lte=last_day)
+        for r in in_active_cycle(CapacityReservation.objects.restrict(scope.user))
+        .filter(end__gte=scope.today, end__lte=last_day)
         .values("organization_id").annotate(n=Count("id"), next=Min("end")).order_by()
     }
     return {
