@@ -49,10 +49,13 @@ class Case:
     methods: tuple[str, ...] | None = None
     payload: Callable[[dict], dict] | None = None
     writers: frozenset[str] = frozenset()
-    success: int | dict[str, int] | None = None
+    success: int | str | dict[str, int] | None = None
     refused: dict[str, int | str] = field(default_factory=dict)
     # A write by a writer that answers without writing a row (a lookup, a preview).
     writes_rows: bool = True
+    # A page's PUT: Django parses form bodies of POST requests only, so a writer's PUT always comes back
+    # as the form with its errors (this status); others are refused before the form is read.
+    page_put: int = 200
     # Outsiders who rightly see organization A's rows here (a specialist sees what is escalated to their team).
     shown_to: frozenset[str] = frozenset()
 
@@ -72,6 +75,8 @@ class Case:
             if key in self.refused:
                 return self.refused[key]
         if role in self.writers:
+            if not self.api and method == "PUT":
+                return self.page_put
             if isinstance(self.success, dict):
                 return self.success[method]
             if self.success is not None:
@@ -84,6 +89,11 @@ class Case:
         read = self.read_status(role)
         return read if read in (403, 404, 401) else 403
 
+    def succeeds(self, role: str, method: str) -> bool:
+        """Whether this write by this role is expected to go through (and so to write rows)."""
+        return (role in self.writers and self.writes_rows and f"{role}:{method}" not in self.refused
+                and role not in self.refused and (self.api or method != "PUT"))
+
     def expected(self, role: str, method: str) -> int | str:
         return self.read_status(role) if method == "GET" else self.write_status(role, method)
 
@@ -93,39 +103,57 @@ LEADS_A = R({"lead_a", "staff"})
 PMS = R({"pm", "staff"})
 
 
-def form_data(form_path: str, key: str | None = None, **changes) -> Callable[[dict], dict]:
-    """A payload builder: the form bound to ``objs[key]`` as the page would post it back, with ``changes``."""
+def _resolved_view(route: str, kwargs: dict):
+    from django.urls import resolve, reverse
+
+    func = resolve(reverse(route, kwargs=kwargs)).func
+    return getattr(func, "view_class", None) or func.cls
+
+
+def _values(changes: dict, objs: dict) -> dict:
+    return {k: v(objs) if callable(v) else v for k, v in changes.items()}
+
+
+def form_data(route: str, key: str | None = None, form=None, **changes) -> Callable[[dict], dict]:
+    """A payload builder: the page's form bound to ``objs[key]`` (or empty) as the browser posts it back,
+    with ``changes``. ``route`` names the page (an edit page of ``objs[key]`` takes its pk)."""
 
     def build(objs: dict) -> dict:
-        from django.utils.module_loading import import_string
+        obj = objs[key] if key else None
+        view = _resolved_view(route, {"pk": obj.pk} if obj is not None and "edit" in route else {})
+        import inspect
 
-        form = import_string(form_path)(instance=objs[key] if key else None)
+        form_class = form or view.form_class
+        takes_user = "user" in inspect.signature(form_class.__init__).parameters
+        bound = form_class(instance=obj, **({"user": objs.world.staff} if takes_user else {}))
         data = {}
-        for name, bound in form.fields.items():
-            value = form[name].value()
+        for name in bound.fields:
+            value = bound[name].value()
             if value is None or value is False:
                 continue
             if isinstance(value, list | tuple):
                 data[name] = [getattr(v, "pk", v) for v in value]
             else:
                 data[name] = getattr(value, "pk", value)
-        data.update({k: v(objs) if callable(v) else v for k, v in changes.items()})
+        data.update(_values(changes, objs))
         return data
 
     return build
 
 
-def api_data(serializer_path: str, key: str, **changes) -> Callable[[dict], dict]:
-    """A payload builder: ``objs[key]`` as the API reads it (read-only fields are ignored on input)."""
+def api_data(detail_route: str, key: str, **changes) -> Callable[[dict], dict]:
+    """A payload builder: ``objs[key]`` as the API reads it at ``detail_route`` (read-only fields are
+    ignored on input), with ``changes``."""
 
     def build(objs: dict) -> dict:
-        from django.utils.module_loading import import_string
         from rest_framework.request import Request
         from rest_framework.test import APIRequestFactory
 
+        obj = objs[key]
+        viewset = _resolved_view(detail_route, {"pk": obj.pk})
         request = Request(APIRequestFactory().get("/"))
-        data = dict(import_string(serializer_path)(objs[key], context={"request": request}).data)
-        data.update({k: v(objs) if callable(v) else v for k, v in changes.items()})
+        data = dict(viewset.serializer_class(obj, context={"request": request}).data)
+        data.update(_values(changes, objs))
         return data
 
     return build
@@ -231,7 +259,7 @@ _WL = {
     "workloads:changerequest_add": Case(foreign=FORBIDDEN, expect=LEAD_ADDS),
     "workloads:changerequest_detail": Case(kwargs=lambda o: {"pk": o["change_request"].pk}),
     "workloads:changerequest_edit": Case(kwargs=lambda o: {"pk": o["change_request"].pk}, expect=LEAD_WRITES),
-    "workloads:changerequest_decide": Case(kwargs=lambda o: {"pk": o["change_request"].pk}, foreign=405),
+    "workloads:changerequest_decide": Case(kwargs=lambda o: {"pk": o["change_request"].pk}),
     "workloads-api:api-root": Case(api=True, foreign=LIST),
     "workloads-api:workload-list": Case(api=True, foreign=LIST),
     "workloads-api:workload-detail": Case(api=True, kwargs=lambda o: {"pk": o["workload"].pk}),
@@ -242,7 +270,7 @@ _WL = {
     "workloads-api:quotachangerequest-list": Case(api=True, foreign=LIST),
     "workloads-api:quotachangerequest-detail": Case(api=True, kwargs=lambda o: {"pk": o["change_request"].pk}),
     "workloads-api:quotachangerequest-decide": Case(
-        api=True, kwargs=lambda o: {"pk": o["change_request"].pk}, foreign=(404, 405)
+        api=True, kwargs=lambda o: {"pk": o["change_request"].pk}
     ),
 }
 ROUTES.update(_WL)
@@ -304,21 +332,33 @@ def _enablement_session(w):
 
 
 OBJECTS["interaction"] = _interaction
+# An internal interaction of organization A: no customer ever reads INTERNAL_MARKER.
+INTERNAL_MARKER = "ZZ-INTERNAL-ONLY"
+
+
+def _internal_interaction(w):
+    from tests.workloads.factories_interactions import InteractionFactory
+
+    return InteractionFactory(organization=w.org_a, visibility="internal",
+                              summary=f"{INTERNAL_MARKER} ZZ-ORG-A-SECRET retro")
+
+
+OBJECTS["internal_interaction"] = _internal_interaction
 OBJECTS["enablement_session"] = _enablement_session
 _interaction_pk = lambda o: {"pk": o["interaction"].pk}  # noqa: E731
 _session_pk = lambda o: {"pk": o["enablement_session"].pk}  # noqa: E731
-_ALL_405 = {"customer_a": 405, "lead_a": 405, "pm": 405, "staff": 405}  # POST-only routes
 ROUTES.update({
     "portal:timeline": Case(kwargs=lambda o: {"slug": o["organization"].slug}),
     # A specialist sees the interactions escalated to their team (organization A's one here).
     "interactions:interaction_list": Case(foreign=LIST, shown_to=_SPECIALIST),
     "interactions:interaction_add": Case(foreign=FORBIDDEN, expect={**LEAD_WRITES, "lead_b": LIST}),
-    "interactions:interaction_suggest_tags": Case(foreign=405, expect=_ALL_405),
+    "interactions:interaction_suggest_tags": Case(  # GET answers 405 to everyone signed in
+        foreign=405, expect={r: 405 for r in ROLES if r != "anonymous"}),
     "interactions:interaction_detail": Case(kwargs=_interaction_pk),
     "interactions:interaction_edit": Case(kwargs=_interaction_pk, expect={"customer_a": FORBIDDEN, "pm": FORBIDDEN}),
-    "interactions:interaction_comment": Case(kwargs=_interaction_pk, expect=_ALL_405),
-    "interactions:interaction_escalate": Case(kwargs=_interaction_pk, expect=_ALL_405),
-    "interactions:interaction_sync": Case(kwargs=_interaction_pk, expect=_ALL_405),
+    "interactions:interaction_comment": Case(kwargs=_interaction_pk),
+    "interactions:interaction_escalate": Case(kwargs=_interaction_pk),
+    "interactions:interaction_sync": Case(kwargs=_interaction_pk),
     "interactions:interaction_quick_log": Case(
         kwargs=lambda o: {"slug": o["organization"].slug}, expect={"customer_a": FORBIDDEN, "pm": FORBIDDEN}
     ),
@@ -328,12 +368,12 @@ ROUTES.update({
     "interactions:enablement_add": Case(foreign=FORBIDDEN, expect=PM_WRITES),
     "interactions:enablement_detail": Case(kwargs=_session_pk),
     "interactions:enablement_edit": Case(kwargs=_session_pk, expect=PM_WRITES),
-    "interactions:enablement_attendance": Case(kwargs=_session_pk, foreign=405, expect=_ALL_405),
+    "interactions:enablement_attendance": Case(kwargs=_session_pk),
     "interactions-api:api-root": Case(api=True, foreign=LIST),
     "interactions-api:interaction-list": Case(api=True, foreign=LIST, shown_to=_SPECIALIST),
     "interactions-api:interaction-detail": Case(api=True, kwargs=_interaction_pk),
     "interactions-api:interaction-history": Case(api=True, kwargs=_interaction_pk),
-    "interactions-api:interaction-escalate": Case(api=True, kwargs=_interaction_pk, foreign=405, expect=_ALL_405),
+    "interactions-api:interaction-escalate": Case(api=True, kwargs=_interaction_pk),
     "interactions-api:enablementsession-list": Case(api=True, foreign=LIST),
     "interactions-api:enablementsession-detail": Case(api=True, kwargs=_session_pk),
     "interactions-api:enablementattendance-list": Case(api=True, foreign=LIST),
@@ -394,7 +434,7 @@ _HEALTH = {
     "health:validationrun_add": Case(kwargs=_CL, expect={"pm": FORBIDDEN}),
     "health:validationrun_detail": Case(kwargs=lambda o: {"pk": o["validation_run"].pk}),
     # POST-only (lead SAs of the fault's organization); GET is 405 for everyone.
-    "health:gpufault_link": Case(kwargs=lambda o: {"pk": o["gpu_fault"].pk}, foreign=405, expect=_ALL_405),
+    "health:gpufault_link": Case(kwargs=lambda o: {"pk": o["gpu_fault"].pk}),
     "health-api:api-root": Case(api=True, foreign=LIST),
     "health-api:healthreport-list": Case(api=True, foreign=LIST),
     "health-api:healthreport-detail": Case(api=True, kwargs=lambda o: {"pk": o["health_report"].pk}),
@@ -406,7 +446,7 @@ _HEALTH = {
     "health-api:validationrun-detail": Case(api=True, kwargs=lambda o: {"pk": o["validation_run"].pk}),
     # Authenticated by a cluster token, not by a user: every user gets 401 on it.
     "health-api:ingest": Case(api=True, kwargs=lambda o: {"cluster_id": o["cluster"].pk}, foreign=(401, 403)),
-    "health-api:rotate-token": Case(api=True, kwargs=lambda o: {"cluster_id": o["cluster"].pk}, foreign=(404, 405)),
+    "health-api:rotate-token": Case(api=True, kwargs=lambda o: {"cluster_id": o["cluster"].pk}),
 }
 ROUTES.update(_HEALTH)
 # clusters: the launch pipeline. The one cluster of organization A every route uses.
@@ -447,7 +487,7 @@ ROUTES.update({
     "clusters:cluster_detail": Case(kwargs=_cluster_pk),
     "clusters:cluster_progress": Case(kwargs=_cluster_pk),
     "clusters:cluster_config": Case(kwargs=_cluster_pk),
-    "clusters:cluster_retry": Case(kwargs=_cluster_pk, foreign=405, methods=("POST",)),
+    "clusters:cluster_retry": Case(kwargs=_cluster_pk),
     "clusters:cluster_delete": Case(kwargs=_cluster_pk, expect=LEAD_WRITES),
     "clusters-api:api-root": Case(api=True, foreign=LIST),
     "clusters-api:blueprint-list": Case(api=True, foreign=LIST),
@@ -455,7 +495,7 @@ ROUTES.update({
                                           expect={"specialist": 404}),
     "clusters-api:cluster-list": Case(api=True, foreign=LIST),
     "clusters-api:cluster-detail": Case(api=True, kwargs=_cluster_pk),
-    "clusters-api:cluster-retry": Case(api=True, kwargs=_cluster_pk, foreign=405),
+    "clusters-api:cluster-retry": Case(api=True, kwargs=_cluster_pk),
     "clusters-api:cluster-pcluster-config": Case(api=True, kwargs=_cluster_pk),
     "clusters-api:launchjob-list": Case(api=True, foreign=LIST),
     "clusters-api:launchjob-detail": Case(api=True, kwargs=lambda o: {"pk": o["launch_job"].pk}),
@@ -489,7 +529,7 @@ ROUTES.update({
     "engagement:escalation_detail": Case(kwargs=_esc_pk, expect={"customer_a": 404, "specialist": LIST},
                                          shown_to=_SPECIALIST),
     "engagement:escalation_transition": Case(
-        kwargs=lambda o: {"pk": o["escalation"].pk, "transition": "accept"}, foreign=405, expect=_ALL_405
+        kwargs=lambda o: {"pk": o["escalation"].pk, "transition": "accept"}, expect={"customer_a": 404}
     ),
     "engagement-api:api-root": Case(api=True, foreign=LIST),
     "engagement-api:escalationtarget-list": Case(api=True, foreign=LIST),
@@ -499,7 +539,7 @@ ROUTES.update({
     "engagement-api:escalation-list": Case(api=True, foreign=LIST, shown_to=_SPECIALIST),
     "engagement-api:escalation-detail": Case(api=True, kwargs=_esc_pk, expect={"customer_a": 404, "specialist": LIST},
                                              shown_to=_SPECIALIST),
-    "engagement-api:escalation-transition": Case(api=True, kwargs=_esc_pk, foreign=405, expect=_ALL_405),
+    "engagement-api:escalation-transition": Case(api=True, kwargs=_esc_pk, expect={"customer_a": 404}),
 })
 # --- engagement: outcomes (customers record their own) ----------------------------------------------
 def _milestone(w):
@@ -556,7 +596,7 @@ ROUTES.update({
     "engagement-api:cycle-list": Case(api=True, foreign=LIST),
     "engagement-api:cycle-detail": Case(api=True, kwargs=_cycle_pk),
     "engagement-api:cycle-report": Case(api=True, kwargs=_cycle_pk, expect=_PM_EXPORT),
-    "engagement-api:cycle-start-next": Case(api=True, foreign=405, expect=_ALL_405),
+    "engagement-api:cycle-start-next": Case(api=True, foreign=FORBIDDEN),
 })
 # --- engagement: the Slack bridge (Slack calls these; every request is verified by its signature) --------
 ROUTES.update({
@@ -568,3 +608,207 @@ ROUTES["api-token-revoke"] = Case(api=True, foreign=405, expect={r: 405 for r in
 # The cycle first: its builder archives the active cycle, and rows of an archived cycle are read-only, so
 # every other object must be made in the cycle it starts.
 OBJECTS = {"cycle": OBJECTS.pop("cycle"), **OBJECTS}
+
+
+# --- writes: a payload valid for organization A's objects, and who may send it ----------------------------
+def _writes(name: str, payload: Callable[[dict], dict], writers, **more) -> None:
+    from dataclasses import replace
+
+    ROUTES[name] = replace(ROUTES[name], payload=payload, writers=frozenset(writers), **more)
+
+
+def _pk(key: str) -> Callable[[dict], int]:
+    return lambda objs: objs[key].pk
+
+
+STAFF = {"staff"}
+LEAD = {"lead_a", "staff"}
+PM = {"pm", "staff"}
+# Creating through the API: an organization the caller cannot see is not among the field's choices (400).
+_UNSEEN_ORG = {"customer_b": 400, "lead_b": 400, "specialist": 400}
+
+# portal
+_writes("portal-api:organization-list", api_data("portal-api:organization-detail", "organization",
+                                                 name="Gamma Co", slug="gamma-co", aws_account_id="999900001111"),
+        STAFF)
+# Organizations are written by staff alone: everyone else is refused before the lookup (403). Deleting
+# organization A is refused while its rows exist (409): its memberships, workloads, clusters protect it.
+_writes("portal-api:organization-detail", api_data("portal-api:organization-detail", "organization",
+                                                   description="changed"), STAFF,
+        refused={**{r: 403 for r in OUTSIDERS}, "staff:DELETE": 409})
+# Signing in: anonymous with the right password; a signed-in user is sent on without signing in again.
+_writes("login", _static({"username": "customer_a", "password": "pw-for-tests"}), {"anonymous"}, success=302,
+        refused={**{r: 302 for r in ROLES if r != "anonymous"}, "anonymous:PUT": 200})
+_writes("logout", _static({}), ROLES, success=LOGIN, writes_rows=False)
+_writes("api-token", _static({"username": "customer_a", "password": "pw-for-tests"}), ROLES, success=200)
+# Revokes the token the request is made with: a session has none to revoke (400, nothing written).
+_writes("api-token-revoke", _static({}), (), refused={r: 400 for r in ROLES if r != "anonymous"})
+
+# workloads
+_writes("workloads-api:workload-list", api_data("workloads-api:workload-detail", "workload", name="Beta 7B"),
+        LEAD, refused=_UNSEEN_ORG)
+_writes("workloads-api:workload-detail", api_data("workloads-api:workload-detail", "workload", name="Alpha 101B"),
+        LEAD)
+_writes("workloads-api:instancequota-list", api_data("workloads-api:instancequota-detail", "quota",
+                                                     instance_type="trn1.32xlarge"), PM, refused=_UNSEEN_ORG)
+_writes("workloads-api:instancequota-detail", api_data("workloads-api:instancequota-detail", "quota",
+                                                       notes="changed"), PM)
+_writes("workloads-api:capacityreservation-list", api_data("workloads-api:capacityreservation-detail",
+                                                           "reservation", reservation_id="cr-11111111111111111"),
+        PM, refused=_UNSEEN_ORG)
+_writes("workloads-api:capacityreservation-detail", api_data("workloads-api:capacityreservation-detail",
+                                                             "reservation", notes="changed"), PM)
+_writes("workloads-api:quotachangerequest-list", api_data("workloads-api:quotachangerequest-detail",
+                                                          "change_request"), LEAD, refused=_UNSEEN_ORG)
+_writes("workloads-api:quotachangerequest-detail", api_data("workloads-api:quotachangerequest-detail",
+                                                            "change_request", justification="more"), LEAD)
+_writes("workloads-api:quotachangerequest-decide", _static({"decision": "approve", "comment": "ok"}), PM,
+        success=200)
+# Pages that create: organization A is not among an outsider's choices, so the form comes back (200).
+_writes("workloads:workload_add", form_data("workloads:workload_add", "workload", name="Beta 7B",
+                                            organization=_pk("organization")), LEAD, refused={"lead_b": 200})
+_writes("workloads:workload_edit", form_data("workloads:workload_edit", "workload", name="Alpha 101B"), LEAD)
+_writes("workloads:workload_section", form_data("workloads:workload_edit", "workload", name="Alpha 102B"), LEAD,
+        success=303)
+_writes("workloads:quota_add", form_data("workloads:quota_add", "quota", instance_type="trn1.32xlarge"), PM)
+_writes("workloads:quota_edit", form_data("workloads:quota_edit", "quota", notes="changed"), PM)
+_writes("workloads:reservation_add", form_data("workloads:reservation_add", "reservation",
+                                               reservation_id="cr-11111111111111111"), PM)
+_writes("workloads:reservation_edit", form_data("workloads:reservation_edit", "reservation", notes="changed"), PM)
+_writes("workloads:changerequest_add", form_data("workloads:changerequest_add", "change_request",
+                                                 organization=_pk("organization")), LEAD, refused={"lead_b": 200})
+_writes("workloads:changerequest_edit", form_data("workloads:changerequest_edit", "change_request",
+                                                  justification="more"), LEAD)
+_writes("workloads:changerequest_decide", _static({"decision": "approve", "comment": "ok"}), PM)
+
+# interactions and enablement
+_writes("interactions-api:interaction-list", api_data("interactions-api:interaction-detail", "interaction",
+                                                      summary="A second question"), LEAD, refused=_UNSEEN_ORG)
+_writes("interactions-api:interaction-detail", api_data("interactions-api:interaction-detail", "interaction",
+                                                        summary="Changed"), LEAD)
+# POST adds a comment; customers comment on what is shared with them.
+_writes("interactions-api:interaction-history", _static({"body": "A comment"}), {"customer_a", "lead_a", "staff"})
+_writes("interactions-api:interaction-escalate", _static({"target": "frameworks", "reason": "Why so slow?"}),
+        LEAD, success=200)
+_writes("interactions-api:enablementattendance-list", lambda o: {
+    "session": o["enablement_session"].pk, "organization": o["organization"].pk, "attendee": "Second engineer",
+    "satisfaction": 5}, {"lead_a", "pm", "staff"}, refused=_UNSEEN_ORG)
+_writes("interactions:interaction_add", form_data("interactions:interaction_edit", "interaction",
+                                                  summary="A second question", organization=_pk("organization")),
+        LEAD, refused={"lead_b": 400}, page_put=400)
+_writes("interactions:interaction_edit", form_data("interactions:interaction_edit", "interaction",
+                                                   summary="Changed"), LEAD, page_put=400)
+_writes("interactions:interaction_quick_log", _static({"kind": "support_case", "summary": "Quick one", "severity": "normal",
+                                                       "visibility": "shared", "body": "text"}), LEAD)
+_writes("interactions:interaction_comment", _static({"body": "A comment"}), {"customer_a", "lead_a", "staff"})
+_writes("interactions:interaction_escalate", _static({"target": "frameworks", "reason": "Why so slow?"}), LEAD)
+# Without a Slack channel linked to organization A there is nothing to sync: the lead SA is sent back.
+_writes("interactions:interaction_sync", _static({}), LEAD, writes_rows=False)
+_writes("interactions:interaction_suggest_tags", _static({"summary": "NCCL falls back to sockets", "body": "EFA"}),
+        {"lead_a", "lead_b", "pm", "staff"}, success=200, writes_rows=False)
+_writes("interactions:enablement_add", form_data("interactions:enablement_edit", "enablement_session",
+                                                 topic="Second session"), PM, page_put=400)
+_writes("interactions:enablement_edit", form_data("interactions:enablement_edit", "enablement_session",
+                                                  topic="Changed"), PM, page_put=400)
+_writes("interactions:enablement_attendance", lambda o: {"organization": o["organization"].pk,
+                                                         "attendee": "Second engineer", "satisfaction": 5},
+        {"lead_a", "pm", "staff"})
+
+# review
+_writes("review:review_freeze", _static({"notes": "Frozen"}), PM)
+_writes("review:review_notes", _static({"notes": "Changed"}), PM)
+_writes("review:actionitem_add", lambda o: {"title": "Follow up", "owner": o.world.lead_a.pk, "due": "2026-12-31"},
+        PM)
+_writes("review:actionitem_done", _static({"done": "1"}), PM)
+
+# health
+_writes("health:cluster_health_settings", _static({"pull_enabled": "", "auth_kind": "none", "aws_region": ""}), LEAD)
+_writes("health:rotate_token", _static({}), LEAD)
+_writes("health:validationrun_add", lambda o: {"text": _nccl_text(), "nodes": 2}, {"customer_a", "lead_a", "staff"})
+_writes("health:gpufault_link", lambda o: {"interaction": o["interaction"].pk}, LEAD)
+_writes("health-api:gpufault-detail", api_data("health-api:gpufault-detail", "gpu_fault"), LEAD, success=200)
+# Program managers read runs but do not upload them: the cluster is not among their choices (400).
+_writes("health-api:validationrun-list", lambda o: {"cluster": o["cluster"].pk, "text": _nccl_text(), "nodes": 2},
+        {"customer_a", "lead_a", "staff"}, refused={**_UNSEEN_ORG, "pm": 400})
+_writes("health-api:validationrun-detail", api_data("health-api:validationrun-detail", "validation_run",
+                                                    notes="changed"), {"customer_a", "lead_a", "staff"})
+# Cluster-token endpoints: no user holds the right.
+_writes("health-api:ingest", _static({}), (), refused={r: 401 for r in ROLES})
+_writes("health-api:rotate-token", _static({}), LEAD, success=201)
+
+# clusters
+_writes("clusters:cluster_delete", lambda o: {"confirm_name": o["cluster"].name}, LEAD)
+_writes("clusters:cluster_retry", _static({}), LEAD, kwargs=lambda o: {"pk": o["failed_cluster"].pk})
+# The preview: the whole form, checked and shown back; nothing is launched.
+_writes("clusters:launch", lambda o: {**_launch_form(o), "preview": "1"}, {"lead_a", "staff"}, success=200,
+        writes_rows=False, refused={"lead_b": 400})
+_writes("clusters-api:cluster-list", lambda o: _launch_api(o), LEAD, refused={r: 403 for r in OUTSIDERS},
+        success=202)
+_writes("clusters-api:cluster-detail", lambda o: {"confirm": o["cluster"].name}, LEAD, success=202)
+_writes("clusters-api:cluster-retry", _static({}), LEAD, kwargs=lambda o: {"pk": o["failed_cluster"].pk},
+        success=202)
+
+# engagement
+# Accepting is the team's: the lead SA who escalated sees it but may not accept it.
+_writes("engagement:escalation_transition", _static({"answer": "Use EFA"}), {"staff", "specialist"},
+        refused={"lead_a": 403})
+_writes("engagement-api:escalation-list", lambda o: {"interaction": o["interaction"].pk, "target": "frameworks",
+                                                     "question": "Another question"}, LEAD,
+        refused={**_UNSEEN_ORG, "customer_a": 400})  # no escalation target is among a customer's choices
+_writes("engagement-api:escalation-detail", api_data("engagement-api:escalation-detail", "escalation",
+                                                     question="Changed"), {"lead_a", "staff", "specialist"})
+_writes("engagement-api:escalation-transition", _static({"transition": "accept", "answer": ""}),
+        {"staff", "specialist"}, success=200, refused={"lead_a": 403})
+_writes("engagement:outcomes", _static({"onboarded": "2026-06-02"}), {"customer_a", "lead_a", "staff"})
+_writes("engagement:trainedmodel_add", form_data("engagement:trainedmodel_edit", "trained_model", name="beta-7b"),
+        {"customer_a", "lead_a", "staff"}, page_put=400)
+_writes("engagement:trainedmodel_edit", form_data("engagement:trainedmodel_edit", "trained_model", notes="changed"),
+        {"customer_a", "lead_a", "staff"}, page_put=400)
+_writes("engagement-api:milestone-list", api_data("engagement-api:milestone-detail", "milestone", kind="model_trained"),
+        {"customer_a", "lead_a", "staff"}, refused=_UNSEEN_ORG)
+_writes("engagement-api:milestone-detail", api_data("engagement-api:milestone-detail", "milestone",
+                                                    note="changed"), {"customer_a", "lead_a", "staff"})
+_writes("engagement-api:trainedmodel-list", api_data("engagement-api:trainedmodel-detail", "trained_model",
+                                                     name="beta-7b"), {"customer_a", "lead_a", "staff"},
+        refused=_UNSEEN_ORG)
+_writes("engagement-api:trainedmodel-detail", api_data("engagement-api:trainedmodel-detail", "trained_model",
+                                                       notes="changed"), {"customer_a", "lead_a", "staff"})
+_writes("engagement:cycle_start_next", lambda o: {"name": "Cycle 91", "continuing": [o["organization"].pk]}, PM)
+_writes("engagement-api:cycle-start-next", lambda o: {"name": "Cycle 91", "continuing": [o["organization"].slug]},
+        PM, success=201)
+# Slack calls these, signed with the app's secret: no user holds the right.
+_writes("engagement:slack_interactivity", _static({"payload": "{}"}), ())
+_writes("engagement:slack_command", _static({"command": "/portal", "text": "help"}), ())
+
+
+def _nccl_text() -> str:
+    from tests.health.factories_health import sample
+
+    return sample("nccl_allreduce_2xp5_efa_srun.txt")
+
+
+def _failed_cluster(w):
+    from tests.clusters.factories_clusters import launched_cluster
+
+    return launched_cluster(w.org_a, name="alpha-retry", state="failed", error_message="ZZ-ORG-A-SECRET failed")
+
+
+OBJECTS["failed_cluster"] = _failed_cluster
+_LAUNCH = {"network": {"AvailabilityZone": "ap-northeast-1a"},
+           "storage": {"LustreStorageCapacity": "2400", "LustreThroughputPerTiB": "250",
+                       "CreateHomeFileSystem": "true", "HomeStorageCapacity": "512", "HomeThroughputCapacity": "64"},
+           "cluster": {"ComputeInstanceType": "p5.48xlarge", "ComputeMinCount": "0", "ComputeMaxCount": "2",
+                       "CapacityType": "ONDEMAND", "Os": "alinux2023", "HeadNodeInstanceType": "m5.8xlarge",
+                       "QueueName": "compute"}}
+
+
+def _launch_form(objs) -> dict:
+    """The launch form for a two-node cluster of organization A, as the browser posts it."""
+    fields = {f"{role}__{name}": value for role, values in _LAUNCH.items() for name, value in values.items()}
+    return {"organization": objs["organization"].pk, "name": "beta-p5", "region": "ap-northeast-1",
+            "full_stack": "on", **fields}
+
+
+def _launch_api(objs) -> dict:
+    return {"organization": objs["organization"].slug, "name": "beta-p5", "blueprint": "parallelcluster",
+            "region": "ap-northeast-1", "full_stack": True, "parameters": _LAUNCH}
