@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from django.contrib import admin
 from simple_history.admin import SimpleHistoryAdmin
 
-from tests.access_cases import ROLES
+from tests.access_cases import LOGIN, ROLES
 
 ADMIN_ROLES = (*ROLES, "superuser")
 ADMIN_LOGIN = "admin-login"  # a redirect to /admin/login/
@@ -34,6 +34,8 @@ class AdminCase:
     def expected(self, role: str) -> int | str:
         if role in self.expect:
             return self.expect[role]
+        if role == "anonymous":
+            return LOGIN  # the portal signs everyone in first (its login-required middleware)
         return ADMIN_LOGIN if role in NOT_STAFF else 200
 
 
@@ -43,6 +45,10 @@ def admin_object(objs: dict, model: type):
     if row is None:
         row = _new_row(objs, model._meta.label_lower)
     return row
+
+
+# Logs written by the sign-in throttle: its ModelAdmins let nobody add rows.
+ADMIN_READ_ONLY = ("axes.accessattempt", "axes.accesslog", "axes.accessfailurelog")
 
 
 def _new_row(objs: dict, label: str):
@@ -60,6 +66,8 @@ def _new_row(objs: dict, label: str):
     from knox.models import AuthToken
     from rest_framework.authtoken.models import TokenProxy
 
+    from clusters.health.models import ClusterHealthConfig
+    from portal.engagement.models import SlackChannelLink, SlackUserLink
     from portal.models import NotificationDelivery, NotificationSetting
 
     user = objs["organization"].memberships.first().user
@@ -80,6 +88,11 @@ def _new_row(objs: dict, label: str):
         "axes.accessfailurelog": lambda: AccessFailureLog.objects.create(username="admin-matrix"),
         "portal.notificationsetting": lambda: NotificationSetting.objects.create(
             name="admin-matrix", organization=objs["organization"]),
+        "health.clusterhealthconfig": lambda: ClusterHealthConfig.objects.create(cluster=objs["cluster"]),
+        "engagement.slackchannellink": lambda: SlackChannelLink.objects.create(
+            channel_id="C0ADMIN", organization=objs["organization"]),
+        "engagement.slackuserlink": lambda: SlackUserLink.objects.create(team_id="T0ADMIN", slack_user_id="U0ADMIN",
+                                                                         user=user),
         "portal.notificationdelivery": lambda: NotificationDelivery.objects.create(channel="email", title="admin-matrix"),
     }
     return builders[label]()
@@ -95,9 +108,11 @@ def _model_cases(model: type, model_admin) -> dict[str, AdminCase]:
     # Staff without model permissions: 403 on every model page. A superuser: what the ModelAdmin permits
     # (the portal's ModelAdmins permit everything to a superuser; read-only ones still show the form).
     staff_refused = {"staff": 403}
+    no_add = model._meta.label_lower in ADMIN_READ_ONLY  # their ModelAdmins permit no adding, even to a superuser
     cases = {
         f"admin:{info}_changelist": AdminCase(lambda objs: prefix, model, "changelist", staff_refused),
-        f"admin:{info}_add": AdminCase(lambda objs: f"{prefix}add/", model, "add", staff_refused),
+        f"admin:{info}_add": AdminCase(lambda objs: f"{prefix}add/", model, "add",
+                                       {**staff_refused, **({"superuser": 403} if no_add else {})}),
         f"admin:{info}_change": AdminCase(obj_url("change/"), model, "change", staff_refused),
         f"admin:{info}_delete": AdminCase(obj_url("delete/"), model, "delete", staff_refused),
         f"admin:{info}_history": AdminCase(obj_url("history/"), model, "history", staff_refused),
@@ -116,14 +131,16 @@ def _model_cases(model: type, model_admin) -> dict[str, AdminCase]:
 
 
 def _site_cases() -> dict[str, AdminCase]:
+    """The admin site's own pages sign in through the admin's sign-in page, anonymous users included."""
     app_labels = sorted({m._meta.app_label for m in admin.site._registry})
-    return {
+    cases = {
         "admin:index": AdminCase(lambda objs: "/admin/"),
         # The sign-in page: shown to anyone who is not staff (with a note for signed-in users), staff go on.
         "admin:login": AdminCase(lambda objs: "/admin/login/", expect={**{r: 200 for r in NOT_STAFF},
                                                                        "staff": REDIRECT, "superuser": REDIRECT}),
-        # Sign-out is POST only.
-        "admin:logout": AdminCase(lambda objs: "/admin/logout/", expect={r: 405 for r in ADMIN_ROLES}),
+        # Sign-out is POST only for staff; whoever is not staff is sent to the admin's index (then its sign-in).
+        "admin:logout": AdminCase(lambda objs: "/admin/logout/", expect={
+            **{r: REDIRECT for r in NOT_STAFF}, "anonymous": ADMIN_LOGIN, "staff": 405, "superuser": 405}),
         # Without its query parameters the autocomplete refuses every staff user.
         "admin:autocomplete": AdminCase(lambda objs: "/admin/autocomplete/", expect={"staff": 403, "superuser": 403}),
         "admin:jsi18n": AdminCase(lambda objs: "/admin/jsi18n/"),
@@ -133,13 +150,16 @@ def _site_cases() -> dict[str, AdminCase]:
         # Setting another user's password: the user ModelAdmin's change permission.
         "admin:auth_user_password_change": AdminCase(
             lambda objs: f"/admin/portal/user/{objs['organization'].memberships.first().user_id}/password/",
-            expect={"staff": 403}),
+            expect={"staff": 403, "anonymous": LOGIN}),
         "admin:view_on_site": AdminCase(_view_on_site, expect={"staff": REDIRECT, "superuser": REDIRECT}),
         # An app's index: 404 for staff who hold no permission in it.
         "admin:app_list": AdminCase(lambda objs: f"/admin/{app_labels[0]}/", expect={"staff": 404}),
         "admin:admin/(?P<url>.*)$": AdminCase(lambda objs: "/admin/no-such-page/",
                                                expect={"staff": 404, "superuser": 404}),
     }
+    for case in cases.values():
+        case.expect.setdefault("anonymous", ADMIN_LOGIN)
+    return cases
 
 
 def _view_on_site(objs: dict) -> str:
