@@ -15,6 +15,7 @@ from contextlib import contextmanager
 from types import SimpleNamespace
 
 import pytest
+from django.conf import settings
 from django.db import connection, transaction
 from django.urls import reverse
 
@@ -83,10 +84,22 @@ def matrix(django_db_setup, django_db_blocker):
             for key in OBJECTS:  # a broken builder fails here, loudly
                 objs[key]
             users = {**world.users(), "specialist": specialist("specialist", "frameworks")}
-            yield SimpleNamespace(world=world, objs=objs, users=users)
+            yield SimpleNamespace(world=world, objs=objs, users=users, sessions=_sessions(users))
         finally:
             transaction.set_rollback(True)
             atomic.__exit__(None, None, None)
+
+
+def _sessions(users: dict) -> dict[str, str]:
+    """One signed-in session per role, made once for the module (each test's changes to it roll back)."""
+    from django.test import Client
+
+    keys = {}
+    for role, user in users.items():
+        client = Client()
+        client.force_login(user)
+        keys[role] = client.cookies[settings.SESSION_COOKIE_NAME].value
+    return keys
 
 
 @contextmanager
@@ -154,7 +167,7 @@ def test_access_matrix(name, role, method, matrix, db, client):
     case = ROUTES[name]
     url = reverse(name, kwargs=case.kwargs(matrix.objs))
     if role != "anonymous":
-        client.force_login(matrix.users[role])
+        client.cookies[settings.SESSION_COOKIE_NAME] = matrix.sessions[role]
     payload = None
     if method in WRITES:
         assert case.payload is not None, f"{name} serves {method}: its Case needs a payload builder"

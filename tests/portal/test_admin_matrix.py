@@ -9,10 +9,12 @@ from __future__ import annotations
 from types import SimpleNamespace
 
 import pytest
+from django.conf import settings
 from django.db import transaction
 
 from tests.access_cases import LOGIN, OBJECTS
 from tests.portal.admin_cases import ADMIN_LOGIN, ADMIN_ROLES, ADMIN_ROUTES, REDIRECT, admin_object
+from tests.portal.test_access_matrix import _sessions
 from tests.portal.test_routes import LazyObjects
 
 MATRIX = [(name, role) for name in sorted(ADMIN_ROUTES) for role in ADMIN_ROLES]
@@ -40,7 +42,7 @@ def admin_world(django_db_setup, django_db_blocker):
             for case in ADMIN_ROUTES.values():  # every model page's row, made before any test's savepoint
                 if case.model is not None:
                     admin_object(objs, case.model)
-            yield SimpleNamespace(objs=objs, users=users)
+            yield SimpleNamespace(objs=objs, users=users, sessions=_sessions(users))
         finally:
             transaction.set_rollback(True)
             atomic.__exit__(None, None, None)
@@ -62,7 +64,7 @@ def test_admin_matrix(name, role, admin_world, db, client):
     case = ADMIN_ROUTES[name]
     url = case.url(admin_world.objs)
     if role != "anonymous":
-        client.force_login(admin_world.users[role])
+        client.cookies[settings.SESSION_COOKIE_NAME] = admin_world.sessions[role]
     response = client.get(url)
     expected = case.expected(role)
     assert _matches(response, expected), (
@@ -76,7 +78,7 @@ def test_admin_delete_confirmation(name, role, admin_world, db, client):
     case = ADMIN_ROUTES[name]
     row = admin_object(admin_world.objs, case.model)
     if role != "anonymous":
-        client.force_login(admin_world.users[role])
+        client.cookies[settings.SESSION_COOKIE_NAME] = admin_world.sessions[role]
     response = client.post(case.url(admin_world.objs), {"post": "yes"})
     key = row._meta.pk.attname  # a proxy's ``pk`` may be another field (DRF's TokenProxy: the user id)
     exists = case.model._default_manager.filter(**{key: getattr(row, key)}).exists()
