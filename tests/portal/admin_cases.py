@@ -54,6 +54,7 @@ ADMIN_READ_ONLY = ("axes.accessattempt", "axes.accesslog", "axes.accessfailurelo
 def _new_row(objs: dict, label: str):
     """A row for a model that the world and OBJECTS leave empty."""
     from axes.models import AccessAttempt, AccessFailureLog, AccessLog
+    from django.apps import apps
     from django.contrib.auth.models import Group
     from django.utils import timezone
     from django_celery_beat.models import (
@@ -93,8 +94,12 @@ def _new_row(objs: dict, label: str):
             channel_id="C0ADMIN", organization=objs["organization"]),
         "engagement.slackuserlink": lambda: SlackUserLink.objects.create(team_id="T0ADMIN", slack_user_id="U0ADMIN",
                                                                          user=user),
+        "engagement.slackcapture": lambda: apps.get_model("engagement", "SlackCapture").objects.create(
+            team_id="T0ADMIN", slack_user_id="U0ADMIN", channel_id="C0ADMIN", message_ts="1.0", thread_ts="1.0"),
         "portal.notificationdelivery": lambda: NotificationDelivery.objects.create(channel="email", title="admin-matrix"),
     }
+    if label not in builders:
+        raise LookupError(f"no {label} row to open its admin pages with: add one to admin_cases._new_row")
     return builders[label]()
 
 
