@@ -9,7 +9,7 @@ from django.db.models import Count, Sum
 from django.http import Http404, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views import View
-from django.views.decorators.http import require_POST
+from django.views.decorators.http import require_POST, require_safe
 from django_htmx.http import HttpResponseStopPolling
 
 from clusters import board, catalog, cfn, config, launch, software
@@ -196,6 +196,7 @@ class ClusterView(ObjectView):
         return ctx
 
 
+@require_safe
 def cluster_progress(request, pk):
     """The live part of the cluster page, polled by htmx; 286 stops the polling once it is settled."""
     cluster = get_object_or_404(Cluster.objects.restrict(request.user).select_related("organization", "blueprint"), pk=pk)
@@ -208,6 +209,7 @@ def cluster_progress(request, pk):
     return response
 
 
+@require_safe
 def cluster_config(request, pk):
     """The cluster's generated ParallelCluster configuration as a YAML download."""
     cluster = get_object_or_404(Cluster.objects.restrict(request.user).select_related("organization", "blueprint"), pk=pk)
@@ -259,6 +261,7 @@ class ClusterDeleteView(View):
         return redirect(cluster.get_absolute_url())
 
 
+@require_safe
 def launch_day(request):
     """Every launch the user may see on one live page: counts, progress per organization, failures."""
     clusters = Cluster.objects.restrict(request.user)

@@ -5,6 +5,7 @@ from django.contrib.auth.decorators import login_not_required
 from django.db import connection
 from django.http import JsonResponse
 from django.views.decorators.cache import never_cache
+from django.views.decorators.http import require_safe
 
 
 def _database() -> tuple[bool, str]:
@@ -38,6 +39,7 @@ def _workers() -> tuple[bool, str]:
     return bool(replies), f"{len(replies)} worker(s) answered"
 
 
+@require_safe
 @never_cache
 @login_not_required
 def healthz(request):

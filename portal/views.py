@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from django.db.models import Count, Q
 from django.shortcuts import redirect, render
+from django.views.decorators.http import require_safe
 from django.views.generic import TemplateView
 
 from portal import access, sections
@@ -12,6 +13,7 @@ from portal.generic import ObjectListView, ObjectView
 from portal.models import Organization
 
 
+@require_safe
 def home(request):
     """Send each role where its work is: program managers to the overview, lead SAs to their
     organizations, a customer to their organization's page."""
