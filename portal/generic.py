@@ -102,6 +102,21 @@ class ObjectEditView(RestrictedQuerysetMixin, HtmxTemplateMixin, generic.UpdateV
     """
 
     action = access.CHANGE
+    form_takes_user = False  # the form's __init__ takes ``user`` (to offer only the choices the user may make)
+    create_refusal: str | None = None  # set: a user who may write in no organization is refused the create form
+
+    def dispatch(self, request, *args, **kwargs):
+        if self.create_refusal and kwargs.get(self.pk_url_kwarg) is None and kwargs.get(self.slug_url_kwarg) is None \
+                and request.user.is_authenticated \
+                and access.organization_ids(request.user, self.action, self.queryset.model) == frozenset():
+            raise PermissionDenied(self.create_refusal)
+        return super().dispatch(request, *args, **kwargs)
+
+    def get_form_kwargs(self):
+        kwargs = super().get_form_kwargs()
+        if self.form_takes_user:
+            kwargs["user"] = self.request.user
+        return kwargs
 
     def get_object(self, queryset=None):
         if self.kwargs.get(self.pk_url_kwarg) is None and self.kwargs.get(self.slug_url_kwarg) is None:

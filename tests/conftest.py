@@ -51,6 +51,11 @@ class World:
 @pytest.fixture
 def world(db) -> World:
     """Organization A and B; a customer and a lead SA of each; a program manager; a staff user."""
+    return build_world()
+
+
+def build_world() -> World:
+    """The ``world`` fixture's rows, for fixtures of a wider scope (inside their own transaction)."""
     org_a = OrganizationFactory(name=f"Alpha Labs {MARKER_A}", slug="alpha-labs", description=MARKER_A)
     org_b = OrganizationFactory(name="Beta Works", slug="beta-works")
     customer_a = MembershipFactory(user=UserFactory(username="customer_a"), organization=org_a, role="customer").user

@@ -77,17 +77,23 @@ def ready_cluster(org, *, name: str, **fields) -> Cluster:
 
 def deploy(cluster: Cluster, parameters: dict) -> Cluster:
     """``cluster`` launched with ``parameters`` through the pipeline against the embedded endpoint, until ready."""
-    from clusters import pipeline
-
     cluster.parameters = parameters
     cluster.save()
     for stack in cluster.stacks.all():
         stack.parameters = parameters.get(stack.role, {})
         stack.save()
-    job = cluster.jobs.get()
-    for _ in range(20):
-        if pipeline.step(job.pk) == pipeline.DONE:
-            break
+    run_pipeline(cluster.jobs.get())
     cluster.refresh_from_db()
     assert cluster.state == ClusterState.READY, cluster.error_message
     return cluster
+
+
+def run_pipeline(job, limit: int = 20):
+    """Step the launch job through the pipeline (against the embedded endpoint) until it is done; the job reloaded."""
+    from clusters import pipeline
+
+    for _ in range(limit):
+        if pipeline.step(job.pk) == pipeline.DONE:
+            break
+    job.refresh_from_db()
+    return job

@@ -3,13 +3,13 @@ from __future__ import annotations
 
 import pytest
 
-from clusters import catalog, pipeline, software
+from clusters import catalog, software
 from clusters.backend import LAUNCH_TAG
 from clusters.choices import ClusterState, JobKind, JobStatus
 from clusters.models import LaunchJob
 from portal.aws import client as aws_client
 from portal.models import TimelineEntry
-from tests.clusters.factories_clusters import launched_cluster
+from tests.clusters.factories_clusters import launched_cluster, run_pipeline
 
 pytestmark = pytest.mark.django_db
 
@@ -19,17 +19,9 @@ def _cfn(org):
     return aws_client("cloudformation", organization=org)
 
 
-def _run(job, limit=20):
-    for _ in range(limit):
-        if pipeline.step(job.pk) == pipeline.DONE:
-            break
-    job.refresh_from_db()
-    return job
-
-
 def test_full_stack_launch_creates_network_storage_cluster_in_order_and_wires_outputs(world, aws):
     cluster = launched_cluster(world.org_a, name="p5-main")
-    job = _run(cluster.jobs.get())
+    job = run_pipeline(cluster.jobs.get())
     cluster.refresh_from_db()
     assert job.status == JobStatus.SUCCEEDED and job.finished is not None
     assert cluster.state == ClusterState.READY
@@ -69,7 +61,7 @@ def test_a_stack_created_before_a_worker_died_is_adopted_not_created_twice(world
     client.create_stack(StackName=stack.stack_name, TemplateBody=body, Capabilities=["CAPABILITY_IAM"],
                         Parameters=[{"ParameterKey": k, "ParameterValue": v} for k, v in stack.parameters.items()],
                         Tags=[{"Key": LAUNCH_TAG, "Value": str(cluster.launch_id)}])
-    job = _run(cluster.jobs.get())
+    job = run_pipeline(cluster.jobs.get())
     assert job.status == JobStatus.SUCCEEDED
     assert "adopted" in job.log
     names = [s["StackName"] for s in client.list_stacks()["StackSummaries"]]
@@ -83,7 +75,7 @@ def test_a_stack_under_our_name_without_our_tag_is_never_adopted(world, aws):
     stack = cluster.stacks.get()
     _cfn(world.org_a).create_stack(StackName=stack.stack_name, TemplateBody=catalog.template_body("observability"),
                            Capabilities=["CAPABILITY_IAM"], Tags=[{"Key": LAUNCH_TAG, "Value": "someone-else"}])
-    job = _run(cluster.jobs.get())
+    job = run_pipeline(cluster.jobs.get())
     cluster.refresh_from_db()
     assert job.status == JobStatus.FAILED
     assert cluster.state == ClusterState.FAILED and cluster.failure_reason == "name_taken"
@@ -94,10 +86,10 @@ def test_delete_removes_stacks_in_reverse_order(world, aws):
     from clusters import launch
 
     cluster = launched_cluster(world.org_a, name="gone")
-    _run(cluster.jobs.get())
+    run_pipeline(cluster.jobs.get())
     cluster.refresh_from_db()
     job = launch.request_delete(cluster, confirmed=True)
-    job = _run(job)
+    job = run_pipeline(job)
     cluster.refresh_from_db()
     assert job.kind == JobKind.DELETE and job.status == JobStatus.SUCCEEDED
     assert cluster.state == ClusterState.DELETED
@@ -112,7 +104,7 @@ def test_a_ready_cluster_is_not_deleted_without_confirmation(world, aws):
     from clusters import launch
 
     cluster = launched_cluster(world.org_a, name="keep", full_stack=False, blueprint="observability")
-    _run(cluster.jobs.get())
+    run_pipeline(cluster.jobs.get())
     cluster.refresh_from_db()
     with pytest.raises(launch.ActionRefused, match="confirm"):
         launch.request_delete(cluster)

@@ -9,11 +9,11 @@ import subprocess
 import pytest
 import yaml
 
-from clusters import catalog, config, pipeline, software
+from clusters import catalog, config, software
 from clusters.choices import ClusterState, JobStatus
 from clusters.health.models import ClusterHealthConfig
 from portal.aws import client as aws_client
-from tests.clusters.factories_clusters import launched_cluster
+from tests.clusters.factories_clusters import launched_cluster, run_pipeline
 
 SCRIPTS = sorted((software.SOFTWARE_DIR / software.CURRENT_VERSION / "scripts").glob("*.sh"))
 
@@ -95,14 +95,6 @@ def test_hyperpod_bundle_carries_provisioning_parameters_and_refuses_without_lus
         software.bundle("parallelcluster", {"ClusterName": "pc1"}, region="us-east-1", version="1999.1.0")
 
 
-def _run(job, limit=20):
-    for _ in range(limit):
-        if pipeline.step(job.pk) == pipeline.DONE:
-            break
-    job.refresh_from_db()
-    return job
-
-
 def _keys(org, bucket, prefix):
     s3 = aws_client("s3", organization=org)
     return {o["Key"].removeprefix(prefix) for o in s3.list_objects_v2(Bucket=bucket, Prefix=prefix).get("Contents", [])}
@@ -111,7 +103,7 @@ def _keys(org, bucket, prefix):
 @pytest.mark.django_db
 def test_hyperpod_full_stack_deploys_with_its_lifecycle_scripts_in_the_bucket(world, aws):
     cluster = launched_cluster(world.org_a, name="hp-e2e", blueprint="hyperpod", instance_type="trn1.32xlarge", count=4)
-    job = _run(cluster.jobs.get())
+    job = run_pipeline(cluster.jobs.get())
     cluster.refresh_from_db()
     assert (job.status, cluster.state) == (JobStatus.SUCCEEDED, ClusterState.READY), cluster.error_message
     assert (cluster.software_version, cluster.software_hash) == (software.CURRENT_VERSION, software.content_hash())
@@ -132,11 +124,11 @@ def test_hyperpod_full_stack_deploys_with_its_lifecycle_scripts_in_the_bucket(wo
 @pytest.mark.django_db
 def test_parallelcluster_upload_and_pull_settings_from_the_observability_stack(world, aws):
     obs = launched_cluster(world.org_a, name="obs", blueprint="observability", full_stack=False)
-    _run(obs.jobs.get())
+    run_pipeline(obs.jobs.get())
     obs.refresh_from_db()
     endpoint = obs.outputs["PrometheusEndpoint"]
     cluster = launched_cluster(world.org_a, name="pc-e2e")
-    job = _run(cluster.jobs.get())
+    job = run_pipeline(cluster.jobs.get())
     cluster.refresh_from_db()
     assert cluster.state == ClusterState.READY, cluster.error_message
     bucket = cluster.outputs["BucketName"]
@@ -153,7 +145,7 @@ def test_parallelcluster_upload_and_pull_settings_from_the_observability_stack(w
 @pytest.mark.django_db
 def test_a_cluster_stack_without_a_bucket_fails_before_anything_is_created(world, aws):
     cluster = launched_cluster(world.org_a, name="nobucket", full_stack=False, blueprint="hyperpod", instance_type="trn1.32xlarge")
-    job = _run(cluster.jobs.get())
+    job = run_pipeline(cluster.jobs.get())
     cluster.refresh_from_db()
     assert cluster.state == ClusterState.FAILED and cluster.failure_reason == "parameter"
     assert "no BucketName" in cluster.error_message
@@ -186,7 +178,7 @@ def test_without_a_home_file_system_home_lives_on_a_500_gb_head_node_root(world,
     storage = cluster.stacks.get(role="storage")
     storage.parameters = cluster.parameters["storage"]
     storage.save()
-    _run(cluster.jobs.get())
+    run_pipeline(cluster.jobs.get())
     cluster.refresh_from_db()
     assert cluster.state == ClusterState.READY, cluster.error_message
     assert "OpenZfsRootVolumeId" not in cluster.outputs

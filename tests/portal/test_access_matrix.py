@@ -12,16 +12,15 @@ from __future__ import annotations
 
 import re
 from contextlib import contextmanager
-from types import SimpleNamespace
 
 import pytest
 from django.conf import settings
-from django.db import connection, transaction
+from django.db import connection
 from django.urls import reverse
 
-from tests.access_cases import INTERNAL_MARKER, LOGIN, OBJECTS, OUTSIDERS, ROLES, ROUTES
+from tests.access_cases import INTERNAL_MARKER, LOGIN, OUTSIDERS, ROLES, ROUTES
 from tests.conftest import MARKER_A
-from tests.portal.test_routes import LazyObjects, all_routes
+from tests.portal.test_routes import all_routes, module_world, signed_in_sessions
 
 WRITES = ("POST", "PUT", "PATCH", "DELETE")
 # Rows a request may write whoever sends it: the session and the sign-in throttle's log.
@@ -72,34 +71,9 @@ MATRIX = [
 def matrix(django_db_setup, django_db_blocker):
     """One world and one set of organization A's objects for the whole module, rolled back at its end;
     each test runs in a savepoint inside it."""
-    from tests.conftest import world as world_fixture
-    from tests.engagement.factories_engagement import specialist
-
-    with django_db_blocker.unblock():
-        atomic = transaction.atomic()
-        atomic.__enter__()
-        try:
-            world = world_fixture.__wrapped__(None)
-            objs = LazyObjects(world)
-            for key in OBJECTS:  # a broken builder fails here, loudly
-                objs[key]
-            users = {**world.users(), "specialist": specialist("specialist", "frameworks")}
-            yield SimpleNamespace(world=world, objs=objs, users=users, sessions=_sessions(users))
-        finally:
-            transaction.set_rollback(True)
-            atomic.__exit__(None, None, None)
-
-
-def _sessions(users: dict) -> dict[str, str]:
-    """One signed-in session per role, made once for the module (each test's changes to it roll back)."""
-    from django.test import Client
-
-    keys = {}
-    for role, user in users.items():
-        client = Client()
-        client.force_login(user)
-        keys[role] = client.cookies[settings.SESSION_COOKIE_NAME].value
-    return keys
+    with module_world(django_db_blocker) as built:
+        built.sessions = signed_in_sessions(built.users)
+        yield built
 
 
 @contextmanager

@@ -6,16 +6,14 @@ of the delete confirmation by anyone but the superuser deletes nothing.
 """
 from __future__ import annotations
 
-from types import SimpleNamespace
+import functools
 
 import pytest
 from django.conf import settings
-from django.db import transaction
 
-from tests.access_cases import LOGIN, OBJECTS
+from tests.access_cases import LOGIN
 from tests.portal.admin_cases import ADMIN_LOGIN, ADMIN_ROLES, ADMIN_ROUTES, REDIRECT, admin_object
-from tests.portal.test_access_matrix import _sessions
-from tests.portal.test_routes import LazyObjects
+from tests.portal.test_routes import module_world, signed_in_sessions
 
 MATRIX = [(name, role) for name in sorted(ADMIN_ROUTES) for role in ADMIN_ROLES]
 # Rows the superuser's delete confirmation cannot remove: other rows protect them.
@@ -25,27 +23,15 @@ DELETES = sorted(name for name, case in ADMIN_ROUTES.items() if case.view == "de
 
 @pytest.fixture(scope="module")
 def admin_world(django_db_setup, django_db_blocker):
-    from tests.conftest import world as world_fixture
-    from tests.engagement.factories_engagement import specialist
     from tests.factories import UserFactory
 
-    with django_db_blocker.unblock():
-        atomic = transaction.atomic()
-        atomic.__enter__()
-        try:
-            world = world_fixture.__wrapped__(None)
-            objs = LazyObjects(world)
-            for key in OBJECTS:
-                objs[key]
-            users = {**world.users(), "specialist": specialist("specialist", "frameworks"),
-                     "superuser": UserFactory(username="superuser", is_staff=True, is_superuser=True)}
-            for case in ADMIN_ROUTES.values():  # every model page's row, made before any test's savepoint
-                if case.model is not None:
-                    admin_object(objs, case.model)
-            yield SimpleNamespace(objs=objs, users=users, sessions=_sessions(users))
-        finally:
-            transaction.set_rollback(True)
-            atomic.__exit__(None, None, None)
+    superuser = functools.partial(UserFactory, username="superuser", is_staff=True, is_superuser=True)
+    with module_world(django_db_blocker, superuser=superuser) as built:
+        for case in ADMIN_ROUTES.values():  # every model page's row, made before any test's savepoint
+            if case.model is not None:
+                admin_object(built.objs, case.model)
+        built.sessions = signed_in_sessions(built.users)
+        yield built
 
 
 def _matches(response, expected) -> bool:

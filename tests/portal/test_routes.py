@@ -6,8 +6,12 @@ and, for the admin, by tests/portal/test_admin_matrix.py.
 """
 from __future__ import annotations
 
+from contextlib import contextmanager
 from dataclasses import dataclass
+from types import SimpleNamespace
 
+from django.conf import settings
+from django.db import transaction
 from django.urls import URLPattern, URLResolver, get_resolver
 
 from tests.access_cases import OBJECTS, ROUTES
@@ -95,3 +99,39 @@ def test_every_route_has_an_access_case():
 def test_no_stale_access_cases():
     stale = sorted((set(ROUTES) | set(ADMIN_ROUTES)) - set(all_route_names()))
     assert not stale, f"access cases for routes that no longer exist: {stale}"
+
+
+def signed_in_sessions(users: dict) -> dict[str, str]:
+    """One signed-in session key per role, made once for a module (each test's changes to it roll back)."""
+    from django.test import Client
+
+    keys = {}
+    for role, user in users.items():
+        client = Client()
+        client.force_login(user)
+        keys[role] = client.cookies[settings.SESSION_COOKIE_NAME].value
+    return keys
+
+
+@contextmanager
+def module_world(django_db_blocker, **extra_users):
+    """One world with every object of ``OBJECTS`` built (a broken builder fails here, loudly) and the
+    specialist, for a whole module; all of it is rolled back at the end, and each test runs in a savepoint
+    inside. ``extra_users`` are built inside it by their factories (role → callable)."""
+    from tests.conftest import build_world
+    from tests.engagement.factories_engagement import specialist
+
+    with django_db_blocker.unblock():
+        atomic = transaction.atomic()
+        atomic.__enter__()
+        try:
+            world = build_world()
+            objs = LazyObjects(world)
+            for key in OBJECTS:
+                objs[key]
+            users = {**world.users(), "specialist": specialist("specialist", "frameworks"),
+                     **{role: make() for role, make in extra_users.items()}}
+            yield SimpleNamespace(world=world, objs=objs, users=users)
+        finally:
+            transaction.set_rollback(True)
+            atomic.__exit__(None, None, None)

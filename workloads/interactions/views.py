@@ -80,16 +80,11 @@ class InteractionEditView(ObjectEditView):
     queryset = Interaction.objects.all()
     form_class = InteractionForm
     template_name = "workloads/interactions/interaction_form.html"
-
-    def dispatch(self, request, *args, **kwargs):
-        if kwargs.get("pk") is None and request.user.is_authenticated and \
-                access.organization_ids(request.user, access.CHANGE, Interaction) == frozenset():
-            raise PermissionDenied("You may not log interactions.")
-        return super().dispatch(request, *args, **kwargs)
+    form_takes_user = True
+    create_refusal = "You may not log interactions."
 
     def get_form_kwargs(self):
         kwargs = super().get_form_kwargs()
-        kwargs["user"] = self.request.user
         if self.object is None and self.request.GET.get("organization"):
             # Opened for an organization (?organization=<slug>), or reloaded after choosing one (its id): the
             # form's choices are then that organization's, and what was typed so far is kept.

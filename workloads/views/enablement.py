@@ -76,11 +76,7 @@ class EnablementEditView(ObjectEditView):
     queryset = EnablementSession.objects.all()
     form_class = EnablementSessionForm
     template_name = "workloads/enablement_form.html"
-
-    def get_form_kwargs(self):
-        kwargs = super().get_form_kwargs()
-        kwargs["user"] = self.request.user
-        return kwargs
+    form_takes_user = True
 
     def dispatch(self, request, *args, **kwargs):
         if kwargs.get("pk") is None and request.user.is_authenticated and not may_create_sessions(request.user):

@@ -55,20 +55,15 @@ class QuotaListView(ObjectListView):
         return ctx
 
 
-class _FormUserMixin:
-    def get_form_kwargs(self):
-        return {**super().get_form_kwargs(), "user": self.request.user}
-
-    def dispatch(self, request, *args, **kwargs):
-        if kwargs.get("pk") is None and access.organization_ids(request.user, access.CHANGE, self.queryset.model) == frozenset():
-            raise PermissionDenied("You may not create these.")
-        return super().dispatch(request, *args, **kwargs)
+class _QuotaFormMixin:
+    form_takes_user = True
+    create_refusal = "You may not create these."
 
     def get_success_url(self):
         return f"{reverse('workloads:quota_list')}?organization={self.object.organization_id}"
 
 
-class QuotaEditView(_FormUserMixin, ObjectEditView):
+class QuotaEditView(_QuotaFormMixin, ObjectEditView):
     queryset = InstanceQuota.objects.all()
     form_class = InstanceQuotaForm
     template_name = "workloads/instancequota_form.html"
@@ -82,7 +77,7 @@ class QuotaEditView(_FormUserMixin, ObjectEditView):
             return self.form_invalid(form)
 
 
-class ReservationEditView(_FormUserMixin, ObjectEditView):
+class ReservationEditView(_QuotaFormMixin, ObjectEditView):
     queryset = CapacityReservation.objects.all()
     form_class = CapacityReservationForm
     template_name = "workloads/instancequota_form.html"
@@ -124,7 +119,7 @@ class ChangeRequestView(ObjectView):
         return ctx
 
 
-class ChangeRequestEditView(_FormUserMixin, ObjectEditView):
+class ChangeRequestEditView(_QuotaFormMixin, ObjectEditView):
     queryset = QuotaChangeRequest.objects.all()
     form_class = QuotaChangeRequestForm
     template_name = "workloads/instancequota_form.html"

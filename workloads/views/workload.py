@@ -90,9 +90,7 @@ class WorkloadEditView(ObjectEditView):
     queryset = Workload.objects.all()
     form_class = WorkloadForm
     template_name = "workloads/workload_form.html"
-
-    def get_form_kwargs(self):
-        return {**super().get_form_kwargs(), "user": self.request.user}
+    form_takes_user = True
 
     def get_initial(self):
         initial = super().get_initial()
