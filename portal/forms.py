@@ -44,6 +44,8 @@ class RestrictedFilterSet(django_filters.FilterSet):
         super().__init__(*args, request=request, **kwargs)
         user = getattr(request, "user", None)
         for f in self.filters.values():
+            if isinstance(f, django_filters.OrderingFilter):  # other choices read "Any" (FILTERS_EMPTY_CHOICE_LABEL)
+                f.extra.setdefault("empty_label", "Default order")
             queryset = getattr(f, "queryset", None)
             if isinstance(queryset, QuerySet) and hasattr(queryset, "restrict"):
                 f.queryset = queryset.restrict(user, access.VIEW)

@@ -29,6 +29,10 @@ def _leads(request):
 class InstanceTypeFilter(django_filters.CharFilter):
     """Matches the EC2 name and its ml.-prefixed SageMaker twin."""
 
+    def __init__(self, *args, **kwargs):
+        kwargs.setdefault("label", "Instance type")
+        super().__init__(*args, **kwargs)
+
     def filter(self, qs, value):
         if not value:
             return qs
@@ -73,7 +77,7 @@ class InstanceQuotaFilterSet(CycleFilterMixin, RestrictedFilterSet):
     instance_type = InstanceTypeFilter(field_name="instance_type_name")
     region = django_filters.ChoiceFilter(choices=REGION_CHOICES)
     active_on = django_filters.DateFilter(method="filter_active_on", label="Active on")
-    ends_before = django_filters.DateFilter(field_name="end", lookup_expr="lte")
+    ends_before = django_filters.DateFilter(field_name="end", lookup_expr="lte", label="Ends by")
     ordering = django_filters.OrderingFilter(
         fields=("organization__name", ("instance_type_name", "instance_type"), "region", "count", "end")
     )
@@ -91,7 +95,7 @@ class CapacityReservationFilterSet(CycleFilterMixin, RestrictedFilterSet):
     instance_type = InstanceTypeFilter(field_name="instance_type_name")
     kind = django_filters.ChoiceFilter(choices=ReservationKind.choices)
     region = django_filters.ChoiceFilter(choices=REGION_CHOICES)
-    ends_before = django_filters.DateFilter(field_name="end", lookup_expr="lte")
+    ends_before = django_filters.DateFilter(field_name="end", lookup_expr="lte", label="Ends by")
 
     class Meta:
         model = CapacityReservation

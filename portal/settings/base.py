@@ -152,6 +152,9 @@ FILE_UPLOAD_HANDLERS = [
     "django.core.files.uploadhandler.TemporaryFileUploadHandler",
 ]
 
+# A filter bar's choice with nothing picked reads "Any", not Django's "---------".
+FILTERS_EMPTY_CHOICE_LABEL = "Any"
+
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
         "rest_framework.authentication.SessionAuthentication",

@@ -116,3 +116,17 @@ def test_human_labels_for_codes_and_people():
     assert code_label("waiting_customer") == "Waiting on customer"
     assert code_label("reset_gpu") != "reset_gpu" and "_" not in code_label("some_new_code")
     assert lower_first("Status and lead SA") == "status and lead SA" and lower_first("NCCL runs") == "NCCL runs"
+
+
+def test_filter_bars_say_what_an_empty_choice_means(client, world):
+    """A choice with nothing picked reads "Any" (or "Default order", "Active cycle"), never "---------", and
+    the quota filters are labelled in words, not field lookups."""
+    client.force_login(world.pm)
+    for name in ("workloads:quota_list", "workloads:workload_list", "interactions:interaction_list",
+                 "clusters:cluster_list", "interactions:enablement_list", "workloads:changerequest_list"):
+        body = client.get(reverse(name)).content.decode()
+        assert "---------" not in body, name
+        assert ">Any</option>" in body or "Active cycle" in body, name
+    quotas = client.get(reverse("workloads:quota_list")).content.decode()
+    assert "Ends by" in quotas and "Default order" in quotas and "Instance type name" not in quotas
+    assert "is less than or equal to" not in quotas

@@ -58,8 +58,8 @@ class InteractionFilterSet(RestrictedFilterSet):
     to_date = django_filters.DateFilter(field_name="occurred_at", lookup_expr="date__lte", label="To",
                                         widget=forms.DateInput(attrs={"type": "date"}))
     # The API's exact bounds (ISO 8601 date-times).
-    since = IsoDateTimeFilter(field_name="occurred_at", lookup_expr="gte")
-    until = IsoDateTimeFilter(field_name="occurred_at", lookup_expr="lte")
+    since = IsoDateTimeFilter(field_name="occurred_at", lookup_expr="gte", label="Since")
+    until = IsoDateTimeFilter(field_name="occurred_at", lookup_expr="lte", label="Until")
 
     class Meta:
         model = Interaction
