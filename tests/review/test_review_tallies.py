@@ -17,7 +17,7 @@ from portal.review.figures.organizations import organization_rows
 from portal.review.figures.scope import CHART_WEEKS, Scope
 from portal.review.models import InteractionCount, InteractionWeek
 from portal.vocabulary import OPEN_STATUSES, SEVERITIES_WORST_FIRST
-from workloads import services_interactions as services
+from workloads.interactions import services
 from workloads.models import Interaction
 
 
