@@ -403,6 +403,9 @@ def parse_families(families: Iterable[Metric], unread: UnreadFamilies | None = N
             if samples:
                 scrape.families_seen.add(name)
             _read_efa(samples, _EFA_SLOT.get(name, -1), efa)
+        # Let this family go before the parser builds the next one: a 2,000-node EFA family is 64,000
+        # samples, and the loop variable would otherwise hold it until the next family is complete.
+        del family, samples
     if unread is not None:
         scrape.families += unread.families
         scrape.samples += unread.samples
