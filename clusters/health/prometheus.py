@@ -168,15 +168,16 @@ def host_of(labels: dict[str, str]) -> str:
 def parse(text: str | bytes | Iterable) -> Scrape:
     """Parse one exposition (a string, bytes, or an iterable of lines such as an open file) into a
     ``Scrape``; raise ``ParseError`` for text we cannot use."""
+    unread = UnreadFamilies()
     if isinstance(text, (str, bytes, bytearray)):
         text = _as_text(text)
-        lines = PastedLines(io.StringIO(text))
+        lines = PastedLines(io.StringIO(text), unread)
     elif hasattr(text, "__iter__"):
-        lines = PastedLines(text)
+        lines = PastedLines(text, unread)
     else:
         raise ParseError(f"expected text, got {type(text).__name__}")
     try:
-        scrape = parse_families(text_fd_to_metric_families(lines))
+        scrape = parse_families(text_fd_to_metric_families(lines), unread)
     except ParseError as exc:
         if lines.nonblank == 0:
             raise ParseError("input is empty") from None
@@ -201,14 +202,114 @@ _PORT_FORWARD = re.compile(r"^(?:Handling connection for \d+|Forwarding from \S+
 _ELISIONS = {"...", "…", "[...]"}
 
 
+# The families whose values the readers fold (``_read_dcgm``/``_read_efa`` with a slot), under every
+# name prometheus_client may give them.
+READ_FAMILIES = frozenset(
+    name + suffix for name in (*DCGM_FIELDS, *XID_COUNT_FAMILIES, *_EFA_SLOT) for suffix in ("", "_total"))
+_NAME_END = re.compile(r"[{\s]")
+
+
+class UnreadFamilies:
+    """Drops the lines of the DCGM and EFA families the readers never read before prometheus_client sees them.
+
+    A dcgm-exporter + EFA exporter scrape carries many families (clocks, temperatures, utilisation, byte
+    and packet counters) that the health readers only use to learn which GPUs and devices exist; for
+    2,000 nodes that is most of a million samples. The filter looks at the metric name at the start of a
+    line (a sample line, or ``# HELP``/``# TYPE``) and passes on:
+
+    * every family the readers fold (``READ_FAMILIES``), with its ``# HELP``/``# TYPE`` lines;
+    * the first other DCGM family and the first other EFA family of the scrape, whole: which GPUs and
+      devices exist is read from every family the parser sees, so a scrape that exports none of the read
+      families (clocks and temperatures only) still shows its GPUs;
+    * every line that is not a ``DCGM_*``/``node_*`` family's (other exporters' series, comments, and
+      anything that is not Prometheus text, which the parser still refuses).
+
+    The parse stays prometheus_client's. What is dropped is still counted the way the parser would have
+    counted it (families, samples, the DCGM/EFA family names with samples), so the ``Scrape`` is the same.
+    A dropped sample line is still checked for the shape of a sample (a name, labels closed by ``}``,
+    a number and an optional timestamp): a line cut off or mangled means the transfer or the exporter
+    is broken, and such a scrape is refused with the line's number as before ("broken input is rejected"
+    above), whichever family the line belongs to. Only its labels are not parsed.
+    """
+
+    def __init__(self) -> None:
+        self._decided: dict[str, bool] = {}
+        self._presence = {"DCGM_": None, EFA_PREFIX: None}
+        self.families = 0
+        self.samples = 0
+        self.seen: set[str] = set()
+        self._family = ""  # the dropped family the parser would be in now, and its sample names
+        self._allowed: tuple[str, ...] = ()
+
+    def wanted(self, line: str) -> bool:
+        if line[0] == "#":
+            parts = line.split(None, 3)
+            if len(parts) < 3 or parts[1] not in ("HELP", "TYPE"):
+                return True
+            name = parts[2]
+        else:
+            end = _NAME_END.search(line)
+            name = line[:end.start()] if end else line.strip()
+        keep = self._decided.get(name)
+        if keep is None:
+            keep = self._decided[name] = self._decide(name)
+        if keep:
+            self._family, self._allowed = "", ()
+            return True
+        if line[0] == "#":
+            self._declared(name, parts)
+        else:
+            self._sample(name, line)
+        return False
+
+    def _decide(self, name: str) -> bool:
+        if not name.startswith(("DCGM_", "node_")) or name in READ_FAMILIES:
+            return True
+        base = name.removesuffix("_total")
+        for prefix, first in self._presence.items():
+            if name.startswith(prefix):
+                if first is None:
+                    self._presence[prefix] = first = base
+                return base == first
+        return False  # node_* families of other collectors
+
+    def _declared(self, name: str, parts: list[str]) -> None:
+        """prometheus_client's grouping: a ``# HELP``/``# TYPE`` of another name starts a family."""
+        if name != self._family:
+            self.families += 1
+            self._family = name
+            self._allowed = (name,)
+        if parts[1] == "TYPE" and len(parts) > 3:
+            suffixes = {"summary": ("_count", "_sum", ""), "histogram": ("_count", "_sum", "_bucket")}
+            self._allowed = tuple(name + s for s in suffixes.get(parts[3].strip(), ("",)))
+
+    def _sample(self, name: str, line: str) -> None:
+        """Count a dropped sample line, after checking its shape: a scrape cut off mid-line is refused."""
+        close = line.rfind("}")
+        rest = line[close + 1:] if close >= 0 else line[len(name):]
+        value = rest.split()
+        if (close < 0) == ("{" in line) or not 1 <= len(value) <= 2:
+            raise ValueError("a sample line is cut off or malformed")
+        float(value[0])
+        self.samples += 1
+        if name in self._allowed:
+            family = self._family
+        else:  # an undeclared sample is a family of its own
+            self.families += 1
+            self._family, self._allowed, family = "", (), name
+        if family.startswith(("DCGM_", EFA_PREFIX)):
+            self.seen.add(family.removesuffix("_total"))
+
+
 class PastedLines:
     """The lines of a scrape as the parser reads them, without what pasting added around them.
 
     Counts lines so that a parse error can name its line; ``notes`` says what was removed.
     """
 
-    def __init__(self, source: Iterable) -> None:
+    def __init__(self, source: Iterable, unread: UnreadFamilies | None = None) -> None:
         self.source = source
+        self.unread = unread
         self.number = 0
         self.nonblank = 0
         self.kept = 0
@@ -238,7 +339,8 @@ class PastedLines:
             if raw.startswith(("DCGM_", "node_", "# HELP", "# TYPE")):  # the common case, kept fast
                 self.nonblank += 1
                 self.kept += 1
-                yield raw
+                if self.unread is None or self.unread.wanted(raw):
+                    yield raw
                 continue
             line = raw.strip()
             if not line:
@@ -248,7 +350,8 @@ class PastedLines:
             kept = self._clean(line)
             if kept is not None:
                 self.kept += 1
-                yield kept
+                if self.unread is None or self.unread.wanted(kept):
+                    yield kept
 
     def _clean(self, line: str) -> str | None:
         if _COMMAND.match(line):
@@ -281,8 +384,9 @@ def parse_stream(lines: Iterable[str]) -> Scrape:
     return parse(lines)
 
 
-def parse_families(families: Iterable[Metric]) -> Scrape:
-    """Fold already-parsed metric families into a ``Scrape`` (one pass; see the module docstring)."""
+def parse_families(families: Iterable[Metric], unread: UnreadFamilies | None = None) -> Scrape:
+    """Fold already-parsed metric families into a ``Scrape`` (one pass; see the module docstring);
+    ``unread`` counts the families the lines' filter kept from the parser."""
     scrape = Scrape()
     gpus: dict[str, dict[str, list]] = {}
     efa: dict[str, dict[str, list]] = {}
@@ -299,6 +403,13 @@ def parse_families(families: Iterable[Metric]) -> Scrape:
             if samples:
                 scrape.families_seen.add(name)
             _read_efa(samples, _EFA_SLOT.get(name, -1), efa)
+        # Let this family go before the parser builds the next one: a 2,000-node EFA family is 64,000
+        # samples, and the loop variable would otherwise hold it until the next family is complete.
+        del family, samples
+    if unread is not None:
+        scrape.families += unread.families
+        scrape.samples += unread.samples
+        scrape.families_seen |= unread.seen
     if not gpus and not efa:
         raise ParseError("no dcgm-exporter (DCGM_FI_*) or EFA exporter (node_amazonefa_*) series found")
     scrape.gpus = {host: {_gpu_key(g): _gpu_reading(host, g, rec) for g, rec in node.items()}

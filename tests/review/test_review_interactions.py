@@ -115,3 +115,43 @@ def test_lead_home_lists_open_interactions_of_led_organizations(world, client):
     client.force_login(world.lead_b)
     section_b = client.get(reverse("portal:lead_home")).content.decode().split('id="lead-open-h"', 1)[1]
     assert "Beta Works" in section_b.split("</section>", 1)[0] and MARKER_A not in section_b
+
+
+
+def _scope(user):
+    from portal.review.figures.organizations import organization_rows
+
+    scope = figures.Scope(user=user, now=timezone.now())
+    organization_rows(scope)
+    return scope
+
+
+def test_outstanding_is_the_oldest_open_first_and_bounded_while_counts_cover_all(world):
+    """The outstanding list reads the first rows of the open interactions oldest first (ties by id, across
+    organizations, in the order of the partial index on open rows); the counts come from the tallies."""
+    from portal.review.figures.interactions import outstanding
+
+    same = timezone.now() - datetime.timedelta(days=9)
+    first = Interaction.objects.create(organization=world.org_b, summary="tie 1", occurred_at=same, status="open")
+    second = Interaction.objects.create(organization=world.org_a, summary="tie 2", occurred_at=same,
+                                        status="waiting_aws")
+    _interaction(world.org_a, 30, status="resolved", summary="older but resolved")
+    _interaction(world.org_a, 12, summary="oldest open")
+    for days in (2, 4, 6):
+        _interaction(world.org_b, days, status="waiting_customer")
+    data = figures.overview(world.pm)
+    assert [r["age_days"] for r in data["outstanding"]] == [12, 9, 9, 6, 4, 2]
+    assert [r["summary"] for r in outstanding(_scope(world.pm), limit=3)] == ["oldest open", first.summary,
+                                                                              second.summary]
+    assert data["week"]["open"] == 6 and sum(o["open_total"] for o in data["organizations"]) == 6
+
+
+def test_lessons_are_the_latest_edits_with_a_lesson_this_week_bounded(world):
+    from portal.review.figures.interactions import lessons
+
+    now = timezone.now()
+    for minutes, lesson in ((1, "first"), (2, "second"), (3, "third"), (60 * 24 * 8, "last week"), (4, "")):
+        item = _interaction(world.org_a, 1, status="resolved", lesson=lesson)
+        Interaction.objects.filter(pk=item.pk).update(updated=now - datetime.timedelta(minutes=minutes))
+    assert [r["lesson"] for r in lessons(_scope(world.pm), limit=2)] == ["first", "second"]
+    assert [r["lesson"] for r in figures.overview(world.pm)["lessons"]] == ["first", "second", "third"]

@@ -109,6 +109,13 @@ class Interaction(models.Model):
             models.Index(fields=["resolved_at", "organization"], condition=models.Q(resolved_at__isnull=False),
                          name="interaction_resolved_at"),
             models.Index(fields=["organization", "-occurred_at"], name="interaction_org_latest"),
+            # The overview across organizations: the outstanding list is the first rows of the open
+            # ones oldest first; this week's lessons are the latest edits with a lesson; the heat map
+            # reads one window of dates from the index alone (organization and id are in it).
+            models.Index(fields=["occurred_at", "id"], condition=models.Q(status__in=OPEN_STATUSES),
+                         name="interaction_open_oldest"),
+            models.Index(fields=["-updated", "-id"], condition=~models.Q(lesson=""), name="interaction_lessons"),
+            models.Index(fields=["occurred_at", "organization", "id"], name="interaction_occurred_at"),
         ]
 
     def __str__(self) -> str:
