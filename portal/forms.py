@@ -37,6 +37,15 @@ def scope_form_choices(form, user, organization_id: int | None = None) -> None:
             field.queryset = restricted(queryset, user, organization_id)
 
 
+class OrderingFilter(django_filters.OrderingFilter):
+    """Sort choices whose empty choice reads "Default order" (other choices read "Any":
+    ``FILTERS_EMPTY_CHOICE_LABEL``)."""
+
+    def __init__(self, *args, **kwargs):
+        kwargs.setdefault("empty_label", "Default order")
+        super().__init__(*args, **kwargs)
+
+
 class RestrictedFilterSet(django_filters.FilterSet):
     """A FilterSet whose model-choice filters offer (and accept) only rows the requesting user may see."""
 
@@ -44,8 +53,6 @@ class RestrictedFilterSet(django_filters.FilterSet):
         super().__init__(*args, request=request, **kwargs)
         user = getattr(request, "user", None)
         for f in self.filters.values():
-            if isinstance(f, django_filters.OrderingFilter):  # other choices read "Any" (FILTERS_EMPTY_CHOICE_LABEL)
-                f.extra.setdefault("empty_label", "Default order")
             queryset = getattr(f, "queryset", None)
             if isinstance(queryset, QuerySet) and hasattr(queryset, "restrict"):
                 f.queryset = queryset.restrict(user, access.VIEW)

@@ -8,7 +8,7 @@ from django.db.models import Q
 
 from portal.choices import REGION_CHOICES, MembershipRole
 from portal.engagement.cycle_filter import CycleFilterMixin
-from portal.forms import RestrictedFilterSet
+from portal.forms import OrderingFilter, RestrictedFilterSet
 from portal.models import Organization
 from workloads.choices import FRAMEWORKS, Architecture, Orchestrator, RequestStatus, ReservationKind, WorkloadStatus
 from workloads.models import CapacityReservation, EnablementSession, InstanceQuota, QuotaChangeRequest, Workload
@@ -50,7 +50,7 @@ class WorkloadFilterSet(RestrictedFilterSet):
     orchestrator = django_filters.ChoiceFilter(choices=Orchestrator.choices)
     status = django_filters.ChoiceFilter(choices=WorkloadStatus.choices)
     lead_sa = django_filters.ModelChoiceFilter(queryset=_leads, label="Lead SA")
-    ordering = django_filters.OrderingFilter(
+    ordering = OrderingFilter(
         fields=(("organization__name", "organization"), ("name", "name"), ("parameters_billions", "parameters"),
                 ("target_instance_count", "instances"), ("status", "status"), ("updated", "updated")),
         label="Sort by",
@@ -78,7 +78,7 @@ class InstanceQuotaFilterSet(CycleFilterMixin, RestrictedFilterSet):
     region = django_filters.ChoiceFilter(choices=REGION_CHOICES)
     active_on = django_filters.DateFilter(method="filter_active_on", label="Active on")
     ends_before = django_filters.DateFilter(field_name="end", lookup_expr="lte", label="Ends by")
-    ordering = django_filters.OrderingFilter(
+    ordering = OrderingFilter(
         fields=("organization__name", ("instance_type_name", "instance_type"), "region", "count", "end")
     )
 
