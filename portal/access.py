@@ -221,10 +221,14 @@ def restrict(queryset: QuerySet, user: AbstractBaseUser | AnonymousUser, action:
 def refusal(obj, action: str = CHANGE) -> str:
     """Why a visible row may not be changed, in words for the person refused: an archived cycle's rows are
     read-only for everyone, anything else is the role."""
-    if action != VIEW and _has_cycle(type(obj)) and getattr(obj, "cycle", None) is not None and \
-            obj.cycle.status == "archived":
+    if action != VIEW and in_archived_cycle(obj):
         return f"This belongs to {obj.cycle}, which is archived: its rows are read-only."
     return "You may view this but not change it."
+
+
+def in_archived_cycle(obj) -> bool:
+    """The row belongs to an archived program cycle (read-only for everyone)."""
+    return _has_cycle(type(obj)) and getattr(obj, "cycle", None) is not None and obj.cycle.status == "archived"
 
 
 def _has_cycle(model: type[Model]) -> bool:

@@ -67,8 +67,8 @@ class EnablementView(ObjectView):
         )
         ctx["can_change"] = access.can(user, access.CHANGE, self.object)
         form = AttendanceForm(user=user, session=self.object)
-        archived = self.object.cycle_id is not None and self.object.cycle.is_archived  # its attendance is history
-        ctx["attendance_form"] = form if not archived and form.fields["organization"].queryset.exists() else None
+        open_for_attendance = not access.in_archived_cycle(self.object)  # an archived cycle's attendance is history
+        ctx["attendance_form"] = form if open_for_attendance and form.fields["organization"].queryset.exists() else None
         return ctx
 
 
@@ -115,7 +115,7 @@ class AttendanceAddView(View):
 
     def post(self, request, pk):
         session = get_object_or_404(EnablementSession.objects.restrict(request.user).select_related("cycle"), pk=pk)
-        if session.cycle_id is not None and session.cycle.is_archived:
+        if access.in_archived_cycle(session):
             raise PermissionDenied(access.refusal(session))
         form = AttendanceForm(request.POST, user=request.user, session=session)
         if not form.fields["organization"].queryset.exists():
