@@ -267,3 +267,22 @@ def test_a_real_worker_logs_the_thread_through_a_rate_limit_and_replies_in_it(re
     args = post[1]
     assert (args["channel"], args["thread_ts"]) == ("C0ALPHA", "1764000000.000100")
     assert args["text"].startswith("Support case is now resolved") and post[2] == "Bearer xoxb-test-token"
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_shortcut_sent_four_times_at_once_stores_one_capture(world, linked, slack_api):
+    """A double click (or Slack's retry) arriving together: every request is answered, one capture is live."""
+    from django.db import connection
+    from django.test import Client
+
+    from tests.concurrency import race
+
+    if connection.vendor != "postgresql":
+        pytest.skip("needs PostgreSQL: SQLite admits one writer at a time (CI runs this on PostgreSQL)")
+    body = _shortcut(ts="1764000120.000300")
+    clients = [Client() for _ in range(4)]
+    url = reverse("engagement:slack_interactivity")
+    results = race(4, lambda i: _signed(clients[i], url, body).status_code)
+    assert results == [200] * 4, results
+    assert SlackCapture.objects.filter(message_ts="1764000120.000300").count() == 1
+    assert slack_api.calls == []  # the requests called no Slack method
