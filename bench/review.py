@@ -97,6 +97,9 @@ def seed(rng: random.Random) -> dict:
     links = [Through(interaction_id=it.pk, challengetag_id=tag.pk)
              for it in created for tag in rng.sample(tags, rng.choice([0, 1, 1, 2]))]
     Through.objects.bulk_create(links, batch_size=10000)
+    from portal.review import tallies
+
+    tallies.rebuild()  # bulk_create sends no signal: count and copy the tags as a back-fill does
     seeded["interactions"] = INTERACTIONS
     seeded["interaction tags"] = len(links)
 
@@ -105,6 +108,8 @@ def seed(rng: random.Random) -> dict:
 
 
 def seed_faults(GpuFault, clusters, rng, now) -> int | str:
+    from portal.weeks import week_of
+
     fields = {f.name for f in GpuFault._meta.get_fields()}
     if not {"cluster", "first_seen"} <= fields:
         return f"model fields not recognised: {sorted(fields)}"
@@ -112,7 +117,8 @@ def seed_faults(GpuFault, clusters, rng, now) -> int | str:
     for i in range(FAULTS):
         seen = now - datetime.timedelta(minutes=rng.randint(0, 60 * 24 * 90))
         values = {"cluster": clusters[i % len(clusters)], "first_seen": seen}
-        for name, value in (("last_seen", seen), ("node", f"ip-10-0-{i % 250}-{i % 199}"), ("gpu", i % 8),
+        for name, value in (("last_seen", seen), ("first_week", week_of(seen)),
+                            ("node", f"ip-10-0-{i % 250}-{i % 199}"), ("gpu", i % 8),
                             ("uuid", f"GPU-{i:08x}"), ("xid", rng.choice([13, 31, 48, 79, 94]) ), ("kind", "xid")):
             if name in fields:
                 values[name] = value

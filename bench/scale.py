@@ -59,6 +59,7 @@ def seed(first: int, count: int, rng: random.Random, leads) -> list:
     from clusters.models import Cluster
     from portal.models import Membership, Organization, TimelineEntry
     from portal.review import tallies
+    from portal.weeks import week_of
     from workloads.models import Interaction
 
     now = timezone.now()
@@ -102,7 +103,7 @@ def seed(first: int, count: int, rng: random.Random, leads) -> list:
             faults.append(GpuFault(
                 cluster=mine[k % CLUSTERS], hostname=f"ip-{k}", gpu=str(k % 8), kind="xid", xid=79,
                 severity="critical", severity_rank=2, verdict="reboot", meaning="XID 79", action="reboot",
-                first_seen=seen, last_seen=seen, cleared_at=None if k < OPEN_FAULTS else seen))
+                first_seen=seen, first_week=week_of(seen), last_seen=seen, cleared_at=None if k < OPEN_FAULTS else seen))
     GpuFault.objects.bulk_create(faults, batch_size=5000)
     ChallengeTag = Interaction.tags.field.related_model
     tags = list(ChallengeTag.objects.all()) or ChallengeTag.objects.bulk_create(
@@ -119,10 +120,11 @@ def seed(first: int, count: int, rng: random.Random, leads) -> list:
                 severity=rng.choice(["low", "normal", "high", "critical"]), visibility="shared",
                 owner=leads[k % len(leads)]))
     created = Interaction.objects.bulk_create(interactions, batch_size=5000)
-    tallies.rebuild(organization_ids=[o.pk for o in orgs])  # bulk_create sends no signal: count as a back-fill
     Through = Interaction.tags.through
     Through.objects.bulk_create([Through(interaction_id=it.pk, challengetag_id=rng.choice(tags).pk)
                                  for it in created if rng.random() < 0.7], batch_size=10000)
+    # bulk_create sends no signal: count and copy the tags as a back-fill does
+    tallies.rebuild(organization_ids=[o.pk for o in orgs])
     TimelineEntry.objects.bulk_create([
         TimelineEntry(organization=o, kind="interaction", title=f"entry {k}", visibility="shared",
                       occurred_at=now - datetime.timedelta(minutes=rng.randint(0, 60 * 24 * 180)))

@@ -83,6 +83,7 @@ POLICY: dict[str, Rule] = {
     # The overview's pre-aggregates of interactions: seen exactly as the interactions they count.
     "review.interactioncount": Rule(path="organization", lead_sa=R({VIEW}), customer_scope=_shared),
     "review.interactionweek": Rule(path="organization", lead_sa=R({VIEW}), customer_scope=_shared),
+    "review.tagmention": Rule(path="organization", lead_sa=R({VIEW}), customer_scope=_shared),
     "workloads.interactioncomment": Rule(
         path="interaction__organization",
         customer=R({VIEW, CHANGE}),

@@ -14,6 +14,7 @@ from django.conf import settings
 from clusters.health.models import GpuFault, HealthReport
 from clusters.health.summary import Fault
 from portal.vocabulary import FAULT_SEVERITY_RANK
+from portal.weeks import week_of
 
 UPDATED_FIELDS = ["last_seen", "absent_reports", "value", "severity", "severity_rank", "verdict", "meaning",
                   "action", "uuid", "pod", "last_report"]
@@ -80,8 +81,8 @@ def _new(report: HealthReport, fault: Fault, now) -> GpuFault:
         gpu="" if fault.gpu is None else str(fault.gpu)[:32], device=(fault.device or "")[:64],
         uuid=(fault.uuid or "")[:80], kind=fault.kind, xid=fault.xid, severity=fault.severity,
         severity_rank=FAULT_SEVERITY_RANK[fault.severity], verdict=fault.verdict, meaning=fault.meaning[:300],
-        action=fault.action[:300], value=fault.value, pod=(fault.pod or "")[:255], first_seen=now, last_seen=now,
-        last_report=report,
+        action=fault.action[:300], value=fault.value, pod=(fault.pod or "")[:255], first_seen=now,
+        first_week=week_of(now), last_seen=now, last_report=report,
     )
 
 

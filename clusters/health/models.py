@@ -17,6 +17,7 @@ from django.utils import timezone
 from clusters.health.choices import COLLECTIVE_CHOICES, AuthKind, RunVerdict, Source
 from portal.querysets import RestrictedQuerySet
 from portal.vocabulary import FaultSeverity, NodeVerdict
+from portal.weeks import week_of
 
 TOKEN_PREFIX = "gh"
 
@@ -209,6 +210,9 @@ class GpuFault(models.Model):
     value = models.FloatField(null=True, blank=True)
     pod = models.CharField(max_length=255, blank=True)
     first_seen = models.DateTimeField()
+    # The program week (its Monday) of first_seen, stored with the fault: the weekly review counts faults
+    # per week from one index instead of comparing every fault of the last weeks with each week's bounds.
+    first_week = models.DateField(editable=False, db_index=True)
     last_seen = models.DateTimeField()
     absent_reports = models.PositiveSmallIntegerField(default=0)
     cleared_at = models.DateTimeField(null=True, blank=True, db_index=True)
@@ -239,6 +243,10 @@ class GpuFault(models.Model):
 
     def __str__(self) -> str:
         return f"{self.hostname} {self.where}: {self.meaning}"
+
+    def save(self, *args, **kwargs) -> None:
+        self.first_week = week_of(self.first_seen)
+        super().save(*args, **kwargs)
 
     def get_absolute_url(self) -> str:
         return reverse("health:cluster_health", kwargs={"pk": self.cluster_id})

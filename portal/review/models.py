@@ -11,11 +11,7 @@ from django.utils import timezone
 
 from portal.engagement.models.cycle import cycle_field
 from portal.querysets import RestrictedQuerySet
-
-
-def week_start_of(day: datetime.date) -> datetime.date:
-    """The Monday of the week holding ``day``."""
-    return day - datetime.timedelta(days=day.weekday())
+from portal.weeks import week_start_of  # noqa: F401 - imported from here by the review's modules
 
 
 class WeeklyReview(models.Model):
@@ -124,3 +120,28 @@ class InteractionWeek(models.Model):
 
     def __str__(self) -> str:
         return f"{self.organization_id} {self.visibility} {self.week}: +{self.opened} -{self.closed}"
+
+
+class TagMention(models.Model):
+    """One challenge tag on one interaction, with the interaction's organization, visibility and date
+    copied beside it (kept by :mod:`portal.review.tallies` in the transaction that writes the tag or the
+    interaction). The overview's heat map counts a window of these rows from one index, instead of joining
+    the interactions to their tags over the whole history."""
+
+    interaction = models.ForeignKey("workloads.Interaction", on_delete=models.CASCADE, related_name="+",
+                                    db_index=False)  # the unique key leads with it
+    tag = models.ForeignKey("workloads.ChallengeTag", on_delete=models.CASCADE, related_name="+")
+    organization = models.ForeignKey("portal.Organization", on_delete=models.CASCADE, related_name="+")
+    visibility = models.CharField(max_length=16)
+    occurred_at = models.DateTimeField()
+
+    objects = RestrictedQuerySet.as_manager()
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["interaction", "tag"], name="tag_mention_key")]
+        # Covers the heat map's query: a window of dates, counted per organization and tag (index-only).
+        indexes = [models.Index(fields=["occurred_at", "organization", "tag", "visibility"],
+                                name="tag_mention_window")]
+
+    def __str__(self) -> str:
+        return f"{self.interaction_id} {self.tag_id}"

@@ -1,4 +1,5 @@
-"""The overview's interaction pre-aggregates (:class:`InteractionCount`, :class:`InteractionWeek`), kept on write.
+"""The overview's interaction pre-aggregates (:class:`InteractionCount`, :class:`InteractionWeek`) and the heat
+map's tag mentions (:class:`TagMention`), kept on write.
 
 Kept in the transaction that writes the interaction rather than refreshed by a periodic task: the overview
 shows the state of now, and a refresh every few minutes would show a resolved interaction as open until it
@@ -11,6 +12,10 @@ Hooks: ``pre_save``/``post_save``/``pre_delete``/``post_delete`` of ``Interactio
 and demo write) and ``workloads.interactions.signals.written`` for the services' queryset updates of
 ``resolved_at``. ``bulk_create`` sends no signal: whoever bulk-loads calls :func:`rebuild` (the
 ``rebuild_interaction_tallies`` command).
+
+Tag mentions copy the interaction's organization, visibility and date beside each of its tags: they are
+added and removed with the tags (``m2m_changed``, from either side), rewritten from the stored row when a
+save changed one of the copied fields, and deleted with the interaction or the tag (cascade).
 """
 from __future__ import annotations
 
@@ -18,19 +23,17 @@ import datetime
 from collections import defaultdict
 
 from django.db import transaction
-from django.db.models import Count, Q
+from django.db.models import Count, OuterRef, Q, Subquery
 from django.utils import timezone
 
 from portal import locks
-from portal.review.models import InteractionCount, InteractionWeek, week_start_of
+from portal.review.models import InteractionCount, InteractionWeek, TagMention
 from portal.vocabulary import OPEN_STATUSES
+from portal.weeks import week_of
 
 TOUCHED = "_tally_touched"  # on the interaction instance: {organization id: {week, ...}} to recount
-
-
-def week_of(moment: datetime.datetime) -> datetime.date:
-    """The Monday (program time) of the week holding ``moment``."""
-    return week_start_of(timezone.localtime(moment).date())
+STORED = "_tally_stored"  # on the interaction instance: the copied fields as stored before this save
+COPIED = ("organization_id", "visibility", "occurred_at")  # what a tag mention copies from its interaction
 
 
 def _remember(instance, organization_id, occurred_at, resolved_at) -> None:
@@ -44,9 +47,10 @@ def _remember(instance, organization_id, occurred_at, resolved_at) -> None:
 def _remember_stored(instance) -> None:
     """The row as stored now (locked until commit, so a concurrent edit of it waits for this one)."""
     row = (type(instance)._default_manager.select_for_update().filter(pk=instance.pk)
-           .values("organization_id", "occurred_at", "resolved_at").first())
+           .values("organization_id", "occurred_at", "resolved_at", "visibility").first())
     if row is not None:
         _remember(instance, row["organization_id"], row["occurred_at"], row["resolved_at"])
+        instance.__dict__[STORED] = tuple(row[name] for name in COPIED)
 
 
 def before_write(sender, instance, raw=False, **kwargs) -> None:
@@ -54,9 +58,46 @@ def before_write(sender, instance, raw=False, **kwargs) -> None:
         _remember_stored(instance)
 
 
-def after_save(sender, instance, **kwargs) -> None:
+def after_save(sender, instance, created=False, **kwargs) -> None:
     _remember(instance, instance.organization_id, instance.occurred_at, instance.resolved_at)
     recount(instance)
+    stored = instance.__dict__.pop(STORED, None)
+    if not created and stored != tuple(getattr(instance, name) for name in COPIED):
+        copy_to_mentions(type(instance), instance.pk)
+
+
+def copy_to_mentions(model, interaction_id: int) -> None:
+    """Rewrite an interaction's tag mentions from its row as stored (the row is locked until commit)."""
+    row = model._default_manager.filter(pk=OuterRef("interaction_id"))
+    TagMention.objects.filter(interaction_id=interaction_id).update(
+        **{name: Subquery(row.values(name)[:1]) for name in COPIED})
+
+
+def tags_changed(sender, instance, action, reverse, pk_set, **kwargs) -> None:
+    """Tags added to or removed from interactions (``interaction.tags`` or ``tag.interactions``)."""
+    if action not in ("post_add", "post_remove", "post_clear"):
+        return
+    own = {"tag_id": instance.pk} if reverse else {"interaction_id": instance.pk}
+    other = "interaction_id" if reverse else "tag_id"
+    if action == "post_clear":
+        TagMention.objects.filter(**own).delete()
+    elif action == "post_remove":
+        TagMention.objects.filter(**own, **{f"{other}__in": pk_set}).delete()
+    elif pk_set:
+        add_mentions(interaction_ids=pk_set if reverse else {instance.pk}, tag_ids={instance.pk} if reverse else pk_set)
+
+
+def add_mentions(*, interaction_ids, tag_ids, model=None) -> None:
+    """Mentions of ``tag_ids`` on ``interaction_ids``, copied from the interactions as stored now (their rows
+    locked: an edit of one in flight commits first, and this reads what it wrote)."""
+    if model is None:
+        from workloads.models import Interaction as model
+    rows = (model._default_manager.select_for_update().filter(pk__in=interaction_ids).order_by("pk")
+            .values_list("pk", *COPIED))
+    TagMention.objects.bulk_create([
+        TagMention(interaction_id=pk, tag_id=tag_id, organization_id=org_id, visibility=visibility,
+                   occurred_at=occurred_at)
+        for pk, org_id, visibility, occurred_at in rows for tag_id in sorted(tag_ids)], ignore_conflicts=True)
 
 
 def after_delete(sender, instance, **kwargs) -> None:
@@ -116,7 +157,7 @@ def recount_organization(organization_id: int, weeks: set[datetime.date] | None 
         if weeks is None or week in weeks])
 
 
-def rebuild(*, model=None, count_model=InteractionCount, week_model=InteractionWeek,
+def rebuild(*, model=None, count_model=InteractionCount, week_model=InteractionWeek, mention_model=TagMention,
             organization_ids=None) -> int:
     """Recount everything (after bulk loads, and the back-fill migration); returns the organizations recounted."""
     if model is None:
@@ -125,18 +166,35 @@ def rebuild(*, model=None, count_model=InteractionCount, week_model=InteractionW
         organization_ids = sorted(set(model._default_manager.values_list("organization_id", flat=True).distinct()))
         with transaction.atomic():
             # Organizations without interactions any more keep no rows.
-            count_model._default_manager.exclude(organization_id__in=organization_ids).delete()
-            week_model._default_manager.exclude(organization_id__in=organization_ids).delete()
+            for kept in (count_model, week_model, mention_model):
+                if kept is not None:
+                    kept._default_manager.exclude(organization_id__in=organization_ids).delete()
     for organization_id in organization_ids:
         with transaction.atomic():
             locks.hold("interaction-tally", organization_id)
             recount_organization(organization_id, None, model=model, count_model=count_model,
                                  week_model=week_model)
+            if mention_model is not None:  # None: before the mentions' table exists (its own migration copies them)
+                copy_mentions(organization_id, model=model, mention_model=mention_model)
     return len(organization_ids)
 
 
+def copy_mentions(organization_id: int, *, model, mention_model=TagMention) -> None:
+    """An organization's tag mentions, copied again from its interactions and their tags."""
+    field = model._meta.get_field("tags")
+    through = field.remote_field.through
+    source, target = field.m2m_field_name(), field.m2m_reverse_field_name()
+    links = (through._default_manager.filter(**{f"{source}__organization_id": organization_id}).order_by()
+             .values_list(f"{source}_id", f"{target}_id", *(f"{source}__{name}" for name in COPIED[1:])))
+    mention_model._default_manager.filter(organization_id=organization_id).delete()
+    mention_model._default_manager.bulk_create([
+        mention_model(interaction_id=interaction_id, tag_id=tag_id, organization_id=organization_id,
+                      visibility=visibility, occurred_at=occurred_at)
+        for interaction_id, tag_id, visibility, occurred_at in links.iterator(chunk_size=5000)], batch_size=5000)
+
+
 def connect() -> None:
-    from django.db.models.signals import post_delete, post_save, pre_delete, pre_save
+    from django.db.models.signals import m2m_changed, post_delete, post_save, pre_delete, pre_save
 
     from workloads.interactions.signals import interaction_written
     from workloads.models import Interaction
@@ -146,3 +204,4 @@ def connect() -> None:
     pre_delete.connect(before_write, sender=Interaction, dispatch_uid="review-tally-pre-delete")
     post_delete.connect(after_delete, sender=Interaction, dispatch_uid="review-tally-post-delete")
     interaction_written.connect(written, sender=Interaction, dispatch_uid="review-tally-written")
+    m2m_changed.connect(tags_changed, sender=Interaction.tags.through, dispatch_uid="review-tag-mentions")

@@ -132,3 +132,43 @@ def test_customer_landing_page_puts_health_problems_first_and_lists_clusters_onc
     assert body.index("Health problems") < body.index("<h3>Clusters</h3>")
     assert body.count(f'href="{fine.get_absolute_url()}"') == 1  # one clusters table, not two
     assert len(headings) == len(set(headings))  # no section twice
+
+
+def test_faults_per_week_follow_program_weeks_at_their_bounds(world):
+    """Each fault counts in the program week (Monday 00:00 program time) it was first seen, also for faults
+    opened by ingestion, within the chart's 12 weeks, and only the organizations the user may view."""
+    from clusters.health import faults as reconcile_faults
+    from clusters.health.summary import Fault
+    from portal.review.figures.scope import at
+    from portal.weeks import week_start_of
+
+    a1, b1 = ClusterFactory(organization=world.org_a, name="a1"), ClusterFactory(organization=world.org_b, name="b1")
+    monday = week_start_of(timezone.localdate())
+    seen = {
+        "this monday 00:00": (a1, at(monday)),
+        "last sunday 23:59": (a1, at(monday) - datetime.timedelta(minutes=1)),
+        "11 weeks ago": (a1, at(monday - datetime.timedelta(weeks=11)) + datetime.timedelta(hours=5)),
+        "12 weeks ago": (a1, at(monday - datetime.timedelta(weeks=12)) + datetime.timedelta(hours=5)),
+        "b this week": (b1, at(monday) + datetime.timedelta(seconds=1)),
+    }
+    for k, (cluster, when) in enumerate(seen.values()):
+        GpuFault.objects.create(cluster=cluster, hostname=f"ip-{k}", gpu="1", kind="xid", xid=79, severity="critical",
+                                verdict="reboot", meaning="m", action="a", first_seen=when, last_seen=when)
+    report = HealthReport.objects.create(cluster=a1, source="push")
+    reconcile_faults.reconcile(report, [Fault(hostname="ip-new", kind="xid", gpu=2, xid=48, severity="critical",
+                                              verdict="replace", meaning="m", action="a")])
+    assert GpuFault.objects.get(hostname="ip-new").first_week == monday  # opened now, by ingestion
+
+    def weekly(user):
+        data = figures.overview(user)
+        return {p["week"]: p["faults"] for p in data["charts"]["faults_per_week"] if p["faults"]}, data["week"]["faults"]
+
+    last_week = (monday - datetime.timedelta(weeks=1)).isoformat()
+    eleven = (monday - datetime.timedelta(weeks=11)).isoformat()
+    assert weekly(world.pm) == ({monday.isoformat(): 3, last_week: 1, eleven: 1}, 3)
+    assert weekly(world.customer_b) == ({monday.isoformat(): 1}, 1)
+    # Editing when a fault was first seen moves it to that week.
+    moved = GpuFault.objects.get(hostname="ip-1")
+    moved.first_seen = at(monday) + datetime.timedelta(hours=1)
+    moved.save()
+    assert weekly(world.pm)[0].get(last_week) is None

@@ -10,10 +10,10 @@ from django.urls import reverse
 
 from portal.models import Organization
 from portal.review.figures.scope import CHART_WEEKS, Scope, days, iso
-from portal.review.models import InteractionCount, InteractionWeek
+from portal.review.models import InteractionCount, InteractionWeek, TagMention
 from portal.vocabulary import OPEN_STATUSES
 from portal.vocabulary import SEVERITIES_WORST_FIRST as SEVERITIES
-from workloads.models import Interaction
+from workloads.models import ChallengeTag, Interaction
 
 OUTSTANDING_LIMIT = 50
 LESSONS_LIMIT = 50
@@ -136,21 +136,30 @@ def lessons(scope: Scope, limit: int = LESSONS_LIMIT) -> list[dict]:
 
 
 def heatmap(scope: Scope, org_rows: list[dict]) -> dict:
-    """Challenge tags × organizations: interactions in the window and in the window before it."""
+    """Challenge tags × organizations: interactions in the window and in the window before it.
+
+    Counted from the tag mentions kept on write (:class:`TagMention`): the window's rows of one index,
+    grouped by ids, whatever the length of the history; the tags' names are one small query."""
     result = {"window": scope.window, "tags": [], "organizations": [], "rows": []}
     current = Q(occurred_at__gte=scope.window_start)
-    rows = (Interaction.objects.restrict(scope.user)
-            .filter(occurred_at__gte=scope.previous_window_start, occurred_at__lte=scope.now, tags__isnull=False)
-            .values("tags__slug", "tags__name", "organization_id")
-            .annotate(cur=Count("id", filter=current), prev=Count("id", filter=~current)).order_by())
+    counted = list(TagMention.objects.restrict(scope.user)
+                   .filter(occurred_at__gte=scope.previous_window_start, occurred_at__lte=scope.now)
+                   .values_list("tag_id", "organization_id")
+                   # Counting a column of the index (never null) keeps the scan to the index alone.
+                   .annotate(cur=Count("tag", filter=current), prev=Count("tag", filter=~current)).order_by())
+    tags = {pk: (slug, name) for pk, slug, name in
+            ChallengeTag.objects.filter(pk__in={r[0] for r in counted}).values_list("pk", "slug", "name")}
     cells: dict[str, dict[int, tuple[int, int]]] = defaultdict(dict)
     names: dict[str, str] = {}
     orgs_seen: set[int] = set()
-    for r in rows:
-        cells[r["tags__slug"]][r["organization_id"]] = (r["cur"], r["prev"])
-        names[r["tags__slug"]] = r["tags__name"]
-        if r["cur"]:
-            orgs_seen.add(r["organization_id"])
+    for tag_id, org_id, cur, prev in counted:
+        if tag_id not in tags:  # deleted since
+            continue
+        slug, name = tags[tag_id]
+        names[slug] = name
+        cells[slug][org_id] = (cur, prev)
+        if cur:
+            orgs_seen.add(org_id)
     columns = [o for o in org_rows if o["id"] in orgs_seen]
     peak = max((c[0] for t in cells.values() for c in t.values()), default=0)
     out_rows = []

@@ -10,7 +10,7 @@ def backfill(apps, schema_editor):
 
     tallies.rebuild(model=apps.get_model("workloads", "Interaction"),
                     count_model=apps.get_model("review", "InteractionCount"),
-                    week_model=apps.get_model("review", "InteractionWeek"))
+                    week_model=apps.get_model("review", "InteractionWeek"), mention_model=None)
 
 
 class Migration(migrations.Migration):
