@@ -112,11 +112,12 @@ def seed(first: int, count: int, rng: random.Random, leads) -> list:
     for o in orgs:
         for k in range(INTERACTIONS):
             occurred = now - datetime.timedelta(minutes=rng.randint(60, 60 * 24 * 180))
-            resolved = rng.random() < 0.85
+            resolved_at = occurred + datetime.timedelta(hours=rng.randint(1, 400))
+            resolved = rng.random() < 0.85 and resolved_at < now  # nothing is resolved in the future
             interactions.append(Interaction(
                 organization=o, summary=f"inquiry {k}", occurred_at=occurred,
                 status="resolved" if resolved else rng.choice(["open", "waiting_customer", "waiting_aws"]),
-                resolved_at=occurred + datetime.timedelta(hours=rng.randint(1, 400)) if resolved else None,
+                resolved_at=resolved_at if resolved else None,
                 severity=rng.choice(["low", "normal", "high", "critical"]), visibility="shared",
                 owner=leads[k % len(leads)]))
     created = Interaction.objects.bulk_create(interactions, batch_size=5000)

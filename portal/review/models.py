@@ -103,13 +103,18 @@ class InteractionWeek(models.Model):
     """Per organization, visibility and week (its Monday): interactions that began to count as open
     (``opened``: occurred that week) and stopped (``closed``: resolved that week). Interactions open at the
     end of a week are the open ones without a resolution time less every later week's net change, so the
-    overview's chart reads a dozen weeks of these rows, never the history (:mod:`portal.review.tallies`)."""
+    overview's chart reads a dozen weeks of these rows, never the history (:mod:`portal.review.tallies`).
+
+    ``new`` and ``resolved`` are the week's figures as the overview states them: every interaction that
+    occurred that week, and every one resolved that week that is not open again."""
 
     organization = models.ForeignKey("portal.Organization", on_delete=models.CASCADE, related_name="+")
     visibility = models.CharField(max_length=16)
     week = models.DateField()
     opened = models.PositiveIntegerField(default=0)
     closed = models.PositiveIntegerField(default=0)
+    new = models.PositiveIntegerField(default=0)
+    resolved = models.PositiveIntegerField(default=0)
 
     objects = RestrictedQuerySet.as_manager()
 

@@ -141,9 +141,12 @@ def recount_organization(organization_id: int, weeks: set[datetime.date] | None 
                                                                 datetime.time.min))
             within |= Q(occurred_at__gte=start, occurred_at__lt=end) | Q(resolved_at__gte=start, resolved_at__lt=end)
         scan, existing = rows.filter(within), existing.filter(week__in=weeks)
-    tally: dict[tuple[str, datetime.date], list[int]] = defaultdict(lambda: [0, 0])
+    tally: dict[tuple[str, datetime.date], list[int]] = defaultdict(lambda: [0, 0, 0, 0])
     for occurred_at, resolved_at, status, visibility in scan.values_list(
             "occurred_at", "resolved_at", "status", "visibility").order_by():
+        tally[visibility, week_of(occurred_at)][2] += 1  # new that week, whatever became of it
+        if resolved_at is not None and status not in OPEN_STATUSES:
+            tally[visibility, week_of(resolved_at)][3] += 1
         # Open at a date d when occurred_at < d <= resolved_at (no end while open without a resolution time).
         if resolved_at is None and status not in OPEN_STATUSES or resolved_at is not None and resolved_at <= occurred_at:
             continue
@@ -152,8 +155,9 @@ def recount_organization(organization_id: int, weeks: set[datetime.date] | None 
             tally[visibility, week_of(resolved_at)][1] += 1
     existing.delete()
     week_model._default_manager.bulk_create([
-        week_model(organization_id=organization_id, visibility=visibility, week=week, opened=opened, closed=closed)
-        for (visibility, week), (opened, closed) in tally.items()
+        week_model(organization_id=organization_id, visibility=visibility, week=week, opened=opened, closed=closed,
+                   new=new, resolved=resolved)
+        for (visibility, week), (opened, closed, new, resolved) in tally.items()
         if weeks is None or week in weeks])
 
 

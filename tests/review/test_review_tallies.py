@@ -308,3 +308,32 @@ def test_tags_added_while_the_interaction_moves_are_copied_as_it_ends(world, tag
     assert len(_links()) == 6 * len(tags)
     assert _mentions() == _links()
     assert set(TagMention.objects.values_list("organization_id", "visibility")) == {(world.org_b.pk, "internal")}
+
+
+def test_this_weeks_figures_and_the_last_point_with_rows_dated_after_now(world):
+    """The week's new and resolved come from the weekly pre-aggregates, and the chart's last point is the
+    week's end corrected by rows dated between now and then: checked against the plain count at a Thursday
+    noon with interactions resolved or occurring later that week, and next week."""
+    from portal.review.figures.scope import at
+    from portal.weeks import week_start_of
+
+    now = at(week_start_of(timezone.localdate())) + datetime.timedelta(days=3, hours=12)
+    hours = datetime.timedelta(hours=1)
+
+    def make(org, occurred, resolved=None, status="open", visibility="shared"):
+        with transaction.atomic():
+            item = Interaction.objects.create(organization=org, summary="dated", occurred_at=occurred,
+                                              resolved_at=resolved, status=status, visibility=visibility)
+            services.created(item, world.lead_a)
+
+    make(world.org_a, now - 50 * hours, now + 5 * hours, status="resolved")  # open now, resolved later this week
+    make(world.org_a, now - 200 * hours, now + 30 * hours)  # resolved later this week, status still open
+    make(world.org_a, now + 2 * hours)  # occurs later this week, open
+    make(world.org_b, now + 3 * hours, now + 4 * hours, status="resolved")  # comes and goes later this week
+    make(world.org_b, now + 6 * hours, now + 200 * hours, visibility="internal")  # open at the week's end
+    make(world.org_a, now + 120 * hours)  # next week
+    make(world.org_a, now - 30 * hours, now - 2 * hours, status="resolved")  # resolved this week, before now
+    make(world.org_b, now - 10 * 24 * hours)  # open since last week
+    make(world.org_a, now - 3 * hours, None, status="resolved")  # new this week, never counted as open
+    for user in (world.pm, world.customer_a, world.lead_b):
+        assert _figures(user, now) == _raw(user, now), user.username

@@ -9,7 +9,7 @@ from django.db.models import Count, OuterRef, Q, Subquery, Sum
 from django.urls import reverse
 
 from portal.models import Organization
-from portal.review.figures.scope import CHART_WEEKS, Scope, days, iso
+from portal.review.figures.scope import CHART_WEEKS, Scope, at, days, iso
 from portal.review.models import InteractionCount, InteractionWeek, TagMention
 from portal.vocabulary import OPEN_STATUSES
 from portal.vocabulary import SEVERITIES_WORST_FIRST as SEVERITIES
@@ -31,9 +31,10 @@ def interaction_figures(scope: Scope) -> dict:
     """Open interactions per organization by severity, the oldest's age and the last contact; this week's
     new, resolved and open; open interactions at the end of each of the last 12 weeks.
 
-    Nothing here reads the interactions' history: the open counts and the weekly changes come from the
+    Nothing here reads the interactions' history: the open counts and the weekly figures come from the
     pre-aggregates kept on write (:mod:`portal.review.tallies`), the oldest open interaction and the last
-    contact are one index probe per organization, and this week's figures read this week's rows only."""
+    contact are one index probe per organization, and only interactions dated after now (normally none)
+    are read one by one."""
     qs = Interaction.objects.restrict(scope.user)
     by_org: dict[int, dict] = {}
     open_now: dict[int, dict[str, int]] = defaultdict(lambda: dict.fromkeys(SEVERITIES, 0))
@@ -52,48 +53,62 @@ def interaction_figures(scope: Scope) -> dict:
             "oldest_open_days": days(scope.now - oldest) if oldest else None,
             "last_contact": iso(last),
         }
-    this_week = _this_week(qs, scope)
+    weeks = _weeks(scope)
     return {
         "by_org": by_org,
-        "week": {"new": this_week["new"], "resolved": this_week["resolved"],
+        "week": {"new": weeks["new"], "resolved": weeks["resolved"],
                  "open": sum(sum(c.values()) for c in open_now.values())},
-        "per_week": _per_week(scope, unbounded, this_week),
+        "per_week": _per_week(scope, unbounded, weeks["net"], _after_now(qs, scope)),
     }
 
 
-def _per_week(scope: Scope, unbounded: int, this_week: dict) -> list[dict]:
+def _weeks(scope: Scope) -> dict:
+    """The weekly pre-aggregates from the chart's second week on: each week's net change in open
+    interactions, and this week's (and any later week's) new and resolved ones."""
+    mondays = _mondays(scope)
+    net: dict[datetime.date, int] = defaultdict(int)
+    new = resolved = 0
+    for w in (InteractionWeek.objects.restrict(scope.user).filter(week__gte=mondays[1]).values("week")
+              .annotate(opened=Sum("opened"), closed=Sum("closed"), new=Sum("new"), resolved=Sum("resolved"))
+              .order_by()):
+        net[w["week"]] += w["opened"] - w["closed"]
+        if w["week"] >= scope.week_start:
+            new += w["new"]
+            resolved += w["resolved"]
+    return {"net": net, "new": new, "resolved": resolved}
+
+
+def _mondays(scope: Scope) -> list[datetime.date]:
+    return [scope.week_start - datetime.timedelta(weeks=CHART_WEEKS - 1 - i) for i in range(CHART_WEEKS)]
+
+
+def _per_week(scope: Scope, unbounded: int, net: dict[datetime.date, int], after_now: int) -> list[dict]:
     """Open at the end of each of the last CHART_WEEKS weeks (the current one ends now).
 
     An interaction counts as open at a moment ``d`` when ``occurred_at < d <= resolved_at`` (no end while open
     without a resolution time). At a week's end that is the open ones without an end less the net change
-    (``opened - closed``) of every week from that one on; at ``now`` it is the current week's start plus
-    the current week's arrivals still open and less its departures, read from this week's rows."""
-    mondays = [scope.week_start - datetime.timedelta(weeks=CHART_WEEKS - 1 - i) for i in range(CHART_WEEKS)]
-    net: dict[datetime.date, int] = defaultdict(int)
-    for w in (InteractionWeek.objects.restrict(scope.user).filter(week__gte=mondays[1]).values("week")
-              .annotate(opened=Sum("opened"), closed=Sum("closed")).order_by()):
-        net[w["week"]] += w["opened"] - w["closed"]
+    (``opened - closed``) of every week from that one on; at ``now`` it is the end of this week corrected
+    by the interactions dated between now and then (``after_now``)."""
+    mondays = _mondays(scope)
 
     def open_at(monday: datetime.date) -> int:
         return unbounded - sum(n for week, n in net.items() if week >= monday)
 
-    points = [open_at(monday + datetime.timedelta(weeks=1)) for monday in mondays[:-1]]
-    points.append(open_at(scope.week_start) + this_week["came"] - this_week["went"])
+    points = [open_at(monday + datetime.timedelta(weeks=1)) for monday in mondays]
+    points[-1] += after_now
     return [{"week": monday.isoformat(), "open": value} for monday, value in zip(mondays, points, strict=True)]
 
 
-def _this_week(qs, scope: Scope) -> dict:
-    """This week's rows only (indexed on both dates): new and resolved this week, and for the chart's last
-    point the arrivals since Monday still open now and the departures since Monday of earlier arrivals."""
-    start, now = scope.week_start_at, scope.now
-    # Naming the organizations lets the (organization, occurred_at) index bound the scan to this week.
-    found = qs.filter(Q(organization_id__in=scope.org_ids, occurred_at__gte=start) | Q(resolved_at__gte=start)).aggregate(
-        new=Count("id", filter=Q(occurred_at__gte=start)),
-        resolved=Count("id", filter=Q(resolved_at__gte=start) & ~Q(status__in=OPEN_STATUSES)),
-        came=Count("id", filter=Q(occurred_at__gte=start, occurred_at__lt=now)
-                   & (Q(resolved_at__gte=now) | Q(resolved_at__isnull=True, status__in=OPEN_STATUSES))),
-        went=Count("id", filter=Q(occurred_at__lt=start, resolved_at__gte=start, resolved_at__lt=now)))
-    return {key: value or 0 for key, value in found.items()}
+def _after_now(qs, scope: Scope) -> int:
+    """Open now less open at the end of this week, from the interactions dated between the two: those
+    resolved in between that occurred before now were open now, and those occurring in between that are
+    still open at the week's end were not yet. Both dates are indexed, and such rows are normally none."""
+    now, end = scope.now, at(scope.week_start + datetime.timedelta(weeks=1))
+    found = qs.filter(Q(resolved_at__gte=now, resolved_at__lt=end) | Q(occurred_at__gte=now, occurred_at__lt=end)).aggregate(
+        went=Count("id", filter=Q(occurred_at__lt=now, resolved_at__gte=now, resolved_at__lt=end)),
+        came=Count("id", filter=Q(occurred_at__gte=now, occurred_at__lt=end)
+                   & (Q(resolved_at__gte=end) | Q(resolved_at__isnull=True, status__in=OPEN_STATUSES))))
+    return (found["went"] or 0) - (found["came"] or 0)
 
 
 def _probes(qs, scope: Scope) -> dict:
