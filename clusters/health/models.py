@@ -391,3 +391,22 @@ class HealthPush(models.Model):
 
     def get_absolute_url(self) -> str:
         return reverse("health:cluster_health", kwargs={"pk": self.cluster_id})
+
+
+def stamp_weeks(model=None, batch: int = 5000) -> int:
+    """Store every fault's program week again from its ``first_seen`` (after a bulk load, or a change of the
+    program's time zone); returns how many changed."""
+    model = model or GpuFault
+    changed = []
+    count = 0
+    for pk, first_seen, first_week in (model._default_manager.order_by("pk")
+                                       .values_list("pk", "first_seen", "first_week").iterator(chunk_size=batch)):
+        week = week_of(first_seen)
+        if week != first_week:
+            changed.append(model(pk=pk, first_week=week))
+        if len(changed) == batch:
+            model._default_manager.bulk_update(changed, ["first_week"])
+            count += len(changed)
+            changed = []
+    model._default_manager.bulk_update(changed, ["first_week"])
+    return count + len(changed)

@@ -172,3 +172,20 @@ def test_faults_per_week_follow_program_weeks_at_their_bounds(world):
     moved.first_seen = at(monday) + datetime.timedelta(hours=1)
     moved.save()
     assert weekly(world.pm)[0].get(last_week) is None
+
+
+def test_rebuild_command_stores_the_weeks_of_faults_loaded_in_bulk(world):
+    from django.core.management import call_command
+
+    from portal.weeks import week_of
+
+    cluster = ClusterFactory(organization=world.org_a)
+    seen = [timezone.now() - datetime.timedelta(days=d) for d in (1, 8, 15)]
+    GpuFault.objects.bulk_create([  # as a restore or a script might: a wrong (or stale) week
+        GpuFault(cluster=cluster, hostname=f"ip-{k}", kind="xid", severity="critical", verdict="reboot", meaning="m",
+                 action="a", first_seen=when, last_seen=when, first_week=datetime.date(2020, 1, 6))
+        for k, when in enumerate(seen)])
+    call_command("rebuild_interaction_tallies")
+    assert sorted(GpuFault.objects.values_list("first_seen", "first_week")) == sorted((w, week_of(w)) for w in seen)
+    weekly = {p["week"]: p["faults"] for p in figures.overview(world.pm)["charts"]["faults_per_week"] if p["faults"]}
+    assert sum(weekly.values()) == 3

@@ -5,16 +5,9 @@ from django.db import migrations, models
 
 def backfill(apps, schema_editor):
     """The program week of every fault already stored (later faults are given theirs when opened)."""
-    from portal.weeks import week_of
+    from clusters.health.models import stamp_weeks
 
-    Fault = apps.get_model("health", "GpuFault")
-    batch = []
-    for pk, first_seen in Fault.objects.order_by("pk").values_list("pk", "first_seen").iterator(chunk_size=5000):
-        batch.append(Fault(pk=pk, first_week=week_of(first_seen)))
-        if len(batch) == 5000:
-            Fault.objects.bulk_update(batch, ["first_week"])
-            batch = []
-    Fault.objects.bulk_update(batch, ["first_week"])
+    stamp_weeks(apps.get_model("health", "GpuFault"))
 
 
 class Migration(migrations.Migration):
