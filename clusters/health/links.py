@@ -13,6 +13,7 @@ from django.db.models import OuterRef, QuerySet, Subquery
 
 from clusters.health.models import GpuFault, check_same_organization
 from portal import access
+from workloads.interactions import services
 from workloads.models import Interaction
 
 LINK_CHOICES_SHOWN = 50
@@ -49,11 +50,21 @@ def link(fault: GpuFault, interaction: Interaction | None, user) -> GpuFault:
     with transaction.atomic():
         if not access.can(user, access.CHANGE, fault):
             raise PermissionDenied("Only the organization's lead SAs link faults to interactions.")
+        # The link as stored, locked: two people relinking the same fault record each move once.
+        before_id = (GpuFault.objects.select_for_update().filter(pk=fault.pk)
+                     .values_list("interaction_id", flat=True).first())
         fault.interaction = interaction
         fault.save(update_fields=["interaction"])
+        services.fault_linked(describe(fault), before_id=before_id,
+                              after_id=interaction.pk if interaction is not None else None, actor=user)
     fault.visible_interaction_id = interaction.pk if interaction is not None else None
     fault.visible_interaction_summary = interaction.summary if interaction is not None else None
     return fault
+
+
+def describe(fault: GpuFault) -> str:
+    """How an interaction's history names a fault: "ip-10-0-0-1 GPU 3 on p5-train: GPU has fallen off the bus"."""
+    return f"{fault.hostname} {fault.where} on {fault.cluster.name}: {fault.meaning}"
 
 
 def link_choices(user, organization_id: int) -> list[Interaction]:

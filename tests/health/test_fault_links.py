@@ -247,3 +247,38 @@ def test_model_clean_refuses_another_organization_and_delete_unlinks(fault, shar
     shared.delete()
     fault.refresh_from_db()
     assert fault.interaction_id is None
+
+
+# --- history ------------------------------------------------------------------------------------
+def _fault_entries(interaction):
+    return list(interaction.history.filter(kind="fault").values_list("old_value", "new_value", "internal",
+                                                                     "author__username"))
+
+
+def test_linking_moving_and_unlinking_write_the_interactions_history(client, world, cluster, fault, shared, internal):
+    """Each move of the link is one history entry on each interaction it leaves or reaches, internal where the
+    interaction is; the customer reads the shared interaction's entries on its page, never the internal one's."""
+    client.force_login(world.lead_a)
+    named = f"node-3 GPU 5 on {cluster.name}: {fault.meaning}"
+    assert _patch(client, fault, {"interaction": shared.pk}).status_code == 200
+    assert _fault_entries(shared) == [("", named, False, "lead_a")]
+    assert _patch(client, fault, {"interaction": shared.pk}).status_code == 200  # the same link again: nothing
+    assert len(_fault_entries(shared)) == 1
+
+    assert client.post(_link_url(fault), {"interaction": internal.pk}).status_code == 302  # the page moves it
+    assert _fault_entries(shared) == [("", named, False, "lead_a"), (named, "", False, "lead_a")]
+    assert _fault_entries(internal) == [("", named, True, "lead_a")]
+    assert _patch(client, fault, {"interaction": None}).status_code == 200
+    assert _fault_entries(internal)[-1] == (named, "", True, "lead_a")
+
+    client.force_login(world.customer_a)
+    page = client.get(reverse("interactions:interaction_detail", kwargs={"pk": shared.pk})).content.decode()
+    assert page.count("GPU fault") >= 2 and "node-3 GPU 5" in page
+
+
+def test_a_refused_link_writes_no_history(client, world, fault, shared, foreign):
+    client.force_login(world.customer_a)
+    assert _patch(client, fault, {"interaction": shared.pk}).status_code == 403
+    client.force_login(_both_orgs_lead(world))
+    assert _patch(client, fault, {"interaction": foreign.pk}).status_code == 400
+    assert not shared.history.filter(kind="fault").exists() and not foreign.history.filter(kind="fault").exists()

@@ -21,6 +21,7 @@ class HistoryKind(models.TextChoices):
     OWNER = "owner", "Reassignment"
     ESCALATION = "escalation", "Escalation"
     AWS = "aws", "AWS Support communication"
+    FAULT = "fault", "GPU fault"
 
 
 class SyncStatus(models.TextChoices):

@@ -145,6 +145,27 @@ def _user(user):
     return user if getattr(user, "is_authenticated", False) else None
 
 
+def fault_linked(fault_text: str, *, before_id: int | None, after_id: int | None, actor) -> list[InteractionComment]:
+    """A GPU fault (``fault_text``, e.g. "ip-10-0-0-1 GPU 3 on p5-train: XID 79 …") moved from the interaction
+    ``before_id`` to ``after_id`` (either None): one history entry on each, internal where the interaction is.
+    Call inside the transaction that saves the link."""
+    if before_id == after_id:
+        return []
+    now = timezone.now()
+    text = fault_text[:200]
+    entries = []
+    for interaction in Interaction.objects.filter(pk__in=[pk for pk in (before_id, after_id) if pk]).order_by("pk"):
+        linked = interaction.pk == after_id
+        entries.append(InteractionComment(
+            interaction=interaction, kind=HistoryKind.FAULT, author=_user(actor), created=now,
+            old_value="" if linked else text, new_value=text if linked else "",
+            internal=interaction.visibility != "shared",
+        ))
+    InteractionComment.objects.bulk_create(entries)
+    Interaction.objects.filter(pk__in=[e.interaction_id for e in entries]).update(last_activity_at=now)
+    return entries
+
+
 def open_for(user, organization=None):
     """Open interactions the user may see, oldest first (for the organization page and lead home)."""
     qs = Interaction.objects.restrict(user).filter(status__in=OPEN_STATUSES)
