@@ -185,7 +185,7 @@ class NotificationDelivery(models.Model):
     setting = models.ForeignKey(NotificationSetting, null=True, on_delete=models.SET_NULL, related_name="deliveries")
     organization = models.ForeignKey(Organization, null=True, blank=True, on_delete=models.CASCADE, related_name="+")
     channel = models.CharField(max_length=8, choices=[("slack", "Slack"), ("email", "E-mail"),
-                                                      ("thread", "Slack thread")])
+                                                      ("thread", "Slack thread"), ("watcher", "Watcher e-mail")])
     event_kind = models.CharField(max_length=64)
     severity = models.CharField(max_length=16, blank=True, choices=Severity.choices)
     title = models.CharField(max_length=300)

@@ -168,7 +168,7 @@ def _send_slack(url: str, payload: dict) -> None:
         raise DeliveryError(f"Slack webhook: {outbound.describe_status(answer.status)}")
 
 
-def _send_email(recipients: list[str], payload: dict) -> None:
+def send_email(recipients: list[str], payload: dict) -> None:
     subject = f"[GENIAC {payload.get('severity', '').upper()}] {payload.get('title', '')}"[:200]
     lines = [payload.get("title", ""), "", payload.get("body", "")]
     if payload.get("url"):
@@ -196,7 +196,7 @@ def deliver(self, delivery_id: int) -> str:
         elif delivery.channel == "slack":
             _send_slack(delivery.setting.slack_webhook_url, delivery.payload)
         else:
-            _send_email(delivery.setting.recipients(), delivery.payload)
+            send_email(delivery.setting.recipients(), delivery.payload)
     except DeliveryError as exc:
         delivery.error = str(exc)
         if self.request.retries >= self.max_retries or isinstance(exc, DeliveryRefused):

@@ -6,11 +6,16 @@ class WorkloadsConfig(AppConfig):
     name = "workloads"
 
     def ready(self) -> None:
-        from portal import sections
+        from portal import notifications, sections
         from workloads import sections as workload_sections
         from workloads import signals  # noqa: F401  (history → timeline)
         from workloads.interactions import sections as interaction_sections
-        from workloads.interactions import support  # noqa: F401  (registers the AWS Support Celery tasks)
+        from workloads.interactions import (
+            support,  # noqa: F401  (registers the AWS Support Celery tasks)
+            watchers,
+        )
+
+        notifications.SENDERS[watchers.CHANNEL] = watchers.send
 
         org = sections.ORGANIZATION_PAGE
         sections.register(org, "workloads/workload_org_section.html", workload_sections.workloads_section, order=10)

@@ -10,7 +10,7 @@ from portal import access, timeline
 from portal.choices import TimelineKind
 from portal.notifications import Event, notify
 from portal.vocabulary import OPEN_STATUSES, InteractionStatus
-from workloads.interactions import signals
+from workloads.interactions import signals, watchers
 from workloads.interactions.choices import HistoryKind, InteractionKind
 from workloads.models import Interaction, InteractionComment
 
@@ -102,6 +102,10 @@ def changed(interaction: Interaction, before: dict, actor) -> list[InteractionCo
     for entry in entries:
         entry.internal = entry.internal or interaction.visibility != "shared"
         entry.save()
+    told = [watchers.line(entry) for entry in entries]
+    if before["severity"] != interaction.severity:
+        told.append((f"Severity: {before['severity']} → {interaction.severity}", interaction.visibility != "shared"))
+    watchers.tell(interaction, told, actor)
     Interaction.objects.filter(pk=interaction.pk).update(**updates)
     for name, value in updates.items():
         setattr(interaction, name, value)
@@ -123,6 +127,8 @@ def comment(interaction: Interaction, author, body: str, internal: bool) -> Inte
         updates["first_response_at"] = entry.created
         interaction.first_response_at = entry.created
     Interaction.objects.filter(pk=interaction.pk).update(**updates)
+    who = getattr(_user(author), "display_name", "") or "Someone"
+    watchers.tell(interaction, [(f"{who} commented: {body}", entry.internal)], author)
     return entry
 
 
@@ -163,6 +169,8 @@ def fault_linked(fault_text: str, *, before_id: int | None, after_id: int | None
         ))
     InteractionComment.objects.bulk_create(entries)
     Interaction.objects.filter(pk__in=[e.interaction_id for e in entries]).update(last_activity_at=now)
+    for entry in entries:
+        watchers.tell(entry.interaction, [watchers.line(entry)], actor)
     return entries
 
 
