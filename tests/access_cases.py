@@ -253,6 +253,7 @@ _WL = {
     "workloads:quota_list": Case(foreign=LIST),
     "workloads:quota_add": Case(foreign=FORBIDDEN, expect=PM_WRITES),
     "workloads:quota_edit": Case(kwargs=lambda o: {"pk": o["quota"].pk}, expect=PM_WRITES),
+    "workloads:reservation_list": Case(foreign=LIST),
     "workloads:reservation_add": Case(foreign=FORBIDDEN, expect=PM_WRITES),
     "workloads:reservation_edit": Case(kwargs=lambda o: {"pk": o["reservation"].pk}, expect=PM_WRITES),
     "workloads:changerequest_list": Case(foreign=LIST),

@@ -14,6 +14,7 @@ urlpatterns = [
     path("quotas/", quota.QuotaListView.as_view(), name="quota_list"),
     path("quotas/new/", quota.QuotaEditView.as_view(), name="quota_add"),
     path("quotas/<int:pk>/edit/", quota.QuotaEditView.as_view(), name="quota_edit"),
+    path("reservations/", quota.ReservationListView.as_view(), name="reservation_list"),
     path("reservations/new/", quota.ReservationEditView.as_view(), name="reservation_add"),
     path("reservations/<int:pk>/edit/", quota.ReservationEditView.as_view(), name="reservation_edit"),
     path("quota-requests/", quota.ChangeRequestListView.as_view(), name="changerequest_list"),

@@ -47,6 +47,7 @@ def cycles(world):
 PAGES = {  # list page → (url name, the old row's text, the new row's text)
     "quotas": ("workloads:quota_list", "OLD-QUOTA", "NEW-QUOTA"),
     "reservations": ("workloads:quota_list", "cr-old", "cr-new"),  # the reservations ending soon, on the quota page
+    "reservation list": ("workloads:reservation_list", "cr-old", "cr-new"),
     "clusters": ("clusters:cluster_list", "old-cluster", "new-cluster"),
     "enablement": ("interactions:enablement_list", "OLD-SESSION", "NEW-SESSION"),
 }
@@ -90,12 +91,14 @@ def test_htmx_partials_and_csv_exports_follow_the_cycle(client, world, cycles):
     old, _ = cycles
     client.force_login(world.pm)
     for name, old_text, new_text in (("workloads:quota_list", "OLD-QUOTA", "NEW-QUOTA"),
+                                     ("workloads:reservation_list", "cr-old", "cr-new"),
                                      ("clusters:cluster_list", "old-cluster", "new-cluster")):
         partial = client.get(reverse(name), HTTP_HX_REQUEST="true").content.decode()
         assert new_text in partial and old_text not in partial and "<html" not in partial
         partial = client.get(reverse(name), {"cycle": old.pk}, HTTP_HX_REQUEST="true").content.decode()
         assert old_text in partial and new_text not in partial and "Cycle 49 is archived" in partial
     for name, old_text, new_text in (("workloads:quota_list", "OLD-QUOTA", "NEW-QUOTA"),
+                                     ("workloads:reservation_list", "cr-old", "cr-new"),
                                      ("clusters:cluster_list", "old-cluster", "new-cluster"),
                                      ("interactions:enablement_list", "OLD-SESSION", "NEW-SESSION")):
         csv = _csv(client.get(reverse(name), {"export": "csv"}))
@@ -122,6 +125,10 @@ def test_a_past_cycle_is_read_only_no_buttons_and_edits_refused_with_the_reason(
     assert reverse("workloads:quota_add") not in page and "/edit/" not in page
     current = client.get(reverse("workloads:quota_list")).content.decode()
     assert reverse("workloads:quota_add") in current and "/edit/" in current
+    reservations = client.get(reverse("workloads:reservation_list"), {"cycle": old.pk}).content.decode()
+    assert reverse("workloads:reservation_add") not in reservations and "/edit/" not in reservations
+    reservations = client.get(reverse("workloads:reservation_list")).content.decode()
+    assert reverse("workloads:reservation_add") in reservations and "/edit/" in reservations
     sessions = client.get(reverse("interactions:enablement_list"), {"cycle": old.pk}).content.decode()
     assert reverse("interactions:enablement_add") not in sessions
     assert reverse("interactions:enablement_add") in client.get(reverse("interactions:enablement_list")).content.decode()

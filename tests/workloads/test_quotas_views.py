@@ -2,6 +2,7 @@
 import datetime
 import itertools
 
+from django.urls import reverse
 from django.utils import timezone
 
 from tests import viewtests
@@ -88,7 +89,11 @@ class ReservationCase(viewtests.ModelCase):
     foreign_create_status = 403
     api_basename = "workloads-api:capacityreservation"
     api_methods = ("post", "patch")
-    url_names = {"add": "workloads:reservation_add", "edit": "workloads:reservation_edit"}
+    url_names = {"list": "workloads:reservation_list", "add": "workloads:reservation_add",
+                 "edit": "workloads:reservation_edit"}
+
+    def visible_marker(self, obj) -> str:
+        return obj.reservation_id
 
     def form_data(self, world):
         return {"organization": world.org_a.pk, "reservation_id": "cr-0000000000000abcd", "kind": "odcr",
@@ -119,8 +124,9 @@ class ReservationCase(viewtests.ModelCase):
         return obj.count == 6
 
 
-class TestReservationPages(ReservationCase, viewtests.CreateTests, viewtests.EditTests):
-    pass
+class TestReservationPages(ReservationCase, viewtests.ListTests, viewtests.CsvTests, viewtests.CreateTests,
+                           viewtests.EditTests):
+    flat_roles = ("pm", "customer_a")
 
 
 class TestReservationApi(ReservationCase, viewtests.ApiTests):
@@ -183,3 +189,25 @@ class TestChangeRequestPages(ChangeRequestCase, viewtests.ListTests, viewtests.C
 class TestChangeRequestApi(ChangeRequestCase, viewtests.ApiTests):
     flat_roles = ("pm", "customer_a")
 
+
+
+def test_reservation_list_states_each_reservations_dates_and_filters(client, world):
+    today = timezone.localdate()
+    quota = InstanceQuotaFactory(organization=world.org_a, count=64)
+    CapacityReservationFactory(organization=world.org_a, reservation_id="cr-0000000000000aaa1", quota=quota,
+                               start=today - datetime.timedelta(days=3), end=today + datetime.timedelta(days=5))
+    CapacityReservationFactory(organization=world.org_a, reservation_id="cr-0000000000000aaa2", kind="capacity_block",
+                               start=today + datetime.timedelta(days=2), end=today + datetime.timedelta(days=16))
+    CapacityReservationFactory(organization=world.org_a, reservation_id="cr-0000000000000aaa3",
+                               start=today - datetime.timedelta(days=30), end=today - datetime.timedelta(days=1))
+    client.force_login(world.customer_a)
+    page = client.get(reverse("workloads:reservation_list")).content.decode()
+    rows = {line.split("<code>")[1][:20]: line for line in page.split("<tr>") if "<code>cr-" in line}
+    assert "(5 days left)" in rows["cr-0000000000000aaa1"] and "64 × p5.48xlarge" in rows["cr-0000000000000aaa1"]
+    assert "not started" in rows["cr-0000000000000aaa2"] and "ended" in rows["cr-0000000000000aaa3"]
+    assert page.index("cr-0000000000000aaa3") < page.index("cr-0000000000000aaa1")  # soonest to end first
+    assert "---------" not in page and "New reservation" not in page  # customers read, program managers write
+    blocks = client.get(reverse("workloads:reservation_list"), {"kind": "capacity_block"}).content.decode()
+    assert "cr-0000000000000aaa2" in blocks and "cr-0000000000000aaa1" not in blocks
+    client.force_login(world.pm)
+    assert "New reservation" in client.get(reverse("workloads:reservation_list")).content.decode()

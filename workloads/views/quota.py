@@ -15,7 +15,7 @@ from portal.engagement.cycle_filter import in_active_cycle
 from portal.generic import ObjectEditView, ObjectListView, ObjectView
 from workloads import history, services, usage
 from workloads.choices import RequestStatus
-from workloads.filtersets import InstanceQuotaFilterSet, QuotaChangeRequestFilterSet
+from workloads.filtersets import CapacityReservationFilterSet, InstanceQuotaFilterSet, QuotaChangeRequestFilterSet
 from workloads.forms import CapacityReservationForm, DecisionForm, InstanceQuotaForm, QuotaChangeRequestForm
 from workloads.models import CapacityReservation, InstanceQuota, QuotaChangeRequest
 
@@ -52,6 +52,30 @@ class QuotaListView(ObjectListView):
         ctx["can_edit_quotas"] = access.organization_ids(user, access.CHANGE, InstanceQuota) != frozenset()
         ctx["can_request"] = access.organization_ids(user, access.CHANGE, QuotaChangeRequest) != frozenset()
         ctx["pending_requests"] = QuotaChangeRequest.objects.restrict(user).filter(status=RequestStatus.PENDING).count()
+        return ctx
+
+
+class ReservationListView(ObjectListView):
+    """Capacity reservations (On-Demand Capacity Reservations, Capacity Blocks for ML, training plans) of the
+    cycle shown, soonest to end first, with what each backs."""
+
+    queryset = CapacityReservation.objects.select_related("organization", "quota")
+    filterset_class = CapacityReservationFilterSet
+    template_name = "workloads/capacityreservation_list.html"
+    partial_template_name = "workloads/htmx/reservation_table.html"
+    csv_filename = "capacity-reservations.csv"
+    csv_fields = (("Organization", "organization.name"), ("Reservation", "reservation_id"), ("Kind", "get_kind_display"),
+                  ("Instance type", "instance_type_name"), ("Count", "count"), ("Region", "region"),
+                  ("Zone", "availability_zone"), ("Start", "start"), ("End", "end"), ("Quota", "quota"),
+                  ("Notes", "notes"))
+    # The filter bar shows these; the id and the quota filters are for the API (and the URL).
+    bar_fields = ("organization", "kind", "instance_type", "region", "ends_before")
+
+    def get_context_data(self, **kwargs):
+        ctx = super().get_context_data(**kwargs)
+        ctx["bar_fields"] = self.bar_fields
+        ctx["can_edit"] = access.organization_ids(self.request.user, access.CHANGE, CapacityReservation) != frozenset()
+        ctx["today"] = timezone.localdate()
         return ctx
 
 
