@@ -32,6 +32,7 @@ test: install
 lint: install
 	$(BIN)/ruff check .
 	DJANGO_SETTINGS_MODULE=portal.settings.test $(BIN)/lint-imports
+	$(BIN)/djlint templates --lint
 	if ls clusters/blueprints/*.yaml >/dev/null 2>&1; then $(BIN)/cfn-lint clusters/blueprints/*.yaml; fi
 
 # One benchmark at a time (each prints its ratio against a floor measured in the same run; see its docstring for
