@@ -129,6 +129,9 @@ POLICY["engagement.cycleparticipation"] = Rule(path="organization", lead_sa=R({V
                                                program_manager=R({VIEW, CHANGE}))
 # Slack links are set by staff; an interaction's thread is seen with the interaction.
 POLICY["engagement.slackchannellink"] = Rule(path="organization", customer=R(), lead_sa=R({VIEW}))
+# A message captured from a linked channel belongs to that channel's organization: its lead SAs see the captures
+# that did not log (customers never; captures from unlinked channels have no organization: staff only).
+POLICY["engagement.slackcapture"] = Rule(path="link__organization", customer=R(), lead_sa=R({VIEW}))
 POLICY["engagement.slackthread"] = Rule(path="interaction__organization", customer_scope=lambda: Q(
     interaction__visibility="shared"), lead_sa=R({VIEW}))
 POLICY["workloads.interaction"] = Rule(

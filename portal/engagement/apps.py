@@ -17,6 +17,8 @@ class EngagementConfig(AppConfig):
                           engagement.organization_outcomes_section, order=70)
         sections.register(sections.LEAD_HOME, "engagement/htmx/lead_escalations.html",
                           engagement.lead_escalations_section, order=15)
+        sections.register(sections.LEAD_HOME, "engagement/htmx/lead_failed_captures.html",
+                          engagement.lead_failed_captures_section, order=16)
         if slack.thread_listener not in notifications.LISTENERS:
             notifications.LISTENERS.append(slack.thread_listener)
         notifications.SENDERS[slack.THREAD_CHANNEL] = slack.send_thread_reply

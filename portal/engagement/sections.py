@@ -1,8 +1,13 @@
 """Sections this app adds to other pages (registered in apps.py ready()).
 
-- the lead SA's home: the open escalations of the organizations they lead, oldest first, with their state.
+- the lead SA's home: the open escalations of the organizations they lead, oldest first, with their state, and
+  the Slack captures of their organizations' channels that did not log in the last two weeks, with why.
 """
 from __future__ import annotations
+
+import datetime
+
+from django.utils import timezone
 
 from portal import access
 from portal.engagement.models import Escalation
@@ -16,6 +21,23 @@ def lead_escalations_section(request) -> dict:
                 .select_related("target", "assignee", "interaction__organization")
                 .order_by("requested_at", "id")[:LEAD_LIMIT])
     return {"escalations": rows}
+
+
+CAPTURE_DAYS = 14
+
+
+def lead_failed_captures_section(request) -> dict:
+    """Slack messages captured in the lead SA's organizations' channels that did not become interactions in
+    the last two weeks, with the reason the capturer was told in Slack."""
+    from portal.engagement.models import SlackCapture
+
+    led = access._roles(request.user).get(access.LEAD_SA, frozenset())
+    since = timezone.now() - datetime.timedelta(days=CAPTURE_DAYS)
+    rows = list(SlackCapture.objects.restrict(request.user)
+                .filter(link__organization_id__in=led, status__in=[SlackCapture.FAILED, SlackCapture.REFUSED],
+                        created__gte=since)
+                .select_related("link__organization", "user").order_by("-created")[:LEAD_LIMIT])
+    return {"captures": rows, "days": CAPTURE_DAYS}
 
 
 def organization_outcomes_section(request, organization) -> dict:

@@ -86,7 +86,10 @@ class SlackCapture(models.Model):
     queued_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)
 
-    class Meta:  # staff read these in the admin; no page or API shows them
+    # Lead SAs see their organizations' captures that did not log (on their home page); staff see all in the admin.
+    objects = RestrictedQuerySet.as_manager()
+
+    class Meta:
         ordering = ["-created"]
         constraints = [
             models.UniqueConstraint(fields=["channel_id", "message_ts"], condition=models.Q(status__in=["pending", "done"]),
@@ -95,3 +98,9 @@ class SlackCapture(models.Model):
 
     def __str__(self) -> str:
         return f"{self.channel_id}/{self.message_ts} · {self.status}"
+
+    @property
+    def excerpt(self) -> str:
+        """The start of the captured message's text, as Slack sent it."""
+        text = " ".join(str((self.message or {}).get("text") or "").split())
+        return text if len(text) <= 140 else text[:139] + "…"
