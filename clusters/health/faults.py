@@ -98,4 +98,3 @@ def _refresh(row: GpuFault, fault: Fault, report: HealthReport, now) -> None:
     row.uuid = (fault.uuid or row.uuid)[:80]
     row.pod = (fault.pod or row.pod)[:255]
     row.last_report = report
-

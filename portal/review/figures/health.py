@@ -3,14 +3,12 @@ which nodes do not (from each cluster's current health, kept by ingestion), vali
 faults per week. Four queries, whatever the number of organizations."""
 from __future__ import annotations
 
-import datetime
-
 from django.db.models import Count, Q
 
 from clusters.health import current
 from clusters.health.models import ClusterHealthState, GpuFault, ValidationRun
 from clusters.models import Cluster
-from portal.review.figures.scope import CHART_WEEKS, Scope
+from portal.review.figures.scope import Scope
 from portal.vocabulary import worst_verdict
 
 VERDICT_LABELS = {"degraded": "degraded", "reset_gpu": "reset GPU", "reboot": "reboot node", "replace": "replace node"}
@@ -35,7 +33,7 @@ def _reporting(scope: Scope) -> tuple[set[int], dict[int, int]]:
 def health_figures(scope: Scope) -> dict:
     """Open faults and the worst verdict per organization, validation over ready clusters, faults per week."""
     faults = GpuFault.objects.restrict(scope.user)
-    mondays = [scope.week_start - datetime.timedelta(weeks=CHART_WEEKS - 1 - i) for i in range(CHART_WEEKS)]
+    mondays = scope.chart_mondays
     # Grouped by the week stored with each fault: one index, no per-week bounds compared row by row.
     counted = dict(faults.filter(first_week__gte=mondays[0]).values_list("first_week")
                    .annotate(n=Count("first_week")).order_by())  # the indexed column: an index-only scan

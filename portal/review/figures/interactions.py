@@ -9,7 +9,7 @@ from django.db.models import Count, OuterRef, Q, Subquery, Sum
 from django.urls import reverse
 
 from portal.models import Organization
-from portal.review.figures.scope import CHART_WEEKS, Scope, at, days, iso
+from portal.review.figures.scope import Scope, at, days, iso
 from portal.review.models import InteractionCount, InteractionWeek, TagMention
 from portal.vocabulary import OPEN_STATUSES
 from portal.vocabulary import SEVERITIES_WORST_FIRST as SEVERITIES
@@ -65,7 +65,7 @@ def interaction_figures(scope: Scope) -> dict:
 def _weeks(scope: Scope) -> dict:
     """The weekly pre-aggregates from the chart's second week on: each week's net change in open
     interactions, and this week's (and any later week's) new and resolved ones."""
-    mondays = _mondays(scope)
+    mondays = scope.chart_mondays
     net: dict[datetime.date, int] = defaultdict(int)
     new = resolved = 0
     for w in (InteractionWeek.objects.restrict(scope.user).filter(week__gte=mondays[1]).values("week")
@@ -78,10 +78,6 @@ def _weeks(scope: Scope) -> dict:
     return {"net": net, "new": new, "resolved": resolved}
 
 
-def _mondays(scope: Scope) -> list[datetime.date]:
-    return [scope.week_start - datetime.timedelta(weeks=CHART_WEEKS - 1 - i) for i in range(CHART_WEEKS)]
-
-
 def _per_week(scope: Scope, unbounded: int, net: dict[datetime.date, int], after_now: int) -> list[dict]:
     """Open at the end of each of the last CHART_WEEKS weeks (the current one ends now).
 
@@ -89,7 +85,7 @@ def _per_week(scope: Scope, unbounded: int, net: dict[datetime.date, int], after
     without a resolution time). At a week's end that is the open ones without an end less the net change
     (``opened - closed``) of every week from that one on; at ``now`` it is the end of this week corrected
     by the interactions dated between now and then (``after_now``)."""
-    mondays = _mondays(scope)
+    mondays = scope.chart_mondays
 
     def open_at(monday: datetime.date) -> int:
         return unbounded - sum(n for week, n in net.items() if week >= monday)

@@ -37,6 +37,11 @@ class Scope:
     def week_start_at(self) -> datetime.datetime:
         return at(self.week_start)
 
+    @cached_property
+    def chart_mondays(self) -> list[datetime.date]:
+        """The Mondays of the charts' CHART_WEEKS weeks, the current one last."""
+        return [self.week_start - datetime.timedelta(weeks=CHART_WEEKS - 1 - i) for i in range(CHART_WEEKS)]
+
     @property
     def window_start(self) -> datetime.datetime:
         return self.now - datetime.timedelta(days=self.window)
