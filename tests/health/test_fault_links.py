@@ -7,7 +7,7 @@ from django.urls import reverse
 
 from clusters.health.models import INTERACTION_OTHER_ORGANIZATION, GpuFault
 from portal import access
-from tests.factories import MembershipFactory
+from tests.factories import MembershipFactory, UserFactory
 from tests.health.factories_health import ClusterFactory, GpuFaultFactory
 from tests.queries import assert_flat_queries
 from tests.workloads.factories_interactions import InteractionFactory
@@ -282,3 +282,31 @@ def test_a_refused_link_writes_no_history(client, world, fault, shared, foreign)
     client.force_login(_both_orgs_lead(world))
     assert _patch(client, fault, {"interaction": foreign.pk}).status_code == 400
     assert not shared.history.filter(kind="fault").exists() and not foreign.history.filter(kind="fault").exists()
+
+
+@pytest.mark.django_db(transaction=True)
+def test_two_leads_relinking_one_fault_at_once_record_each_move(world, cluster, fault, shared, internal):
+    """Released together on PostgreSQL: whichever link lands second reads the first one's under the fault's row
+    lock, so the history holds a link on one interaction, then an unlink there and a link on the other."""
+    from django.db import connection
+
+    from clusters.health import links
+    from tests.concurrency import race
+
+    if connection.vendor != "postgresql":
+        pytest.skip("SQLite allows one writer at a time")
+    other_lead = MembershipFactory(user=UserFactory(username="lead_a2"), organization=world.org_a, role="lead_sa").user
+    targets = [(world.lead_a, shared), (other_lead, internal)]
+
+    def relink(i):
+        user, interaction = targets[i]
+        return links.link(GpuFault.objects.select_related("cluster").get(pk=fault.pk), interaction, user)
+
+    results = race(2, relink)
+    assert not [r for r in results if isinstance(r, BaseException)], results
+    last = GpuFault.objects.get(pk=fault.pk).interaction_id
+    first = shared.pk if last == internal.pk else internal.pk
+    moves = {i.pk: list(i.history.filter(kind="fault").values_list("old_value", "new_value"))
+             for i in (shared, internal)}
+    named = f"node-3 GPU 5 on {cluster.name}: {fault.meaning}"
+    assert moves[first] == [("", named), (named, "")] and moves[last] == [("", named)]
