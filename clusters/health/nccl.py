@@ -166,6 +166,7 @@ class NcclResult:
     diagnosis: str = ""
     expected_busbw: float | None = None
     reference_source: str | None = None
+    reference_for: str | None = None  # the run the expected figure was published for ("2 × p5.48xlarge")
     runs: list[NcclResult] = field(default_factory=list)
     primary_run: int = 0
 
@@ -273,6 +274,7 @@ def _judged(run: _Run, wanted: str | None, instance_type: str | None, nodes: int
     judged = expectations.verdict(result, instance_type, result.nodes)
     result.verdict, result.diagnosis = judged.verdict, judged.diagnosis
     result.expected_busbw, result.reference_source = judged.expected_busbw, judged.reference_source
+    result.reference_for = judged.reference_for
     result.notes.extend(judged.notes)
     return result
 
@@ -388,7 +390,7 @@ def _scan(lines: Iterable[str]) -> tuple[list[_Run], list[str]]:
             match = _NCCL_VERSION.match(line)
             current.nccl_version = current.nccl_version or (match.group(1) if match else None)
         elif line in _ELISION:
-            if current.rows:  # rows left out between rows shown; '...' elsewhere is prose
+            if current.rows or current.columns is not None:  # rows left out in a table; elsewhere prose
                 current.elided = True
         elif _HEADER.match(line):
             header = _HEADER.match(line)
