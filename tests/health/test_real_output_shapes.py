@@ -24,7 +24,8 @@ def text(name: str) -> str:
 def test_every_new_fixture_names_its_source():
     for fixture in ("nccl_tests_issue287_rtx5090_alltoall.txt", "nccl_gcp_a3mega_h100_1gpu_per_node_edited.txt",
                     "nccl_tests_issue290_h100_1node_elided_edited.txt", "nccom_trn_multistream_two_blocks.txt",
-                    "nccom_awsome_slurm_no_command.txt", "dcgm_kops_l4_rhel_prompt_edited.txt"):
+                    "nccom_awsome_slurm_no_command.txt", "dcgm_kops_l4_rhel_prompt_edited.txt",
+                    "nccl_coreweave_h100_64gpu_elided.txt", "nccl_coreweave_gb200_rack_graphics_device.txt"):
         note = (REAL / f"{fixture}.source").read_text()
         assert "github.com/" in note or "commit" in note, fixture
         assert note.startswith("Built by editing") == fixture.endswith("_edited.txt"), fixture
@@ -50,6 +51,27 @@ def test_elision_right_after_the_column_header_is_an_excerpt_not_a_cut_off_run()
     assert result.verdict == "pass"
     assert "cut off before its footer" not in result.diagnosis
     assert "an excerpt: rows were left out ('...'); figures cover the 4 rows shown" in result.notes
+
+
+def test_elision_right_after_the_header_hides_the_rank_lines_not_a_one_rank_run():
+    result = nccl.parse(text("nccl_coreweave_h100_64gpu_elided.txt"), instance_type="p5.48xlarge")
+    assert (result.excerpt, result.complete, result.n_gpus) == (True, True, 1)
+    assert result.ranks == 96  # from the data (busbw/algbw 1.979), not the header's nGpus 1 of one MPI process
+    assert "an excerpt: rows were left out ('...'); figures cover the 5 rows shown" in result.notes
+    assert (result.plateau_busbw, result.verdict) == (386.56, "warn")
+
+
+def test_one_rank_line_out_of_an_excerpt_is_not_a_one_rank_run():
+    result = nccl.parse(text("nccl_coreweave_gb200_rack_graphics_device.txt"))
+    assert (result.gpu_model, result.hardware, result.hosts) == ("NVIDIA Graphics Device", None,
+                                                                 ["slurm-gb200-207-171"])
+    assert (result.ranks, result.gpus_per_node) == (72, None)
+    assert ("the rank lines shown are part of the run's (rank 71 is listed but only 1 rank line): ranks and "
+            "nodes are not counted from them") in result.notes
+    on_p5 = nccl.parse(text("nccl_coreweave_gb200_rack_graphics_device.txt"), instance_type="p5.48xlarge")
+    assert on_p5.verdict == "warn" and on_p5.expected_busbw is None  # a GB200 rack never passes a p5 cluster
+    assert on_p5.diagnosis == ("the log ran on NVIDIA Graphics Device but this cluster is p5.48xlarge (H100): the "
+                               "run is not from this cluster's hardware")
 
 
 def test_rank_lines_naming_a_geforce_gpu_are_read():
