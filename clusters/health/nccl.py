@@ -272,6 +272,8 @@ def _judged(run: _Run, wanted: str | None, instance_type: str | None, nodes: int
             result.notes.append(f"{ranks} ranks inferred from the data (no complete rank lines)")
     result.instance_type = instance_type
     nodes_from_ranks(result, instance_type)
+    if result.gpus_per_node is None and result.ranks and result.nodes and result.ranks % result.nodes == 0:
+        result.gpus_per_node = result.ranks // result.nodes  # ranks from the data, nodes given: still a count
     judged = expectations.verdict(result, instance_type, result.nodes)
     result.verdict, result.diagnosis = judged.verdict, judged.diagnosis
     result.expected_busbw, result.reference_source = judged.expected_busbw, judged.reference_source

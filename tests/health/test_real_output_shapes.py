@@ -44,6 +44,15 @@ def test_one_gpu_per_node_is_not_judged_against_the_eight_gpu_figure():
     assert (eight.gpus_per_node, eight.verdict, eight.expected_busbw) == (8, "warn", 487.0)  # like with like
 
 
+def test_ranks_from_the_data_on_as_many_nodes_given_are_one_gpu_per_node():
+    # AWS's 2 × p5 table has no rank lines: the data says 16 ranks; given 16 nodes, that is 1 GPU on each
+    result = runs.parse_run(text("nccl_awsome_p5_2node_srun.txt"), instance_type="p5.48xlarge", nodes=16)
+    assert (result.ranks, result.nodes, result.gpus_per_node, result.verdict) == (16, 16, 1, "none")
+    assert "the run had 1 GPU per node" in result.diagnosis
+    given_two = runs.parse_run(text("nccl_awsome_p5_2node_srun.txt"), instance_type="p5.48xlarge", nodes=2)
+    assert (given_two.gpus_per_node, given_two.verdict) == (8, "pass")
+
+
 def test_elision_right_after_the_column_header_is_an_excerpt_not_a_cut_off_run():
     result = nccl.parse(text("nccl_tests_issue290_h100_1node_elided_edited.txt"))
     assert [row.size for row in result.rows] == [536870912, 1073741824, 2147483648, 4294967296]
@@ -104,11 +113,12 @@ def test_gpu_families_are_whole_words_of_the_device_name():
 # --- the diagnosis and the Expected row name the same published run -----------------------------------
 
 def test_diagnosis_says_the_run_the_figure_was_published_for():
-    four_nodes = runs.parse_run(text("nccl_awsome_p5_2node_srun.txt"), instance_type="p5.48xlarge", nodes=4)
-    assert four_nodes.expected_busbw == 487.0 and four_nodes.reference_for == "2 × p5.48xlarge"
-    assert four_nodes.reference_source.startswith("2 × p5.48xlarge over EFA")
-    assert "published for 2 × p5.48xlarge (the figure for 2 nodes and more; this run had 4)" in four_nodes.diagnosis
-    assert "4 × p5.48xlarge" not in four_nodes.diagnosis
+    # CoreWeave's H100 run: 96 ranks by its figures, so 12 nodes of 8 on a p5 cluster
+    twelve = runs.parse_run(text("nccl_coreweave_h100_64gpu_elided.txt"), instance_type="p5.48xlarge")
+    assert (twelve.nodes, twelve.gpus_per_node, twelve.expected_busbw) == (12, 8, 487.0)
+    assert twelve.reference_for == "2 × p5.48xlarge" and twelve.reference_source.startswith("2 × p5.48xlarge over EFA")
+    assert "published for 2 × p5.48xlarge (the figure for 2 nodes and more; this run had 12)" in twelve.diagnosis
+    assert "12 × p5.48xlarge" not in twelve.diagnosis
     on_p4d = nccl.parse(text("nccl_awsome_p4de_2node_srun.txt"), instance_type="p4d.24xlarge")
     assert on_p4d.reference_for == "2 × p4de.24xlarge" and "published for 2 × p4de.24xlarge" in on_p4d.diagnosis
 

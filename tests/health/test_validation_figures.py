@@ -59,13 +59,13 @@ def test_a_run_short_of_one_gib_says_so_instead_of_another_figure(client, world,
 
 
 def test_diagnosis_and_expected_row_name_the_same_published_run(client, world, p5):
-    run = stored(p5, "nccl_awsome_p5_2node_srun.txt", nodes=4)  # no rank lines: the nodes are given
-    assert run.nodes == 4 and run.expected_busbw == 487.0
-    assert "published for 2 × p5.48xlarge (the figure for 2 nodes and more; this run had 4)" in run.diagnosis
+    run = stored(p5, "nccl_coreweave_h100_64gpu_elided.txt")  # 96 ranks by its figures: 12 p5 nodes
+    assert run.nodes == 12 and run.expected_busbw == 487.0
+    assert "published for 2 × p5.48xlarge (the figure for 2 nodes and more; this run had 12)" in run.diagnosis
     client.force_login(world.customer_a)
     page = cells(client.get(run.get_absolute_url()).content.decode())
     assert "Expected 487 GB/s published for 2 × p5.48xlarge: 2 × p5.48xlarge over EFA" in page
-    assert "4 × p5.48xlarge" not in page
+    assert "12 × p5.48xlarge" not in page
 
 
 @pytest.mark.django_db(transaction=True)
