@@ -139,6 +139,8 @@ def infer_operation(rows: list[NcclRow]) -> tuple[str | None, str]:
     if abs(factor - 1) <= 0.01:
         return "all_reduce", (f"operation inferred from the data: {shown}: all-reduce on 2 ranks or send-receive "
                               "print the same figures; all-reduce assumed, pass the collective if it was sendrecv")
+    if factor > 1:
+        return None, f"{shown} matches no operation's factor"
     return None, (f"{shown} = (r−1)/r: all-gather, reduce-scatter and all-to-all print the same figures")
 
 
