@@ -19,7 +19,7 @@ class GpuFaultAdmin(admin.ModelAdmin):
 
 @admin.register(ValidationRun)
 class ValidationRunAdmin(admin.ModelAdmin):
-    list_display = ("cluster", "uploaded_at", "collective", "nodes", "peak_busbw", "transport", "verdict")
+    list_display = ("cluster", "uploaded_at", "collective", "nodes", "plateau_busbw", "transport", "verdict")
     list_filter = ("verdict", "collective", "transport")
 
 

@@ -14,7 +14,8 @@ never ``pass``.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+import re
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
 from clusters import instance_types
@@ -38,36 +39,48 @@ _P5_PAGE = "https://aws.amazon.com/ec2/instance-types/p5/"
 
 @dataclass(frozen=True)
 class Reference:
-    """Expected bus bandwidth in GB/s on the >= 1 GiB plateau, with where the figure was published."""
+    """Expected bus bandwidth in GB/s on the >= 1 GiB plateau, with where the figure was published.
+
+    ``nodes`` × ``instance_type`` with ``per_node`` ranks on each is the run the figure was published
+    for: the diagnosis and the Expected row both say it from here, and only a run with as many ranks
+    per node is compared with it (a 1-GPU-per-node run cannot reach an 8-GPU node's figure).
+    """
 
     busbw: float
     source: str
+    nodes: int
+    instance_type: str
+    per_node: int
     derived: bool = False
+
+    @property
+    def published_for(self) -> str:
+        return f"{self.nodes} × {self.instance_type}"
 
 
 _P5_ALL_REDUCE = {
     # NVIDIA/nccl-tests issue #290: one 8 × H100 SXM node, all_reduce 476.53 GB/s at 4 GiB, which
     # NVIDIA's maintainer calls "in the expected range for H100" (NVLink SHARP); NVLink-bound, so any HGX H100.
     1: Reference(476.0, "1 × 8 H100 SXM: 476.53 GB/s at 4 GiB, NVIDIA/nccl-tests issue #290 "
-                        "(https://github.com/NVIDIA/nccl-tests/issues/290)"),
+                        "(https://github.com/NVIDIA/nccl-tests/issues/290)", 1, "p5.48xlarge", 8),
     # AWS's own published 2 × p5.48xlarge run: 465.87 GB/s at 4 GiB, 479.28 at 8 GiB, 487.26 at 16 GiB.
-    2: Reference(487.0, f"2 × p5.48xlarge over EFA: 487.26 GB/s at 16 GiB, {_AWSOME}"),
+    2: Reference(487.0, f"2 × p5.48xlarge over EFA: 487.26 GB/s at 16 GiB, {_AWSOME}", 2, "p5.48xlarge", 8),
 }
 _P4D_ALL_REDUCE = {
     # NVIDIA/nccl issue #527: 1 × p4d.24xlarge (written p4dn there) 230.81 GB/s at 1 GiB.
     1: Reference(230.0, "1 × p4d.24xlarge: 230.81 GB/s at 1 GiB, NVIDIA/nccl issue #527 "
-                        "(https://github.com/NVIDIA/nccl/issues/527)"),
+                        "(https://github.com/NVIDIA/nccl/issues/527)", 1, "p4d.24xlarge", 8),
     # AWS's published 2 × p4de.24xlarge run: 76.86 GB/s at 1 GiB, 78.33 at 2 GiB (400 Gbps EFA per node).
-    2: Reference(78.0, f"2 × p4de.24xlarge over EFA: 78.33 GB/s at 2 GiB, {_AWSOME}"),
+    2: Reference(78.0, f"2 × p4de.24xlarge over EFA: 78.33 GB/s at 2 GiB, {_AWSOME}", 2, "p4de.24xlarge", 8),
 }
 _TRN1_ALL_REDUCE = {
     # Neuron's published nccom-test run: 64 ranks on 2 × trn1.32xlarge, 47.09 GB/s at 1 GiB.
-    2: Reference(47.0, f"64 ranks on 2 × trn1.32xlarge: 47.09 GB/s at 1 GiB, {_NEURON}"),
+    2: Reference(47.0, f"64 ranks on 2 × trn1.32xlarge: 47.09 GB/s at 1 GiB, {_NEURON}", 2, "trn1.32xlarge", 32),
 }
 
 
 def _derived(table: dict[int, Reference], why: str) -> dict[int, Reference]:
-    return {n: Reference(r.busbw, f"{why}; {r.source}", True) for n, r in table.items()}
+    return {n: replace(r, source=f"{why}; {r.source}", derived=True) for n, r in table.items()}
 
 
 _H200_NOTE = f"p5.48xlarge's figure: same 8-GPU NVLink 4 board and 3,200 Gbps EFA ({_P5_PAGE})"
@@ -104,16 +117,23 @@ class Judgement:
     diagnosis: str
     expected_busbw: float | None = None
     reference_source: str | None = None
+    reference_for: str | None = None  # "2 × p5.48xlarge": the run the expected figure was published for
     notes: list[str] = field(default_factory=list)
 
 
+_FAMILY = tuple((name, re.compile(rf"(?<![A-Z0-9]){re.escape(name.upper())}(?![A-Z0-9])")) for name, _ in HARDWARE)
+
+
 def hardware_of(model: str | None) -> str | None:
-    """The GPU family a device name belongs to (``NVIDIA H100 80GB HBM3`` -> ``H100``), or None."""
+    """The GPU family a device name belongs to (``NVIDIA H100 80GB HBM3`` -> ``H100``), or None.
+
+    Families are whole words of the name, so ``NVIDIA L40`` is not an ``L4`` and ``GH200`` not an ``H200``.
+    """
     if not model:
         return None
     upper = model.upper()
-    for name, _types in HARDWARE:
-        if name.upper() in upper:
+    for name, pattern in _FAMILY:
+        if pattern.search(upper):
             return name
     return None
 
@@ -166,8 +186,15 @@ def verdict(result: NcclResult, instance_type: str | None, nodes: int | None) ->
 
     candidate = _reference_type(result, itype, tool, multi_node, findings, notes, unjudged)
     ref = reference(candidate, result.collective, nodes, tool) if candidate else None
-    if ref is not None:
-        findings.append(_bandwidth(result, candidate, nodes, ref))
+    per_node = result.gpus_per_node
+    if ref is not None and per_node and per_node != ref.per_node:
+        unit = "GPU" if tool == "nccl-tests" else "rank"
+        unjudged.append(f"the run had {per_node} {unit}{'s' if per_node != 1 else ''} per node; the published "
+                        f"figure ({ref.busbw:g} GB/s) is for {ref.per_node} per node on {ref.published_for}, "
+                        f"so the two are not comparable: rerun with {ref.per_node} per node to judge the bandwidth")
+        ref = None
+    elif ref is not None:
+        findings.append(_bandwidth(result, nodes, ref))
         if ref.derived:
             notes.append(f"the expected figure is carried over: {ref.source}")
     elif candidate:
@@ -187,7 +214,8 @@ def verdict(result: NcclResult, instance_type: str | None, nodes: int | None) ->
     diagnosis = "; ".join(text for _, text in worst_first) or "no problems found"
     return Judgement(
         verdict=(PASS, WARN, FAIL)[level], diagnosis=diagnosis,
-        expected_busbw=ref.busbw if ref else None, reference_source=ref.source if ref else None, notes=notes,
+        expected_busbw=ref.busbw if ref else None, reference_source=ref.source if ref else None,
+        reference_for=ref.published_for if ref else None, notes=notes,
     )
 
 
@@ -202,14 +230,18 @@ def _reference_type(result, itype, tool, multi_node, findings, notes, unjudged) 
     if itype is not None and tool == "nccom-test" and itype.gpus:
         findings.append((WARN, f"{itype.name} has GPUs: nccom-test output is from a Trainium cluster, not this one"))
         return None
-    if itype is not None and (hardware is None or hardware == itype.accelerator):
+    named = result.gpu_model if tool == "nccl-tests" else None
+    if itype is not None and (named is None or hardware == itype.accelerator):
         return itype.name
-    if itype is not None:
-        findings.append((WARN, f"the log ran on {result.gpu_model} but this cluster is {itype.name} "
+    if itype is not None:  # any named GPU other than the cluster's, known to the table or not
+        findings.append((WARN, f"the log ran on {named} but this cluster is {itype.name} "
                                f"({itype.accelerator}): the run is not from this cluster's hardware"))
-    if hardware is None:
+    if named is None:
         if itype is None and tool == "nccl-tests":
             unjudged.append("the log names no GPU (no rank lines) and no instance type was given")
+        return None
+    if hardware is None:
+        unjudged.append(f"no published reference is known for {named}")
         return None
     types = instance_types_for(hardware)
     if not types:
@@ -224,7 +256,7 @@ def _reference_type(result, itype, tool, multi_node, findings, notes, unjudged) 
     return types[0]
 
 
-def _bandwidth(result: NcclResult, name: str, nodes: int, ref: Reference) -> tuple[str, str]:
+def _bandwidth(result: NcclResult, nodes: int, ref: Reference) -> tuple[str, str]:
     measured = result.plateau_busbw
     partial = measured is None
     if partial:
@@ -232,7 +264,9 @@ def _bandwidth(result: NcclResult, name: str, nodes: int, ref: Reference) -> tup
     ratio = measured / ref.busbw if ref.busbw else 0.0
     where = "the largest messages" if partial else "the ≥ 1 GiB plateau"
     text = (f"bus bandwidth {measured:g} GB/s on {where} is {ratio:.0%} of the {ref.busbw:g} GB/s "
-            f"published for {nodes} × {name}")
+            f"published for {ref.published_for}")
+    if nodes and nodes > ref.nodes:
+        text += f" (the figure for {ref.nodes} nodes and more; this run had {nodes})"
     if partial:
         largest = max(row.size for row in result.rows)
         text += (f" (the largest message was {largest:,} bytes: smaller messages reach less, "

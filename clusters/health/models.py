@@ -291,6 +291,10 @@ class ValidationRun(models.Model):
     peak_busbw = models.FloatField(default=0)
     avg_busbw = models.FloatField(default=0)
     large_message_busbw = models.FloatField(null=True, blank=True)
+    # The run's one bandwidth figure, shown as "plateau bus bandwidth" on every page and in the API: the
+    # best busbw (in-place or out-of-place) among messages of 1 GiB and more, what the verdict judges.
+    # None when the run never reached 1 GiB.
+    plateau_busbw = models.FloatField(null=True, blank=True)
     expected_busbw = models.FloatField(null=True, blank=True)
     transport = models.CharField(max_length=32, blank=True)
     nccl_version = models.CharField(max_length=64, blank=True)

@@ -166,6 +166,7 @@ class NcclResult:
     diagnosis: str = ""
     expected_busbw: float | None = None
     reference_source: str | None = None
+    reference_for: str | None = None  # the run the expected figure was published for ("2 × p5.48xlarge")
     runs: list[NcclResult] = field(default_factory=list)
     primary_run: int = 0
 
@@ -194,6 +195,7 @@ class _Run:
     nccl_version: str | None = None
     ofi_version: str | None = None
     elided: bool = False
+    elided_head: bool = False  # '...' before the first row: rank lines may be among what was left out
     warnings: list[str] = field(default_factory=list)
 
 
@@ -267,12 +269,15 @@ def _judged(run: _Run, wanted: str | None, instance_type: str | None, nodes: int
         result.notes.append(f"collective inferred from the data: {evidence}")
         if result.ranks is None and ranks:
             result.ranks = ranks
-            result.notes.append(f"{ranks} ranks inferred from the data (no rank lines)")
+            result.notes.append(f"{ranks} ranks inferred from the data (no complete rank lines)")
     result.instance_type = instance_type
     nodes_from_ranks(result, instance_type)
+    if result.gpus_per_node is None and result.ranks and result.nodes and result.ranks % result.nodes == 0:
+        result.gpus_per_node = result.ranks // result.nodes  # ranks from the data, nodes given: still a count
     judged = expectations.verdict(result, instance_type, result.nodes)
     result.verdict, result.diagnosis = judged.verdict, judged.diagnosis
     result.expected_busbw, result.reference_source = judged.expected_busbw, judged.reference_source
+    result.reference_for = judged.reference_for
     result.notes.extend(judged.notes)
     return result
 
@@ -388,8 +393,9 @@ def _scan(lines: Iterable[str]) -> tuple[list[_Run], list[str]]:
             match = _NCCL_VERSION.match(line)
             current.nccl_version = current.nccl_version or (match.group(1) if match else None)
         elif line in _ELISION:
-            if current.rows:  # rows left out between rows shown; '...' elsewhere is prose
-                current.elided = True
+            if current.rows or current.columns is not None or current.header is not None:
+                current.elided = True  # lines left out of a run; '...' before any run is prose
+                current.elided_head = current.elided_head or not current.rows
         elif _HEADER.match(line):
             header = _HEADER.match(line)
             run = _Run(label=label, header=header, collective=pending.pop("starting", None),
@@ -617,10 +623,12 @@ def _result(run: _Run, nodes: int | None) -> NcclResult:
     header = run.header
     n_threads = int(header.group(1)) if header else None
     n_gpus = int(header.group(2)) if header else None
-    ranks = len({rank for rank, _, _ in run.ranks}) or None
-    if ranks is None and header and nodes in (None, 1) and not run.label:
-        ranks = n_threads * n_gpus
-    node_count = len(hosts) or nodes
+    ids = {rank for rank, _, _ in run.ranks}
+    partial = bool(ids) and ids != set(range(len(ids)))  # e.g. only "Rank 71" of an excerpt
+    ranks = None if partial else len(ids) or None
+    if ranks is None and header and nodes in (None, 1) and not run.label and not run.elided_head and not partial:
+        ranks = n_threads * n_gpus  # one process drove every GPU: the header counts them
+    node_count = (None if partial else len(hosts)) or nodes
     model = Counter(model for _, _, model in run.ranks).most_common(1)[0][0] if run.ranks else None
     result = NcclResult(
         collective="", rows=rows, ranks=ranks, nodes=node_count, hosts=hosts,
@@ -645,6 +653,10 @@ def _result(run: _Run, nodes: int | None) -> NcclResult:
         result.notes.append(f"an excerpt: rows were left out ('...'); figures cover the {len(rows)} rows shown")
     if run.header is None:
         result.notes.append("the '# nThread' header is not in the input: ranks and sizes come from the rows")
+    if partial:
+        result.notes.append(f"the rank lines shown are part of the run's (rank {max(ids)} is listed but only "
+                            f"{len(ids)} rank line{'s' if len(ids) != 1 else ''}): ranks and nodes are not counted "
+                            "from them")
     if not result.complete:
         result.notes.append(f"the output ends after {len(rows)} rows without the footer: the run was cut off "
                             "or only part of it was pasted; figures cover the sizes shown")

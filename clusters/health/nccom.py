@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
+from statistics import median
 
 from clusters.health import expectations
 from clusters.health.nccl import NcclParseError, NcclResult, NcclRow, _lines, fill_bandwidth, nodes_from_ranks
@@ -72,12 +73,75 @@ def parse(text: str | bytes | Iterable, collective: str | None = None, instance_
         if failures:
             raise NcclParseError(f"nccom-test failed before any result: {failures[0]}")
         raise NcclParseError("no nccom-test output found: no 'size(B) … busbw(GB/s)' header with result rows")
-    results = [_result(run, collective, instance_type, nodes, failures) for run in with_rows]
-    primary = results[-1]
+    operations = _operations(with_rows, collective)
+    results = [_result(run, name, source, why, instance_type, nodes, failures)
+               for run, (name, source, why) in zip(with_rows, operations, strict=True)]
+    # The block that reaches the largest message is the measurement; with --streams-json the other
+    # streams can be fixed at 1 KiB (the guide's multistream example), which says nothing about the fabric.
+    largest = max(max(row.size for row in result.rows) for result in results)
+    index = max(i for i, result in enumerate(results) if max(row.size for row in result.rows) == largest)
+    primary = results[index]
     if len(results) > 1:
-        primary.runs, primary.primary_run = results, len(results) - 1
-        primary.notes.insert(0, f"the input holds {len(results)} nccom-test runs; the last one is shown")
+        primary.runs, primary.primary_run = results, index
+        which = "the last one" if index == len(results) - 1 else f"block {index + 1}, which reaches the largest message,"
+        primary.notes.insert(0, f"the input holds {len(results)} nccom-test runs "
+                                f"({', '.join(r.collective for r in results)}); {which} is shown")
     return primary
+
+
+def _operations(runs: list[dict], collective: str | None) -> list[tuple[str, str, str | None]]:
+    """(collective, source, evidence) per block.
+
+    The command line names one operation; with ``--streams-json`` each stream has its own, which
+    nccom-test does not print, so each block is told from its own figures and the command's operation
+    goes to the one block whose figures cannot tell, never to all of them.
+    """
+    if collective:
+        return [(collective, "given", None)] * len(runs)
+    found: list[tuple[str | None, str, str | None]] = []
+    for run in runs:
+        operation = run.get("operation")
+        if operation and not run.get("streams"):
+            found.append((OPERATIONS[operation], "command", None))
+            continue
+        if run.get("other_operation") and not run.get("streams"):
+            raise NcclParseError(f"nccom-test operation {run['other_operation']!r} is not one the portal judges "
+                                 f"(allr, allg, redsct, alltoall, sendrecv)")
+        name, evidence = infer_operation(run["rows"])
+        found.append((name, "inferred", evidence))
+    open_blocks = [i for i, (name, _, _) in enumerate(found) if name is None]
+    for i in open_blocks:
+        run = runs[i]
+        operation = run.get("operation")
+        claimed = operation and OPERATIONS[operation] in {name for name, _, _ in found if name}
+        if operation and len(open_blocks) == 1 and not claimed:
+            found[i] = (OPERATIONS[operation], "command",
+                        f"the command line's operation: the other streams' figures name theirs ({found[i][2]})")
+            continue
+        raise NcclParseError(f"cannot tell which nccom-test operation ran ({found[i][2]}): pass the collective")
+    return found  # type: ignore[return-value]
+
+
+def infer_operation(rows: list[NcclRow]) -> tuple[str | None, str]:
+    """The operation a block's figures belong to, and the evidence, for output pasted without its command.
+
+    nccom-test computes busbw from algbw as nccl-tests does (the user guide's "bus bandwidth" section):
+    2(r−1)/r for all-reduce, (r−1)/r for all-gather, reduce-scatter and all-to-all (which the figures
+    cannot tell apart), 1 for all-reduce on 2 ranks and send-receive.
+    """
+    sized = [row for row in rows if row.oop_algbw >= 1.0] or [row for row in rows if row.oop_algbw > 0]
+    if not sized or not any(row.oop_busbw > 0 for row in sized):
+        return None, "every bandwidth is 0, so the figures cannot tell"
+    factor = median(row.oop_busbw / row.oop_algbw for row in sized)
+    shown = f"busbw/algbw {factor:.3f}"
+    if factor > 1.05:
+        return "all_reduce", f"operation inferred from the data: {shown} = 2(r−1)/r, which only all-reduce gives"
+    if abs(factor - 1) <= 0.01:
+        return "all_reduce", (f"operation inferred from the data: {shown}: all-reduce on 2 ranks or send-receive "
+                              "print the same figures; all-reduce assumed, pass the collective if it was sendrecv")
+    if factor > 1:
+        return None, f"{shown} matches no operation's factor"
+    return None, (f"{shown} = (r−1)/r: all-gather, reduce-scatter and all-to-all print the same figures")
 
 
 def _command(args: str) -> dict:
@@ -89,6 +153,8 @@ def _command(args: str) -> dict:
             found["ranks"] = int(following)
         elif token in ("-N", "--nnodes") and following.isdigit():
             found["nodes"] = int(following)
+        elif token == "--streams-json":
+            found["streams"] = True
         elif token.lower() in OPERATIONS and "operation" not in found:
             found["operation"] = token.lower()
         elif not token.startswith("-") and token.isalpha() and "operation" not in found and token.islower():
@@ -111,20 +177,8 @@ def _row(tokens: list[str], columns: list[str]) -> NcclRow | None:
         return None
 
 
-def _result(run: dict, collective: str | None, instance_type: str | None, nodes: int | None,
-            failures: list[str]) -> NcclResult:
-    operation = run.get("operation")
-    if collective:
-        name, source = collective, "given"
-    elif operation:
-        name, source = OPERATIONS[operation], "command"
-    else:
-        other = run.get("other_operation")
-        if other:
-            raise NcclParseError(f"nccom-test operation {other!r} is not one the portal judges "
-                                 f"(allr, allg, redsct, alltoall, sendrecv)")
-        raise NcclParseError("cannot tell which nccom-test operation ran (no 'nccom-test … allr' command line): "
-                             "pass the collective")
+def _result(run: dict, name: str, source: str, evidence: str | None, instance_type: str | None,
+            nodes: int | None, failures: list[str]) -> NcclResult:
     rows = run["rows"]
     result = NcclResult(
         collective=name, rows=rows, ranks=run.get("ranks"), nodes=run.get("nodes") or nodes or
@@ -132,6 +186,8 @@ def _result(run: dict, collective: str | None, instance_type: str | None, nodes:
         complete=run["avg"] is not None, tool=TOOL, collective_source=source,
         hardware="Trainium", instance_type=instance_type,
     )
+    if evidence:
+        result.notes.append(evidence)
     fill_bandwidth(result, run["avg"])
     nodes_from_ranks(result, None)
     if result.ranks and result.nodes:
@@ -146,5 +202,6 @@ def _result(run: dict, collective: str | None, instance_type: str | None, nodes:
                                                                         else "")
     result.verdict, result.diagnosis = verdict, diagnosis
     result.expected_busbw, result.reference_source = judged.expected_busbw, judged.reference_source
+    result.reference_for = judged.reference_for
     result.notes.extend(judged.notes)
     return result

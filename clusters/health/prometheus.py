@@ -194,7 +194,13 @@ def parse(text: str | bytes | Iterable) -> Scrape:
 
 
 # What a paste adds around a scrape. Each kind is removed with a note; nothing else is.
-_COMMAND = re.compile(r"^(?:\S+@\S+[#$%]\s*|\$\s+|>\s+)?(?:sudo\s+)?(?:curl|wget|kubectl|docker|ssh|http)\b")
+# Shell prompts a command line can be pasted with: bash's ``user@host:path$``/``#``, RHEL's
+# ``[user@host dir]$``/``#``, zsh's ``host%``, oh-my-zsh's ``➜  dir``, a bare ``$ `` or ``# ``, PS2's ``> ``,
+# each optionally after a virtualenv/conda ``(env)``.
+_PROMPT = (r"(?:\([\w.-]+\)\s*)*"
+           r"(?:\[[^\]\s]+@[^\]]+\]\s?[#$%]\s*|\S+@\S+[#$%]\s*|[\w.-]+%\s+"
+           r"|➜\s+\S+(?:\s+git:\([^)]*\))?(?:\s+✗)?\s+|[$#>]\s+)?")
+_COMMAND = re.compile("^" + _PROMPT + r"(?:sudo\s+)?(?:curl|wget|kubectl|docker|podman|ssh|http)\b")
 _PROGRESS = re.compile(r"^\s*\d{1,3}\s+[\d.]+[kMGT]?\s+\d{1,3}\s+[\d.]+[kMGT]?\s+\d+\s+\d+\s+[\d.]+[kMGT]?"
                        r"\s+[\d.]+[kMGT]?(?:\s+(?:--:--:--|\d+:\d+:\d+)){0,3}\s*(?:[\d.]+[kMGT]?)?\s*(?=#|$)")
 _PROGRESS_HEAD = ("% Total", "Dload  Upload")
@@ -315,6 +321,7 @@ class PastedLines:
         self.kept = 0
         self.last = ""
         self.elided = False
+        self._continued = False
         self._seen: dict[str, int] = {}
 
     @property
@@ -354,8 +361,11 @@ class PastedLines:
                     yield kept
 
     def _clean(self, line: str) -> str | None:
-        if _COMMAND.match(line):
-            self._note(f"a pasted command line was removed: {line[:80]!r}")
+        continued, self._continued = self._continued, False
+        if continued or _COMMAND.match(line):  # a command, and the lines its trailing backslash continues
+            self._continued = line.endswith("\\")
+            if not continued:
+                self._note(f"a pasted command line was removed: {line[:80]!r}")
             return None
         if line.startswith(_PROGRESS_HEAD):
             self._note("curl's progress meter was removed")

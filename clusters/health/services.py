@@ -223,7 +223,7 @@ def store_validation(cluster, text: str | bytes, result: nccl.NcclResult, user=N
         cluster=cluster, uploaded_by=user if getattr(user, "is_authenticated", False) else None,
         collective=result.collective, instance_type=result.instance_type or "", nodes=result.nodes,
         ranks=result.ranks, hosts=result.hosts[:512], rows=rows, peak_busbw=result.peak_busbw,
-        avg_busbw=result.avg_busbw, large_message_busbw=result.large_message_busbw,
+        avg_busbw=result.avg_busbw, large_message_busbw=result.large_message_busbw, plateau_busbw=result.plateau_busbw,
         expected_busbw=result.expected_busbw, transport=result.transport or "",
         nccl_version=(result.nccl_version or "")[:64], ofi_version=(result.ofi_version or "")[:64],
         verdict=result.verdict, diagnosis=result.diagnosis, result=data, notes=notes,

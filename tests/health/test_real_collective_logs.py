@@ -140,7 +140,7 @@ def test_p4d_over_efa_with_old_rank_lines_counts_every_rank():
     assert (result.rows[0].redop, result.rows[0].root, result.rows[0].oop_wrong, result.rows[0].oop_error) == (
         "sum", None, None, 2e-07)
     assert result.diagnosis == ("bus bandwidth 43.81 GB/s on the ≥ 1 GiB plateau is 56% of the 78 GB/s "
-                                "published for 2 × p4d.24xlarge")
+                                "published for 2 × p4de.24xlarge")
 
 
 def test_trainium_cluster_judges_nccom_but_not_nccl_figures():

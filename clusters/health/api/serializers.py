@@ -135,10 +135,10 @@ class ValidationRunSerializer(serializers.ModelSerializer):
     class Meta:
         model = ValidationRun
         fields = ["id", "cluster", "uploaded_by", "uploaded_at", "collective", "instance_type", "nodes", "ranks", "hosts",
-                  "rows", "peak_busbw", "avg_busbw", "large_message_busbw", "expected_busbw", "transport",
-                  "nccl_version", "ofi_version", "verdict", "diagnosis", "result", "notes", "file", "text"]
-        read_only_fields = ["uploaded_by", "uploaded_at", "instance_type", "ranks", "hosts", "rows", "peak_busbw",
-                            "avg_busbw", "large_message_busbw", "expected_busbw", "transport", "nccl_version",
+                  "rows", "plateau_busbw", "peak_busbw", "avg_busbw", "large_message_busbw", "expected_busbw",
+                  "transport", "nccl_version", "ofi_version", "verdict", "diagnosis", "result", "notes", "file", "text"]
+        read_only_fields = ["uploaded_by", "uploaded_at", "instance_type", "ranks", "hosts", "rows", "plateau_busbw",
+                            "peak_busbw", "avg_busbw", "large_message_busbw", "expected_busbw", "transport", "nccl_version",
                             "ofi_version", "verdict", "diagnosis", "result"]
 
     def validate(self, attrs):

@@ -43,7 +43,7 @@ class Command(BaseCommand):
                           f"hardware {result.gpu_model or result.hardware or 'unknown'}, "
                           f"transport {result.transport or 'unknown'}")
         self.stdout.write(f"peak busbw {result.peak_busbw:g} GB/s, avg busbw {result.avg_busbw:g} GB/s, "
-                          f"plateau busbw {'n/a' if result.plateau_busbw is None else f'{result.plateau_busbw:g} GB/s'}, "
+                          f"plateau bus bandwidth {'n/a' if result.plateau_busbw is None else f'{result.plateau_busbw:g} GB/s'}, "
                           f"#wrong {result.wrong_total}, rows {len(result.rows)}")
         self.stdout.write(f"versions: NCCL {result.nccl_version or '?'}, aws-ofi-nccl {result.ofi_version or '?'}")
         self.stdout.write(f"verdict: {result.verdict.upper()}: {result.diagnosis}")
