@@ -397,9 +397,15 @@ class PrometheusWorkspace(_Attributes, CloudFormationModel):
     ) -> PrometheusWorkspace:
         from moto.amp.models import amp_backends
 
+        from clusters.aws.moto_observability import check_alert_manager_definition
+
         props = cloudformation_json["Properties"]
+        if props.get("AlertManagerDefinition"):  # moto's AMP has no alert manager: checked, then kept here
+            check_alert_manager_definition(props["AlertManagerDefinition"])
         tags = {t["Key"]: t["Value"] for t in _tags(props)}
-        return cls(amp_backends[account_id][region_name].create_workspace(props.get("Alias", ""), tags))
+        workspace = cls(amp_backends[account_id][region_name].create_workspace(props.get("Alias", ""), tags))
+        workspace.alert_manager_definition = props.get("AlertManagerDefinition", "")
+        return workspace
 
     def delete(self, account_id: str, region_name: str) -> None:
         from moto.amp.models import amp_backends
@@ -451,7 +457,7 @@ def install() -> None:
     with _install_lock:
         if _installed:
             return
-        from clusters.aws import moto_ec2, moto_fixes, moto_fsx, moto_pcluster
+        from clusters.aws import moto_ec2, moto_fixes, moto_fsx, moto_observability, moto_pcluster  # noqa: F401
 
         moto_fixes.apply()
         moto_pcluster.apply()

@@ -23,7 +23,7 @@ from pathlib import Path
 import yaml
 
 SOFTWARE_DIR = Path(__file__).resolve().parent
-CURRENT_VERSION = "2025.12.0"
+CURRENT_VERSION = "2026.12.0"
 EXPORTER_PORTS = {"NODE_EXPORTER_PORT": 9100, "EFA_EXPORTER_PORT": 9101, "DCGM_EXPORTER_PORT": 9400}
 CONTROLLER_GROUP = "controller-machine"
 WORKER_GROUP = "worker-group-1"

@@ -1,0 +1,126 @@
+"""The observability blueprint's alerting resources on the embedded endpoint (moto lacks them in CloudFormation).
+
+``AWS::APS::RuleGroupsNamespace`` is created in moto's Managed Prometheus backend (``describe_rule_groups_namespace``
+sees it); its rule file must be YAML with ``groups`` whose rules carry ``alert``/``record`` and ``expr``, as AMP
+checks. ``AWS::SNS::TopicPolicy`` is set as the topic's ``Policy`` attribute. ``AWS::SNS::Subscription`` is kept on
+its stack only: moto's SNS would post notifications to the endpoint from inside the server, which the tests do
+themselves with signed messages. Loaded by :func:`clusters.aws.moto_resources.install`.
+"""
+from __future__ import annotations
+
+import base64
+import json
+from typing import Any
+
+import yaml
+from moto.cloudformation.exceptions import ValidationError
+from moto.core.common_models import CloudFormationModel
+
+from clusters.aws.moto_resources import _Attributes, _hex, _tags
+
+
+def check_rules(data: str) -> None:
+    """What AMP refuses in a rule file: not YAML, no groups, a rule without a name or an expression."""
+    try:
+        parsed = yaml.safe_load(data)
+    except yaml.YAMLError as exc:
+        raise ValidationError(message=f"rule groups namespace data is not YAML: {exc}") from exc
+    groups = parsed.get("groups") if isinstance(parsed, dict) else None
+    if not isinstance(groups, list) or not groups:
+        raise ValidationError(message="rule groups namespace data needs a list of groups")
+    for group in groups:
+        for rule in group.get("rules") or []:
+            if not (rule.get("alert") or rule.get("record")) or not rule.get("expr"):
+                raise ValidationError(message=f"rule {rule!r} needs alert (or record) and expr")
+
+
+def check_alert_manager_definition(text: str) -> None:
+    """AMP's shape: YAML with ``alertmanager_config`` (YAML text); SNS receivers name a topic ARN and sign with SigV4."""
+    try:
+        definition = yaml.safe_load(text)
+        config = yaml.safe_load(definition["alertmanager_config"])
+    except (yaml.YAMLError, KeyError, TypeError) as exc:
+        raise ValidationError(message=f"alert manager definition is not valid: {exc}") from exc
+    if not isinstance(config, dict) or "route" not in config:
+        raise ValidationError(message="alert manager definition needs a route")
+    for receiver in config.get("receivers") or []:
+        for sns in receiver.get("sns_configs") or []:
+            if not str(sns.get("topic_arn", "")).startswith("arn:aws") or "sigv4" not in sns:
+                raise ValidationError(message="an sns_configs receiver needs topic_arn (an SNS ARN) and sigv4")
+
+
+class RuleGroupsNamespace(_Attributes, CloudFormationModel):
+    """``AWS::APS::RuleGroupsNamespace`` in moto's Managed Prometheus backend."""
+
+    CFN_TYPE = "AWS::APS::RuleGroupsNamespace"
+    ATTRIBUTES = ("Arn",)
+
+    def __init__(self, workspace_id: str, name: str, arn: str) -> None:
+        self.workspace_id, self.name, self.ref = workspace_id, name, arn
+        self.attributes = {"Arn": arn}
+
+    @classmethod
+    def create_from_cloudformation_json(  # type: ignore[misc]
+        cls, resource_name: str, cloudformation_json: dict[str, Any], account_id: str, region_name: str, **kwargs: Any
+    ) -> RuleGroupsNamespace:
+        from moto.amp.models import amp_backends
+
+        props = cloudformation_json["Properties"]
+        data = str(props.get("Data", ""))
+        check_rules(data)
+        workspace_id = str(props.get("Workspace", "")).rsplit("/", 1)[-1]
+        tags = {t["Key"]: t["Value"] for t in _tags(props)}
+        group = amp_backends[account_id][region_name].create_rule_groups_namespace(
+            data=base64.b64encode(data.encode()).decode(), name=props["Name"], tags=tags, workspace_id=workspace_id)
+        return cls(workspace_id, props["Name"], group.arn)
+
+    def delete(self, account_id: str, region_name: str) -> None:
+        from moto.amp.models import amp_backends
+
+        backend = amp_backends[account_id][region_name]
+        workspace = backend.workspaces.get(self.workspace_id)
+        if workspace is not None and self.name in workspace.rule_group_namespaces:
+            backend.delete_rule_groups_namespace(self.name, self.workspace_id)
+
+
+class SnsTopicPolicy(_Attributes, CloudFormationModel):
+    """``AWS::SNS::TopicPolicy``: the document becomes each topic's ``Policy`` attribute."""
+
+    CFN_TYPE = "AWS::SNS::TopicPolicy"
+    ATTRIBUTES = ("Id",)
+
+    def __init__(self, ref: str) -> None:
+        self.ref = ref
+        self.attributes = {"Id": ref}
+
+    @classmethod
+    def create_from_cloudformation_json(  # type: ignore[misc]
+        cls, resource_name: str, cloudformation_json: dict[str, Any], account_id: str, region_name: str, **kwargs: Any
+    ) -> SnsTopicPolicy:
+        from moto.sns.models import sns_backends
+
+        props = cloudformation_json["Properties"]
+        backend = sns_backends[account_id][region_name]
+        for arn in props.get("Topics", []):
+            backend.set_topic_attribute(arn, "Policy", json.dumps(props["PolicyDocument"]))
+        return cls(f"{resource_name}-{_hex(8)}")
+
+
+class SnsSubscription(_Attributes, CloudFormationModel):
+    """``AWS::SNS::Subscription`` kept on its stack (see the module docstring); the protocol is checked."""
+
+    CFN_TYPE = "AWS::SNS::Subscription"
+    ATTRIBUTES = ("Arn",)
+
+    def __init__(self, arn: str, endpoint: str) -> None:
+        self.ref, self.endpoint = arn, endpoint
+        self.attributes = {"Arn": arn}
+
+    @classmethod
+    def create_from_cloudformation_json(  # type: ignore[misc]
+        cls, resource_name: str, cloudformation_json: dict[str, Any], account_id: str, region_name: str, **kwargs: Any
+    ) -> SnsSubscription:
+        props = cloudformation_json["Properties"]
+        if props.get("Protocol") not in ("http", "https", "email", "sqs", "lambda"):
+            raise ValidationError(message=f"unsupported SNS protocol {props.get('Protocol')!r}")
+        return cls(f"{props['TopicArn']}:{_hex(8)}-{_hex(4)}", str(props.get("Endpoint", "")))
