@@ -1,10 +1,11 @@
-"""The observability blueprint's alerting resources on the embedded endpoint (moto lacks them in CloudFormation).
+"""Alerting and logging resources of the blueprints on the embedded endpoint (moto lacks them in CloudFormation).
 
 ``AWS::APS::RuleGroupsNamespace`` is created in moto's Managed Prometheus backend (``describe_rule_groups_namespace``
 sees it); its rule file must be YAML with ``groups`` whose rules carry ``alert``/``record`` and ``expr``, as AMP
 checks. ``AWS::SNS::TopicPolicy`` is set as the topic's ``Policy`` attribute. ``AWS::SNS::Subscription`` is kept on
 its stack only: moto's SNS would post notifications to the endpoint from inside the server, which the tests do
-themselves with signed messages. Loaded by :func:`clusters.aws.moto_resources.install`.
+themselves with signed messages. ``AWS::S3::BucketPolicy`` (the storage stack's access-log bucket) is put on moto's
+bucket. Loaded by :func:`clusters.aws.moto_resources.install`.
 """
 from __future__ import annotations
 
@@ -124,3 +125,35 @@ class SnsSubscription(_Attributes, CloudFormationModel):
         if props.get("Protocol") not in ("http", "https", "email", "sqs", "lambda"):
             raise ValidationError(message=f"unsupported SNS protocol {props.get('Protocol')!r}")
         return cls(f"{props['TopicArn']}:{_hex(8)}-{_hex(4)}", str(props.get("Endpoint", "")))
+
+
+class S3BucketPolicy(_Attributes, CloudFormationModel):
+    """``AWS::S3::BucketPolicy`` (the storage stack's access-log bucket): set on moto's bucket, removed with its stack."""
+
+    CFN_TYPE = "AWS::S3::BucketPolicy"
+    ATTRIBUTES = ("Id",)
+
+    def __init__(self, account_id: str, bucket: str) -> None:
+        self.account_id, self.bucket = account_id, bucket
+        self.ref = bucket
+        self.attributes = {"Id": bucket}
+
+    @classmethod
+    def create_from_cloudformation_json(  # type: ignore[misc]
+        cls, resource_name: str, cloudformation_json: dict[str, Any], account_id: str, region_name: str, **kwargs: Any
+    ) -> S3BucketPolicy:
+        from moto.s3.models import s3_backends
+
+        props = cloudformation_json["Properties"]
+        document = props.get("PolicyDocument")
+        if not isinstance(document, dict) or not document.get("Statement"):
+            raise ValidationError(message="a bucket policy needs a PolicyDocument with statements")
+        s3_backends[account_id]["aws"].put_bucket_policy(props["Bucket"], json.dumps(document).encode())
+        return cls(account_id, props["Bucket"])
+
+    def delete(self, account_id: str, region_name: str) -> None:
+        from moto.s3.models import s3_backends
+
+        backend = s3_backends[account_id]["aws"]
+        if self.bucket in backend.buckets:
+            backend.delete_bucket_policy(self.bucket)

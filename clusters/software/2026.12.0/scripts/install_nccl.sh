@@ -32,10 +32,21 @@ if [[ ! -f "$ofi_prefix/lib/libnccl-net.so" ]]; then
     ./configure --prefix="$ofi_prefix" --with-libfabric=/opt/amazon/efa --with-cuda="$cuda" --disable-tests
     make -j "$(nproc)" install
 fi
-cat > /etc/profile.d/geniac-nccl.sh <<PROFILE
+profile="${NCCL_PROFILE:-/etc/profile.d/geniac-nccl.sh}"
+cat > "$profile" <<PROFILE
 export LD_LIBRARY_PATH=$nccl_prefix/lib:$ofi_prefix/lib:/opt/amazon/efa/lib:\${LD_LIBRARY_PATH:-}
 export FI_PROVIDER=efa
 export FI_EFA_USE_DEVICE_RDMA=1
 export NCCL_SOCKET_IFNAME=^docker,lo,veth
 PROFILE
+# The instance type's settings (stack.env, from the portal's table: the reference's P5 values), and
+# aws-ofi-nccl's tuner where the stack asks for it and the plugin ships it.
+for setting in ${NCCL_TUNED_ENV:-}; do
+    echo "export $setting" >> "$profile"
+done
+tuner="$ofi_prefix/lib/libnccl-ofi-tuner.so"
+[[ -f "$tuner" ]] || tuner="$ofi_prefix/lib/libnccl-net.so"
+if [[ "${NCCL_OFI_TUNER:-0}" == 1 && -f "$tuner" ]]; then
+    echo "export NCCL_TUNER_PLUGIN=$tuner" >> "$profile"
+fi
 rm -rf "$work"

@@ -30,6 +30,7 @@ global:
   scrape_interval: 60s
   external_labels:
     cluster: ${CLUSTER_NAME}
+    geniac_cluster_id: "${PORTAL_CLUSTER_ID:-}"
 scrape_configs:
   - job_name: nodes
     file_sd_configs:
