@@ -5,7 +5,8 @@ sees it); its rule file must be YAML with ``groups`` whose rules carry ``alert``
 checks. ``AWS::SNS::TopicPolicy`` is set as the topic's ``Policy`` attribute. ``AWS::SNS::Subscription`` is kept on
 its stack only: moto's SNS would post notifications to the endpoint from inside the server, which the tests do
 themselves with signed messages. ``AWS::S3::BucketPolicy`` (the storage stack's access-log bucket) is put on moto's
-bucket. Loaded by :func:`clusters.aws.moto_resources.install`.
+bucket, and a bucket's ``VersioningConfiguration`` and ``LoggingConfiguration`` (which moto's CloudFormation
+ignores) are applied to it, with moto's own checks of the log bucket's permissions. Loaded by :func:`clusters.aws.moto_resources.install`.
 """
 from __future__ import annotations
 
@@ -148,7 +149,10 @@ class S3BucketPolicy(_Attributes, CloudFormationModel):
         document = props.get("PolicyDocument")
         if not isinstance(document, dict) or not document.get("Statement"):
             raise ValidationError(message="a bucket policy needs a PolicyDocument with statements")
-        s3_backends[account_id]["aws"].put_bucket_policy(props["Bucket"], json.dumps(document).encode())
+        backend = s3_backends[account_id]["aws"]
+        backend.put_bucket_policy(props["Bucket"], json.dumps(document).encode())
+        for bucket, config in _PENDING_LOGGING.pop((account_id, props["Bucket"]), []):
+            _put_logging(backend, bucket, config)
         return cls(account_id, props["Bucket"])
 
     def delete(self, account_id: str, region_name: str) -> None:
@@ -157,3 +161,47 @@ class S3BucketPolicy(_Attributes, CloudFormationModel):
         backend = s3_backends[account_id]["aws"]
         if self.bucket in backend.buckets:
             backend.delete_bucket_policy(self.bucket)
+
+
+_bucket_create = None
+_PENDING_LOGGING: dict[tuple[str, str], list[tuple[str, dict]]] = {}
+
+
+def _put_logging(backend: Any, bucket: str, config: dict) -> None:
+    try:
+        backend.put_bucket_logging(bucket, config)
+    except Exception as exc:  # moto's own refusal (no such log bucket, no permission to deliver)
+        raise ValidationError(message=f"bucket logging refused: {exc}") from exc
+
+
+def _create_bucket_with_settings(cls, resource_name, cloudformation_json, account_id, region_name, **kwargs):
+    from moto.s3.models import s3_backends
+
+    bucket = _bucket_create(resource_name, cloudformation_json, account_id, region_name, **kwargs)
+    props = cloudformation_json.get("Properties", {})
+    backend = s3_backends[account_id]["aws"]
+    versioning = (props.get("VersioningConfiguration") or {}).get("Status")
+    if versioning:
+        backend.put_bucket_versioning(bucket.name, versioning)
+    logging = props.get("LoggingConfiguration")
+    if logging:
+        config = {"TargetBucket": logging.get("DestinationBucketName", bucket.name),
+                  "TargetPrefix": logging.get("LogFilePrefix", "")}
+        target = backend.buckets.get(config["TargetBucket"])
+        if target is not None and not target.policy:
+            # moto builds a resource early when an output names it (before the log bucket's policy, which it
+            # depends on): logging is switched on when the policy is put, and checked then.
+            _PENDING_LOGGING.setdefault((account_id, config["TargetBucket"]), []).append((bucket.name, config))
+        else:
+            _put_logging(backend, bucket.name, config)
+    return bucket
+
+
+def apply() -> None:
+    """Apply the bucket settings above to moto's ``AWS::S3::Bucket`` (idempotent)."""
+    global _bucket_create
+    from moto.s3.models import FakeBucket
+
+    if _bucket_create is None:
+        _bucket_create = FakeBucket.create_from_cloudformation_json
+        FakeBucket.create_from_cloudformation_json = classmethod(_create_bucket_with_settings)
