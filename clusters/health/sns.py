@@ -16,9 +16,9 @@ certificate it serves from ``https://sns.<region>.amazonaws.com/…pem``. So:
 from __future__ import annotations
 
 import base64
-import fnmatch
 import json
 import logging
+import re
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from urllib.parse import urlsplit
@@ -36,7 +36,7 @@ from portal import outbound
 
 logger = logging.getLogger(__name__)
 
-SNS_HOST_PATTERN = "sns.*.amazonaws.com"
+SNS_HOST = re.compile(r"sns\.[a-z]{2}(-[a-z]+)+-\d\.amazonaws\.com(\.cn)?")
 NOTIFICATION = "Notification"
 CONFIRMATION = "SubscriptionConfirmation"
 UNSUBSCRIBE = "UnsubscribeConfirmation"
@@ -69,10 +69,11 @@ class Message:
 
 
 def cert_host_allowed(host: str) -> bool:
-    """SNS's own hosts, plus the ones the operator (a test) names in ``HEALTH_SNS_CERT_HOSTS``."""
+    """SNS's own hosts (``sns.<region>.amazonaws.com``, one label for the region: a wildcard would also let
+    ``sns.<bucket>.s3-website-<region>.amazonaws.com`` through, which anyone can serve a certificate from), plus
+    the hosts the operator (a test) names in ``HEALTH_SNS_CERT_HOSTS``."""
     host = host.lower()
-    patterns = [SNS_HOST_PATTERN, *getattr(settings, "HEALTH_SNS_CERT_HOSTS", [])]
-    return any(fnmatch.fnmatchcase(host, p) for p in patterns) and host.count("*") == 0
+    return bool(SNS_HOST.fullmatch(host)) or host in getattr(settings, "HEALTH_SNS_CERT_HOSTS", [])
 
 
 def _checked_url(url: str, what: str) -> str:

@@ -185,6 +185,9 @@ def test_a_signed_sns_alert_opens_and_clears_the_fault_a_push_would_open_over_ht
     elsewhere = sns_server.sign(_notification(topic, [_xid_alert(cluster, "resolved")]),
                                 cert_url="https://example.com/SimpleNotificationService-x.pem")
     assert post(elsewhere).status_code == 403
+    website = sns_server.sign(_notification(topic, [_xid_alert(cluster, "resolved")]),
+                              cert_url="https://sns.evil.s3-website-us-east-1.amazonaws.com/SimpleNotificationService-x.pem")
+    assert post(website).status_code == 403
     assert GpuFault.objects.get(pk=fault.pk).cleared_at is None  # nothing refused changed anything
 
     resolved = sns_server.sign(_notification(topic, [_xid_alert(cluster, "resolved")]))
@@ -203,6 +206,16 @@ def test_alerts_of_unknown_topics_or_other_organizations_change_nothing(world, a
     answer = requests.post(url, data=json.dumps(other_org), timeout=30)
     assert answer.status_code == 200 and answer.json()["detail"].endswith("1 ignored")
     assert not GpuFault.objects.exists()
+
+
+@pytest.mark.django_db
+def test_only_snss_own_hosts_serve_the_certificate():
+    from clusters.health.sns import cert_host_allowed
+
+    assert cert_host_allowed("sns.ap-northeast-1.amazonaws.com") and cert_host_allowed("sns.cn-north-1.amazonaws.com.cn")
+    for host in ("sns.evil.s3-website-us-east-1.amazonaws.com", "sns.us-east-1.amazonaws.com.evil.com",
+                 "evilsns.us-east-1.amazonaws.com", "127.0.0.1"):
+        assert not cert_host_allowed(host), host
 
 
 @pytest.mark.django_db
