@@ -33,6 +33,8 @@ _SHORT_FORMS = {
             "Sub", "GetAtt", "If", "Equals", "Select", "GetAZs", "Join", "ImportValue", "Not",
             "And", "Or", "Split", "FindInMap", "Base64", "Cidr", "Length", "ToJsonString",
             "Transform",
+            # Rules-only functions
+            "Contains", "EachMemberEquals", "EachMemberIn", "RefAll", "ValueOf", "ValueOfAll",
         )
     },
 }

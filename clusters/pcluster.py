@@ -145,6 +145,25 @@ class ClusterSpec:
     custom_actions: CustomActions | None = None
     custom_ami: str | None = None
     tags: Mapping[str, str] = field(default_factory=dict)
+    accounting_database: bool = False  # SlurmSettings.Database is set (then ParallelCluster owns accounting)
+
+
+# As the reference (ADT cluster-vanilla): idle dynamic nodes stop after an hour, and job accounting is
+# gathered by jobacct_gather/linux with completions in a text file. With an accounting database
+# ParallelCluster configures slurmdbd and the gather plugin itself and refuses those settings.
+SCALEDOWN_IDLE_MINUTES = 60
+JOB_ACCOUNTING = (
+    {"JobAcctGatherType": "jobacct_gather/linux"},
+    {"JobCompType": "jobcomp/filetxt"},
+    {"JobCompLoc": "/home/slurm/slurm-job-completions.txt"},
+)
+
+
+def slurm_settings(accounting_database: bool = False) -> dict[str, Any]:
+    settings: dict[str, Any] = {"ScaledownIdletime": SCALEDOWN_IDLE_MINUTES, "QueueUpdateStrategy": "DRAIN"}
+    if not accounting_database:
+        settings["CustomSlurmSettings"] = [dict(item) for item in JOB_ACCOUNTING]
+    return settings
 
 
 def build(spec: ClusterSpec) -> dict[str, Any]:
@@ -174,7 +193,7 @@ def build(spec: ClusterSpec) -> dict[str, Any]:
         "HeadNode": head,
         "Scheduling": {
             "Scheduler": "slurm",
-            "SlurmSettings": {"ScaledownIdletime": 10, "QueueUpdateStrategy": "DRAIN"},
+            "SlurmSettings": slurm_settings(spec.accounting_database),
             "SlurmQueues": [q.to_config(spec.subnet_id, spec.security_group_id) for q in spec.queues],
         },
     }

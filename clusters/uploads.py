@@ -48,7 +48,7 @@ def upload_software(job: LaunchJob, cluster: Cluster, stack: Stack, inputs: dict
     try:
         objects = software.bundle(stack.blueprint.kind, inputs, region=cluster.region,
                                   remote_write_url=remote_write_url(endpoint) if endpoint else "",
-                                  version=software.CURRENT_VERSION)
+                                  version=software.CURRENT_VERSION, cluster_id=cluster.pk)
     except ValueError as exc:
         raise MissingInput(str(exc)) from exc
     try:

@@ -448,6 +448,10 @@ _HEALTH = {
     # Authenticated by a cluster token, not by a user: every user gets 401 on it.
     "health-api:ingest": Case(api=True, kwargs=lambda o: {"cluster_id": o["cluster"].pk}, foreign=(401, 403)),
     "health-api:rotate-token": Case(api=True, kwargs=lambda o: {"cluster_id": o["cluster"].pk}),
+    # Amazon SNS posts here with no portal credential; only a signed SNS message is accepted (POST only):
+    # any user's request is not one (403: no signature), and GET is not served.
+    "health-api:alerts-sns": Case(api=True, public=True, expect={r: 405 for r in ROLES},
+                                  payload=lambda o: {"Type": "Notification"}, refused={r: 403 for r in ROLES}),
 }
 ROUTES.update(_HEALTH)
 # clusters: the launch pipeline. The one cluster of organization A every route uses.

@@ -397,9 +397,15 @@ class PrometheusWorkspace(_Attributes, CloudFormationModel):
     ) -> PrometheusWorkspace:
         from moto.amp.models import amp_backends
 
+        from clusters.aws.moto_observability import check_alert_manager_definition
+
         props = cloudformation_json["Properties"]
+        if props.get("AlertManagerDefinition"):  # moto's AMP has no alert manager: checked, then kept here
+            check_alert_manager_definition(props["AlertManagerDefinition"])
         tags = {t["Key"]: t["Value"] for t in _tags(props)}
-        return cls(amp_backends[account_id][region_name].create_workspace(props.get("Alias", ""), tags))
+        workspace = cls(amp_backends[account_id][region_name].create_workspace(props.get("Alias", ""), tags))
+        workspace.alert_manager_definition = props.get("AlertManagerDefinition", "")
+        return workspace
 
     def delete(self, account_id: str, region_name: str) -> None:
         from moto.amp.models import amp_backends
@@ -451,12 +457,13 @@ def install() -> None:
     with _install_lock:
         if _installed:
             return
-        from clusters.aws import moto_ec2, moto_fixes, moto_fsx, moto_pcluster
+        from clusters.aws import moto_ec2, moto_fixes, moto_fsx, moto_observability, moto_pcluster
 
         moto_fixes.apply()
         moto_pcluster.apply()
         moto_ec2.apply()
         moto_fsx.apply()
+        moto_observability.apply()
         for cached in (parsing.get_model_list, parsing.get_model_map, parsing.get_name_type_map):
             cached.cache_clear()
         _installed = True

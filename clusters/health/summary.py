@@ -16,6 +16,7 @@ from dataclasses import asdict, dataclass, field
 from clusters import instance_types
 from clusters.health import xid as xids
 from clusters.health.prometheus import EFA_FIELDS, EfaReading, GpuReading, Scrape, parse
+from clusters.health.thresholds import EFA_THRESHOLDS, exceeds
 from portal.vocabulary import VERDICT_RANK as _RANK
 from portal.vocabulary import VERDICTS
 
@@ -289,7 +290,7 @@ class _Judge:
             r = gpus[index]
             key = str(index)
             bad = False
-            if r.xid:
+            if exceeds("xid", r.xid):
                 bad = True
                 self.counts["xid_errors"] += 1
                 xid_state[key] = r.xid
@@ -298,15 +299,15 @@ class _Judge:
                 new = None if prev_xid is None else prev_xid.get(key) != r.xid
                 self._add(host, "xid", info.severity, _verdict_for(info), meaning, info.action, r,
                           xid=r.xid, value=r.xid, new=new)
-            if r.ecc_dbe:
+            if exceeds("ecc_dbe", r.ecc_dbe):
                 bad = True
                 self._add(host, "ecc_dbe", xids.CRITICAL, RESET_GPU, "double-bit ECC errors since the driver loaded",
                           "reset the GPU; replace the node if they recur", r, value=r.ecc_dbe)
-            if r.row_remap_failure:
+            if exceeds("row_remap_failure", r.row_remap_failure):
                 self.counts["row_remap_failures"] += 1
                 self._add(host, "row_remap_failure", xids.CRITICAL, REPLACE, "row remapping failed",
                           "drain and replace the node", r, value=r.row_remap_failure)
-            if r.uncorrectable_remapped_rows:
+            if exceeds("uncorrectable_remapped_rows", r.uncorrectable_remapped_rows):
                 self.sums["uncorrectable_remapped_rows"] += r.uncorrectable_remapped_rows
                 over = self.replace_at is not None and r.uncorrectable_remapped_rows >= self.replace_at
                 self._add(host, "uncorrectable_remapped_rows", xids.CRITICAL if over else xids.WARNING,
@@ -327,13 +328,13 @@ class _Judge:
                 if not isinstance(before, list) or len(before) != 2:
                     before = (0, 0)
                 grown = _growth(thermal, before[0])
-                if grown:
+                if exceeds("thermal_violation", grown):
                     self.counts["thermal_violations"] += 1
                     self._add(host, "thermal_violation", xids.WARNING, DEGRADED,
                               "GPU throttled for heat since the last report",
                               "check cooling and the GPU temperature", r, value=grown)
                 grown = _growth(power, before[1])
-                if grown:
+                if exceeds("power_violation", grown):
                     self._add(host, "power_violation", xids.INFO, HEALTHY,
                               "GPU held at its power cap since the last report",
                               "none while training at full load; check the power limit otherwise", r, value=grown)
@@ -364,7 +365,7 @@ class _Judge:
                 before = [0] * len(EFA_FIELDS)
             for name, now, then in zip(EFA_FIELDS, values, before, strict=True):
                 grown = _growth(now, then)
-                if grown:
+                if exceeds(EFA_THRESHOLDS[name].kind, grown):
                     kind, action = _EFA_KINDS[name]
                     self._add(host, kind, xids.WARNING, DEGRADED, f"{name} grew by {grown:g} since the last report",
                               action, device=device, value=grown)

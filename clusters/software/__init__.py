@@ -23,7 +23,7 @@ from pathlib import Path
 import yaml
 
 SOFTWARE_DIR = Path(__file__).resolve().parent
-CURRENT_VERSION = "2025.12.0"
+CURRENT_VERSION = "2026.12.0"
 EXPORTER_PORTS = {"NODE_EXPORTER_PORT": 9100, "EFA_EXPORTER_PORT": 9101, "DCGM_EXPORTER_PORT": 9400}
 CONTROLLER_GROUP = "controller-machine"
 WORKER_GROUP = "worker-group-1"
@@ -79,11 +79,32 @@ def content_hash(version: str = CURRENT_VERSION) -> str:
     return digest.hexdigest()
 
 
-def stack_env(*, cluster_name: str, region: str, remote_write_url: str = "", version: str = CURRENT_VERSION) -> str:
+# The NCCL/EFA environment the reference sets for an instance family (aws-samples/awsome-distributed-training,
+# 1.architectures/3.aws-batch/0.aws-batch-distributed-training-p5.yaml: P5 jobs run with these and aws-ofi-nccl's
+# tuner). Other families keep NCCL's defaults (the reference's EFA cheatsheet: "leave NCCL_BUFFSIZE out").
+NCCL_TUNING: dict[str, dict[str, str]] = {
+    family: {"FI_EFA_FORK_SAFE": "1", "NCCL_BUFFSIZE": "8388608", "NCCL_P2P_NET_CHUNKSIZE": "524288"}
+    for family in ("p5", "p5e", "p5en")
+}
+OFI_TUNER_FAMILIES = frozenset(NCCL_TUNING)
+
+
+def nccl_environment(instance_type: str) -> tuple[dict[str, str], bool]:
+    """The NCCL/EFA settings for ``instance_type`` (``ml.`` prefix allowed) and whether the tuner plugin is on."""
+    family = instance_type.removeprefix("ml.").split(".", 1)[0]
+    return dict(NCCL_TUNING.get(family, {})), family in OFI_TUNER_FAMILIES
+
+
+def stack_env(*, cluster_name: str, region: str, remote_write_url: str = "", version: str = CURRENT_VERSION,
+              instance_type: str = "", cluster_id: int | None = None) -> str:
     """``stack.env``: shell assignments every script sources (values quoted for bash)."""
     data = manifest(version)
     values: dict[str, str] = {"SOFTWARE_VERSION": version, "CLUSTER_NAME": cluster_name, "AWS_REGION": region,
-                              "AMP_REMOTE_WRITE_URL": remote_write_url}
+                              "AMP_REMOTE_WRITE_URL": remote_write_url,
+                              "PORTAL_CLUSTER_ID": "" if cluster_id is None else str(cluster_id)}
+    tuned, tuner = nccl_environment(instance_type)
+    values["NCCL_TUNED_ENV"] = " ".join(f"{k}={v}" for k, v in tuned.items())
+    values["NCCL_OFI_TUNER"] = "1" if tuner else "0"
     values.update({f"{name.upper()}_VERSION": str(spec["version"]) for name, spec in data["components"].items()})
     values.update({k: str(v) for k, v in EXPORTER_PORTS.items()})
     values["HYPERPOD_CONTROLLER_SCRIPTS"] = " ".join(data["hyperpod"]["controller"])
@@ -111,20 +132,24 @@ def provisioning_parameters(*, worker_instance_type: str, fsx_dns_name: str, fsx
 
 
 def bundle(orchestrator: str, inputs: Mapping[str, str], *, region: str, remote_write_url: str = "",
-           version: str = CURRENT_VERSION) -> dict[str, bytes]:
+           version: str = CURRENT_VERSION, cluster_id: int | None = None) -> dict[str, bytes]:
     """Every object to upload for one cluster, keyed by its S3 key.
 
     ``inputs`` are the cluster stack's parameters as the pipeline passes them (its own and the
-    earlier stacks' outputs): ``ClusterName``, and for HyperPod ``WorkerInstanceType``,
-    ``LustreDnsName`` and ``LustreMountName``.
+    earlier stacks' outputs): ``ClusterName``, the instance type (``ComputeInstanceType``, for HyperPod
+    ``WorkerInstanceType``: it picks the NCCL settings), and for HyperPod ``LustreDnsName`` and
+    ``LustreMountName``. ``cluster_id`` (the portal's) becomes the ``geniac_cluster_id`` label of every
+    series, which maps alerts back to the cluster.
     """
     name = inputs.get("ClusterName") or ""
     if not name:
         raise ValueError("the cluster stack has no ClusterName")
     base = prefix(name) + scripts_prefix(orchestrator)
     objects = {base + file: body for file, body in script_files(version).items()}
+    instance_type = inputs.get("WorkerInstanceType" if orchestrator == "hyperpod" else "ComputeInstanceType", "")
     objects[base + "stack.env"] = stack_env(cluster_name=name, region=region, remote_write_url=remote_write_url,
-                                            version=version).encode()
+                                            version=version, instance_type=instance_type or "",
+                                            cluster_id=cluster_id).encode()
     if orchestrator == "hyperpod":
         params = provisioning_parameters(worker_instance_type=inputs.get("WorkerInstanceType", ""),
                                          fsx_dns_name=inputs.get("LustreDnsName", ""),

@@ -2,18 +2,16 @@
 
 The observability blueprint's stack outputs ``GrafanaEndpoint`` (https://<workspace>.grafana-workspace.<region>
 .amazonaws.com), merged into its cluster's outputs; any cluster of the organization may hold one. The dashboards are the ones the
-reference architecture imports (GPU health from DCGM, EFA, node exporter), opened through Grafana's dashboard
-search so the links do not depend on dashboard ids that differ per workspace.
+observability stack provisions (GPU health from DCGM, EFA, node exporter; ``clusters.health.dashboards``), opened
+by their fixed uid (``/d/<uid>``), which is the same in every workspace.
 """
 from __future__ import annotations
 
-from urllib.parse import quote, urlsplit
+from urllib.parse import urlsplit
 
-DASHBOARDS = (
-    ("GPU health", "GPU Health"),
-    ("EFA network", "EFA"),
-    ("Nodes", "Node Exporter"),
-)
+from clusters.health.dashboards import TITLES
+
+DASHBOARDS = tuple((label, uid) for uid, (label, _title) in TITLES.items())
 OUTPUT_KEY = "GrafanaEndpoint"
 
 
@@ -39,5 +37,5 @@ def workspaces(user, organization) -> list[dict]:
             continue
         seen.add(base)
         result.append({"url": base, "host": urlsplit(base).netloc, "dashboards": [
-            (label, f"{base}/dashboards?query={quote(query)}") for label, query in DASHBOARDS]})
+            (label, f"{base}/d/{uid}") for label, uid in DASHBOARDS]})
     return result

@@ -332,6 +332,10 @@ HEALTH_PUSH_DIR = env("HEALTH_PUSH_DIR", default=str(VAR_DIR / "health-pushes"))
 HEALTH_PUSH_LEASE_SECONDS = env.int("HEALTH_PUSH_LEASE_SECONDS", default=600)  # then a killed worker's push is retaken
 HEALTH_PUSH_RATE = env("HEALTH_PUSH_RATE", default="120/min")  # per cluster token
 HEALTH_PUSH_RESEND_SECONDS = env.int("HEALTH_PUSH_RESEND_SECONDS", default=120)  # a pending push not picked up
+# Alerts through Amazon SNS (clusters/health/sns.py): a message older than this is refused as a replay; extra hosts
+# (besides sns.<region>.amazonaws.com) allowed to serve the signing certificate and SubscribeURL (tests only).
+HEALTH_SNS_MAX_AGE_SECONDS = env.int("HEALTH_SNS_MAX_AGE_SECONDS", default=3600)
+HEALTH_SNS_CERT_HOSTS = env.list("HEALTH_SNS_CERT_HOSTS", default=[])
 
 # Outbound calls to URLs users give (portal/outbound.py): hosts that may be called even when they resolve
 # to private or local addresses (AMP workspace hosts always may), and hosts that may be called over plain http.

@@ -30,8 +30,9 @@ def test_catalog_lists_every_blueprint_in_launch_order_with_metadata():
         "Observability",
     ]
     # The cluster blueprints carry the software stack and capacity wiring (2.0.0).
-    assert {b.slug: b.version for b in blueprints} == {"network": "1.0.0", "storage": "1.0.0", "parallelcluster": "2.0.0",
-                                                      "hyperpod": "2.0.0", "observability": "1.0.0"}
+    # 2.1.0 / 1.1.0: the reference's settings (round two); observability 2.0.0: alert rules and alerts to SNS.
+    assert {b.slug: b.version for b in blueprints} == {"network": "1.1.0", "storage": "1.1.0", "parallelcluster": "2.1.0",
+                                                      "hyperpod": "2.1.0", "observability": "2.0.0"}
     for blueprint in blueprints:
         assert blueprint.summary
         assert blueprint.description.startswith("GENIAC")
@@ -49,10 +50,11 @@ def test_content_hash_changes_with_one_byte(tmp_path):
 
 
 EXPECTED_PARAMETERS = {
-    "network": ["AvailabilityZone", "VpcCidr", "PublicSubnetCidr", "PrivateSubnetCidr"],
+    "network": ["AvailabilityZone", "VpcCidr", "PublicSubnetCidr", "PrivateSubnetCidr", "FlowLogRetentionInDays"],
     "storage": [
         "PrivateSubnetId", "SecurityGroupId", "LustreStorageCapacity", "LustreThroughputPerTiB",
-        "DataRepositoryPrefix", "CreateHomeFileSystem", "HomeStorageCapacity", "HomeThroughputCapacity",
+        "DataRepositoryPrefix", "CreateHomeFileSystem", "HomeDeploymentType", "HomeStorageCapacity",
+        "HomeThroughputCapacity",
     ],
     "parallelcluster": [
         "ClusterName", "ParallelClusterVersion", "Os", "CustomAmi", "HeadNodeInstanceType", "KeyName", "QueueName",
@@ -63,16 +65,16 @@ EXPECTED_PARAMETERS = {
     ],
     "hyperpod": [
         "ClusterName", "PrivateSubnetId", "SecurityGroupId", "ControllerInstanceType", "WorkerInstanceType",
-        "WorkerCount", "WorkerThreadsPerCore", "InstanceVolumeSizeInGB", "TrainingPlanArn", "BucketName",
+        "WorkerCount", "WorkerThreadsPerCore", "InstanceVolumeSizeInGB", "DeepHealthChecks", "TrainingPlanArn", "BucketName",
         "LustreDnsName", "LustreMountName", "OnCreateScript",
     ],
-    "observability": ["WorkspaceAlias", "GrafanaAuthentication"],
+    "observability": ["WorkspaceAlias", "GrafanaAuthentication", "AlertEndpointUrl"],
 }
 
 EXPECTED_OUTPUTS = {
     "network": ["VpcId", "PublicSubnetId", "PrivateSubnetId", "SecurityGroupId", "PlacementGroupName", "AvailabilityZone"],
     "storage": [
-        "BucketName", "LustreFileSystemId", "LustreDnsName", "LustreMountName", "DataRepositoryAssociationId",
+        "BucketName", "AccessLogBucketName", "LustreFileSystemId", "LustreDnsName", "LustreMountName", "DataRepositoryAssociationId",
         "OpenZfsFileSystemId", "OpenZfsRootVolumeId",
     ],
     "parallelcluster": [
@@ -81,7 +83,7 @@ EXPECTED_OUTPUTS = {
     "hyperpod": ["ClusterArn", "ClusterName", "ExecutionRoleArn", "LifecycleScriptsUri"],
     "observability": [
         "PrometheusWorkspaceId", "PrometheusWorkspaceArn", "PrometheusEndpoint", "PrometheusQueryUrl",
-        "GrafanaWorkspaceId", "GrafanaEndpoint",
+        "GrafanaWorkspaceId", "GrafanaEndpoint", "AlertTopicArn", "AlertRulesArn",
     ],
 }
 
@@ -126,6 +128,7 @@ def test_outputs_report_export_and_condition():
 def test_resources_summary_counts_types():
     assert cfn.resources_summary(cfn.load(path("network"))) == {
         "AWS::EC2::EIP": 1,
+        "AWS::EC2::FlowLog": 1,
         "AWS::EC2::InternetGateway": 1,
         "AWS::EC2::NatGateway": 1,
         "AWS::EC2::PlacementGroup": 1,
@@ -139,6 +142,8 @@ def test_resources_summary_counts_types():
         "AWS::EC2::VPC": 1,
         "AWS::EC2::VPCEndpoint": 1,
         "AWS::EC2::VPCGatewayAttachment": 1,
+        "AWS::IAM::Role": 1,
+        "AWS::Logs::LogGroup": 1,
     }
     assert cfn.resources_summary(cfn.load(path("parallelcluster"))) == {
         "AWS::CloudFormation::Stack": 1,

@@ -112,20 +112,31 @@ def test_network_storage_parallelcluster_chain(aws):
     cf, fsx, ec2 = aws("cloudformation"), aws("fsx"), aws("ec2")
     net, sto = _network_and_storage(cf, CreateHomeFileSystem="true", LustreStorageCapacity=2400, LustreThroughputPerTiB=500)
     assert set(sto) == {
-        "BucketName", "LustreFileSystemId", "LustreDnsName", "LustreMountName", "DataRepositoryAssociationId",
-        "OpenZfsFileSystemId", "OpenZfsRootVolumeId",
+        "BucketName", "AccessLogBucketName", "LustreFileSystemId", "LustreDnsName", "LustreMountName",
+        "DataRepositoryAssociationId", "OpenZfsFileSystemId", "OpenZfsRootVolumeId",
     }
+    # The reference's settings and checkov's: versioned, access-logged data bucket; the network's flow log.
+    s3 = aws("s3")
+    assert s3.get_bucket_versioning(Bucket=sto["BucketName"])["Status"] == "Enabled"
+    logging = s3.get_bucket_logging(Bucket=sto["BucketName"])["LoggingEnabled"]
+    assert (logging["TargetBucket"], logging["TargetPrefix"]) == (sto["AccessLogBucketName"], "data-bucket/")
+    policy = json.loads(s3.get_bucket_policy(Bucket=sto["AccessLogBucketName"])["Policy"])
+    assert policy["Statement"][0]["Principal"] == {"Service": "logging.s3.amazonaws.com"}
+    flow = ec2.describe_flow_logs(Filters=[{"Name": "resource-id", "Values": [net["VpcId"]]}])["FlowLogs"]
+    assert [(f["TrafficType"], f["LogDestinationType"]) for f in flow] == [("ALL", "cloud-watch-logs")]
     lustre = fsx.describe_file_systems(FileSystemIds=[sto["LustreFileSystemId"]])["FileSystems"][0]
     assert (lustre["FileSystemType"], lustre["StorageType"], lustre["StorageCapacity"]) == ("LUSTRE", "SSD", 2400)
     assert lustre["SubnetIds"] == [net["PrivateSubnetId"]]
     assert lustre["LustreConfiguration"] == {
         "DeploymentType": "PERSISTENT_2", "PerUnitStorageThroughput": 500, "DataCompressionType": "LZ4",
-        "MountName": sto["LustreMountName"],
+        "MetadataConfiguration": {"Mode": "AUTOMATIC"}, "MountName": sto["LustreMountName"],
     }
     assert sto["LustreDnsName"] == f"{sto['LustreFileSystemId']}.fsx.{REGION}.amazonaws.com"
     assert re.fullmatch(r"dra-[0-9a-f]{17}", sto["DataRepositoryAssociationId"])
     home = fsx.describe_file_systems(FileSystemIds=[sto["OpenZfsFileSystemId"]])["FileSystems"][0]
     assert home["OpenZFSConfiguration"]["RootVolumeId"] == sto["OpenZfsRootVolumeId"]
+    zfs = home["OpenZFSConfiguration"]
+    assert (zfs["DeploymentType"], zfs["AutomaticBackupRetentionDays"], zfs["CopyTagsToVolumes"]) == ("SINGLE_AZ_1", 30, True)
 
     assert re.fullmatch(r"sagemaker-geniac-[0-9a-f-]{36}", sto["BucketName"])
     _upload(aws, "parallelcluster", sto["BucketName"], ClusterName="llm-train")

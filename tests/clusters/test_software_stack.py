@@ -46,21 +46,28 @@ def test_versions_live_in_the_manifest_and_reach_every_script_through_stack_env(
     for script in SCRIPTS:  # no version hard-coded in a script
         assert not re.search(r"\b(v?2\.27\.\d|1\.16\.3|1\.43\.1|3\.5\.0|0\.20\.0)\b", script.read_text()), script.name
     assert values["AMP_REMOTE_WRITE_URL"] == "https://aps/x/api/v1/remote_write"
-    assert values["HYPERPOD_WORKER_SCRIPTS"] == "install_efa.sh install_nccl.sh install_containers.sh install_exporters.sh"
+    assert values["HYPERPOD_WORKER_SCRIPTS"] == ("install_efa.sh install_nccl.sh install_containers.sh install_pyxis.sh "
+                                                 "install_exporters.sh")
 
 
 def test_manifest_and_blueprint_name_only_scripts_that_exist():
     names = {p.name for p in SCRIPTS}
     manifest = software.manifest()
     listed = set(manifest["parallelcluster"]["head_node"] + manifest["parallelcluster"]["compute_node"]
-                 + manifest["hyperpod"]["controller"] + manifest["hyperpod"]["worker"] + [manifest["hyperpod"]["entry_point"]])
+                 + manifest["parallelcluster"]["compute_node_start"] + manifest["hyperpod"]["controller"]
+                 + manifest["hyperpod"]["worker"] + [manifest["hyperpod"]["entry_point"]])
     assert listed <= names
+    shipped = {p.name for p in (software.SOFTWARE_DIR / software.CURRENT_VERSION / "scripts").iterdir()}
+    assert set(manifest["files"]) <= shipped
     printed = config.build("ap-northeast-1", {"ClusterName": "c1", "BucketName": "b1"}, {})
     head = [a["Script"] for a in printed["HeadNode"]["CustomActions"]["OnNodeConfigured"]["Sequence"]]
-    compute = [a["Script"] for a in printed["Scheduling"]["SlurmQueues"][0]["CustomActions"]["OnNodeConfigured"]["Sequence"]]
+    actions = printed["Scheduling"]["SlurmQueues"][0]["CustomActions"]
+    compute = [a["Script"] for a in actions["OnNodeConfigured"]["Sequence"]]
+    start = [a["Script"] for a in actions["OnNodeStart"]["Sequence"]]
     base = "s3://b1/geniac/c1/software/"
     assert head == [base + s for s in manifest["parallelcluster"]["head_node"]]
     assert compute == [base + s for s in manifest["parallelcluster"]["compute_node"]]
+    assert start == [base + s for s in manifest["parallelcluster"]["compute_node_start"]] == [base + "install_pyxis.sh"]
     template = catalog.template("hyperpod")
     assert template["Parameters"]["OnCreateScript"]["Default"] == manifest["hyperpod"]["entry_point"]
 

@@ -24,7 +24,7 @@ def test_health_page_links_the_organizations_grafana_dashboards(client, world):
     client.force_login(world.customer_a)
     page = client.get(reverse("health:cluster_health", args=[training.pk])).content.decode()
     assert f'href="{ENDPOINT}"' in page
-    assert f"{ENDPOINT}/dashboards?query=GPU%20Health" in page and "EFA network" in page
+    assert f"{ENDPOINT}/d/geniac-gpu-health" in page and f"{ENDPOINT}/d/geniac-efa" in page and "EFA network" in page
     assert observability.organization == training.organization
 
 

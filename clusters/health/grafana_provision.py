@@ -1,0 +1,75 @@
+"""Provision the repository's dashboards (``clusters/blueprints/dashboards/``) into an Amazon Managed Grafana workspace.
+
+CloudFormation has no resource for a Grafana dashboard, so the portal puts them through Grafana's HTTP API:
+a short-lived service-account token from Amazon Managed Grafana (``CreateWorkspaceServiceAccountToken``, through
+the organization's role), then ``POST /api/datasources`` (the workspace's Prometheus, SigV4 with the workspace's
+role; an existing one is kept) and ``POST /api/dashboards/db`` for each dashboard with ``overwrite``, so the
+uid the health page links to always shows the current panels. Requests go through the guarded client
+(``portal/outbound.py``). The command ``provision_dashboards <observability cluster id>`` runs it.
+"""
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+
+from clusters.health import dashboards
+from portal import outbound
+
+SERVICE_ACCOUNT = "geniac-portal"
+DATASOURCE_UID = "geniac-amp"
+TOKEN_SECONDS = 600
+
+
+class ProvisionError(Exception):
+    """A step failed; the message is the portal's own sentence."""
+
+
+@dataclass
+class Provisioned:
+    datasource: str  # "created" or "kept"
+    dashboards: list[str]
+
+
+def datasource(prometheus_endpoint: str, region: str) -> dict:
+    """The workspace's Prometheus as a Grafana data source, signed with the workspace's own role (SigV4)."""
+    return {"name": "GENIAC Amazon Managed Prometheus", "uid": DATASOURCE_UID, "type": "prometheus",
+            "access": "proxy", "url": prometheus_endpoint.rstrip("/"), "isDefault": True,
+            "jsonData": {"sigV4Auth": True, "sigV4AuthType": "ec2_iam_role", "sigV4Region": region, "httpMethod": "POST"}}
+
+
+def _post(url: str, token: str, body: dict) -> outbound.Answer:
+    try:
+        return outbound.post(url, body=json.dumps(body).encode(), timeout=20,
+                             headers={"Authorization": f"Bearer {token}", "Content-Type": "application/json"})
+    except outbound.OutboundError as exc:
+        raise ProvisionError(f"Grafana could not be reached: {exc.reason}") from None
+
+
+def provision(grafana_endpoint: str, token: str, *, prometheus_endpoint: str, region: str) -> Provisioned:
+    """Create the data source (kept if it exists) and put every dashboard (overwriting the previous version)."""
+    base = grafana_endpoint.rstrip("/")
+    answer = _post(f"{base}/api/datasources", token, datasource(prometheus_endpoint, region))
+    if answer.status not in (200, 409):  # 409: a data source of that name or uid exists
+        raise ProvisionError(f"Grafana refused the data source ({outbound.describe_status(answer.status)})")
+    source = "created" if answer.status == 200 else "kept"
+    put = []
+    for uid, board in dashboards.all_dashboards().items():
+        answer = _post(f"{base}/api/dashboards/db", token, {
+            "dashboard": board, "overwrite": True, "message": "provisioned by the GENIAC portal"})
+        if answer.status != 200:
+            raise ProvisionError(f"Grafana refused dashboard {uid} ({outbound.describe_status(answer.status)})")
+        put.append(uid)
+    return Provisioned(source, put)
+
+
+def workspace_token(grafana_client, workspace_id: str) -> str:
+    """A token of the portal's service account (created once, ADMIN) that lives ``TOKEN_SECONDS``."""
+    accounts = grafana_client.list_workspace_service_accounts(workspaceId=workspace_id).get("serviceAccounts", [])
+    account = next((a for a in accounts if a.get("name") == SERVICE_ACCOUNT), None)
+    if account is None:
+        account = grafana_client.create_workspace_service_account(workspaceId=workspace_id, name=SERVICE_ACCOUNT,
+                                                                  grafanaRole="ADMIN")
+    made = grafana_client.create_workspace_service_account_token(
+        workspaceId=workspace_id, serviceAccountId=account["id"], name=f"{SERVICE_ACCOUNT}-provision",
+        secondsToLive=TOKEN_SECONDS)
+    return made["serviceAccountToken"]["key"]
