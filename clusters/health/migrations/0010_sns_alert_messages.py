@@ -9,7 +9,7 @@ class Migration(migrations.Migration):
 
     dependencies = [
         ('clusters', '0006_merge_0004_cycles_0005_merge_20261201_2132'),
-        ('health', '0008_fault_first_week'),
+        ('health', '0009_validationrun_plateau_busbw'),
     ]
 
     operations = [
