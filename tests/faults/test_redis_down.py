@@ -84,6 +84,7 @@ class Browser:
         csrf = secrets.token_hex(16)  # an unmasked 32-character token: the cookie and the header agree
         self.http.cookies.set("csrftoken", csrf)
         self.http.headers["X-CSRFToken"] = csrf
+        self.http.get(self.base + "/", timeout=30, allow_redirects=False)  # warm: URLs and middleware loaded
         if user is not None:
             django_client = Client()
             django_client.force_login(user)
@@ -280,6 +281,28 @@ def test_a_support_sync_says_the_periodic_sync_will_take_it(live_server, world, 
     print(f"AWS Support sync: {took:.2f} s")
     page = browser.page(response)
     assert "the periodic sync of open cases takes it" in page and "not started" not in page
+
+
+def test_a_hung_redis_holds_neither_a_push_nor_a_launch(live_server, world, quotas, redis):
+    """Redis that accepts connections and never answers (paused, or gone behind a firewall that drops
+    packets) is bounded by the socket timeouts: the rate limit lets the push through, the sends give up."""
+    cluster = ClusterFactory(organization=world.org_a, name="alpha-train")
+    token = services.rotate_token(cluster)
+    redis.pause()
+    try:
+        push, push_took = Browser(live_server).post(
+            reverse("health-api:ingest", kwargs={"cluster_id": cluster.pk}),
+            data=sample("dcgm_p5_healthy.prom").encode(),
+            headers={"Authorization": f"Bearer {token}", "Content-Type": "text/plain"})
+        launched, launch_took = Browser(live_server, world.lead_a).post(
+            reverse("clusters-api:cluster-list"), data=json.dumps(_launch_body(world.org_a)),
+            headers={"Content-Type": "application/json"})
+    finally:
+        redis.resume()
+    print(f"hung Redis: push {push_took:.2f} s, launch (API) {launch_took:.2f} s")
+    assert push.status_code == 202 and HealthPush.objects.get().dispatched_at is None
+    assert launched.status_code == 202 and launched.json()["dispatched"] is False
+    assert not Cluster.objects.get(name="trn-run").jobs.get().dispatched
 
 
 def test_healthz_says_degraded_at_once(live_server, world, redis):
