@@ -316,3 +316,16 @@ def test_healthz_says_degraded_at_once(live_server, world, redis):
     print(f"/healthz: {time.monotonic() - started:.2f} s")
     assert health.status_code == 200 and health.json()["status"] == "degraded"
     assert health.json()["broker"]["ok"] is False
+
+
+def test_a_send_that_asks_for_a_result_is_still_an_outage_not_an_error(redis):
+    """A caller that asks for a result (``ignore_result=False``) subscribes to the result store first; when it
+    is down Celery gives up with a RuntimeError (bounded by the store's retry policy): still "queued"."""
+    from portal import jobs
+    from portal.tasks import ping
+
+    redis.stop()
+    point_celery_at(redis.url, redis.url)
+    started = time.monotonic()
+    assert jobs.send(ping, "x", ignore_result=False) is False
+    assert time.monotonic() - started < CLIENT_TIMEOUT
