@@ -10,7 +10,9 @@ from kombu import Queue
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "portal.settings.local")
 
-# Seconds a send may wait on Redis: two tries of at most this each stay within the 2 s a request may spend.
+# Seconds a send may wait on Redis (connecting, or for an answer): one try, so a request that sends a task
+# answers within 2 s even when Redis is hung. No publish retry: redis-py itself replaces a pooled connection
+# that a Redis restart left stale, and a send that fails is not lost (the sweep sends it).
 REDIS_SOCKET_TIMEOUT = 1.0
 PUBLISH_RETRY_POLICY = {"max_retries": 0, "interval_start": 0, "interval_step": 0.1, "interval_max": 0.1}
 
@@ -42,8 +44,8 @@ app.conf.update(
     # Redis result store made every send wait ~20 s for it when Redis was down). A caller that wants a
     # result asks for one (``apply_async(..., ignore_result=False)``) and needs CELERY_RESULT_BACKEND.
     task_ignore_result=True,
-    # A request that enqueues work must not hang when Redis is down: one quick retry (a connection that a
-    # Redis restart left stale), then the caller keeps the row and the periodic sweep dispatches it later.
+    # A request that enqueues work must not hang when Redis is down: one bounded try, then the caller keeps
+    # the row and the periodic sweep dispatches it later.
     task_publish_retry=True,
     task_publish_retry_policy=PUBLISH_RETRY_POLICY,
     broker_connection_timeout=1,
@@ -55,7 +57,7 @@ app.conf.update(
     result_backend_transport_options={"retry_policy": PUBLISH_RETRY_POLICY},
 )
 app.conf.broker_transport_options = {
-    "max_retries": 1,
+    "max_retries": 0,  # no 2 s pause before reconnecting: the worker's consumer has its own reconnect loop
     "socket_connect_timeout": 1,
     # Without it a publish on a connection to a hung Redis (or one that vanished without closing TCP)
     # waits forever; the worker's BRPOP is read by its event loop and is not affected.
