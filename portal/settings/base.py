@@ -247,7 +247,9 @@ CELERY_BEAT_SCHEDULE = {
 
 CACHES = {
     "default": (
-        {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": REDIS_URL}
+        # Short timeouts: with Redis down a throttled request gets its answer at once (see DECISIONS.md 11).
+        {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": REDIS_URL,
+         "OPTIONS": {"socket_timeout": 0.5, "socket_connect_timeout": 0.5}}
         if REDIS_URL and env.bool("USE_REDIS_CACHE", default=False)
         else {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}
     )
