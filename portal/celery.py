@@ -10,6 +10,12 @@ from kombu import Queue
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "portal.settings.local")
 
+# Seconds a send may wait on Redis (connecting, or for an answer): one try, so a request that sends a task
+# answers within 2 s even when Redis is hung. No publish retry: redis-py itself replaces a pooled connection
+# that a Redis restart left stale, and a send that fails is not lost (the sweep sends it).
+REDIS_SOCKET_TIMEOUT = 1.0
+PUBLISH_RETRY_POLICY = {"max_retries": 0, "interval_start": 0, "interval_step": 0.1, "interval_max": 0.1}
+
 app = Celery("portal")
 app.config_from_object("django.conf:settings", namespace="CELERY")
 app.conf.update(
@@ -34,16 +40,28 @@ app.conf.update(
         "portal.notifications.*": {"queue": "notifications"},
     },
     broker_connection_retry_on_startup=True,
-    # A request that enqueues work must not hang when the broker is down: fail fast, keep the row,
-    # and let the periodic sweep dispatch it later.
+    # Results are never read: nothing waits on a result store, so sending a task subscribes to none (a
+    # Redis result store made every send wait ~20 s for it when Redis was down). A caller that wants a
+    # result asks for one (``apply_async(..., ignore_result=False)``) and needs CELERY_RESULT_BACKEND.
+    task_ignore_result=True,
+    # A request that enqueues work must not hang when Redis is down: one bounded try, then the caller keeps
+    # the row and the periodic sweep dispatches it later.
     task_publish_retry=True,
-    task_publish_retry_policy={"max_retries": 2, "interval_start": 0, "interval_step": 0.2, "interval_max": 0.5},
+    task_publish_retry_policy=PUBLISH_RETRY_POLICY,
+    broker_connection_timeout=1,
     result_expires=3600,
     worker_send_task_events=False,
+    # When an operator configures a result store, reaching it is bounded the same way.
+    redis_socket_connect_timeout=1,
+    redis_socket_timeout=REDIS_SOCKET_TIMEOUT,
+    result_backend_transport_options={"retry_policy": PUBLISH_RETRY_POLICY},
 )
 app.conf.broker_transport_options = {
-    "max_retries": 2,
-    "socket_connect_timeout": 2,
+    "max_retries": 0,  # no 2 s pause before reconnecting: the worker's consumer has its own reconnect loop
+    "socket_connect_timeout": 1,
+    # Without it a publish on a connection to a hung Redis (or one that vanished without closing TCP)
+    # waits forever; the worker's BRPOP is read by its event loop and is not affected.
+    "socket_timeout": REDIS_SOCKET_TIMEOUT,
     **app.conf.broker_transport_options,
 }
 app.autodiscover_tasks()

@@ -23,7 +23,9 @@ def _broker() -> tuple[bool, str]:
 
     try:
         with app.connection_for_write() as conn:
-            conn.ensure_connection(max_retries=1, timeout=2)
+            # One try, bounded by the broker's socket timeouts (portal/celery.py): a monitor gets its answer
+            # within about a second when Redis is stopped or hung.
+            conn.ensure_connection(max_retries=0, timeout=1)
             return True, conn.transport_cls if isinstance(conn.transport_cls, str) else conn.transport.driver_name
     except Exception as exc:  # the broker library raises many kinds
         return False, str(exc)[:200]

@@ -88,7 +88,7 @@ class ClusterViewSet(mixins.CreateModelMixin, mixins.DestroyModelMixin, PortalRe
             return Response(body, status=status.HTTP_200_OK)
         body["dispatched"] = dispatched
         if not dispatched:
-            body["message"] = "The task queue is unreachable: the launch is saved as scheduled and will be sent when it is back."
+            body["message"] = QUEUED.format(what="launch")
         return Response(body, status=status.HTTP_202_ACCEPTED)
 
     @extend_schema(request=None, responses={202: LaunchJobSerializer})
@@ -99,8 +99,7 @@ class ClusterViewSet(mixins.CreateModelMixin, mixins.DestroyModelMixin, PortalRe
             job = launch.request_retry(cluster, user=request.user)
         except launch.ActionRefused as exc:
             raise ValidationError({"state": str(exc)}) from exc
-        job.refresh_from_db()
-        return Response(LaunchJobSerializer(job).data, status=status.HTTP_202_ACCEPTED)
+        return _job_answer(job)
 
     @extend_schema(parameters=[OpenApiParameter("confirm", str, description="The cluster's name, to delete a ready cluster")],
                    responses={202: LaunchJobSerializer})
@@ -111,8 +110,7 @@ class ClusterViewSet(mixins.CreateModelMixin, mixins.DestroyModelMixin, PortalRe
             job = launch.request_delete(cluster, user=request.user, confirmed=confirm == cluster.name)
         except launch.ActionRefused as exc:
             raise ValidationError({"confirm": str(exc)}) from exc
-        job.refresh_from_db()
-        return Response(LaunchJobSerializer(job).data, status=status.HTTP_202_ACCEPTED)
+        return _job_answer(job)
 
     @extend_schema(responses={200: ClusterConfigSerializer})
     @action(detail=True, methods=["get"], url_path="pcluster-config")
@@ -124,6 +122,18 @@ class ClusterViewSet(mixins.CreateModelMixin, mixins.DestroyModelMixin, PortalRe
             raise NotFound("This cluster is not a ParallelCluster cluster.")
         return Response({"cluster": cluster.pk, "config": text,
                          "filename": f"{cluster.organization.slug}-{cluster.name}-pcluster.yaml"})
+
+
+QUEUED = "The task queue is unreachable: the {what} is saved as scheduled and will be sent when it is back."
+
+
+def _job_answer(job) -> Response:
+    """202 with the job; when the broker could not take it, the job waits for the sweep and says so."""
+    job.refresh_from_db()
+    body = LaunchJobSerializer(job).data
+    if not job.dispatched:
+        body["message"] = QUEUED.format(what=job.get_kind_display().lower())
+    return Response(body, status=status.HTTP_202_ACCEPTED)
 
 
 class LaunchJobViewSet(PortalReadOnlyViewSet):

@@ -217,7 +217,8 @@ SPECTACULAR_SETTINGS = {
 # Celery: JSON only, late acknowledgement so a task whose worker dies is delivered again.
 REDIS_URL = env("REDIS_URL", default="")
 CELERY_BROKER_URL = env("CELERY_BROKER_URL", default=REDIS_URL or "memory://")
-CELERY_RESULT_BACKEND = env("CELERY_RESULT_BACKEND", default=REDIS_URL or None)
+# No result store by default: no task result is ever read (see portal/celery.py and DECISIONS.md).
+CELERY_RESULT_BACKEND = env("CELERY_RESULT_BACKEND", default=None)
 CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": env.int("CELERY_VISIBILITY_TIMEOUT", default=900)}
 if CELERY_BROKER_URL.startswith("filesystem://"):
     # Single-host broker for a demo without Redis: messages are files under var/broker.
@@ -246,7 +247,9 @@ CELERY_BEAT_SCHEDULE = {
 
 CACHES = {
     "default": (
-        {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": REDIS_URL}
+        # Short timeouts: with Redis down a throttled request gets its answer at once (see DECISIONS.md 11).
+        {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": REDIS_URL,
+         "OPTIONS": {"socket_timeout": 0.5, "socket_connect_timeout": 0.5}}
         if REDIS_URL and env.bool("USE_REDIS_CACHE", default=False)
         else {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}
     )

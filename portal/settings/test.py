@@ -19,9 +19,12 @@ if not os.environ.get("REDIS_URL") and _redis_reachable():
     os.environ["REDIS_URL"] = "redis://127.0.0.1:6379/15"
 
 from .base import *  # noqa: F403
-from .base import REST_FRAMEWORK, env
+from .base import REDIS_URL, REST_FRAMEWORK, env
 
 DEBUG = False
+# The worker tests read a task's result (they ask for it with ignore_result=False), so they need a result
+# store; the portal itself reads none and runs without one.
+CELERY_RESULT_BACKEND = env("CELERY_RESULT_BACKEND", default=REDIS_URL or None)
 AXES_FAILURE_LIMIT = 5
 PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 EMAIL_BACKEND = "django.core.mail.backends.locmem.EmailBackend"

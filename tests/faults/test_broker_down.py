@@ -3,7 +3,9 @@
 Uses a private redis-server on a free port (a real Redis), stopped and started by the test, so the
 machine's own Redis is left alone.
 """
+import os
 import shutil
+import signal
 import socket
 import subprocess
 import time
@@ -42,8 +44,16 @@ class PrivateRedis:
                 time.sleep(0.05)
         raise RuntimeError("private redis did not start")
 
+    def pause(self) -> None:
+        """Hung, not stopped: connections are still accepted (by the kernel) but nothing answers."""
+        os.kill(self.proc.pid, signal.SIGSTOP)
+
+    def resume(self) -> None:
+        os.kill(self.proc.pid, signal.SIGCONT)
+
     def stop(self) -> None:
         if self.proc and self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGCONT)  # a paused server takes its SIGTERM once it runs
             self.proc.terminate()
             self.proc.wait(timeout=10)
 

@@ -233,6 +233,7 @@ def test_a_real_worker_pulls_through_the_health_queue(outbound_allows_local, cel
     cluster = ClusterFactory(organization=OrganizationFactory(slug="pull-org"))
     config = ClusterHealthConfig.objects.create(cluster=cluster, pull_enabled=True, pull_url=prometheus)
     assert app.amqp.router.route({}, "clusters.health.tasks.pull_cluster")["queue"].name == "health"
-    report_id = app.send_task("clusters.health.tasks.pull_cluster", args=[config.pk]).get(timeout=90)
+    report_id = app.send_task("clusters.health.tasks.pull_cluster", args=[config.pk],
+                              ignore_result=False).get(timeout=90)
     report = HealthReport.objects.get(pk=report_id)
     assert (report.cluster_id, report.source, report.xid_errors) == (cluster.pk, "pull", 1)

@@ -8,7 +8,7 @@ from portal.tasks import ping
 
 @pytest.mark.worker
 def test_real_worker_consumes_a_task_through_redis(celery_worker_process):
-    result = ping.delay("hello from the test")
+    result = ping.apply_async(["hello from the test"], ignore_result=False)
     assert result.get(timeout=30) == "hello from the test"
 
 

@@ -77,6 +77,6 @@ def test_a_real_worker_runs_the_expiry_task(celery_worker_process):
 
     org = OrganizationFactory(slug="expiry-org")
     CapacityReservationFactory(organization=org, reservation_id="cr-00000000000000777", end=days(7))
-    result = app.send_task(TASK_NAME)
+    result = app.send_task(TASK_NAME, ignore_result=False)
     assert result.get(timeout=60) == 1
     assert TimelineEntry.objects.filter(organization=org, severity="high", title__contains="cr-00000000000000777").count() == 1

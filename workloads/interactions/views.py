@@ -226,7 +226,9 @@ class SyncView(_InteractionAction):
         elif jobs.send(sync_case, self.object.pk):
             messages.success(request, "Sync with AWS Support started; reload in a moment.")
         else:
-            messages.error(request, "The task queue is unreachable; the sync was not started.")
+            # The periodic sync (every 15 minutes) of every open interaction with a case takes it then.
+            messages.warning(request, "The task queue is unreachable: the periodic sync of open cases takes it "
+                                      "once the queue is back.")
         return redirect(self.object.get_absolute_url())
 
 
