@@ -239,4 +239,5 @@ def idempotent(handler):
             headers["Location"] = earlier.location
         return Response(earlier.body, status=earlier.status_code, headers=headers)
 
+    wrapper.honours_idempotency_key = True  # the schema documents the header on these operations
     return wrapper

@@ -11,6 +11,9 @@ from __future__ import annotations
 import re
 
 from drf_spectacular.openapi import AutoSchema
+from drf_spectacular.utils import OpenApiParameter
+
+from portal import submissions
 
 ERROR_BODY = {"type": "object", "additionalProperties": True,
               "description": "`detail`, or field names with their messages."}
@@ -21,6 +24,7 @@ DESCRIPTIONS = {
     "404": "No such object, or one the caller may not see.",
     "409": "The change conflicts with the data (a row that refers to it, or a change made at the same time).",
     "413": "The upload is over the limit.",
+    "422": "This Idempotency-Key was used before for a request with a different body.",
 }
 
 
@@ -52,9 +56,26 @@ class PortalAutoSchema(AutoSchema):
                 else parameters
         return parameters
 
+    def _honours_idempotency_key(self) -> bool:
+        handler = getattr(self.view, getattr(self.view, "action", None) or self.method.lower(), None)
+        return self.method == "POST" and getattr(handler, "honours_idempotency_key", False)
+
+    def get_override_parameters(self):
+        """A create that honours ``Idempotency-Key`` (portal.submissions) says so."""
+        parameters = super().get_override_parameters()
+        if self._honours_idempotency_key():
+            parameters = [*parameters, OpenApiParameter(
+                submissions.HEADER, str, OpenApiParameter.HEADER, required=False,
+                description=f"Any string of 1 to 128 visible ASCII characters, new for each request (a UUID). A "
+                            f"repeat within {submissions.ttl()} answers the first request's status and body "
+                            "(`Idempotent-Replayed: true`) and writes nothing.")]
+        return parameters
+
     def _get_response_bodies(self, direction="response"):
         responses = super()._get_response_bodies(direction)
         codes = ["400", "401", "403"]
+        if self._honours_idempotency_key():
+            codes.append("422")
         if "{" in self.path:
             codes.append("404")
         if self.method in ("POST", "PUT", "PATCH", "DELETE"):
