@@ -143,10 +143,11 @@ def replay_page(request, earlier: Submission) -> HttpResponse:
 def once(view):
     """A page's POST handler (a function view or a method): one row per submission key.
 
-    The view runs inside one transaction that holds the key; it calls :func:`record` with what it made. A view
-    that made nothing (an invalid form, a refusal) leaves the key free: its writes are rolled back when it
-    answers an error status, kept otherwise. A class view may define ``replay_submission(request, earlier)`` for
-    a repeat that should answer otherwise than a redirect (an htmx partial)."""
+    The view runs inside one transaction that holds the key; it calls :func:`record` with what it made. An
+    error answer (4xx, 5xx) keeps nothing (the view's writes roll back with the key); a view that made nothing
+    and answered otherwise (a redirect with an error message) keeps its other writes and frees the key. A class
+    view may define ``replay_submission(request, earlier)`` for a repeat that should answer otherwise than a
+    redirect (an htmx partial)."""
 
     @wraps(view)
     def wrapper(*args, **kwargs):
@@ -168,14 +169,14 @@ def once(view):
                 response = view(*args, **kwargs)
             finally:
                 del request._submission_claim
-            if claim.recorded:
+            if response.status_code >= 400:  # refused or invalid: nothing of it stays, the key is free again
+                transaction.set_rollback(True)
+            elif claim.recorded:
                 location = claim.location or _redirect_of(response)
                 if not location and hasattr(claim.made, "get_absolute_url"):
                     location = claim.made.get_absolute_url()
                 _finish(row, response.status_code, location, claim.made)
-            elif response.status_code >= 400:
-                transaction.set_rollback(True)
-            else:
+            else:  # answered without making anything (an error shown on the page it redirects to)
                 row.delete()
         return response
 

@@ -240,3 +240,13 @@ def test_racing_api_creates_with_one_idempotency_key_make_one_row_and_one_answer
     assert len({r.json()["id"] for r in responses}) == 1
     assert Interaction.objects.filter(organization=world.org_a).count() == 1
     assert sum(r.get("Idempotent-Replayed") == "true" for r in responses) == N - 1
+
+
+def test_the_schema_documents_the_header_and_its_422_on_creates(db):
+    from drf_spectacular.generators import SchemaGenerator
+
+    schema = SchemaGenerator().get_schema(request=None, public=True)
+    create = schema["paths"]["/api/interactions/interactions/"]["post"]
+    assert any(p["name"] == submissions.HEADER and p["in"] == "header" for p in create["parameters"])
+    assert "422" in create["responses"]
+    assert "422" not in schema["paths"]["/api/interactions/interactions/{id}/"]["put"]["responses"]
