@@ -14,8 +14,9 @@ refusal) does not keep its key, so the corrected form, sent again with the same 
 
 Pages: decorate the POST handler with :func:`once` and call :func:`record` with the row the request made (the
 base ``ObjectEditView`` does both for its create path). The API: decorate the handler with :func:`idempotent`
-(the base viewsets' ``create`` has it). A request without a key behaves as it always did (one row per POST):
-scripts, old tabs and tests that send none still work; the portal's own forms always send one.
+(the base viewsets' ``create`` has it); a key reused with another body is 409. A request without a key behaves
+as it always did (one row per POST): scripts, old tabs and tests that send none still work; the portal's own
+forms always send one.
 """
 from __future__ import annotations
 
@@ -207,7 +208,7 @@ def idempotent(handler):
     The first request with a key runs in one transaction that holds the key; a 2xx answer is stored and every
     repeat gets it again (status and body, with ``Idempotent-Replayed: true``); another answer (a 400) is not
     stored and its writes are rolled back, so a corrected request may use the key again. A repeat whose body
-    differs from the first's is refused with 422."""
+    differs from the first's is refused with 409, as the launch API refuses a key reused for another cluster."""
     from rest_framework.exceptions import ValidationError
     from rest_framework.renderers import JSONRenderer
     from rest_framework.response import Response
@@ -234,7 +235,7 @@ def idempotent(handler):
                     return response
                 earlier = row
         if earlier.fingerprint != body_hash:
-            return Response({"detail": OTHER_BODY}, status=422)
+            return Response({"detail": OTHER_BODY}, status=409)
         headers = {"Idempotent-Replayed": "true"}
         if earlier.location:
             headers["Location"] = earlier.location

@@ -22,9 +22,9 @@ DESCRIPTIONS = {
     "401": "Not signed in (no valid session or API token).",
     "403": "Signed in, but this role may not do this.",
     "404": "No such object, or one the caller may not see.",
-    "409": "The change conflicts with the data (a row that refers to it, or a change made at the same time).",
+    "409": "The change conflicts with the data (a row that refers to it, or a change made at the same time), or "
+           "an Idempotency-Key was used before for a request with another body.",
     "413": "The upload is over the limit.",
-    "422": "This Idempotency-Key was used before for a request with a different body.",
 }
 
 
@@ -61,11 +61,13 @@ class PortalAutoSchema(AutoSchema):
         return self.method == "POST" and getattr(handler, "honours_idempotency_key", False)
 
     def get_override_parameters(self):
-        """A create that honours ``Idempotency-Key`` (portal.submissions) says so."""
+        """A create that honours ``Idempotency-Key`` (portal.submissions) says so (a key reused with another
+        body is the 409 every write documents)."""
         parameters = super().get_override_parameters()
         if self._honours_idempotency_key():
             parameters = [*parameters, OpenApiParameter(
-                submissions.HEADER, str, OpenApiParameter.HEADER, required=False,
+                submissions.HEADER, {"type": "string", "pattern": f"^{submissions.KEY.pattern}$", "maxLength": 128},
+                OpenApiParameter.HEADER, required=False,
                 description=f"Any string of 1 to 128 visible ASCII characters, new for each request (a UUID). A "
                             f"repeat within {submissions.ttl()} answers the first request's status and body "
                             "(`Idempotent-Replayed: true`) and writes nothing.")]
@@ -74,8 +76,6 @@ class PortalAutoSchema(AutoSchema):
     def _get_response_bodies(self, direction="response"):
         responses = super()._get_response_bodies(direction)
         codes = ["400", "401", "403"]
-        if self._honours_idempotency_key():
-            codes.append("422")
         if "{" in self.path:
             codes.append("404")
         if self.method in ("POST", "PUT", "PATCH", "DELETE"):

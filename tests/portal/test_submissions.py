@@ -155,7 +155,7 @@ def test_the_api_replays_the_first_answer_for_the_same_key_and_refuses_another_b
     assert first.status_code == second.status_code == 201
     assert first.json() == second.json() and second["Idempotent-Replayed"] == "true"
     other = client.post(url, _api_body(world, "something else"), format="json", HTTP_IDEMPOTENCY_KEY="retry-1")
-    assert other.status_code == 422 and "different body" in other.json()["detail"]
+    assert other.status_code == 409 and "different body" in other.json()["detail"]
     assert Interaction.objects.filter(organization=world.org_a).count() == 1
     client.post(url, body, format="json", HTTP_IDEMPOTENCY_KEY="retry-2")
     client.post(url, body, format="json")  # no key: a new interaction, as before
@@ -242,11 +242,12 @@ def test_racing_api_creates_with_one_idempotency_key_make_one_row_and_one_answer
     assert sum(r.get("Idempotent-Replayed") == "true" for r in responses) == N - 1
 
 
-def test_the_schema_documents_the_header_and_its_422_on_creates(db):
+def test_the_schema_documents_the_header_on_creates(db):
     from drf_spectacular.generators import SchemaGenerator
 
     schema = SchemaGenerator().get_schema(request=None, public=True)
     create = schema["paths"]["/api/interactions/interactions/"]["post"]
-    assert any(p["name"] == submissions.HEADER and p["in"] == "header" for p in create["parameters"])
-    assert "422" in create["responses"]
-    assert "422" not in schema["paths"]["/api/interactions/interactions/{id}/"]["put"]["responses"]
+    header = next(p for p in create["parameters"] if p["name"] == submissions.HEADER)
+    assert header["in"] == "header" and header["schema"]["maxLength"] == 128 and "409" in create["responses"]
+    update = schema["paths"]["/api/interactions/interactions/{id}/"]["put"]
+    assert all(p["name"] != submissions.HEADER for p in update.get("parameters", []))
