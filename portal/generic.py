@@ -12,7 +12,7 @@ from django.http import Http404, HttpResponse
 from django.shortcuts import redirect
 from django.views import generic
 
-from portal import access
+from portal import access, submissions
 from portal.csv import csv_response
 
 
@@ -112,6 +112,12 @@ class ObjectEditView(RestrictedQuerysetMixin, HtmxTemplateMixin, generic.UpdateV
             raise PermissionDenied(self.create_refusal)
         return super().dispatch(request, *args, **kwargs)
 
+    def post(self, request, *args, **kwargs):
+        """A create is once per submission key (``portal.submissions``); an edit is not keyed."""
+        if self.kwargs.get(self.pk_url_kwarg) is None and self.kwargs.get(self.slug_url_kwarg) is None:
+            return submissions.once(super().post)(request, *args, **kwargs)
+        return super().post(request, *args, **kwargs)
+
     def get_form_kwargs(self):
         kwargs = super().get_form_kwargs()
         if self.form_takes_user:
@@ -145,6 +151,7 @@ class ObjectEditView(RestrictedQuerysetMixin, HtmxTemplateMixin, generic.UpdateV
             form.save_m2m()
             self.object = obj
             self.after_save(obj, created=created)
+            submissions.record(self.request, obj)
         messages.success(self.request, f"Saved {obj}.")
         if getattr(self.request, "htmx", False):
             response = HttpResponse(status=204)

@@ -206,3 +206,27 @@ class NotificationDelivery(models.Model):
 
     def __str__(self) -> str:
         return f"{self.channel} · {self.title} · {self.status}"
+
+
+class Submission(models.Model):
+    """One submission of a form (its hidden key) or of an API call (its ``Idempotency-Key``) by one user to one
+    route, and what its first request made: the unique key makes a double click, a retried request or N racing
+    copies write one row (``portal.submissions``). Internal bookkeeping, read only by that module."""
+
+    user = models.ForeignKey("portal.User", on_delete=models.CASCADE, related_name="+")
+    scope = models.CharField(max_length=255)  # the method and path it was sent to: "POST /interactions/7/escalate/"
+    key = models.CharField(max_length=128)
+    fingerprint = models.CharField(max_length=64, blank=True)  # the API body's hash: a repeat must send the same
+    status_code = models.PositiveSmallIntegerField(default=0)  # 0 while the first request runs
+    location = models.CharField(max_length=500, blank=True)  # where the first answer sent the browser
+    body = models.JSONField(null=True, blank=True)  # the API's first answer, replayed as it was
+    content_type = models.ForeignKey(ContentType, null=True, blank=True, on_delete=models.CASCADE, related_name="+")
+    object_id = models.PositiveBigIntegerField(null=True, blank=True)
+    made = GenericForeignKey("content_type", "object_id")
+    created = models.DateTimeField(default=timezone.now, db_index=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["user", "scope", "key"], name="unique_submission_key")]
+
+    def __str__(self) -> str:
+        return f"{self.scope} {self.key} → {self.status_code}"

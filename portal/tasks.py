@@ -10,3 +10,11 @@ def ping(value: str = "pong") -> str:
 
 # The notification task lives beside its service; importing it registers it with the worker.
 from portal.notifications import deliver  # noqa: E402,F401
+
+
+@shared_task(name="portal.expire_submissions")
+def expire_submissions() -> int:
+    """Hourly: forget submission keys past the time they are honoured for (``SUBMISSION_KEY_TTL_HOURS``)."""
+    from portal import submissions
+
+    return submissions.expire()

@@ -30,7 +30,7 @@ from clusters.health.models import (
     ValidationRun,
 )
 from clusters.models import Cluster
-from portal import access
+from portal import access, submissions
 from portal.generic import ObjectView
 from portal.vocabulary import VERDICT_RANK, VERDICTS
 
@@ -279,6 +279,7 @@ class ValidationRunCreateView(View):
         cluster = self._cluster(request, pk)
         return render(request, self.template_name, {"cluster": cluster, "form": ValidationUploadForm(cluster=cluster)})
 
+    @submissions.once
     def post(self, request, pk):
         cluster = self._cluster(request, pk)
         form = ValidationUploadForm(request.POST, request.FILES, cluster=cluster)
@@ -289,6 +290,7 @@ class ValidationRunCreateView(View):
                 raise PermissionDenied("You may not write in this organization.")
             run = services.store_validation(cluster, form.raw, form.result, user=request.user,
                                             notes=form.cleaned_data.get("notes", ""))
+            submissions.record(request, run)
         messages.success(request, f"Validation run stored: {run.get_verdict_display()}.")
         return redirect(run.get_absolute_url())
 

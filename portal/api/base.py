@@ -11,11 +11,11 @@ from django.db import transaction
 from rest_framework import serializers, viewsets
 from rest_framework.exceptions import PermissionDenied
 
-from portal import access
+from portal import access, submissions
 from portal.api.scoping import PortalModelSerializer, PortalSerializerMixin, restrict_related_fields
 
 __all__ = ["PortalModelSerializer", "PortalSerializerMixin", "PortalModelViewSet", "PortalReadOnlyViewSet",
-           "PortalViewSetMixin"]
+           "PortalViewSetMixin", "IdempotentCreateMixin"]
 
 READ_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
 
@@ -66,9 +66,18 @@ class PortalViewSetMixin:
         """Hook for timeline entries and notifications, inside the saving transaction."""
 
 
+class IdempotentCreateMixin:
+    """A create honours ``Idempotency-Key``: a repeat answers the first create's status and body
+    (``portal.submissions``). Put before DRF's ``CreateModelMixin``."""
+
+    @submissions.idempotent
+    def create(self, request, *args, **kwargs):
+        return super().create(request, *args, **kwargs)
+
+
 class PortalReadOnlyViewSet(PortalViewSetMixin, viewsets.ReadOnlyModelViewSet):
     pass
 
 
-class PortalModelViewSet(PortalViewSetMixin, viewsets.ModelViewSet):
+class PortalModelViewSet(PortalViewSetMixin, IdempotentCreateMixin, viewsets.ModelViewSet):
     pass

@@ -11,6 +11,9 @@ from __future__ import annotations
 import re
 
 from drf_spectacular.openapi import AutoSchema
+from drf_spectacular.utils import OpenApiParameter
+
+from portal import submissions
 
 ERROR_BODY = {"type": "object", "additionalProperties": True,
               "description": "`detail`, or field names with their messages."}
@@ -19,7 +22,8 @@ DESCRIPTIONS = {
     "401": "Not signed in (no valid session or API token).",
     "403": "Signed in, but this role may not do this.",
     "404": "No such object, or one the caller may not see.",
-    "409": "The change conflicts with the data (a row that refers to it, or a change made at the same time).",
+    "409": "The change conflicts with the data (a row that refers to it, or a change made at the same time), or "
+           "an Idempotency-Key was used before for a request with another body.",
     "413": "The upload is over the limit.",
 }
 
@@ -50,6 +54,23 @@ class PortalAutoSchema(AutoSchema):
             free_text = [p for p in orderings if "enum" not in p.get("schema", {}).get("items", p.get("schema", {}))]
             parameters = [p for p in parameters if not any(p is f for f in free_text)] if len(free_text) < len(orderings) \
                 else parameters
+        return parameters
+
+    def _honours_idempotency_key(self) -> bool:
+        handler = getattr(self.view, getattr(self.view, "action", None) or self.method.lower(), None)
+        return self.method == "POST" and getattr(handler, "honours_idempotency_key", False)
+
+    def get_override_parameters(self):
+        """A create that honours ``Idempotency-Key`` (portal.submissions) says so (a key reused with another
+        body is the 409 every write documents)."""
+        parameters = super().get_override_parameters()
+        if self._honours_idempotency_key():
+            parameters = [*parameters, OpenApiParameter(
+                submissions.HEADER, {"type": "string", "pattern": f"^{submissions.KEY.pattern}$", "maxLength": 128},
+                OpenApiParameter.HEADER, required=False,
+                description=f"Any string of 1 to 128 visible ASCII characters, new for each request (a UUID). A "
+                            f"repeat within {submissions.ttl()} answers the first request's status and body "
+                            "(`Idempotent-Replayed: true`) and writes nothing.")]
         return parameters
 
     def _get_response_bodies(self, direction="response"):

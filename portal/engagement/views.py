@@ -8,7 +8,7 @@ from django.db import transaction
 from django.shortcuts import get_object_or_404, redirect
 from django.views import View
 
-from portal import access
+from portal import access, submissions
 from portal.engagement import services
 from portal.engagement.filtersets import EscalationFilterSet
 from portal.engagement.forms import TransitionForm
@@ -62,6 +62,7 @@ class EscalationView(ObjectView):
 class EscalationTransitionView(View):
     """POST only: take one transition. 404 when the escalation is invisible, 403 when the user may not."""
 
+    @submissions.once
     def post(self, request, pk, transition):
         escalation = get_object_or_404(QUERYSET.restrict(request.user, access.VIEW), pk=pk)
         if not access.can(request.user, access.CHANGE, escalation):
@@ -79,5 +80,6 @@ class EscalationTransitionView(View):
                 raise PermissionDenied(str(exc)) from exc
             messages.error(request, str(exc))
             return redirect(escalation.get_absolute_url())
+        submissions.record(request, escalation)
         messages.success(request, f"Escalation {escalation.get_state_display().lower()}.")
         return redirect(escalation.get_absolute_url())

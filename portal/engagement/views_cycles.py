@@ -8,7 +8,7 @@ from django.core.exceptions import PermissionDenied
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views import View
 
-from portal import access
+from portal import access, submissions
 from portal.engagement import cycles, reports
 from portal.engagement.models import Cycle
 from portal.generic import ObjectListView, ObjectView
@@ -88,6 +88,7 @@ class StartNextCycleView(View):
     def get(self, request):
         return render(request, self.template_name, {"form": StartNextForm(cycle=self.current), "current": self.current})
 
+    @submissions.once
     def post(self, request):
         form = StartNextForm(request.POST, cycle=self.current)
         if form.is_valid():
@@ -97,6 +98,7 @@ class StartNextCycleView(View):
             except cycles.CycleError as exc:
                 form.add_error(None, str(exc))
             else:
+                submissions.record(request, nxt)
                 messages.success(request, f"{nxt.name} started; {self.current.name} is archived.")
                 return redirect(nxt.get_absolute_url())
         return render(request, self.template_name, {"form": form, "current": self.current}, status=400)

@@ -8,7 +8,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.views import View
 from django.views.generic import TemplateView
 
-from portal import access
+from portal import access, submissions
 from portal.engagement import outcomes
 from portal.engagement.choices import MilestoneKind
 from portal.engagement.forms import MilestonesForm, TrainedModelForm
@@ -40,6 +40,7 @@ class OutcomesView(View):
         initial = {kind: m.reached_on for kind, m in outcomes.current(self.organization, request.user).items()}
         return self.render_page(MilestonesForm(initial=initial))
 
+    @submissions.once
     def post(self, request, slug):
         if not self.can_change:
             raise PermissionDenied("You may not record this organization's outcomes.")
@@ -47,6 +48,7 @@ class OutcomesView(View):
         if not form.is_valid():
             return self.render_page(form, status=400)
         reached = outcomes.save_milestones(self.organization, request.user, form.cleaned_data)
+        submissions.record(request, self.organization)
         messages.success(request, "Milestones saved." + (f" Reached: {', '.join(reached)}." if reached else ""))
         return redirect("engagement:outcomes", slug=self.organization.slug)
 

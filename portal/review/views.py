@@ -12,7 +12,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.utils import timezone
 from django.views.decorators.http import require_GET, require_POST
 
-from portal import access
+from portal import access, submissions
 from portal.review import exports, figures, services
 from portal.review.filtersets import WeeklyReviewFilterSet
 from portal.review.forms import ActionItemForm, NotesForm
@@ -74,6 +74,7 @@ def _current_frozen(user) -> WeeklyReview | None:
 
 
 @require_POST
+@submissions.once
 def review_freeze(request):
     require_program_manager(request.user)
     if not access.can_in_organization(request.user, access.CHANGE, WeeklyReview, None):
@@ -90,10 +91,12 @@ def review_freeze(request):
         # Someone froze the week meanwhile (or a second tab): the notes typed are kept, added to that review.
         if notes.strip() and access.can(request.user, access.CHANGE, exc.review):
             services.append_notes(exc.review, notes)
+            submissions.record(request, exc.review)
             messages.warning(request, f"{exc} Your notes were added to it.")
         else:
             messages.error(request, str(exc))
         return redirect(exc.review.get_absolute_url())
+    submissions.record(request, review)
     messages.success(request, f"Froze the week of {review.week_start:%Y-%m-%d}.")
     return redirect(review.get_absolute_url())
 
@@ -151,6 +154,7 @@ def review_notes(request, pk: int):
 
 
 @require_POST
+@submissions.once
 def actionitem_add(request, pk: int):
     review = _writable(request, pk)
     form = ActionItemForm(request.POST)
@@ -162,6 +166,7 @@ def actionitem_add(request, pk: int):
         item = form.save(commit=False)
         item.review = review
         item.save()
+        submissions.record(request, item, location=review.get_absolute_url())
     messages.success(request, f"Added “{item.title}”.")
     return redirect(review.get_absolute_url())
 

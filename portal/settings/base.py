@@ -79,7 +79,7 @@ TEMPLATES = [
                 "portal.context_processors.csp_nonce",
                 "portal.context_processors.pending_quota_requests",
             ],
-            "builtins": ["portal.templatetags.portal_display"],
+            "builtins": ["portal.templatetags.portal_display", "portal.templatetags.portal_submissions"],
         },
     },
 ]
@@ -243,6 +243,7 @@ CELERY_BEAT_SCHEDULE = {
     "Send notifications the broker missed": {"task": "portal.notifications.sweep_pending", "schedule": 60},
     "Log Slack threads the broker missed": {"task": "engagement.sweep_captures", "schedule": 60},
     "Send queued health pushes": {"task": "clusters.health.tasks.sweep_pushes", "schedule": 60},
+    "Forget expired submission keys": {"task": "portal.expire_submissions", "schedule": 60 * 60},
 }  # queues come from the task routes in portal/celery.py
 
 CACHES = {
@@ -316,6 +317,9 @@ LOGGING = {
 CLUSTERS_POLL_SECONDS = env.int("CLUSTERS_POLL_SECONDS", default=1 if AWS_ENDPOINT_URL else 15)
 CLUSTERS_STUCK_SECONDS = env.int("CLUSTERS_STUCK_SECONDS", default=60)
 CLUSTERS_LEASE_SECONDS = env.int("CLUSTERS_LEASE_SECONDS", default=60)  # one step: a few bounded AWS calls
+# How long a form's submission key or an API call's Idempotency-Key is honoured (portal.submissions): a repeat
+# within it lands on the first request's row; the hourly sweep forgets older keys.
+SUBMISSION_KEY_TTL_HOURS = env.int("SUBMISSION_KEY_TTL_HOURS", default=24)
 CLUSTERS_JOB_DEADLINE_SECONDS = env.int("CLUSTERS_JOB_DEADLINE_SECONDS", default=4 * 3600)
 CLUSTERS_MAX_AWS_ERRORS = env.int("CLUSTERS_MAX_AWS_ERRORS", default=5)  # retryable errors in a row, then fail
 

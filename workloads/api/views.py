@@ -9,7 +9,7 @@ from rest_framework.decorators import action
 from rest_framework.exceptions import PermissionDenied
 from rest_framework.response import Response
 
-from portal import access
+from portal import access, submissions
 from portal.api.base import PortalModelViewSet
 from workloads import services, usage
 from workloads.api.serializers import (
@@ -89,6 +89,7 @@ class QuotaChangeRequestViewSet(PortalModelViewSet):
 
     @extend_schema(request=DecisionSerializer, responses=QuotaChangeRequestSerializer)
     @action(detail=True, methods=["post"])
+    @submissions.idempotent
     def decide(self, request, pk=None):
         self.write_action = access.APPROVE  # the object check below asks for "approve", not "change"
         req = self.get_object()  # 404 when invisible, 403 when visible but not the caller's to decide

@@ -10,7 +10,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.views import View
 from django.views.generic import TemplateView
 
-from portal import access, jobs
+from portal import access, jobs, submissions
 from portal.generic import ObjectEditView, ObjectListView, ObjectView
 from portal.models import Organization
 from workloads.interactions import search, services, tagging
@@ -156,6 +156,14 @@ class QuickLogView(View):
     def get(self, request, slug):
         return self.render_form(InteractionQuickForm())
 
+    def replay_submission(self, request, earlier):
+        """A repeat of a logged quick log answers as the first did: the list with it, and a fresh form."""
+        if not request.htmx:
+            return submissions.replay_page(request, earlier)
+        saved = Interaction.objects.restrict(request.user).filter(pk=earlier.object_id).first()
+        return self.render_form(InteractionQuickForm(), saved=saved)
+
+    @submissions.once
     def post(self, request, slug):
         form = InteractionQuickForm(request.POST)
         if not form.is_valid():
@@ -168,6 +176,7 @@ class QuickLogView(View):
             obj.save()
             form.save_m2m()
             services.created(obj, request.user)
+            submissions.record(request, obj, location=self.organization.get_absolute_url())
         if not request.htmx:
             messages.success(request, f"Logged {obj}.")
             return redirect(self.organization.get_absolute_url())
@@ -190,6 +199,7 @@ class _InteractionAction(View):
 
 
 class CommentView(_InteractionAction):
+    @submissions.once
     def post(self, request, pk):
         obj = self.object
         if not access.can_in_organization(request.user, access.CHANGE, InteractionComment, obj.organization_id):
@@ -200,12 +210,14 @@ class CommentView(_InteractionAction):
             return redirect(obj.get_absolute_url())
         internal = form.cleaned_data["internal"] and access.sees_internal(request.user, obj.organization_id)
         with transaction.atomic():
-            services.comment(obj, request.user, form.cleaned_data["body"], internal=internal)
+            entry = services.comment(obj, request.user, form.cleaned_data["body"], internal=internal)
+            submissions.record(request, entry, location=obj.get_absolute_url() + "#history")
         messages.success(request, "Comment added.")
         return redirect(obj.get_absolute_url() + "#history")
 
 
 class EscalateView(_InteractionAction):
+    @submissions.once
     def post(self, request, pk):
         self.require_change()
         form = EscalateForm(request.POST)
@@ -213,7 +225,9 @@ class EscalateView(_InteractionAction):
             messages.error(request, "Say why the interaction is escalated.")
             return redirect(self.object.get_absolute_url())
         with transaction.atomic():
-            services.escalate(self.object, request.user, form.cleaned_data["reason"], form.cleaned_data["target"])
+            escalation = services.escalate(self.object, request.user, form.cleaned_data["reason"],
+                                           form.cleaned_data["target"])
+            submissions.record(request, escalation)
         messages.success(request, "Escalated.")
         return redirect(self.object.get_absolute_url())
 

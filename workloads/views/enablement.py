@@ -9,7 +9,7 @@ from django.db.models.functions import Coalesce
 from django.shortcuts import get_object_or_404, redirect
 from django.views import View
 
-from portal import access, timeline
+from portal import access, submissions, timeline
 from portal.choices import TimelineKind
 from portal.generic import ObjectEditView, ObjectListView, ObjectView
 from workloads.filtersets import EnablementSessionFilterSet
@@ -106,6 +106,7 @@ class EnablementEditView(ObjectEditView):
                     timeline.record(org, TimelineKind.ENABLEMENT, f"{obj.get_kind_display()}: {obj.topic}",
                                     source=obj, actor=user)
             self.object = obj
+            submissions.record(self.request, obj)
         messages.success(self.request, f"Saved {obj}.")
         return redirect(obj.get_absolute_url())
 
@@ -113,6 +114,7 @@ class EnablementEditView(ObjectEditView):
 class AttendanceAddView(View):
     """POST: add an attendee (with their score) from an organization the user may write for."""
 
+    @submissions.once
     def post(self, request, pk):
         session = get_object_or_404(EnablementSession.objects.restrict(request.user).select_related("cycle"), pk=pk)
         if access.in_archived_cycle(session):
@@ -131,5 +133,6 @@ class AttendanceAddView(View):
                                               attendance.organization_id):
                 raise PermissionDenied("You may not write for this organization.")
             attendance.save()
+            submissions.record(request, attendance)
         messages.success(request, f"Added {attendance.attendee}.")
         return redirect(session.get_absolute_url())

@@ -10,7 +10,7 @@ from django.urls import reverse
 from django.utils import timezone
 from django.views import View
 
-from portal import access
+from portal import access, submissions
 from portal.engagement.cycle_filter import in_active_cycle
 from portal.generic import ObjectEditView, ObjectListView, ObjectView
 from workloads import history, services, usage
@@ -171,6 +171,7 @@ class ChangeRequestEditView(_QuotaFormMixin, ObjectEditView):
 class ChangeRequestDecideView(View):
     """A program manager approves or rejects; the quota changes only on approval."""
 
+    @submissions.once
     def post(self, request, pk):
         req = get_object_or_404(QuotaChangeRequest.objects.restrict(request.user), pk=pk)
         if not access.can(request.user, access.APPROVE, req):
@@ -183,6 +184,7 @@ class ChangeRequestDecideView(View):
             except ValidationError as exc:
                 error = exc
             else:
+                submissions.record(request, req)
                 messages.success(request, f"Request {form.cleaned_data['decision']}d.")
                 return redirect(req.get_absolute_url())
         if error is not None:

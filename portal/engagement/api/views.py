@@ -9,7 +9,7 @@ from rest_framework.decorators import action
 from rest_framework.exceptions import PermissionDenied
 from rest_framework.response import Response
 
-from portal import access
+from portal import access, submissions
 from portal.api.base import PortalModelViewSet, PortalReadOnlyViewSet
 from portal.engagement import cycles, services
 from portal.engagement.api.serializers import (
@@ -54,6 +54,7 @@ class EscalationViewSet(PortalModelViewSet):
 
     @extend_schema(request=TransitionSerializer, responses=EscalationSerializer)
     @action(detail=True, methods=["post"], serializer_class=TransitionSerializer)
+    @submissions.idempotent
     def transition(self, request, pk=None):
         """Accept, release or answer (the target's specialists); follow up or close (the organization's lead
         SAs). 409 when the escalation is not in a state the transition leaves from."""
@@ -116,6 +117,7 @@ class CycleViewSet(PortalReadOnlyViewSet):
 
     @extend_schema(request=StartNextCycleSerializer, responses=CycleSerializer)
     @action(detail=False, methods=["post"], url_path="start-next", serializer_class=StartNextCycleSerializer)
+    @submissions.idempotent
     def start_next(self, request):
         """Archive the active cycle and start the next (program managers)."""
         current = cycles.active()

@@ -8,8 +8,8 @@ from rest_framework.decorators import action
 from rest_framework.exceptions import PermissionDenied
 from rest_framework.response import Response
 
-from portal import access
-from portal.api.base import PortalModelViewSet, PortalReadOnlyViewSet, PortalViewSetMixin
+from portal import access, submissions
+from portal.api.base import IdempotentCreateMixin, PortalModelViewSet, PortalReadOnlyViewSet, PortalViewSetMixin
 from workloads.filtersets import EnablementSessionFilterSet
 from workloads.interactions import services
 from workloads.interactions.api.serializers import (
@@ -48,6 +48,7 @@ class InteractionViewSet(PortalModelViewSet):
     @extend_schema(methods=["GET"], responses=InteractionCommentSerializer(many=True))
     @extend_schema(methods=["POST"], request=InteractionCommentSerializer, responses={201: InteractionCommentSerializer})
     @action(detail=True, methods=["get", "post"], serializer_class=InteractionCommentSerializer)
+    @submissions.idempotent
     def history(self, request, pk=None):
         """The interaction's history (GET); add a comment (POST). Customers may comment on shared ones."""
         interaction = self.get_object()  # visible, or 404
@@ -68,6 +69,7 @@ class InteractionViewSet(PortalModelViewSet):
 
     @extend_schema(request=EscalateSerializer, responses=InteractionSerializer)
     @action(detail=True, methods=["post"], serializer_class=EscalateSerializer)
+    @submissions.idempotent
     def escalate(self, request, pk=None):
         """Escalate an open interaction (lead SAs of its organization)."""
         interaction = self.get_object()  # 404 if invisible, 403 if not changeable
@@ -95,7 +97,7 @@ class EnablementSessionViewSet(PortalReadOnlyViewSet):
         return with_scores(super().get_queryset()).order_by("-date", "-id")
 
 
-class EnablementAttendanceViewSet(PortalViewSetMixin, mixins.CreateModelMixin, mixins.ListModelMixin,
+class EnablementAttendanceViewSet(PortalViewSetMixin, IdempotentCreateMixin, mixins.CreateModelMixin, mixins.ListModelMixin,
                                   mixins.RetrieveModelMixin, viewsets.GenericViewSet):
     queryset = EnablementAttendance.objects.select_related("organization")
     serializer_class = EnablementAttendanceSerializer

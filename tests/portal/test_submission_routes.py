@@ -1,0 +1,85 @@
+"""Every create form and create API call, walked: the same submission sent twice by a role that may write
+makes what one makes, and the repeat answers as the first did (pages: the same redirect; the API: the same
+status and body). Payloads are the access matrix's (tests/access_cases.py), valid for organization A.
+
+Races of N identical requests on PostgreSQL are in test_submissions.py (they need real commits)."""
+from __future__ import annotations
+
+import json
+
+import pytest
+from django.conf import settings
+from django.urls import reverse
+
+from portal import submissions
+from tests.access_cases import ROUTES
+from tests.portal.test_access_matrix import matrix, record_writes  # noqa: F401 - the matrix's module world
+
+PAGES = (
+    "interactions:interaction_quick_log", "interactions:interaction_add", "interactions:interaction_comment",
+    "interactions:interaction_escalate", "engagement:escalation_transition", "workloads:changerequest_add",
+    "workloads:changerequest_decide", "engagement:outcomes", "engagement:trainedmodel_add",
+    "interactions:enablement_add", "interactions:enablement_attendance", "health:validationrun_add",
+    "review:review_freeze", "review:actionitem_add", "engagement:cycle_start_next", "workloads:workload_add",
+    "workloads:quota_add", "workloads:reservation_add",
+)
+APIS = (
+    "interactions-api:interaction-list", "interactions-api:interaction-history", "interactions-api:interaction-escalate",
+    "interactions-api:enablementattendance-list", "engagement-api:escalation-list",
+    "engagement-api:escalation-transition", "engagement-api:milestone-list", "engagement-api:trainedmodel-list",
+    "engagement-api:cycle-start-next", "workloads-api:quotachangerequest-list",
+    "workloads-api:quotachangerequest-decide", "workloads-api:workload-list", "workloads-api:instancequota-list",
+    "workloads-api:capacityreservation-list", "health-api:validationrun-list", "portal-api:organization-list",
+)
+PREFERRED = ("lead_a", "pm", "customer_a", "specialist", "staff")
+
+
+def _writer(case) -> str:
+    return next(role for role in PREFERRED if case.succeeds(role, "POST") or role in case.writers)
+
+
+def _post(client, url: str, case, payload: dict, key: str):
+    if case.api:
+        return client.post(url, data=json.dumps(payload), content_type="application/json",
+                           headers={submissions.HEADER: key})
+    return client.post(url, data={**payload, submissions.FIELD: key})
+
+
+def _same_answer(first, second, api: bool) -> None:
+    assert second.status_code == first.status_code, (first.status_code, second.status_code)
+    if api:
+        assert json.loads(second.content) == json.loads(first.content)
+        assert second["Idempotent-Replayed"] == "true"
+    else:
+        assert second.get("Location") == first.get("Location")
+
+
+@pytest.mark.parametrize("name", PAGES + APIS)
+def test_a_create_sent_twice_with_one_key_writes_once(name, matrix, db, client):  # noqa: F811
+    case = ROUTES[name]
+    role = _writer(case)
+    client.cookies[settings.SESSION_COOKIE_NAME] = matrix.sessions[role]
+    url = reverse(name, kwargs=case.kwargs(matrix.objs))
+    payload = case.payload(matrix.objs)
+    with record_writes() as first_writes:
+        first = _post(client, url, case, payload, f"{name}-once")
+    assert first.status_code < 400, f"{role} {url}: {first.status_code} {first.content[:300]!r}"
+    assert any("portal_submission" in w for w in first_writes), f"{url}: the key was not recorded"
+    with record_writes() as second_writes:
+        second = _post(client, url, case, payload, f"{name}-once")
+    assert not second_writes, f"{role} {url}: the repeat wrote {second_writes}"
+    _same_answer(first, second, case.api)
+
+
+def test_every_create_route_is_walked():
+    """Each route whose writer's POST makes a row of its own is in the walk, or listed here as not a create."""
+    not_creates = {
+        "review:review_notes", "review:actionitem_done", "health:cluster_health_settings", "health:rotate_token",
+        "health:gpufault_link", "workloads:workload_section", "interactions:interaction_sync",
+        "interactions:interaction_suggest_tags", "clusters:launch", "clusters:cluster_retry", "clusters:cluster_delete",
+        "clusters-api:cluster-list", "clusters-api:cluster-retry", "health-api:ingest", "health-api:rotate-token",
+        "engagement:slack_interactivity", "engagement:slack_command", "api-token-revoke", "api-token", "favicon", "login", "logout",
+    }
+    posted = {name for name, case in ROUTES.items() if case.payload is not None and not name.endswith(("_edit", "-detail"))}
+    missing = sorted(posted - set(PAGES) - set(APIS) - not_creates)
+    assert not missing, f"create routes the walk does not cover: {missing}"
