@@ -9,6 +9,7 @@ from django.http import Http404, HttpResponse
 from django.utils import timezone
 
 from portal.csv import csv_response, signed
+from portal.pdf import paragraph
 
 Table = tuple[list[str], list[list]]
 
@@ -111,7 +112,7 @@ def pdf_response(review, changes: list[dict], items) -> HttpResponse:
     from reportlab.lib.pagesizes import A4, landscape
     from reportlab.lib.styles import getSampleStyleSheet
     from reportlab.lib.units import mm
-    from reportlab.platypus import LongTable, Paragraph, SimpleDocTemplate, Spacer, TableStyle
+    from reportlab.platypus import LongTable, SimpleDocTemplate, Spacer, TableStyle
 
     styles = getSampleStyleSheet()
     small = styles["BodyText"].clone("small", fontSize=7, leading=8.5)
@@ -120,15 +121,14 @@ def pdf_response(review, changes: list[dict], items) -> HttpResponse:
                             topMargin=12 * mm, bottomMargin=12 * mm,
                             title=f"GENIAC weekly review, week of {review.week_start:%Y-%m-%d}")
 
-    def para(value) -> Paragraph:
-        # A PDF is not a spreadsheet: cells are printed as they are (no formula neutralizing).
-        text = ("" if value is None else str(value)).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
-        return Paragraph(text, small)
+    def para(value):
+        # A PDF is not a spreadsheet: cells print as they are (no formula neutralizing), never as markup.
+        return paragraph(value, small)
 
     def add_table(title: str, header: list[str], rows: list[list]) -> None:
-        story.append(Paragraph(title, styles["Heading2"]))
+        story.append(paragraph(title, styles["Heading2"]))
         if not rows:
-            story.append(Paragraph("Nothing to show.", styles["BodyText"]))
+            story.append(paragraph("Nothing to show.", styles["BodyText"]))
             return
         data = [[para(h) for h in header], *[[para(c) for c in row] for row in rows]]
         t = LongTable(data, repeatRows=1)
@@ -141,11 +141,11 @@ def pdf_response(review, changes: list[dict], items) -> HttpResponse:
         story.append(Spacer(1, 4 * mm))
 
     story = [
-        Paragraph(f"GENIAC weekly review — week of {review.week_start:%Y-%m-%d}", styles["Title"]),
-        Paragraph(f"Frozen {_local(review.frozen_at)}"
+        paragraph(f"GENIAC weekly review — week of {review.week_start:%Y-%m-%d}", styles["Title"]),
+        paragraph(f"Frozen {_local(review.frozen_at)}"
                   + (f" by {review.frozen_by.display_name}" if review.frozen_by else ""), styles["BodyText"]),
         Spacer(1, 3 * mm),
-        Paragraph("Notes", styles["Heading2"]),
+        paragraph("Notes", styles["Heading2"]),
     ]
     for line in (review.notes or "No notes.").splitlines() or ["No notes."]:
         story.append(para(line))
