@@ -1,5 +1,6 @@
 """Exports of the overview and of frozen reviews: CSV of every table (formula cells neutralized by
-``portal.csv``) and a PDF of a frozen review (reportlab platypus tables of the snapshot)."""
+``portal.csv``) and a PDF of a frozen review (reportlab platypus tables of the snapshot). Tables are read
+by people: days in the display time zone, stored codes by their labels (the API keeps both raw)."""
 from __future__ import annotations
 
 import io
@@ -10,6 +11,7 @@ from django.utils import timezone
 
 from portal.csv import csv_response, signed
 from portal.pdf import paragraph
+from portal.templatetags.portal_display import code_label, local_day
 
 Table = tuple[list[str], list[list]]
 
@@ -20,9 +22,10 @@ def _organizations(f: dict) -> Table:
               "Quota used", "Quota total", "Reservations ending in 14 days", "Next reservation end"]
     rows = [[
         o["name"], "; ".join(w["name"] for w in o["workloads"]), "; ".join(o["leads"]), o["clusters_total"],
-        "; ".join(f"{k} {v}" for k, v in sorted(o["clusters"].items())), o["health"] or "", o["validation"] or "",
+        "; ".join(f"{code_label(k)} {v}" for k, v in sorted(o["clusters"].items())), o["health"] or "",
+        o["validation"] or "",
         o["open"].get("critical", 0), o["open"].get("high", 0), o["open"].get("normal", 0), o["open"].get("low", 0),
-        "" if o["oldest_open_days"] is None else o["oldest_open_days"], (o["last_contact"] or "")[:10],
+        "" if o["oldest_open_days"] is None else o["oldest_open_days"], local_day(o["last_contact"]),
         o["quota_used"], o["quota_total"], o["expiring"]["count"], o["expiring"]["next"] or "",
     ] for o in f.get("organizations", [])]
     return header, rows
@@ -48,7 +51,7 @@ def _heatmap(f: dict) -> Table:
 
 def _outstanding(f: dict) -> Table:
     return (["Organization", "Summary", "Severity", "Status", "Owner", "Age (days)"],
-            [[r["organization"], r["summary"], r["severity"], r["status"], r["owner"], r["age_days"]]
+            [[r["organization"], r["summary"], code_label(r["severity"]), code_label(r["status"]), r["owner"], r["age_days"]]
              for r in f["outstanding"]])
 
 
