@@ -54,6 +54,8 @@ class LaunchForm(forms.Form):
         ids = access.organization_ids(user, access.LAUNCH, Cluster)
         orgs = Organization.objects.all() if ids is None else Organization.objects.filter(pk__in=ids)
         self.fields["organization"].queryset = orgs.order_by("name")
+        if not self.is_bound and "organization" not in self.initial and ids is not None and len(ids) == 1:
+            self.initial["organization"] = next(iter(ids))  # the one organization the user launches for
         if not self.is_bound:
             self.fields["submission_key"].initial = uuid.uuid4().hex
         if self.entry.kind not in catalog.CLUSTER_KINDS:
@@ -73,28 +75,49 @@ class LaunchForm(forms.Form):
         self.plan = p
         self.quota: guards.QuotaCheck | None = None
         key = f"{StackRole.CLUSTER}__{capacity.parameter_for(self.entry.kind)}"
-        if key in self.fields:
+        self.reservation_key = key if key in self.fields else None
+        if self.reservation_key:
             field, kinds = self.fields[key], capacity.kinds_for(self.entry.kind)
+            chosen = self._chosen_organization_id() is not None
             self.fields[key] = forms.ChoiceField(
                 required=False, label=field.label, initial="",
                 help_text=("The organization's SageMaker training plans not yet ended." if self.entry.kind == "hyperpod"
                            else "The organization's capacity reservations and capacity blocks (ODCR ids cr-…) not yet "
-                           "ended.") + " It sets the capacity type, and the network is created in its availability zone.",
+                           "ended.") + " It sets the capacity type, and the network is created in its availability zone."
+                + ("" if chosen else " Choose the organization first."),
+                error_messages={"invalid_choice": "%(value)s is not one of the chosen organization's reservations "
+                                                  "not yet ended; pick one of the list."},
                 choices=[("", "None (on demand)")] + [(r.reservation_id, _reservation_label(r))
                                                       for r in self._offered_reservations(orgs) if r.kind in kinds])
+            zone = self.fields.get(f"{StackRole.NETWORK}__AvailabilityZone")
+            if zone is not None:  # a chosen reservation fixes the zone (the launch service takes it from there)
+                zone.required = False
+                zone.help_text = f"{zone.help_text} Leave it empty to use the chosen reservation's zone."
 
     def _offered_reservations(self, orgs):
         """The reservations of the organization being launched for, once it is known (never another's).
         Unbound: those valid for the type and region shown; bound: every one of the organization's, so a
         mismatch gets the service's reason rather than "not a valid choice"."""
         org_id = self._chosen_organization_id()
-        chosen = orgs.filter(pk=org_id) if org_id is not None else orgs
+        if org_id is None:  # the list follows the organization (htmx refreshes it when one is chosen)
+            return []
+        chosen = orgs.filter(pk=org_id)
         if self.is_bound:
             return launch.reservations_for(chosen)
         type_key = f"{StackRole.CLUSTER}__{launch.SIZE_PARAMETERS.get(self.entry.kind, ('',))[0]}"
         instance_type = self.initial.get(type_key, "")  # only once the user has chosen one
-        region = self.initial.get("region") or (chosen.first().home_region if chosen.count() == 1 else "")
+        region = self.initial.get("region") or getattr(chosen.first(), "home_region", "")
         return launch.reservations_for(chosen, instance_type or "", region)
+
+    def refresh_on(self) -> list[str]:
+        """The fields whose change reloads the reservation choices (their ids, for htmx)."""
+        size = launch.SIZE_PARAMETERS.get(self.entry.kind)
+        names = ["organization", "region", f"{StackRole.CLUSTER}__{size[0]}" if size else ""]
+        return [f"#id_{name}" for name in names if name in self.fields]
+
+    def refresh_include(self) -> str:
+        """What the reload sends: those fields and the current choice (kept when it is still offered)."""
+        return ", ".join([*self.refresh_on(), f"#id_{self.reservation_key}"])
 
     def _chosen_organization_id(self) -> int | None:
         raw = self.data.get("organization") if self.is_bound else self.initial.get("organization")

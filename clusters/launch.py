@@ -240,6 +240,13 @@ def check(req: LaunchRequest, *, lock: bool = False, on_date: datetime.date | No
     if catalog.entry(req.blueprint).kind in catalog.CLUSTER_KINDS:
         params.setdefault(StackRole.CLUSTER, {})["ClusterName"] = req.name
     errors.update(validate(p, params))
+    kind = catalog.entry(req.blueprint).kind
+    zone_key = f"{StackRole.NETWORK}__AvailabilityZone"
+    # A chosen reservation fixes the network's zone (capacity.wire): no zone is needed then.
+    zone_from_reservation = zone_key in errors and bool(capacity.chosen(params, kind).strip()) \
+        and not params.get(StackRole.NETWORK, {}).get("AvailabilityZone")
+    if zone_from_reservation:
+        missing = errors.pop(zone_key)
     zone = params.get(StackRole.NETWORK, {}).get("AvailabilityZone", "")
     if zone and req.region in REGION_CODES and not zone.startswith(req.region):
         errors.setdefault(f"{StackRole.NETWORK}__AvailabilityZone", f"{zone} is not in {req.region}")
@@ -249,10 +256,12 @@ def check(req: LaunchRequest, *, lock: bool = False, on_date: datetime.date | No
     instance_type, count = size_of(req.blueprint, params)
     why, reservation = _reservation(req, params, instance_type, count, day)
     if why:
-        errors[f"{StackRole.CLUSTER}__{capacity.parameter_for(catalog.entry(req.blueprint).kind)}"] = why
+        errors[f"{StackRole.CLUSTER}__{capacity.parameter_for(kind)}"] = why
+        if zone_from_reservation:
+            errors[zone_key] = f"{missing} unless a reservation valid for this launch is chosen"
     elif reservation is not None:
         # The reservation sets the capacity type, a block's MinCount and the network's zone.
-        params = capacity.wire(params, reservation, blueprint_kind=catalog.entry(req.blueprint).kind)
+        params = capacity.wire(params, reservation, blueprint_kind=kind)
     quota = guards.check_quota(org, instance_type, req.region, count, day, lock=lock)
     if errors or not quota.allowed:
         raise LaunchRefused(errors, quota=None if quota.allowed else quota)

@@ -6,14 +6,18 @@ that network reaches: the instance metadata address, the database, an internal a
 - https only; http only for hosts named in ``OUTBOUND_HTTP_HOSTS``;
 - the host is resolved once (by the system's resolver, or by the name servers in
   ``OUTBOUND_DNS_SERVERS``) and refused when any address is loopback, link-local, private, shared,
-  multicast, reserved or unspecified, unless the host is on ``OUTBOUND_ALLOWED_HOSTS`` (Amazon Managed
-  Prometheus workspace hosts are always allowed; AMP can sit behind a VPC endpoint);
+  multicast, reserved or unspecified, unless the host is on ``OUTBOUND_ALLOWED_HOSTS``. No name is
+  exempt by its shape: a name under ``amazonaws.com`` is whatever its owner makes it resolve to, so an
+  AMP workspace behind a VPC endpoint (a private address) is called only once the operator lists its
+  host. Addresses that carry an IPv4 address (IPv4-mapped, 6to4, Teredo, NAT64) are judged by it;
 - the connection goes to the address that was checked (TLS still verifies the host name), so a
   second DNS answer cannot move it elsewhere;
 - no redirects, short timeouts, a cap on the answer's size, no proxies from the environment.
 
 Callers get an :class:`OutboundError` whose ``reason`` the portal wrote itself: it is safe to store and
-show. The remote's own words (body, exception text) go to the log only, never to a page.
+show. The remote's own words (body, exception text) go to the log only, never to a page. A refused
+connection, a timeout and a TLS failure share one sentence (``UNREACHABLE``): told apart on a page, they
+would let a user map which ports answer inside the network. The log keeps which one it was.
 """
 from __future__ import annotations
 
@@ -21,6 +25,7 @@ import fnmatch
 import ipaddress
 import json
 import logging
+import re
 import socket
 import time
 from dataclasses import dataclass, field
@@ -35,13 +40,18 @@ from django.conf import settings
 
 logger = logging.getLogger("portal.outbound")
 
-# Amazon Managed Service for Prometheus workspace endpoints, allowed whatever they resolve to.
-AMP_HOST_PATTERN = "aps-workspaces.*.amazonaws.com"
+# Amazon Managed Service for Prometheus data-plane endpoints, as AWS documents them: the IPv4 and the
+# dual-stack (``.api.aws``) names, each with its FIPS variant. One region label, nothing deeper. The shape
+# only says where to sign for (SigV4 region); it allows nothing.
+AMP_HOST = re.compile(r"aps-workspaces(?:-fips)?\.(?P<region>[a-z]{2}(?:-[a-z]+){1,2}-\d{1,2})\.(?:amazonaws\.com|api\.aws)")
+# NAT64's well-known prefix (RFC 6052): the last 32 bits are the IPv4 address the gateway calls.
+NAT64 = ipaddress.ip_network("64:ff9b::/96")
 DEFAULT_TIMEOUT = 10.0
 DEFAULT_MAX_BYTES = 32 * 1024 * 1024
 DNS_LIFETIME = 5.0
 CHUNK = 64 * 1024
 PRIVATE = "The address is a private, local or reserved network address, which the portal does not call."
+UNREACHABLE = "The host could not be reached: no connection, no answer in time, or no verified https."
 
 
 class OutboundError(Exception):
@@ -86,23 +96,47 @@ def _matches(host: str, patterns) -> bool:
 
 
 def is_allowed_host(host: str) -> bool:
-    """An operator let this host be called whatever it resolves to."""
-    return _matches(host, [AMP_HOST_PATTERN, *_setting("OUTBOUND_ALLOWED_HOSTS", [])])
+    """An operator let this host be called whatever it resolves to (``OUTBOUND_ALLOWED_HOSTS`` only)."""
+    return _matches(host, _setting("OUTBOUND_ALLOWED_HOSTS", []))
+
+
+def amp_region(host: str) -> str | None:
+    """The region of an AMP workspace host name, or None when the name is not exactly one."""
+    match = AMP_HOST.fullmatch(host.lower().rstrip("."))
+    return match["region"] if match else None
 
 
 def is_amp_host(host: str) -> bool:
-    host = host.lower().rstrip(".")
-    parts = host.split(".")
-    return len(parts) == 4 and fnmatch.fnmatchcase(host, AMP_HOST_PATTERN) and parts[1].replace("-", "").isalnum()
+    return amp_region(host) is not None
+
+
+def embedded_ipv4(ip: ipaddress.IPv6Address) -> list[ipaddress.IPv4Address] | None:
+    """The IPv4 addresses a transition address leads to (None for a plain IPv6 address): traffic to
+    it ends at those, through a relay or a gateway, so they are what the decision is about."""
+    if ip.ipv4_mapped is not None:
+        return [ip.ipv4_mapped]
+    if ip.sixtofour is not None:
+        return [ip.sixtofour]
+    if ip.teredo is not None:
+        return list(ip.teredo)  # the Teredo server and the client's own address
+    if ip in NAT64:
+        return [ipaddress.IPv4Address(int(ip) & 0xFFFFFFFF)]
+    return None
+
+
+def _is_public(ip: ipaddress.IPv4Address | ipaddress.IPv6Address) -> bool:
+    return ip.is_global and not (ip.is_multicast or ip.is_reserved or ip.is_loopback or ip.is_link_local
+                                 or ip.is_private or ip.is_unspecified)
 
 
 def is_public_address(address: str) -> bool:
-    """Only globally routable unicast addresses (IPv4-mapped IPv6 judged as the IPv4 it carries)."""
+    """Only globally routable unicast addresses; an address carrying IPv4 is judged by the IPv4 inside."""
     ip = ipaddress.ip_address(address.split("%")[0])
-    if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None:
-        ip = ip.ipv4_mapped
-    return ip.is_global and not (ip.is_multicast or ip.is_reserved or ip.is_loopback or ip.is_link_local
-                                 or ip.is_private or ip.is_unspecified)
+    if isinstance(ip, ipaddress.IPv6Address):
+        inside = embedded_ipv4(ip)
+        if inside is not None:
+            return all(_is_public(v4) for v4 in inside)
+    return _is_public(ip)
 
 
 def parse(url: str) -> Target:
@@ -201,18 +235,10 @@ def request(method: str, url: str, *, body: bytes | None = None, headers: dict |
     try:
         response = pool.urlopen(method, target.path, body=body, headers=send_headers, redirect=False,
                                 retries=False, preload_content=False, assert_same_host=False)
-    except urllib3.exceptions.NewConnectionError as exc:  # a subclass of the timeout error in urllib3 2
-        logger.info("outbound %s %s failed: %s", method, target.host, exc)
-        raise OutboundError("Could not connect to the host.") from None
-    except urllib3.exceptions.TimeoutError as exc:
-        logger.info("outbound %s %s timed out: %s", method, target.host, exc)
-        raise OutboundError("The host did not answer in time.") from None
-    except urllib3.exceptions.SSLError as exc:
-        logger.info("outbound %s %s TLS failure: %s", method, target.host, exc)
-        raise OutboundError("The host's TLS certificate could not be verified.") from None
     except (urllib3.exceptions.HTTPError, OSError) as exc:
-        logger.info("outbound %s %s failed: %s", method, target.host, exc)
-        raise OutboundError("Could not connect to the host.") from None
+        logger.warning("outbound %s %s (%s port %s) %s: %s", method, target.host, address, target.port,
+                       _failure(exc), exc)
+        raise OutboundError(UNREACHABLE) from None
     try:
         status = response.status
         if 300 <= status < 400:
@@ -240,6 +266,17 @@ def request(method: str, url: str, *, body: bytes | None = None, headers: dict |
         response.release_conn()
         response.close()
         pool.close()
+
+
+def _failure(exc: Exception) -> str:
+    """Which way a request failed before any answer, for the log (the page says ``UNREACHABLE``)."""
+    if isinstance(exc, urllib3.exceptions.NewConnectionError):  # a subclass of the timeout error in urllib3 2
+        return "could not connect"
+    if isinstance(exc, urllib3.exceptions.TimeoutError):
+        return "timed out"
+    if isinstance(exc, urllib3.exceptions.SSLError):
+        return "TLS failure"
+    return "failed"
 
 
 def post(url: str, **kwargs) -> Answer:

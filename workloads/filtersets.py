@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import django_filters
+from django import forms
 from django.contrib.auth import get_user_model
 from django.db import connection
 from django.db.models import Q
@@ -102,10 +103,23 @@ class CapacityReservationFilterSet(CycleFilterMixin, RestrictedFilterSet):
         fields = ["organization", "reservation_id", "kind", "instance_type", "region", "quota"]
 
 
+class _QuotaField(forms.ModelChoiceField):
+    def label_from_instance(self, obj) -> str:
+        return f"{obj.organization.name} · {obj}"
+
+
+class QuotaFilter(django_filters.ModelChoiceFilter):
+    """Quotas named with their organization: two organizations' "8 × p5.48xlarge in ap-northeast-1" are
+    different quotas, and the list would not say which is whose."""
+
+    field_class = _QuotaField
+
+
 class QuotaChangeRequestFilterSet(RestrictedFilterSet):
     organization = django_filters.ModelChoiceFilter(queryset=_organizations)
     status = django_filters.ChoiceFilter(choices=RequestStatus.choices)
     instance_type = InstanceTypeFilter(field_name="instance_type_name")
+    quota = QuotaFilter(queryset=InstanceQuota.objects.select_related("organization"))
 
     class Meta:
         model = QuotaChangeRequest

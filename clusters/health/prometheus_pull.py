@@ -60,8 +60,7 @@ def sigv4_headers(url: str, method: str, body: bytes, region: str, credentials) 
 
 def amp_region(url: str) -> str | None:
     """The region of an AMP workspace URL (``https://aps-workspaces.<region>.amazonaws.com/...``)."""
-    host = (urlsplit(url).hostname or "").lower()
-    return host.split(".")[1] if outbound.is_amp_host(host) else None
+    return outbound.amp_region(urlsplit(url).hostname or "")
 
 
 def prepare(config, query: str = QUERY) -> tuple[str, bytes, dict[str, str]]:

@@ -5,8 +5,9 @@ import io
 
 from django.http import HttpResponse
 
-from portal.csv import csv_response, safe_cell
+from portal.csv import csv_response
 from portal.engagement.choices import MilestoneKind
+from portal.pdf import paragraph
 
 HEADER = ["Organization", *[label for _, label in MilestoneKind.choices], "Trained models", "Clusters",
           "Failed launches", "Interactions", "Resolved", "Escalations", "Satisfaction (1–5)"]
@@ -27,15 +28,15 @@ def pdf_of(data: dict) -> HttpResponse:
     from reportlab.lib.pagesizes import A4, landscape
     from reportlab.lib.styles import getSampleStyleSheet
     from reportlab.lib.units import mm
-    from reportlab.platypus import LongTable, Paragraph, SimpleDocTemplate, Spacer, TableStyle
+    from reportlab.platypus import LongTable, SimpleDocTemplate, Spacer, TableStyle
 
     styles = getSampleStyleSheet()
     small = styles["BodyText"].clone("small", fontSize=7, leading=8.5)
     cycle, totals = data["cycle"], data["totals"]
 
-    def para(value) -> Paragraph:
-        text = safe_cell(value).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
-        return Paragraph(text, small)
+    def para(value):
+        # A PDF is not a spreadsheet: cells print as they are (no formula neutralizing), never as markup.
+        return paragraph(value, small)
 
     buffer = io.BytesIO()
     doc = SimpleDocTemplate(buffer, pagesize=landscape(A4), leftMargin=12 * mm, rightMargin=12 * mm,
@@ -46,10 +47,10 @@ def pdf_of(data: dict) -> HttpResponse:
                f"{totals['escalations']} escalations · {totals['sessions']} enablement sessions, satisfaction "
                f"{totals['satisfaction'] if totals['satisfaction'] is not None else 'not scored'}")
     story = [
-        Paragraph(f"GENIAC {cycle['name']} — cycle report", styles["Title"]),
-        Paragraph(f"{cycle['status']} · {cycle['starts_on'] or '?'} to {cycle['ends_on'] or 'now'}", styles["BodyText"]),
+        paragraph(f"GENIAC {cycle['name']} — cycle report", styles["Title"]),
+        paragraph(f"{cycle['status']} · {cycle['starts_on'] or '?'} to {cycle['ends_on'] or 'now'}", styles["BodyText"]),
         Spacer(1, 3 * mm), para(summary), Spacer(1, 3 * mm),
-        Paragraph("Organizations", styles["Heading2"]),
+        paragraph("Organizations", styles["Heading2"]),
     ]
     body = rows(data)
     if body:
@@ -61,7 +62,7 @@ def pdf_of(data: dict) -> HttpResponse:
         ]))
         story.append(table)
     else:
-        story.append(Paragraph("No organization took part.", styles["BodyText"]))
+        story.append(paragraph("No organization took part.", styles["BodyText"]))
     doc.build(story)
     response = HttpResponse(buffer.getvalue(), content_type="application/pdf")
     response["Content-Disposition"] = f'attachment; filename="cycle-{cycle["number"]}-report.pdf"'

@@ -1,5 +1,6 @@
 """Exports of the overview and of frozen reviews: CSV of every table (formula cells neutralized by
-``portal.csv``) and a PDF of a frozen review (reportlab platypus tables of the snapshot)."""
+``portal.csv``) and a PDF of a frozen review (reportlab platypus tables of the snapshot). Tables are read
+by people: days in the display time zone, stored codes by their labels (the API keeps both raw)."""
 from __future__ import annotations
 
 import io
@@ -9,6 +10,8 @@ from django.http import Http404, HttpResponse
 from django.utils import timezone
 
 from portal.csv import csv_response, signed
+from portal.pdf import paragraph
+from portal.templatetags.portal_display import code_label, local_day
 
 Table = tuple[list[str], list[list]]
 
@@ -19,9 +22,10 @@ def _organizations(f: dict) -> Table:
               "Quota used", "Quota total", "Reservations ending in 14 days", "Next reservation end"]
     rows = [[
         o["name"], "; ".join(w["name"] for w in o["workloads"]), "; ".join(o["leads"]), o["clusters_total"],
-        "; ".join(f"{k} {v}" for k, v in sorted(o["clusters"].items())), o["health"] or "", o["validation"] or "",
+        "; ".join(f"{code_label(k)} {v}" for k, v in sorted(o["clusters"].items())), o["health"] or "",
+        o["validation"] or "",
         o["open"].get("critical", 0), o["open"].get("high", 0), o["open"].get("normal", 0), o["open"].get("low", 0),
-        "" if o["oldest_open_days"] is None else o["oldest_open_days"], (o["last_contact"] or "")[:10],
+        "" if o["oldest_open_days"] is None else o["oldest_open_days"], local_day(o["last_contact"]),
         o["quota_used"], o["quota_total"], o["expiring"]["count"], o["expiring"]["next"] or "",
     ] for o in f.get("organizations", [])]
     return header, rows
@@ -47,7 +51,7 @@ def _heatmap(f: dict) -> Table:
 
 def _outstanding(f: dict) -> Table:
     return (["Organization", "Summary", "Severity", "Status", "Owner", "Age (days)"],
-            [[r["organization"], r["summary"], r["severity"], r["status"], r["owner"], r["age_days"]]
+            [[r["organization"], r["summary"], code_label(r["severity"]), code_label(r["status"]), r["owner"], r["age_days"]]
              for r in f["outstanding"]])
 
 
@@ -111,7 +115,7 @@ def pdf_response(review, changes: list[dict], items) -> HttpResponse:
     from reportlab.lib.pagesizes import A4, landscape
     from reportlab.lib.styles import getSampleStyleSheet
     from reportlab.lib.units import mm
-    from reportlab.platypus import LongTable, Paragraph, SimpleDocTemplate, Spacer, TableStyle
+    from reportlab.platypus import LongTable, SimpleDocTemplate, Spacer, TableStyle
 
     styles = getSampleStyleSheet()
     small = styles["BodyText"].clone("small", fontSize=7, leading=8.5)
@@ -120,15 +124,14 @@ def pdf_response(review, changes: list[dict], items) -> HttpResponse:
                             topMargin=12 * mm, bottomMargin=12 * mm,
                             title=f"GENIAC weekly review, week of {review.week_start:%Y-%m-%d}")
 
-    def para(value) -> Paragraph:
-        # A PDF is not a spreadsheet: cells are printed as they are (no formula neutralizing).
-        text = ("" if value is None else str(value)).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
-        return Paragraph(text, small)
+    def para(value):
+        # A PDF is not a spreadsheet: cells print as they are (no formula neutralizing), never as markup.
+        return paragraph(value, small)
 
     def add_table(title: str, header: list[str], rows: list[list]) -> None:
-        story.append(Paragraph(title, styles["Heading2"]))
+        story.append(paragraph(title, styles["Heading2"]))
         if not rows:
-            story.append(Paragraph("Nothing to show.", styles["BodyText"]))
+            story.append(paragraph("Nothing to show.", styles["BodyText"]))
             return
         data = [[para(h) for h in header], *[[para(c) for c in row] for row in rows]]
         t = LongTable(data, repeatRows=1)
@@ -141,11 +144,11 @@ def pdf_response(review, changes: list[dict], items) -> HttpResponse:
         story.append(Spacer(1, 4 * mm))
 
     story = [
-        Paragraph(f"GENIAC weekly review — week of {review.week_start:%Y-%m-%d}", styles["Title"]),
-        Paragraph(f"Frozen {_local(review.frozen_at)}"
+        paragraph(f"GENIAC weekly review — week of {review.week_start:%Y-%m-%d}", styles["Title"]),
+        paragraph(f"Frozen {_local(review.frozen_at)}"
                   + (f" by {review.frozen_by.display_name}" if review.frozen_by else ""), styles["BodyText"]),
         Spacer(1, 3 * mm),
-        Paragraph("Notes", styles["Heading2"]),
+        paragraph("Notes", styles["Heading2"]),
     ]
     for line in (review.notes or "No notes.").splitlines() or ["No notes."]:
         story.append(para(line))

@@ -345,7 +345,8 @@ HEALTH_SNS_MAX_AGE_SECONDS = env.int("HEALTH_SNS_MAX_AGE_SECONDS", default=3600)
 HEALTH_SNS_CERT_HOSTS = env.list("HEALTH_SNS_CERT_HOSTS", default=[])
 
 # Outbound calls to URLs users give (portal/outbound.py): hosts that may be called even when they resolve
-# to private or local addresses (AMP workspace hosts always may), and hosts that may be called over plain http.
+# to private or local addresses (no name is exempt by itself, AMP's included: list an AMP workspace host reached
+# through a VPC endpoint here), and hosts that may be called over plain http.
 OUTBOUND_ALLOWED_HOSTS = env.list("OUTBOUND_ALLOWED_HOSTS", default=[])
 OUTBOUND_HTTP_HOSTS = env.list("OUTBOUND_HTTP_HOSTS", default=[])
 # Name servers for those lookups ("address" or "address:port", IPv6 in brackets); unset: the system's resolver.

@@ -36,6 +36,20 @@ def when(value, with_zone: bool = False) -> str:
     return f"{text} {moment.tzname()}" if with_zone and moment.tzname() else text
 
 
+@register.filter
+def local_day(value) -> str:
+    """'2026-12-02': the day a time (or an ISO string of frozen figures) falls on in the display time zone,
+    never the UTC day its ISO text starts with; a date as it is; '' for nothing."""
+    if isinstance(value, datetime.date) and not isinstance(value, datetime.datetime):
+        return value.isoformat()
+    moment = _as_datetime(value)
+    if moment is None:
+        return "" if value in (None, "") else str(value)
+    if timezone.is_aware(moment):
+        moment = timezone.localtime(moment)
+    return f"{moment:%Y-%m-%d}"
+
+
 @register.simple_tag
 def display_time_zone() -> str:
     """'Asia/Tokyo (JST)': said once in the footer."""
@@ -52,11 +66,12 @@ def _labels() -> dict[str, str]:
     from clusters import choices as cluster_choices
     from clusters.health import choices as health_choices
     from portal import choices as portal_choices
+    from portal import vocabulary
     from workloads import choices as workload_choices
     from workloads.interactions import choices as interaction_choices
 
     labels: dict[str, str] = {}
-    for module in (portal_choices, workload_choices, interaction_choices, cluster_choices, health_choices):
+    for module in (portal_choices, workload_choices, interaction_choices, cluster_choices, health_choices, vocabulary):
         for item in vars(module).values():
             if isinstance(item, type) and issubclass(item, models.Choices) and item is not models.TextChoices:
                 for value, label in item.choices:

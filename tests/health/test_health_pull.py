@@ -18,6 +18,7 @@ from clusters.health.models import ClusterHealthConfig, HealthReport
 from clusters.health.prometheus import parse
 from clusters.health.summary import summarize
 from clusters.health.tasks import pull_all, pull_cluster
+from portal import outbound
 from tests.health.factories_health import ClusterFactory, sample
 
 PROMETHEUS = shutil.which("prometheus") or ("/usr/bin/prometheus" if shutil.os.path.exists("/usr/bin/prometheus") else None)
@@ -136,7 +137,7 @@ def test_pull_task_ingests_and_records_errors(world, prometheus):
     config.save()
     assert pull_cluster(config.pk) is None
     config.refresh_from_db()
-    assert config.last_pull_error == "Could not connect to the host." and config.last_pull_status is None
+    assert config.last_pull_error == outbound.UNREACHABLE and config.last_pull_status is None
     assert HealthReport.objects.count() == 1
 
 

@@ -5,6 +5,7 @@ no request reaches it, and when an operator allow-lists it, nothing it answers r
 """
 from __future__ import annotations
 
+import ipaddress
 import json
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -82,7 +83,7 @@ def test_public_addresses_and_amp_hosts_pass_the_static_check(settings):
     assert outbound.parse("https://93.184.215.14/x").port == 443
     assert outbound.is_amp_host("aps-workspaces.ap-northeast-1.amazonaws.com")
     assert not outbound.is_amp_host("aps-workspaces.evil.com.amazonaws.com.attacker.net")
-    assert outbound.is_allowed_host("aps-workspaces.us-east-1.amazonaws.com")
+    assert not outbound.is_allowed_host("aps-workspaces.us-east-1.amazonaws.com")  # the shape allows nothing
     assert not outbound.is_allowed_host("127.0.0.1")
     settings.OUTBOUND_ALLOWED_HOSTS = ["127.0.0.1"]
     assert outbound.is_allowed_host("127.0.0.1")
@@ -215,14 +216,14 @@ def test_slack_webhook_setting_is_validated(db):
 # listener on 127.0.0.1 records every connection made to it (a TLS handshake counts, not only HTTP).
 class _ScriptedZone:
     """Answers A queries for each name from its script, one answer set per query (the last one repeats);
-    AAAA queries get an empty answer. Every question asked is recorded."""
+    AAAA queries get the script's IPv6 addresses, if any (a fixed set). Every question asked is recorded."""
 
     def __init__(self, script):
         self.script = {name: list(answers) for name, answers in script.items()}
         self.asked: list[tuple[str, str]] = []
 
     def resolve(self, request, handler):
-        from dnslib import QTYPE, RCODE, RR, A
+        from dnslib import AAAA, QTYPE, RCODE, RR, A
 
         name, qtype = str(request.q.qname).rstrip("."), QTYPE[request.q.qtype]
         self.asked.append((name, qtype))
@@ -233,7 +234,12 @@ class _ScriptedZone:
         elif qtype == "A":
             current = answers.pop(0) if len(answers) > 1 else answers[0]
             for address in current:
-                reply.add_answer(RR(request.q.qname, QTYPE.A, rdata=A(address), ttl=0))
+                if ":" not in address:
+                    reply.add_answer(RR(request.q.qname, QTYPE.A, rdata=A(address), ttl=0))
+        elif qtype == "AAAA":
+            for address in answers[-1]:
+                if ":" in address:
+                    reply.add_answer(RR(request.q.qname, QTYPE.AAAA, rdata=AAAA(ipaddress.ip_address(address).exploded), ttl=0))
         return reply
 
 
@@ -311,3 +317,144 @@ def test_the_configured_name_servers_answer_for_allowed_hosts_and_unknown_names(
     assert len(loopback_port.connections) == 1
     with pytest.raises(outbound.OutboundError, match="does not resolve"):
         outbound.resolve("https://nowhere.attacker.test/")
+
+
+# Names → what they resolve to → the decision, through the real resolver path (the scripted name server)
+# and the real client: "refused" is refused before any connection, "allowed" passes the address check.
+# AMP's own host shape no longer exempts a name: a private answer is refused for every name that the
+# operator did not list in OUTBOUND_ALLOWED_HOSTS.
+DECISIONS = [
+    # (host, addresses it resolves to, OUTBOUND_ALLOWED_HOSTS, decision)
+    ("aps-workspaces.evil.attacker.amazonaws.com", ["127.0.0.1"], [], "refused"),
+    ("aps-workspaces.a.b.c.amazonaws.com", ["10.0.0.7"], [], "refused"),
+    ("aps-workspaces.ap-northeast-1.amazonaws.com", ["127.0.0.1"], [], "refused"),
+    ("aps-workspaces.ap-northeast-1.amazonaws.com", ["10.0.12.34"], [], "refused"),  # a VPC endpoint, unlisted
+    ("aps-workspaces.ap-northeast-1.amazonaws.com", ["10.0.12.34"],
+     ["aps-workspaces.ap-northeast-1.amazonaws.com"], "allowed"),  # the operator listed it
+    ("aps-workspaces.ap-northeast-1.amazonaws.com", [PUBLIC], [], "allowed"),
+    ("aps-workspaces.us-east-1.api.aws", [PUBLIC, "2600:1f18::1"], [], "allowed"),
+    ("aps-workspaces.us-east-1.api.aws", [PUBLIC, "::1"], [], "refused"),
+    ("prometheus.example.test", ["169.254.169.254"], [], "refused"),
+    ("prometheus.example.test", ["fd00:ec2::254"], [], "refused"),
+    ("prometheus.example.test", ["::ffff:127.0.0.1"], [], "refused"),
+    ("sixtofour.example.test", ["2002:7f00:1::1"], [], "refused"),  # 6to4 of 127.0.0.1
+    ("sixtofour.example.test", ["2002:a9fe:a9fe::1"], [], "refused"),  # 6to4 of 169.254.169.254
+    ("sixtofour.example.test", ["2002:0a00:0005::1"], [], "refused"),  # 6to4 of 10.0.0.5
+    ("sixtofour.example.test", ["2002:345f:6e01::1"], [], "allowed"),  # 6to4 of 52.95.110.1
+    ("teredo.example.test", ["2001:0:4136:e378:8000:63bf:80ff:fffe"], [], "refused"),  # client 127.0.0.1
+    ("teredo.example.test", ["2001:0:345f:6e01:8000:63bf:cba0:91fe"], [], "allowed"),  # 52.95.110.1 both ends
+    ("nat64.example.test", ["64:ff9b::7f00:1"], [], "refused"),  # NAT64 of 127.0.0.1
+    ("nat64.example.test", ["64:ff9b::a9fe:a9fe"], [], "refused"),  # NAT64 of 169.254.169.254
+    ("nat64.example.test", ["64:ff9b::345f:6e01"], [], "allowed"),  # NAT64 of 52.95.110.1
+    ("local.example.test", ["127.0.0.1"], ["*.example.test"], "allowed"),
+]
+
+
+@pytest.mark.parametrize(("host", "addresses", "allowed_hosts", "decision"), DECISIONS)
+def test_outbound_decisions(name_server, settings, host, addresses, allowed_hosts, decision):
+    name_server.script[host] = [addresses]
+    settings.OUTBOUND_ALLOWED_HOSTS = allowed_hosts
+    if decision == "refused":
+        with pytest.raises(outbound.OutboundError) as caught:
+            outbound.resolve(f"https://{host}/api/v1/query")
+        assert caught.value.reason == outbound.PRIVATE
+    else:
+        assert sorted(outbound.resolve(f"https://{host}/api/v1/query").addresses) == sorted(addresses)
+
+
+@pytest.mark.parametrize(("literal", "public"), [
+    ("2002:7f00:1::1", False), ("2002:345f:6e01::1", True), ("64:ff9b::7f00:1", False),
+    ("64:ff9b::345f:6e01", True), ("64:ff9b:1::7f00:1", False), ("::ffff:10.0.0.1", False),
+    ("::ffff:52.95.110.1", True), ("2001:0:4136:e378:8000:63bf:80ff:fffe", False),
+    ("2001:0:345f:6e01:8000:63bf:cba0:91fe", True), ("2001:db8::1", False), ("2600:1f18::1", True),
+])
+def test_addresses_that_carry_ipv4_are_judged_by_it(literal, public):
+    assert outbound.is_public_address(literal) is public
+    if not public:
+        with pytest.raises(outbound.OutboundError, match="private, local or reserved"):
+            outbound.parse(f"https://[{literal}]/")
+
+
+@pytest.mark.parametrize(("host", "region"), [
+    ("aps-workspaces.ap-northeast-1.amazonaws.com", "ap-northeast-1"),
+    ("aps-workspaces.us-gov-west-1.amazonaws.com", "us-gov-west-1"),
+    ("aps-workspaces-fips.us-east-2.amazonaws.com", "us-east-2"),
+    ("aps-workspaces.us-east-1.api.aws", "us-east-1"),
+    ("aps-workspaces-fips.us-east-2.api.aws", "us-east-2"),
+    ("APS-WORKSPACES.EU-WEST-1.AMAZONAWS.COM.", "eu-west-1"),
+    ("aps-workspaces.evil.attacker.amazonaws.com", None),
+    ("aps-workspaces.ap-northeast-1.x.amazonaws.com", None),
+    ("x.aps-workspaces.ap-northeast-1.amazonaws.com", None),
+    ("aps-workspaces.attacker.amazonaws.com", None),
+    ("aps-workspaces.ap-northeast-1.amazonaws.com.attacker.net", None),
+    ("aps.ap-northeast-1.amazonaws.com", None),
+])
+def test_amp_host_shape(host, region):
+    """AWS documents the data-plane names as aps-workspaces[-fips].<region>.amazonaws.com and, dual-stack,
+    …<region>.api.aws; nothing deeper is an AMP workspace host (it signs for nothing)."""
+    assert outbound.amp_region(host) == region
+
+
+def test_a_deeper_amazonaws_name_resolving_to_loopback_is_never_connected_to(name_server, loopback_port, settings):
+    """The attack of the report: the old pattern let any depth under amazonaws.com skip the address check."""
+    port = loopback_port.server_address[1]
+    host = "aps-workspaces.evil.attacker.amazonaws.com"
+    name_server.script[host] = [["127.0.0.1"]]
+    with pytest.raises(outbound.OutboundError, match="private, local or reserved"):
+        outbound.post(f"https://{host}:{port}/api/v1/query", body=b"query=up", timeout=2)
+    assert (host, "A") in name_server.asked and loopback_port.connections == []
+    # Listed by the operator, the same name reaches the same listener: the refusal was the address check.
+    settings.OUTBOUND_ALLOWED_HOSTS = [host]
+    with pytest.raises(outbound.OutboundError, match="could not be reached"):
+        outbound.post(f"https://{host}:{port}/api/v1/query", body=b"query=up", timeout=2)
+    assert len(loopback_port.connections) == 1
+
+
+@pytest.fixture
+def silent_port():
+    """Accepts connections and never answers (the connection is held until the test ends)."""
+    import socket
+
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen(8)
+    yield server.getsockname()[1]
+    server.close()
+
+
+def test_connection_failures_share_one_sentence_on_the_page(client, world, listener, silent_port, settings,
+                                                            outbound_allows_local, caplog):
+    """A closed port, a port that never answers and a port that speaks no TLS look the same on the
+    settings page (one sentence); the log says which one it was, for staff."""
+    import logging
+    import re
+    import socket
+
+    settings.HEALTH_PULL_TIMEOUT = 1
+    closed = socket.socket()
+    closed.bind(("127.0.0.1", 0))
+    closed_port = closed.getsockname()[1]
+    closed.close()  # nothing listens there now
+    http_port = listener.server_address[1]
+    config = _config(world, "https://127.0.0.1:1")
+    client.force_login(world.lead_a)
+    page_url = reverse("health:cluster_health_settings", args=[config.cluster_id])
+    pages = {}
+    for kind, url in (("could not connect", f"http://127.0.0.1:{closed_port}"),
+                      ("timed out", f"http://127.0.0.1:{silent_port}"),
+                      ("TLS failure", f"https://127.0.0.1:{http_port}")):
+        ClusterHealthConfig.objects.filter(pk=config.pk).update(pull_url=url)
+        caplog.clear()
+        with caplog.at_level(logging.WARNING, logger="portal.outbound"):
+            assert pull_cluster(config.pk) is None
+        config.refresh_from_db()
+        assert (config.last_pull_error, config.last_pull_status) == (outbound.UNREACHABLE, None)
+        assert any(kind in r.getMessage() for r in caplog.records), kind
+        page = client.get(page_url).content.decode()
+        assert outbound.UNREACHABLE in page
+        # Everything but the URL itself, the per-request tokens and the minute of the pull.
+        page = re.sub(r'(nonce="|csrfmiddlewaretoken" value="|"X-CSRFToken": ")[^"]+', r"\1", page.replace(url, "URL"))
+        pages[kind] = re.sub(r"\d{4}-\d\d-\d\d \d\d:\d\d", "", page)
+    assert len(set(pages.values())) == 1  # nothing else on the page tells them apart
+    for words in ("did not answer in time", "TLS", "certificate", "Could not connect", "timed out", "refused"):
+        assert words not in pages["timed out"], words

@@ -12,6 +12,8 @@ from django import template
 from django.urls import reverse
 from django.utils.safestring import mark_safe
 
+from portal.templatetags.portal_display import code_label, local_day
+
 register = template.Library()
 
 SLUG = "__slug__"
@@ -32,7 +34,7 @@ def organization_rows(organizations: list[dict]) -> str:
     url = reverse("portal:organization_detail", kwargs={"slug": SLUG})
     out = []
     for o in organizations:
-        states = " ".join(f'<span class="state state-{escape(s)}">{escape(s)} {n}</span>'
+        states = " ".join(f'<span class="state state-{escape(s)}">{escape(code_label(s))} {n}</span>'
                           for s, n in o["clusters"].items()) or "none"
         opened = o["open"]
         expiring = o["expiring"]
@@ -49,7 +51,7 @@ def organization_rows(organizations: list[dict]) -> str:
             f'<td>{opened.get("critical", 0)} / {opened.get("high", 0)} / {opened.get("normal", 0)} / '
             f'{opened.get("low", 0)}</td>'
             f"<td>{oldest}</td>"
-            f'<td>{_dash((o["last_contact"] or "")[:10])}</td>'
+            f'<td>{_dash(local_day(o["last_contact"]))}</td>'
             f'<td>{o["quota_used"]} / {o["quota_total"]}</td>'
             f"<td>{ending}</td>"
             "</tr>"

@@ -1,0 +1,30 @@
+"""In a browser: choosing the organization on the launch form reloads its reservations (htmx)."""
+import pytest
+
+from tests.e2e.conftest import sign_in
+
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+
+
+def test_the_reservation_list_follows_the_organization(page, live_server, world):
+    from portal.choices import MembershipRole
+    from tests.factories import MembershipFactory, OrganizationFactory
+    from tests.workloads.factories_workloads import CapacityReservationFactory
+
+    gamma = OrganizationFactory(name="Gamma Labs", slug="gamma-labs")
+    MembershipFactory(user=world.lead_a, organization=gamma, role=MembershipRole.LEAD_SA)
+    ours = CapacityReservationFactory(organization=world.org_a, reservation_id="cr-0aaaaaaaaaaaaaaa0")
+    gammas = CapacityReservationFactory(organization=gamma, reservation_id="cr-0ccccccccccccccc0")
+    sign_in(page, live_server, "lead_a")
+    page.goto(f"{live_server.url}/clusters/blueprints/parallelcluster/launch/")
+    page.evaluate("window.__no_reload = 'still here'")
+    options = page.locator('[name="cluster__CapacityReservationId"] option')
+    assert options.count() == 1  # "None (on demand)" until an organization is chosen
+    page.locator('[name="organization"]').select_option(str(gamma.pk))
+    page.locator(f'option[value="{gammas.reservation_id}"]').wait_for(state="attached", timeout=15000)
+    assert page.locator(f'option[value="{ours.reservation_id}"]').count() == 0
+    page.locator('[name="organization"]').select_option(str(world.org_a.pk))
+    page.locator(f'option[value="{ours.reservation_id}"]').wait_for(state="attached", timeout=15000)
+    assert page.locator(f'option[value="{gammas.reservation_id}"]').count() == 0
+    assert page.evaluate("window.__no_reload") == "still here"
+    assert not page.console_errors, page.console_errors
