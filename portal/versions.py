@@ -192,6 +192,35 @@ def reapply_data(form, stored) -> dict:
     return data
 
 
+# --- a set of rows saved together (one organization's milestones) -------------------------------------------
+
+class Stale(Exception):
+    """The values were changed since ``read`` (``current`` is what is stored now)."""
+
+    def __init__(self, read: dict, current: dict):
+        super().__init__("changed since it was read")
+        self.read, self.current = read, current
+
+
+def values_token(vals: dict) -> str:
+    """A page token for values that are not one row's fields (plain JSON values)."""
+    return signing.Signer(salt=_SALT).sign_object({"d": digest(vals), "v": vals}, compress=True)
+
+
+def add_token_field(form, token: str) -> None:
+    form.fields[FIELD] = forms.CharField(widget=forms.HiddenInput, required=False, initial=token)
+
+
+def require(token: str | None, current: dict) -> None:
+    """Inside the transaction holding the lock: raise :class:`Stale` when ``token`` is not the version of
+    ``current``; no token, no check."""
+    if not token:
+        return
+    read_digest, read = _read(token)
+    if read_digest != digest(current):
+        raise Stale(read, current)
+
+
 # --- the API ---------------------------------------------------------------------------------------------
 
 def serializer_fields(serializer, model) -> list:

@@ -307,3 +307,25 @@ def test_two_api_updates_of_one_etag_released_together_one_passes(world):
 
     assert sorted(results) == [200, 412], results
     assert Workload.history.filter(id=workload.pk, history_type="~").count() == 1
+
+
+def test_two_leads_saving_milestones_the_second_sees_the_first_date(world):
+    """An organization's milestones are saved as a set (under the organization's lock): the set's version."""
+    from portal.engagement.models import Milestone
+
+    url = reverse("engagement:outcomes", kwargs={"slug": world.org_a.slug})
+    first, second = _client(world.lead_a), _client(_second_lead(world))
+    forms = [post_form(c.get(url).content, FIELD) for c in (first, second)]
+    assert first.post(url, {**forms[0], "onboarded": "2026-06-02"}).status_code == 302
+
+    refused = second.post(url, {**forms[1], "cluster_validated": "2026-06-03"})
+    assert refused.status_code == 409
+    assert [(c.name, c.current, c.yours) for c in refused.context["version_conflict"]] == [
+        ("onboarded", "2026-06-02", "—")]
+    assert not Milestone.objects.filter(organization=world.org_a, kind="cluster_validated").exists()
+    again = post_form(refused.content, FIELD)
+    assert again["cluster_validated"] == "2026-06-03"
+    again["onboarded"] = "2026-06-02"
+    assert second.post(url, again).status_code == 302
+    assert set(Milestone.objects.filter(organization=world.org_a).values_list("kind", flat=True)) == {
+        "onboarded", "cluster_validated"}
