@@ -12,7 +12,7 @@ from django.http import Http404, HttpResponse
 from django.shortcuts import redirect
 from django.views import generic
 
-from portal import access, submissions
+from portal import access, submissions, versions
 from portal.csv import csv_response
 
 
@@ -124,6 +124,11 @@ class ObjectEditView(RestrictedQuerysetMixin, HtmxTemplateMixin, generic.UpdateV
             kwargs["user"] = self.request.user
         return kwargs
 
+    def get_form(self, form_class=None):
+        form = super().get_form(form_class)
+        versions.add_field(form, self.object)  # an edit carries the version it was read at
+        return form
+
     def get_object(self, queryset=None):
         if self.kwargs.get(self.pk_url_kwarg) is None and self.kwargs.get(self.slug_url_kwarg) is None:
             return None
@@ -141,6 +146,9 @@ class ObjectEditView(RestrictedQuerysetMixin, HtmxTemplateMixin, generic.UpdateV
 
     def form_valid(self, form):
         with transaction.atomic():
+            changes = versions.conflict(form, self.object)  # locks the row being changed
+            if changes is not None:
+                return self.version_conflict(form, changes)
             obj = form.save(commit=False)
             created = obj.pk is None
             if not access.can_in_organization(
@@ -161,6 +169,18 @@ class ObjectEditView(RestrictedQuerysetMixin, HtmxTemplateMixin, generic.UpdateV
 
     def after_save(self, obj, created: bool) -> None:
         """Hook for timeline entries and notifications, inside the saving transaction."""
+
+    def version_conflict(self, form, changes):
+        """The row changed since the form was read: nothing is saved, the page lists what changed meanwhile
+        and offers the user's values again on the stored row's version, so saving re-applies them knowingly."""
+        stored = form.current_instance
+        kwargs = self.get_form_kwargs()
+        kwargs.update(data=versions.reapply_data(form, stored), instance=stored)
+        again = self.get_form_class()(**kwargs)
+        versions.add_field(again, stored)
+        self.object = stored
+        status = 200 if getattr(self.request, "htmx", False) else 409  # htmx swaps 2xx answers only
+        return self.render_to_response(self.get_context_data(form=again, version_conflict=changes), status=status)
 
     def get_success_url(self):
         return self.object.get_absolute_url()

@@ -30,7 +30,7 @@ from clusters.health.models import (
     ValidationRun,
 )
 from clusters.models import Cluster
-from portal import access, submissions
+from portal import access, submissions, versions
 from portal.generic import ObjectView
 from portal.vocabulary import VERDICT_RANK, VERDICTS
 
@@ -137,6 +137,12 @@ def _configurable_cluster(request, pk):
 NEW_TOKEN_SESSION_KEY = "health-new-token-{pk}"
 
 
+def _settings_form(config):
+    form = ClusterHealthConfigForm(instance=config)
+    versions.add_field(form, config)
+    return form
+
+
 class ClusterHealthSettingsView(View):
     """Lead SAs: where to pull from (and with which credentials), and the push token. A token just made is
     kept in the session by the rotation and shown by the next GET only, so a refresh never shows it again."""
@@ -148,7 +154,7 @@ class ClusterHealthSettingsView(View):
         config = services.config_for(cluster)
         new_token = request.session.pop(NEW_TOKEN_SESSION_KEY.format(pk=cluster.pk), None)
         response = render(request, self.template_name, {"cluster": cluster, "config": config, "new_token": new_token,
-                                                        "form": ClusterHealthConfigForm(instance=config)})
+                                                        "form": _settings_form(config)})
         add_never_cache_headers(response)  # a new token is on this response only
         return response
 
@@ -156,9 +162,19 @@ class ClusterHealthSettingsView(View):
         cluster = _configurable_cluster(request, pk)
         config = services.config_for(cluster)
         form = ClusterHealthConfigForm(request.POST, instance=config)
+        versions.add_field(form, config)
         if not form.is_valid():
             return render(request, self.template_name, {"cluster": cluster, "config": config, "form": form})
-        form.save()
+        with transaction.atomic():
+            changes = versions.conflict(form, config)  # locks the settings' row
+            if changes is None:
+                form.save()
+        if changes is not None:  # changed since the page was opened: the user's values on the stored version
+            stored = form.current_instance
+            again = ClusterHealthConfigForm(versions.reapply_data(form, stored), instance=stored)
+            versions.add_field(again, stored)
+            return render(request, self.template_name, {"cluster": cluster, "config": stored, "form": again,
+                                                        "version_conflict": changes}, status=409)
         messages.success(request, "Saved the health ingestion settings.")
         return redirect("health:cluster_health_settings", pk=cluster.pk)
 

@@ -4,20 +4,30 @@ A viewset declares ``queryset``, ``serializer_class`` and ``filterset_class``. R
 ``restrict(user, "view")``; a row outside it is a 404. Writing a visible row also needs "change"
 (403 otherwise), and a new row's organization must be one the user may write in, checked again
 inside the transaction that saves it.
+
+Updates are optimistic (``portal.versions``): a detail GET answers an ``ETag``, and a PUT or PATCH with
+``If-Match`` is checked against the row locked inside the saving transaction (412 when it changed).
 """
 from __future__ import annotations
 
 from django.db import transaction
-from rest_framework import serializers, viewsets
-from rest_framework.exceptions import PermissionDenied
+from rest_framework import mixins, serializers, status, viewsets
+from rest_framework.exceptions import APIException, PermissionDenied
+from rest_framework.response import Response
 
-from portal import access, submissions
+from portal import access, submissions, versions
 from portal.api.scoping import PortalModelSerializer, PortalSerializerMixin, restrict_related_fields
 
 __all__ = ["PortalModelSerializer", "PortalSerializerMixin", "PortalModelViewSet", "PortalReadOnlyViewSet",
-           "PortalViewSetMixin", "IdempotentCreateMixin"]
+           "PortalViewSetMixin", "IdempotentCreateMixin", "PortalUpdateMixin"]
 
 READ_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
+UPDATES = frozenset({"update", "partial_update"})
+
+
+class PreconditionFailed(APIException):
+    status_code = status.HTTP_412_PRECONDITION_FAILED
+    default_code = "version_mismatch"
 
 
 class PortalViewSetMixin:
@@ -40,6 +50,34 @@ class PortalViewSetMixin:
         super().check_object_permissions(request, obj)
         if request.method not in READ_METHODS and not access.can(request.user, self.write_action, obj):
             raise PermissionDenied(access.refusal(obj, self.write_action))
+
+    def get_object(self):
+        obj = super().get_object()
+        if self.action in UPDATES:
+            # Lock the row for the saving transaction (``update``), then read it again as stored now: the
+            # version is checked, and the serializer writes over, the latest committed row.
+            versions.lock(obj)
+            obj = self._updating = super().get_object()
+            current = self.version_of(obj)
+            if not versions.if_match_holds(self.request.headers.get("If-Match"), current):
+                raise PreconditionFailed({
+                    "detail": "This row changed since the version you sent in If-Match. GET it again, re-apply "
+                              "your change and send the new ETag.",
+                    "code": "version_mismatch", "etag": current,
+                })
+        return obj
+
+    def version_of(self, instance) -> str:
+        """The ``ETag`` of ``instance``: the version of the fields this endpoint writes."""
+        serializer = self.get_serializer(instance)
+        return versions.etag(instance, versions.serializer_fields(serializer, type(instance)))
+
+    def retrieve(self, request, *args, **kwargs):
+        instance = self.get_object()
+        response = Response(self.get_serializer(instance).data)
+        if hasattr(self, "update") and {"put", "patch"} & set(self.http_method_names):
+            response["ETag"] = self.version_of(instance)
+        return response
 
     def organization_id_for(self, instance) -> int | None:
         return getattr(instance, "organization_id", None)
@@ -75,9 +113,23 @@ class IdempotentCreateMixin:
         return super().create(request, *args, **kwargs)
 
 
+class PortalUpdateMixin(mixins.UpdateModelMixin):
+    """PUT and PATCH inside one transaction, which holds the row locked by ``get_object`` until the save
+    commits; the answer carries the row's new ``ETag``. (A mixin of its own: a viewset that defines
+    ``update`` is routed PUT and PATCH.)"""
+
+    def update(self, request, *args, **kwargs):
+        with transaction.atomic():  # the lock taken in get_object is held until the save commits
+            response = super().update(request, *args, **kwargs)
+            if response.status_code < 300:
+                saved = type(self._updating)._base_manager.get(pk=self._updating.pk)
+                response["ETag"] = self.version_of(saved)
+        return response
+
+
 class PortalReadOnlyViewSet(PortalViewSetMixin, viewsets.ReadOnlyModelViewSet):
     pass
 
 
-class PortalModelViewSet(PortalViewSetMixin, IdempotentCreateMixin, viewsets.ModelViewSet):
+class PortalModelViewSet(PortalViewSetMixin, IdempotentCreateMixin, PortalUpdateMixin, viewsets.ModelViewSet):
     pass

@@ -24,6 +24,7 @@ DESCRIPTIONS = {
     "404": "No such object, or one the caller may not see.",
     "409": "The change conflicts with the data (a row that refers to it, or a change made at the same time), or "
            "an Idempotency-Key was used before for a request with another body.",
+    "412": "`If-Match` names a version the row no longer has: GET it again (its `ETag`) and re-apply the change.",
     "413": "The upload is over the limit.",
 }
 
@@ -80,6 +81,8 @@ class PortalAutoSchema(AutoSchema):
             codes.append("404")
         if self.method in ("POST", "PUT", "PATCH", "DELETE"):
             codes.append("409")
+        if self.method in ("PUT", "PATCH"):
+            codes.append("412")
         if self.method in ("POST", "PUT", "PATCH") and any(
                 "multipart" in p.media_type for p in getattr(self.view, "parser_classes", []) if hasattr(p, "media_type")):
             codes.append("413")

@@ -7,7 +7,7 @@ import datetime
 
 from django.db import transaction
 
-from portal import timeline
+from portal import timeline, versions
 from portal.choices import TimelineKind, Visibility
 from portal.engagement.choices import MilestoneKind
 from portal.engagement.models import Milestone, TrainedModel
@@ -25,12 +25,25 @@ def current(organization, user=None) -> dict[str, Milestone]:
     return {m.kind: m for m in qs.filter(cycle_id=active_cycle_id())}
 
 
-def save_milestones(organization, user, dates: dict[str, datetime.date | None]) -> list[str]:
-    """Set (or clear) each milestone's date; answer the labels of the milestones newly reached."""
+def dates_of(milestones: dict[str, Milestone]) -> dict[str, str | None]:
+    """The milestone dates as plain values: what a milestones form's version is made of."""
+    return {kind: milestones[kind].reached_on.isoformat() if kind in milestones else None for kind in KINDS}
+
+
+def milestones_version(organization) -> str:
+    return versions.values_token(dates_of(current(organization)))
+
+
+def save_milestones(organization, user, dates: dict[str, datetime.date | None], version: str | None = None) -> list[str]:
+    """Set (or clear) each milestone's date; answer the labels of the milestones newly reached.
+
+    ``version`` (from :func:`milestones_version` when the form was shown): raises ``versions.Stale`` when the
+    dates were changed since, checked under the organization's lock."""
     reached = []
     with transaction.atomic():
         Organization.objects.select_for_update().filter(pk=organization.pk).first()
         existing = current(organization)
+        versions.require(version, dates_of(existing))
         for kind in KINDS:
             if kind not in dates:
                 continue

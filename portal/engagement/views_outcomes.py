@@ -8,7 +8,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.views import View
 from django.views.generic import TemplateView
 
-from portal import access, submissions
+from portal import access, submissions, versions
 from portal.engagement import outcomes
 from portal.engagement.choices import MilestoneKind
 from portal.engagement.forms import MilestonesForm, TrainedModelForm
@@ -27,27 +27,51 @@ class OutcomesView(View):
         self.can_change = access.can_in_organization(request.user, access.CHANGE, Milestone, self.organization.pk)
         return super().dispatch(request, *args, **kwargs)
 
-    def render_page(self, form, status=200):
+    def render_page(self, form, status=200, version_conflict=None):
         reached = outcomes.current(self.organization, self.request.user)
         rows = [(kind, label, reached.get(kind)) for kind, label in MilestoneKind.choices]
         models = TrainedModel.objects.restrict(self.request.user).filter(organization=self.organization)
         return render(self.request, self.template_name, {
             "organization": self.organization, "milestones": rows, "trained_models": models,
             "form": form if self.can_change else None, "can_change": self.can_change,
+            "version_conflict": version_conflict,
         }, status=status)
 
     def get(self, request, slug):
         initial = {kind: m.reached_on for kind, m in outcomes.current(self.organization, request.user).items()}
-        return self.render_page(MilestonesForm(initial=initial))
+        form = MilestonesForm(initial=initial)
+        versions.add_token_field(form, outcomes.milestones_version(self.organization))
+        return self.render_page(form)
+
+    def conflict(self, form, stale):
+        """Changed since the form was shown: nothing saved; the dates changed meanwhile, and the user's dates
+        offered again on the stored version."""
+        labels = dict(MilestoneKind.choices)
+        yours = {k: v.isoformat() if v else None for k, v in form.cleaned_data.items() if k in labels}
+        changes = [versions.Change(name=k, label=labels[k], read=stale.read.get(k) or "—",
+                                   current=stale.current[k] or "—", yours=yours.get(k) or "—",
+                                   yours_differs=yours.get(k) != stale.current[k])
+                   for k in labels if stale.read.get(k) != stale.current[k]]
+        data = form.data.copy()
+        data[versions.FIELD] = versions.values_token(stale.current)
+        again = MilestonesForm(data)
+        versions.add_token_field(again, data[versions.FIELD])
+        return self.render_page(again, status=409, version_conflict=changes)
 
     @submissions.once
     def post(self, request, slug):
         if not self.can_change:
             raise PermissionDenied("You may not record this organization's outcomes.")
         form = MilestonesForm(request.POST)
+        versions.add_token_field(form, "")
         if not form.is_valid():
             return self.render_page(form, status=400)
-        reached = outcomes.save_milestones(self.organization, request.user, form.cleaned_data)
+        dates = {k: v for k, v in form.cleaned_data.items() if k != versions.FIELD}
+        try:
+            reached = outcomes.save_milestones(self.organization, request.user, dates,
+                                               version=form.cleaned_data.get(versions.FIELD))
+        except versions.Stale as stale:
+            return self.conflict(form, stale)
         submissions.record(request, self.organization)
         messages.success(request, "Milestones saved." + (f" Reached: {', '.join(reached)}." if reached else ""))
         return redirect("engagement:outcomes", slug=self.organization.slug)

@@ -9,7 +9,7 @@ from django.db.models.functions import Coalesce
 from django.shortcuts import get_object_or_404, redirect
 from django.views import View
 
-from portal import access, submissions, timeline
+from portal import access, submissions, timeline, versions
 from portal.choices import TimelineKind
 from portal.generic import ObjectEditView, ObjectListView, ObjectView
 from workloads.filtersets import EnablementSessionFilterSet
@@ -91,6 +91,9 @@ class EnablementEditView(ObjectEditView):
         user = self.request.user
         allowed = access.organization_ids(user, access.CHANGE, EnablementSession)
         with transaction.atomic():
+            changes = versions.conflict(form, self.object)  # locks the session's row
+            if changes is not None:
+                return self.version_conflict(form, changes)
             obj = form.save(commit=False)
             created = obj.pk is None
             chosen = form.cleaned_data["audience"]

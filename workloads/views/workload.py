@@ -7,7 +7,7 @@ from django.http import Http404, HttpResponse
 from django.shortcuts import get_object_or_404, render
 from django.views import View
 
-from portal import access
+from portal import access, versions
 from portal.generic import ObjectEditView, ObjectListView, ObjectView
 from workloads import history, usage
 from workloads.choices import RequestStatus
@@ -53,10 +53,10 @@ class WorkloadListView(ObjectListView):
         return ctx
 
 
-def _section_context(request, workload, name, form=None):
+def _section_context(request, workload, name, form=None, version_conflict=None):
     return {
         "workload": workload, "section": name, "title": SECTION_TITLES[name], "form": form,
-        "can_change": access.can(request.user, access.CHANGE, workload),
+        "can_change": access.can(request.user, access.CHANGE, workload), "version_conflict": version_conflict,
     }
 
 
@@ -120,6 +120,7 @@ class WorkloadSectionView(View):
             if not access.can(request.user, access.CHANGE, workload):
                 raise PermissionDenied("You may view this workload but not change it.")
             form = WorkloadForm(instance=workload, user=request.user, section=section)
+            versions.add_field(form, workload)
         return render(request, "workloads/htmx/workload_section.html", _section_context(request, workload, section, form))
 
     def post(self, request, pk, section):
@@ -127,11 +128,21 @@ class WorkloadSectionView(View):
         if not access.can(request.user, access.CHANGE, workload):
             raise PermissionDenied("You may view this workload but not change it.")
         form = WorkloadForm(request.POST, instance=workload, user=request.user, section=section)
+        versions.add_field(form, workload)
         if not form.is_valid():
             return render(request, "workloads/htmx/workload_section.html",
                           _section_context(request, workload, section, form))
         with transaction.atomic():
-            form.save()
+            changes = versions.conflict(form, workload)  # locks the workload's row
+            if changes is None:
+                form.save()
+        if changes is not None:  # changed since the section was opened: the user's values on the stored version
+            stored = form.current_instance
+            again = WorkloadForm(versions.reapply_data(form, stored), instance=stored, user=request.user,
+                                 section=section)
+            versions.add_field(again, stored)
+            return render(request, "workloads/htmx/workload_section.html",
+                          _section_context(request, stored, section, again, changes), status=200 if request.htmx else 409)
         if not request.htmx:
             response = HttpResponse(status=303)
             response["Location"] = workload.get_absolute_url()

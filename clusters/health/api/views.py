@@ -7,7 +7,7 @@ from django.shortcuts import get_object_or_404
 from django.urls import reverse
 from django.utils.cache import add_never_cache_headers
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
-from rest_framework import mixins, parsers, status
+from rest_framework import parsers, status
 from rest_framework.exceptions import PermissionDenied
 from rest_framework.response import Response
 from rest_framework.throttling import ScopedRateThrottle
@@ -37,7 +37,7 @@ from clusters.health.models import (
 from clusters.health.prometheus import ParseError
 from clusters.models import Cluster
 from portal import access
-from portal.api.base import PortalModelViewSet, PortalReadOnlyViewSet
+from portal.api.base import PortalModelViewSet, PortalReadOnlyViewSet, PortalUpdateMixin
 from portal.api.parsers import DepthLimitedJSONParser
 
 
@@ -66,7 +66,7 @@ class NodeHealthViewSet(PortalReadOnlyViewSet):
     ordering_fields = ["rank", "hostname"]
 
 
-class GpuFaultViewSet(mixins.UpdateModelMixin, PortalReadOnlyViewSet):
+class GpuFaultViewSet(PortalUpdateMixin, PortalReadOnlyViewSet):
     """GPU, EFA and node faults with their lifecycle (``open=true`` for the current ones). PATCH
     ``{"interaction": <id or null>}`` links a fault to a support interaction of the same organization
     (lead SAs); every other field is read-only."""
