@@ -141,6 +141,7 @@ class ObjectEditView(RestrictedQuerysetMixin, HtmxTemplateMixin, generic.UpdateV
                 self.request.user, self.action, type(obj), self.organization_id_for(obj)
             ):
                 raise PermissionDenied("You may not write in this organization.")
+            self.refuse_archived(obj)
             obj.save()
             form.save_m2m()
             self.object = obj
@@ -154,6 +155,11 @@ class ObjectEditView(RestrictedQuerysetMixin, HtmxTemplateMixin, generic.UpdateV
 
     def after_save(self, obj, created: bool) -> None:
         """Hook for timeline entries and notifications, inside the saving transaction."""
+
+    def refuse_archived(self, obj) -> None:
+        """A row written under an archived cycle (a new change request on an archived quota) is refused with the
+        reason; an existing row of one was already refused by the policy before the form."""
+        access.refuse_archived(obj, self.action)
 
     def get_success_url(self):
         return self.object.get_absolute_url()
