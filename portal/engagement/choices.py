@@ -59,7 +59,7 @@ class CycleStatus(models.TextChoices):
 class CarryKind(models.TextChoices):
     """What moves into the next cycle when it starts, for the organizations that continue."""
 
-    CLUSTER = "cluster", "Running cluster"
+    CLUSTER = "cluster", "Cluster not deleted"
     QUOTA = "quota", "Quota in force"
     RESERVATION = "reservation", "Capacity reservation in force"
     TRAINED_MODEL = "trained_model", "Model still in training"
