@@ -87,6 +87,16 @@ def test_the_next_cycle_as_a_program_manager_starts_it_on_the_demo(client):
     assert "Delete…" in cluster_page
     assert "kotoba-p5-pretrain" in org_page and "cr-0a1b2c3d4e5f60001" in org_page and "No clusters yet" not in org_page
     assert "Live figures for 10 organizations" in page
+    # The quota page (active cycle by default) still shows the organization's quota in force, and the carried
+    # cluster takes writes again: it belongs to the active cycle now.
+    client.force_login(kotoba)
+    quotas = client.get(reverse("workloads:quota_list"))
+    assert {q.pk for q in quotas.context["object_list"]} == set(
+        InstanceQuota.objects.filter(organization=kotoba_org).values_list("pk", flat=True))
+    from portal import access
+
+    kotoba_cluster.refresh_from_db()
+    assert access.can(lead, access.LAUNCH, kotoba_cluster) and not access.in_archived_cycle(kotoba_cluster)
     after = overview(pm)
     minato = Cluster.objects.get(name="minato-p5")
     expected = dict(before["totals"]["clusters"])
