@@ -207,6 +207,12 @@ def test_carried_models_are_labelled_and_outcomes_show_one_cycle(current, world,
     overview_page = _text(client.get(reverse("portal:overview")))
     assert f"Outcomes in {nxt.name}" in overview_page and "carried over from Cycle 60" in overview_page
     assert "Alpha-Done" not in overview_page
+    # The export (and the PDF, from the same figures) carries the label too, and one cycle's milestones only.
+    from tests.engagement.test_outcomes import _body
+
+    exported = _body(client.get(reverse("review:overview_csv", args=["outcomes"])))
+    assert "Alpha-Training" in exported and "carried over from Cycle 60" in exported and "Alpha-Done" not in exported
+    assert current.starts_on.isoformat() not in exported
 
 
 @pytest.mark.django_db(transaction=True)
