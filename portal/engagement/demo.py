@@ -155,8 +155,7 @@ TRAINED_MODELS = (
 
 
 def seed_outcomes(context: dict, cycle: Cycle) -> None:
-    """The case study's outcomes, in cycle 2 (ended 101 days ago); the models still in training when it ended were
-    carried over into cycle 3 as a cycle switch carries them (and are labelled so)."""
+    """The case study's outcomes, in cycle 2 (ended 101 days ago)."""
     orgs = context["organizations"]
     today = cycle.ends_on
     for slug, kinds in MILESTONES.items():
@@ -171,9 +170,3 @@ def seed_outcomes(context: dict, cycle: Cycle) -> None:
                       "released_on": today - timedelta(days=spec["released"]) if spec["released"] else None,
                       "notes": spec["notes"]},
         )
-    current = Cycle.objects.filter(status=CycleStatus.ACTIVE).first()
-    if current is not None:
-        from portal.engagement import carry
-
-        carry.carry_over(cycle, current, current.participations.values_list("organization_id", flat=True),
-                         orphans=False)
