@@ -389,9 +389,10 @@ def _cancel_open_jobs(cluster: Cluster, why: str) -> None:
         job.save(update_fields=["status", "finished", "error", "log"])
 
 
-def _check_access(cluster: Cluster, user) -> None:
-    if user is not None and not access.can(user, access.LAUNCH, cluster):
-        raise PermissionDenied("Only the organization's lead solutions architects act on its clusters.")
+def _check_access(cluster: Cluster, user, action: str = access.LAUNCH) -> None:
+    if user is not None and not access.can(user, action, cluster):
+        raise PermissionDenied(access.archived_refusal(cluster, action)
+                               or "Only the organization's lead solutions architects act on its clusters.")
 
 
 def request_retry(cluster: Cluster, user=None, outcome: dict | None = None) -> LaunchJob:
@@ -418,7 +419,7 @@ def request_retry(cluster: Cluster, user=None, outcome: dict | None = None) -> L
 def request_delete(cluster: Cluster, user=None, confirmed: bool = False, outcome: dict | None = None) -> LaunchJob:
     """→ deleting; stacks are removed in reverse order. A ready cluster needs ``confirmed``."""
     with transaction.atomic():
-        _check_access(cluster, user)
+        _check_access(cluster, user, access.TEAR_DOWN)  # a leaving organization's cluster is torn down too
         cluster = Cluster.objects.select_for_update().get(pk=cluster.pk)
         if not cluster.can_transition(ClusterState.DELETING):
             raise ActionRefused(f"A {cluster.get_state_display().lower()} cluster cannot be deleted now.")

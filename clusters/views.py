@@ -174,6 +174,7 @@ def _detail_context(request, cluster: Cluster) -> dict:
         "events": StackEvent.objects.filter(stack__cluster=cluster).select_related("stack")[:50],
         "job": cluster.jobs.select_related("requested_by").first(),
         "can_launch": access.can(request.user, access.LAUNCH, cluster),
+        "can_tear_down": access.can(request.user, access.TEAR_DOWN, cluster),  # also once its cycle is archived
         "sees_internal": access.sees_internal(request.user, cluster.organization_id),
         "has_config": cluster.blueprint is not None and cluster.blueprint.kind == "parallelcluster",
         "failure": cluster.failure_reason and REASONS.get(cluster.failure_reason, cluster.failure_reason),
@@ -191,8 +192,10 @@ class ClusterView(ObjectView):
         from clusters.health.models import ClusterHealthConfig, ValidationRun
 
         user, org_id = self.request.user, self.object.organization_id
-        ctx["can_validate"] = access.can_in_organization(user, access.CHANGE, ValidationRun, org_id)
-        ctx["can_configure_health"] = access.can_in_organization(user, access.CHANGE, ClusterHealthConfig, org_id)
+        writable = not access.in_archived_cycle(self.object)  # an archived cycle's cluster takes no upload
+        ctx["can_validate"] = writable and access.can_in_organization(user, access.CHANGE, ValidationRun, org_id)
+        ctx["can_configure_health"] = writable and access.can_in_organization(
+            user, access.CHANGE, ClusterHealthConfig, org_id)
         return ctx
 
 
@@ -221,10 +224,11 @@ def cluster_config(request, pk):
     return response
 
 
-def _launchable(request, pk) -> Cluster:
+def _launchable(request, pk, action: str = access.LAUNCH) -> Cluster:
     cluster = get_object_or_404(Cluster.objects.restrict(request.user).select_related("organization"), pk=pk)
-    if not access.can(request.user, access.LAUNCH, cluster):
-        raise PermissionDenied("Only the organization's lead solutions architects act on its clusters.")
+    if not access.can(request.user, action, cluster):
+        raise PermissionDenied(access.archived_refusal(cluster, action)
+                               or "Only the organization's lead solutions architects act on its clusters.")
     return cluster
 
 
@@ -245,11 +249,11 @@ class ClusterDeleteView(View):
     """GET asks for confirmation (typing the name for a ready cluster); POST deletes."""
 
     def get(self, request, pk):
-        cluster = _launchable(request, pk)
+        cluster = _launchable(request, pk, access.TEAR_DOWN)
         return render(request, "clusters/cluster_confirm_delete.html", {"object": cluster, "cluster": cluster})
 
     def post(self, request, pk):
-        cluster = _launchable(request, pk)
+        cluster = _launchable(request, pk, access.TEAR_DOWN)
         confirmed = request.POST.get("confirm_name", "").strip() == cluster.name
         outcome: dict = {}
         try:

@@ -23,7 +23,13 @@ VIEW = "view"
 CHANGE = "change"
 LAUNCH = "launch"
 APPROVE = "approve"
-ACTIONS = (VIEW, CHANGE, LAUNCH, APPROVE)
+# Tearing down what still runs (deleting a cluster): the one write an archived cycle's rows still allow, so a
+# leaving organization's clusters can be wound down after the cycle they belong to is archived.
+TEAR_DOWN = "tear_down"
+ACTIONS = (VIEW, CHANGE, LAUNCH, APPROVE, TEAR_DOWN)
+ARCHIVED = "archived"
+# What rows of an archived program cycle (or rows under a parent that belongs to one) still allow.
+ARCHIVED_ALLOWS = frozenset({VIEW, TEAR_DOWN})
 
 CUSTOMER = "customer"
 LEAD_SA = "lead_sa"
@@ -38,6 +44,9 @@ class Rule:
     marks program-wide catalog rows that belong to no organization: a role holding the action in
     any organization reaches every row.
     ``customer_scope`` narrows what customers see (for example: only entries shared with them).
+    ``cycle_path`` is the lookup from the model to its program ``Cycle`` (its own ``cycle`` column, or its
+    parent's: ``"cluster__cycle"``); rows it leads to an archived cycle allow only ``ARCHIVED_ALLOWS``. A model
+    with a ``cycle`` column of its own and no ``cycle_path`` uses that column.
     """
 
     path: str | None
@@ -50,6 +59,7 @@ class Rule:
     # organizations: ``specialist_path`` is the lookup from the model to ``EscalationTarget``.
     specialist: frozenset[str] = frozenset()
     specialist_path: str | None = None
+    cycle_path: str | None = None
 
     def org_lookup(self) -> str:
         return f"{self.path}__in" if self.path else "pk__in"
@@ -68,16 +78,20 @@ POLICY: dict[str, Rule] = {
     "portal.membership": Rule(path="organization", lead_sa=R({VIEW})),
     "portal.timelineentry": Rule(path="organization", customer_scope=_shared),
     # review: program-wide, no organization; program managers (and staff) only
-    "review.weeklyreview": Rule(path="", customer=R(), lead_sa=R(), program_manager=R({VIEW, CHANGE})),
-    "review.actionitem": Rule(path="", customer=R(), lead_sa=R(), program_manager=R({VIEW, CHANGE})),
+    "review.weeklyreview": Rule(path="", customer=R(), lead_sa=R(), program_manager=R({VIEW, CHANGE}),
+                                cycle_path="cycle"),
+    "review.actionitem": Rule(path="", customer=R(), lead_sa=R(), program_manager=R({VIEW, CHANGE}),
+                              cycle_path="review__cycle"),
     # workloads
     "workloads.workload": Rule(path="organization"),
-    "workloads.instancequota": Rule(path="organization", lead_sa=R({VIEW}), program_manager=R({VIEW, CHANGE})),
+    "workloads.instancequota": Rule(path="organization", lead_sa=R({VIEW}), program_manager=R({VIEW, CHANGE}),
+                                    cycle_path="cycle"),
     "workloads.capacityreservation": Rule(
-        path="organization", lead_sa=R({VIEW}), program_manager=R({VIEW, CHANGE})
+        path="organization", lead_sa=R({VIEW}), program_manager=R({VIEW, CHANGE}), cycle_path="cycle"
     ),
+    # A request about an archived cycle's quota is history too (a request for a new quota has no cycle yet).
     "workloads.quotachangerequest": Rule(
-        path="organization", program_manager=R({VIEW, APPROVE})
+        path="organization", program_manager=R({VIEW, APPROVE}), cycle_path="quota__cycle"
     ),
     "workloads.interaction": Rule(path="organization", customer_scope=_shared),
     # The overview's pre-aggregates of interactions: seen exactly as the interactions they count.
@@ -93,23 +107,26 @@ POLICY: dict[str, Rule] = {
     # managers alone write them (customers of every invited organization read them). Attendance rows
     # (names, scores) are per organization: lead SAs record their organizations' attendance.
     "workloads.enablementsession": Rule(
-        path="audience", lead_sa=R({VIEW}), program_manager=R({VIEW, CHANGE}), distinct=True
+        path="audience", lead_sa=R({VIEW}), program_manager=R({VIEW, CHANGE}), distinct=True, cycle_path="cycle"
     ),
-    "workloads.enablementattendance": Rule(path="organization", program_manager=R({VIEW, CHANGE})),
+    "workloads.enablementattendance": Rule(path="organization", program_manager=R({VIEW, CHANGE}),
+                                           cycle_path="session__cycle"),
     # clusters
-    "clusters.cluster": Rule(path="organization", lead_sa=ALL_LEAD),
-    "clusters.launchjob": Rule(path="cluster__organization", lead_sa=ALL_LEAD),
-    "clusters.stackevent": Rule(path="stack__cluster__organization"),
+    "clusters.cluster": Rule(path="organization", lead_sa=ALL_LEAD | {TEAR_DOWN}, cycle_path="cycle"),
+    "clusters.launchjob": Rule(path="cluster__organization", lead_sa=ALL_LEAD, cycle_path="cluster__cycle"),
+    "clusters.stackevent": Rule(path="stack__cluster__organization", cycle_path="stack__cluster__cycle"),
     # health: customers see their own clusters' health and upload validation runs; the ingestion
     # settings (token, pull credentials) are for lead SAs only.
-    "health.healthreport": Rule(path="cluster__organization"),
-    "health.nodehealth": Rule(path="report__cluster__organization"),
-    "health.gpufault": Rule(path="cluster__organization"),
-    "health.validationrun": Rule(path="cluster__organization", customer=R({VIEW, CHANGE})),
-    "health.clusterhealthconfig": Rule(path="cluster__organization", customer=R(), program_manager=R()),
-    "health.clusterhealthstate": Rule(path="cluster__organization"),
-    "health.healthpush": Rule(path="cluster__organization"),
-    "clusters.stack": Rule(path="cluster__organization"),
+    # A cluster's health belongs to the cluster's cycle (and moves on with it when it is carried over).
+    "health.healthreport": Rule(path="cluster__organization", cycle_path="cluster__cycle"),
+    "health.nodehealth": Rule(path="report__cluster__organization", cycle_path="report__cluster__cycle"),
+    "health.gpufault": Rule(path="cluster__organization", cycle_path="cluster__cycle"),
+    "health.validationrun": Rule(path="cluster__organization", customer=R({VIEW, CHANGE}), cycle_path="cluster__cycle"),
+    "health.clusterhealthconfig": Rule(path="cluster__organization", customer=R(), program_manager=R(),
+                                       cycle_path="cluster__cycle"),
+    "health.clusterhealthstate": Rule(path="cluster__organization", cycle_path="cluster__cycle"),
+    "health.healthpush": Rule(path="cluster__organization", cycle_path="cluster__cycle"),
+    "clusters.stack": Rule(path="cluster__organization", cycle_path="cluster__cycle"),
     # Program-wide catalog data: every signed-in member with a role reads it (path=None: no organization).
     "clusters.blueprint": Rule(path=None, lead_sa=R({VIEW})),
     # engagement: escalations are internal (never customers'); specialists reach what is escalated to their
@@ -120,13 +137,13 @@ POLICY: dict[str, Rule] = {
     ),
 }
 # Outcomes: customers record their own organization's milestones and trained models.
-POLICY["engagement.milestone"] = Rule(path="organization", customer=R({VIEW, CHANGE}))
-POLICY["engagement.trainedmodel"] = Rule(path="organization", customer=R({VIEW, CHANGE}))
+POLICY["engagement.milestone"] = Rule(path="organization", customer=R({VIEW, CHANGE}), cycle_path="cycle")
+POLICY["engagement.trainedmodel"] = Rule(path="organization", customer=R({VIEW, CHANGE}), cycle_path="cycle")
 # Cycles: seen through the organizations taking part; program managers start the next one (staff administer).
 POLICY["engagement.cycle"] = Rule(path="participations__organization", lead_sa=R({VIEW}), distinct=True,
                                   program_manager=R({VIEW, CHANGE}))
 POLICY["engagement.cycleparticipation"] = Rule(path="organization", lead_sa=R({VIEW}),
-                                               program_manager=R({VIEW, CHANGE}))
+                                               program_manager=R({VIEW, CHANGE}), cycle_path="cycle")
 # Slack links are set by staff; an interaction's thread is seen with the interaction.
 POLICY["engagement.slackchannellink"] = Rule(path="organization", customer=R(), lead_sa=R({VIEW}))
 # A message captured from a linked channel belongs to that channel's organization: its lead SAs see the captures
@@ -215,24 +232,79 @@ def organization_ids(user, action: str = VIEW, model: type[Model] | None = None)
 def restrict(queryset: QuerySet, user: AbstractBaseUser | AnonymousUser, action: str = VIEW) -> QuerySet:
     """Narrow ``queryset`` to the rows ``user`` may ``action``; nothing when in doubt.
 
-    Rows of an archived program cycle are read-only for everyone: any action but viewing excludes them."""
+    Rows of an archived program cycle are read-only for everyone, and so are the rows under them (a quota's
+    change requests, a session's attendance, an archived cluster's health and uploads): through the rule's
+    ``cycle_path``, any action but ``ARCHIVED_ALLOWS`` excludes them."""
     qs = _restrict(queryset, user, action)
-    if action != VIEW and _has_cycle(queryset.model):
-        qs = qs.exclude(cycle__status="archived")
+    path = cycle_path(queryset.model)
+    if action not in ARCHIVED_ALLOWS and path:
+        qs = qs.exclude(**{f"{path}__status": ARCHIVED})
     return qs
 
 
+def not_archived(queryset: QuerySet) -> QuerySet:
+    """The rows that do not belong to an archived cycle (through the path to it): for the system's own writes,
+    such as health pulls, which no user asks for."""
+    path = cycle_path(queryset.model)
+    return queryset.exclude(**{f"{path}__status": ARCHIVED}) if path else queryset
+
+
+def cycle_path(model: type[Model]) -> str | None:
+    """The lookup from ``model`` to its program cycle: the rule's, else the model's own ``cycle`` column."""
+    rule = rule_for(model)
+    if rule is not None and rule.cycle_path:
+        return rule.cycle_path
+    return "cycle" if _has_cycle(model) else None
+
+
+def archived_cycle(obj):
+    """The archived cycle ``obj`` belongs to through its path to the cycle, or None.
+
+    Asked of the database from the parent the row names (its foreign key as it stands in memory), so a row not
+    saved yet is judged by the parent it is about to be written under, and a parent carried into the active cycle
+    meanwhile counts as active."""
+    from portal.engagement.models import Cycle
+
+    path = cycle_path(type(obj))
+    if not path:
+        return None
+    first, _, rest = path.partition("__")
+    field = type(obj)._meta.get_field(first)
+    value = getattr(obj, field.attname, None)
+    if value is None:
+        return None
+    cycles = Cycle.objects.filter(status=ARCHIVED)
+    if not rest:
+        return cycles.filter(pk=value).first()
+    return cycles.filter(pk__in=field.related_model._default_manager.filter(pk=value).values(rest)).first()
+
+
+def archived_refusal(obj, action: str = CHANGE) -> str | None:
+    """Why ``action`` on ``obj`` (saved or about to be) is refused because of an archived cycle; None if it is not."""
+    if action in ARCHIVED_ALLOWS:
+        return None
+    cycle = archived_cycle(obj)
+    return None if cycle is None else f"This belongs to {cycle}, which is archived: its rows are read-only."
+
+
+def refuse_archived(obj, action: str = CHANGE) -> None:
+    """Raise PermissionDenied (a 403 with the reason, pages and API alike) for a write under an archived cycle."""
+    from django.core.exceptions import PermissionDenied
+
+    reason = archived_refusal(obj, action)
+    if reason:
+        raise PermissionDenied(reason)
+
+
 def refusal(obj, action: str = CHANGE) -> str:
-    """Why a visible row may not be changed, in words for the person refused: an archived cycle's rows are
-    read-only for everyone, anything else is the role."""
-    if action != VIEW and in_archived_cycle(obj):
-        return f"This belongs to {obj.cycle}, which is archived: its rows are read-only."
-    return "You may view this but not change it."
+    """Why a visible row may not be changed, in words for the person refused: an archived cycle's rows (and the
+    rows under them) are read-only for everyone, anything else is the role."""
+    return archived_refusal(obj, action) or "You may view this but not change it."
 
 
 def in_archived_cycle(obj) -> bool:
-    """The row belongs to an archived program cycle (read-only for everyone)."""
-    return _has_cycle(type(obj)) and getattr(obj, "cycle", None) is not None and obj.cycle.status == "archived"
+    """The row (or the parent it hangs from) belongs to an archived program cycle: read-only for everyone."""
+    return archived_cycle(obj) is not None
 
 
 def _has_cycle(model: type[Model]) -> bool:

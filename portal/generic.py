@@ -155,6 +155,7 @@ class ObjectEditView(RestrictedQuerysetMixin, HtmxTemplateMixin, generic.UpdateV
                 self.request.user, self.action, type(obj), self.organization_id_for(obj)
             ):
                 raise PermissionDenied("You may not write in this organization.")
+            self.refuse_archived(obj)
             obj.save()
             form.save_m2m()
             self.object = obj
@@ -181,6 +182,11 @@ class ObjectEditView(RestrictedQuerysetMixin, HtmxTemplateMixin, generic.UpdateV
         self.object = stored
         status = 200 if getattr(self.request, "htmx", False) else 409  # htmx swaps 2xx answers only
         return self.render_to_response(self.get_context_data(form=again, version_conflict=changes), status=status)
+
+    def refuse_archived(self, obj) -> None:
+        """A row written under an archived cycle (a new change request on an archived quota) is refused with the
+        reason; an existing row of one was already refused by the policy before the form."""
+        access.refuse_archived(obj, self.action)
 
     def get_success_url(self):
         return self.object.get_absolute_url()

@@ -779,7 +779,8 @@ _writes("engagement-api:trainedmodel-list", api_data("engagement-api:trainedmode
         refused=_UNSEEN_ORG)
 _writes("engagement-api:trainedmodel-detail", api_data("engagement-api:trainedmodel-detail", "trained_model",
                                                        notes="changed"), {"customer_a", "lead_a", "staff"})
-_writes("engagement:cycle_start_next", lambda o: {"name": "Cycle 91", "continuing": [o["organization"].pk]}, PM)
+_writes("engagement:cycle_start_next", lambda o: {"name": "Cycle 91", "continuing": [o["organization"].pk],
+                                                 "confirm": "yes"}, PM)
 _writes("engagement-api:cycle-start-next", lambda o: {"name": "Cycle 91", "continuing": [o["organization"].slug]},
         PM, success=201)
 # Slack calls these, signed with the app's secret: no user holds the right.

@@ -104,6 +104,7 @@ class ClusterViewSet(mixins.CreateModelMixin, mixins.DestroyModelMixin, PortalRe
     @extend_schema(parameters=[OpenApiParameter("confirm", str, description="The cluster's name, to delete a ready cluster")],
                    responses={202: LaunchJobSerializer})
     def destroy(self, request, *args, **kwargs):
+        self.write_action = access.TEAR_DOWN  # allowed once the cluster's cycle is archived too (winding down)
         cluster = self.get_object()
         confirm = request.query_params.get("confirm") or (request.data.get("confirm") if hasattr(request.data, "get") else None)
         try:

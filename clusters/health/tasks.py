@@ -11,15 +11,16 @@ from clusters.health import prometheus_pull, pushes, services
 from clusters.health.choices import Source
 from clusters.health.models import ClusterHealthConfig
 from clusters.health.prometheus import ParseError
-from portal import jobs
+from portal import access, jobs
 
 logger = logging.getLogger(__name__)
 
 
 @shared_task(name="clusters.health.tasks.pull_all")
 def pull_all() -> int:
-    """Periodic: queue one pull per cluster with a Prometheus endpoint configured."""
-    ids = list(ClusterHealthConfig.objects.filter(pull_enabled=True).exclude(pull_url="")
+    """Periodic: queue one pull per cluster with a Prometheus endpoint configured (an archived cycle's cluster
+    takes no more health: the access policy's archived rule, through the cluster)."""
+    ids = list(access.not_archived(ClusterHealthConfig.objects.filter(pull_enabled=True).exclude(pull_url=""))
                .values_list("pk", flat=True))
     for pk in ids:
         jobs.send(pull_cluster, pk)

@@ -160,6 +160,7 @@ class ClusterHealthSettingsView(View):
 
     def post(self, request, pk):
         cluster = _configurable_cluster(request, pk)
+        access.refuse_archived(cluster)
         config = services.config_for(cluster)
         form = ClusterHealthConfigForm(request.POST, instance=config)
         versions.add_field(form, config)
@@ -191,6 +192,7 @@ class RotateTokenView(View):
 
     def post(self, request, pk):
         cluster = _configurable_cluster(request, pk)
+        access.refuse_archived(cluster)  # a token for an archived cycle's cluster would let it push again
         request.session[NEW_TOKEN_SESSION_KEY.format(pk=cluster.pk)] = services.rotate_token(cluster)
         return redirect("health:cluster_health_settings", pk=cluster.pk)
 
@@ -289,6 +291,7 @@ class ValidationRunCreateView(View):
         cluster = get_object_or_404(Cluster.objects.restrict(request.user).select_related("organization"), pk=pk)
         if not access.can_in_organization(request.user, access.CHANGE, ValidationRun, cluster.organization_id):
             raise PermissionDenied("You may view this cluster but not upload validation runs for it.")
+        access.refuse_archived(cluster)
         return cluster
 
     def get(self, request, pk):

@@ -87,6 +87,11 @@ class PortalViewSetMixin:
             self.request.user, self.write_action, type(instance), self.organization_id_for(instance)
         ):
             raise PermissionDenied("You may not write in this organization.")
+        self.refuse_archived(instance)
+
+    def refuse_archived(self, instance) -> None:
+        """A row written under an archived cycle (attendance of an archived session) is refused with the reason."""
+        access.refuse_archived(instance, self.write_action)
 
     def perform_create(self, serializer):
         with transaction.atomic():

@@ -54,3 +54,12 @@ class CycleStatus(models.TextChoices):
     PLANNED = "planned", "Planned"
     ACTIVE = "active", "Active"
     ARCHIVED = "archived", "Archived"
+
+
+class CarryKind(models.TextChoices):
+    """What moves into the next cycle when it starts, for the organizations that continue."""
+
+    CLUSTER = "cluster", "Cluster not deleted"
+    QUOTA = "quota", "Quota in force"
+    RESERVATION = "reservation", "Capacity reservation in force"
+    TRAINED_MODEL = "trained_model", "Model still in training"

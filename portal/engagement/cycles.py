@@ -1,8 +1,11 @@
-"""Program cycles: the active cycle, starting the next one, and the figures of a cycle's report.
+"""Program cycles: the active cycle, starting the next one (at once or on a later day), and a cycle's report.
 
-Starting the next cycle happens in one transaction under a lock on the active cycle's row: the active cycle is
-archived and the next one created active (a partial unique constraint allows one active cycle), so two program
-managers pressing the button at once start one cycle, not two.
+Starting the next cycle happens in one transaction under a lock on the active cycle's row: the next one is created
+(planned, with its organizations), and when its start date has come the active cycle is archived, the next one made
+active (a partial unique constraint allows one active cycle) and what is live carried over (``carry``). Two program
+managers pressing the button at once start one cycle, not two: the second waits for the lock, then finds the
+cycle it would follow archived (or the next number taken) and is refused. A later start date leaves the next cycle
+planned; the periodic ``engagement.switch_cycles`` task (``switch_due``) switches on that day.
 """
 from __future__ import annotations
 
@@ -37,15 +40,18 @@ def lessons_of(cycle: Cycle) -> str:
     return "\n".join(f"- **{i.organization.name}**, {i.summary}: {i.lesson.strip()}" for i in rows)
 
 
-def start_next(user, *, continuing: list[int], name: str = "", starts_on: datetime.date | None = None) -> Cycle:
-    """Archive the active cycle and start the next with the continuing organizations (ids), their lead SAs
-    and the active cycle's blueprints; its lessons learned are carried over."""
-    today = timezone.localdate()
+def start_next(user, *, continuing: list[int], name: str = "", starts_on: datetime.date | None = None,
+               today: datetime.date | None = None) -> Cycle:
+    """Start the next cycle with the continuing organizations (ids), their lead SAs and the active cycle's
+    blueprints. Starting today (or earlier) switches at once (``switch``); a later start date schedules the
+    switch: the next cycle is kept planned, with its organizations, and ``switch_due`` makes it active that day."""
+    today = today or timezone.localdate()
     starts_on = starts_on or today
     with transaction.atomic():
         current = Cycle.objects.select_for_update().filter(status=CycleStatus.ACTIVE).first()
         if current is None:
-            raise CycleError("There is no active cycle to follow.")
+            raise CycleError("There is no active cycle to follow (another program manager may just have started "
+                             "the next one).")
         if current.starts_on and starts_on < current.starts_on:
             raise CycleError("The next cycle cannot start before the current one.")
         participations = list(current.participations.filter(organization_id__in=continuing)
@@ -56,28 +62,68 @@ def start_next(user, *, continuing: list[int], name: str = "", starts_on: dateti
             raise CycleError("Some of the organizations chosen do not take part in the current cycle.")
         number = current.number + 1
         name = name.strip() or f"Cycle {number}"
-        if Cycle.objects.filter(Q(number=number) | Q(name=name)).exists():
+        taken = Cycle.objects.filter(Q(number=number) | Q(name=name)).first()
+        if taken is not None and taken.status == CycleStatus.PLANNED and taken.starts_on:
+            raise CycleError(f"{taken.name} is already scheduled to start on {taken.starts_on:%Y-%m-%d}.")
+        if taken is not None:
             raise CycleError(f"A cycle numbered {number} or named “{name}” already exists.")
-        lessons = lessons_of(current)
-        if current.lessons_carried:
-            lessons = f"{current.lessons_carried}\n{lessons}".strip()
-        current.status = CycleStatus.ARCHIVED
-        current.ends_on = current.ends_on or max(starts_on - datetime.timedelta(days=1), current.starts_on or today)
-        current.save(update_fields=["status", "ends_on"])
-        nxt = Cycle.objects.create(number=number, name=name, status=CycleStatus.ACTIVE, starts_on=starts_on,
-                                   lessons_carried=lessons)
+        nxt = Cycle.objects.create(number=number, name=name, status=CycleStatus.PLANNED, starts_on=starts_on)
         nxt.blueprints.set(current.blueprints.all())
         for old in participations:
             new = CycleParticipation.objects.create(cycle=nxt, organization=old.organization)
             new.lead_sas.set(old.lead_sas.all())
+        if starts_on <= today:
+            switch(current, nxt, today=today)
+    return nxt
+
+
+def switch(current: Cycle, nxt: Cycle, *, today: datetime.date | None = None) -> dict[str, int]:
+    """Archive ``current`` (ending the day before ``nxt`` starts), make ``nxt`` active with the lessons learned,
+    and carry the continuing organizations' live rows over. Inside the caller's transaction, both rows locked."""
+    from portal.engagement import carry
+
+    today = today or timezone.localdate()
+    lessons = lessons_of(current)
+    if current.lessons_carried:
+        lessons = f"{current.lessons_carried}\n{lessons}".strip()
+    current.status = CycleStatus.ARCHIVED
+    current.ends_on = current.ends_on or max((nxt.starts_on or today) - datetime.timedelta(days=1),
+                                             current.starts_on or today)
+    current.save(update_fields=["status", "ends_on"])
+    nxt.status, nxt.lessons_carried = CycleStatus.ACTIVE, lessons
+    nxt.starts_on = nxt.starts_on or today
+    nxt.save(update_fields=["status", "lessons_carried", "starts_on"])
+    return carry.carry_over(current, nxt, nxt.participations.values_list("organization_id", flat=True))
+
+
+def scheduled() -> Cycle | None:
+    """The next cycle, when a program manager scheduled it to start on a later day."""
+    return Cycle.objects.filter(status=CycleStatus.PLANNED, starts_on__isnull=False).order_by("starts_on").first()
+
+
+def switch_due(today: datetime.date | None = None) -> Cycle | None:
+    """The periodic switch: a scheduled cycle whose start date has come becomes active (once: both rows are
+    locked, and a second run finds nothing planned that is due)."""
+    today = today or timezone.localdate()
+    with transaction.atomic():
+        current = Cycle.objects.select_for_update().filter(status=CycleStatus.ACTIVE).first()
+        nxt = (Cycle.objects.select_for_update().filter(status=CycleStatus.PLANNED, starts_on__lte=today)
+               .order_by("starts_on").first())
+        if current is None or nxt is None or nxt.number <= current.number:
+            return None
+        switch(current, nxt, today=today)
     return nxt
 
 
 def report(cycle: Cycle) -> dict:
     """What a cycle achieved, per organization: outcomes, launches, support and satisfaction.
 
+    History stays where it happened: a cluster launched in this cycle and carried into the next still counts here
+    (and not there); a model still in training when the cycle ended is listed in both, labelled in the later one.
     A fixed number of queries whatever the number of organizations (grouped counts, then Python)."""
     from clusters.models import Cluster
+    from portal.engagement import carry
+    from portal.engagement.choices import CarryKind
     from workloads.models import EnablementAttendance, EnablementSession, Interaction
 
     orgs = list(cycle.participations.select_related("organization").order_by("organization__name"))
@@ -88,10 +134,18 @@ def report(cycle: Cycle) -> dict:
             for p in orgs}
     for m in Milestone.objects.filter(cycle=cycle, organization_id__in=ids):
         rows[m.organization_id]["milestones"][m.kind] = m.reached_on.isoformat()
-    for t in TrainedModel.objects.filter(cycle=cycle, organization_id__in=ids).order_by("name"):
+    trained = list(TrainedModel.objects.filter(
+        Q(cycle=cycle) | Q(pk__in=carry.carried_out_ids(CarryKind.TRAINED_MODEL, cycle)),
+        organization_id__in=ids).order_by("name"))
+    came_from = carry.carried_from(CarryKind.TRAINED_MODEL, [t.pk for t in trained], cycle)
+    for t in trained:
+        label = f" (carried over from {came_from[t.pk]})" if t.pk in came_from else ""
         rows[t.organization_id]["models"].append(
-            f"{t.name} ({float(t.parameters_billions):g}B {t.get_modality_display()}, {t.instance_count} × {t.instance_type})")
-    for r in (Cluster.objects.filter(cycle=cycle, organization_id__in=ids).values("organization_id")
+            f"{t.name} ({float(t.parameters_billions):g}B {t.get_modality_display()}, {t.instance_count} × {t.instance_type})"
+            f"{label}")
+    launched = (Cluster.objects.filter(Q(cycle=cycle) | Q(pk__in=carry.carried_out_ids(CarryKind.CLUSTER, cycle)))
+                .exclude(pk__in=carry.carried_in_ids(CarryKind.CLUSTER, cycle)))
+    for r in (launched.filter(organization_id__in=ids).values("organization_id")
               .annotate(n=Count("id"), failed=Count("id", filter=Q(state="failed"))).order_by()):
         rows[r["organization_id"]].update(clusters=r["n"], launch_failures=r["failed"])
     support = Interaction.objects.filter(organization_id__in=ids)

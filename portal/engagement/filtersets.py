@@ -1,9 +1,10 @@
-"""Filters for escalation lists (the page and the API share them)."""
+"""Filters for escalation lists (the page and the API share them) and the outcomes' cycle."""
 import django_filters
 from django import forms
 
 from portal.engagement.choices import OPEN_STATES, EscalationState
-from portal.engagement.models import Escalation, EscalationTarget
+from portal.engagement.cycle_filter import CycleFilterMixin
+from portal.engagement.models import Escalation, EscalationTarget, Milestone
 from workloads.interactions.filtersets import visible_organizations
 
 
@@ -33,3 +34,11 @@ class EscalationFilterSet(django_filters.FilterSet):
         if value is None:
             return queryset
         return queryset.filter(state__in=OPEN_STATES) if value else queryset.exclude(state__in=OPEN_STATES)
+
+
+class OutcomeCycleFilterSet(CycleFilterMixin):
+    """The outcomes page's cycle selector (its rows come from ``outcomes.figures`` for the cycle chosen)."""
+
+    class Meta:
+        model = Milestone
+        fields = ["cycle"]

@@ -64,22 +64,44 @@ def save_milestones(organization, user, dates: dict[str, datetime.date | None], 
     return reached
 
 
-def figures(user) -> list[dict]:
-    """One row per organization the user sees that has any outcome: milestone dates by kind, trained models.
+def figures(user, cycle=None) -> list[dict]:
+    """One row per organization the user sees that has any outcome in ``cycle`` (the active one by default):
+    milestone dates by kind, trained models, so one row never mixes two cycles' milestones. A model carried over
+    from the cycle before (still in training when it ended) says so (``carried_from``); a past cycle also lists
+    the models it carried on into the next.
 
-    Two queries whatever the number of organizations (JSON-ready: a frozen review keeps them)."""
+    A fixed number of queries whatever the number of organizations (JSON-ready: a frozen review keeps them)."""
+    from django.db.models import OuterRef, Q, Subquery
+
+    from portal.engagement.choices import CarryKind
+    from portal.engagement.cycle_filter import in_active_cycle
+    from portal.engagement.models import CycleCarry
+
     rows: dict[int, dict] = {}
 
     def row_of(org) -> dict:
         return rows.setdefault(org.pk, {"organization": org.name, "slug": org.slug, "milestones": {}, "models": []})
 
-    for m in Milestone.objects.restrict(user).select_related("organization").order_by("reached_on", "id"):
+    milestones = Milestone.objects.restrict(user).select_related("organization").order_by("reached_on", "id")
+    trained = TrainedModel.objects.restrict(user).select_related("organization").order_by("name", "id")
+    carries = CycleCarry.objects.filter(kind=CarryKind.TRAINED_MODEL)
+    if cycle is None:  # the active cycle: a join, no query of its own
+        milestones, trained = in_active_cycle(milestones), in_active_cycle(trained)
+        shown = OuterRef("cycle_id")
+    else:
+        milestones = milestones.filter(cycle=cycle)
+        trained = trained.filter(Q(cycle=cycle) | Q(pk__in=carries.filter(from_cycle=cycle).values("object_id")))
+        shown = cycle.pk
+    trained = trained.annotate(carried_from=Subquery(
+        carries.filter(cycle_id=shown, object_id=OuterRef("pk")).values("from_cycle__name")[:1]))
+    for m in milestones:
         row_of(m.organization)["milestones"][m.kind] = m.reached_on.isoformat()
-    for t in TrainedModel.objects.restrict(user).select_related("organization").order_by("name", "id"):
+    for t in trained:
         row_of(t.organization)["models"].append({
             "name": t.name, "parameters_billions": float(t.parameters_billions), "modality": t.get_modality_display(),
             "tokens_billions": float(t.tokens_billions) if t.tokens_billions is not None else None,
             "instance_type": t.instance_type, "instance_count": t.instance_count, "release_url": t.release_url,
+            "carried_from": t.carried_from or "",
         })
     for row in rows.values():
         done = [k for k in KINDS if k in row["milestones"]]
@@ -90,5 +112,6 @@ def figures(user) -> list[dict]:
 def models_label(models: list[dict]) -> str:
     return "; ".join(
         f"{m['name']} ({m['parameters_billions']:g}B {m['modality']}, {m['instance_count']} × {m['instance_type']})"
+        + (f", carried over from {m['carried_from']}" if m.get("carried_from") else "")  # frozen reviews lack it
         for m in models
     )

@@ -59,3 +59,18 @@ def sweep_captures(limit: int = 200) -> int:
             break  # the broker is still down: the next sweep tries again
         sent += 1
     return sent
+
+
+@shared_task(name="engagement.switch_cycles")
+def switch_cycles(on: str | None = None) -> int | None:
+    """Periodic: when a scheduled next cycle's start date has come (``on``, an ISO date, defaults to today in the
+    program's time zone), archive the active cycle and make the next one active, carrying what is live over.
+    Answers the new cycle's id, or None when nothing was due (every later run of the day)."""
+    import datetime
+
+    from portal.engagement import cycles
+
+    started = cycles.switch_due(datetime.date.fromisoformat(on) if on else None)
+    if started is not None:
+        logger.info("Cycle switch: %s is active from %s", started, started.starts_on)
+    return started.pk if started is not None else None

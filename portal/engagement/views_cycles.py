@@ -6,10 +6,12 @@ from django import forms
 from django.contrib import messages
 from django.core.exceptions import PermissionDenied
 from django.shortcuts import get_object_or_404, redirect, render
+from django.utils import timezone
 from django.views import View
 
 from portal import access, submissions
-from portal.engagement import cycles, reports
+from portal.engagement import carry, cycles, reports
+from portal.engagement.choices import CycleStatus
 from portal.engagement.models import Cycle
 from portal.generic import ObjectListView, ObjectView
 from portal.models import Organization
@@ -23,7 +25,27 @@ class CycleListView(ObjectListView):
         ctx = super().get_context_data(**kwargs)
         active = cycles.active()
         ctx["may_start"] = active is not None and access.can(self.request.user, access.CHANGE, active)
+        ctx["scheduled"] = cycles.scheduled()
+        ctx["wind_down"] = wind_down_rows(self.request.user)
         return ctx
+
+
+def wind_down_rows(user) -> list[tuple[str, list]]:
+    """What archived cycles still hold (the leaving organizations'), as the user may see it, by kind."""
+    from portal.engagement.choices import CarryKind
+
+    found = []
+    for kind, rows in carry.wind_down(user).items():
+        if not rows:
+            continue
+        if kind == CarryKind.CLUSTER:
+            items = [{"row": r, "what": f"{r.name}: {r.node_count} × {r.instance_type}", "state": r.get_state_display(),
+                      "url": r.get_absolute_url()} for r in rows]
+        else:  # quotas and reservations: the quota page, on the cycle they belong to
+            items = [{"row": r, "what": str(r), "state": f"ends {r.end:%Y-%m-%d}",
+                      "url": f"{r.get_absolute_url()}&cycle={r.cycle_id}"} for r in rows]
+        found.append((CarryKind(kind).label, items))
+    return found
 
 
 class CycleView(ObjectView):
@@ -38,6 +60,12 @@ class CycleView(ObjectView):
         ctx["report"] = data
         ctx["may_export"] = may_export(self.request.user)
         ctx["sees_internal"] = access.sees_internal(self.request.user)
+        if not self.object.is_archived:  # the active cycle's page: what the cycles before it left to wind down
+            ctx["wind_down"] = wind_down_rows(self.request.user)
+        else:
+            ctx["wind_down"] = [(label, [r for r in rows if r["row"].cycle_id == self.object.pk])
+                                for label, rows in wind_down_rows(self.request.user)]
+            ctx["wind_down"] = [(label, rows) for label, rows in ctx["wind_down"] if rows]
         return ctx
 
 
@@ -63,7 +91,8 @@ def cycle_report_csv(request, pk: int):
 
 class StartNextForm(forms.Form):
     name = forms.CharField(max_length=100, required=False, help_text="Empty: “Cycle <number>”.")
-    starts_on = forms.DateField(required=False, widget=forms.DateInput(attrs={"type": "date"}))
+    starts_on = forms.DateField(required=False, widget=forms.DateInput(attrs={"type": "date"}),
+                                help_text="Empty: today. A later day schedules the switch for that day.")
     continuing = forms.ModelMultipleChoiceField(queryset=Organization.objects.none(),
                                                 widget=forms.CheckboxSelectMultiple,
                                                 label="Organizations that continue")
@@ -76,6 +105,9 @@ class StartNextForm(forms.Form):
 
 
 class StartNextCycleView(View):
+    """GET the form; POST it to see what starting the next cycle will do (who continues and who leaves, what is
+    carried over and what is left to wind down); POST again with ``confirm`` to start it (or schedule it)."""
+
     template_name = "engagement/cycle_start.html"
 
     def dispatch(self, request, *args, **kwargs):
@@ -85,20 +117,34 @@ class StartNextCycleView(View):
             raise PermissionDenied("Program managers start the next cycle.")
         return super().dispatch(request, *args, **kwargs)
 
+    def _render(self, form, status=200, **more):
+        return render(self.request, self.template_name,
+                      {"form": form, "current": self.current, "scheduled": cycles.scheduled(), **more}, status=status)
+
     def get(self, request):
-        return render(request, self.template_name, {"form": StartNextForm(cycle=self.current), "current": self.current})
+        return self._render(StartNextForm(cycle=self.current))
 
     @submissions.once
     def post(self, request):
         form = StartNextForm(request.POST, cycle=self.current)
-        if form.is_valid():
-            try:
-                nxt = cycles.start_next(request.user, continuing=[o.pk for o in form.cleaned_data["continuing"]],
-                                        name=form.cleaned_data["name"], starts_on=form.cleaned_data["starts_on"])
-            except cycles.CycleError as exc:
-                form.add_error(None, str(exc))
-            else:
-                submissions.record(request, nxt)
-                messages.success(request, f"{nxt.name} started; {self.current.name} is archived.")
-                return redirect(nxt.get_absolute_url())
-        return render(request, self.template_name, {"form": form, "current": self.current}, status=400)
+        if not form.is_valid():
+            return self._render(form, status=400)
+        data = form.cleaned_data
+        continuing = [o.pk for o in data["continuing"]]
+        today = timezone.localdate()
+        starts_on = data["starts_on"] or today
+        if request.POST.get("confirm") != "yes":
+            return self._render(form, summary=carry.summary(self.current, continuing, starts_on),
+                                starts_on=starts_on, at_once=starts_on <= today)
+        try:
+            nxt = cycles.start_next(request.user, continuing=continuing, name=data["name"], starts_on=starts_on)
+        except cycles.CycleError as exc:
+            form.add_error(None, str(exc))
+            return self._render(form, status=400)
+        submissions.record(request, nxt)
+        if nxt.status == CycleStatus.ACTIVE:
+            messages.success(request, f"{nxt.name} started; {self.current.name} is archived.")
+        else:
+            messages.success(request, f"{nxt.name} starts on {nxt.starts_on:%Y-%m-%d}; "
+                                      f"{self.current.name} stays active until then.")
+        return redirect(nxt.get_absolute_url())

@@ -83,9 +83,17 @@ class OutcomeListView(TemplateView):
     template_name = "engagement/outcome_list.html"
 
     def get_context_data(self, **kwargs):
+        """The active cycle's outcomes, or a past cycle's with ``?cycle=<id>`` (one cycle per row, never two)."""
+        from portal.engagement.cycles import active
+        from portal.engagement.filtersets import OutcomeCycleFilterSet
+
         ctx = super().get_context_data(**kwargs)
-        ctx["rows"] = outcomes.figures(self.request.user)
-        ctx["kinds"] = MilestoneKind.choices
+        filterset = OutcomeCycleFilterSet(self.request.GET or None, queryset=Milestone.objects.none(),
+                                          request=self.request)
+        cycle = filterset.chosen_cycle
+        ctx.update(filterset=filterset, cycle=cycle, cycle_read_only=filterset.read_only,
+                   shown_cycle=cycle or active(), rows=outcomes.figures(self.request.user, cycle=cycle),
+                   kinds=MilestoneKind.choices)
         return ctx
 
 

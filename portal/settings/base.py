@@ -244,6 +244,8 @@ CELERY_BEAT_SCHEDULE = {
     "Log Slack threads the broker missed": {"task": "engagement.sweep_captures", "schedule": 60},
     "Send queued health pushes": {"task": "clusters.health.tasks.sweep_pushes", "schedule": 60},
     "Forget expired submission keys": {"task": "portal.expire_submissions", "schedule": 60 * 60},
+    # A next cycle scheduled for a later day starts that day (hourly, so a beat down at midnight catches up).
+    "Start a scheduled program cycle": {"task": "engagement.switch_cycles", "schedule": crontab(minute="5")},
 }  # queues come from the task routes in portal/celery.py
 
 CACHES = {

@@ -78,6 +78,10 @@ def test_start_next_cycle_carries_organizations_leads_blueprints_and_lessons(cyc
     client.force_login(world.pm)
     response = client.post(reverse("engagement:cycle_start_next"),
                            {"name": "Cycle 51", "continuing": [world.org_a.pk]})
+    assert response.status_code == 200 and "Confirm: start the next cycle now" in response.content.decode()
+    assert Cycle.objects.get(status="active") == cycle  # the summary asks; nothing is started yet
+    response = client.post(reverse("engagement:cycle_start_next"),
+                           {"name": "Cycle 51", "continuing": [world.org_a.pk], "confirm": "yes"})
     assert response.status_code == 302
     nxt = Cycle.objects.get(status="active")
     cycle.refresh_from_db()

@@ -175,7 +175,8 @@ class ChangeRequestDecideView(View):
     def post(self, request, pk):
         req = get_object_or_404(QuotaChangeRequest.objects.restrict(request.user), pk=pk)
         if not access.can(request.user, access.APPROVE, req):
-            raise PermissionDenied("Only program managers decide quota change requests.")
+            raise PermissionDenied(access.archived_refusal(req, access.APPROVE)
+                                   or "Only program managers decide quota change requests.")
         form = DecisionForm(request.POST)
         error = None
         if form.is_valid():

@@ -7,6 +7,7 @@ from rest_framework import authentication, exceptions, permissions
 
 from clusters.health import services
 from clusters.health.models import ClusterHealthConfig
+from portal import access
 
 
 class ClusterTokenAuthentication(authentication.BaseAuthentication):
@@ -30,8 +31,18 @@ class ClusterTokenAuthentication(authentication.BaseAuthentication):
 
 
 class HasClusterToken(permissions.BasePermission):
+    """A cluster token; a write (a push) also needs the cluster's cycle not to be archived (its health is
+    history then), refused here with the reason before any of the body is read."""
+
+    message = None
+
     def has_permission(self, request, view):
-        return isinstance(request.auth, ClusterHealthConfig)
+        if not isinstance(request.auth, ClusterHealthConfig):
+            return False
+        if request.method not in permissions.SAFE_METHODS:
+            self.message = access.archived_refusal(request.auth)
+            return self.message is None
+        return True
 
 
 class ClusterTokenScheme(OpenApiAuthenticationExtension):

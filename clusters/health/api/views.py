@@ -188,6 +188,7 @@ class RotateTokenView(APIView):
         cluster = get_object_or_404(Cluster.objects.restrict(request.user), pk=cluster_id)
         if not access.can_in_organization(request.user, access.CHANGE, ClusterHealthConfig, cluster.organization_id):
             raise PermissionDenied("Only the organization's lead SAs rotate ingestion tokens.")
+        access.refuse_archived(cluster)
         token = services.rotate_token(cluster)
         response = Response({"cluster": cluster.pk, "token": token}, status=status.HTTP_201_CREATED)
         add_never_cache_headers(response)

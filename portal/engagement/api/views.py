@@ -119,7 +119,9 @@ class CycleViewSet(PortalReadOnlyViewSet):
     @action(detail=False, methods=["post"], url_path="start-next", serializer_class=StartNextCycleSerializer)
     @submissions.idempotent
     def start_next(self, request):
-        """Archive the active cycle and start the next (program managers)."""
+        """Start the next cycle (program managers): today (or without ``starts_on``) archives the active cycle and
+        carries what is live over at once; a later ``starts_on`` schedules the switch for that day (the answer's
+        ``status`` is then "planned")."""
         current = cycles.active()
         if current is None or not access.can(request.user, access.CHANGE, current):
             raise PermissionDenied("Program managers start the next cycle.")

@@ -7,7 +7,7 @@ from django.core.exceptions import ValidationError
 from django.db import models
 from django.urls import reverse
 
-from portal.engagement.choices import CycleStatus
+from portal.engagement.choices import CarryKind, CycleStatus
 from portal.querysets import RestrictedQuerySet
 
 
@@ -79,3 +79,27 @@ class CycleParticipation(models.Model):
 
     def __str__(self) -> str:
         return f"{self.organization} in {self.cycle}"
+
+
+class CycleCarry(models.Model):
+    """A live row moved from the cycle that ended into the next one when it started (a running cluster, a quota or
+    reservation in force, a model still in training). The row itself now belongs to the new cycle; this keeps where
+    it came from, so the old cycle's report still counts it and pages label it "carried over".
+
+    Bookkeeping written only by ``portal.engagement.carry`` and read through the rows it points at (no access rule
+    of its own: it says nothing the row does not)."""
+
+    cycle = models.ForeignKey(Cycle, on_delete=models.CASCADE, related_name="carried_in")
+    from_cycle = models.ForeignKey(Cycle, on_delete=models.CASCADE, related_name="carried_out")
+    kind = models.CharField(max_length=16, choices=CarryKind.choices)
+    object_id = models.PositiveBigIntegerField()
+    organization = models.ForeignKey("portal.Organization", on_delete=models.CASCADE, related_name="+")
+    created = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["cycle", "kind", "object_id"]
+        constraints = [models.UniqueConstraint(fields=["cycle", "kind", "object_id"], name="unique_cycle_carry")]
+        indexes = [models.Index(fields=["from_cycle", "kind"], name="carry_from_kind")]
+
+    def __str__(self) -> str:
+        return f"{self.get_kind_display()} {self.object_id}: {self.from_cycle_id} → {self.cycle_id}"

@@ -14,11 +14,11 @@ def open_escalations_by_target(context):
 
 
 @register.inclusion_tag("engagement/htmx/outcomes_section.html")
-def outcomes_table(rows):
-    """The outcomes of the overview's (or a frozen review's) figures."""
+def outcomes_table(rows, cycle_name=""):
+    """The outcomes of the overview's (or a frozen review's) figures: one cycle's (named when known)."""
     from portal.engagement.choices import MilestoneKind
 
-    return {"rows": rows or [], "kinds": MilestoneKind.choices}
+    return {"rows": rows or [], "kinds": MilestoneKind.choices, "cycle_name": cycle_name or ""}
 
 
 @register.inclusion_tag("engagement/htmx/grafana_links.html", takes_context=True)

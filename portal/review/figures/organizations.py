@@ -3,15 +3,23 @@ from __future__ import annotations
 
 from collections import defaultdict
 
+from django.db.models import Q
+
 from portal import access
 from portal.choices import MembershipRole
+from portal.engagement.choices import CycleStatus
+from portal.engagement.models import CycleParticipation
 from portal.models import Membership, Organization
 from portal.review.figures.scope import Scope
 from workloads.models import Workload
 
 
 def organization_rows(scope: Scope) -> list[dict]:
-    rows = list(Organization.objects.restrict(scope.user).order_by("name").values("id", "name", "slug"))
+    """The organizations of the active cycle (and any that never took part in a cycle, new ones): an organization
+    that did not continue into the active cycle is its past cycle's history, not the live program's."""
+    taking_part = CycleParticipation.objects.values("organization_id")
+    live = Q(pk__in=taking_part.filter(cycle__status=CycleStatus.ACTIVE)) | ~Q(pk__in=taking_part)
+    rows = list(Organization.objects.restrict(scope.user).filter(live).order_by("name").values("id", "name", "slug"))
     scope.org_ids = [r["id"] for r in rows]
     scope.every_org = access.organization_ids(scope.user, access.VIEW, Organization) is None
     return rows

@@ -10,6 +10,7 @@ import datetime
 
 from django.utils import timezone
 
+from portal.engagement import cycles
 from portal.engagement import outcomes as engagement_outcomes
 from portal.review.figures.clusters import cluster_figures
 from portal.review.figures.health import health_figures
@@ -30,6 +31,7 @@ SOURCES = {
 def overview(user, *, window: int = DEFAULT_WINDOW, now: datetime.datetime | None = None) -> dict:
     """Every figure of the program overview, as JSON values, for the rows ``user`` may view."""
     scope = Scope(user=user, now=now or timezone.now(), window=window)
+    active_cycle = cycles.active()
     org_rows = organization_rows(scope)
     leads = lead_names(scope)
     workloads = workload_names(scope)
@@ -78,7 +80,9 @@ def overview(user, *, window: int = DEFAULT_WINDOW, now: datetime.datetime | Non
         "heatmap": heatmap(scope, org_rows),
         "outstanding": outstanding(scope),
         "lessons": lessons(scope),
+        # The active cycle's outcomes only (a row never mixes two cycles' milestones), named on the page.
         "outcomes": engagement_outcomes.figures(scope.user),
+        "outcomes_cycle": str(active_cycle or ""),
         "charts": {
             "open_per_week": interactions["per_week"],
             "launches_per_day": clusters["per_day"],

@@ -1,0 +1,152 @@
+"""What is live at a cycle boundary: what moves into the next cycle, and what is left to wind down.
+
+When the next cycle starts, the organizations that continue keep what still runs: their clusters not yet deleted
+(running, launching, or failed and still to retry or tear down; with them the clusters' health, validations and
+faults, which reach their cycle through the cluster), the quotas and capacity reservations still in force on the
+new cycle's first day, and the models they are still training. Those
+rows move into the new cycle (one ``UPDATE`` per kind) and a ``CycleCarry`` row remembers where each came from, so
+the old cycle's report still counts them. Everything else stays where it happened: milestones, released models,
+finished clusters, ended quotas, weekly reviews (and timeline entries, which belong to no cycle).
+
+What the organizations that do not continue still hold stays in the archived cycle, read-only, and is listed as
+"to wind down" (``wind_down``) until it ends: their clusters can still be torn down (``access.TEAR_DOWN``).
+"""
+from __future__ import annotations
+
+import datetime
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+from django.db.models import Q, QuerySet
+
+from portal.engagement.choices import CarryKind, CycleStatus
+from portal.engagement.models import Cycle, CycleCarry, TrainedModel
+
+
+def _models():
+    from clusters.models import Cluster
+    from workloads.models import CapacityReservation, InstanceQuota
+
+    return {CarryKind.CLUSTER: Cluster, CarryKind.QUOTA: InstanceQuota, CarryKind.RESERVATION: CapacityReservation,
+            CarryKind.TRAINED_MODEL: TrainedModel}
+
+
+def live_filter(kind: str, day: datetime.date) -> Q:
+    """Which rows of ``kind`` are still live on ``day``: one definition for the carry-over, its summary and the
+    wind-down list."""
+    if kind == CarryKind.CLUSTER:  # running, launching, deleting, or failed (still to retry or tear down)
+        from clusters.choices import ClusterState
+
+        return ~Q(state=ClusterState.DELETED)
+    if kind in (CarryKind.QUOTA, CarryKind.RESERVATION):
+        return Q(end__gte=day)
+    return Q(released_on__isnull=True)
+
+
+def live(cycles: Cycle | Iterable, day: datetime.date, *, orphans: bool = False) -> dict[str, QuerySet]:
+    """The live rows of ``cycles`` (one cycle or several) on ``day``, by kind (unevaluated querysets); with
+    ``orphans``, also the rows of no cycle (written before the program had cycles), which the active cycle shows
+    as its own."""
+    ids = [cycles.pk] if isinstance(cycles, Cycle) else [c.pk if isinstance(c, Cycle) else c for c in cycles]
+    where = Q(cycle_id__in=ids) | Q(cycle__isnull=True) if orphans else Q(cycle_id__in=ids)
+    return {kind: model._default_manager.filter(live_filter(kind, day), where) for kind, model in _models().items()}
+
+
+@dataclass
+class Summary:
+    """What starting the next cycle will do (or did): who continues, who leaves, what moves, what winds down."""
+
+    continuing: list = field(default_factory=list)
+    leaving: list = field(default_factory=list)
+    carried: dict[str, list] = field(default_factory=dict)
+    wind_down: dict[str, list] = field(default_factory=dict)
+    lessons: int = 0
+
+    @property
+    def carried_lines(self) -> list[tuple[str, list]]:
+        """(what, rows) per kind, in words: "3 clusters not deleted", "1 quota in force"."""
+        return [(phrase(kind, len(rows)), rows) for kind, rows in self.carried.items()]
+
+    @property
+    def wind_down_total(self) -> int:
+        return sum(len(rows) for rows in self.wind_down.values())
+
+
+PHRASES = {CarryKind.CLUSTER: ("cluster", "clusters", "not deleted"), CarryKind.QUOTA: ("quota", "quotas", "in force"),
+           CarryKind.RESERVATION: ("capacity reservation", "capacity reservations", "in force"),
+           CarryKind.TRAINED_MODEL: ("model", "models", "still in training")}
+
+
+def phrase(kind: str, n: int) -> str:
+    one, many, state = PHRASES[kind]
+    return f"{n} {one if n == 1 else many} {state}"
+
+
+def summary(current: Cycle, continuing_ids: Iterable[int], day: datetime.date) -> Summary:
+    """What starting the next cycle on ``day`` with ``continuing_ids`` carries and leaves behind, as things stand."""
+    from portal.engagement.cycles import lessons_of
+
+    continuing_ids = set(continuing_ids)
+    orgs = [p.organization for p in current.participations.select_related("organization")]
+    result = Summary(continuing=[o for o in orgs if o.pk in continuing_ids],
+                     leaving=[o for o in orgs if o.pk not in continuing_ids])
+    for kind, qs in live(current, day, orphans=current.status == CycleStatus.ACTIVE).items():
+        rows = list(qs.select_related("organization").order_by("organization__name", "pk"))
+        result.carried[kind] = [r for r in rows if r.organization_id in continuing_ids]
+        result.wind_down[kind] = [r for r in rows if r.organization_id not in continuing_ids]
+    result.lessons = len([line for line in lessons_of(current).splitlines() if line.strip()])
+    return result
+
+
+def carry_over(old: Cycle, new: Cycle, continuing_ids: Iterable[int], *, orphans: bool = True) -> dict[str, int]:
+    """Move the continuing organizations' live rows from ``old`` into ``new`` (inside the switching transaction),
+    recording each move. Rows of no cycle (from before the program had cycles) were the ending cycle's: they are
+    given to it first, so the leaving organizations' stay in it, to wind down, and the rest is judged like every
+    row (``orphans=False`` when ``old`` was not the cycle in force).
+    Answers how many rows of each kind moved."""
+    day = new.starts_on
+    continuing_ids = list(continuing_ids)
+    moved: dict[str, int] = {}
+    if orphans:  # rows of no cycle were the ending cycle's: its history, or live rows that move on below
+        for model in _models().values():
+            model._default_manager.filter(cycle__isnull=True).update(cycle=old)
+    for kind, qs in live(old, day).items():
+        rows = list(qs.filter(organization_id__in=continuing_ids).values_list("pk", "organization_id"))
+        CycleCarry.objects.bulk_create([CycleCarry(cycle=new, from_cycle=old, kind=kind, object_id=pk,
+                                                   organization_id=org) for pk, org in rows])
+        qs.model._default_manager.filter(pk__in=[pk for pk, _ in rows]).update(cycle=new)
+        moved[kind] = len(rows)
+    return moved
+
+
+def wind_down(user, day: datetime.date | None = None) -> dict[str, list]:
+    """What archived cycles still hold, as ``user`` may see it: the leaving organizations' running clusters,
+    quotas and reservations in force. Empty lists once everything has ended."""
+    from django.utils import timezone
+
+    day = day or timezone.localdate()
+    archived = Cycle.objects.filter(status=CycleStatus.ARCHIVED).values_list("pk", flat=True)
+    found = {}
+    for kind, qs in live(list(archived), day).items():
+        if kind == CarryKind.TRAINED_MODEL:  # a model is an outcome, not a resource to end
+            continue
+        found[kind] = list(qs.restrict(user).select_related("organization", "cycle").order_by("organization__name", "pk"))
+    return found
+
+
+def carried_from(kind: str, ids: Iterable[int], into: Cycle | int | None) -> dict[int, Cycle]:
+    """The cycle each of ``ids`` was carried from into ``into`` (for the "carried over" labels)."""
+    ids = list(ids)
+    if into is None or not ids:
+        return {}
+    rows = CycleCarry.objects.filter(cycle=into, kind=kind, object_id__in=ids).select_related("from_cycle")
+    return {r.object_id: r.from_cycle for r in rows}
+
+
+def carried_out_ids(kind: str, cycle: Cycle) -> QuerySet:
+    """The ids of the rows of ``kind`` that were ``cycle``'s and moved on to the next (a subquery)."""
+    return CycleCarry.objects.filter(from_cycle=cycle, kind=kind).values("object_id")
+
+
+def carried_in_ids(kind: str, cycle: Cycle) -> QuerySet:
+    return CycleCarry.objects.filter(cycle=cycle, kind=kind).values("object_id")
