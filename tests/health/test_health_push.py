@@ -311,3 +311,73 @@ def test_the_sweep_deletes_bodies_a_finished_push_left_and_the_bucket_expires_th
         rules = aws.client("s3").get_bucket_lifecycle_configuration(Bucket=settings.HEALTH_PUSH_BUCKET)["Rules"]
         assert [(r["Filter"]["Prefix"], r["Expiration"]["Days"], r["AbortIncompleteMultipartUpload"]) for r in rules] \
             == [("pushes/", 1, {"DaysAfterInitiation": 1})]
+
+
+def _start_worker(env: dict, log: Path) -> subprocess.Popen:
+    """A real health worker in a process group of its own (so SIGKILL takes the pool's children too)."""
+    from portal.celery import app
+
+    with open(log, "ab") as out:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "celery", "-A", "portal", "worker", "-Q", "health", "--concurrency", "1",
+             "--pool", "prefork", "--loglevel", "INFO", "--without-gossip", "--without-mingle",
+             "--hostname", f"kill-{os.getpid()}-{time.monotonic_ns()}@%h"],
+            cwd=Path(__file__).resolve().parents[2], env=env, stdout=out, stderr=subprocess.STDOUT,
+            start_new_session=True)
+    deadline = time.monotonic() + 60
+    while not app.control.ping(timeout=0.5):
+        assert proc.poll() is None and time.monotonic() < deadline, log.read_text()[-2000:]
+    return proc
+
+
+@pytest.mark.worker
+def test_a_worker_killed_mid_read_leaves_the_push_to_be_processed_once(client, world, celery_worker_process,
+                                                                       storage, settings, tmp_path):
+    """SIGKILL the health worker while it reads a push: its lease runs out, the sweep sends the push again,
+    another worker processes it, and there is one report — not zero, not two."""
+    import signal
+
+    celery_worker_process.send_signal(signal.SIGTERM)  # the shared worker would take the push too
+    celery_worker_process.wait(timeout=60)
+    settings.HEALTH_PUSH_LEASE_SECONDS = 3
+    env = {**os.environ, "HEALTH_PUSH_STORAGE": storage, "HEALTH_PUSH_DIR": settings.HEALTH_PUSH_DIR,
+           "HEALTH_PUSH_LEASE_SECONDS": "3", "AWS_ENDPOINT_URL": settings.AWS_ENDPOINT_URL or "",
+           "REDIS_URL": settings.REDIS_URL, "CELERY_BROKER_URL": settings.REDIS_URL,
+           "DJANGO_SETTINGS_MODULE": "portal.settings.test"}
+    from django.db import connection
+
+    db = connection.settings_dict
+    env["DATABASE_URL"] = f"postgres://{db['USER']}:{db.get('PASSWORD') or ''}@{db['HOST'] or '127.0.0.1'}:" \
+                          f"{db['PORT'] or 5432}/{db['NAME']}"
+    if db["ENGINE"].endswith("sqlite3"):
+        pytest.skip("two processes on one SQLite test database")
+    cluster = ClusterFactory(organization=world.org_a, name="alpha-kill")
+    token = services.rotate_token(cluster)
+    _forget_push_counts()
+    text = _big_scrape(400)  # a read of a few seconds on this machine
+    log = tmp_path / "worker.log"
+    worker = _start_worker(env, log)
+    response = post(client, cluster, gzip.compress(text.encode(), 1), token, HTTP_CONTENT_ENCODING="gzip")
+    row = HealthPush.objects.get(pk=response.json()["push"])
+    deadline = time.monotonic() + 60
+    while row.status == "pending" and time.monotonic() < deadline:
+        time.sleep(0.02)
+        row.refresh_from_db()
+    assert row.status == "processing" and not HealthReport.objects.exists(), (row.status, log.read_text()[-2000:])
+    os.killpg(worker.pid, signal.SIGKILL)  # mid-read: the worker, its pool child, and the open stream
+    worker.wait(timeout=30)
+    row.refresh_from_db()
+    assert row.status == "processing" and row.attempts == 1 and not HealthReport.objects.exists()
+    second = _start_worker(env, log)
+    try:
+        deadline = time.monotonic() + 180
+        while row.status != "done" and time.monotonic() < deadline:
+            time.sleep(0.5)
+            pushes.sweep()  # beat's job: a push whose lease ran out is sent again
+            row.refresh_from_db()
+        assert row.status == "done", (row.status, row.error, log.read_text()[-3000:])
+        assert row.attempts == 2 and HealthReport.objects.filter(cluster=cluster).count() == 1
+        assert row.report.node_count == 400 and row.body == "" and stored_names(settings) == []
+    finally:
+        os.killpg(second.pid, signal.SIGTERM)
+        second.wait(timeout=60)
