@@ -230,8 +230,16 @@ LIFECYCLE = {"Rules": [{
 }]}
 
 
+_clients: dict[str, object] = {}
+
+
 def _client():
-    return aws.client("s3")
+    """One S3 client per endpoint and process (building a boto3 client costs more than a small push)."""
+    endpoint = str(settings.AWS_ENDPOINT_URL)
+    client = _clients.get(endpoint)
+    if client is None:
+        client = _clients[endpoint] = aws.client("s3")
+    return client
 
 
 def _split(name: str) -> tuple[str, str]:

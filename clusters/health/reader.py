@@ -466,6 +466,8 @@ class _Reader:
             rec[XID_MSG], rec[POD], rec[NAMESPACE] = entry[2], entry[3], entry[4]
 
     def _scrape(self) -> Scrape:
+        # The label caches go before the readings are built: they are the reader's largest part.
+        self.dcgm_labels = self.efa_labels = self.valid_labels = self.cache = None
         scrape = self.scrape
         scrape.samples = self.samples
         scrape.families += self.singles
@@ -473,8 +475,10 @@ class _Reader:
             raise ParseError("no dcgm-exporter (DCGM_FI_*) or EFA exporter (node_amazonefa_*) series found")
         scrape.gpus = {host: {_gpu_key(g): _gpu_reading(host, g, rec) for g, rec in node.items()}
                        for host, node in self.gpus.items()}
-        scrape.efa = {host: {dev: EfaReading(host, dev, *rec) for dev, rec in node.items()}
-                      for host, node in self.efa.items()}
+        scrape.efa = {}
+        while self.efa:  # each host's working lists are let go as its readings are made
+            host, node = self.efa.popitem()
+            scrape.efa[host] = {dev: EfaReading(host, dev, *rec) for dev, rec in node.items()}
         scrape.neuroncores = self.neuron
         scrape.notes = self.pasted.notes
         scrape.excerpt = self.pasted.elided
