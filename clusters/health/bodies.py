@@ -203,7 +203,7 @@ class _Stream(io.RawIOBase):
 
 def ensure_bucket(client, bucket: str) -> None:
     """Create the portal's bucket with its lifecycle rule the first time this process writes to it."""
-    marker = (str(settings.AWS_ENDPOINT_URL), bucket)
+    marker = (str(settings.HEALTH_PUSH_S3_ENDPOINT_URL or settings.AWS_ENDPOINT_URL), bucket)
     if marker in _ready:
         return
     try:
@@ -234,11 +234,14 @@ _clients: dict[str, object] = {}
 
 
 def _client():
-    """One S3 client per endpoint and process (building a boto3 client costs more than a small push)."""
-    endpoint = str(settings.AWS_ENDPOINT_URL)
-    client = _clients.get(endpoint)
+    """One S3 client per endpoint and process (building a boto3 client costs more than a small push).
+    ``HEALTH_PUSH_S3_ENDPOINT_URL`` and its keys point it at S3-compatible storage (MinIO)."""
+    endpoint = settings.HEALTH_PUSH_S3_ENDPOINT_URL or settings.AWS_ENDPOINT_URL
+    client = _clients.get(str(endpoint))
     if client is None:
-        client = _clients[endpoint] = aws.client("s3")
+        client = _clients[str(endpoint)] = aws.client(
+            "s3", endpoint_url=endpoint,
+            static_keys=(settings.HEALTH_PUSH_S3_ACCESS_KEY_ID, settings.HEALTH_PUSH_S3_SECRET_ACCESS_KEY))
     return client
 
 

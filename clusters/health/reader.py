@@ -149,7 +149,7 @@ class _Reader:
             try:
                 text = decoder.decode(block)
             except UnicodeDecodeError as exc:
-                self._bad_utf8(decoder, block, exc)
+                self._bad_utf8(decoder, exc)
             self.feed_text(text)
         try:
             self.feed_text(decoder.decode(b"", final=True))
@@ -157,9 +157,9 @@ class _Reader:
             self.feed_text("")
             raise ParseError(f"input is not UTF-8 text ({exc.reason})", self.number + 1) from None
 
-    def _bad_utf8(self, decoder, block: bytes, exc: UnicodeDecodeError) -> None:
+    def _bad_utf8(self, decoder, exc: UnicodeDecodeError) -> None:
         """Read the lines before the bad byte, so the error names its line."""
-        good = block[:max(exc.start, 0)]
+        good = exc.object[:max(exc.start, 0)]  # the decoder's pending bytes, then this block
         cut = good.rfind(b"\n")
         decoder.reset()
         if cut >= 0:

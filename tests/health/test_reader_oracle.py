@@ -218,3 +218,13 @@ def test_generated_scrapes_read_alike_whatever_the_blocks(rnd, block):
 def test_odd_lines_read_as_the_oracle_reads_them(line):
     text = f'DCGM_FI_DEV_GPU_TEMP{{gpu="1",Hostname="h"}} 40\n{line}\nDCGM_FI_DEV_GPU_TEMP{{gpu="2",Hostname="h"}} 41\n'
     assert outcome(reader.read, text) == outcome(reader.oracle_parse, text)
+
+
+@pytest.mark.parametrize("block", [1, 2, 3, 7, 64, 1 << 20])
+def test_a_byte_that_is_not_utf8_is_refused_at_its_line_whatever_the_blocks(block, monkeypatch):
+    body = 'DCGM_FI_DEV_GPU_TEMP{gpu="0",Hostname="hé"} 40\n# HELP x ünï\nDCGM_FI_DEV_GPU_TEMP{gpu="1",Hostname="\xff"} 41\n'
+    monkeypatch.setattr(reader, "BLOCK", block)
+    data = body.encode().replace(b"\xc3\xbf", b"\xff")
+    with pytest.raises(ParseError, match="not UTF-8") as refused:
+        reader.read(io.BytesIO(data))
+    assert refused.value.line == 3
