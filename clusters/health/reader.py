@@ -32,6 +32,7 @@ import codecs
 import io
 import re
 import string
+import sys
 from collections.abc import Iterable
 
 from prometheus_client.parser import parse_labels
@@ -62,7 +63,7 @@ from clusters.health.prometheus import (
     neuron_sample,
 )
 
-BLOCK = 1 << 20
+BLOCK = 1 << 18  # 256 KiB of gzip stream at a time: the block, its text and its lines stay small
 
 _METRIC_NAME = re.compile(r"[a-zA-Z_:][a-zA-Z0-9_:]*")
 _NAME_END = re.compile(r"[{\s]")
@@ -431,7 +432,7 @@ class _Reader:
             self.scrape.models[host] = labels.get("modelName", "")
         rec = node.get(gpu)
         if rec is None:
-            rec = node[gpu] = [None] * _GPU_SLOTS
+            rec = node[sys.intern(gpu)] = [None] * _GPU_SLOTS
         code = labels.get("xid")
         return (rec, labels.get("UUID"), labels.get("err_msg"), labels.get("pod"), labels.get("namespace"),
                 int(code) if code and code.isdigit() else None)
@@ -445,8 +446,8 @@ class _Reader:
         if node is None:
             node = self.efa[host] = {}
         rec = node.get(device)
-        if rec is None:
-            rec = node[device] = [None] * len(EFA_FIELDS)
+        if rec is None:  # device names repeat on every host: one string each
+            rec = node[sys.intern(device)] = [None] * len(EFA_FIELDS)
         return rec
 
     def _fold_dcgm(self, entry, slot: int, value: float) -> None:
@@ -473,8 +474,10 @@ class _Reader:
         scrape.families += self.singles
         if not self.gpus and not self.efa:
             raise ParseError("no dcgm-exporter (DCGM_FI_*) or EFA exporter (node_amazonefa_*) series found")
-        scrape.gpus = {host: {_gpu_key(g): _gpu_reading(host, g, rec) for g, rec in node.items()}
-                       for host, node in self.gpus.items()}
+        scrape.gpus = {}
+        while self.gpus:
+            host, node = self.gpus.popitem()
+            scrape.gpus[host] = {_gpu_key(g): _gpu_reading(host, g, rec) for g, rec in node.items()}
         scrape.efa = {}
         while self.efa:  # each host's working lists are let go as its readings are made
             host, node = self.efa.popitem()
