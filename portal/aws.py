@@ -90,10 +90,17 @@ def _assumed(role_arn: str, external_id: str, region: str | None) -> dict:
     return creds
 
 
-def client(service: str, organization=None, region: str | None = None):
-    """A boto3 client for ``service``; acting in ``organization``'s account when it has a role."""
+def client(service: str, organization=None, region: str | None = None, *, endpoint_url: str | None = None,
+           static_keys: tuple[str, str] | None = None):
+    """A boto3 client for ``service``; acting in ``organization``'s account when it has a role.
+    ``endpoint_url`` and ``static_keys`` point one client at S3-compatible storage of the portal's own
+    (health push bodies on MinIO) without moving the other clients."""
     region = region or (organization.home_region if organization is not None else None)
     kwargs = _base_kwargs(region)
+    if endpoint_url:
+        kwargs["endpoint_url"] = endpoint_url
+    if static_keys and static_keys[0]:
+        kwargs.update(aws_access_key_id=static_keys[0], aws_secret_access_key=static_keys[1])
     role_arn = getattr(organization, "role_arn", "")
     if role_arn:
         creds = _assumed(role_arn, organization.external_id, region)

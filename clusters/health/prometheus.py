@@ -28,21 +28,19 @@ Decisions worth knowing:
 
 from __future__ import annotations
 
-import io
 import re
 from collections.abc import Iterable, Iterator
 from dataclasses import asdict, dataclass, field
 
 from prometheus_client.metrics_core import Metric
-from prometheus_client.parser import text_fd_to_metric_families
 
 DCGM_BLANK_THRESHOLD = 9223372036854775790
 EFA_PREFIX = "node_amazonefa_"
 UNKNOWN_HOST = "unknown"
 
 # Slots of the per-GPU working list filled in the hot loop.
-XID, UNC_ROWS, CORR_ROWS, REMAP_FAILURE, THERMAL, POWER, DBE, UUID, XID_MSG, POD, NAMESPACE = range(11)
-_GPU_SLOTS = 11
+XID, UNC_ROWS, CORR_ROWS, REMAP_FAILURE, THERMAL, POWER, DBE, UUID, XID_MSG, POD, NAMESPACE, GR_ACTIVE, GPU_UTIL = range(13)
+_GPU_SLOTS = 13
 
 DCGM_FIELDS: dict[str, int] = {
     "DCGM_FI_DEV_XID_ERRORS": XID,
@@ -53,6 +51,9 @@ DCGM_FIELDS: dict[str, int] = {
     "DCGM_FI_DEV_POWER_VIOLATION": POWER,
     "DCGM_FI_DEV_ECC_DBE_VOL_TOTAL": DBE,
 }
+# Utilization, kept per GPU for capacity accounting; the health summary does not read it.
+UTILIZATION_FIELDS: dict[str, int] = {"DCGM_FI_PROF_GR_ENGINE_ACTIVE": GR_ACTIVE, "DCGM_FI_DEV_GPU_UTIL": GPU_UTIL}
+NEURONCORE_UTILIZATION = "neuroncore_utilization_ratio"  # neuron-monitor-prometheus.py, per NeuronCore
 # Newer exporters can also count XIDs per code over a window, with an ``xid`` label. The exporter's
 # own example (NVIDIA/dcgm-exporter pull request #239) prints those samples as
 # DCGM_FI_DEV_XID_ERRORS_ACTIVE under that family's HELP/TYPE lines, so both names are read.
@@ -97,6 +98,8 @@ class GpuReading:
     ecc_dbe: float | None = None
     pod: str | None = None
     namespace: str | None = None
+    gr_engine_active: float | None = None  # DCGM_FI_PROF_GR_ENGINE_ACTIVE (0..1)
+    gpu_util: float | None = None  # DCGM_FI_DEV_GPU_UTIL (percent)
 
     def to_dict(self) -> dict:
         """JSON-safe dict."""
@@ -133,6 +136,7 @@ class Scrape:
     families_seen: set[str] = field(default_factory=set)
     notes: list[str] = field(default_factory=list)
     excerpt: bool = False  # '...' lines were removed: series may be left out
+    neuroncores: dict[str, dict[str, float]] = field(default_factory=dict)  # host -> NeuronCore -> utilization
 
     @property
     def hostnames(self) -> list[str]:
@@ -149,6 +153,7 @@ class Scrape:
             "samples": self.samples,
             "families_seen": sorted(self.families_seen),
             "notes": list(self.notes),
+            "neuroncores": {h: dict(cores) for h, cores in self.neuroncores.items()},
         }
 
 
@@ -166,31 +171,11 @@ def host_of(labels: dict[str, str]) -> str:
 
 
 def parse(text: str | bytes | Iterable) -> Scrape:
-    """Parse one exposition (a string, bytes, or an iterable of lines such as an open file) into a
-    ``Scrape``; raise ``ParseError`` for text we cannot use."""
-    unread = UnreadFamilies()
-    if isinstance(text, (str, bytes, bytearray)):
-        text = _as_text(text)
-        lines = PastedLines(io.StringIO(text), unread)
-    elif hasattr(text, "__iter__"):
-        lines = PastedLines(text, unread)
-    else:
-        raise ParseError(f"expected text, got {type(text).__name__}")
-    try:
-        scrape = parse_families(text_fd_to_metric_families(lines), unread)
-    except ParseError as exc:
-        if lines.nonblank == 0:
-            raise ParseError("input is empty") from None
-        if not exc.line and lines.notes and not lines.kept:
-            raise ParseError(f"{exc}; the input held only {', '.join(lines.notes)}") from None
-        raise
-    except UnicodeDecodeError as exc:  # a stream decoded as it is read (a pushed body) fails here
-        raise ParseError(f"input is not UTF-8 text ({exc.reason})", lines.number + 1) from None
-    except _PARSE_ERRORS as exc:
-        raise _error_at(lines, exc) from exc
-    scrape.notes = lines.notes
-    scrape.excerpt = lines.elided
-    return scrape
+    """Parse one exposition (a string, bytes, a binary file, or an iterable of lines such as an open file)
+    into a ``Scrape``; raise ``ParseError`` for text we cannot use. The reading is ``reader.read``'s."""
+    from clusters.health import reader
+
+    return reader.read(text)
 
 
 # What a paste adds around a scrape. Each kind is removed with a note; nothing else is.
@@ -208,114 +193,14 @@ _PORT_FORWARD = re.compile(r"^(?:Handling connection for \d+|Forwarding from \S+
 _ELISIONS = {"...", "…", "[...]"}
 
 
-# The families whose values the readers fold (``_read_dcgm``/``_read_efa`` with a slot), under every
-# name prometheus_client may give them.
-READ_FAMILIES = frozenset(
-    name + suffix for name in (*DCGM_FIELDS, *XID_COUNT_FAMILIES, *_EFA_SLOT) for suffix in ("", "_total"))
-_NAME_END = re.compile(r"[{\s]")
-
-
-class UnreadFamilies:
-    """Drops the lines of the DCGM and EFA families the readers never read before prometheus_client sees them.
-
-    A dcgm-exporter + EFA exporter scrape carries many families (clocks, temperatures, utilisation, byte
-    and packet counters) that the health readers only use to learn which GPUs and devices exist; for
-    2,000 nodes that is most of a million samples. The filter looks at the metric name at the start of a
-    line (a sample line, or ``# HELP``/``# TYPE``) and passes on:
-
-    * every family the readers fold (``READ_FAMILIES``), with its ``# HELP``/``# TYPE`` lines;
-    * the first other DCGM family and the first other EFA family of the scrape, whole: which GPUs and
-      devices exist is read from every family the parser sees, so a scrape that exports none of the read
-      families (clocks and temperatures only) still shows its GPUs;
-    * every line that is not a ``DCGM_*``/``node_*`` family's (other exporters' series, comments, and
-      anything that is not Prometheus text, which the parser still refuses).
-
-    The parse stays prometheus_client's. What is dropped is still counted the way the parser would have
-    counted it (families, samples, the DCGM/EFA family names with samples), so the ``Scrape`` is the same.
-    A dropped sample line is still checked for the shape of a sample (a name, labels closed by ``}``,
-    a number and an optional timestamp): a line cut off or mangled means the transfer or the exporter
-    is broken, and such a scrape is refused with the line's number as before ("broken input is rejected"
-    above), whichever family the line belongs to. Only its labels are not parsed.
-    """
-
-    def __init__(self) -> None:
-        self._decided: dict[str, bool] = {}
-        self._presence = {"DCGM_": None, EFA_PREFIX: None}
-        self.families = 0
-        self.samples = 0
-        self.seen: set[str] = set()
-        self._family = ""  # the dropped family the parser would be in now, and its sample names
-        self._allowed: tuple[str, ...] = ()
-
-    def wanted(self, line: str) -> bool:
-        if line[0] == "#":
-            parts = line.split(None, 3)
-            if len(parts) < 3 or parts[1] not in ("HELP", "TYPE"):
-                return True
-            name = parts[2]
-        else:
-            end = _NAME_END.search(line)
-            name = line[:end.start()] if end else line.strip()
-        keep = self._decided.get(name)
-        if keep is None:
-            keep = self._decided[name] = self._decide(name)
-        if keep:
-            self._family, self._allowed = "", ()
-            return True
-        if line[0] == "#":
-            self._declared(name, parts)
-        else:
-            self._sample(name, line)
-        return False
-
-    def _decide(self, name: str) -> bool:
-        if not name.startswith(("DCGM_", "node_")) or name in READ_FAMILIES:
-            return True
-        base = name.removesuffix("_total")
-        for prefix, first in self._presence.items():
-            if name.startswith(prefix):
-                if first is None:
-                    self._presence[prefix] = first = base
-                return base == first
-        return False  # node_* families of other collectors
-
-    def _declared(self, name: str, parts: list[str]) -> None:
-        """prometheus_client's grouping: a ``# HELP``/``# TYPE`` of another name starts a family."""
-        if name != self._family:
-            self.families += 1
-            self._family = name
-            self._allowed = (name,)
-        if parts[1] == "TYPE" and len(parts) > 3:
-            suffixes = {"summary": ("_count", "_sum", ""), "histogram": ("_count", "_sum", "_bucket")}
-            self._allowed = tuple(name + s for s in suffixes.get(parts[3].strip(), ("",)))
-
-    def _sample(self, name: str, line: str) -> None:
-        """Count a dropped sample line, after checking its shape: a scrape cut off mid-line is refused."""
-        close = line.rfind("}")
-        rest = line[close + 1:] if close >= 0 else line[len(name):]
-        value = rest.split()
-        if (close < 0) == ("{" in line) or not 1 <= len(value) <= 2:
-            raise ValueError("a sample line is cut off or malformed")
-        float(value[0])
-        self.samples += 1
-        if name in self._allowed:
-            family = self._family
-        else:  # an undeclared sample is a family of its own
-            self.families += 1
-            self._family, self._allowed, family = "", (), name
-        if family.startswith(("DCGM_", EFA_PREFIX)):
-            self.seen.add(family.removesuffix("_total"))
-
-
 class PastedLines:
     """The lines of a scrape as the parser reads them, without what pasting added around them.
 
     Counts lines so that a parse error can name its line; ``notes`` says what was removed.
     """
 
-    def __init__(self, source: Iterable, unread: UnreadFamilies | None = None) -> None:
+    def __init__(self, source: Iterable) -> None:
         self.source = source
-        self.unread = unread
         self.number = 0
         self.nonblank = 0
         self.kept = 0
@@ -346,8 +231,7 @@ class PastedLines:
             if raw.startswith(("DCGM_", "node_", "# HELP", "# TYPE")):  # the common case, kept fast
                 self.nonblank += 1
                 self.kept += 1
-                if self.unread is None or self.unread.wanted(raw):
-                    yield raw
+                yield raw
                 continue
             line = raw.strip()
             if not line:
@@ -357,8 +241,7 @@ class PastedLines:
             kept = self._clean(line)
             if kept is not None:
                 self.kept += 1
-                if self.unread is None or self.unread.wanted(kept):
-                    yield kept
+                yield kept
 
     def _clean(self, line: str) -> str | None:
         continued, self._continued = self._continued, False
@@ -388,18 +271,19 @@ class PastedLines:
         return line
 
 
-def parse_stream(lines: Iterable[str]) -> Scrape:
-    """Parse an exposition read line by line (an open text file, e.g. over a gzip file), never holding
-    the whole text; the same reader as :func:`parse`."""
-    return parse(lines)
+def parse_stream(stream) -> Scrape:
+    """Parse an exposition read as it streams (a binary file over a gzip body, read in blocks), never
+    holding the whole text; the same reader as :func:`parse`."""
+    return parse(stream)
 
 
-def parse_families(families: Iterable[Metric], unread: UnreadFamilies | None = None) -> Scrape:
-    """Fold already-parsed metric families into a ``Scrape`` (one pass; see the module docstring);
-    ``unread`` counts the families the lines' filter kept from the parser."""
+def parse_families(families: Iterable[Metric]) -> Scrape:
+    """Fold already-parsed metric families into a ``Scrape`` (one pass; see the module docstring): the
+    pulled series, and the oracle the tests hold ``reader.read`` to."""
     scrape = Scrape()
     gpus: dict[str, dict[str, list]] = {}
     efa: dict[str, dict[str, list]] = {}
+    neuron: dict[str, dict[str, float]] = {}
     for family in families:
         scrape.families += 1
         samples = family.samples
@@ -408,18 +292,20 @@ def parse_families(families: Iterable[Metric], unread: UnreadFamilies | None = N
         if name.startswith("DCGM_"):
             if samples:
                 scrape.families_seen.add(name)
-            _read_dcgm(samples, DCGM_FIELDS.get(name, -2 if name in XID_COUNT_FAMILIES else -1), gpus, scrape)
+            slot = DCGM_FIELDS.get(name)
+            if slot is None:
+                slot = UTILIZATION_FIELDS.get(name, -2 if name in XID_COUNT_FAMILIES else -1)
+            _read_dcgm(samples, slot, gpus, scrape)
         elif name.startswith(EFA_PREFIX):
             if samples:
                 scrape.families_seen.add(name)
             _read_efa(samples, _EFA_SLOT.get(name, -1), efa)
+        elif name == NEURONCORE_UTILIZATION:
+            _read_neuron(samples, neuron)
         # Let this family go before the parser builds the next one: a 2,000-node EFA family is 64,000
         # samples, and the loop variable would otherwise hold it until the next family is complete.
         del family, samples
-    if unread is not None:
-        scrape.families += unread.families
-        scrape.samples += unread.samples
-        scrape.families_seen |= unread.seen
+    scrape.neuroncores = neuron
     if not gpus and not efa:
         raise ParseError("no dcgm-exporter (DCGM_FI_*) or EFA exporter (node_amazonefa_*) series found")
     scrape.gpus = {host: {_gpu_key(g): _gpu_reading(host, g, rec) for g, rec in node.items()}
@@ -495,6 +381,24 @@ def _read_efa(samples: list, slot: int, efa: dict) -> None:
         rec[slot] = value if old is None else old + value
 
 
+def _read_neuron(samples: list, neuron: dict) -> None:
+    """NeuronCore utilization per host and core (the largest value of a core's series)."""
+    for sample in samples:
+        neuron_sample(sample[1], sample[2], neuron)
+
+
+def neuron_sample(labels: dict[str, str], value: float, neuron: dict) -> None:
+    """Fold one NeuronCore utilization sample (neuron-monitor names the instance, not a host label)."""
+    core = labels.get("neuroncore")
+    if core is None or not value >= 0:
+        return
+    host = host_of(labels)
+    if host == UNKNOWN_HOST:
+        host = labels.get("instance_name") or labels.get("instance_id") or host
+    cores = neuron.setdefault(host, {})
+    cores[core] = max(cores.get(core, value), value)
+
+
 def _gpu_key(gpu: str) -> int | str:
     return int(gpu) if gpu.isdigit() else gpu
 
@@ -506,7 +410,7 @@ def _gpu_reading(host: str, gpu: str, rec: list) -> GpuReading:
         xid_message=rec[XID_MSG], uncorrectable_remapped_rows=rec[UNC_ROWS],
         correctable_remapped_rows=rec[CORR_ROWS], row_remap_failure=rec[REMAP_FAILURE],
         thermal_violation=rec[THERMAL], power_violation=rec[POWER], ecc_dbe=rec[DBE],
-        pod=rec[POD], namespace=rec[NAMESPACE],
+        pod=rec[POD], namespace=rec[NAMESPACE], gr_engine_active=rec[GR_ACTIVE], gpu_util=rec[GPU_UTIL],
     )
 
 

@@ -2,10 +2,11 @@
 
 A 2,000-node scrape is ~190 MB of text and a minute of parsing: no web worker can hold that, and
 one cluster token must not be able to occupy the site. So the push endpoint only authenticates,
-checks the size while it streams the body to disk (gzip-compressed, refusing an oversize body as
-soon as it passes the cap, compressed or not), records a ``HealthPush`` row and sends
-``process_push`` on commit. The worker reads the gzip file line by line through
-``prometheus_client``'s parser (never the whole text in memory) and ingests the result.
+checks the size while it streams the body to its storage (``bodies``: a local directory or the
+portal's S3 bucket; gzip-compressed, refusing an oversize body as soon as it passes the cap, compressed
+or not), records a ``HealthPush`` row and sends ``process_push`` on commit. The worker reads the body
+as a stream, in blocks, through the streaming reader (``reader.read``: never the whole text in memory)
+and ingests the result.
 
 Like launch jobs (``portal.jobs``): the row is committed first, a down broker leaves it pending and
 the sweep sends it later; a claim is a compare-and-set with a lease, so a second delivery of the
@@ -21,17 +22,15 @@ from __future__ import annotations
 
 import gzip
 import logging
-import uuid
 import zlib
 from datetime import timedelta
-from pathlib import Path
 
 from django.conf import settings
 from django.db import transaction
 from django.db.models import F, Q
 from django.utils import timezone
 
-from clusters.health import current
+from clusters.health import bodies, current
 from clusters.health.models import HealthPush, PushStatus
 from clusters.health.prometheus import ParseError, parse_stream
 
@@ -57,52 +56,44 @@ def parse_scope(scope: str | None, nodes: str | None) -> tuple[str, list[str]]:
     return scope, declared
 
 
-def push_dir() -> Path:
-    """Where pushed bodies wait for the worker (``HEALTH_PUSH_DIR``, created on first use)."""
-    path = Path(settings.HEALTH_PUSH_DIR)
-    path.mkdir(parents=True, exist_ok=True)
-    return path
-
-
-def store_body(stream, max_bytes: int, gzipped: bool) -> tuple[Path, int, int]:
-    """Stream a request body to a gzip file; answer (path, compressed bytes, text bytes).
+def store_body(stream, max_bytes: int, gzipped: bool) -> tuple[str, int, int]:
+    """Stream a request body to the push storage as gzip; answer (body name, compressed bytes, text bytes).
 
     A gzip body is written as it comes and inflated alongside only to count (and refuse a bomb the
     moment it passes ``max_bytes``); a plain body is compressed on the way (level 1: fast, ~5x)."""
-    path = push_dir() / f"{uuid.uuid4().hex}.prom.gz"
+    out = bodies.new_writer()
     total = 0
     try:
-        with open(path, "wb") as out:
-            if gzipped:
-                inflater = zlib.decompressobj(16 + zlib.MAX_WBITS)
+        if gzipped:
+            inflater = zlib.decompressobj(16 + zlib.MAX_WBITS)
+            while chunk := (stream.read(CHUNK) if stream is not None else b""):
+                out.write(chunk)
+                data = chunk
+                while data:
+                    try:
+                        total += len(inflater.decompress(data, CHUNK))
+                    except zlib.error as exc:
+                        raise ParseError(f"the body is not valid gzip: {exc}") from None
+                    if total > max_bytes:
+                        raise TooLarge(f"the decompressed body is over {max_bytes:,} bytes")
+                    data = inflater.unconsumed_tail
+            if not inflater.eof:
+                raise ParseError("the gzip stream is truncated" if total else "the body is empty")
+        else:
+            with gzip.GzipFile(fileobj=out, mode="wb", compresslevel=1) as packed:
                 while chunk := (stream.read(CHUNK) if stream is not None else b""):
-                    out.write(chunk)
-                    data = chunk
-                    while data:
-                        try:
-                            total += len(inflater.decompress(data, CHUNK))
-                        except zlib.error as exc:
-                            raise ParseError(f"the body is not valid gzip: {exc}") from None
-                        if total > max_bytes:
-                            raise TooLarge(f"the decompressed body is over {max_bytes:,} bytes")
-                        data = inflater.unconsumed_tail
-                if not inflater.eof:
-                    raise ParseError("the gzip stream is truncated" if total else "the body is empty")
-            else:
-                with gzip.GzipFile(fileobj=out, mode="wb", compresslevel=1) as packed:
-                    while chunk := (stream.read(CHUNK) if stream is not None else b""):
-                        total += len(chunk)
-                        if total > max_bytes:
-                            raise TooLarge(f"the body is over {max_bytes:,} bytes")
-                        packed.write(chunk)
-            compressed = out.tell()
+                    total += len(chunk)
+                    if total > max_bytes:
+                        raise TooLarge(f"the body is over {max_bytes:,} bytes")
+                    packed.write(chunk)
+        if not total:
+            raise ParseError("the body is empty")
+        compressed = out.tell()
+        name = out.close()
     except BaseException:
-        path.unlink(missing_ok=True)
+        out.abort()
         raise
-    if not total:
-        path.unlink(missing_ok=True)
-        raise ParseError("the body is empty")
-    return path, compressed, total
+    return name, compressed, total
 
 
 def receive(cluster, stream, *, max_bytes: int, gzipped: bool, scope: str = current.NODES,
@@ -110,17 +101,17 @@ def receive(cluster, stream, *, max_bytes: int, gzipped: bool, scope: str = curr
     """Store a pushed body and queue it for the health worker (sent once the row is committed)."""
     from clusters.health import tasks
 
-    path, compressed, text_bytes = store_body(stream, max_bytes, gzipped)
+    name, compressed, text_bytes = store_body(stream, max_bytes, gzipped)
     try:
         with transaction.atomic():
             push = HealthPush.objects.create(
-                cluster=cluster, body=str(path), compressed_bytes=compressed, text_bytes=text_bytes, scope=scope,
+                cluster=cluster, body=name, compressed_bytes=compressed, text_bytes=text_bytes, scope=scope,
                 declared_nodes=declared or [], dispatched_at=timezone.now())
             superseded = supersede(push)
             transaction.on_commit(lambda: _delete_bodies(superseded))
             tasks_send(tasks.process_push, push)
     except BaseException:
-        path.unlink(missing_ok=True)
+        bodies.delete(name)
         raise
     return push
 
@@ -159,10 +150,12 @@ def supersede(push: HealthPush) -> list[str]:
     return list(HealthPush.objects.filter(pk__in=ids, status=PushStatus.SUPERSEDED).values_list("body", flat=True))
 
 
-def _delete_bodies(paths) -> None:
-    for body in paths:
-        if body:
-            Path(body).unlink(missing_ok=True)
+def _delete_bodies(names) -> None:
+    """Delete finished pushes' bodies; a body the storage could not delete stays named for the sweep."""
+    deleted = [name for name in names if name and bodies.delete(name)]
+    if deleted:
+        HealthPush.objects.filter(body__in=deleted).exclude(status__in=(PushStatus.PENDING, PushStatus.PROCESSING)
+                                                            ).update(body="")
 
 
 def claim(push_id: int) -> bool:
@@ -192,11 +185,14 @@ def process(push_id: int):
         _finish(push, PushStatus.FAILED, error=f"gave up after {MAX_ATTEMPTS} attempts (the worker stopped each time)")
         return None
     try:
-        with gzip.open(push.body, "rt", encoding="utf-8", newline="") as lines:
-            scrape = parse_stream(lines)
+        with bodies.open_body(push.body) as stored, gzip.GzipFile(fileobj=stored) as stream:
+            scrape = parse_stream(stream)
         ingested = services.ingest(push.cluster, scrape, Source.PUSH, received_at=push.received_at, scope=push.scope)
     except ParseError as exc:
         _finish(push, PushStatus.FAILED, error=str(exc))
+        return None
+    except bodies.BodyMissing as exc:
+        _finish(push, PushStatus.FAILED, error=f"{exc}: it was deleted or expired before the worker read it")
         return None
     except (OSError, EOFError, zlib.error) as exc:
         _finish(push, PushStatus.FAILED, error=f"the stored body cannot be read: {exc}")
@@ -220,6 +216,9 @@ def sweep(now=None) -> int:
         if jobs.send(tasks.process_push, pk):
             HealthPush.objects.filter(pk=pk, status=PushStatus.PENDING).update(dispatched_at=now)
             sent += 1
+    # bodies a finished push left behind (the storage was down when it finished)
+    _delete_bodies(list(HealthPush.objects.exclude(body="").exclude(
+        status__in=(PushStatus.PENDING, PushStatus.PROCESSING)).values_list("body", flat=True)[:500]))
     return sent
 
 

@@ -137,7 +137,8 @@ def ingest(cluster, text: str | bytes | Scrape, source: str, *, received_at=None
     with transaction.atomic():
         list(Cluster.objects.select_for_update().filter(pk=cluster.pk).values_list("pk"))
         health, _ = ClusterHealthState.objects.get_or_create(cluster_id=cluster.pk)
-        summary = summarize(scrape, itype, health.state or None, uncorrectable_rows_replace_at=replace_at)
+        summary = summarize(scrape, itype, health.state or None, uncorrectable_rows_replace_at=replace_at,
+                            release=True)  # the readings go as each node is judged; the counts stay
         now = received_at or timezone.now()
         figures = current.node_figures(summary)
         covered = set(figures)

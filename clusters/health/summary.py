@@ -163,6 +163,7 @@ def summarize(
     previous_state: dict | None = None,
     *,
     uncorrectable_rows_replace_at: int | None = None,
+    release: bool = False,
 ) -> HealthSummary:
     """Judge every node of one scrape.
 
@@ -170,17 +171,24 @@ def summarize(
     reported missing); an unknown name raises ``UnknownInstanceType``.
     ``uncorrectable_rows_replace_at`` is a site policy: at or above that many uncorrectable
     remapped rows a GPU's node is marked for replacement (off by default; a row-remap
-    failure always is).
+    failure always is). ``release`` lets each node's readings go once it is judged (the scrape is
+    emptied): a 2,000-node scrape's readings are most of what the worker holds.
     """
     scrape = text_or_parsed if isinstance(text_or_parsed, Scrape) else parse(text_or_parsed)
     itype = instance_types.get(instance_type) if isinstance(instance_type, str) else instance_type
     prev = previous_state if isinstance(previous_state, dict) and previous_state.get("v") == STATE_VERSION else {}
     judge = _Judge(itype, prev, uncorrectable_rows_replace_at)
     judge.efa_collected = bool(scrape.efa)
-    nodes = [judge.node(host, scrape) for host in scrape.hostnames]
-    expected = sum(n.gpus_seen + len(n.missing_gpus) for n in nodes)
     collected, missing = signals(scrape, itype)
-    if scrape.gpus and not collected["xid_errors"]:
+    any_gpus = bool(scrape.gpus)
+    nodes = []
+    for host in scrape.hostnames:
+        nodes.append(judge.node(host, scrape))
+        if release:
+            scrape.gpus.pop(host, None)
+            scrape.efa.pop(host, None)
+    expected = sum(n.gpus_seen + len(n.missing_gpus) for n in nodes)
+    if any_gpus and not collected["xid_errors"]:
         judge.notes.append("XIDs are not collected: the healthy GPU share only covers the signals that are")
     return HealthSummary(
         instance_type=itype.name if itype else None,

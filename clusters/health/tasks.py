@@ -5,6 +5,7 @@ import logging
 import os
 
 from celery import shared_task
+from celery.signals import worker_init
 from django.utils import timezone
 
 from clusters.health import prometheus_pull, pushes, services
@@ -14,6 +15,18 @@ from clusters.health.prometheus import ParseError
 from portal import access, jobs
 
 logger = logging.getLogger(__name__)
+
+
+@worker_init.connect
+def load_before_the_first_push(**_kwargs) -> None:
+    """Load, in the worker's parent before its pool forks, what the first push would otherwise load inside
+    its lease: the URL configuration (``reverse`` in the fault announcement imports every app's views on
+    its first call: seconds on a loaded machine) and the reader."""
+    from django.urls import get_resolver
+
+    from clusters.health import reader  # noqa: F401 - imported for its compiled patterns
+
+    get_resolver().url_patterns  # noqa: B018 - the property imports the URL modules
 
 
 @shared_task(name="clusters.health.tasks.pull_all")

@@ -336,7 +336,15 @@ HEALTH_PULL_MAX_BYTES = env.int("HEALTH_PULL_MAX_BYTES", default=64 * 1024 * 102
 # Site policy: at or above this many uncorrectable remapped rows a GPU's node is replaced (unset: off).
 HEALTH_UNCORRECTABLE_ROWS_REPLACE_AT = env.int("HEALTH_UNCORRECTABLE_ROWS_REPLACE_AT", default=None)
 HEALTH_NODE_SILENT_MINUTES = env.int("HEALTH_NODE_SILENT_MINUTES", default=15)  # then "not reporting"
-# Pushes wait for the health worker in this directory (shared by the web server and the worker).
+# Pushes wait for the health worker (clusters/health/bodies.py): "local" in HEALTH_PUSH_DIR (one host, or a
+# volume the web server and the worker share), or "s3" in the portal's bucket HEALTH_PUSH_BUCKET (workers on
+# any host). With the embedded AWS endpoint (the demo) its S3 is the default.
+HEALTH_PUSH_STORAGE = env("HEALTH_PUSH_STORAGE", default="s3" if AWS_ENDPOINT_URL else "local")
+HEALTH_PUSH_BUCKET = env("HEALTH_PUSH_BUCKET", default="geniac-portal-health-pushes")
+# S3-compatible storage of its own for the bucket (MinIO in compose); unset: AWS_ENDPOINT_URL and the portal's identity.
+HEALTH_PUSH_S3_ENDPOINT_URL = env("HEALTH_PUSH_S3_ENDPOINT_URL", default="") or None
+HEALTH_PUSH_S3_ACCESS_KEY_ID = env("HEALTH_PUSH_S3_ACCESS_KEY_ID", default="")
+HEALTH_PUSH_S3_SECRET_ACCESS_KEY = env("HEALTH_PUSH_S3_SECRET_ACCESS_KEY", default="")
 HEALTH_PUSH_DIR = env("HEALTH_PUSH_DIR", default=str(VAR_DIR / "health-pushes"))
 HEALTH_PUSH_LEASE_SECONDS = env.int("HEALTH_PUSH_LEASE_SECONDS", default=600)  # then a killed worker's push is retaken
 HEALTH_PUSH_RATE = env("HEALTH_PUSH_RATE", default="120/min")  # per cluster token

@@ -1,5 +1,6 @@
 """Pushes as jobs: 202 and a stored body, the worker's side, superseding, the per-token rate limit,
-a down broker, a worker that died, and where a push stands on the API and the page."""
+a down broker, a worker that died, and where a push stands on the API and the page — each with the
+body in the local directory and in the portal's S3 bucket (the embedded endpoint)."""
 from __future__ import annotations
 
 import gzip
@@ -17,7 +18,7 @@ from django.core.cache import cache
 from django.urls import reverse
 from django.utils import timezone
 
-from clusters.health import pushes, services
+from clusters.health import bodies, pushes, services
 from clusters.health.api import throttles
 from clusters.health.models import HealthPush, HealthReport, NodeHealth
 from tests.conftest import MARKER_A
@@ -26,6 +27,32 @@ from tests.health.factories_health import ClusterFactory, sample
 
 XID79 = "dcgm_p5_xid79_missing_gpu.prom"
 HEALTHY = "dcgm_p5_healthy.prom"
+
+
+@pytest.fixture(autouse=True, params=["local", "s3"])
+def storage(request, settings, tmp_path):
+    """Every test of this module runs with each push storage."""
+    settings.HEALTH_PUSH_STORAGE = request.param
+    settings.HEALTH_PUSH_DIR = str(tmp_path / "health-pushes")
+    if request.param == "s3":
+        request.getfixturevalue("aws")  # the embedded endpoint, empty: the bucket is created on first use
+        bodies._ready.clear()
+    return request.param
+
+
+def stored_names(settings) -> list[str]:
+    """Every body the storage holds (and, for S3, every multipart upload left open)."""
+    if settings.HEALTH_PUSH_STORAGE == "local":
+        directory = Path(settings.HEALTH_PUSH_DIR)
+        return sorted(str(p) for p in directory.iterdir()) if directory.exists() else []
+    from portal import aws
+
+    s3 = aws.client("s3")
+    bucket = settings.HEALTH_PUSH_BUCKET
+    if bucket not in [b["Name"] for b in s3.list_buckets()["Buckets"]]:
+        return []
+    names = [f"s3://{bucket}/{o['Key']}" for o in s3.list_objects_v2(Bucket=bucket).get("Contents", [])]
+    return names + [f"upload:{u['Key']}" for u in s3.list_multipart_uploads(Bucket=bucket).get("Uploads", [])]
 
 
 @pytest.fixture
@@ -56,24 +83,26 @@ def post(client, cluster, body: bytes, token: str, query: str = "", **headers):
     return client.post(url, data=body, content_type="text/plain", HTTP_AUTHORIZATION=f"Bearer {token}", **headers)
 
 
-def test_push_answers_202_and_stores_the_compressed_body(client, cluster, token):
+def test_push_answers_202_and_stores_the_compressed_body(client, cluster, token, storage, settings):
     text = sample(XID79).encode()
     response = post(client, cluster, text, token)
     assert response.status_code == 202
     row = HealthPush.objects.get(pk=response.json()["push"])
     assert row.status == "pending" and not HealthReport.objects.exists()  # nothing parsed in the request
-    assert gzip.decompress(Path(row.body).read_bytes()) == text and row.compressed_bytes < row.text_bytes
+    assert row.body.startswith("s3://" if storage == "s3" else "/")
+    assert gzip.decompress(bodies.read_all(row.body)) == text and row.compressed_bytes < row.text_bytes
     status_url = response["Location"]
     assert client.get(status_url, HTTP_AUTHORIZATION=f"Bearer {token}").json()["status"] == "pending"
     report = pushes.process(row.pk)
     row.refresh_from_db()
-    assert (row.status, row.report_id, row.attempts) == ("done", report.pk, 1) and not Path(row.body).exists()
+    assert (row.status, row.report_id, row.attempts) == ("done", report.pk, 1) and row.body == ""
+    assert stored_names(settings) == []
     assert client.get(status_url, HTTP_AUTHORIZATION=f"Bearer {token}").json()["report"] == report.pk
     assert pushes.process(row.pk) is None  # a second delivery does nothing
     assert HealthReport.objects.count() == 1
 
 
-def test_oversize_body_is_refused_without_reading_it_all():
+def test_oversize_body_is_refused_without_reading_it_all(settings):
     class Endless(io.RawIOBase):
         read_bytes = 0
 
@@ -88,10 +117,11 @@ def test_oversize_body_is_refused_without_reading_it_all():
     gz = io.BytesIO(gzip.compress(b"#" * (40 * pushes.CHUNK)))
     with pytest.raises(pushes.TooLarge):
         pushes.store_body(gz, max_bytes=3 * pushes.CHUNK, gzipped=True)
-    assert not list(Path(pushes.push_dir()).glob("*.tmp"))
+    assert stored_names(settings) == []  # nothing left behind, no multipart upload left open
 
 
-def test_a_newer_full_push_supersedes_queued_older_ones(client, cluster, token, django_capture_on_commit_callbacks):
+def test_a_newer_full_push_supersedes_queued_older_ones(client, cluster, token, settings,
+                                                        django_capture_on_commit_callbacks):
     first = post(client, cluster, sample(XID79).encode(), token).json()["push"]
     taken = post(client, cluster, sample(XID79).encode(), token).json()["push"]
     assert pushes.claim(taken)  # the worker has this one already: it is left to finish
@@ -99,7 +129,7 @@ def test_a_newer_full_push_supersedes_queued_older_ones(client, cluster, token, 
         newer = post(client, cluster, sample(HEALTHY).encode(), token, "?scope=full").json()["push"]
     rows = {p.pk: p for p in HealthPush.objects.all()}
     assert rows[first].status == "superseded" and rows[first].superseded_by_id == newer
-    assert f"superseded by push {newer}" in rows[first].error and not Path(rows[first].body).exists()
+    assert f"superseded by push {newer}" in rows[first].error and rows[first].body == ""
     assert rows[taken].status == "processing" and rows[newer].status == "pending"
     assert pushes.process(first) is None
     pushes.process(newer)
@@ -227,3 +257,127 @@ def test_a_real_health_worker_processes_the_push(client, world, celery_worker_pr
         row.refresh_from_db()
     assert row.status == "done", (row.status, row.error)
     assert row.report.nodes_reboot == 1 and row.report.source == "push"
+
+
+def _big_scrape(nodes: int) -> str:
+    """EFA series of ``nodes`` nodes with a random-looking label each: the gzip stays large (many parts)."""
+    import random
+
+    rnd = random.Random(7)
+    lines = ["# TYPE node_amazonefa_rx_drops counter"]
+    for n in range(nodes):
+        for d in range(32):
+            lines.append(f'node_amazonefa_rx_drops{{device="rdmap{d}s0",instance="ip-10-2-{n // 250}-{n % 250}:9109",'
+                         f'port="1",trace="{rnd.getrandbits(2560):0640x}"}} {n % 3}')
+    return "\n".join(lines) + "\n"
+
+
+def test_a_large_body_is_stored_in_parts_and_read_as_a_stream(client, cluster, token, storage, settings, monkeypatch):
+    monkeypatch.setattr(bodies, "PART", 5 << 20)  # S3's smallest part: two parts for this body
+    text = _big_scrape(600).encode()
+    response = post(client, cluster, gzip.compress(text, 1), token, HTTP_CONTENT_ENCODING="gzip")
+    row = HealthPush.objects.get(pk=response.json()["push"])
+    assert row.compressed_bytes > bodies.PART and row.text_bytes == len(text)
+    if storage == "s3":
+        from portal import aws
+
+        key = row.body.split("/", 3)[3]
+        head = aws.client("s3").head_object(Bucket=settings.HEALTH_PUSH_BUCKET, Key=key)
+        assert head["ETag"].strip('"').endswith("-2")  # a multipart object of two parts
+    report = pushes.process(row.pk)
+    assert report.node_count == 600 and report.samples == 600 * 32
+    assert stored_names(settings) == []
+
+
+def test_a_lost_body_fails_the_push_with_the_reason(client, cluster, token):
+    row = HealthPush.objects.get(pk=post(client, cluster, sample(HEALTHY).encode(), token).json()["push"])
+    assert bodies.delete(row.body)
+    assert pushes.process(row.pk) is None
+    row.refresh_from_db()
+    assert row.status == "failed" and "is gone" in row.error and "deleted or expired" in row.error
+    assert not HealthReport.objects.exists()
+
+
+def test_the_sweep_deletes_bodies_a_finished_push_left_and_the_bucket_expires_them(client, cluster, token, storage,
+                                                                                  settings):
+    row = HealthPush.objects.get(pk=post(client, cluster, sample(HEALTHY).encode(), token).json()["push"])
+    HealthPush.objects.filter(pk=row.pk).update(status="done")  # finished while the storage was unreachable
+    assert stored_names(settings) == [row.body]
+    pushes.sweep()
+    assert stored_names(settings) == [] and HealthPush.objects.get(pk=row.pk).body == ""
+    if storage == "s3":
+        from portal import aws
+
+        rules = aws.client("s3").get_bucket_lifecycle_configuration(Bucket=settings.HEALTH_PUSH_BUCKET)["Rules"]
+        assert [(r["Filter"]["Prefix"], r["Expiration"]["Days"], r["AbortIncompleteMultipartUpload"]) for r in rules] \
+            == [("pushes/", 1, {"DaysAfterInitiation": 1})]
+
+
+def _start_worker(env: dict, log: Path) -> subprocess.Popen:
+    """A real health worker in a process group of its own (so SIGKILL takes the pool's children too)."""
+    from portal.celery import app
+
+    with open(log, "ab") as out:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "celery", "-A", "portal", "worker", "-Q", "health", "--concurrency", "1",
+             "--pool", "prefork", "--loglevel", "INFO", "--without-gossip", "--without-mingle",
+             "--hostname", f"kill-{os.getpid()}-{time.monotonic_ns()}@%h"],
+            cwd=Path(__file__).resolve().parents[2], env=env, stdout=out, stderr=subprocess.STDOUT,
+            start_new_session=True)
+    deadline = time.monotonic() + 60
+    while not app.control.ping(timeout=0.5):
+        assert proc.poll() is None and time.monotonic() < deadline, log.read_text()[-2000:]
+    return proc
+
+
+@pytest.mark.worker
+def test_a_worker_killed_mid_read_leaves_the_push_to_be_processed_once(client, world, celery_worker_process,
+                                                                       storage, settings, tmp_path):
+    """SIGKILL the health worker while it reads a push: its lease runs out, the sweep sends the push again,
+    another worker processes it, and there is one report — not zero, not two."""
+    import signal
+
+    celery_worker_process.send_signal(signal.SIGTERM)  # the shared worker would take the push too
+    celery_worker_process.wait(timeout=60)
+    settings.HEALTH_PUSH_LEASE_SECONDS = 3
+    env = {**os.environ, "HEALTH_PUSH_STORAGE": storage, "HEALTH_PUSH_DIR": settings.HEALTH_PUSH_DIR,
+           "HEALTH_PUSH_LEASE_SECONDS": "3", "AWS_ENDPOINT_URL": settings.AWS_ENDPOINT_URL or "",
+           "REDIS_URL": settings.REDIS_URL, "CELERY_BROKER_URL": settings.REDIS_URL,
+           "DJANGO_SETTINGS_MODULE": "portal.settings.test"}
+    from django.db import connection
+
+    db = connection.settings_dict
+    env["DATABASE_URL"] = f"postgres://{db['USER']}:{db.get('PASSWORD') or ''}@{db['HOST'] or '127.0.0.1'}:" \
+                          f"{db['PORT'] or 5432}/{db['NAME']}"
+    if db["ENGINE"].endswith("sqlite3"):
+        pytest.skip("two processes on one SQLite test database")
+    cluster = ClusterFactory(organization=world.org_a, name="alpha-kill")
+    token = services.rotate_token(cluster)
+    _forget_push_counts()
+    text = _big_scrape(400)  # a read of a few seconds on this machine
+    log = tmp_path / "worker.log"
+    worker = _start_worker(env, log)
+    response = post(client, cluster, gzip.compress(text.encode(), 1), token, HTTP_CONTENT_ENCODING="gzip")
+    row = HealthPush.objects.get(pk=response.json()["push"])
+    deadline = time.monotonic() + 60
+    while row.status == "pending" and time.monotonic() < deadline:
+        time.sleep(0.02)
+        row.refresh_from_db()
+    assert row.status == "processing" and not HealthReport.objects.exists(), (row.status, log.read_text()[-2000:])
+    os.killpg(worker.pid, signal.SIGKILL)  # mid-read: the worker, its pool child, and the open stream
+    worker.wait(timeout=30)
+    row.refresh_from_db()
+    assert row.status == "processing" and row.attempts == 1 and not HealthReport.objects.exists()
+    second = _start_worker(env, log)
+    try:
+        deadline = time.monotonic() + 180
+        while row.status != "done" and time.monotonic() < deadline:
+            time.sleep(0.5)
+            pushes.sweep()  # beat's job: a push whose lease ran out is sent again
+            row.refresh_from_db()
+        assert row.status == "done", (row.status, row.error, log.read_text()[-3000:])
+        assert row.attempts == 2 and HealthReport.objects.filter(cluster=cluster).count() == 1
+        assert row.report.node_count == 400 and row.body == "" and stored_names(settings) == []
+    finally:
+        os.killpg(second.pid, signal.SIGTERM)
+        second.wait(timeout=60)
