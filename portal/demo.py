@@ -59,6 +59,10 @@ def _user(username: str, *, first: str = "", last: str = "", **flags) -> User:
     if created:
         user.set_password(DEMO_PASSWORD)
         user.save(update_fields=["password"])
+    elif (first or last) and not (user.first_name or user.last_name):
+        # A user an earlier step created by username alone gets the name every page shows.
+        user.first_name, user.last_name = first, last
+        user.save(update_fields=["first_name", "last_name"])
     return user
 
 
