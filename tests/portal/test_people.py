@@ -61,3 +61,14 @@ def test_the_demo_fills_in_names_of_users_an_earlier_step_created_bare():
 
     UserFactory(username="frameworks")
     assert person(_user("frameworks", first="Takeshi", last="Mori")) == "Takeshi Mori"
+
+
+def test_interactions_clusters_and_blueprints_are_in_the_admin_index(client, world):
+    from django.contrib.auth import get_user_model
+
+    admin_user = get_user_model().objects.create_superuser("root", "root@example.com", "x")
+    client.force_login(admin_user)
+    html = client.get("/admin/").content.decode()
+    for path in ("/admin/workloads/interaction/", "/admin/clusters/cluster/", "/admin/clusters/blueprint/"):
+        assert f'href="{path}"' in html
+        assert client.get(path).status_code == 200
