@@ -49,6 +49,7 @@ LOGINS = (
     ("kotoba", "customer: an ML engineer of Kotoba Labs"),
     ("admin", "staff: the admin site"),
     ("frameworks", "specialist: the WWSO Frameworks team's escalations, nothing else"),
+    ("ec2", "specialist: the EC2 service team's escalations, nothing else"),
 )
 
 

@@ -72,3 +72,19 @@ def test_interactions_clusters_and_blueprints_are_in_the_admin_index(client, wor
     for path in ("/admin/workloads/interaction/", "/admin/clusters/cluster/", "/admin/clusters/blueprint/"):
         assert f'href="{path}"' in html
         assert client.get(path).status_code == 200
+
+
+def test_the_readme_lists_every_demo_login_and_how_to_change_the_port():
+    from pathlib import Path
+
+    from django.conf import settings
+
+    from portal.demo import LOGINS
+    from portal.engagement.demo import SPECIALISTS
+
+    readme = (Path(settings.BASE_DIR) / "README.md").read_text()
+    table = readme.split("Demo logins", 1)[1].split("\n\n", 2)[1]
+    for username in {u for u, _ in LOGINS} | {s[0] for s in SPECIALISTS}:
+        assert f"| `{username}` |" in table
+    assert "run_demo --port" in readme and "make demo PORT=" in readme
+    assert "@echo" in (Path(settings.BASE_DIR) / "Makefile").read_text().split("$(STAMP):", 1)[1].split("\n\n", 1)[0]
