@@ -11,6 +11,7 @@ STAMP := $(VENV)/.installed
 # requirements-pcluster.txt: ParallelCluster's own schema and validators, run on generated configurations in tests.
 $(STAMP): requirements.lock requirements-dev.lock requirements-pcluster.txt
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	@echo "Installing the pinned requirements into $(VENV) (pip, quiet: about two minutes the first time)..."
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet -r requirements-dev.lock
 	$(BIN)/python -m pip install --quiet --no-deps -r requirements-pcluster.txt
@@ -19,7 +20,7 @@ $(STAMP): requirements.lock requirements-dev.lock requirements-pcluster.txt
 install: $(STAMP)
 
 demo: install
-	$(BIN)/python manage.py run_demo
+	$(BIN)/python manage.py run_demo $(if $(PORT),--port $(PORT))
 
 seed: install
 	$(BIN)/python manage.py migrate --no-input

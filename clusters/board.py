@@ -5,14 +5,20 @@ The case study's headline is instances, not clusters ("127 P5 and 24 Trn1 in a d
 instances (``node_count``) by instance type; SageMaker's ``ml.`` names count with their EC2 twin. The target
 comes from ``LAUNCH_DAY_TARGET`` (``"p5.48xlarge=127,trn1.32xlarge=24"`` by default). Two queries, whatever
 the number of organizations and clusters.
+
+A customer is not running the program's day: the program's 127 would make their 16 instances read "13 %".
+Their board measures their organization's clusters against the quota their organization holds today
+(:func:`own_quota`, one more query), and says so.
 """
 from __future__ import annotations
 
 from django.conf import settings
 from django.db.models import Count, Q, Sum
+from django.utils import timezone
 
 from clusters.choices import ClusterState
 from clusters.models import Cluster
+from portal import access
 from portal.models import Organization
 
 DEFAULT_TARGET = "p5.48xlarge=127,trn1.32xlarge=24"
@@ -28,13 +34,34 @@ def target() -> dict[str, int]:
     return {name.strip(): int(n) for name, n in pairs}
 
 
+def measures_own_quota(user) -> bool:
+    """Customers (no program-wide or lead SA role, no specialist team) see their quota, not the program's target."""
+    if access.is_staff(user) or access.is_program_manager(user) or access.is_specialist(user):
+        return False
+    roles = access._roles(user)
+    return bool(roles.get(access.CUSTOMER)) and not roles.get(access.LEAD_SA)
+
+
+def own_quota(user) -> dict[str, int]:
+    """Instance type → the instances the user's organizations' quotas allow today (all regions together)."""
+    from workloads.models import InstanceQuota
+
+    goal: dict[str, int] = {}
+    rows = (InstanceQuota.objects.restrict(user).active_on(timezone.localdate())
+            .values("instance_type_name").annotate(n=Sum("count")).order_by())
+    for r in rows:
+        name = _base(r["instance_type_name"] or "")
+        goal[name] = goal.get(name, 0) + (r["n"] or 0)
+    return goal
+
+
 def _base(instance_type: str) -> str:
     return instance_type.removeprefix("ml.")
 
 
 def instances_by_type(user) -> list[dict]:
-    """Ready and in-progress instances per type, with the target and the share reached."""
-    goal = target()
+    """Ready and in-progress instances per type, with the target (a customer's: their quota) and the share reached."""
+    goal = own_quota(user) if measures_own_quota(user) else target()
     rows: dict[str, dict] = {name: {"instance_type": name, "ready": 0, "busy": 0, "target": n} for name, n in goal.items()}
     for r in (Cluster.objects.restrict(user).exclude(state=ClusterState.DELETED).values("instance_type")
               .annotate(ready=Sum("node_count", filter=Q(state=ClusterState.READY)),

@@ -285,7 +285,7 @@ def launch_day(request):
     ctx = {
         "counts": [(state, label, counts.get(state, 0)) for state, label in ClusterState.choices],
         "per_org": per_org, "failure_groups": groups.values(), "busy": busy, "total": sum(counts.values()),
-        "by_type": board.instances_by_type(request.user),
+        "by_type": board.instances_by_type(request.user), "own_quota": board.measures_own_quota(request.user),
     }
     if getattr(request, "htmx", False):
         response = render(request, "clusters/htmx/launch_day_board.html", ctx)

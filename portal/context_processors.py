@@ -14,6 +14,10 @@ def roles(request) -> dict:
             "program_manager": access.is_program_manager(user),
             "staff": access.is_staff(user),
             "specialist": bool(org_roles.get(access.SPECIALIST)),
+            # Nothing but a specialist team: the organization list would be empty (their work is escalations).
+            "only_specialist": bool(org_roles.get(access.SPECIALIST)) and not (
+                org_roles.get(access.CUSTOMER) or org_roles.get(access.LEAD_SA)
+                or access.is_program_manager(user) or access.is_staff(user)),
         }
     }
 

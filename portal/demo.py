@@ -49,6 +49,7 @@ LOGINS = (
     ("kotoba", "customer: an ML engineer of Kotoba Labs"),
     ("admin", "staff: the admin site"),
     ("frameworks", "specialist: the WWSO Frameworks team's escalations, nothing else"),
+    ("ec2", "specialist: the EC2 service team's escalations, nothing else"),
 )
 
 
@@ -59,6 +60,10 @@ def _user(username: str, *, first: str = "", last: str = "", **flags) -> User:
     if created:
         user.set_password(DEMO_PASSWORD)
         user.save(update_fields=["password"])
+    elif (first or last) and not (user.first_name or user.last_name):
+        # A user an earlier step created by username alone gets the name every page shows.
+        user.first_name, user.last_name = first, last
+        user.save(update_fields=["first_name", "last_name"])
     return user
 
 

@@ -2,6 +2,7 @@
 import django_filters
 from django import forms
 
+from portal import access
 from portal.engagement.choices import OPEN_STATES, EscalationState
 from portal.engagement.cycle_filter import CycleFilterMixin
 from portal.engagement.models import Escalation, EscalationTarget, Milestone
@@ -16,13 +17,38 @@ class OpenOrClosed(forms.NullBooleanSelect):
         self.choices = [("unknown", "Any"), ("true", "Open"), ("false", "Closed")]
 
 
+def _only_a_specialist(user) -> bool:
+    roles = access._roles(user)
+    return bool(access.teams(user)) and not (access.is_staff(user) or access.is_program_manager(user)
+                                             or roles.get(access.LEAD_SA) or roles.get(access.CUSTOMER))
+
+
+def offered_targets(request):
+    """A specialist is offered their own teams (the only ones whose escalations they see); others every team."""
+    if request is None or not getattr(request.user, "is_authenticated", False):
+        return EscalationTarget.objects.none()
+    if _only_a_specialist(request.user):
+        return EscalationTarget.objects.filter(pk__in=access.teams(request.user))
+    return EscalationTarget.objects.all()
+
+
+def offered_organizations(request):
+    """A specialist holds no organization role: they are offered the organizations of their escalations."""
+    if request is not None and getattr(request.user, "is_authenticated", False) and _only_a_specialist(request.user):
+        from portal.models import Organization
+
+        return Organization.objects.filter(
+            interactions__escalations__target_id__in=access.teams(request.user)).distinct()
+    return visible_organizations(request)
+
+
 class EscalationFilterSet(django_filters.FilterSet):
     state = django_filters.ChoiceFilter(choices=EscalationState.choices, empty_label="Any")
     open = django_filters.BooleanFilter(method="filter_open", label="Open or closed", widget=OpenOrClosed)
-    target = django_filters.ModelChoiceFilter(queryset=EscalationTarget.objects.all(), to_field_name="slug",
+    target = django_filters.ModelChoiceFilter(queryset=offered_targets, to_field_name="slug",
                                               label="Team", empty_label="Any")
     organization = django_filters.ModelChoiceFilter(
-        queryset=lambda request: visible_organizations(request), field_name="interaction__organization",
+        queryset=offered_organizations, field_name="interaction__organization",
         to_field_name="slug", label="Organization", empty_label="Any",
     )
 

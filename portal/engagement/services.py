@@ -132,7 +132,49 @@ def transition(escalation: Escalation, actor, name: str, answer: str = "") -> Es
     label = escalation.get_state_display().lower()
     _history(escalation.interaction, actor, f"Escalation to {escalation.target} {label}: {escalation.interaction.summary}",
              answer if name == "answer" else "", f"{escalation.target} · {escalation.get_state_display()}")
+    if name == "answer":
+        _tell_answered(escalation, actor)
     return escalation
+
+
+def _lead_recipients(escalation: Escalation, actor) -> list:
+    """Who raised the escalation; when nobody did (or they left, or have no address), the organization's lead
+    SAs. Whoever answered is never told of their own answer."""
+    from portal.choices import MembershipRole
+    from portal.models import User
+
+    actor_id = getattr(actor, "pk", None)
+    requester = escalation.requested_by
+    if requester is not None and requester.is_active and requester.email and requester.pk != actor_id:
+        return [requester]
+    leads = User.objects.filter(
+        memberships__organization_id=escalation.interaction.organization_id,
+        memberships__role=MembershipRole.LEAD_SA, is_active=True,
+    ).exclude(email="").exclude(pk=actor_id).distinct().order_by("pk")
+    return list(leads)
+
+
+def _tell_answered(escalation: Escalation, actor) -> None:
+    """An answer is what the lead SA waits for: it goes to the channels that take internal events, as
+    "escalated" does, and by e-mail to the lead SA who asked (the "watcher" channel's one-person e-mail)."""
+    from portal import notifications
+
+    interaction = escalation.interaction
+    event = Event(
+        kind="interaction.escalation_answered",
+        title=f"{escalation.target} answered at {interaction.organization}: {interaction.summary}"[:300],
+        organization_id=interaction.organization_id, severity=interaction.severity,
+        body=escalation.answer[:1500], url=escalation.get_absolute_url(), visibility=Visibility.INTERNAL,
+        extra={"interaction": interaction.pk, "escalation": escalation.pk, "target": escalation.target.slug},
+    )
+    notify(event)
+    try:
+        for lead in _lead_recipients(escalation, actor):
+            notifications.queue(event, "watcher", recipient=lead.email, watcher=lead.pk)
+    except Exception:  # noqa: BLE001 - telling the lead SA must never undo the answer
+        import logging
+
+        logging.getLogger(__name__).exception("could not queue the answer e-mail for escalation %s", escalation.pk)
 
 
 def open_by_target(user) -> list[dict]:

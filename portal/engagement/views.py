@@ -42,10 +42,12 @@ class EscalationListView(ObjectListView):
         return super().dispatch(request, *args, **kwargs)
 
     def get_queryset(self):
-        qs = super().get_queryset()
+        # Open ones unless filtered, and the filter says so: the default is put in the query the form reads.
         if "open" not in self.request.GET and "state" not in self.request.GET:
-            qs = qs.open()
-        return qs
+            query = self.request.GET.copy()
+            query["open"] = "true"
+            self.request.GET = query
+        return super().get_queryset()
 
 
 class EscalationView(ObjectView):

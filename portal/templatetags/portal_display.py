@@ -101,3 +101,16 @@ def lower_first(value) -> str:
     if len(text) > 1 and text[1].isupper():
         return text
     return text[:1].lower() + text[1:]
+
+
+@register.filter
+def person(user) -> str:
+    """A person as every page names them: the full name, else the username; "" for nobody (so ``|default``
+    still reads "—" or "Nobody yet"). Tables and detail pages use this one filter, so they never disagree."""
+    if user is None or user == "":
+        return ""
+    if isinstance(user, str):  # a name already frozen into figures
+        return user
+    if not getattr(user, "pk", None):
+        return ""
+    return user.get_full_name() or user.get_username()

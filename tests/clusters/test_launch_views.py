@@ -215,7 +215,7 @@ def test_launch_day_board_shows_only_own_organization_to_customers(client, world
     launched_cluster(world.org_b, name="theirs")
     client.force_login(world.customer_b)
     html = client.get(reverse("clusters:launch_day")).content.decode()
-    assert "Beta Works" in html and "Alpha Labs" not in html and "1 clusters" in html
+    assert "Beta Works" in html and "Alpha Labs" not in html and "1 cluster " in html
 
 
 def test_organization_page_lists_its_clusters(client, world):
@@ -261,7 +261,7 @@ def test_launch_day_board_counts_instances_by_type_against_the_target(client, wo
     assert "Gamma Idle" in html and "not launched" in html  # organizations that have not launched are listed
     client.force_login(world.customer_b)
     html = client.get(reverse("clusters:launch_day")).content.decode()
-    assert "Gamma Idle" not in html and "Alpha Labs" not in html and "0 of 127 instances ready" in html
+    assert "Gamma Idle" not in html and "Alpha Labs" not in html and "of 127" not in html
 
 
 def test_launch_form_reads_like_a_product(client, world):

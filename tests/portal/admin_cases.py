@@ -48,7 +48,9 @@ def admin_object(objs: dict, model: type):
 
 
 # Logs written by the sign-in throttle: its ModelAdmins let nobody add rows.
-ADMIN_READ_ONLY = ("axes.accessattempt", "axes.accesslog", "axes.accessfailurelog")
+ADMIN_READ_ONLY = ("axes.accessattempt", "axes.accesslog", "axes.accessfailurelog",
+                   # Made by the portal's own flows (form, launch pipeline, blueprint sync), never added in the admin.
+                   "workloads.interaction", "clusters.cluster", "clusters.blueprint")
 
 
 def _new_row(objs: dict, label: str):

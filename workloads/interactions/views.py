@@ -13,7 +13,7 @@ from django.views.generic import TemplateView
 from portal import access, jobs, submissions
 from portal.generic import ObjectEditView, ObjectListView, ObjectView
 from portal.models import Organization
-from workloads.interactions import search, services, tagging
+from workloads.interactions import asking, search, services, tagging
 from workloads.interactions.filtersets import InteractionFilterSet
 from workloads.interactions.forms import CommentForm, EscalateForm, InteractionForm, InteractionQuickForm
 from workloads.interactions.sections import organization_section
@@ -82,6 +82,16 @@ class InteractionEditView(ObjectEditView):
     template_name = "workloads/interactions/interaction_form.html"
     form_takes_user = True
     create_refusal = "You may not log interactions."
+
+    def dispatch(self, request, *args, **kwargs):
+        """A customer opening the form is told how to ask instead (their Slack channel, their lead SA), not
+        refused bare; the status stays 403."""
+        if kwargs.get(self.pk_url_kwarg) is None and request.user.is_authenticated \
+                and access.organization_ids(request.user, self.action, Interaction) == frozenset():
+            ways = asking.ways_to_ask(request.user)
+            if ways:
+                return render(request, "workloads/interactions/ask_instead.html", {"ways": ways}, status=403)
+        return super().dispatch(request, *args, **kwargs)
 
     def get_form_kwargs(self):
         kwargs = super().get_form_kwargs()
