@@ -16,7 +16,7 @@ class Migration(migrations.Migration):
             name='CycleCarry',
             fields=[
                 ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('kind', models.CharField(choices=[('cluster', 'Running cluster'), ('quota', 'Quota in force'), ('reservation', 'Capacity reservation in force'), ('trained_model', 'Model still in training')], max_length=16)),
+                ('kind', models.CharField(choices=[('cluster', 'Cluster not deleted'), ('quota', 'Quota in force'), ('reservation', 'Capacity reservation in force'), ('trained_model', 'Model still in training')], max_length=16)),
                 ('object_id', models.PositiveBigIntegerField()),
                 ('created', models.DateTimeField(auto_now_add=True)),
                 ('cycle', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='carried_in', to='engagement.cycle')),
