@@ -69,6 +69,10 @@ EFA_FIELDS: tuple[str, ...] = (
     "rx_drops",
 )
 _EFA_SLOT: dict[str, int] = {EFA_PREFIX + name: slot for slot, name in enumerate(EFA_FIELDS)}
+# Every family whose values the reader keeps (the routing tables above, as ``reader._route`` takes them): what the
+# software stack's dcgm-exporter counters file must carry (tests/clusters/test_dcgm_counters.py).
+READ_FAMILIES: frozenset[str] = frozenset(
+    {*DCGM_FIELDS, *UTILIZATION_FIELDS, *XID_COUNT_FAMILIES, *_EFA_SLOT, NEURONCORE_UTILIZATION})
 
 _PARSE_ERRORS = (ValueError, IndexError, TypeError, KeyError)
 

@@ -14,8 +14,10 @@ def test_dockerfile_and_compose_share_one_gunicorn_config():
     web = compose["services"]["web"]["command"]
     assert "gunicorn.conf.py" in cmd and web[:3] == ["gunicorn", "--config", "gunicorn.conf.py"]
     assert not any(flag in " ".join(web) + cmd for flag in ("--workers", "--timeout", "--threads"))
-    # the health worker reads the bodies the web server stored
-    assert "health-pushes:/app/var/health-pushes" in compose["x-app"]["volumes"]
+    # the health worker reads the bodies the web server stored from the bucket, not from a shared volume
+    app = compose["x-app"]
+    assert "volumes" not in app and app["environment"]["HEALTH_PUSH_STORAGE"] == "s3"
+    assert app["environment"]["HEALTH_PUSH_S3_ENDPOINT_URL"] == "http://minio:9000" and "minio" in compose["services"]
 
 
 def test_gunicorn_config_fits_two_cores(monkeypatch):

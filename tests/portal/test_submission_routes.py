@@ -80,6 +80,8 @@ def test_every_create_route_is_walked():
         "clusters-api:cluster-list", "clusters-api:cluster-retry", "health-api:ingest", "health-api:rotate-token",
         "engagement:slack_interactivity", "engagement:slack_command", "api-token-revoke", "api-token", "favicon", "login", "logout",
     }
+    # Keyed by its sender, not by us: an SNS message carries its own MessageId, and a repeat is refused with 409.
+    not_creates.add("health-api:alerts-sns")
     posted = {name for name, case in ROUTES.items() if case.payload is not None and not name.endswith(("_edit", "-detail"))}
     missing = sorted(posted - set(PAGES) - set(APIS) - not_creates)
     assert not missing, f"create routes the walk does not cover: {missing}"
