@@ -453,7 +453,8 @@ def test_connection_failures_share_one_sentence_on_the_page(client, world, liste
         page = client.get(page_url).content.decode()
         assert outbound.UNREACHABLE in page
         # Everything but the URL itself, the per-request tokens and the minute of the pull.
-        page = re.sub(r'(nonce="|csrfmiddlewaretoken" value="|name="_version" value="|"X-CSRFToken": ")[^"]+', r"\1", page.replace(url, "URL"))
+        tokens = r'(nonce="|csrfmiddlewaretoken" value="|name="_version" value="|"X-CSRFToken": ")[^"]+'
+        page = re.sub(tokens, r"\1", page.replace(url, "URL"))
         pages[kind] = re.sub(r"\d{4}-\d\d-\d\d \d\d:\d\d", "", page)
     assert len(set(pages.values())) == 1  # nothing else on the page tells them apart
     for words in ("did not answer in time", "TLS", "certificate", "Could not connect", "timed out", "refused"):
