@@ -14,6 +14,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 
 from clusters import instance_types
+from clusters.health import baselines
 from clusters.health import xid as xids
 from clusters.health.prometheus import EFA_FIELDS, EfaReading, GpuReading, Scrape, parse
 from clusters.health.thresholds import EFA_THRESHOLDS, exceeds
@@ -290,7 +291,8 @@ class _Judge:
         return sentence
 
     def _gpus(self, host: str, gpus: dict[int | str, GpuReading]) -> None:
-        prev_counters = self.prev_gpu.get(host)
+        packed = self.prev_gpu.get(host)
+        prev_counters = None if packed is None else baselines.unpack(packed)
         prev_xid = self.prev_xid.get(host)
         counters_state: dict = {}
         xid_state: dict = {}
@@ -347,7 +349,7 @@ class _Judge:
                               "GPU held at its power cap since the last report",
                               "none while training at full load; check the power limit otherwise", r, value=grown)
             self.unhealthy_gpus += bad
-        self.state["gpu"][host] = counters_state
+        self.state["gpu"][host] = baselines.pack(counters_state)
         if xid_state:
             self.state["xid"][host] = xid_state
         elif prev_xid is not None or prev_counters is not None:
@@ -359,7 +361,8 @@ class _Judge:
             self._add(host, "efa_device_missing", xids.WARNING, DEGRADED,
                       f"{len(devices)} of {expected} EFA devices reported",
                       "check `fi_info -p efa` on the node; reboot it if a device stays missing")
-        prev = self.prev_efa.get(host)
+        packed = self.prev_efa.get(host)
+        prev = None if packed is None else baselines.unpack(packed)
         state: dict = {}
         for device in sorted(devices):
             r = devices[device]
@@ -377,7 +380,7 @@ class _Judge:
                     kind, action = _EFA_KINDS[name]
                     self._add(host, kind, xids.WARNING, DEGRADED, f"{name} grew by {grown:g} since the last report",
                               action, device=device, value=grown)
-        self.state["efa"][host] = state
+        self.state["efa"][host] = baselines.pack(state)
 
     def _add(self, host: str, kind: str, severity: str, verdict: str, meaning: str, action: str,
              reading: GpuReading | None = None, **extra) -> None:
