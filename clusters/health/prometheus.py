@@ -13,6 +13,9 @@ Decisions worth knowing:
 * Text that parses but holds neither DCGM nor EFA series is rejected too (``ParseError``),
   so a caller posting the wrong scrape gets an answer rather than an empty report.
 * DCGM's blank sentinels (values at or above 9223372036854775790) and NaN are "no value".
+* An XID value that is not an XID code (``-Inf``, a negative or fractional number) is no value either, with a
+  note naming how many there were and the first one: one odd series must not fail a 2,000-node push, and
+  an exporter that writes them is worth a look.
 * Counter families reach us with ``_total`` sample names; routing uses the family name.
 * Several series for one physical GPU (MIG instances, duplicated scrapes) are merged:
   the GPU keeps the largest value seen for each health field.
@@ -75,6 +78,18 @@ READ_FAMILIES: frozenset[str] = frozenset(
     {*DCGM_FIELDS, *UTILIZATION_FIELDS, *XID_COUNT_FAMILIES, *_EFA_SLOT, NEURONCORE_UTILIZATION})
 
 _PARSE_ERRORS = (ValueError, IndexError, TypeError, KeyError)
+
+
+def odd_xid(value: float) -> bool:
+    """An XID value (past the blank check) that is not an XID code: -Inf, negative, fractional."""
+    return not (value >= 0 and value % 1 == 0)
+
+
+def odd_xid_note(count: int, host: str, gpu: str, value: float) -> str:
+    """The note for the XID values ``odd_xid`` set aside (the same words from both readers)."""
+    return (f"{count} DCGM_FI_DEV_XID_ERRORS value{'s' if count != 1 else ''} that {'are' if count != 1 else 'is'} "
+            f"not an XID code (a whole number) {'were' if count != 1 else 'was'} ignored; the first: {value:g} "
+            f"for {host} GPU {gpu}")
 
 
 class ParseError(ValueError):
@@ -285,6 +300,7 @@ def parse_families(families: Iterable[Metric]) -> Scrape:
     """Fold already-parsed metric families into a ``Scrape`` (one pass; see the module docstring): the
     pulled series, and the oracle the tests hold ``reader.read`` to."""
     scrape = Scrape()
+    odd: list = [0, None]  # XID values that are not codes: how many, the first (host, gpu, value)
     gpus: dict[str, dict[str, list]] = {}
     efa: dict[str, dict[str, list]] = {}
     neuron: dict[str, dict[str, float]] = {}
@@ -299,7 +315,7 @@ def parse_families(families: Iterable[Metric]) -> Scrape:
             slot = DCGM_FIELDS.get(name)
             if slot is None:
                 slot = UTILIZATION_FIELDS.get(name, -2 if name in XID_COUNT_FAMILIES else -1)
-            _read_dcgm(samples, slot, gpus, scrape)
+            _read_dcgm(samples, slot, gpus, scrape, odd)
         elif name.startswith(EFA_PREFIX):
             if samples:
                 scrape.families_seen.add(name)
@@ -310,6 +326,8 @@ def parse_families(families: Iterable[Metric]) -> Scrape:
         # samples, and the loop variable would otherwise hold it until the next family is complete.
         del family, samples
     scrape.neuroncores = neuron
+    if odd[0]:
+        scrape.notes.append(odd_xid_note(odd[0], *odd[1]))
     if not gpus and not efa:
         raise ParseError("no dcgm-exporter (DCGM_FI_*) or EFA exporter (node_amazonefa_*) series found")
     scrape.gpus = {host: {_gpu_key(g): _gpu_reading(host, g, rec) for g, rec in node.items()}
@@ -319,7 +337,7 @@ def parse_families(families: Iterable[Metric]) -> Scrape:
     return scrape
 
 
-def _read_dcgm(samples: list, slot: int, gpus: dict, scrape: Scrape) -> None:
+def _read_dcgm(samples: list, slot: int, gpus: dict, scrape: Scrape, odd: list) -> None:
     """Fold one DCGM family into ``gpus``; slot -1 only records which GPUs exist, -2 is the XID count family."""
     blank = DCGM_BLANK_THRESHOLD
     for sample in samples:
@@ -339,6 +357,10 @@ def _read_dcgm(samples: list, slot: int, gpus: dict, scrape: Scrape) -> None:
             continue
         value = sample[2]
         if not value < blank:  # DCGM's "no value" sentinels, and NaN
+            continue
+        if slot == XID and value and odd_xid(value):
+            odd[0] += 1
+            odd[1] = odd[1] or (host, gpu, value)
             continue
         if rec[UUID] is None:
             rec[UUID] = labels.get("UUID")

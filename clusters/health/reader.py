@@ -61,6 +61,8 @@ from clusters.health.prometheus import (
     _gpu_reading,
     host_of,
     neuron_sample,
+    odd_xid,
+    odd_xid_note,
 )
 
 BLOCK = 1 << 18  # 256 KiB of gzip stream at a time: the block, its text and its lines stay small
@@ -131,6 +133,7 @@ class _Reader:
         self.efa_labels = _DeviceLabels()
         self.valid_labels: dict[str, bool] = {}
         self.samples = 0
+        self.odd_xids: list = [0, None, None]  # XID values that are not codes: how many, the first's record and value
         # prometheus_client's grouping: the current family, its type, the sample names it takes
         self.name = ""
         self.typ = "untyped"
@@ -246,8 +249,8 @@ class _Reader:
                         if entry is _NO_SERIES:
                             continue
                         if kind == DCGM:
-                            if slot < 0 or not value < blank:
-                                if slot == -2:
+                            if slot < 0 or not value < blank or (slot == XID and value and odd_xid(value)):
+                                if slot == -2 or slot == XID:
                                     self._fold_dcgm(entry, slot, value)
                                 continue
                             rec = entry[0]
@@ -454,6 +457,12 @@ class _Reader:
         if entry is _NO_SERIES or slot == -1 or not value < DCGM_BLANK_THRESHOLD:
             return
         rec = entry[0]
+        if slot == XID and value and odd_xid(value):
+            odd = self.odd_xids
+            odd[0] += 1
+            if odd[1] is None:
+                odd[1], odd[2] = rec, value
+            return
         if rec[UUID] is None:
             rec[UUID] = entry[1]
         if slot == -2:
@@ -474,6 +483,7 @@ class _Reader:
         scrape.families += self.singles
         if not self.gpus and not self.efa:
             raise ParseError("no dcgm-exporter (DCGM_FI_*) or EFA exporter (node_amazonefa_*) series found")
+        xid_notes = self._odd_xid_notes()
         scrape.gpus = {}
         while self.gpus:
             host, node = self.gpus.popitem()
@@ -483,9 +493,17 @@ class _Reader:
             host, node = self.efa.popitem()
             scrape.efa[host] = {dev: EfaReading(host, dev, *rec) for dev, rec in node.items()}
         scrape.neuroncores = self.neuron
-        scrape.notes = self.pasted.notes
+        scrape.notes = self.pasted.notes + xid_notes
         scrape.excerpt = self.pasted.elided
         return scrape
+
+    def _odd_xid_notes(self) -> list[str]:
+        """The note for XID values that are not codes (the GPU of the first found by its working record)."""
+        count, rec, value = self.odd_xids
+        if not count:
+            return []
+        host, gpu = next((h, g) for h, node in self.gpus.items() for g, r in node.items() if r is rec)
+        return [odd_xid_note(count, host, gpu, value)]
 
 
 class _DeviceLabels:
@@ -700,6 +718,6 @@ def oracle_parse(text: str) -> Scrape:
         raise
     except _PARSE_ERRORS as exc:
         raise prometheus._error_at(lines, exc) from exc
-    scrape.notes = lines.notes
+    scrape.notes = lines.notes + scrape.notes
     scrape.excerpt = lines.elided
     return scrape

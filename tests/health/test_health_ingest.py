@@ -253,3 +253,11 @@ def test_mixed_up_upload_nccl_output_pushed_as_metrics(client, cluster, token):
     failed = outcome(response)
     assert failed.status == "failed" and failed.error.startswith("line "), failed.error
     assert not HealthReport.objects.exists()
+
+
+def test_an_xid_of_minus_inf_is_stored_with_a_note_not_a_crash(cluster):
+    lines = sample(XID79).splitlines()
+    first = next(i for i, line in enumerate(lines) if line.startswith("DCGM_FI_DEV_XID_ERRORS{"))
+    lines[first] = lines[first].rsplit(" ", 1)[0] + " -Inf"
+    report = services.ingest(cluster, "\n".join(lines) + "\n", "push").report
+    assert any("not an XID code" in note for note in report.summary["notes"]), report.summary["notes"]

@@ -31,8 +31,6 @@ def outcome(parse, source) -> tuple:
         scrape = parse(source)
     except ParseError as exc:
         return ("refused", exc.line)
-    except OverflowError:  # an XID of -Inf: both readers stop on int(-inf) alike
-        return ("overflow",)
     summary = summarize(scrape, "p5.48xlarge").to_dict(include_state=True)
     return ("read", json.dumps(scrape.to_dict(), sort_keys=True), json.dumps(summary, sort_keys=True))
 
@@ -228,3 +226,31 @@ def test_a_byte_that_is_not_utf8_is_refused_at_its_line_whatever_the_blocks(bloc
     with pytest.raises(ParseError, match="not UTF-8") as refused:
         reader.read(io.BytesIO(data))
     assert refused.value.line == 3
+
+
+@pytest.mark.parametrize("value", ["-Inf", "-inf", "-3", "79.5", "1e-3", "-1e300"])
+@pytest.mark.parametrize("timestamp", ["", " 1700000000000"])  # the fast path, and the line parser
+def test_an_xid_that_is_not_a_code_is_ignored_with_a_note_by_both_readers(value, timestamp):
+    text = ("# TYPE DCGM_FI_DEV_XID_ERRORS gauge\n"
+            f'DCGM_FI_DEV_XID_ERRORS{{gpu="0",UUID="GPU-a",Hostname="h1"}} {value}{timestamp}\n'
+            f'DCGM_FI_DEV_XID_ERRORS{{gpu="1",UUID="GPU-b",Hostname="h1"}} 79{timestamp}\n'
+            f'DCGM_FI_DEV_XID_ERRORS{{gpu="2",UUID="GPU-c",Hostname="h2"}} -Inf{timestamp}\n')
+    expected = outcome(reader.oracle_parse, text)
+    assert expected[0] == "read" and outcome(reader.read, text) == expected
+    assert outcome(reader.read, io.BytesIO(text.encode())) == expected
+    scrape = reader.read(text)
+    assert scrape.gpus["h1"][0].xid is None and scrape.gpus["h1"][1].xid == 79 and scrape.gpus["h2"][2].xid is None
+    first = f"{float(value):g}"
+    assert scrape.notes == [f"2 DCGM_FI_DEV_XID_ERRORS values that are not an XID code (a whole number) were ignored; "
+                            f"the first: {first} for h1 GPU 0"]
+    summary = summarize(scrape, None)
+    assert [f.xid for f in summary.faults if f.kind == "xid"] == [79] and scrape.notes[0] in summary.notes
+
+
+@pytest.mark.parametrize("value", ["79.0", "7.9e1", "-0", "+Inf", "NaN"])
+def test_whole_xids_and_dcgm_no_values_take_no_note(value):
+    text = f'DCGM_FI_DEV_XID_ERRORS{{gpu="0",UUID="GPU-a",Hostname="h1"}} {value}\n'
+    assert outcome(reader.read, text) == outcome(reader.oracle_parse, text)
+    scrape = reader.read(text)
+    assert scrape.notes == [] and scrape.gpus["h1"][0].xid == (79 if value.startswith(("7", "+7")) else
+                                                                 0 if value == "-0" else None)
