@@ -314,6 +314,8 @@ _RV = {
     "review-api:weeklyreview-detail": Case(
         api=True, kwargs=lambda o: {"pk": o["weekly_review"].pk}, expect={"customer_a": 404, "lead_a": 404}
     ),
+    "review:overview_xlsx": Case(**_PM_ONLY),
+    "review:review_xlsx": Case(kwargs=lambda o: {"pk": o["weekly_review"].pk}, **_PM_ONLY),
 }
 ROUTES.update(_RV)
 # Support interactions, lessons, enablement, the organization timeline page.

@@ -1,6 +1,7 @@
 """Exports of the overview and of frozen reviews: CSV of every table (formula cells neutralized by
-``portal.csv``) and a PDF of a frozen review (reportlab platypus tables of the snapshot). Tables are read
-by people: days in the display time zone, stored codes by their labels (the API keeps both raw)."""
+``portal.csv``), one workbook of them all (``portal.xlsx``, one sheet per table of ``TABLES``) and a PDF
+of a frozen review (reportlab platypus tables of the snapshot, charts from ``portal.pdf_charts``). Tables are
+read by people: days in the display time zone, stored codes by their labels (the API keeps both raw)."""
 from __future__ import annotations
 
 import io
@@ -12,6 +13,7 @@ from django.utils import timezone
 from portal.csv import csv_response, signed
 from portal.pdf import paragraph
 from portal.templatetags.portal_display import code_label, local_day
+from portal.xlsx import xlsx_response
 
 Table = tuple[list[str], list[list]]
 
@@ -91,6 +93,14 @@ def table(figures: dict, name: str) -> Table:
 def csv_of(figures: dict, name: str, prefix: str):
     header, rows = table(figures, name)
     return csv_response(f"{prefix}-{name}.csv", header, rows)
+
+
+def workbook_of(figures: dict, prefix: str, first: tuple[tuple[str, Table], ...] = ()):
+    """Every table of ``TABLES`` (and ``first``, e.g. a review's action items) as one ``.xlsx``, a sheet each,
+    with the same headers and rows as the CSVs."""
+    sheets = [(title, *t) for title, t in first]
+    sheets += [(title, *builder(figures)) for title, builder in TABLES.values()]
+    return xlsx_response(f"{prefix}.xlsx", sheets)
 
 
 def changes_table(changes: list[dict]) -> Table:

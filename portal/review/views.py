@@ -57,6 +57,14 @@ def overview_csv(request, table: str):
 
 
 @require_GET
+def overview_xlsx(request):
+    """The overview's tables in one workbook, as its CSVs with the same heat-map window."""
+    require_program_manager(request.user)
+    data = _live(request)
+    return exports.workbook_of(data, f"overview-{timezone.localdate():%Y-%m-%d}")
+
+
+@require_GET
 def review_list(request):
     require_program_manager(request.user)
     reviews = WeeklyReview.objects.restrict(request.user).select_related("frozen_by").order_by("-week_start")
@@ -214,6 +222,17 @@ def review_csv(request, pk: int, table: str):
         items = review.action_items.select_related("owner")
         return exports.csv_response(f"{prefix}-action-items.csv", *exports.action_items_table(items))
     return exports.csv_of(review.figures, table, prefix)
+
+
+@require_GET
+def review_xlsx(request, pk: int):
+    """A frozen review in one workbook: its action items and changes, then every table of the snapshot."""
+    review = _review(request, pk)
+    ctx = _detail_context(review)
+    return exports.workbook_of(review.figures, f"review-{review.week_start:%Y-%m-%d}", first=(
+        ("Action items", exports.action_items_table(ctx["items"])),
+        ("Changes since previous review", exports.changes_table(ctx["changes"])),
+    ))
 
 
 @require_GET
