@@ -183,3 +183,39 @@ def test_cell_values_follow_the_csv_rules():
     assert cell_value(None) is None and cell_value("Beta Works") == "Beta Works"
     moment = datetime.datetime(2026, 12, 1, 20, 30, tzinfo=datetime.UTC)
     assert cell_value(moment) == datetime.datetime(2026, 12, 1, 20, 30)
+
+
+def test_the_pdf_charts_the_week_and_draws_the_heat_map(world, client):
+    from reportlab.graphics.shapes import Drawing
+    from reportlab.platypus import Table as Grid
+
+    from tests.review.test_review_interactions import _interaction
+
+    _interaction(world.org_b, 1, tags=["efa-networking"])
+    review = services.freeze(world.pm)
+    client.force_login(world.pm)
+    ctx_items = review.action_items.all()
+    story = exports.pdf_story(review, [], ctx_items)
+    grid = next(f for f in story if isinstance(f, Grid))
+    drawings = [cell for row in grid._cellvalues for cell in row if isinstance(cell, Drawing)]
+    drawings += [f for f in story if isinstance(f, Drawing)]
+    assert len(drawings) == 6  # five charts and the heat map
+    # Every heading keeps with what follows it: none can be left alone at the bottom of a page.
+    headings = [f for f in story if getattr(getattr(f, "style", None), "name", "") == "heading"]
+    assert len(headings) >= 3 + len(exports.TABLES) and all(h.style.keepWithNext for h in headings)
+
+    text = _pdf_text(client.get(reverse("review:review_pdf", kwargs={"pk": review.pk})).content)
+    for title in (b"Clusters by state", b"Open inquiries by severity", b"Open interactions per week",
+                  b"GPU faults per week", b"Instances by type: running and quota", b"Common challenges, last"):
+        assert b"(" + title in text, title
+    assert b"(Beta Works) Tj" in text or b"(Beta Works)" in text  # a heat-map column
+    assert b" re" in text  # the heat map's cells are rectangles
+
+
+def test_an_empty_chart_says_so():
+    from portal import pdf_charts
+
+    drawing = pdf_charts.bar_chart("Clusters by state", [], [("Clusters", [])])
+    assert any(getattr(s, "text", "") == "Nothing to chart yet." for s in drawing.contents)
+    heat = pdf_charts.heat_map("Common challenges", ["EFA"], ["Alpha", "Beta"], [[0, 3]])
+    assert [s.text for s in heat.contents if getattr(s, "text", None) in ("0", "3")] == ["0", "3"]
