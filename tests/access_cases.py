@@ -299,7 +299,7 @@ _PM_POST = {"foreign": 405, "methods": ("POST",)}
 _RV = {
     "review:overview_csv": Case(kwargs=lambda o: {"table": "organizations"}, **_PM_ONLY),
     "review:review_list": Case(**_PM_ONLY),
-    "review:review_freeze": Case(**_PM_POST),
+    "review:review_freeze": Case(**_PM_ONLY),
     "review:review_detail": Case(kwargs=lambda o: {"pk": o["weekly_review"].pk}, **_PM_ONLY),
     "review:review_print": Case(kwargs=lambda o: {"pk": o["weekly_review"].pk}, **_PM_ONLY),
     "review:review_pdf": Case(kwargs=lambda o: {"pk": o["weekly_review"].pk}, **_PM_ONLY),
@@ -314,6 +314,8 @@ _RV = {
     "review-api:weeklyreview-detail": Case(
         api=True, kwargs=lambda o: {"pk": o["weekly_review"].pk}, expect={"customer_a": 404, "lead_a": 404}
     ),
+    "review:overview_xlsx": Case(**_PM_ONLY),
+    "review:review_xlsx": Case(kwargs=lambda o: {"pk": o["weekly_review"].pk}, **_PM_ONLY),
 }
 ROUTES.update(_RV)
 # Support interactions, lessons, enablement, the organization timeline page.
@@ -721,7 +723,7 @@ _writes("interactions:enablement_attendance", lambda o: {"organization": o["orga
         {"lead_a", "pm", "staff"})
 
 # review
-_writes("review:review_freeze", _static({"notes": "Frozen"}), PM)
+_writes("review:review_freeze", _static({"notes": "Frozen", "confirm": "1"}), PM)
 _writes("review:review_notes", _static({"notes": "Changed"}), PM)
 _writes("review:actionitem_add", lambda o: {"title": "Follow up", "owner": o.world.lead_a.pk, "due": "2026-12-31"},
         PM)

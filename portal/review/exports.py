@@ -1,6 +1,7 @@
 """Exports of the overview and of frozen reviews: CSV of every table (formula cells neutralized by
-``portal.csv``) and a PDF of a frozen review (reportlab platypus tables of the snapshot). Tables are read
-by people: days in the display time zone, stored codes by their labels (the API keeps both raw)."""
+``portal.csv``), one workbook of them all (``portal.xlsx``, one sheet per table of ``TABLES``) and a PDF
+of a frozen review (reportlab platypus tables of the snapshot, charts from ``portal.pdf_charts``). Tables are
+read by people: days in the display time zone, stored codes by their labels (the API keeps both raw)."""
 from __future__ import annotations
 
 import io
@@ -12,6 +13,8 @@ from django.utils import timezone
 from portal.csv import csv_response, signed
 from portal.pdf import paragraph
 from portal.templatetags.portal_display import code_label, local_day
+from portal.vocabulary import SEVERITIES_WORST_FIRST as SEVERITIES
+from portal.xlsx import xlsx_response
 
 Table = tuple[list[str], list[list]]
 
@@ -93,6 +96,14 @@ def csv_of(figures: dict, name: str, prefix: str):
     return csv_response(f"{prefix}-{name}.csv", header, rows)
 
 
+def workbook_of(figures: dict, prefix: str, first: tuple[tuple[str, Table], ...] = ()):
+    """Every table of ``TABLES`` (and ``first``, e.g. a review's action items) as one ``.xlsx``, a sheet each,
+    with the same headers and rows as the CSVs."""
+    sheets = [(title, *t) for title, t in first]
+    sheets += [(title, *builder(figures)) for title, builder in TABLES.values()]
+    return xlsx_response(f"{prefix}.xlsx", sheets)
+
+
 def changes_table(changes: list[dict]) -> Table:
     return ["Figure", "Before", "After", "Change"], [[c["label"], c["before"], c["after"], signed(c["delta"])] for c in changes]
 
@@ -109,27 +120,58 @@ def _local(value) -> str:
     return f"{local:%Y-%m-%d %H:%M} {local.tzname()}"
 
 
-def pdf_response(review, changes: list[dict], items) -> HttpResponse:
-    """A PDF of the frozen review: heading, notes, action items, changes, then every table of the snapshot."""
+def chart_flowables(figures: dict) -> list:
+    """The snapshot's charts (clusters by state, open inquiries by severity, open interactions and GPU faults
+    per week, quota use by type) two to a row, then the common-challenges heat map. Reviews frozen before a
+    figure existed chart what they hold."""
+    # reportlab (and the charts drawn with it) loads when a PDF is asked for, not with every page.
+    from reportlab.platypus import Table as Grid
+
+    from portal import pdf_charts
+
+    charts = figures.get("charts", {})
+    states = sorted(figures.get("totals", {}).get("clusters", {}).items())
+    organizations = figures.get("organizations", [])
+    by_type = charts.get("quota_by_type", figures.get("totals", {}).get("by_type", []))
+    drawings = [
+        pdf_charts.bar_chart("Clusters by state", [code_label(k) for k, _ in states],
+                             [("Clusters", [v for _, v in states])]),
+        pdf_charts.bar_chart("Open inquiries by severity", [code_label(s) for s in SEVERITIES],
+                             [("Open", [sum(o["open"].get(s, 0) for o in organizations) for s in SEVERITIES])]),
+        pdf_charts.bar_chart("Open interactions per week", [p["week"][5:] for p in charts.get("open_per_week", [])],
+                             [("Open", [p["open"] for p in charts.get("open_per_week", [])])]),
+        pdf_charts.bar_chart("GPU faults per week", [p["week"][5:] for p in charts.get("faults_per_week", [])],
+                             [("Faults", [p["faults"] for p in charts.get("faults_per_week", [])])]),
+        pdf_charts.bar_chart("Instances by type: running and quota", [t["instance_type"] for t in by_type],
+                             [("Running", [t["used"] for t in by_type]), ("Quota", [t["quota"] for t in by_type])]),
+    ]
+    rows = [drawings[i:i + 2] + [""] * (2 - len(drawings[i:i + 2])) for i in range(0, len(drawings), 2)]
+    hm = figures.get("heatmap", {"rows": [], "organizations": []})
+    window = figures.get("window")
+    heat = pdf_charts.heat_map(f"Common challenges, last {window} days" if window else "Common challenges",
+                               [r["name"] for r in hm["rows"]], [o["name"] for o in hm["organizations"]],
+                               [[c["count"] for c in r["cells"]] for r in hm["rows"]])
+    return [Grid(rows, hAlign="LEFT"), heat]
+
+
+def pdf_story(review, changes: list[dict], items) -> list:
+    """The PDF's flowables: heading, notes, charts, action items, changes, then every table of the snapshot.
+    Headings keep with what follows them, so none is left alone at the bottom of a page."""
     from reportlab.lib import colors
-    from reportlab.lib.pagesizes import A4, landscape
     from reportlab.lib.styles import getSampleStyleSheet
     from reportlab.lib.units import mm
-    from reportlab.platypus import LongTable, SimpleDocTemplate, Spacer, TableStyle
+    from reportlab.platypus import LongTable, Spacer, TableStyle
 
     styles = getSampleStyleSheet()
     small = styles["BodyText"].clone("small", fontSize=7, leading=8.5)
-    buffer = io.BytesIO()
-    doc = SimpleDocTemplate(buffer, pagesize=landscape(A4), leftMargin=12 * mm, rightMargin=12 * mm,
-                            topMargin=12 * mm, bottomMargin=12 * mm,
-                            title=f"GENIAC weekly review, week of {review.week_start:%Y-%m-%d}")
+    heading = styles["Heading2"].clone("heading", keepWithNext=1)
 
     def para(value):
         # A PDF is not a spreadsheet: cells print as they are (no formula neutralizing), never as markup.
         return paragraph(value, small)
 
     def add_table(title: str, header: list[str], rows: list[list]) -> None:
-        story.append(paragraph(title, styles["Heading2"]))
+        story.append(paragraph(title, heading))
         if not rows:
             story.append(paragraph("Nothing to show.", styles["BodyText"]))
             return
@@ -148,15 +190,30 @@ def pdf_response(review, changes: list[dict], items) -> HttpResponse:
         paragraph(f"Frozen {_local(review.frozen_at)}"
                   + (f" by {review.frozen_by.display_name}" if review.frozen_by else ""), styles["BodyText"]),
         Spacer(1, 3 * mm),
-        paragraph("Notes", styles["Heading2"]),
+        paragraph("Notes", heading),
     ]
     for line in (review.notes or "No notes.").splitlines() or ["No notes."]:
         story.append(para(line))
+    story.append(paragraph("At a glance", heading))
+    story.extend(chart_flowables(review.figures))
     add_table("Action items", *action_items_table(items))
     add_table("Changes since the previous review", *changes_table(changes))
     for title, builder in TABLES.values():
         add_table(title, *builder(review.figures))
-    doc.build(story)
+    return story
+
+
+def pdf_response(review, changes: list[dict], items) -> HttpResponse:
+    """A PDF of the frozen review (landscape A4), from :func:`pdf_story`."""
+    from reportlab.lib.pagesizes import A4, landscape
+    from reportlab.lib.units import mm
+    from reportlab.platypus import SimpleDocTemplate
+
+    buffer = io.BytesIO()
+    doc = SimpleDocTemplate(buffer, pagesize=landscape(A4), leftMargin=12 * mm, rightMargin=12 * mm,
+                            topMargin=12 * mm, bottomMargin=12 * mm,
+                            title=f"GENIAC weekly review, week of {review.week_start:%Y-%m-%d}")
+    doc.build(pdf_story(review, changes, items))
     response = HttpResponse(buffer.getvalue(), content_type="application/pdf")
     response["Content-Disposition"] = f'attachment; filename="weekly-review-{review.week_start:%Y-%m-%d}.pdf"'
     return response

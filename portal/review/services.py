@@ -45,6 +45,16 @@ def freeze(user, *, notes: str = "", now: datetime.datetime | None = None) -> We
     return review
 
 
+def freeze_summary(now: datetime.datetime | None = None) -> dict:
+    """What freezing now would do, for the confirmation: the week, the review it follows and the open action
+    items that would carry over from it (the figures themselves are taken at the moment of confirming)."""
+    week = week_start_of(timezone.localtime(now or timezone.now()).date())
+    previous = WeeklyReview.objects.filter(week_start__lt=week).order_by("-week_start").first()
+    carried = list(previous.action_items.filter(done=False).select_related("owner")) if previous else []
+    return {"week_start": week, "week_end": week + datetime.timedelta(days=6), "previous": previous,
+            "carried": carried}
+
+
 def carry_over(review: WeeklyReview) -> list[ActionItem]:
     """Copy the open action items of the latest earlier review into ``review``."""
     previous = WeeklyReview.objects.filter(week_start__lt=review.week_start).order_by("-week_start").first()

@@ -15,4 +15,6 @@ urlpatterns = [
     path("reviews/<int:pk>/review.pdf", views.review_pdf, name="review_pdf"),
     path("reviews/<int:pk>/export/<slug:table>.csv", views.review_csv, name="review_csv"),
     path("action-items/<int:pk>/done/", views.actionitem_done, name="actionitem_done"),
+    path("overview/export/workbook.xlsx", views.overview_xlsx, name="overview_xlsx"),
+    path("reviews/<int:pk>/export/workbook.xlsx", views.review_xlsx, name="review_xlsx"),
 ]

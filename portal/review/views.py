@@ -7,10 +7,10 @@ from __future__ import annotations
 from django.contrib import messages
 from django.core.exceptions import PermissionDenied
 from django.db import transaction
-from django.http import Http404
+from django.http import Http404, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.utils import timezone
-from django.views.decorators.http import require_GET, require_POST
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from portal import access, submissions
 from portal.review import exports, figures, services
@@ -57,6 +57,14 @@ def overview_csv(request, table: str):
 
 
 @require_GET
+def overview_xlsx(request):
+    """The overview's tables in one workbook, as its CSVs with the same heat-map window."""
+    require_program_manager(request.user)
+    data = _live(request)
+    return exports.workbook_of(data, f"overview-{timezone.localdate():%Y-%m-%d}")
+
+
+@require_GET
 def review_list(request):
     require_program_manager(request.user)
     reviews = WeeklyReview.objects.restrict(request.user).select_related("frozen_by").order_by("-week_start")
@@ -73,17 +81,30 @@ def _current_frozen(user) -> WeeklyReview | None:
     return WeeklyReview.objects.restrict(user).filter(week_start=week).first()
 
 
-@require_POST
+def _freeze_page(request, form: NotesForm, status: int = 200):
+    """The confirmation step: what freezing stores and carries over, the notes, one button to confirm
+    (an htmx dialog on the overview, a page of its own without htmx)."""
+    template = "review/htmx/freeze_confirm.html" if request.htmx else "review/review_freeze.html"
+    current = _current_frozen(request.user)
+    return render(request, template, {"notes_form": form, "current_frozen": current,
+                                      **({} if current else services.freeze_summary())}, status=status)
+
+
+@require_http_methods(["GET", "POST"])
 @submissions.once
 def review_freeze(request):
+    """Freeze this week: a GET (or a POST without ``confirm``, from a form that only typed notes) shows
+    the confirmation; the confirmed POST freezes, once per submission key."""
     require_program_manager(request.user)
     if not access.can_in_organization(request.user, access.CHANGE, WeeklyReview, None):
         raise PermissionDenied("You may not freeze reviews.")
+    if request.method == "GET":
+        return _freeze_page(request, NotesForm())
     form = NotesForm(request.POST)
     if not form.is_valid():
-        reviews = WeeklyReview.objects.restrict(request.user).select_related("frozen_by")
-        return render(request, "review/review_list.html", {"reviews": reviews, "notes_form": form,
-                                                           "current_frozen": _current_frozen(request.user)}, status=400)
+        return _freeze_page(request, form, status=400)
+    if not request.POST.get("confirm"):
+        return _freeze_page(request, form)
     notes = form.cleaned_data["notes"]
     try:
         review = services.freeze(request.user, notes=notes)
@@ -95,10 +116,19 @@ def review_freeze(request):
             messages.warning(request, f"{exc} Your notes were added to it.")
         else:
             messages.error(request, str(exc))
-        return redirect(exc.review.get_absolute_url())
+        return _after_freeze(request, exc.review.get_absolute_url())
     submissions.record(request, review)
     messages.success(request, f"Froze the week of {review.week_start:%Y-%m-%d}.")
-    return redirect(review.get_absolute_url())
+    return _after_freeze(request, review.get_absolute_url())
+
+
+def _after_freeze(request, location: str):
+    """To the frozen review: a redirect, or for the htmx dialog an ``HX-Location`` the page follows."""
+    if request.htmx:
+        response = HttpResponse(status=204)
+        response["HX-Location"] = location
+        return response
+    return redirect(location)
 
 
 def _review(request, pk: int) -> WeeklyReview:
@@ -192,6 +222,17 @@ def review_csv(request, pk: int, table: str):
         items = review.action_items.select_related("owner")
         return exports.csv_response(f"{prefix}-action-items.csv", *exports.action_items_table(items))
     return exports.csv_of(review.figures, table, prefix)
+
+
+@require_GET
+def review_xlsx(request, pk: int):
+    """A frozen review in one workbook: its action items and changes, then every table of the snapshot."""
+    review = _review(request, pk)
+    ctx = _detail_context(review)
+    return exports.workbook_of(review.figures, f"review-{review.week_start:%Y-%m-%d}", first=(
+        ("Action items", exports.action_items_table(ctx["items"])),
+        ("Changes since previous review", exports.changes_table(ctx["changes"])),
+    ))
 
 
 @require_GET

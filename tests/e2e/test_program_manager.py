@@ -16,8 +16,13 @@ def test_overview_freeze_and_csv(page, live_server, world):
     assert page.get_by_text("Beta Works").first.is_visible()
     screenshot(page, "pm-overview")
     page.get_by_role("button", name="Freeze this week").first.click()
+    dialog = page.get_by_role("dialog")
+    dialog.get_by_label("Notes of the meeting").fill("Beta onboarded")
+    screenshot(page, "pm-freeze-confirm")
+    assert WeeklyReview.objects.count() == 0  # the dialog asks first
+    dialog.get_by_role("button", name="Freeze the week").click()
     page.wait_for_load_state("networkidle")
-    assert WeeklyReview.objects.count() == 1
+    assert WeeklyReview.objects.count() == 1 and WeeklyReview.objects.get().notes == "Beta onboarded"
     screenshot(page, "pm-frozen-review")
     with page.expect_download() as download_info:
         page.locator("a[href*='/export/organizations.csv']").first.click()

@@ -1,12 +1,18 @@
 """Exports: CSV tables neutralize formula cells; the PDF is a real PDF of the frozen week."""
 from __future__ import annotations
 
+import datetime
+import io
+
+import openpyxl
 import pytest
 from django.urls import reverse
 from django.utils import timezone
 
 from portal.models import Organization
 from portal.review import exports, services
+from portal.review.figures import overview as overview_figures
+from portal.xlsx import CONTENT_TYPE, cell_value
 
 
 def _csv(response) -> str:
@@ -126,3 +132,90 @@ def test_pdf_prints_numbers_not_neutralized_text(world, client):
     assert f"(Frozen {frozen:%Y-%m-%d %H:%M} {frozen.tzname()} by pm)".encode() in text  # the pages' time zone
     assert b"(-1)" in text
     assert b"'-1" not in text and b"\\'-1" not in text and b"'=SUM" not in text
+
+
+def _workbook(response):
+    assert response["Content-Type"] == CONTENT_TYPE
+    return openpyxl.load_workbook(io.BytesIO(response.content))
+
+
+def test_the_overview_workbook_has_a_sheet_per_table_with_the_csv_headers(world, client):
+    Organization.objects.create(name='=HYPERLINK("http://evil","x")', slug="evil", aws_account_id="123456789012")
+    client.force_login(world.pm)
+    response = client.get(reverse("review:overview_xlsx"), {"window": 14})
+    assert response.status_code == 200 and ".xlsx" in response["Content-Disposition"]
+    book = _workbook(response)
+    assert book.sheetnames == [title[:31] for title, _ in exports.TABLES.values()]
+    figures_now = overview_figures(world.pm, window=14)
+    for (title, builder), sheet in zip(exports.TABLES.values(), book.worksheets, strict=True):
+        header, rows = builder(figures_now)
+        assert [c.value for c in sheet[1]] == header, title
+        assert all(c.font.bold for c in sheet[1]) and sheet.freeze_panes == "A2", title
+        assert sheet.max_row == len(rows) + 1, title
+    orgs = book["Organizations"]
+    names = [row[0].value for row in orgs.iter_rows(min_row=2)]
+    assert "'=HYPERLINK(\"http://evil\",\"x\")" in names
+    assert all(c.data_type != "f" for row in orgs.iter_rows() for c in row)  # no formula anywhere
+    clusters = [c.value for c in orgs["D"][1:]]
+    assert clusters and all(isinstance(v, int) for v in clusters)  # numbers as numbers
+
+
+def test_the_review_workbook_keeps_dates_numbers_and_neutralizes_text(world, client):
+    review = services.freeze(world.pm)
+    review.action_items.create(title="+cmd|' /C calc'!A0", owner=world.lead_a, due=datetime.date(2026, 12, 24))
+    client.force_login(world.pm)
+    book = _workbook(client.get(reverse("review:review_xlsx", kwargs={"pk": review.pk})))
+    assert book.sheetnames[:2] == ["Action items", "Changes since previous review"]
+    assert len(book.sheetnames) == len(exports.TABLES) + 2
+    items = book["Action items"]
+    assert [c.value for c in items[1]] == exports.action_items_table([])[0]
+    title, owner, due = (c.value for c in items[2][:3])
+    assert title == "'+cmd|' /C calc'!A0" and owner == world.lead_a.display_name
+    assert due == datetime.datetime(2026, 12, 24) and items["C2"].is_date  # a date, not text
+    week = book["This week"]
+    assert all(isinstance(row[1].value, int) for row in week.iter_rows(min_row=2))
+
+
+def test_cell_values_follow_the_csv_rules():
+    assert cell_value("+2") == 2 and cell_value("-1") == -1 and cell_value("0.5") == 0.5
+    assert cell_value("=SUM(A1)") == "'=SUM(A1)" and cell_value("@x") == "'@x"
+    assert cell_value("2026-12-02") == datetime.date(2026, 12, 2) and cell_value("2026-13-02") == "2026-13-02"
+    assert cell_value(None) is None and cell_value("Beta Works") == "Beta Works"
+    moment = datetime.datetime(2026, 12, 1, 20, 30, tzinfo=datetime.UTC)
+    assert cell_value(moment) == datetime.datetime(2026, 12, 1, 20, 30)
+
+
+def test_the_pdf_charts_the_week_and_draws_the_heat_map(world, client):
+    from reportlab.graphics.shapes import Drawing
+    from reportlab.platypus import Table as Grid
+
+    from tests.review.test_review_interactions import _interaction
+
+    _interaction(world.org_b, 1, tags=["efa-networking"])
+    review = services.freeze(world.pm)
+    client.force_login(world.pm)
+    ctx_items = review.action_items.all()
+    story = exports.pdf_story(review, [], ctx_items)
+    grid = next(f for f in story if isinstance(f, Grid))
+    drawings = [cell for row in grid._cellvalues for cell in row if isinstance(cell, Drawing)]
+    drawings += [f for f in story if isinstance(f, Drawing)]
+    assert len(drawings) == 6  # five charts and the heat map
+    # Every heading keeps with what follows it: none can be left alone at the bottom of a page.
+    headings = [f for f in story if getattr(getattr(f, "style", None), "name", "") == "heading"]
+    assert len(headings) >= 3 + len(exports.TABLES) and all(h.style.keepWithNext for h in headings)
+
+    text = _pdf_text(client.get(reverse("review:review_pdf", kwargs={"pk": review.pk})).content)
+    for title in (b"Clusters by state", b"Open inquiries by severity", b"Open interactions per week",
+                  b"GPU faults per week", b"Instances by type: running and quota", b"Common challenges, last"):
+        assert b"(" + title in text, title
+    assert b"(Beta Works) Tj" in text or b"(Beta Works)" in text  # a heat-map column
+    assert b" re" in text  # the heat map's cells are rectangles
+
+
+def test_an_empty_chart_says_so():
+    from portal import pdf_charts
+
+    drawing = pdf_charts.bar_chart("Clusters by state", [], [("Clusters", [])])
+    assert any(getattr(s, "text", "") == "Nothing to chart yet." for s in drawing.contents)
+    heat = pdf_charts.heat_map("Common challenges", ["EFA"], ["Alpha", "Beta"], [[0, 3]])
+    assert [s.text for s in heat.contents if getattr(s, "text", None) in ("0", "3")] == ["0", "3"]

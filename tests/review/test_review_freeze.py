@@ -7,6 +7,7 @@ import pytest
 from django.urls import reverse
 from django.utils import timezone
 
+from portal import submissions
 from portal.review import services
 from portal.review.models import ActionItem, WeeklyReview, week_start_of
 from tests.queries import assert_flat_queries
@@ -16,7 +17,7 @@ from tests.review.factories_review import WeeklyReviewFactory, program
 def test_freeze_stores_the_snapshot_and_refuses_a_second_freeze(world, client):
     program(2, prefix="frz")
     client.force_login(world.pm)
-    response = client.post(reverse("review:review_freeze"), {"notes": "NCCL fix shared"})
+    response = client.post(reverse("review:review_freeze"), {"notes": "NCCL fix shared", "confirm": "1"})
     review = WeeklyReview.objects.get()
     assert response.status_code == 302 and response["Location"] == review.get_absolute_url()
     assert review.week_start == week_start_of(timezone.localdate())
@@ -29,7 +30,7 @@ def test_freeze_stores_the_snapshot_and_refuses_a_second_freeze(world, client):
     assert "This week is frozen" in listing and review.get_absolute_url() in listing
 
     # A second tab still showing the form: the freeze is refused, the notes typed are kept.
-    again = client.post(reverse("review:review_freeze"), {"notes": "other"}, follow=True)
+    again = client.post(reverse("review:review_freeze"), {"notes": "other", "confirm": "1"}, follow=True)
     assert WeeklyReview.objects.count() == 1
     assert WeeklyReview.objects.get().notes == "NCCL fix shared\n\nother"
     assert "was already frozen" in again.content.decode() and "Your notes were added" in again.content.decode()
@@ -38,7 +39,8 @@ def test_freeze_stores_the_snapshot_and_refuses_a_second_freeze(world, client):
 @pytest.mark.parametrize("role", ["customer_a", "lead_a", "lead_b"])
 def test_only_program_managers_freeze(world, client, role):
     client.force_login(getattr(world, role))
-    assert client.post(reverse("review:review_freeze"), {"notes": ""}).status_code == 403
+    assert client.post(reverse("review:review_freeze"), {"notes": "", "confirm": "1"}).status_code == 403
+    assert client.get(reverse("review:review_freeze")).status_code == 403
     assert not WeeklyReview.objects.exists()
 
 
@@ -120,3 +122,54 @@ def test_review_list_and_detail_query_counts_do_not_grow(world, client):
 
     assert_flat_queries(client, reverse("review:review_list"), grow=grow, sizes=(3, 30), at_most=8)
     assert_flat_queries(client, first.get_absolute_url(), grow=grow, sizes=(3, 30), at_most=10)
+
+
+def test_freezing_asks_for_notes_and_a_confirmation_first(world, client):
+    """The overview's button opens the confirmation (a page, or its htmx dialog); the list's notes form
+    leads to it with the notes kept; only the confirmed POST freezes."""
+    last = services.freeze(world.pm, now=timezone.now() - datetime.timedelta(weeks=1))
+    ActionItem.objects.create(review=last, title="Share the NCCL fix", owner=world.lead_a)
+    ActionItem.objects.create(review=last, title="Closed already", owner=world.lead_a, done=True)
+    client.force_login(world.pm)
+    overview = client.get(reverse("portal:overview")).content.decode()
+    assert f'hx-get="{reverse("review:review_freeze")}"' in overview and 'id="freeze-dialog"' in overview
+
+    page = client.get(reverse("review:review_freeze"))
+    text = page.content.decode()
+    assert page.status_code == 200 and 'name="notes"' in text and 'name="confirm"' in text
+    assert "1 open action item" in text and "Share the NCCL fix" in text and "Closed already" not in text
+    assert f"Freeze the week of {week_start_of(timezone.localdate()):%Y-%m-%d}?" in text
+    dialog = client.get(reverse("review:review_freeze"), headers={"HX-Request": "true"}).content.decode()
+    assert dialog.lstrip().startswith("<dialog open") and "<html" not in dialog and 'formmethod="dialog"' in dialog
+
+    # The list's form sends notes without confirming: the confirmation comes back with them, nothing frozen.
+    step = client.post(reverse("review:review_freeze"), {"notes": "Beta onboarded"})
+    assert step.status_code == 200 and "Beta onboarded" in step.content.decode()
+    assert WeeklyReview.objects.count() == 1
+
+    done = client.post(reverse("review:review_freeze"), {"notes": "Beta onboarded", "confirm": "1"})
+    current = WeeklyReview.objects.get(week_start=week_start_of(timezone.localdate()))
+    assert done.status_code == 302 and done["Location"] == current.get_absolute_url()
+    assert current.notes == "Beta onboarded"
+    assert list(current.action_items.values_list("title", flat=True)) == ["Share the NCCL fix"]
+    frozen = client.get(reverse("review:review_freeze")).content.decode()
+    assert "This week is frozen" in frozen and 'name="confirm"' not in frozen
+
+
+def test_a_double_submitted_confirmation_freezes_once(world, client):
+    client.force_login(world.pm)
+    key = submissions.new_key()
+    payload = {"notes": "Once", "confirm": "1", submissions.FIELD: key}
+    first = client.post(reverse("review:review_freeze"), payload)
+    second = client.post(reverse("review:review_freeze"), payload)
+    review = WeeklyReview.objects.get()
+    assert first.status_code == second.status_code == 302
+    assert first["Location"] == second["Location"] == review.get_absolute_url()
+    assert review.notes == "Once"  # the repeat added nothing to the notes
+
+
+def test_the_dialog_confirmation_answers_htmx_with_the_review_location(world, client):
+    client.force_login(world.pm)
+    response = client.post(reverse("review:review_freeze"), {"notes": "", "confirm": "1"},
+                           headers={"HX-Request": "true"})
+    assert response.status_code == 204 and response["HX-Location"] == WeeklyReview.objects.get().get_absolute_url()
