@@ -6,7 +6,7 @@ import datetime
 
 from django.utils import timezone
 
-from clusters.accounting import idle, services
+from clusters.accounting import forecast, idle, services
 from clusters.models import Cluster
 from portal import access
 from portal.models import Organization
@@ -21,7 +21,8 @@ def window(now: datetime.datetime | None = None) -> tuple[datetime.datetime, dat
 
 
 def organization_section(request, organization) -> dict:
-    """The waterfall (reserved → held → healthy → busy) of the last four weeks, and each cluster's share."""
+    """The waterfall (reserved → held → healthy → busy) of the last four weeks, each cluster's share, the idle
+    clusters and the forecast of the reservations and quotas in force."""
     start, end = window()
     figures = services.organization_figures([organization.pk], start, end).get(organization.pk)
     clusters = list(Cluster.objects.restrict(request.user).filter(organization=organization).order_by("name"))
@@ -31,6 +32,7 @@ def organization_section(request, organization) -> dict:
         "figures": figures,
         "clusters": [(c, per_cluster[c.pk]) for c in clusters if c.pk in per_cluster],
         "idle": list(idle.open_notices([organization.pk])),
+        "forecast": forecast.forecast([organization.pk]).get(organization.pk),
     }
 
 

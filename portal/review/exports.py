@@ -91,6 +91,18 @@ def _idle(f: dict) -> Table:
              for r in (f.get("capacity") or {}).get("idle", [])])
 
 
+def _forecast(f: dict) -> Table:
+    header = ["Organization", "Reservation or quota", "Ends", "Accelerator-hours allocated", "Busy so far",
+              "Busy by its end (at the last two weeks' burn)", "Share used by its end", "Allocation runs out"]
+    rows = []
+    for o in f.get("organizations", []):
+        ahead = o.get("forecast") or {}
+        for entry in [*ahead.get("reservations", []), *ahead.get("quotas", [])]:
+            rows.append([o["name"], entry["name"], entry["end"], entry["allocated"], entry["delivered"],
+                         entry["by_end"], "" if entry["share"] is None else entry["share"], ahead.get("runs_out") or ""])
+    return header, rows
+
+
 TABLES: dict[str, tuple[str, Callable[[dict], Table]]] = {
     "organizations": ("Organizations", _organizations),
     "totals": ("Program totals by instance type", _totals),
@@ -101,6 +113,7 @@ TABLES: dict[str, tuple[str, Callable[[dict], Table]]] = {
     "outcomes": ("Outcomes", _outcomes),
     "capacity": ("Accelerator-hours per week (reserved → held → healthy → busy)", _capacity),
     "idle": ("Idle capacity", _idle),
+    "forecast": ("Forecast of reservations and quotas", _forecast),
 }
 
 

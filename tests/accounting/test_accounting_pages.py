@@ -11,7 +11,7 @@ import pytest
 from django.urls import reverse
 from django.utils import timezone
 
-from clusters.accounting import idle, services
+from clusters.accounting import forecast, idle, services
 from clusters.accounting.compute import HOUR, floor_hour
 from clusters.accounting.models import AcceleratorUsage, IdleNotice
 from clusters.models import Cluster
@@ -21,7 +21,7 @@ from tests.accounting.test_accounting_figures import build_history
 from tests.clusters.factories_clusters import ClusterFactory
 from tests.queries import assert_flat_queries
 from tests.review.factories_review import program
-from workloads.models import CapacityReservation
+from workloads.models import CapacityReservation, InstanceQuota
 
 pytestmark = pytest.mark.django_db
 
@@ -148,3 +148,34 @@ def test_organization_and_lead_pages_do_not_grow_with_clusters(world, client):
 
     assert_flat_queries(client, reverse("portal:organization_detail", kwargs={"slug": world.org_a.slug}),
                         grow=more_clusters, sizes=(3, 12))
+
+
+def test_forecast_at_the_last_two_weeks_burn(world, client):
+    """Busy 8 accelerator-hours an hour for two weeks: by the end, nine days on, 24 days × 192."""
+    today = timezone.localdate()
+    start, end = today - datetime.timedelta(days=20), today + datetime.timedelta(days=9)
+    CapacityReservation.objects.create(
+        organization=world.org_a, reservation_id="cr-0000000000000000a", instance_type_name="p5.48xlarge", count=2,
+        region="ap-northeast-1", availability_zone="ap-northeast-1a", start=start, end=end)
+    InstanceQuota.objects.create(organization=world.org_a, instance_type_name="p5.48xlarge",
+                                 region="ap-northeast-1", count=4, start=start, end=end)
+    cluster = ClusterFactory(organization=world.org_a, node_count=1)
+    first, last = services.midnight(today - datetime.timedelta(days=14)), floor_hour(timezone.now())
+    hours = int((last - first) / HOUR)
+    AcceleratorUsage.objects.bulk_create([
+        AcceleratorUsage(cluster=cluster, organization=world.org_a, start=first + h * HOUR, held=8, healthy=8,
+                         measured=8, busy=8) for h in range(hours)])
+    ahead = forecast.forecast([world.org_a.pk])[world.org_a.pk]
+    (reservation,), (quota,) = ahead["reservations"], ahead["quotas"]
+    assert reservation["allocated"] == 2 * 8 * 30 * 24 and quota["allocated"] == 4 * 8 * 30 * 24
+    assert reservation["delivered"] == quota["delivered"] == 8 * hours
+    assert reservation["by_end"] == pytest.approx(24 * 192, rel=0.01)
+    assert quota["by_end"] == pytest.approx(reservation["by_end"])
+    assert ahead["runs_out"] == end.isoformat()
+    assert forecast.forecast([world.org_b.pk]) == {}
+    client.force_login(world.customer_a)
+    body = client.get(reverse("portal:organization_detail", kwargs={"slug": world.org_a.slug})).content.decode()
+    assert "Forecast at the last two weeks" in body and "cr-0000000000000000a" in body
+    client.force_login(world.pm)
+    row = row_of(client.get(reverse("portal:overview")).context["figures"], world.org_a)
+    assert row["forecast"]["runs_out"] == end.isoformat()

@@ -1,20 +1,21 @@
 """Accelerator-hours per organization and for the program over the window, week by week (the GPU-hours
 waterfall: reserved → held → healthy → busy, goodput = busy ÷ reserved), and the idle capacity list, read from
-the stored figures of ``clusters.accounting`` (four queries whatever the number of organizations)."""
+the stored figures of ``clusters.accounting`` (seven queries whatever the number of organizations)."""
 from __future__ import annotations
 
 import datetime
 
 from django.utils import timezone
 
-from clusters.accounting import idle, services
+from clusters.accounting import forecast, idle, services
 from portal.review.figures.scope import Scope, iso
 
 COLUMNS = ("reserved", "held", "healthy", "busy")
 
 
 def capacity_figures(scope: Scope) -> dict:
-    """Per organization its window's figures and weeks; the program's; the clusters idle now."""
+    """Per organization its window's figures and weeks, and its forecast; the program's; the clusters idle
+    now."""
     start = services.midnight(scope.today - datetime.timedelta(days=scope.window - 1))
     ids = None if scope.every_org else scope.org_ids
     per_org = services.organization_figures(ids, start, scope.now, weeks=scope.chart_mondays)
@@ -24,8 +25,10 @@ def capacity_figures(scope: Scope) -> dict:
         week = services.total({oid: f["weeks"][i] for oid, f in per_org.items()})
         weeks.append({"week": monday.isoformat(), **week})
     notices = idle.open_notices(ids)
+    ahead = forecast.forecast(ids, scope.now)
     return {
         "by_org": per_org,
+        "forecast": {oid: f for oid, f in ahead.items() if oid in set(scope.org_ids)},
         "program": services.total(per_org),
         "per_week": weeks,
         "window_start": iso(timezone.localtime(start).date()),

@@ -61,6 +61,7 @@ def overview(user, *, window: int = DEFAULT_WINDOW, now: datetime.datetime | Non
             "quota_total": quota["total"],
             "expiring": quotas["expiring"].get(oid, {"count": 0, "next": None}),
             **organization_columns(found["capacity"]["by_org"].get(oid)),
+            "forecast": found["capacity"]["forecast"].get(oid),
         })
     return {
         "generated_at": scope.now.isoformat(),
