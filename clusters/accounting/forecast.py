@@ -14,11 +14,10 @@ from collections import defaultdict
 from decimal import Decimal
 
 from django.db.models import Sum
-from django.db.models.functions import TruncDate
 from django.utils import timezone
 
 from clusters.accounting.compute import accelerators_per_node
-from clusters.accounting.models import AcceleratorUsage
+from clusters.accounting.models import OrganizationDay
 from clusters.accounting.services import midnight
 from workloads.models import CapacityReservation, InstanceQuota
 from workloads.validators import base_instance_type
@@ -36,7 +35,7 @@ def forecast(organization_ids, now: datetime.datetime | None = None) -> dict[int
     today = timezone.localdate(now)
     reservations = CapacityReservation.objects.filter(end__gte=today, start__lte=today)
     quotas = InstanceQuota.objects.filter(end__gte=today, start__lte=today)
-    usage = AcceleratorUsage.objects.all()
+    usage = OrganizationDay.objects.all()
     if organization_ids is not None:
         ids = list(organization_ids)
         reservations, quotas, usage = (qs.filter(organization_id__in=ids) for qs in (reservations, quotas, usage))
@@ -47,10 +46,9 @@ def forecast(organization_ids, now: datetime.datetime | None = None) -> dict[int
         return {}
     first = min([today - datetime.timedelta(days=BURN_DAYS), *(r["start"] for _, r in dated)])
     daily: dict[tuple[int, str], dict[datetime.date, Decimal]] = defaultdict(dict)
-    for r in (usage.filter(start__gte=midnight(first))
-              .annotate(day=TruncDate("start", tzinfo=timezone.get_current_timezone()))
-              .values("organization_id", "cluster__instance_type", "day").annotate(busy=Sum("busy")).order_by()):
-        key = (r["organization_id"], base_instance_type(r["cluster__instance_type"]))
+    for r in (usage.filter(day__gte=first).values("organization_id", "instance_type", "day")
+              .annotate(busy=Sum("busy")).order_by()):
+        key = (r["organization_id"], base_instance_type(r["instance_type"]))
         daily[key][r["day"]] = daily[key].get(r["day"], Decimal(0)) + r["busy"]
     counts: dict[tuple[str, int, str], int] = defaultdict(int)
     for kind, r in dated:

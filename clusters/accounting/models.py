@@ -80,3 +80,31 @@ class IdleNotice(models.Model):
 
     def __str__(self) -> str:
         return f"{self.cluster_id} idle since {self.since:%Y-%m-%d %H:%M}"
+
+
+class OrganizationDay(models.Model):
+    """An organization's accelerator-hours of one program day and instance type: the sum of its clusters' rows,
+    kept by every run that writes them (``services.summarize``). The weekly review and the forecast read
+    these, so a program of 120 organizations sums a few thousand rows, not a few million."""
+
+    organization = models.ForeignKey("portal.Organization", on_delete=models.CASCADE, related_name="+")
+    instance_type = models.CharField(max_length=32)
+    day = models.DateField()
+    held = models.DecimalField(max_digits=14, decimal_places=4, default=0)
+    healthy = models.DecimalField(max_digits=14, decimal_places=4, default=0)
+    busy = models.DecimalField(max_digits=14, decimal_places=4, default=0)
+    measured = models.DecimalField(max_digits=14, decimal_places=4, default=0)
+
+    objects = RestrictedQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["organization", "day", "instance_type"]
+        constraints = [
+            models.UniqueConstraint(fields=["organization", "instance_type", "day"], name="accounting_org_day"),
+            models.CheckConstraint(condition=Q(held__gte=F("healthy")) & Q(healthy__gte=F("busy")) & Q(busy__gte=0),
+                                   name="accounting_org_day_held_healthy_busy"),
+        ]
+        indexes = [models.Index(fields=["day", "organization"], name="accounting_day_org")]
+
+    def __str__(self) -> str:
+        return f"{self.organization_id} {self.instance_type} {self.day}: {self.held}/{self.healthy}/{self.busy}"

@@ -13,7 +13,7 @@ from django.db.models.functions import TruncDate
 from django.utils import timezone
 
 from clusters.accounting.compute import HOUR, accelerators_per_node, compute, floor_hour, q
-from clusters.accounting.models import AcceleratorUsage, Granularity
+from clusters.accounting.models import AcceleratorUsage, Granularity, OrganizationDay
 from portal import locks
 from workloads.models import CapacityReservation
 
@@ -51,6 +51,25 @@ def store(start: datetime.datetime, end: datetime.datetime, cluster_ids=None) ->
                            "computed_at"])
     if start < cutoff:
         roll_up()
+    summarize(timezone.localtime(start).date(), timezone.localtime(end - datetime.timedelta(microseconds=1)).date())
+    return len(rows)
+
+
+def summarize(first: datetime.date, last: datetime.date) -> int:
+    """Recompute the organizations' day rows of the program days ``first`` .. ``last`` from the clusters' rows,
+    under one lock (a second run waits, then recomputes from what the first committed)."""
+    tz = timezone.get_current_timezone()
+    with transaction.atomic():
+        locks.hold("accounting", "days")
+        sums = (AcceleratorUsage.objects.filter(start__gte=midnight(first),
+                                                start__lt=midnight(last + datetime.timedelta(days=1)))
+                .annotate(day=TruncDate("start", tzinfo=tz))
+                .values("organization_id", "cluster__instance_type", "day")
+                .annotate(**{f: Sum(f) for f in FIGURES}).order_by("organization_id", "cluster__instance_type", "day"))
+        rows = [OrganizationDay(organization_id=r["organization_id"], instance_type=r["cluster__instance_type"],
+                                day=r["day"], **{f: r[f] for f in FIGURES}) for r in sums]
+        OrganizationDay.objects.filter(day__gte=first, day__lte=last).delete()
+        OrganizationDay.objects.bulk_create(rows, batch_size=5000)
     return len(rows)
 
 
@@ -115,24 +134,26 @@ def with_losses(figures: dict) -> dict:
 
 def organization_figures(organization_ids, start: datetime.datetime, end: datetime.datetime, *,
                          weeks: list[datetime.date] | None = None) -> dict:
-    """Per organization, accelerator-hours reserved, held, healthy and busy in [start, end), with the losses,
-    and (for ``weeks``, their Mondays) the same week by week. Three queries whatever the number of organizations:
-    ``organization_ids`` None means every organization."""
-    usage = AcceleratorUsage.objects.all()
+    """Per organization, accelerator-hours reserved, held, healthy and busy in the program days from ``start``'s
+    to ``end``'s (reserved up to ``end``), with the losses, and (for ``weeks``, their Mondays) the same week by
+    week. Three queries on the day rows whatever the number of organizations: ``organization_ids`` None means
+    every organization."""
+    days = OrganizationDay.objects.all()
     reservations = CapacityReservation.objects.all()
     if organization_ids is not None:
-        usage = usage.filter(organization_id__in=list(organization_ids))
+        days = days.filter(organization_id__in=list(organization_ids))
         reservations = reservations.filter(organization_id__in=list(organization_ids))
+    first_day, last_day = timezone.localtime(start).date(), timezone.localtime(end).date()
+    start = midnight(first_day)
     first = min([start, *(midnight(w) for w in weeks or [])])
     found: dict[int, dict] = defaultdict(_empty)
-    for r in (usage.filter(start__gte=start, start__lt=end).values("organization_id")
+    for r in (days.filter(day__gte=first_day, day__lte=last_day).values("organization_id")
               .annotate(**{f: Sum(f) for f in FIGURES}).order_by()):
         found[r["organization_id"]].update({f: r[f] for f in FIGURES})
     per_week: dict[int, dict[datetime.date, dict]] = defaultdict(lambda: defaultdict(_empty))
     if weeks:
-        for r in (usage.filter(start__gte=first, start__lt=end)
-                  .annotate(day=TruncDate("start", tzinfo=timezone.get_current_timezone()))
-                  .values("organization_id", "day").annotate(**{f: Sum(f) for f in FIGURES}).order_by()):
+        for r in (days.filter(day__gte=min(weeks), day__lte=last_day).values("organization_id", "day")
+                  .annotate(**{f: Sum(f) for f in FIGURES}).order_by()):
             week = r["day"] - datetime.timedelta(days=r["day"].weekday())
             for f in FIGURES:
                 per_week[r["organization_id"]][week][f] += r[f]

@@ -129,6 +129,7 @@ def grow(n: int) -> None:
                          healthy=14, measured=14, busy=7) for c in clusters for h in range(0, 168, 6)])
     IdleNotice.objects.bulk_create([IdleNotice(cluster=c, organization_id=c.organization_id, since=end - 30 * HOUR)
                                     for c in clusters[::2]])
+    services.summarize(timezone.localdate() - datetime.timedelta(days=8), timezone.localdate())
 
 
 def test_overview_queries_do_not_grow_with_organizations(world, client):
@@ -165,6 +166,7 @@ def test_forecast_at_the_last_two_weeks_burn(world, client):
     AcceleratorUsage.objects.bulk_create([
         AcceleratorUsage(cluster=cluster, organization=world.org_a, start=first + h * HOUR, held=8, healthy=8,
                          measured=8, busy=8) for h in range(hours)])
+    services.summarize(today - datetime.timedelta(days=14), today)
     ahead = forecast.forecast([world.org_a.pk])[world.org_a.pk]
     (reservation,), (quota,) = ahead["reservations"], ahead["quotas"]
     assert reservation["allocated"] == 2 * 8 * 30 * 24 and quota["allocated"] == 4 * 8 * 30 * 24
