@@ -135,6 +135,10 @@ POLICY: dict[str, Rule] = {
     "engagement.escalation": Rule(
         path="interaction__organization", customer=R(), specialist=R({VIEW, CHANGE}), specialist_path="target"
     ),
+    # Capacity accounting: a cluster's accelerator-hours are read like its health.
+    "accounting.acceleratorusage": Rule(path="organization", cycle_path="cluster__cycle"),
+    "accounting.idlenotice": Rule(path="organization", cycle_path="cluster__cycle"),
+    "accounting.organizationday": Rule(path="organization"),
 }
 # Outcomes: customers record their own organization's milestones and trained models.
 POLICY["engagement.milestone"] = Rule(path="organization", customer=R({VIEW, CHANGE}), cycle_path="cycle")

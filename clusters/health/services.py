@@ -154,6 +154,7 @@ def ingest(cluster, text: str | bytes | Scrape, source: str, *, received_at=None
         data = summary.to_dict()
         data.pop("nodes")
         data["scope"], data["nodes_reported"] = scope, len(summary.nodes)
+        data["utilization"] = summary.utilization
         report = HealthReport.objects.create(
             cluster_id=cluster.pk, received_at=now, source=source, instance_type=summary.instance_type or "",
             node_count=totals["node_count"], gpus_expected=totals["gpus_expected"], gpus_seen=totals["gpus_seen"],

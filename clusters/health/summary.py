@@ -108,6 +108,8 @@ class NodeHealth:
     efa_devices_seen: int = 0
     expected_efa_devices: int | None = None
     efa_collected: bool = True  # False: the scrape has no EFA series at all, so efa_devices_seen means nothing
+    busy: float | None = None  # mean utilization (0..1) of its accelerators, None when the scrape has none
+    busy_readings: int = 0
 
     def to_dict(self) -> dict:
         """JSON-safe dict."""
@@ -129,6 +131,13 @@ class HealthSummary:
     collected: dict[str, bool] = field(default_factory=dict)
     missing_signals: list[dict] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+
+    @property
+    def utilization(self) -> dict:
+        """The healthy nodes' mean utilization (0..1) and how many nodes it averages: what capacity accounting
+        reads from each report (``clusters/accounting``), as busy accelerators are counted on healthy ones only."""
+        measured = [node.busy for node in self.nodes if node.verdict == HEALTHY and node.busy is not None]
+        return {"healthy_measured": len(measured), "busy": round(sum(measured) / len(measured), 6) if measured else None}
 
     @property
     def verdict_counts(self) -> dict[str, int]:
@@ -257,6 +266,7 @@ class _Judge:
                           efa_devices_seen=len(efa),
                           expected_efa_devices=self.itype.efa_devices if self.itype else None,
                           efa_collected=self.efa_collected)
+        node.busy, node.busy_readings = busy_of(gpus, scrape.neuroncores.get(host))
         first = len(self.faults)
         if other:
             self._add(host, "gpu_model_mismatch", xids.WARNING, DEGRADED, other,
@@ -398,6 +408,21 @@ class _Judge:
             "thermal_violations": self.counts["thermal_violations"],
             "missing_gpus": sum(len(node.missing_gpus) for node in nodes),
         }
+
+
+def busy_of(gpus: dict[int | str, GpuReading], cores: dict[str, float] | None) -> tuple[float | None, int]:
+    """A node's mean accelerator utilization (0..1) and the readings it averages: DCGM_FI_PROF_GR_ENGINE_ACTIVE
+    where the exporter publishes it, else DCGM_FI_DEV_GPU_UTIL (percent); on Trainium, NeuronCore utilization."""
+    values = []
+    for r in gpus.values():
+        if r.gr_engine_active is not None:
+            values.append(r.gr_engine_active)
+        elif r.gpu_util is not None:
+            values.append(r.gpu_util / 100)
+    if not values and cores:
+        values = list(cores.values())
+    values = [min(1.0, max(0.0, v)) for v in values if v == v]  # NaN is no reading
+    return (sum(values) / len(values) if values else None), len(values)
 
 
 def _gpu_order(index: int | str) -> tuple[int, int, str]:

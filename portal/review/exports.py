@@ -17,12 +17,15 @@ from portal.vocabulary import SEVERITIES_WORST_FIRST as SEVERITIES
 from portal.xlsx import xlsx_response
 
 Table = tuple[list[str], list[list]]
+# Accelerator-hours (clusters/accounting) as numbers, under the names the API gives them.
+CAPACITY_COLUMNS = ["gpu_hours_reserved", "gpu_hours_held", "gpu_hours_healthy", "gpu_hours_busy", "goodput"]
 
 
 def _organizations(f: dict) -> Table:
     header = ["Organization", "Workloads", "Lead SAs", "Clusters", "Clusters by state", "Health", "Validation",
               "Open critical", "Open high", "Open normal", "Open low", "Oldest open (days)", "Last contact",
-              "Quota used", "Quota total", "Reservations ending in 14 days", "Next reservation end"]
+              "Quota used", "Quota total", "Reservations ending in 14 days", "Next reservation end",
+              *CAPACITY_COLUMNS]
     rows = [[
         o["name"], "; ".join(w["name"] for w in o["workloads"]), "; ".join(o["leads"]), o["clusters_total"],
         "; ".join(f"{code_label(k)} {v}" for k, v in sorted(o["clusters"].items())), o["health"] or "",
@@ -30,6 +33,7 @@ def _organizations(f: dict) -> Table:
         o["open"].get("critical", 0), o["open"].get("high", 0), o["open"].get("normal", 0), o["open"].get("low", 0),
         "" if o["oldest_open_days"] is None else o["oldest_open_days"], local_day(o["last_contact"]),
         o["quota_used"], o["quota_total"], o["expiring"]["count"], o["expiring"]["next"] or "",
+        *[o.get(column, "") for column in CAPACITY_COLUMNS],  # reviews frozen before accounting have none
     ] for o in f.get("organizations", [])]
     return header, rows
 
@@ -74,6 +78,34 @@ def _outcomes(f: dict) -> Table:
     return header, rows
 
 
+def _capacity(f: dict) -> Table:
+    capacity = f.get("capacity") or {}  # reviews frozen before accounting have none
+    header = ["Week", "Reserved", "Held", "Healthy", "Busy", "Reserved but not held", "Held but not healthy",
+              "Healthy but idle", "Goodput"]
+    rows = [[w["week"], *[round(w[k], 1) for k in ("reserved", "held", "healthy", "busy", "lost_unheld",
+                                                  "lost_unhealthy", "lost_idle")],
+             "" if w["goodput"] is None else w["goodput"]] for w in capacity.get("per_week", [])]
+    return header, rows
+
+
+def _idle(f: dict) -> Table:
+    return (["Organization", "Cluster", "Idle since", "Accelerator-hours lost"],
+            [[r["organization"], r["cluster"], local_day(r["since"]), round(r["lost"], 1)]
+             for r in (f.get("capacity") or {}).get("idle", [])])
+
+
+def _forecast(f: dict) -> Table:
+    header = ["Organization", "Reservation or quota", "Ends", "Accelerator-hours allocated", "Busy so far",
+              "Busy by its end (at the last two weeks' burn)", "Share used by its end", "Allocation runs out"]
+    rows = []
+    for o in f.get("organizations", []):
+        ahead = o.get("forecast") or {}
+        for entry in [*ahead.get("reservations", []), *ahead.get("quotas", [])]:
+            rows.append([o["name"], entry["name"], entry["end"], entry["allocated"], entry["delivered"],
+                         entry["by_end"], "" if entry["share"] is None else entry["share"], ahead.get("runs_out") or ""])
+    return header, rows
+
+
 TABLES: dict[str, tuple[str, Callable[[dict], Table]]] = {
     "organizations": ("Organizations", _organizations),
     "totals": ("Program totals by instance type", _totals),
@@ -82,6 +114,9 @@ TABLES: dict[str, tuple[str, Callable[[dict], Table]]] = {
     "outstanding": ("Outstanding inquiries", _outstanding),
     "lessons": ("Lessons learned this week", _lessons),
     "outcomes": ("Outcomes", _outcomes),
+    "capacity": ("Accelerator-hours per week (reserved → held → healthy → busy)", _capacity),
+    "idle": ("Idle capacity", _idle),
+    "forecast": ("Forecast of reservations and quotas", _forecast),
 }
 
 

@@ -43,6 +43,7 @@ INSTALLED_APPS = [
     "clusters.health",
     "portal.review",
     "portal.engagement",
+    "clusters.accounting",
 ]
 
 MIDDLEWARE = [
@@ -246,6 +247,8 @@ CELERY_BEAT_SCHEDULE = {
     "Forget expired submission keys": {"task": "portal.expire_submissions", "schedule": 60 * 60},
     # A next cycle scheduled for a later day starts that day (hourly, so a beat down at midnight catches up).
     "Start a scheduled program cycle": {"task": "engagement.switch_cycles", "schedule": crontab(minute="5")},
+    # Closed hours' accelerator-hours (a few minutes past, so the hour's last reports are in), then idle capacity.
+    "Account accelerator-hours": {"task": "accounting.catch_up", "schedule": crontab(minute="7")},
 }  # queues come from the task routes in portal/celery.py
 
 CACHES = {
@@ -361,3 +364,11 @@ OUTBOUND_ALLOWED_HOSTS = env.list("OUTBOUND_ALLOWED_HOSTS", default=[])
 OUTBOUND_HTTP_HOSTS = env.list("OUTBOUND_HTTP_HOSTS", default=[])
 # Name servers for those lookups ("address" or "address:port", IPv6 in brackets); unset: the system's resolver.
 OUTBOUND_DNS_SERVERS = env.list("OUTBOUND_DNS_SERVERS", default=[])
+
+# Capacity accounting (clusters/accounting): hourly rows for this many weeks, daily rows after; each hourly run
+# computes this many closed hours again (late reports count). A cluster whose healthy accelerators stay under
+# ACCOUNTING_IDLE_BUSY_SHARE busy for ACCOUNTING_IDLE_HOURS while a reservation is in force is idle capacity.
+ACCOUNTING_HOURLY_WEEKS = env.int("ACCOUNTING_HOURLY_WEEKS", default=6)
+ACCOUNTING_RECOMPUTE_HOURS = env.int("ACCOUNTING_RECOMPUTE_HOURS", default=3)
+ACCOUNTING_IDLE_BUSY_SHARE = env.float("ACCOUNTING_IDLE_BUSY_SHARE", default=0.10)
+ACCOUNTING_IDLE_HOURS = env.int("ACCOUNTING_IDLE_HOURS", default=24)

@@ -17,6 +17,8 @@ class OverviewSerializer(serializers.Serializer):
     outstanding = serializers.ListField(child=serializers.DictField())
     lessons = serializers.ListField(child=serializers.DictField())
     charts = serializers.DictField()
+    capacity = serializers.DictField(required=False, help_text="Accelerator-hours of the program: window, weeks, "
+                                     "idle clusters (each organization row carries its gpu_hours_* numbers).")
 
 
 class ActionItemSerializer(serializers.ModelSerializer):

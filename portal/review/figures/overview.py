@@ -12,6 +12,7 @@ from django.utils import timezone
 
 from portal.engagement import cycles
 from portal.engagement import outcomes as engagement_outcomes
+from portal.review.figures.capacity import capacity_figures, organization_columns
 from portal.review.figures.clusters import cluster_figures
 from portal.review.figures.health import health_figures
 from portal.review.figures.interactions import SEVERITIES, heatmap, interaction_figures, lessons, outstanding
@@ -25,6 +26,7 @@ SOURCES = {
     "quotas": quota_figures,
     "interactions": interaction_figures,
     "health": health_figures,
+    "capacity": capacity_figures,
 }
 
 
@@ -58,6 +60,8 @@ def overview(user, *, window: int = DEFAULT_WINDOW, now: datetime.datetime | Non
             "quota_used": quota["used"],
             "quota_total": quota["total"],
             "expiring": quotas["expiring"].get(oid, {"count": 0, "next": None}),
+            **organization_columns(found["capacity"]["by_org"].get(oid)),
+            "forecast": found["capacity"]["forecast"].get(oid),
         })
     return {
         "generated_at": scope.now.isoformat(),
@@ -83,6 +87,8 @@ def overview(user, *, window: int = DEFAULT_WINDOW, now: datetime.datetime | Non
         # The active cycle's outcomes only (a row never mixes two cycles' milestones), named on the page.
         "outcomes": engagement_outcomes.figures(scope.user),
         "outcomes_cycle": str(active_cycle or ""),
+        # Accelerator-hours: the program's waterfall over the window and per week, and the idle clusters.
+        "capacity": {key: found["capacity"][key] for key in ("program", "per_week", "window_start", "idle")},
         "charts": {
             "open_per_week": interactions["per_week"],
             "launches_per_day": clusters["per_day"],

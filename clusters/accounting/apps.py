@@ -1,0 +1,17 @@
+"""Capacity accounting: how much of the capacity an organization reserved became held, healthy and busy."""
+from django.apps import AppConfig
+
+
+class AccountingConfig(AppConfig):
+    name = "clusters.accounting"
+    label = "accounting"
+    verbose_name = "Capacity accounting"
+
+    def ready(self) -> None:
+        from clusters.accounting import sections as accounting_sections  # the sections read the app's models
+        from portal import sections
+
+        sections.register(sections.ORGANIZATION_PAGE, "accounting/org_section.html",
+                          accounting_sections.organization_section, order=55)
+        sections.register(sections.LEAD_HOME, "accounting/lead_idle_section.html",
+                          accounting_sections.lead_idle_section, order=45)

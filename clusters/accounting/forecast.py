@@ -1,0 +1,80 @@
+"""At the last two weeks' burn, what each reservation and quota in force will have delivered by its end, and
+when the organization's allocation runs out.
+
+"Delivered" is busy accelerator-hours (capacity that became training) of the organization's clusters of the
+instance type, shared between its reservations (or quotas) of that type in force by their instance counts.
+Quotas and reservations are instance counts over dates, and launches are refused past the quota, so an
+allocation runs out on the last day of its last quota (or reservation); the forecast says how much of it will
+have been used by then. Three queries whatever the number of organizations.
+"""
+from __future__ import annotations
+
+import datetime
+from collections import defaultdict
+from decimal import Decimal
+
+from django.db.models import Sum
+from django.utils import timezone
+
+from clusters.accounting.compute import accelerators_per_node
+from clusters.accounting.models import OrganizationDay
+from clusters.accounting.services import midnight
+from workloads.models import CapacityReservation, InstanceQuota
+from workloads.validators import base_instance_type
+
+BURN_DAYS = 14
+
+
+def _hours(start: datetime.date, end: datetime.date) -> Decimal:
+    """Hours from ``start``'s program midnight to the end of ``end`` (dates are inclusive)."""
+    return Decimal((midnight(end + datetime.timedelta(days=1)) - midnight(start)).total_seconds()) / 3600
+
+
+def forecast(organization_ids, now: datetime.datetime | None = None) -> dict[int, dict]:
+    now = now or timezone.now()
+    today = timezone.localdate(now)
+    reservations = CapacityReservation.objects.filter(end__gte=today, start__lte=today)
+    quotas = InstanceQuota.objects.filter(end__gte=today, start__lte=today)
+    usage = OrganizationDay.objects.all()
+    if organization_ids is not None:
+        ids = list(organization_ids)
+        reservations, quotas, usage = (qs.filter(organization_id__in=ids) for qs in (reservations, quotas, usage))
+    fields = ("pk", "organization_id", "instance_type_name", "count", "start", "end")
+    dated = [("reservation", r) for r in reservations.values(*fields, "reservation_id")]
+    dated += [("quota", r) for r in quotas.values(*fields)]
+    if not dated:
+        return {}
+    first = min([today - datetime.timedelta(days=BURN_DAYS), *(r["start"] for _, r in dated)])
+    daily: dict[tuple[int, str], dict[datetime.date, Decimal]] = defaultdict(dict)
+    for r in (usage.filter(day__gte=first).values("organization_id", "instance_type", "day")
+              .annotate(busy=Sum("busy")).order_by()):
+        key = (r["organization_id"], base_instance_type(r["instance_type"]))
+        daily[key][r["day"]] = daily[key].get(r["day"], Decimal(0)) + r["busy"]
+    counts: dict[tuple[str, int, str], int] = defaultdict(int)
+    for kind, r in dated:
+        counts[(kind, r["organization_id"], base_instance_type(r["instance_type_name"]))] += r["count"]
+    burn_start = today - datetime.timedelta(days=BURN_DAYS)
+    elapsed = Decimal((now - midnight(today)).total_seconds()) / 3600
+    found: dict[int, dict] = defaultdict(lambda: {"reservations": [], "quotas": [], "runs_out": None})
+    for kind, r in dated:
+        type_name = base_instance_type(r["instance_type_name"])
+        key = (r["organization_id"], type_name)
+        share = Decimal(r["count"]) / counts[(kind, *key)]
+        days = daily.get(key, {})
+        delivered = share * sum((v for d, v in days.items() if d >= r["start"]), Decimal(0))
+        burn = share * sum((v for d, v in days.items() if d >= burn_start), Decimal(0)) / (BURN_DAYS * 24 + elapsed)
+        remaining = _hours(today, r["end"]) - elapsed
+        allocated = r["count"] * accelerators_per_node(type_name) * _hours(r["start"], r["end"])
+        by_end = min(Decimal(allocated), delivered + burn * remaining)
+        entry = {"name": r.get("reservation_id") or f"{r['count']} × {r['instance_type_name']}",
+                 "end": r["end"].isoformat(), "allocated": float(allocated), "delivered": round(float(delivered), 1),
+                 "by_end": round(float(by_end), 1),
+                 "share": round(float(by_end / allocated), 4) if allocated else None}
+        org = found[r["organization_id"]]
+        org["reservations" if kind == "reservation" else "quotas"].append(entry)
+        if kind == "quota" and (org["runs_out"] is None or r["end"].isoformat() > org["runs_out"]):
+            org["runs_out"] = r["end"].isoformat()
+    for org in found.values():
+        org["reservations"].sort(key=lambda e: e["end"])
+        org["quotas"].sort(key=lambda e: e["end"])
+    return dict(found)

@@ -1,0 +1,194 @@
+"""Writing the stored accelerator-hours (upsert per key, roll-up per day) and reading them per organization and
+cluster for a window, with the GPU-hours reserved from the reservations in force and the losses named."""
+from __future__ import annotations
+
+import datetime
+from collections import defaultdict
+from decimal import Decimal
+
+from django.conf import settings
+from django.db import transaction
+from django.db.models import Count, Q, Sum
+from django.db.models.functions import TruncDate
+from django.utils import timezone
+
+from clusters.accounting.compute import HOUR, accelerators_per_node, compute, floor_hour, q
+from clusters.accounting.models import AcceleratorUsage, Granularity, OrganizationDay
+from portal import locks
+from workloads.models import CapacityReservation
+
+FIGURES = ("held", "healthy", "busy", "measured")
+ZERO = Decimal(0)
+
+
+def hourly_cutoff(now: datetime.datetime | None = None) -> datetime.datetime:
+    """Hourly rows older than this (a program midnight ``ACCOUNTING_HOURLY_WEEKS`` back) are rolled up per day."""
+    today = timezone.localdate(now or timezone.now())
+    return midnight(today - datetime.timedelta(weeks=settings.ACCOUNTING_HOURLY_WEEKS))
+
+
+def midnight(day: datetime.date) -> datetime.datetime:
+    return timezone.make_aware(datetime.datetime.combine(day, datetime.time.min))
+
+
+def store(start: datetime.datetime, end: datetime.datetime, cluster_ids=None) -> int:
+    """Compute the closed hours in [start, end) and upsert one row per (cluster, hour): running it again, or
+    twice at once, leaves the same rows (``INSERT … ON CONFLICT DO UPDATE``, keys in one order). A range reaching
+    into the rolled-up weeks is widened to whole program days and rolled up again. Returns the rows written."""
+    end = min(end, floor_hour(timezone.now()))
+    cutoff = hourly_cutoff()
+    if start < cutoff:
+        start = midnight(timezone.localtime(start).date())
+        end = max(end, min(cutoff, midnight(timezone.localtime(end).date() + datetime.timedelta(days=1))))
+    rows = [AcceleratorUsage(cluster_id=f.cluster_id, organization_id=f.organization_id, start=f.start,
+                             granularity=Granularity.HOUR, held=f.held, healthy=f.healthy, busy=f.busy,
+                             measured=f.measured, reports=f.reports)
+            for f in sorted(compute(start, end, cluster_ids), key=lambda f: (f.cluster_id, f.start))]
+    with transaction.atomic():
+        AcceleratorUsage.objects.bulk_create(
+            rows, batch_size=2000, update_conflicts=True, unique_fields=["cluster", "start"],
+            update_fields=["organization", "granularity", "held", "healthy", "busy", "measured", "reports",
+                           "computed_at"])
+    if start < cutoff:
+        roll_up()
+    summarize(timezone.localtime(start).date(), timezone.localtime(end - datetime.timedelta(microseconds=1)).date())
+    return len(rows)
+
+
+def summarize(first: datetime.date, last: datetime.date) -> int:
+    """Recompute the organizations' day rows of the program days ``first`` .. ``last`` from the clusters' rows,
+    under one lock (a second run waits, then recomputes from what the first committed)."""
+    tz = timezone.get_current_timezone()
+    with transaction.atomic():
+        locks.hold("accounting", "days")
+        sums = (AcceleratorUsage.objects.filter(start__gte=midnight(first),
+                                                start__lt=midnight(last + datetime.timedelta(days=1)))
+                .annotate(day=TruncDate("start", tzinfo=tz))
+                .values("organization_id", "cluster__instance_type", "day")
+                .annotate(**{f: Sum(f) for f in FIGURES}).order_by("organization_id", "cluster__instance_type", "day"))
+        rows = [OrganizationDay(organization_id=r["organization_id"], instance_type=r["cluster__instance_type"],
+                                day=r["day"], **{f: r[f] for f in FIGURES}) for r in sums]
+        OrganizationDay.objects.filter(day__gte=first, day__lte=last).delete()
+        OrganizationDay.objects.bulk_create(rows, batch_size=5000)
+    return len(rows)
+
+
+def roll_up(now: datetime.datetime | None = None) -> int:
+    """Sum the hourly rows older than the cutoff into one row per (cluster, program day), replacing that day's
+    row, and delete them. Under one lock: a second roll-up waits and then finds nothing left to sum."""
+    cutoff = hourly_cutoff(now)
+    with transaction.atomic():
+        locks.hold("accounting", "roll-up")
+        old = AcceleratorUsage.objects.filter(granularity=Granularity.HOUR, start__lt=cutoff)
+        sums = (old.annotate(day=TruncDate("start", tzinfo=timezone.get_current_timezone()))
+                .values("cluster_id", "organization_id", "day")
+                .annotate(**{f: Sum(f) for f in FIGURES}, n=Sum("reports")).order_by("cluster_id", "day"))
+        rows = [AcceleratorUsage(cluster_id=r["cluster_id"], organization_id=r["organization_id"],
+                                 start=midnight(r["day"]), granularity=Granularity.DAY,
+                                 reports=r["n"], **{f: r[f] for f in FIGURES}) for r in sums]
+        old.delete()
+        AcceleratorUsage.objects.bulk_create(
+            rows, batch_size=2000, update_conflicts=True, unique_fields=["cluster", "start"],
+            update_fields=["organization", "granularity", *FIGURES, "reports", "computed_at"])
+    return len(rows)
+
+
+def catch_up(now: datetime.datetime | None = None) -> int:
+    """The hourly task: the last ``ACCOUNTING_RECOMPUTE_HOURS`` closed hours again (late reports count), then
+    the roll-up."""
+    end = floor_hour(now or timezone.now())
+    written = store(end - HOUR * settings.ACCOUNTING_RECOMPUTE_HOURS, end)
+    roll_up(now)
+    return written
+
+
+def _empty() -> dict:
+    return {"reserved": ZERO, "held": ZERO, "healthy": ZERO, "busy": ZERO, "measured": ZERO}
+
+
+def reserved_hours(reservations, start: datetime.datetime, end: datetime.datetime) -> Decimal:
+    """Accelerator-hours of ``reservations`` (dicts of count, instance type, start and end dates; in force from
+    the start day's program midnight to the end day's last second) that fall in [start, end)."""
+    total = ZERO
+    for r in reservations:
+        a, b = max(start, midnight(r["start"])), min(end, midnight(r["end"] + datetime.timedelta(days=1)))
+        if b > a:
+            total += Decimal(r["count"] * accelerators_per_node(r["instance_type_name"])) * Decimal(
+                (b - a).total_seconds()) / Decimal(3600)
+    return q(total)
+
+
+def with_losses(figures: dict) -> dict:
+    """The figures (Decimals) as floats with the losses named and goodput (busy ÷ reserved)."""
+    reserved, held, healthy, busy = (figures[k] for k in ("reserved", "held", "healthy", "busy"))
+    return {
+        "reserved": float(reserved), "held": float(held), "healthy": float(healthy), "busy": float(busy),
+        "measured": float(figures["measured"]),
+        "lost_unheld": float(max(ZERO, reserved - held)),
+        "lost_unhealthy": float(held - healthy),
+        "lost_idle": float(healthy - busy),
+        "goodput": round(float(busy / reserved), 4) if reserved else None,
+        "busy_share": round(float(busy / healthy), 4) if healthy else None,
+    }
+
+
+def organization_figures(organization_ids, start: datetime.datetime, end: datetime.datetime, *,
+                         weeks: list[datetime.date] | None = None) -> dict:
+    """Per organization, accelerator-hours reserved, held, healthy and busy in the program days from ``start``'s
+    to ``end``'s (reserved up to ``end``), with the losses, and (for ``weeks``, their Mondays) the same week by
+    week. Three queries on the day rows whatever the number of organizations: ``organization_ids`` None means
+    every organization."""
+    days = OrganizationDay.objects.all()
+    reservations = CapacityReservation.objects.all()
+    if organization_ids is not None:
+        days = days.filter(organization_id__in=list(organization_ids))
+        reservations = reservations.filter(organization_id__in=list(organization_ids))
+    first_day, last_day = timezone.localtime(start).date(), timezone.localtime(end).date()
+    start = midnight(first_day)
+    first = min([start, *(midnight(w) for w in weeks or [])])
+    found: dict[int, dict] = defaultdict(_empty)
+    for r in (days.filter(day__gte=first_day, day__lte=last_day).values("organization_id")
+              .annotate(**{f: Sum(f) for f in FIGURES}).order_by()):
+        found[r["organization_id"]].update({f: r[f] for f in FIGURES})
+    per_week: dict[int, dict[datetime.date, dict]] = defaultdict(lambda: defaultdict(_empty))
+    if weeks:
+        for r in (days.filter(day__gte=min(weeks), day__lte=last_day).values("organization_id", "day")
+                  .annotate(**{f: Sum(f) for f in FIGURES}).order_by()):
+            week = r["day"] - datetime.timedelta(days=r["day"].weekday())
+            for f in FIGURES:
+                per_week[r["organization_id"]][week][f] += r[f]
+    by_org: dict[int, list] = defaultdict(list)
+    for r in reservations.filter(start__lte=timezone.localtime(end).date(),
+                                 end__gte=timezone.localtime(first).date()).values(
+            "organization_id", "count", "instance_type_name", "start", "end"):
+        by_org[r["organization_id"]].append(r)
+    ids = set(found) | set(by_org) | set(per_week)
+    result = {}
+    for oid in ids:
+        figures = found[oid]
+        figures["reserved"] = reserved_hours(by_org.get(oid, []), start, end)
+        trend = []
+        for w in weeks or []:
+            wf = per_week[oid][w]
+            wf["reserved"] = reserved_hours(by_org.get(oid, []), midnight(w),
+                                            min(end, midnight(w + datetime.timedelta(days=7))))
+            trend.append({"week": w.isoformat(), **with_losses(wf)})
+        result[oid] = {**with_losses(figures), "weeks": trend}
+    return result
+
+
+def cluster_figures(cluster_ids, start: datetime.datetime, end: datetime.datetime) -> dict[int, dict]:
+    """Per cluster, accelerator-hours held, healthy and busy in [start, end) (one query)."""
+    rows = (AcceleratorUsage.objects.filter(cluster_id__in=list(cluster_ids), start__gte=start, start__lt=end)
+            .values("cluster_id").annotate(**{f: Sum(f) for f in FIGURES}, hours=Count("pk", filter=Q(
+                granularity=Granularity.HOUR))).order_by())
+    return {r["cluster_id"]: with_losses({"reserved": ZERO, **{f: r[f] for f in FIGURES}}) for r in rows}
+
+
+def total(per_org: dict) -> dict:
+    """The program's figures: the organizations' summed, goodput recomputed."""
+    sums = _empty()
+    for figures in per_org.values():
+        for f in ("reserved", "held", "healthy", "busy", "measured"):
+            sums[f] += Decimal(str(figures[f]))
+    return with_losses(sums)

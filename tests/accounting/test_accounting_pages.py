@@ -1,0 +1,183 @@
+"""Where the accelerator-hours show: the weekly review (page, CSV, API, frozen weeks), the organization page,
+the cluster page and the lead home's idle capacity list; queries flat in the number of organizations."""
+from __future__ import annotations
+
+import csv
+import datetime
+import io
+from decimal import Decimal
+
+import pytest
+from django.urls import reverse
+from django.utils import timezone
+
+from clusters.accounting import forecast, idle, services
+from clusters.accounting.compute import HOUR, floor_hour
+from clusters.accounting.models import AcceleratorUsage, IdleNotice
+from clusters.models import Cluster
+from portal.models import NotificationDelivery, NotificationSetting
+from portal.review import services as review_services
+from tests.accounting.test_accounting_figures import build_history
+from tests.clusters.factories_clusters import ClusterFactory
+from tests.queries import assert_flat_queries
+from tests.review.factories_review import program
+from workloads.models import CapacityReservation, InstanceQuota
+
+pytestmark = pytest.mark.django_db
+
+COLUMNS = {"gpu_hours_reserved": 3840.0,  # 20 × 8 GPUs reserved for the whole day
+           "gpu_hours_held": 1280.0, "gpu_hours_healthy": 1232.0, "gpu_hours_busy": 739.2}
+
+
+def with_history(world):
+    cluster = build_history(world.org_a)
+    services.store(timezone.now() - datetime.timedelta(days=4), timezone.now())
+    return cluster
+
+
+def row_of(figures, org):
+    return next(o for o in figures["organizations"] if o["id"] == org.pk)
+
+
+def test_review_csv_api_and_frozen_week_carry_the_gpu_hours(world, client):
+    with_history(world)
+    client.force_login(world.pm)
+    page = client.get(reverse("portal:overview"))
+    row = row_of(page.context["figures"], world.org_a)
+    for column, value in COLUMNS.items():
+        assert row[column] == pytest.approx(value), column
+    assert row["goodput"] == pytest.approx(739.2 / 3840, abs=1e-4)
+    assert row_of(page.context["figures"], world.org_b)["gpu_hours_held"] == 0.0
+    assert "Accelerator-hours" in page.content.decode()
+    weeks = page.context["figures"]["capacity"]["per_week"]
+    assert sum(w["busy"] for w in weeks) == pytest.approx(739.2)
+    response = client.get(reverse("review:overview_csv", kwargs={"table": "organizations"}))
+    body = b"".join(response.streaming_content).decode().lstrip("\ufeff")
+    lines = list(csv.DictReader(io.StringIO(body)))
+    first = next(line for line in lines if line["Organization"] == world.org_a.name)
+    assert {c: float(first[c]) for c in COLUMNS} == pytest.approx(COLUMNS)
+    assert client.get(reverse("review:overview_csv", kwargs={"table": "capacity"})).status_code == 200
+    api = client.get(reverse("review-api:overview")).json()
+    assert row_of(api, world.org_a)["gpu_hours_busy"] == pytest.approx(739.2)
+    review = review_services.freeze(world.pm)
+    assert row_of(review.figures, world.org_a)["gpu_hours_healthy"] == 1232.0
+    assert client.get(reverse("review:review_pdf", kwargs={"pk": review.pk})).status_code == 200
+
+
+def test_the_customer_sees_their_own_figures_only(world, client):
+    cluster = with_history(world)
+    client.force_login(world.customer_a)
+    body = client.get(reverse("portal:organization_detail", kwargs={"slug": world.org_a.slug})).content.decode()
+    assert "Capacity used" in body and "1280.0" in body and "1232.0" in body and "739.2" in body
+    body = client.get(cluster.get_absolute_url()).content.decode()
+    assert "Capacity used" in body and "739.2" in body
+    client.force_login(world.customer_b)
+    body = client.get(reverse("portal:organization_detail", kwargs={"slug": world.org_b.slug})).content.decode()
+    assert "739.2" not in body and "No accelerator-hours recorded yet." in body
+    assert client.get(cluster.get_absolute_url()).status_code == 404
+
+
+def idle_cluster(org, hours: int, busy_share: str = "0.05") -> Cluster:
+    """A 2-node P5 cluster healthy and ``busy_share`` busy for the last ``hours`` closed hours, reserved."""
+    cluster = ClusterFactory(organization=org, name=f"idle-{hours}", node_count=2)
+    end = floor_hour(timezone.now())
+    AcceleratorUsage.objects.bulk_create([
+        AcceleratorUsage(cluster=cluster, organization=org, start=end - (h + 1) * HOUR, held=16, healthy=16,
+                         measured=16, busy=16 * Decimal(busy_share), reports=12) for h in range(hours)])
+    today = timezone.localdate()
+    CapacityReservation.objects.get_or_create(
+        organization=org, reservation_id=f"cr-{org.pk:017x}", defaults=dict(
+            instance_type_name="p5.48xlarge", count=2, region="ap-northeast-1", availability_zone="ap-northeast-1a",
+            start=today - datetime.timedelta(days=3), end=today + datetime.timedelta(days=3)))
+    return cluster
+
+
+def test_idle_capacity_notifies_once_and_is_listed(world, client):
+    NotificationSetting.objects.create(name="#program", email_recipients="leads@example.com", min_severity="high",
+                                       include_internal=True)
+    cluster = idle_cluster(world.org_a, 30)
+    idle_cluster(world.org_b, 10)  # not idle long enough
+    opened = idle.check()
+    assert [n.cluster_id for n in opened] == [cluster.pk]
+    notice = IdleNotice.objects.get()
+    assert notice.lost == Decimal("456.0000")  # 30 h × (16 - 0.8)
+    assert notice.since == floor_hour(timezone.now()) - 30 * HOUR
+    assert NotificationDelivery.objects.filter(event_kind="idle_capacity").count() == 1
+    assert idle.check() == []  # the next run sends nothing more
+    assert NotificationDelivery.objects.filter(event_kind="idle_capacity").count() == 1
+    client.force_login(world.lead_a)
+    body = client.get(reverse("portal:lead_home")).content.decode()
+    assert "Idle capacity" in body and cluster.name in body and "456 accelerator-hours lost" in body
+    client.force_login(world.lead_b)
+    assert cluster.name not in client.get(reverse("portal:lead_home")).content.decode()
+    client.force_login(world.pm)
+    idle_rows = client.get(reverse("portal:overview")).context["figures"]["capacity"]["idle"]
+    assert [r["cluster"] for r in idle_rows] == [cluster.name]
+    # Busy again: the notice ends, a later idle stretch would notify again.
+    AcceleratorUsage.objects.filter(cluster=cluster, start=floor_hour(timezone.now()) - HOUR).update(busy=10)
+    idle.check()
+    assert IdleNotice.objects.get().ended is not None
+
+
+def grow(n: int) -> None:
+    """``n`` organizations with clusters, a week of hourly figures each and an idle notice."""
+    orgs = program(n, clusters=2, interactions=0, prefix=f"acc{AcceleratorUsage.objects.count()}")
+    end = floor_hour(timezone.now())
+    clusters = list(Cluster.objects.filter(organization__in=orgs))
+    AcceleratorUsage.objects.bulk_create([
+        AcceleratorUsage(cluster=c, organization_id=c.organization_id, start=end - (h + 1) * HOUR, held=16,
+                         healthy=14, measured=14, busy=7) for c in clusters for h in range(0, 168, 6)])
+    IdleNotice.objects.bulk_create([IdleNotice(cluster=c, organization_id=c.organization_id, since=end - 30 * HOUR)
+                                    for c in clusters[::2]])
+    services.summarize(timezone.localdate() - datetime.timedelta(days=8), timezone.localdate())
+
+
+def test_overview_queries_do_not_grow_with_organizations(world, client):
+    client.force_login(world.pm)
+    small, large = assert_flat_queries(client, reverse("portal:overview"), grow=grow, sizes=(12, 120))
+    print(f"overview with accounting: {small} queries at 12 organizations, {large} at 120")
+
+
+def test_organization_and_lead_pages_do_not_grow_with_clusters(world, client):
+    client.force_login(world.lead_a)
+
+    def more_clusters(n):
+        clusters = [ClusterFactory(organization=world.org_a) for _ in range(n)]
+        AcceleratorUsage.objects.bulk_create([AcceleratorUsage(
+            cluster=c, organization=world.org_a, start=floor_hour(timezone.now()) - HOUR, held=8, healthy=8,
+            measured=8, busy=4) for c in clusters])
+
+    assert_flat_queries(client, reverse("portal:organization_detail", kwargs={"slug": world.org_a.slug}),
+                        grow=more_clusters, sizes=(3, 12))
+
+
+def test_forecast_at_the_last_two_weeks_burn(world, client):
+    """Busy 8 accelerator-hours an hour for two weeks: by the end, nine days on, 24 days × 192."""
+    today = timezone.localdate()
+    start, end = today - datetime.timedelta(days=20), today + datetime.timedelta(days=9)
+    CapacityReservation.objects.create(
+        organization=world.org_a, reservation_id="cr-0000000000000000a", instance_type_name="p5.48xlarge", count=2,
+        region="ap-northeast-1", availability_zone="ap-northeast-1a", start=start, end=end)
+    InstanceQuota.objects.create(organization=world.org_a, instance_type_name="p5.48xlarge",
+                                 region="ap-northeast-1", count=4, start=start, end=end)
+    cluster = ClusterFactory(organization=world.org_a, node_count=1)
+    first, last = services.midnight(today - datetime.timedelta(days=14)), floor_hour(timezone.now())
+    hours = int((last - first) / HOUR)
+    AcceleratorUsage.objects.bulk_create([
+        AcceleratorUsage(cluster=cluster, organization=world.org_a, start=first + h * HOUR, held=8, healthy=8,
+                         measured=8, busy=8) for h in range(hours)])
+    services.summarize(today - datetime.timedelta(days=14), today)
+    ahead = forecast.forecast([world.org_a.pk])[world.org_a.pk]
+    (reservation,), (quota,) = ahead["reservations"], ahead["quotas"]
+    assert reservation["allocated"] == 2 * 8 * 30 * 24 and quota["allocated"] == 4 * 8 * 30 * 24
+    assert reservation["delivered"] == quota["delivered"] == 8 * hours
+    assert reservation["by_end"] == pytest.approx(24 * 192, rel=0.01)
+    assert quota["by_end"] == pytest.approx(reservation["by_end"])
+    assert ahead["runs_out"] == end.isoformat()
+    assert forecast.forecast([world.org_b.pk]) == {}
+    client.force_login(world.customer_a)
+    body = client.get(reverse("portal:organization_detail", kwargs={"slug": world.org_a.slug})).content.decode()
+    assert "Forecast at the last two weeks" in body and "cr-0000000000000000a" in body
+    client.force_login(world.pm)
+    row = row_of(client.get(reverse("portal:overview")).context["figures"], world.org_a)
+    assert row["forecast"]["runs_out"] == end.isoformat()
