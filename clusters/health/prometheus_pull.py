@@ -18,12 +18,25 @@ from prometheus_client.metrics_core import Metric
 from prometheus_client.samples import Sample
 
 from clusters.health.choices import AuthKind
-from clusters.health.prometheus import DCGM_FIELDS, EFA_FIELDS, EFA_PREFIX, XID_COUNT_FAMILY, ParseError, Scrape, parse_families
+from clusters.health.prometheus import (
+    DCGM_FIELDS,
+    EFA_FIELDS,
+    EFA_PREFIX,
+    NEURONCORE_UTILIZATION,
+    UTILIZATION_FIELDS,
+    XID_COUNT_FAMILY,
+    ParseError,
+    Scrape,
+    parse_families,
+)
 from portal import aws, outbound
 
 # A DCGM gauge every exporter serves: it tells which GPUs exist even when all health fields are zero.
 PRESENCE = "DCGM_FI_DEV_GPU_TEMP"
-METRICS: tuple[str, ...] = (PRESENCE, *DCGM_FIELDS, XID_COUNT_FAMILY, *(EFA_PREFIX + name for name in EFA_FIELDS))
+# The utilization families go into the same per-GPU (and per-NeuronCore) fields as a push's, so capacity
+# accounting reads utilization from either path.
+METRICS: tuple[str, ...] = (PRESENCE, *DCGM_FIELDS, XID_COUNT_FAMILY, *(EFA_PREFIX + name for name in EFA_FIELDS),
+                            *UTILIZATION_FIELDS, NEURONCORE_UTILIZATION)
 # One selector for everything (counters may carry a _total suffix).
 QUERY = '{__name__=~"(' + "|".join(METRICS) + ')(_total)?"}'
 

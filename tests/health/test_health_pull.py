@@ -23,6 +23,9 @@ from tests.health.factories_health import ClusterFactory, sample
 
 PROMETHEUS = shutil.which("prometheus") or ("/usr/bin/prometheus" if shutil.os.path.exists("/usr/bin/prometheus") else None)
 EXPORTED = sample("dcgm_p5_xid79_missing_gpu.prom") + sample("efa_p5_two_nodes.prom")
+# The DCGM sample carries both utilization families per GPU; neuron-monitor's NeuronCore utilization is added.
+UTILIZATION = "".join(f'neuroncore_utilization_ratio{{instance="ip-10-1-46-7:8000",instance_id="i-0abc",neuroncore="{core}"}} '
+                      f"{core / 10}\n" for core in range(4))
 
 
 def _free_port() -> int:
@@ -32,7 +35,7 @@ def _free_port() -> int:
 
 
 class _Exporter(BaseHTTPRequestHandler):
-    body = EXPORTED.encode()
+    body = (EXPORTED + UTILIZATION).encode()
     seen: list = []
 
     def do_GET(self):  # noqa: N802
@@ -220,8 +223,9 @@ def test_pulled_report_through_service(world, prometheus):
     cluster = ClusterFactory(organization=world.org_a)
     config = ClusterHealthConfig(pull_url=prometheus)
     ingested = services.ingest(cluster, prometheus_pull.pull(config), "pull")
-    # Only the health series are queried (434 of the exporters' samples), and they give the same faults.
-    assert ingested.report.samples == 434
+    # Only the health and utilization series are queried (452 of the exporters' samples: 14 of them the GPUs'
+    # utilization, 4 the NeuronCores'), and they give the same faults.
+    assert ingested.report.samples == 452
     assert ingested.report.fault_count == len(summarize(parse(EXPORTED), "p5.48xlarge").faults) == 3
 
 
@@ -238,3 +242,15 @@ def test_a_real_worker_pulls_through_the_health_queue(outbound_allows_local, cel
                               ignore_result=False).get(timeout=90)
     report = HealthReport.objects.get(pk=report_id)
     assert (report.cluster_id, report.source, report.xid_errors) == (cluster.pk, "pull", 1)
+
+
+def test_pull_reads_utilization_into_the_fields_a_push_fills(db, prometheus):
+    """GR engine activity and GPU utilization per GPU, NeuronCore utilization per core: the same as the text."""
+    config = ClusterHealthConfig(pull_url=prometheus, auth_kind=AuthKind.NONE)
+    pulled, pushed = prometheus_pull.pull(config), parse(EXPORTED + UTILIZATION)
+    utilization = {(host, g): (r.gr_engine_active, r.gpu_util) for host, node in pushed.gpus.items()
+                   for g, r in node.items()}
+    assert len(utilization) == 7 and all(a is not None and u is not None for a, u in utilization.values())
+    assert {(host, g): (r.gr_engine_active, r.gpu_util) for host, node in pulled.gpus.items()
+            for g, r in node.items()} == utilization
+    assert pulled.neuroncores == pushed.neuroncores == {"ip-10-1-46-7": {"0": 0.0, "1": 0.1, "2": 0.2, "3": 0.3}}
