@@ -5,7 +5,7 @@ On PostgreSQL (``DATABASE_URL``; the database is recreated and its name must end
 
 1. Seeds 12 organizations with proportional data (per organization: clusters with their current
    health and node rows, interactions with tags, open and cleared GPU faults, timeline entries,
-   health reports) in one database, and the same 12 plus 108 more (120 in all, ten times everything)
+   health reports, a year of accelerator-hours) in one database, and the same 12 plus 108 more (120 in all, ten times everything)
    in a second one (``<name>_large_bench``); times each page and its API counterpart as a program
    manager (median of R requests through Django's test client), the two sizes taking turns request by
    request so both see the same load on a shared machine. Prints each page's ratio (120 / 12) and last
@@ -134,7 +134,48 @@ def seed(first: int, count: int, rng: random.Random, leads) -> list:
         TimelineEntry(organization=o, kind="interaction", title=f"entry {k}", visibility="shared",
                       occurred_at=now - datetime.timedelta(minutes=rng.randint(0, 60 * 24 * 180)))
         for o in orgs for k in range(TIMELINE)], batch_size=5000)
+    seed_accounting(orgs, rng)
     return orgs
+
+
+def seed_accounting(orgs, rng: random.Random) -> None:
+    """A year of accelerator-hours per cluster as the accounting keeps it (hourly rows for its recent weeks,
+    daily rows before), a reservation per organization, some idle clusters; then the organizations' day rows."""
+    from django.db import connection
+    from django.utils import timezone
+
+    from clusters.accounting import services
+    from clusters.accounting.compute import floor_hour
+    from clusters.accounting.models import IdleNotice
+    from clusters.models import Cluster
+    from workloads.models import CapacityReservation
+
+    now = timezone.now()
+    today = timezone.localdate(now)
+    cutoff = services.hourly_cutoff(now)
+    ids = [o.pk for o in orgs]
+    sql = """
+        INSERT INTO accounting_acceleratorusage (cluster_id, organization_id, start, granularity, held, healthy,
+                                                 busy, measured, reports, computed_at)
+        SELECT c.id, c.organization_id, t, %s, 64 * %s, (64 - 8 * (c.id %% 2)) * %s,
+               (64 - 8 * (c.id %% 2)) * %s * (c.id %% 10) / 10.0, (64 - 8 * (c.id %% 2)) * %s, 12 * %s, now()
+        FROM clusters_cluster c CROSS JOIN generate_series(%s::timestamptz, %s::timestamptz, %s::interval) t
+        WHERE c.organization_id = ANY(%s)"""
+    with connection.cursor() as cursor:
+        cursor.execute(sql, ["hour", 1, 1, 1, 1, 1, cutoff, floor_hour(now) - datetime.timedelta(hours=1),
+                             "1 hour", ids])
+        cursor.execute(sql, ["day", 24, 24, 24, 24, 24, services.midnight(today - datetime.timedelta(days=365)),
+                             cutoff - datetime.timedelta(days=1), "1 day", ids])
+    services.summarize(today - datetime.timedelta(days=366), today)
+    CapacityReservation.objects.bulk_create([
+        CapacityReservation(organization=o, reservation_id=f"cr-{o.pk:017x}", instance_type_name="p5.48xlarge",
+                            count=CLUSTERS * NODES_PER_CLUSTER, region="ap-northeast-1",
+                            availability_zone="ap-northeast-1a", start=today - datetime.timedelta(days=200),
+                            end=today + datetime.timedelta(days=100)) for o in orgs])
+    idle = Cluster.objects.filter(organization__in=orgs, name="c0")
+    IdleNotice.objects.bulk_create([IdleNotice(cluster=c, organization_id=c.organization_id, notified_at=now,
+                                               since=now - datetime.timedelta(hours=rng.randint(24, 96)), lost=500)
+                                    for c in idle])
 
 
 def pages(org) -> dict[str, str]:
@@ -151,6 +192,9 @@ def pages(org) -> dict[str, str]:
         "cluster list API": "/api/clusters/clusters/",
         "timeline": reverse("portal:timeline", kwargs={"slug": org.slug}),
         "timeline API": f"/api/portal/timeline/?organization={org.pk}",
+        "cluster page": reverse("clusters:cluster_detail", kwargs={"pk": org.clusters.order_by("pk").first().pk}),
+        "capacity CSV": reverse("review:overview_csv", kwargs={"table": "capacity"}),
+        "forecast CSV": reverse("review:overview_csv", kwargs={"table": "forecast"}),
     }
 
 

@@ -1,0 +1,65 @@
+"""Demo accelerator-hours: four days of hourly health reports through the real ingestion service for two
+clusters under reservations in force, one training near full goodput, one idle for days, then the hourly
+computation and the idle check as the beat runs them. Idempotent: a cluster that has reports is left alone."""
+from __future__ import annotations
+
+import datetime
+import re
+
+from django.utils import timezone
+
+from clusters.accounting import idle, services
+from clusters.accounting.compute import HOUR, floor_hour
+from clusters.choices import ClusterState
+from clusters.health import services as health
+from clusters.health.choices import Source
+from clusters.health.demo_health import _sample
+from clusters.health.models import HealthReport
+from clusters.models import Cluster
+from workloads.models import CapacityReservation
+
+DAYS = 4
+# (organization, cluster, GPU utilization %, reservation id): one near full goodput, one idle for days.
+CLUSTERS = (("sakura-vision", "sakura-p5-longrun", 97, "cr-0acc00000000000a1"),
+            ("tsubasa-robotics", "tsubasa-p5-idle", 2, "cr-0acc00000000000b2"))
+_UTIL = re.compile(r"^(DCGM_FI_DEV_GPU_UTIL\{[^}]*\}) \S+$", re.MULTILINE)
+_ACTIVE = re.compile(r"^(DCGM_FI_PROF_GR_ENGINE_ACTIVE\{[^}]*\}) \S+$", re.MULTILINE)
+
+
+def _scrape(cluster: Cluster, percent: int) -> str:
+    """The healthy two-node P5 sample (as the health demo sends it) with every GPU at ``percent``."""
+    one = _UTIL.sub(rf"\g<1> {percent}", _sample("dcgm_p5_healthy.prom"))
+    one = _ACTIVE.sub(rf"\g<1> {percent / 100}", one)
+    two = "".join(line for line in one.replace("ip-10-1-45-12", "ip-10-1-45-13").splitlines(keepends=True)
+                  if not line.startswith("#"))
+    return (one + two + _sample("efa_p5_two_nodes.prom")).replace("ip-10-1-45-", f"ip-10-{cluster.pk % 250}-46-")
+
+
+def seed(context: dict) -> dict:
+    orgs = context.get("organizations", {})
+    now = timezone.now()
+    first = floor_hour(now) - DAYS * 24 * HOUR
+    today = timezone.localdate(now)
+    for slug, name, percent, reservation in CLUSTERS:
+        org = orgs.get(slug)
+        if org is None:
+            continue
+        cluster, created = Cluster.objects.get_or_create(
+            organization=org, name=name,
+            defaults={"instance_type": "p5.48xlarge", "node_count": 2, "state": ClusterState.READY,
+                      "region": org.home_region})
+        if created:  # running since before the history begins (no state changes recorded: up since created)
+            Cluster.objects.filter(pk=cluster.pk).update(created=first - HOUR)
+        CapacityReservation.objects.get_or_create(reservation_id=reservation, defaults={
+            "organization": org, "instance_type_name": "p5.48xlarge", "count": 2, "region": org.home_region,
+            "availability_zone": f"{org.home_region}a", "start": today - datetime.timedelta(days=DAYS + 1),
+            "end": today + datetime.timedelta(days=30), "notes": "Demo: capacity accounting."})
+        if HealthReport.objects.filter(cluster=cluster, received_at__lt=now - HOUR).exists():
+            continue
+        text = _scrape(cluster, percent)
+        for hour in range(DAYS * 24):
+            health.ingest(cluster, text, Source.PULL, scope="full",
+                          received_at=first + hour * HOUR + datetime.timedelta(minutes=5))
+    services.store(first - HOUR, now)
+    idle.check(now)
+    return context
