@@ -36,7 +36,7 @@ from clusters.aws.moto_pcluster import PclusterCluster
 RUN_SHELL_SCRIPT = "AWS-RunShellScript"
 PLUGIN = "aws:runShellScript"
 # Modules whose import registers head-node commands (they import this module for the decorator).
-HANDLER_MODULES: tuple[str, ...] = ()
+HANDLER_MODULES: tuple[str, ...] = ("clusters.aws.moto_sbatch",)
 # HyperPod nodes are SSM targets named sagemaker-cluster:<cluster id>_<instance group>-<instance id>.
 HYPERPOD_TARGET = re.compile(r"^sagemaker-cluster:(?P<cluster_id>[^_]+)_(?P<node>.+)$")
 
