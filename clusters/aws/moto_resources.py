@@ -451,19 +451,21 @@ def install() -> None:
     :mod:`clusters.aws.moto_fixes` (moto behaviours the blueprints trip over),
     :mod:`clusters.aws.moto_pcluster` (ParallelCluster's custom resource, provider stack and official
     images), :mod:`clusters.aws.moto_ec2` (reservations, placement groups, what ParallelCluster's
-    validators read) and :mod:`clusters.aws.moto_fsx` (FSx volumes and network interfaces).
+    validators read), :mod:`clusters.aws.moto_fsx` (FSx volumes and network interfaces) and
+    :mod:`clusters.aws.moto_headnode` (SSM Run Command on an emulated head node).
     """
     global _installed
     with _install_lock:
         if _installed:
             return
-        from clusters.aws import moto_ec2, moto_fixes, moto_fsx, moto_observability, moto_pcluster
+        from clusters.aws import moto_ec2, moto_fixes, moto_fsx, moto_headnode, moto_observability, moto_pcluster
 
         moto_fixes.apply()
         moto_pcluster.apply()
         moto_ec2.apply()
         moto_fsx.apply()
         moto_observability.apply()
+        moto_headnode.apply()
         for cached in (parsing.get_model_list, parsing.get_model_map, parsing.get_name_type_map):
             cached.cache_clear()
         _installed = True

@@ -15,6 +15,8 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
+import shlex
 from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import cache
@@ -176,3 +178,24 @@ def for_cluster(cluster) -> dict | None:
         pinned = []
     return {"version": version, "hash": cluster.software_hash, "uploaded": bool(cluster.software_version),
             "components": pinned}
+
+
+VALIDATION_JOB = "nccl_validation.sbatch"
+
+
+def validation_script(version: str = CURRENT_VERSION, **values: str) -> str:
+    """The version's validation job script with its ``GENIAC_*`` lines set (values shell-quoted).
+
+    Job templates live in ``jobs/``, beside ``scripts/``: they run on a cluster when the portal asks,
+    are not part of the bundle and not of the content hash. ``values`` are keyed without the prefix
+    (``mode="pairwise"``, ``upload_url=...``); a key the template does not declare is an error.
+    """
+    manifest(version)
+    text = (SOFTWARE_DIR / version / "jobs" / VALIDATION_JOB).read_text()
+    for key, value in values.items():
+        name = f"GENIAC_{key.upper()}"
+        line = re.compile(rf"^{name}=.*$", re.MULTILINE)
+        if not line.search(text):
+            raise ValueError(f"{VALIDATION_JOB} of {version} declares no {name}")
+        text = line.sub(lambda _m, n=name, v=value: f"{n}={shlex.quote(str(v))}", text, count=1)
+    return text
