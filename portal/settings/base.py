@@ -43,6 +43,7 @@ INSTALLED_APPS = [
     "clusters.health",
     "portal.review",
     "portal.engagement",
+    "clusters.remediation",
 ]
 
 MIDDLEWARE = [
@@ -246,6 +247,7 @@ CELERY_BEAT_SCHEDULE = {
     "Forget expired submission keys": {"task": "portal.expire_submissions", "schedule": 60 * 60},
     # A next cycle scheduled for a later day starts that day (hourly, so a beat down at midnight catches up).
     "Start a scheduled program cycle": {"task": "engagement.switch_cycles", "schedule": crontab(minute="5")},
+    "Remediation: automatic proposals, actions the broker missed": {"task": "remediation.sweep", "schedule": 60},
 }  # queues come from the task routes in portal/celery.py
 
 CACHES = {
@@ -361,3 +363,13 @@ OUTBOUND_ALLOWED_HOSTS = env.list("OUTBOUND_ALLOWED_HOSTS", default=[])
 OUTBOUND_HTTP_HOSTS = env.list("OUTBOUND_HTTP_HOSTS", default=[])
 # Name servers for those lookups ("address" or "address:port", IPv6 in brackets); unset: the system's resolver.
 OUTBOUND_DNS_SERVERS = env.list("OUTBOUND_DNS_SERVERS", default=[])
+
+# Node remediation (clusters/remediation/): one step is a few bounded AWS calls; throttled calls back off doubling.
+REMEDIATION_POLL_SECONDS = env.int("REMEDIATION_POLL_SECONDS", default=1 if AWS_ENDPOINT_URL else 20)
+REMEDIATION_LEASE_SECONDS = env.int("REMEDIATION_LEASE_SECONDS", default=60)
+REMEDIATION_STUCK_SECONDS = env.int("REMEDIATION_STUCK_SECONDS", default=120)
+REMEDIATION_MAX_AWS_ERRORS = env.int("REMEDIATION_MAX_AWS_ERRORS", default=5)  # retryable errors in a row, then fail
+REMEDIATION_EXECUTION_SECONDS = env.int("REMEDIATION_EXECUTION_SECONDS", default=2 * 3600)
+REMEDIATION_VERIFY_SECONDS = env.int("REMEDIATION_VERIFY_SECONDS", default=6 * 3600)  # for the next clean report
+REMEDIATION_XID_SPREAD_NODES = env.int("REMEDIATION_XID_SPREAD_NODES", default=3)  # one XID on this many nodes
+REMEDIATION_XID_SPREAD_DAYS = env.int("REMEDIATION_XID_SPREAD_DAYS", default=7)
