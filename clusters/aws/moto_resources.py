@@ -451,19 +451,30 @@ def install() -> None:
     :mod:`clusters.aws.moto_fixes` (moto behaviours the blueprints trip over),
     :mod:`clusters.aws.moto_pcluster` (ParallelCluster's custom resource, provider stack and official
     images), :mod:`clusters.aws.moto_ec2` (reservations, placement groups, what ParallelCluster's
-    validators read) and :mod:`clusters.aws.moto_fsx` (FSx volumes and network interfaces).
+    validators read), :mod:`clusters.aws.moto_fsx` (FSx volumes and network interfaces) and
+    :mod:`clusters.aws.moto_headnode` (SSM Run Command on an emulated head node).
     """
     global _installed
     with _install_lock:
         if _installed:
             return
-        from clusters.aws import moto_ec2, moto_fixes, moto_fsx, moto_hyperpod_nodes, moto_observability, moto_pcluster
+        from clusters.aws import (
+            moto_ec2,
+            moto_fixes,
+            moto_fsx,
+            moto_headnode,
+            moto_hyperpod_nodes,
+            moto_observability,
+            moto_pcluster,
+            moto_scontrol,  # noqa: F401 - importing it registers its head-node commands
+        )
 
         moto_fixes.apply()
         moto_pcluster.apply()
         moto_ec2.apply()
         moto_fsx.apply()
         moto_observability.apply()
+        moto_headnode.apply()
         moto_hyperpod_nodes.apply()
         for cached in (parsing.get_model_list, parsing.get_model_map, parsing.get_name_type_map):
             cached.cache_clear()

@@ -1,0 +1,114 @@
+"""SSM Run Command on the embedded endpoint's emulated head node, through boto3."""
+
+import time
+
+import boto3
+import pytest
+
+from clusters.aws import moto_headnode
+from clusters.aws.moto_headnode import Result, headnode_command
+from tests.clusters.test_moto_resources import REGION, _launch, _network_and_storage, _upload
+
+
+@pytest.fixture
+def client(aws_server):
+    from clusters.aws.embedded import reset
+
+    reset(aws_server)
+
+    def make(service):
+        return boto3.client(service, endpoint_url=aws_server, region_name=REGION,
+                            aws_access_key_id="testing", aws_secret_access_key="testing")
+
+    return make
+
+
+@pytest.fixture
+def seen():
+    """A handler for ``geniac-probe`` that records the context it ran with (removed afterwards)."""
+    contexts = []
+
+    @headnode_command(r"^geniac-probe\b")
+    def probe(context):
+        contexts.append(context)
+        if "fail" in context.argv:
+            return Result(3, "partial\n", "probe failed\n")
+        return Result(0, f"probe on {context.instance_id}\n", "", seconds=float(context.argv[-1]) if context.argv[-1][0].isdigit() else 0)
+
+    yield contexts
+    moto_headnode._handlers[:] = [(p, h) for p, h in moto_headnode._handlers if h is not probe]
+
+
+def _send(ssm, target, *commands):
+    command_id = ssm.send_command(InstanceIds=[target], DocumentName="AWS-RunShellScript",
+                                  Parameters={"commands": list(commands)})["Command"]["CommandId"]
+    return command_id, ssm.get_command_invocation(CommandId=command_id, InstanceId=target)
+
+
+def _parallelcluster(client):
+    cf = client("cloudformation")
+    net, sto = _network_and_storage(cf)
+    _upload(client, "parallelcluster", sto["BucketName"], ClusterName="llm-train")
+    return _launch(cf, "pc", "parallelcluster", ClusterName="llm-train", PublicSubnetId=net["PublicSubnetId"],
+                   PrivateSubnetId=net["PrivateSubnetId"], SecurityGroupId=net["SecurityGroupId"],
+                   PlacementGroupName=net["PlacementGroupName"], LustreFileSystemId=sto["LustreFileSystemId"],
+                   CapacityReservationId="cr-0123456789abcdef0", ComputeMaxCount=4, BucketName=sto["BucketName"])
+
+
+def test_a_handler_sees_the_parallelcluster_head_node_and_its_cluster(client, seen):
+    pc = _parallelcluster(client)
+    ssm = client("ssm")
+    command_id, invocation = _send(ssm, pc["HeadNodeInstanceId"], "geniac-probe --now 0")
+    assert (invocation["Status"], invocation["ResponseCode"]) == ("Success", 0)
+    assert invocation["StandardOutputContent"] == f"probe on {pc['HeadNodeInstanceId']}\n"
+    context = seen[-1]
+    assert (context.region, context.account, context.instance_id) == (REGION, "123456789012", pc["HeadNodeInstanceId"])
+    assert context.cluster.name == "llm-train" and context.cluster.orchestrator == "parallelcluster"
+    assert context.cluster.nodes and all(n.hostname.startswith(("gpu-st-", "compute-st-")) or "-st-" in n.hostname
+                                         for n in context.cluster.nodes)
+    assert context.cluster.configuration["HeadNode"]["InstanceType"] == "m5.8xlarge"
+
+
+def test_unknown_commands_fail_with_127_and_stop_the_script(client, seen):
+    ec2 = client("ec2")
+    instance = ec2.run_instances(ImageId="ami-12c6146b", MinCount=1, MaxCount=1)["Instances"][0]["InstanceId"]
+    ssm = client("ssm")
+    _, invocation = _send(ssm, instance, "frobnicate --all", "geniac-probe 0")
+    assert (invocation["Status"], invocation["ResponseCode"]) == ("Failed", 127)
+    assert invocation["StandardErrorContent"] == "bash: line 1: frobnicate: command not found\n"
+    assert seen == []  # the script stopped at the failure
+    _, invocation = _send(ssm, instance, "geniac-probe fail")
+    assert (invocation["Status"], invocation["ResponseCode"]) == ("Failed", 3)
+    assert (invocation["StandardOutputContent"], invocation["StandardErrorContent"]) == ("partial\n", "probe failed\n")
+    assert seen[-1].cluster is None  # an instance of no cluster
+
+
+def test_an_emulated_duration_is_in_progress_first(client, seen):
+    ec2 = client("ec2")
+    instance = ec2.run_instances(ImageId="ami-12c6146b", MinCount=1, MaxCount=1)["Instances"][0]["InstanceId"]
+    ssm = client("ssm")
+    command_id, invocation = _send(ssm, instance, "geniac-probe 1.5")
+    assert (invocation["Status"], invocation["ResponseCode"], invocation["StandardOutputContent"]) == ("InProgress", -1, "")
+    time.sleep(1.6)
+    invocation = ssm.get_command_invocation(CommandId=command_id, InstanceId=instance)
+    assert (invocation["Status"], invocation["StandardOutputContent"]) == ("Success", f"probe on {instance}\n")
+
+
+def test_a_hyperpod_node_target_belongs_to_its_cluster(client, seen):
+    sagemaker = client("sagemaker")
+    arn = sagemaker.create_cluster(ClusterName="hp-train", InstanceGroups=[
+        {"InstanceGroupName": "controller-machine", "InstanceType": "ml.m5.12xlarge", "InstanceCount": 1, "ThreadsPerCore": 2,
+         "LifeCycleConfig": {"SourceS3Uri": "s3://sagemaker-lifecycle/x/", "OnCreate": "on_create.sh"},
+         "ExecutionRole": "arn:aws:iam::123456789012:role/hp"},
+        {"InstanceGroupName": "worker-group-1", "InstanceType": "ml.trn1.32xlarge", "InstanceCount": 2, "ThreadsPerCore": 1,
+         "LifeCycleConfig": {"SourceS3Uri": "s3://sagemaker-lifecycle/x/", "OnCreate": "on_create.sh"},
+         "ExecutionRole": "arn:aws:iam::123456789012:role/hp"},
+    ])["ClusterArn"]
+    nodes = sagemaker.list_cluster_nodes(ClusterName="hp-train")["ClusterNodeSummaries"]
+    controller = next(n for n in nodes if n["InstanceGroupName"] == "controller-machine")
+    target = f"sagemaker-cluster:{arn.rsplit('/', 1)[-1]}_controller-machine-{controller['InstanceId']}"
+    _, invocation = _send(client("ssm"), target, "geniac-probe 0")
+    assert invocation["Status"] == "Success"
+    cluster = seen[-1].cluster
+    assert (cluster.name, cluster.orchestrator) == ("hp-train", "hyperpod")
+    assert [n.instance_type for n in cluster.nodes] == ["ml.trn1.32xlarge"] * 2
