@@ -12,7 +12,7 @@ from rest_framework.response import Response
 from clusters.remediation import services
 from clusters.remediation.api.serializers import DeclineSerializer, ProposeSerializer, RemediationActionSerializer
 from clusters.remediation.models import RemediationAction
-from portal import submissions
+from portal import access, submissions
 from portal.api.base import PortalReadOnlyViewSet
 
 
@@ -23,6 +23,11 @@ class RemediationActionViewSet(PortalReadOnlyViewSet):
     serializer_class = RemediationActionSerializer
     filterset_fields = ["cluster", "state", "kind"]
     ordering_fields = ["proposed_at"]
+
+    @property
+    def write_action(self) -> str:
+        """Approving and declining is the customer's consent (approve); proposing and cancelling is a change."""
+        return access.APPROVE if self.action in ("approve", "decline") else access.CHANGE
 
     def get_serializer_class(self):
         return {"create": ProposeSerializer, "decline": DeclineSerializer}.get(self.action, RemediationActionSerializer)
