@@ -158,6 +158,14 @@ POLICY["engagement.slackthread"] = Rule(path="interaction__organization", custom
 POLICY["workloads.interaction"] = Rule(
     path="organization", customer_scope=_shared, specialist=R({VIEW}), specialist_path="escalations__target"
 )
+# Node remediation: lead SAs propose and cancel (change); a customer engineer of the organization approves or
+# declines (approve); the consent policy is set by the lead SA, read by the customer.
+POLICY["remediation.remediationaction"] = Rule(path="organization", customer=R({VIEW, APPROVE}),
+                                               cycle_path="cluster__cycle")
+POLICY["remediation.remediationpolicy"] = Rule(path="organization")
+POLICY["remediation.remediationstep"] = Rule(path="action__organization", cycle_path="action__cluster__cycle")
+POLICY["remediation.remediationnode"] = Rule(path="action__organization", cycle_path="action__cluster__cycle")
+POLICY["remediation.remediationfault"] = Rule(path="action__organization", cycle_path="action__cluster__cycle")
 
 
 def _roles(user) -> dict[str, frozenset[int]]:

@@ -61,3 +61,24 @@ def redact(data: dict, request, organization_id: int, replacements: dict[str, st
         if data.get(name):
             data[name] = text
     return data
+
+
+REMEDIATION_FAILURES = {
+    "access_denied": "The portal could not act on the node: the IAM role your organization set up for it refused "
+                     "the request. Your lead SA has the details.",
+    "throttling": "AWS slowed down the portal's requests and the action stopped; your lead SA will propose it again.",
+    "node_not_found": "The node was not found in the cluster (it may have been replaced already). Your lead SA has "
+                      "the details.",
+    "provider_refused": "AWS did not accept the action on the node. Your lead SA has the details.",
+    "node_failed": "The node did not come back after the action. Your lead SA has the details and will follow up.",
+    "command_failed": "The command on the head node failed. Your lead SA has the details.",
+    "cluster_deleting": "The cluster is being deleted: the action was stopped.",
+    "deadline": "The action did not finish in time. Your lead SA has the details.",
+    "fault_returned": "The fault came back after the action; your lead SA follows up (and escalates it if it repeats).",
+    "not_verified": "The node did not report again in time to confirm the fault is gone. Your lead SA follows up.",
+    "error": "The action failed. Your lead SA has the details and will follow up.",
+}
+
+
+def remediation_failure(reason: str) -> str:
+    return REMEDIATION_FAILURES.get(reason or "error", REMEDIATION_FAILURES["error"])

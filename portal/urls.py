@@ -48,6 +48,8 @@ urlpatterns = [
     path("api/health/", include("clusters.health.api.urls")),
     path("", include("portal.engagement.urls")),
     path("api/engagement/", include("portal.engagement.api.urls")),
+    path("", include("clusters.remediation.urls")),
+    path("api/health/", include("clusters.remediation.api.urls")),
 ]
 
 handler404 = not_found

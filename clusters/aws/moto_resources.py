@@ -458,7 +458,16 @@ def install() -> None:
     with _install_lock:
         if _installed:
             return
-        from clusters.aws import moto_ec2, moto_fixes, moto_fsx, moto_headnode, moto_observability, moto_pcluster
+        from clusters.aws import (
+            moto_ec2,
+            moto_fixes,
+            moto_fsx,
+            moto_headnode,
+            moto_hyperpod_nodes,
+            moto_observability,
+            moto_pcluster,
+            moto_scontrol,  # noqa: F401 - importing it registers its head-node commands
+        )
 
         moto_fixes.apply()
         moto_pcluster.apply()
@@ -466,6 +475,7 @@ def install() -> None:
         moto_fsx.apply()
         moto_observability.apply()
         moto_headnode.apply()
+        moto_hyperpod_nodes.apply()
         for cached in (parsing.get_model_list, parsing.get_model_map, parsing.get_name_type_map):
             cached.cache_clear()
         _installed = True

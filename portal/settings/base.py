@@ -44,6 +44,7 @@ INSTALLED_APPS = [
     "portal.review",
     "portal.engagement",
     "clusters.accounting",
+    "clusters.remediation",
 ]
 
 MIDDLEWARE = [
@@ -249,6 +250,7 @@ CELERY_BEAT_SCHEDULE = {
     "Start a scheduled program cycle": {"task": "engagement.switch_cycles", "schedule": crontab(minute="5")},
     # Closed hours' accelerator-hours (a few minutes past, so the hour's last reports are in), then idle capacity.
     "Account accelerator-hours": {"task": "accounting.catch_up", "schedule": crontab(minute="7")},
+    "Remediation: automatic proposals, actions the broker missed": {"task": "remediation.sweep", "schedule": 60},
 }  # queues come from the task routes in portal/celery.py
 
 CACHES = {
@@ -372,3 +374,12 @@ ACCOUNTING_HOURLY_WEEKS = env.int("ACCOUNTING_HOURLY_WEEKS", default=6)
 ACCOUNTING_RECOMPUTE_HOURS = env.int("ACCOUNTING_RECOMPUTE_HOURS", default=3)
 ACCOUNTING_IDLE_BUSY_SHARE = env.float("ACCOUNTING_IDLE_BUSY_SHARE", default=0.10)
 ACCOUNTING_IDLE_HOURS = env.int("ACCOUNTING_IDLE_HOURS", default=24)
+# Node remediation (clusters/remediation/): one step is a few bounded AWS calls; throttled calls back off doubling.
+REMEDIATION_POLL_SECONDS = env.int("REMEDIATION_POLL_SECONDS", default=1 if AWS_ENDPOINT_URL else 20)
+REMEDIATION_LEASE_SECONDS = env.int("REMEDIATION_LEASE_SECONDS", default=60)
+REMEDIATION_STUCK_SECONDS = env.int("REMEDIATION_STUCK_SECONDS", default=120)
+REMEDIATION_MAX_AWS_ERRORS = env.int("REMEDIATION_MAX_AWS_ERRORS", default=5)  # retryable errors in a row, then fail
+REMEDIATION_EXECUTION_SECONDS = env.int("REMEDIATION_EXECUTION_SECONDS", default=2 * 3600)
+REMEDIATION_VERIFY_SECONDS = env.int("REMEDIATION_VERIFY_SECONDS", default=6 * 3600)  # for the next clean report
+REMEDIATION_XID_SPREAD_NODES = env.int("REMEDIATION_XID_SPREAD_NODES", default=3)  # one XID on this many nodes
+REMEDIATION_XID_SPREAD_DAYS = env.int("REMEDIATION_XID_SPREAD_DAYS", default=7)

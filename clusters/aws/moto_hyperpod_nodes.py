@@ -1,0 +1,175 @@
+"""HyperPod node operations for moto's server: ``BatchRebootClusterNodes``, ``BatchReplaceClusterNodes`` and the
+node status transitions that follow them.
+
+moto's SageMaker names a cluster's nodes ``<group>-<n>`` (which boto3 refuses as node ids, ``i-…``), gives them no
+hostname and keeps every node ``Running``. Here each node gets an instance id, a logical id and a private DNS
+hostname (``ip-10-1-<group>-<n+10>``, what Slurm and the health reports call it); a reboot takes the node through
+``Pending`` and back to ``Running``, a replacement through ``ShuttingDown`` and ``Pending`` to a new instance id
+under the same logical id and hostname. A status moves on each time a client reads the node (``TICKS`` reads), so
+tests and the demo advance by polling, never by waiting. ``throttle(operation, times)`` makes the next calls of
+an operation answer ``ThrottlingException`` (the tests' hook for AWS slowing the portal down).
+
+Used only by the embedded endpoint; :func:`apply` is called by ``clusters.aws.moto_resources.install``.
+"""
+from __future__ import annotations
+
+import threading
+from typing import Any
+
+from moto.core.exceptions import JsonRESTError
+from moto.core.responses import ActionResult
+from moto.moto_api._internal import mock_random
+from moto.sagemaker import models as sm_models
+from moto.sagemaker.responses import SageMakerResponse
+
+TICKS = 2  # reads a node stays in each passing status
+BATCH_LIMIT = 25  # node ids per request, as the API documents
+_lock = threading.Lock()
+_throttled: dict[str, int] = {}
+_applied = False
+
+
+def throttle(operation: str, times: int = 1) -> None:
+    """The next ``times`` calls of ``operation`` (``"BatchRebootClusterNodes"`` …) answer ThrottlingException."""
+    with _lock:
+        _throttled[operation] = times
+
+
+def _check_throttle(operation: str) -> None:
+    with _lock:
+        left = _throttled.get(operation, 0)
+        if left <= 0:
+            return
+        _throttled[operation] = left - 1
+    raise JsonRESTError("ThrottlingException", "Rate exceeded")
+
+
+def _instance_id() -> str:
+    return "i-" + "".join(mock_random.choice("0123456789abcdef") for _ in range(17))
+
+
+def _prepare(cluster: Any) -> None:
+    """Give the cluster's nodes instance ids, logical ids and hostnames (once)."""
+    if getattr(cluster, "geniac_nodes_ready", False):
+        return
+    renamed = {}
+    groups = [g["InstanceGroupName"] for g in cluster.instance_groups]
+    for old_id, node in cluster.nodes.items():
+        group = groups.index(node.instance_group_name) if node.instance_group_name in groups else 0
+        index = int(old_id.rsplit("-", 1)[-1]) if old_id.rsplit("-", 1)[-1].isdigit() else len(renamed)
+        node.instance_id = _instance_id()
+        node.logical_id = f"{node.instance_group_name}-{index}"
+        node.hostname = f"ip-10-1-{group}-{index + 10}"
+        node.private_ip = f"10.1.{group}.{index + 10}"
+        node.pending = []
+        node.replacement = None
+        renamed[node.instance_id] = node
+    cluster.nodes = renamed
+    cluster.geniac_nodes_ready = True
+
+
+def _cluster(backend: Any, name: str) -> Any:
+    if name.startswith("arn:"):
+        name = name.split("/")[-1]
+    cluster = backend.clusters.get(name)
+    if cluster is None:
+        raise sm_models.ValidationError(message=f"Could not find cluster '{name}'.")
+    _prepare(cluster)
+    return cluster
+
+
+def _advance(cluster: Any, node: Any) -> None:
+    """One read of ``node``: move it one tick along its pending statuses."""
+    if not node.pending:
+        return
+    node.status = node.pending.pop(0)
+    if node.status == "Pending" and node.replacement and node.instance_id != node.replacement:
+        cluster.nodes.pop(node.instance_id, None)
+        node.instance_id = node.replacement
+        node.launch_time = sm_models.utcnow()
+        cluster.nodes[node.instance_id] = node
+
+
+def _details(node: Any) -> dict[str, Any]:
+    return {"NodeLogicalId": node.logical_id, "PrivateDnsHostname": node.hostname,
+            "PrivatePrimaryIp": node.private_ip}
+
+
+def _describe(self: Any) -> dict[str, Any]:
+    return {**_original_describe(self), **(_details(self) if hasattr(self, "logical_id") else {})}
+
+
+def _summary(self: Any) -> dict[str, Any]:
+    return {**_original_summary(self), **({"NodeLogicalId": self.logical_id} if hasattr(self, "logical_id") else {})}
+
+
+def _list_cluster_nodes(self: Any) -> ActionResult:
+    cluster = _cluster(self.sagemaker_backend, self._get_param("ClusterName"))
+    for node in list(cluster.nodes.values()):
+        _advance(cluster, node)
+    return _original_list(self)
+
+
+def _describe_cluster_node(self: Any) -> ActionResult:
+    cluster = _cluster(self.sagemaker_backend, self._get_param("ClusterName"))
+    node = cluster.nodes.get(self._get_param("NodeId"))
+    if node is not None:
+        _advance(cluster, node)
+    return _original_describe_node(self)
+
+
+def _batch(self: Any, operation: str, statuses: list[str], replace: bool) -> ActionResult:
+    _check_throttle(operation)
+    cluster = _cluster(self.sagemaker_backend, self._get_param("ClusterName"))
+    node_ids = self._get_param("NodeIds") or []
+    if not 1 <= len(node_ids) <= BATCH_LIMIT:
+        raise JsonRESTError("ValidationException", f"NodeIds must hold 1 to {BATCH_LIMIT} node ids")
+    ok, failed = [], []
+    for node_id in node_ids:
+        node = cluster.nodes.get(node_id)
+        if node is None:
+            failed.append({"NodeId": node_id, "ErrorCode": "InstanceIdNotFound",
+                           "Message": f"Node {node_id} is not in cluster {cluster.cluster_name}"})
+        elif node.status != "Running" or node.pending:
+            failed.append({"NodeId": node_id, "ErrorCode": "InvalidInstanceStatus",
+                           "Message": f"Node {node_id} is {node.status}, not Running"})
+        else:
+            node.pending = [s for s in statuses for _ in range(TICKS)] + ["Running"]
+            node.replacement = _instance_id() if replace else None
+            ok.append(node_id)
+    return ActionResult({"Successful": ok, "Failed": failed})
+
+
+def _batch_reboot(self: Any) -> ActionResult:
+    return _batch(self, "BatchRebootClusterNodes", ["Pending"], replace=False)
+
+
+def _batch_replace(self: Any) -> ActionResult:
+    return _batch(self, "BatchReplaceClusterNodes", ["ShuttingDown", "Pending"], replace=True)
+
+
+def node(cluster_name: str, hostname: str) -> Any:
+    """The emulated node of ``cluster_name`` named ``hostname``, in any account and region (in the server's
+    process: tests and the demo look at what the portal did)."""
+    for account in list(sm_models.sagemaker_backends.values()):
+        for backend in list(account.values()):
+            if cluster_name in backend.clusters:
+                cluster = _cluster(backend, cluster_name)
+                return next(n for n in cluster.nodes.values() if n.hostname == hostname)
+    raise LookupError(f"no emulated HyperPod cluster {cluster_name}")
+
+
+def apply() -> None:
+    """Install the operations above on moto's SageMaker (idempotent)."""
+    global _applied, _original_describe, _original_summary, _original_list, _original_describe_node
+    if _applied:
+        return
+    _original_describe, _original_summary = sm_models.ClusterNode.describe, sm_models.ClusterNode.summary
+    _original_list, _original_describe_node = SageMakerResponse.list_cluster_nodes, SageMakerResponse.describe_cluster_node
+    sm_models.ClusterNode.describe = _describe
+    sm_models.ClusterNode.summary = _summary
+    SageMakerResponse.list_cluster_nodes = _list_cluster_nodes
+    SageMakerResponse.describe_cluster_node = _describe_cluster_node
+    SageMakerResponse.batch_reboot_cluster_nodes = _batch_reboot
+    SageMakerResponse.batch_replace_cluster_nodes = _batch_replace
+    _applied = True

@@ -1,0 +1,65 @@
+"""Fixed vocabularies of node remediation: action kinds, states and their legal moves, consent modes, and the
+fault kinds an organization may let the portal remediate on its own."""
+from django.db import models
+
+
+class ActionKind(models.TextChoices):
+    REBOOT = "reboot", "Reboot"
+    REPLACE = "replace", "Replace"
+    DRAIN = "drain", "Drain"
+
+
+class ActionState(models.TextChoices):
+    PROPOSED = "proposed", "Proposed"
+    APPROVED = "approved", "Approved"
+    RUNNING = "running", "Running"
+    VERIFYING = "verifying", "Verifying"
+    DONE = "done", "Done"
+    FAILED = "failed", "Failed"
+    REFUSED = "refused", "Refused"
+    CANCELLED = "cancelled", "Cancelled"
+
+
+OPEN_STATES = (ActionState.PROPOSED, ActionState.APPROVED, ActionState.RUNNING, ActionState.VERIFYING)
+FINISHED_STATES = (ActionState.DONE, ActionState.FAILED, ActionState.REFUSED, ActionState.CANCELLED)
+
+TRANSITIONS: dict[str, frozenset[str]] = {
+    ActionState.PROPOSED: frozenset({ActionState.APPROVED, ActionState.REFUSED, ActionState.CANCELLED}),
+    ActionState.APPROVED: frozenset({ActionState.RUNNING, ActionState.FAILED, ActionState.CANCELLED}),
+    ActionState.RUNNING: frozenset({ActionState.VERIFYING, ActionState.FAILED}),
+    ActionState.VERIFYING: frozenset({ActionState.DONE, ActionState.FAILED}),
+    ActionState.DONE: frozenset(),
+    ActionState.FAILED: frozenset(),
+    ActionState.REFUSED: frozenset(),
+    ActionState.CANCELLED: frozenset(),
+}
+
+
+class ConsentMode(models.TextChoices):
+    APPROVAL = "approval", "Every action needs a customer engineer's approval"
+    LEAD_SA = "lead_sa", "The lead SA may act"
+    AUTOMATIC = "automatic", "The lead SA may act; the chosen fault kinds are remediated automatically"
+
+
+class StepStatus(models.TextChoices):
+    OK = "ok", "Done"
+    FAILED = "failed", "Failed"
+    WAITING = "waiting", "Waiting"
+
+
+class FaultOutcome(models.TextChoices):
+    REMEDIATING = "remediating", "Remediating"
+    CLEARED = "cleared", "Cleared"
+    RETURNED = "returned", "Came back"
+
+
+# Fault kinds an organization may have remediated without a person in the loop, and the action each gets.
+AUTOMATIC_RULES: dict[str, tuple[str, str]] = {
+    "row_remap_failure": ("Row-remap failure", ActionKind.REPLACE),
+    "xid_79": ("XID 79: GPU fell off the bus", ActionKind.REPLACE),
+    "xid_54": ("XID 54: hardware fault", ActionKind.REPLACE),
+    "xid_48": ("XID 48: double-bit ECC error", ActionKind.REBOOT),
+    "xid_95": ("XID 95: uncontained ECC error", ActionKind.REBOOT),
+    "missing_gpu": ("GPU missing from the node", ActionKind.REBOOT),
+}
+AUTOMATIC_CHOICES = [(key, label) for key, (label, _kind) in AUTOMATIC_RULES.items()]

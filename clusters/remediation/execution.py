@@ -1,0 +1,222 @@
+"""One step of a remediation job, run by its Celery task: act on the provider, poll, verify, move the state on.
+
+A step is idempotent and leased like a launch step (``clusters/pipeline.py``): one conditional UPDATE claims the
+action, a message from an older send claims nothing, and a killed worker's action is sent again by the sweep
+once its lease runs out. Before the provider is asked to act, the node ids are written as "submitting"; a step
+that finds them there (its predecessor died mid-call) looks at the nodes instead of asking again, so a repeated
+delivery never reboots a node twice. Throttling is retried with a doubling countdown; every other provider
+failure fails the action with its reason, kept for lead SAs and told to customers in the portal's words.
+"""
+from __future__ import annotations
+
+import logging
+from datetime import timedelta
+
+from django.conf import settings
+from django.db import transaction
+from django.db.models import Q
+from django.utils import timezone
+
+from clusters.choices import ClusterState, Orchestrator
+from clusters.remediation import journal, providers, verification
+from clusters.remediation.choices import ActionKind, ActionState, StepStatus
+from clusters.remediation.models import IllegalTransition, RemediationAction, RemediationStep
+from portal import provider_errors
+from portal.aws import AwsError
+
+logger = logging.getLogger(__name__)
+
+POLL = "poll"
+DONE = "done"
+STEPPED = (ActionState.APPROVED, ActionState.RUNNING, ActionState.VERIFYING)
+
+
+def claim(action_id: int, attempt: int | None = None) -> bool:
+    now = timezone.now()
+    rows = (RemediationAction.objects.filter(pk=action_id, state__in=STEPPED)
+            .filter(Q(lease_until__isnull=True) | Q(lease_until__lt=now)))
+    if attempt is not None:
+        rows = rows.filter(attempts__lte=attempt)
+    return bool(rows.update(lease_until=now + timedelta(seconds=settings.REMEDIATION_LEASE_SECONDS), heartbeat=now))
+
+
+def countdown(action: RemediationAction) -> int:
+    """Seconds to the next step: the poll interval, doubled for each throttled call in a row."""
+    return min(settings.REMEDIATION_POLL_SECONDS * (2 ** action.aws_errors), 300)
+
+
+def add_step(action, name: str, summary: str, detail: str = "", status: str = StepStatus.OK) -> None:
+    RemediationStep.objects.create(action=action, name=name, summary=summary[:300], detail=detail, status=status)
+    journal.record(action, summary, notify_too=False)
+
+
+def step(action_id: int, attempt: int | None = None) -> tuple[str, int]:
+    """Advance the action once; (POLL, seconds) asks the caller to come back after that countdown."""
+    if not claim(action_id, attempt):
+        return DONE, 0
+    action = RemediationAction.objects.select_related("cluster__organization").get(pk=action_id)
+    action.polls += 1
+    try:
+        outcome = _advance(action)
+        action.aws_errors = 0
+    except AwsError as exc:
+        if exc.retryable and action.aws_errors + 1 < settings.REMEDIATION_MAX_AWS_ERRORS:
+            action.aws_errors += 1
+            add_step(action, "retry", f"AWS slowed down the portal's requests; retrying in {countdown(action)} s "
+                     f"({action.aws_errors} in a row).", str(exc), StepStatus.WAITING)
+            outcome = POLL
+        else:
+            reason = "throttling" if exc.retryable else (
+                "access_denied" if "AccessDenied" in (exc.code or "") else "provider_refused")
+            outcome = _fail(action, str(exc), reason)
+    except providers.Failed as exc:
+        outcome = _fail(action, str(exc), exc.reason)
+    except IllegalTransition as exc:  # cancelled while this step ran: stop quietly
+        logger.info("remediation %s stopped: %s", action_id, exc)
+        outcome = DONE
+    except Exception as exc:  # a bug or an answer we do not understand: fail visibly, never hang
+        logger.exception("remediation %s failed unexpectedly", action_id)
+        outcome = _fail(action, f"Unexpected error: {type(exc).__name__}: {exc}", "error")
+    RemediationAction.objects.filter(pk=action.pk).update(
+        polls=action.polls, aws_errors=action.aws_errors, progress=action.progress,
+        provider_nodes=action.provider_nodes, lease_until=None, heartbeat=timezone.now())
+    return outcome, countdown(action)
+
+
+def _fail(action: RemediationAction, error: str, reason: str) -> str:
+    with transaction.atomic():
+        action.refresh_from_db(fields=["state"])
+        if action.state not in STEPPED:
+            return DONE
+        action.transition(ActionState.FAILED, error=error[:5000], failure_reason=reason)
+        RemediationStep.objects.create(action=action, name="failed", status=StepStatus.FAILED,
+                                       summary=provider_errors.remediation_failure(reason)[:300], detail=error)
+        journal.record(action, "failed", provider_errors.remediation_failure(reason), severity="high")
+        if reason == "fault_returned":
+            verification.after_return(action)
+    return DONE
+
+
+def _advance(action: RemediationAction) -> str:
+    cluster = action.cluster
+    if action.deadline is not None and timezone.now() > action.deadline:
+        return _fail(action, f"Past the deadline ({action.deadline:%Y-%m-%d %H:%M} UTC).",
+                     "not_verified" if action.state == ActionState.VERIFYING else "deadline")
+    if action.state in (ActionState.APPROVED, ActionState.RUNNING) and cluster.state != ClusterState.READY:
+        return _fail(action, f"The cluster is {cluster.state}.", "cluster_deleting")
+    if action.state == ActionState.APPROVED:
+        with transaction.atomic():
+            action.transition(ActionState.RUNNING, started_at=timezone.now(),
+                              deadline=timezone.now() + timedelta(seconds=settings.REMEDIATION_EXECUTION_SECONDS))
+            journal.record(action, f"{action.get_kind_display().lower()} of {', '.join(action.nodes)} started")
+        return POLL
+    if action.state == ActionState.RUNNING:
+        executed = _hyperpod(action) if cluster.orchestrator == Orchestrator.HYPERPOD else _slurm(action)
+        if not executed:
+            return POLL
+        with transaction.atomic():
+            if action.kind == ActionKind.DRAIN:
+                action.transition(ActionState.VERIFYING, executed_at=timezone.now())
+                action.transition(ActionState.DONE)
+                journal.record(action, "done: the nodes are drained")
+                return DONE
+            action.transition(ActionState.VERIFYING, executed_at=timezone.now(),
+                              deadline=timezone.now() + timedelta(seconds=settings.REMEDIATION_VERIFY_SECONDS))
+            journal.record(action, "the nodes are back; waiting for their next health report")
+        return POLL
+    verdict = verification.check(action)
+    if verdict == verification.RETURNED:
+        return _fail(action, "The fault was reported again after the action.", "fault_returned")
+    if verdict == verification.CLEARED:
+        with transaction.atomic():
+            action.transition(ActionState.DONE)
+            journal.record(action, "done: the nodes reported without the fault")
+        return DONE
+    return POLL
+
+
+def _hyperpod(action: RemediationAction) -> bool:
+    provider = providers.HyperPod(action.cluster)
+    progress = action.progress
+    if not action.provider_nodes:
+        action.provider_nodes = provider.locate(action.nodes)
+        found = ", ".join(f"{host} is {node['id']}" for host, node in sorted(action.provider_nodes.items()))
+        add_step(action, "locate", f"Found the nodes in HyperPod: {found}.")
+        return False
+    ids = [action.provider_nodes[h]["id"] for h in action.nodes]
+    if "submitted" not in progress:
+        if "submitting" in progress and _acted(action, provider.statuses(action.provider_nodes)):
+            progress["submitted"] = progress["submitting"]
+            add_step(action, "adopt", "The provider had taken the request before the worker stopped; not sent again.")
+            return False
+        progress["submitting"] = ids
+        RemediationAction.objects.filter(pk=action.pk).update(progress=progress)  # before the call: see the docstring
+        try:
+            lines = provider.act(action.kind, ids)
+        except (AwsError, providers.Failed):
+            del progress["submitting"]  # the provider answered: it did not take the request
+            raise
+        progress["submitted"] = ids
+        progress["submitted_at"] = timezone.now().isoformat()
+        add_step(action, "submit", f"HyperPod accepted the {action.get_kind_display().lower()} of "
+                 f"{', '.join(action.nodes)}.", "\n".join(lines))
+        return False
+    statuses = provider.statuses(action.provider_nodes)
+    down = set(progress.get("seen_down", []))
+    back = []
+    for host, (status, instance) in statuses.items():
+        if status == "Failure":
+            raise providers.Failed(f"HyperPod reports {host} ({instance}) as Failure.", "node_failed")
+        if status != "Running":
+            down.add(host)
+        elif host in down and (action.kind != ActionKind.REPLACE or instance != action.provider_nodes[host]["id"]):
+            back.append(host)
+    progress["seen_down"] = sorted(down)
+    if len(back) < len(action.nodes):
+        return False
+    if action.kind == ActionKind.REPLACE:
+        progress["new_instances"] = {h: statuses[h][1] for h in back}
+        add_step(action, "replaced", "The nodes run again on new instances: "
+                 + ", ".join(f"{h} is now {statuses[h][1]}" for h in sorted(back)) + ".")
+    else:
+        add_step(action, "rebooted", f"The nodes run again: {', '.join(sorted(back))}.")
+    return True
+
+
+def _acted(action: RemediationAction, statuses: dict) -> bool:
+    """Whether the provider took a request whose answer was lost: a node left Running, or has a new instance.
+    A reboot that already came back looks untouched; it is not sent again (never twice beats at least once)."""
+    if action.kind == ActionKind.REBOOT:
+        return True
+    return any(status != "Running" or instance != action.provider_nodes[h]["id"]
+               for h, (status, instance) in statuses.items())
+
+
+def _slurm(action: RemediationAction) -> bool:
+    provider = providers.ParallelCluster(action.cluster)
+    progress = action.progress
+    if "command_id" not in progress:
+        if "submitting" in progress:
+            add_step(action, "adopt", "The command had been sent before the worker stopped; not sent again.")
+            progress["command_id"] = progress["submitting"]
+            return False
+        reason = action.reason.splitlines()[0] if action.reason else f"{action.kind} by the portal"
+        command = providers.scontrol(action.kind, action.nodes, reason)
+        progress["submitting"] = "unknown"
+        RemediationAction.objects.filter(pk=action.pk).update(progress=progress)
+        try:
+            progress["command_id"] = progress["submitting"] = provider.send(command)
+        except AwsError:
+            del progress["submitting"]  # the provider answered: it did not take the command
+            raise
+        add_step(action, "submit", f"Sent to the head node: {command.split(' reason=')[0]}.", command)
+        return False
+    if progress["command_id"] == "unknown":
+        raise providers.Failed("The worker stopped while sending the command; its id is unknown.", "command_failed")
+    status, output = provider.result(progress["command_id"])
+    if status in ("Pending", "InProgress", "Delayed"):
+        return False
+    if status != "Success":
+        raise providers.Failed(f"SSM command {progress['command_id']} ended {status}: {output}", "command_failed")
+    add_step(action, "command", "The head node ran the command.", output)
+    return True

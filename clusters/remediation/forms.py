@@ -1,0 +1,38 @@
+"""The proposal form (nodes, kind, why) and the consent policy form a lead SA fills in with the customer."""
+from __future__ import annotations
+
+from django import forms
+
+from clusters.remediation.choices import AUTOMATIC_CHOICES, ActionKind
+from clusters.remediation.models import RemediationPolicy
+
+
+class ProposeForm(forms.Form):
+    nodes = forms.MultipleChoiceField(choices=(), help_text="Nodes as the health reports name them.")
+    kind = forms.ChoiceField(choices=ActionKind.choices)
+    reason = forms.CharField(required=False, max_length=2000, widget=forms.Textarea(attrs={"rows": 2}))
+
+    def __init__(self, *args, hostnames=(), kinds=(), **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["nodes"].choices = [(h, h) for h in hostnames]
+        if kinds:
+            self.fields["kind"].choices = [(k, ActionKind(k).label) for k in kinds]
+
+
+class DeclineForm(forms.Form):
+    why = forms.CharField(required=False, max_length=250)
+
+
+class RemediationPolicyForm(forms.ModelForm):
+    automatic_kinds = forms.MultipleChoiceField(choices=AUTOMATIC_CHOICES, required=False,
+                                                widget=forms.CheckboxSelectMultiple)
+
+    class Meta:
+        model = RemediationPolicy
+        fields = ["mode", "automatic_kinds", "max_nodes", "cooldown_hours", "agreed_with"]
+
+    def clean_max_nodes(self):
+        value = self.cleaned_data["max_nodes"]
+        if not 1 <= value <= 1000:
+            raise forms.ValidationError("Between 1 and 1000 (the portal also keeps it under 10 % of each cluster).")
+        return value

@@ -1,0 +1,183 @@
+"""What the portal keeps of node remediation: each organization's consent policy, and each action with its nodes,
+the faults it answers, its steps and its lifecycle.
+
+An action's ``state`` is the portal's lifecycle (a compare-and-set state machine, ``RemediationAction.transition``);
+the provider's own answers are on its steps. ``RemediationNode`` rows hold the guardrail that two open actions
+never touch the same node: a unique constraint over the open ones, so even racing requests make one action.
+"""
+from __future__ import annotations
+
+from django.conf import settings
+from django.db import models
+from django.urls import reverse
+from django.utils import timezone
+
+from clusters.remediation.choices import (
+    TRANSITIONS,
+    ActionKind,
+    ActionState,
+    ConsentMode,
+    FaultOutcome,
+    StepStatus,
+)
+from portal.querysets import RestrictedQuerySet
+
+
+class IllegalTransition(Exception):
+    """A move the lifecycle does not allow, or one another request made first."""
+
+
+class RemediationPolicy(models.Model):
+    """How an organization consents to remediation, set by its lead SA with the customer's agreement."""
+
+    organization = models.OneToOneField("portal.Organization", on_delete=models.CASCADE,
+                                        related_name="remediation_policy")
+    mode = models.CharField(max_length=12, choices=ConsentMode.choices, default=ConsentMode.APPROVAL)
+    automatic_kinds = models.JSONField(default=list, blank=True,
+                                       help_text="Fault kinds remediated automatically (choices.AUTOMATIC_RULES).")
+    max_nodes = models.PositiveSmallIntegerField(
+        default=1, help_text="Nodes of one cluster in remediation at once (never more than 10 % of the cluster).")
+    cooldown_hours = models.PositiveSmallIntegerField(default=24, help_text="Hours between two actions on one node.")
+    agreed_with = models.CharField(max_length=200, blank=True, help_text="The customer engineer who agreed.")
+    updated_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL,
+                                   related_name="+")
+    updated = models.DateTimeField(auto_now=True)
+
+    objects = RestrictedQuerySet.as_manager()
+
+    def __str__(self) -> str:
+        return f"remediation policy of {self.organization_id}: {self.mode}"
+
+    def get_absolute_url(self) -> str:
+        return reverse("remediation:policy_edit", kwargs={"org_pk": self.organization_id})
+
+
+class RemediationAction(models.Model):
+    """A reboot, replacement or drain of one or more nodes of a cluster, from proposal to a clean report."""
+
+    organization = models.ForeignKey("portal.Organization", on_delete=models.CASCADE, related_name="remediations")
+    cluster = models.ForeignKey("clusters.Cluster", on_delete=models.CASCADE, related_name="remediations")
+    kind = models.CharField(max_length=8, choices=ActionKind.choices)
+    nodes = models.JSONField(default=list, help_text="Hostnames as the health reports name them.")
+    state = models.CharField(max_length=10, choices=ActionState.choices, default=ActionState.PROPOSED, db_index=True)
+    key = models.CharField(max_length=128, help_text="Idempotency key: a repeated request lands on this action.")
+    reason = models.TextField(blank=True, help_text="Why the action is proposed.")
+    automatic = models.BooleanField(default=False)
+    refused_rule = models.CharField(max_length=32, blank=True)
+    refusal = models.CharField(max_length=300, blank=True, help_text="Which rule refused the action, in words.")
+    error = models.TextField(blank=True, help_text="The provider's text (lead SAs and staff only).")
+    failure_reason = models.CharField(max_length=32, blank=True)
+    provider_nodes = models.JSONField(default=dict, blank=True, help_text="Hostname → provider node id.")
+    progress = models.JSONField(default=dict, blank=True, help_text="What the worker has done (command ids, phase).")
+    proposed_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL,
+                                    related_name="+")
+    approved_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL,
+                                    related_name="+")
+    proposed_at = models.DateTimeField(default=timezone.now)
+    approved_at = models.DateTimeField(null=True, blank=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    executed_at = models.DateTimeField(null=True, blank=True, help_text="When the provider reported the node back.")
+    finished_at = models.DateTimeField(null=True, blank=True)
+    fault_seen_at = models.DateTimeField(null=True, blank=True, help_text="First sight of the oldest fault answered.")
+    # The job: a lease so two deliveries never step it at once, a sweep for what the broker lost.
+    dispatched = models.BooleanField(default=False)
+    attempts = models.PositiveIntegerField(default=0)
+    polls = models.PositiveIntegerField(default=0)
+    aws_errors = models.PositiveSmallIntegerField(default=0)
+    heartbeat = models.DateTimeField(null=True, blank=True)
+    lease_until = models.DateTimeField(null=True, blank=True)
+    deadline = models.DateTimeField(null=True, blank=True)
+    escalation = models.ForeignKey("engagement.Escalation", null=True, blank=True, on_delete=models.SET_NULL,
+                                   related_name="+")
+
+    objects = RestrictedQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["-proposed_at", "-pk"]
+        constraints = [models.UniqueConstraint(fields=["organization", "key"], name="remediation_one_per_key")]
+        indexes = [models.Index(fields=["cluster", "state"], name="remediation_cluster_state")]
+
+    def __str__(self) -> str:
+        return f"{self.get_kind_display()} {', '.join(self.nodes)} ({self.state})"
+
+    def get_absolute_url(self) -> str:
+        return reverse("remediation:action_detail", kwargs={"pk": self.pk})
+
+    @property
+    def is_open(self) -> bool:
+        return self.state in (ActionState.PROPOSED, ActionState.APPROVED, ActionState.RUNNING, ActionState.VERIFYING)
+
+    def transition(self, to: str, **fields) -> None:
+        """Move to ``to`` as a compare-and-set on the state this copy read; ``fields`` are written with it.
+
+        A finished state releases the action's nodes (their guardrail rows), in the same UPDATE's transaction."""
+        if to not in TRANSITIONS[self.state]:
+            raise IllegalTransition(f"action {self.pk}: {self.state} → {to} is not allowed")
+        previous = self.state
+        if to in (ActionState.DONE, ActionState.FAILED, ActionState.REFUSED, ActionState.CANCELLED):
+            fields.setdefault("finished_at", timezone.now())
+        moved = RemediationAction.objects.filter(pk=self.pk, state=previous).update(state=to, **fields)
+        if not moved:
+            self.refresh_from_db(fields=["state"])
+            raise IllegalTransition(f"action {self.pk}: expected {previous}, found {self.state}; {to} not applied")
+        self.state = to
+        for name, value in fields.items():
+            setattr(self, name, value)
+        if "finished_at" in fields:
+            RemediationNode.objects.filter(action=self, active=True).update(active=False, released_at=timezone.now())
+
+
+class RemediationNode(models.Model):
+    """One node of an action: at most one open action per node of a cluster (the constraint over active rows)."""
+
+    action = models.ForeignKey(RemediationAction, on_delete=models.CASCADE, related_name="node_rows")
+    cluster = models.ForeignKey("clusters.Cluster", on_delete=models.CASCADE, related_name="+")
+    hostname = models.CharField(max_length=255)
+    active = models.BooleanField(default=True)
+    released_at = models.DateTimeField(null=True, blank=True)
+
+    objects = RestrictedQuerySet.as_manager()
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["cluster", "hostname"], condition=models.Q(active=True),
+                                               name="remediation_one_open_action_per_node")]
+        indexes = [models.Index(fields=["cluster", "hostname", "released_at"], name="remediation_node_cooldown")]
+
+    def __str__(self) -> str:
+        return f"{self.hostname} in action {self.action_id}"
+
+
+class RemediationFault(models.Model):
+    """A fault an action answers, and what became of it: remediating, cleared (linked to the action) or back."""
+
+    action = models.ForeignKey(RemediationAction, on_delete=models.CASCADE, related_name="fault_rows")
+    fault = models.ForeignKey("health.GpuFault", on_delete=models.CASCADE, related_name="remediations")
+    outcome = models.CharField(max_length=12, choices=FaultOutcome.choices, default=FaultOutcome.REMEDIATING)
+    settled_at = models.DateTimeField(null=True, blank=True)
+
+    objects = RestrictedQuerySet.as_manager()
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["action", "fault"], name="remediation_fault_once")]
+
+    def __str__(self) -> str:
+        return f"fault {self.fault_id} in action {self.action_id}: {self.outcome}"
+
+
+class RemediationStep(models.Model):
+    """One thing the worker did or saw: shared in the portal's words, the provider's text kept for lead SAs."""
+
+    action = models.ForeignKey(RemediationAction, on_delete=models.CASCADE, related_name="steps")
+    at = models.DateTimeField(default=timezone.now)
+    name = models.CharField(max_length=80)
+    status = models.CharField(max_length=8, choices=StepStatus.choices, default=StepStatus.OK)
+    summary = models.CharField(max_length=300, help_text="What happened, in the portal's words.")
+    detail = models.TextField(blank=True, help_text="The provider's answer (lead SAs and staff only).")
+
+    objects = RestrictedQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["at", "pk"]
+
+    def __str__(self) -> str:
+        return f"{self.name}: {self.status}"

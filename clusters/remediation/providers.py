@@ -1,0 +1,132 @@
+"""The two ways a remediation reaches a node, each through the organization's assumed role (``portal.aws``):
+SageMaker HyperPod's node API, and Slurm on a ParallelCluster head node through SSM ``SendCommand``.
+
+Each provider answers three questions for the worker: which provider node is this hostname, please act on these
+nodes, and are they back. Errors leave as ``portal.aws.AwsError`` (throttling is retryable) or ``Failed`` with a
+reason of ``portal.provider_errors.REMEDIATION_FAILURES``.
+"""
+from __future__ import annotations
+
+import shlex
+
+from clusters.choices import Orchestrator
+from clusters.remediation.choices import ActionKind
+from portal import aws
+
+BATCH_LIMIT = 25  # node ids per BatchReboot/BatchReplaceClusterNodes request
+
+
+class Failed(Exception):
+    def __init__(self, message: str, reason: str):
+        super().__init__(message)
+        self.reason = reason
+
+
+def _call(method, **params):
+    try:
+        return method(**params)
+    except aws.AWS_EXCEPTIONS as exc:
+        raise aws.translate(exc) from exc
+
+
+class HyperPod:
+    """``ListClusterNodes``/``DescribeClusterNode`` to find the node, ``BatchReboot/ReplaceClusterNodes`` to act."""
+
+    def __init__(self, cluster):
+        self.client = aws.client("sagemaker", organization=cluster.organization, region=cluster.region)
+        self.name = cluster.outputs.get("ClusterName") or cluster.name
+
+    def _nodes(self) -> list[dict]:
+        found, token = [], None
+        while True:
+            params = {"ClusterName": self.name, **({"NextToken": token} if token else {})}
+            page = _call(self.client.list_cluster_nodes, **params)
+            found += page.get("ClusterNodeSummaries", [])
+            token = page.get("NextToken")
+            if not token:
+                return found
+
+    def locate(self, hostnames: list[str]) -> dict[str, dict]:
+        """Hostname → {"id", "logical"}: every node described until each hostname is found."""
+        wanted, mapping = set(hostnames), {}
+        for summary in self._nodes():
+            if not wanted - set(mapping):
+                break
+            details = _call(self.client.describe_cluster_node, ClusterName=self.name,
+                            NodeId=summary["InstanceId"])["NodeDetails"]
+            host = details.get("PrivateDnsHostname", "")
+            short = host.split(".")[0]
+            for name in (host, short):
+                if name in wanted:
+                    mapping[name] = {"id": details["InstanceId"], "logical": details.get("NodeLogicalId", "")}
+        missing = sorted(wanted - set(mapping))
+        if missing:
+            raise Failed(f"No node of HyperPod cluster {self.name} has the hostname {', '.join(missing)}.",
+                         "node_not_found")
+        return mapping
+
+    def act(self, kind: str, node_ids: list[str]) -> list[str]:
+        """Reboot or replace ``node_ids`` in batches; returns the provider's answer, one line per batch."""
+        method = self.client.batch_replace_cluster_nodes if kind == ActionKind.REPLACE else \
+            self.client.batch_reboot_cluster_nodes
+        lines = []
+        for start in range(0, len(node_ids), BATCH_LIMIT):
+            batch = node_ids[start:start + BATCH_LIMIT]
+            answer = _call(method, ClusterName=self.name, NodeIds=batch)
+            failed = answer.get("Failed") or []
+            if failed:
+                text = "; ".join(f"{f.get('NodeId')}: {f.get('ErrorCode')} {f.get('Message', '')}".strip()
+                                 for f in failed)
+                reason = "node_not_found" if all(f.get("ErrorCode") == "InstanceIdNotFound" for f in failed) \
+                    else "provider_refused"
+                raise Failed(f"HyperPod refused the {kind} of {text}", reason)
+            lines.append(f"accepted: {', '.join(answer.get('Successful') or batch)}")
+        return lines
+
+    def statuses(self, mapping: dict[str, dict]) -> dict[str, tuple[str, str]]:
+        """Hostname → (status, instance id) now, found by logical id (a replaced node has a new instance id)."""
+        by_logical = {}
+        by_id = {}
+        for summary in self._nodes():
+            status = (summary.get("InstanceStatus") or {}).get("Status", "")
+            by_id[summary["InstanceId"]] = (status, summary["InstanceId"])
+            if summary.get("NodeLogicalId"):
+                by_logical[summary["NodeLogicalId"]] = (status, summary["InstanceId"])
+        return {host: by_logical.get(node.get("logical")) or by_id.get(node["id"]) or ("NotFound", "")
+                for host, node in mapping.items()}
+
+
+def scontrol(kind: str, nodes: list[str], reason: str) -> str:
+    """The Slurm command the head node runs for ``kind`` on ``nodes`` (hostnames are Slurm's node names)."""
+    names = ",".join(nodes)
+    why = shlex.quote(f"portal remediation: {reason}"[:200])
+    if kind == ActionKind.DRAIN:
+        return f"scontrol update nodename={names} state=DRAIN reason={why}"
+    if kind == ActionKind.REBOOT:
+        return f"scontrol reboot ASAP nextstate=RESUME reason={why} {names}"
+    return f"scontrol update nodename={names} state=POWER_DOWN_FORCE reason={why}"
+
+
+class ParallelCluster:
+    """SSM ``SendCommand`` (``AWS-RunShellScript``) on the head node, followed with ``GetCommandInvocation``."""
+
+    def __init__(self, cluster):
+        self.client = aws.client("ssm", organization=cluster.organization, region=cluster.region)
+        self.head = cluster.outputs.get("HeadNodeInstanceId", "")
+        if not self.head:
+            raise Failed("The cluster's stack names no head node (HeadNodeInstanceId).", "node_not_found")
+
+    def send(self, command: str) -> str:
+        answer = _call(self.client.send_command, InstanceIds=[self.head], DocumentName="AWS-RunShellScript",
+                       Parameters={"commands": [command]}, Comment="GENIAC portal node remediation")
+        return answer["Command"]["CommandId"]
+
+    def result(self, command_id: str) -> tuple[str, str]:
+        """(status, output) of the command on the head node; status is SSM's (Success, Failed, InProgress …)."""
+        answer = _call(self.client.get_command_invocation, CommandId=command_id, InstanceId=self.head)
+        output = (answer.get("StandardOutputContent") or "") + (answer.get("StandardErrorContent") or "")
+        return answer.get("Status", ""), output.strip()[:2000]
+
+
+def for_cluster(cluster):
+    return HyperPod(cluster) if cluster.orchestrator == Orchestrator.HYPERPOD else ParallelCluster(cluster)

@@ -1,0 +1,132 @@
+"""What the portal recommends for a fault, what each action does and how long it takes, and the guardrails an
+action must pass. The recommendation reads the verdicts the XID and remapped-rows rules gave the fault
+(``clusters/health/xid.py``, ``clusters/health/summary.py``); nothing here writes."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import timedelta
+
+from django.utils import timezone
+
+from clusters.choices import ClusterState, Orchestrator
+from clusters.health.models import NodeHealth
+from clusters.remediation.choices import AUTOMATIC_RULES, ActionKind, ActionState
+from clusters.remediation.models import RemediationNode, RemediationPolicy
+from portal.vocabulary import NodeVerdict
+
+# XIDs the program replaces a node for on the first sight (the XID table says "reboot; replace if it recurs"
+# for 79; the program's consent policies name it as a replacement, as the issue of record asks).
+REPLACE_XIDS = frozenset({54, 79})
+
+KINDS_BY_ORCHESTRATOR = {
+    Orchestrator.HYPERPOD: (ActionKind.REBOOT, ActionKind.REPLACE),
+    Orchestrator.PARALLELCLUSTER: (ActionKind.REBOOT, ActionKind.REPLACE, ActionKind.DRAIN),
+}
+
+WHAT_IT_DOES = {
+    (Orchestrator.HYPERPOD, ActionKind.REBOOT): (
+        "HyperPod reboots the instance (BatchRebootClusterNodes); jobs on the node are interrupted.", "5 to 15 minutes"),
+    (Orchestrator.HYPERPOD, ActionKind.REPLACE): (
+        "HyperPod terminates the instance and brings up a new one in its place (BatchReplaceClusterNodes); "
+        "the node's local disks are lost.", "15 to 45 minutes"),
+    (Orchestrator.PARALLELCLUSTER, ActionKind.REBOOT): (
+        "Slurm reboots the node once its jobs end (scontrol reboot ASAP nextstate=RESUME).",
+        "5 to 15 minutes after its jobs end"),
+    (Orchestrator.PARALLELCLUSTER, ActionKind.REPLACE): (
+        "Slurm powers the node down (state=POWER_DOWN_FORCE); ParallelCluster terminates the instance and "
+        "launches a new one when the queue needs it.", "10 to 30 minutes"),
+    (Orchestrator.PARALLELCLUSTER, ActionKind.DRAIN): (
+        "Slurm stops scheduling jobs on the node (state=DRAIN) with the fault as its reason; running jobs finish.",
+        "at once"),
+}
+
+RULE_WORDS = {
+    "cluster_deleting": "the cluster is being deleted",
+    "cluster_not_ready": "the cluster is not ready",
+    "kind_unsupported": "this orchestrator has no such action",
+    "unknown_node": "the node has not reported to the portal",
+    "no_nodes": "no node was named",
+    "node_busy": "the node is already in another remediation",
+    "max_nodes": "too many nodes of the cluster would be in remediation at once",
+    "cooldown": "the node was remediated too recently",
+    "declined": "a customer engineer declined it",
+}
+
+
+@dataclass(frozen=True)
+class Refusal:
+    rule: str
+    text: str
+
+
+def recommend(fault) -> str | None:
+    """The action for one fault, or None when the fault needs no node action."""
+    if fault.kind == "row_remap_failure" or (fault.kind == "xid" and fault.xid in REPLACE_XIDS):
+        return ActionKind.REPLACE
+    if fault.verdict == NodeVerdict.REPLACE:
+        return ActionKind.REPLACE
+    if fault.verdict in (NodeVerdict.REBOOT, NodeVerdict.RESET_GPU):
+        return ActionKind.REBOOT
+    return None
+
+
+def recommend_for(faults) -> str | None:
+    """The strongest recommendation among ``faults`` (replace before reboot)."""
+    kinds = {recommend(f) for f in faults} - {None}
+    return ActionKind.REPLACE if ActionKind.REPLACE in kinds else (ActionKind.REBOOT if kinds else None)
+
+
+def automatic_rule(fault) -> str:
+    """The key of ``AUTOMATIC_RULES`` the fault falls under ("" for none)."""
+    key = f"xid_{fault.xid}" if fault.kind == "xid" else fault.kind
+    return key if key in AUTOMATIC_RULES else ""
+
+
+def describe(orchestrator: str, kind: str) -> tuple[str, str]:
+    return WHAT_IT_DOES.get((orchestrator, kind), ("", ""))
+
+
+def policy_for(organization_id: int) -> RemediationPolicy:
+    """The organization's policy, or the default one (every action needs a customer's approval), unsaved."""
+    return (RemediationPolicy.objects.filter(organization_id=organization_id).first()
+            or RemediationPolicy(organization_id=organization_id))
+
+
+def node_limit(policy: RemediationPolicy, cluster) -> int:
+    """Nodes of ``cluster`` in remediation at once: the policy's number, never above 10 % of the cluster (and
+    always at least one, or a cluster under ten nodes could never be remediated)."""
+    return max(1, min(policy.max_nodes, cluster.node_count // 10))
+
+
+def refusal(cluster, kind: str, nodes: list[str], policy: RemediationPolicy) -> Refusal | None:
+    """The first guardrail the action breaks, or None. Call under the cluster's remediation lock."""
+    def refuse(rule: str, detail: str = "") -> Refusal:
+        return Refusal(rule, f"Refused: {RULE_WORDS[rule]}{f' ({detail})' if detail else ''}.")
+
+    if cluster.state in (ClusterState.DELETING, ClusterState.DELETED):
+        return refuse("cluster_deleting")
+    if cluster.state != ClusterState.READY:
+        return refuse("cluster_not_ready", cluster.get_state_display().lower())
+    if kind not in KINDS_BY_ORCHESTRATOR.get(cluster.orchestrator, ()):
+        return refuse("kind_unsupported", f"{ActionKind(kind).label.lower()} on {cluster.get_orchestrator_display()}")
+    if not nodes:
+        return refuse("no_nodes")
+    known = set(NodeHealth.objects.filter(cluster=cluster, hostname__in=nodes).values_list("hostname", flat=True))
+    unknown = [n for n in nodes if n not in known]
+    if unknown:
+        return refuse("unknown_node", ", ".join(unknown))
+    busy = list(RemediationNode.objects.filter(cluster=cluster, hostname__in=nodes, active=True)
+                .values_list("hostname", "action_id"))
+    if busy:
+        return refuse("node_busy", ", ".join(f"{host} in action {pk}" for host, pk in busy))
+    limit = node_limit(policy, cluster)
+    active = RemediationNode.objects.filter(cluster=cluster, active=True).count()
+    if active + len(nodes) > limit:
+        return refuse("max_nodes", f"{active} in remediation, at most {limit} of {cluster.node_count} at once")
+    since = timezone.now() - timedelta(hours=policy.cooldown_hours)
+    recent = sorted(set(RemediationNode.objects.filter(
+        cluster=cluster, hostname__in=nodes, released_at__gte=since,
+        action__state__in=(ActionState.DONE, ActionState.FAILED)).values_list("hostname", flat=True)))
+    if recent:
+        return refuse("cooldown", f"{', '.join(recent)} within {policy.cooldown_hours} h")
+    return None

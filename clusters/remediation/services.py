@@ -1,0 +1,200 @@
+"""Every write of a remediation goes through here: propose, approve, decline, cancel, and dispatch to the worker.
+
+A proposal takes the cluster's remediation lock, checks the guardrails and writes the action and its node rows
+under it, so two lead SAs proposing the same node at once make one action; the same request repeated (its
+idempotency key, or the same nodes and kind while the first is open) lands on the first action.
+"""
+from __future__ import annotations
+
+import uuid
+
+from django.core.exceptions import PermissionDenied
+from django.db import IntegrityError, transaction
+from django.utils import timezone
+
+from clusters.health.models import GpuFault
+from clusters.remediation import journal, rules, tasks
+from clusters.remediation.choices import AUTOMATIC_RULES, ActionState, ConsentMode
+from clusters.remediation.models import (
+    IllegalTransition,
+    RemediationAction,
+    RemediationFault,
+    RemediationNode,
+)
+from portal import access, jobs, locks
+
+
+class Refused(Exception):
+    """A request the user may not make (not a guardrail: those make a refused action)."""
+
+
+def _lock(cluster) -> None:
+    locks.hold("remediation", cluster.pk)
+
+
+def may_propose(user, cluster) -> bool:
+    return access.can_in_organization(user, access.CHANGE, RemediationAction, cluster.organization_id)
+
+
+def propose(cluster, *, kind: str, nodes: list[str], actor=None, faults=(), key: str = "", reason: str = "",
+            automatic: bool = False) -> tuple[RemediationAction, bool]:
+    """Propose ``kind`` on ``nodes`` of ``cluster``; returns (action, created). A guardrail that refuses makes a
+    refused action saying which rule refused it; consent decides whether it waits for a customer's approval."""
+    if actor is not None and not may_propose(actor, cluster):
+        raise PermissionDenied("Only the organization's lead SAs (and staff) propose remediation.")
+    nodes = sorted({n.strip() for n in nodes if n and n.strip()})
+    faults = list(faults)
+    if not faults and nodes:
+        faults = list(GpuFault.objects.filter(cluster=cluster, hostname__in=nodes, cleared_at__isnull=True))
+    key = (key or uuid.uuid4().hex)[:128]
+    try:
+        with transaction.atomic():
+            _lock(cluster)
+            cluster.refresh_from_db(fields=["state"])
+            earlier = RemediationAction.objects.filter(organization_id=cluster.organization_id, key=key).first()
+            if earlier is not None:
+                return earlier, False
+            same = _open_same(cluster, kind, nodes)
+            if same is not None:
+                return same, False
+            policy = rules.policy_for(cluster.organization_id)
+            refused = rules.refusal(cluster, kind, nodes, policy)
+            first_seen = min((f.first_seen for f in faults), default=None)
+            action = RemediationAction.objects.create(
+                organization_id=cluster.organization_id, cluster=cluster, kind=kind, nodes=nodes, key=key,
+                reason=reason[:2000], automatic=automatic, proposed_by=_user(actor), fault_seen_at=first_seen,
+                state=ActionState.REFUSED if refused else ActionState.PROPOSED,
+                refused_rule=refused.rule if refused else "", refusal=refused.text if refused else "",
+                finished_at=timezone.now() if refused else None,
+            )
+            action.cluster = cluster
+            if refused:
+                journal.record(action, f"{action.get_kind_display().lower()} of {', '.join(nodes) or 'no node'} "
+                               f"refused", refused.text, actor=actor, notify_too=False)
+                return action, True
+            RemediationNode.objects.bulk_create(RemediationNode(action=action, cluster=cluster, hostname=n)
+                                                for n in nodes)
+            RemediationFault.objects.bulk_create(RemediationFault(action=action, fault=f) for f in faults)
+            what, takes = rules.describe(cluster.orchestrator, kind)
+            who = "automatically" if automatic else f"by {_name(actor)}"
+            journal.record(action, f"{action.get_kind_display().lower()} of {', '.join(nodes)} proposed {who}",
+                           f"{reason}\n\n{what} It takes {takes}.".strip(), actor=actor)
+            if automatic or policy.mode != ConsentMode.APPROVAL:
+                _approve(action, actor, "under the organization's consent policy")
+            return action, True
+    except IntegrityError:
+        # The node rows' constraint caught a race the lock did not (another database session without it).
+        same = _open_same(cluster, kind, nodes)
+        if same is None:
+            raise
+        return same, False
+
+
+def _open_same(cluster, kind: str, nodes: list[str]) -> RemediationAction | None:
+    ids = set(RemediationNode.objects.filter(cluster=cluster, hostname__in=nodes, active=True)
+              .values_list("action_id", flat=True))
+    if len(ids) != 1:
+        return None
+    action = RemediationAction.objects.get(pk=ids.pop())
+    return action if action.kind == kind and sorted(action.nodes) == nodes else None
+
+
+def may_approve(user, action: RemediationAction) -> bool:
+    """A customer engineer of the action's organization (or staff): consent is the customer's to give."""
+    return access.can(user, access.APPROVE, action)
+
+
+def approve(action: RemediationAction, actor) -> RemediationAction:
+    if not may_approve(actor, action):
+        raise PermissionDenied("Only a customer engineer of the organization approves its remediation.")
+    with transaction.atomic():
+        _lock(action.cluster)
+        action.refresh_from_db()
+        try:
+            _approve(action, actor, f"by {_name(actor)}")
+        except IllegalTransition as exc:
+            raise Refused(f"This action is {action.get_state_display().lower()}; it cannot be approved.") from exc
+    return action
+
+
+def _approve(action: RemediationAction, actor, how: str) -> None:
+    action.transition(ActionState.APPROVED, approved_by=_user(actor), approved_at=timezone.now())
+    journal.record(action, f"approved {how}", actor=actor)
+    dispatch_on_commit(action)
+
+
+def decline(action: RemediationAction, actor, why: str = "") -> RemediationAction:
+    if not may_approve(actor, action):
+        raise PermissionDenied("Only a customer engineer of the organization declines its remediation.")
+    with transaction.atomic():
+        action.refresh_from_db()
+        try:
+            action.transition(ActionState.REFUSED, refused_rule="declined",
+                              refusal=f"Refused: {rules.RULE_WORDS['declined']}{f' ({why})' if why else ''}."[:300])
+        except IllegalTransition as exc:
+            raise Refused(f"This action is {action.get_state_display().lower()}; it cannot be declined.") from exc
+        journal.record(action, f"declined by {_name(actor)}", why, actor=actor)
+    return action
+
+
+def cancel(action: RemediationAction, actor) -> RemediationAction:
+    if not access.can(actor, access.CHANGE, action):
+        raise PermissionDenied("Only the organization's lead SAs cancel its remediation.")
+    with transaction.atomic():
+        action.refresh_from_db()
+        try:
+            action.transition(ActionState.CANCELLED)
+        except IllegalTransition as exc:
+            raise Refused(f"This action is {action.get_state_display().lower()}; it cannot be cancelled.") from exc
+        journal.record(action, f"cancelled by {_name(actor)}", actor=actor)
+    return action
+
+
+def dispatch(action: RemediationAction) -> bool:
+    """Send the action's job now, numbered so a resend ends an older chain of polls; the sweep retries a miss."""
+    with transaction.atomic():
+        attempt = RemediationAction.objects.select_for_update().values_list("attempts", flat=True).get(pk=action.pk) + 1
+        RemediationAction.objects.filter(pk=action.pk).update(attempts=attempt)
+    ok = jobs.send(tasks.run_remediation, action.pk, attempt)
+    RemediationAction.objects.filter(pk=action.pk).update(dispatched=ok)
+    return ok
+
+
+def dispatch_on_commit(action: RemediationAction) -> None:
+    transaction.on_commit(lambda: dispatch(action))
+
+
+def propose_automatic(limit: int = 50) -> int:
+    """Open faults of organizations whose policy names their kind: propose (and so start) the action. Each fault is
+    proposed once (its key), and the guardrails still apply: a busy node or a full cluster refuses it."""
+    made = 0
+    faults = (GpuFault.objects.filter(cleared_at__isnull=True, cluster__state="ready",
+                                      cluster__organization__remediation_policy__mode=ConsentMode.AUTOMATIC,
+                                      remediations__isnull=True)
+              .select_related("cluster__organization__remediation_policy").order_by("first_seen")[:limit])
+    for fault in faults:
+        rule = rules.automatic_rule(fault)
+        if not rule or rule not in fault.cluster.organization.remediation_policy.automatic_kinds:
+            continue
+        kind = AUTOMATIC_RULES[rule][1]
+        if kind not in rules.KINDS_BY_ORCHESTRATOR.get(fault.cluster.orchestrator, ()):
+            continue
+        _action, created = propose(fault.cluster, kind=kind, nodes=[fault.hostname], faults=[fault],
+                                   key=f"auto-fault-{fault.pk}", automatic=True,
+                                   reason=f"{AUTOMATIC_RULES[rule][0]} on {fault.hostname}: remediated automatically "
+                                          "under the organization's consent policy.")
+        made += created
+    return made
+
+
+
+def _user(user):
+    return user if getattr(user, "is_authenticated", False) else None
+
+
+def _name(user) -> str:
+    if not getattr(user, "is_authenticated", False):
+        return "the portal"
+    return getattr(user, "display_name", "") or user.get_username()
+
+

@@ -1,0 +1,196 @@
+"""Remediation pages: the panel on a cluster's health page (faults, recommended actions, the proposal form, the
+actions with their consent buttons), an action's page with its steps, and the organization's consent policy."""
+from __future__ import annotations
+
+from django.contrib import messages
+from django.core.exceptions import PermissionDenied
+from django.db import transaction
+from django.http import HttpResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.views import View
+
+from clusters.health.models import GpuFault, NodeHealth
+from clusters.models import Cluster
+from clusters.remediation import rules, services
+from clusters.remediation.forms import DeclineForm, ProposeForm, RemediationPolicyForm
+from clusters.remediation.models import RemediationAction, RemediationPolicy
+from portal import access, provider_errors, submissions, versions
+from portal.generic import ObjectView
+from portal.models import Organization
+
+ACTIONS_SHOWN = 20
+
+
+def _cluster(request, pk) -> Cluster:
+    return get_object_or_404(Cluster.objects.restrict(request.user).select_related("organization"), pk=pk)
+
+
+def panel_context(request, cluster, form=None) -> dict:
+    user = request.user
+    faults = list(GpuFault.objects.restrict(user).filter(cluster=cluster, cleared_at__isnull=True)
+                  .order_by("-severity_rank", "hostname")[:200])
+    remediating = set(RemediationAction.objects.restrict(user).filter(
+        cluster=cluster, fault_rows__outcome="remediating", fault_rows__fault__in=faults)
+        .values_list("fault_rows__fault_id", flat=True))
+    for f in faults:
+        f.recommended = rules.recommend(f)
+        f.remediating = f.pk in remediating
+    actions = list(RemediationAction.objects.restrict(user).filter(cluster=cluster)
+                   .select_related("proposed_by", "approved_by")[:ACTIONS_SHOWN])
+    for a in actions:
+        a.shown_error = a.error if access.sees_internal(user, cluster.organization_id) else (
+            provider_errors.remediation_failure(a.failure_reason) if a.failure_reason else "")
+        a.can_approve = a.state == "proposed" and services.may_approve(user, a)
+        a.can_cancel = a.is_open and a.state in ("proposed", "approved") and access.can(user, access.CHANGE, a)
+    can_propose = services.may_propose(user, cluster)
+    hosts = list(NodeHealth.objects.filter(cluster=cluster).order_by("-rank", "hostname")
+                 .values_list("hostname", flat=True)[:500]) if can_propose else []
+    kinds = rules.KINDS_BY_ORCHESTRATOR.get(cluster.orchestrator, ())
+    recommended = rules.recommend_for(faults)
+    if can_propose and form is None:
+        initial = {"kind": recommended or "reboot", "nodes": sorted({f.hostname for f in faults if f.recommended})[:1]}
+        form = ProposeForm(initial=initial, hostnames=hosts, kinds=kinds)
+    policy = rules.policy_for(cluster.organization_id)
+    return {"object": cluster, "cluster": cluster, "faults": faults, "actions": actions, "form": form,
+            "can_propose": can_propose, "recommended": recommended, "policy": policy,
+            "limit": rules.node_limit(policy, cluster),
+            "what": [(k, *rules.describe(cluster.orchestrator, k)) for k in kinds]}
+
+
+class ClusterPanelView(View):
+    """The remediation panel of a cluster's health page (htmx loads it next to the page)."""
+
+    template_name = "remediation/htmx/cluster_panel.html"
+
+    def get(self, request, pk):
+        cluster = _cluster(request, pk)
+        return render(request, self.template_name, panel_context(request, cluster))
+
+
+class ProposeView(View):
+    """Lead SAs and staff: propose an action on nodes of the cluster (answers the panel to htmx)."""
+
+    template_name = "remediation/htmx/cluster_panel.html"
+
+    @submissions.once
+    def post(self, request, pk):
+        cluster = _cluster(request, pk)
+        if not services.may_propose(request.user, cluster):
+            raise PermissionDenied("Only the organization's lead SAs (and staff) propose remediation.")
+        hosts = NodeHealth.objects.filter(cluster=cluster).values_list("hostname", flat=True)
+        form = ProposeForm(request.POST, hostnames=hosts, kinds=rules.KINDS_BY_ORCHESTRATOR[cluster.orchestrator])
+        if not form.is_valid():
+            return render(request, self.template_name, panel_context(request, cluster, form), status=400)
+        data = form.cleaned_data
+        action, _created = services.propose(cluster, kind=data["kind"], nodes=data["nodes"], actor=request.user,
+                                            reason=data["reason"])
+        submissions.record(request, action, action.get_absolute_url())
+        if request.htmx:
+            return render(request, self.template_name, panel_context(request, cluster))
+        messages.info(request, action.refusal or f"Remediation {action.pk}: {action.get_state_display().lower()}.")
+        return redirect(action)
+
+    def replay_submission(self, request, earlier):
+        if request.htmx:
+            cluster = _cluster(request, self.kwargs["pk"])
+            return render(request, self.template_name, panel_context(request, cluster))
+        return submissions.replay_page(request, earlier)
+
+
+class ActionView(ObjectView):
+    queryset = RemediationAction.objects.select_related("cluster__organization", "proposed_by", "approved_by")
+    template_name = "remediation/action_detail.html"
+
+    def get_context_data(self, **kwargs):
+        ctx = super().get_context_data(**kwargs)
+        action, user = self.object, self.request.user
+        internal = access.sees_internal(user, action.organization_id)
+        ctx["steps"] = list(action.steps.all())
+        ctx["internal"] = internal
+        ctx["faults"] = list(action.fault_rows.select_related("fault"))
+        ctx["shown_error"] = action.error if internal else (
+            provider_errors.remediation_failure(action.failure_reason) if action.failure_reason else "")
+        ctx["can_approve"] = action.state == "proposed" and services.may_approve(user, action)
+        ctx["can_cancel"] = action.state in ("proposed", "approved") and access.can(user, access.CHANGE, action)
+        ctx["what"], ctx["takes"] = rules.describe(action.cluster.orchestrator, action.kind)
+        return ctx
+
+
+class _Decide(View):
+    """A POST that moves an action (approve, decline, cancel): back to the action, or the panel to htmx."""
+
+    def act(self, request, action):
+        raise NotImplementedError
+
+    def post(self, request, pk):
+        action = get_object_or_404(RemediationAction.objects.restrict(request.user).select_related("cluster"), pk=pk)
+        try:
+            self.act(request, action)
+        except services.Refused as exc:
+            if request.htmx:
+                return HttpResponse(str(exc), status=409)
+            messages.error(request, str(exc))
+        if request.htmx:
+            return render(request, "remediation/htmx/cluster_panel.html", panel_context(request, action.cluster))
+        return redirect(action)
+
+
+class ApproveView(_Decide):
+    def act(self, request, action):
+        services.approve(action, request.user)
+
+
+class DeclineView(_Decide):
+    def act(self, request, action):
+        form = DeclineForm(request.POST)
+        services.decline(action, request.user, form.cleaned_data["why"] if form.is_valid() else "")
+
+
+class CancelView(_Decide):
+    def act(self, request, action):
+        services.cancel(action, request.user)
+
+
+class PolicyView(View):
+    """The organization's consent policy: lead SAs set it (with the customer's agreement); customers read it."""
+
+    template_name = "remediation/policy_form.html"
+
+    def _policy(self, request, org_pk):
+        organization = get_object_or_404(Organization.objects.restrict(request.user), pk=org_pk)
+        policy = RemediationPolicy.objects.filter(organization=organization).first() or \
+            RemediationPolicy(organization=organization)
+        may_change = access.can_in_organization(request.user, access.CHANGE, RemediationPolicy, organization.pk)
+        return organization, policy, may_change
+
+    def get(self, request, org_pk):
+        organization, policy, may_change = self._policy(request, org_pk)
+        form = RemediationPolicyForm(instance=policy)
+        versions.add_field(form, policy)
+        return render(request, self.template_name, {"organization": organization, "policy": policy, "form": form,
+                                                    "may_change": may_change})
+
+    def post(self, request, org_pk):
+        organization, policy, may_change = self._policy(request, org_pk)
+        if not may_change:
+            raise PermissionDenied("Only the organization's lead SAs set its remediation policy.")
+        form = RemediationPolicyForm(request.POST, instance=policy)
+        versions.add_field(form, policy)
+        if not form.is_valid():
+            return render(request, self.template_name, {"organization": organization, "policy": policy,
+                                                        "form": form, "may_change": True}, status=400)
+        with transaction.atomic():
+            changes = versions.conflict(form, policy)  # locks the policy's row
+            if changes is None:
+                saved = form.save(commit=False)
+                saved.organization, saved.updated_by = organization, request.user
+                saved.save()
+        if changes is not None:  # changed since the page was opened: the user's values on the stored version
+            stored = form.current_instance
+            again = RemediationPolicyForm(versions.reapply_data(form, stored), instance=stored)
+            versions.add_field(again, stored)
+            return render(request, self.template_name, {"organization": organization, "policy": stored,
+                                                        "form": again, "may_change": True,
+                                                        "version_conflict": changes}, status=409)
+        messages.success(request, "Saved the remediation policy.")
+        return redirect("remediation:policy_edit", org_pk=organization.pk)

@@ -1,0 +1,98 @@
+"""Each action kind on both orchestrators against the embedded endpoint: HyperPod through a real worker (proposed
+and approved through the API), ParallelCluster through Slurm's scontrol on the emulated head node."""
+from __future__ import annotations
+
+import time
+
+import pytest
+from rest_framework.test import APIClient
+
+from clusters.aws import moto_hyperpod_nodes
+from clusters.health.models import GpuFault
+from clusters.remediation import providers, services
+from clusters.remediation.choices import ActionState
+from clusters.remediation.models import RemediationAction, RemediationPolicy
+from tests.clusters.factories_clusters import launched_cluster, run_pipeline
+from tests.remediation.factories_remediation import FAULTY, clean_report, faulty_report, hyperpod_cluster
+from tests.remediation.test_remediation import run
+
+
+def _wait(predicate, timeout: float = 60) -> bool:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if predicate():
+            return True
+        time.sleep(0.3)
+    return False
+
+
+@pytest.mark.worker
+def test_hyperpod_replacement_proposed_and_approved_through_the_api_runs_on_a_real_worker(world, celery_worker_process):
+    cluster = hyperpod_cluster(world.org_a, name="hp-worker")
+    before = moto_hyperpod_nodes.node(cluster.name, FAULTY).instance_id
+    lead, customer = APIClient(), APIClient()
+    lead.force_authenticate(world.lead_a)
+    customer.force_authenticate(world.customer_a)
+    body = {"cluster": cluster.pk, "nodes": [FAULTY], "kind": "replace", "reason": "XID 79"}
+    first = lead.post("/api/health/remediations/", body, format="json", HTTP_IDEMPOTENCY_KEY="k-1")
+    again = lead.post("/api/health/remediations/", body, format="json", HTTP_IDEMPOTENCY_KEY="k-1")
+    assert first.status_code == 201 and again.status_code == 201 and again["Idempotent-Replayed"] == "true"
+    action_id = first.json()["id"]
+    assert first.json()["state"] == "proposed"
+    assert lead.post(f"/api/health/remediations/{action_id}/approve/").status_code == 403
+    approved = customer.post(f"/api/health/remediations/{action_id}/approve/")
+    assert approved.status_code == 200 and approved.json()["state"] == "approved"
+    assert _wait(lambda: RemediationAction.objects.get(pk=action_id).state == ActionState.VERIFYING), \
+        RemediationAction.objects.get(pk=action_id).error
+    assert moto_hyperpod_nodes.node(cluster.name, FAULTY).instance_id != before
+    clean_report(cluster)
+    assert _wait(lambda: RemediationAction.objects.get(pk=action_id).state == ActionState.DONE)
+    assert not GpuFault.objects.filter(cluster=cluster, hostname=FAULTY, cleared_at__isnull=True).exists()
+    detail = customer.get(f"/api/health/remediations/{action_id}/").json()
+    assert [s["name"] for s in detail["steps"]] == ["locate", "submit", "replaced"]
+    assert all(s["detail"] == "" for s in detail["steps"]) and detail["provider_nodes"] == {}
+    assert RemediationAction.objects.count() == 1
+
+
+def _show(cluster, host: str) -> str:
+    provider = providers.ParallelCluster(cluster)
+    command_id = provider.send(f"scontrol show node {host}")
+    return provider.result(command_id)[1]
+
+
+@pytest.mark.django_db
+def test_parallelcluster_drain_reboot_and_replace_through_scontrol_on_the_head_node(world, aws):
+
+    RemediationPolicy.objects.create(organization=world.org_a, mode="lead_sa", cooldown_hours=0)
+    cluster = launched_cluster(world.org_a, name="pc-fix", count=2)
+    run_pipeline(cluster.jobs.get())
+    cluster.refresh_from_db()
+    assert cluster.state == "ready", cluster.error_message
+    host = _show(cluster, "").split()[0].removeprefix("NodeName=")
+    faulty_report(cluster, host)
+    drain, _ = services.propose(
+        cluster, kind="drain", nodes=[host], actor=world.lead_a, reason="XID 79 on GPU 2")
+    drain = run(drain)
+    assert drain.state == ActionState.DONE, drain.error
+    shown = _show(cluster, host)
+    assert "State=DRAIN" in shown and "portal remediation: XID 79 on GPU 2" in shown
+    assert drain.steps.get(name="submit").summary.startswith(f"Sent to the head node: scontrol update nodename={host}")
+
+
+    reboot, _ = services.propose(cluster, kind="reboot", nodes=[host], actor=world.lead_a)
+    reboot = run(reboot)
+    assert reboot.state == ActionState.VERIFYING, reboot.error
+    assert "State=IDLE" in _show(cluster, host)
+    clean_report(cluster, host)
+    assert run(reboot).state == ActionState.DONE
+
+    faulty_report(cluster, host)
+    instance = _show(cluster, host).split("InstanceId=")[1].strip()
+    replace, _ = services.propose(cluster, kind="replace", nodes=[host], actor=world.lead_a)
+    replace = run(replace)
+    assert replace.state == ActionState.VERIFYING, replace.error
+    assert "State=IDLE" in _show(cluster, host) and instance not in _show(cluster, host)
+    assert "POWER_DOWN_FORCE" in replace.steps.get(name="submit").detail
+
+    unknown, _ = services.propose(cluster, kind="reboot", nodes=[FAULTY], actor=world.lead_a)
+    assert unknown.refused_rule == "unknown_node"
