@@ -538,9 +538,6 @@ class _DeviceLabels:
                 return
         self.flat[key] = entry
 
-    def __len__(self) -> int:
-        return len(self.flat) + sum(map(len, self.hosts.values()))
-
 
 def _route(name: str) -> tuple[int, int]:
     """Where a family's samples go: (kind, slot); slot -1 only marks which GPUs or devices exist."""
