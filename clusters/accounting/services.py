@@ -3,6 +3,8 @@ cluster for a window, with the GPU-hours reserved from the reservations in force
 from __future__ import annotations
 
 import datetime
+import functools
+import zoneinfo
 from collections import defaultdict
 from decimal import Decimal
 
@@ -28,7 +30,14 @@ def hourly_cutoff(now: datetime.datetime | None = None) -> datetime.datetime:
 
 
 def midnight(day: datetime.date) -> datetime.datetime:
-    return timezone.make_aware(datetime.datetime.combine(day, datetime.time.min))
+    """The program midnight starting ``day`` (cached: the review asks for the same few hundred days thousands of
+    times, and each time zone conversion costs)."""
+    return _midnight(day, timezone.get_current_timezone_name())
+
+
+@functools.lru_cache(maxsize=4096)
+def _midnight(day: datetime.date, zone: str) -> datetime.datetime:
+    return datetime.datetime.combine(day, datetime.time.min, tzinfo=zoneinfo.ZoneInfo(zone))
 
 
 def store(start: datetime.datetime, end: datetime.datetime, cluster_ids=None) -> int:
