@@ -158,6 +158,9 @@ POLICY["engagement.slackthread"] = Rule(path="interaction__organization", custom
 POLICY["workloads.interaction"] = Rule(
     path="organization", customer_scope=_shared, specialist=R({VIEW}), specialist_path="escalations__target"
 )
+# Cost from Cost Explorer: written by the fetch only; everyone who sees the organization reads it.
+POLICY["workloads.costday"] = Rule(path="organization", lead_sa=R({VIEW}))
+POLICY["workloads.costfetch"] = Rule(path="organization", lead_sa=R({VIEW}))
 
 
 def _roles(user) -> dict[str, frozenset[int]]:

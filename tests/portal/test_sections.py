@@ -10,6 +10,7 @@ def test_organization_page_sections_are_in_their_declared_order():
         "review/org_status_section.html",
         "workloads/workload_org_section.html",
         "workloads/quota_org_section.html",
+        "workloads/htmx/cost_org_section.html",
         "workloads/interactions/htmx/interaction_org_section.html",
         "clusters/htmx/organization_section.html",
         "health/readiness_org_section.html",
