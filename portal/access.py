@@ -166,6 +166,9 @@ POLICY["remediation.remediationpolicy"] = Rule(path="organization")
 POLICY["remediation.remediationstep"] = Rule(path="action__organization", cycle_path="action__cluster__cycle")
 POLICY["remediation.remediationnode"] = Rule(path="action__organization", cycle_path="action__cluster__cycle")
 POLICY["remediation.remediationfault"] = Rule(path="action__organization", cycle_path="action__cluster__cycle")
+# Cost from Cost Explorer: written by the fetch only; everyone who sees the organization reads it.
+POLICY["workloads.costday"] = Rule(path="organization", lead_sa=R({VIEW}))
+POLICY["workloads.costfetch"] = Rule(path="organization", lead_sa=R({VIEW}))
 
 
 def _roles(user) -> dict[str, frozenset[int]]:

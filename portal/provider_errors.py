@@ -82,3 +82,25 @@ REMEDIATION_FAILURES = {
 
 def remediation_failure(reason: str) -> str:
     return REMEDIATION_FAILURES.get(reason or "error", REMEDIATION_FAILURES["error"])
+COST_FAILURES = {
+    "access_denied": "The portal could not read this account's costs: the IAM role your organization set up for it "
+                     "does not allow Cost Explorer (ce:GetCostAndUsage). Ask your AWS administrator to add it; "
+                     "your lead SA has the details.",
+    "throttling": "Cost Explorer slowed down the portal's requests; the portal will ask again.",
+    "not_enabled": "Cost Explorer is not enabled for this account yet (it takes up to a day after it is turned on). "
+                   "Your lead SA has the details.",
+    "error": "The portal could not read this account's costs from Cost Explorer. Your lead SA has the details.",
+}
+
+
+def cost_failure(reason: str) -> str:
+    return COST_FAILURES.get(reason or "error", COST_FAILURES["error"])
+
+
+def cost_fetch_error(fetch, user) -> str:
+    """The failure text ``user`` may read for an organization's last cost fetch."""
+    if fetch is None or not (fetch.error or fetch.failure_reason):
+        return ""
+    if access.sees_internal(user, fetch.organization_id):
+        return fetch.error
+    return cost_failure(fetch.failure_reason)

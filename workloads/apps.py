@@ -20,6 +20,7 @@ class WorkloadsConfig(AppConfig):
         org = sections.ORGANIZATION_PAGE
         sections.register(org, "workloads/workload_org_section.html", workload_sections.workloads_section, order=10)
         sections.register(org, "workloads/quota_org_section.html", workload_sections.quotas_section, order=20)
+        sections.register(org, "workloads/htmx/cost_org_section.html", workload_sections.cost_section, order=25)
         sections.register(org, "workloads/interactions/htmx/interaction_org_section.html",
                           interaction_sections.organization_section, order=30)
         sections.register(sections.LEAD_HOME, "workloads/interactions/htmx/interaction_lead_section.html",

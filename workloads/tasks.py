@@ -1,4 +1,4 @@
-"""Scheduled work of the workloads app: warnings before quotas and reservations end."""
+"""Scheduled work of the workloads app: warnings before quotas and reservations end, cost from Cost Explorer."""
 from __future__ import annotations
 
 import datetime
@@ -8,10 +8,12 @@ from celery import shared_task
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
-from portal import timeline
+from portal import aws, jobs, timeline
 from portal.choices import TimelineKind
+from portal.models import Organization
 from portal.notifications import Event, notify
 from portal.vocabulary import Severity
+from workloads import spend
 from workloads.choices import EXPIRY_THRESHOLDS
 from workloads.models import CapacityReservation, ExpiryWarning, InstanceQuota
 
@@ -77,3 +79,28 @@ def _warn(kind: str, row, days_left: int, threshold: int, today) -> str | None:
 def warn_expiring_task() -> int:
     """Daily (django-celery-beat, created by migration 0003): send the due expiry warnings."""
     return len(warn_expiring())
+
+
+# Cost from Cost Explorer (workloads/spend.py): one task per organization, sent daily by beat.
+COST_RETRIES = 5
+
+
+@shared_task(name="workloads.spend.fetch_costs", bind=True, acks_late=True, max_retries=COST_RETRIES)
+def fetch_costs_task(self, organization_id: int) -> int:
+    """Fetch one organization's recent days; throttling and other transient failures retry with backoff."""
+    last_try = self.request.retries >= COST_RETRIES
+    try:
+        return spend.fetch(organization_id, record_retryable=last_try)
+    except aws.AwsError as exc:
+        if exc.retryable and not last_try:
+            raise self.retry(exc=exc, countdown=60 * 2 ** self.request.retries) from exc
+        return 0
+
+
+@shared_task(name="workloads.spend.fetch_all_costs")
+def fetch_all_costs_task() -> int:
+    """Daily: one fetch per organization that has an AWS account."""
+    ids = list(Organization.objects.exclude(aws_account_id="").values_list("pk", flat=True))
+    for pk in ids:
+        jobs.send(fetch_costs_task, pk)
+    return len(ids)

@@ -3,13 +3,15 @@ cluster for a window, with the GPU-hours reserved from the reservations in force
 from __future__ import annotations
 
 import datetime
+import functools
+import zoneinfo
 from collections import defaultdict
 from decimal import Decimal
 
 from django.conf import settings
 from django.db import transaction
 from django.db.models import Count, Q, Sum
-from django.db.models.functions import TruncDate
+from django.db.models.functions import TruncDate, TruncWeek
 from django.utils import timezone
 
 from clusters.accounting.compute import HOUR, accelerators_per_node, compute, floor_hour, q
@@ -28,7 +30,14 @@ def hourly_cutoff(now: datetime.datetime | None = None) -> datetime.datetime:
 
 
 def midnight(day: datetime.date) -> datetime.datetime:
-    return timezone.make_aware(datetime.datetime.combine(day, datetime.time.min))
+    """The program midnight starting ``day`` (cached: the review asks for the same few hundred days thousands of
+    times, and each time zone conversion costs)."""
+    return _midnight(day, timezone.get_current_timezone_name())
+
+
+@functools.lru_cache(maxsize=4096)
+def _midnight(day: datetime.date, zone: str) -> datetime.datetime:
+    return datetime.datetime.combine(day, datetime.time.min, tzinfo=zoneinfo.ZoneInfo(zone))
 
 
 def store(start: datetime.datetime, end: datetime.datetime, cluster_ids=None) -> int:
@@ -152,11 +161,10 @@ def organization_figures(organization_ids, start: datetime.datetime, end: dateti
         found[r["organization_id"]].update({f: r[f] for f in FIGURES})
     per_week: dict[int, dict[datetime.date, dict]] = defaultdict(lambda: defaultdict(_empty))
     if weeks:
-        for r in (days.filter(day__gte=min(weeks), day__lte=last_day).values("organization_id", "day")
-                  .annotate(**{f: Sum(f) for f in FIGURES}).order_by()):
-            week = r["day"] - datetime.timedelta(days=r["day"].weekday())
-            for f in FIGURES:
-                per_week[r["organization_id"]][week][f] += r[f]
+        for r in (days.filter(day__gte=min(weeks), day__lte=last_day).annotate(week=TruncWeek("day"))
+                  .values("organization_id", "week").annotate(**{f: Sum(f) for f in FIGURES}).order_by()):
+            for f in FIGURES:  # ISO weeks start on Monday, as the program's do
+                per_week[r["organization_id"]][r["week"]][f] += r[f]
     by_org: dict[int, list] = defaultdict(list)
     for r in reservations.filter(start__lte=timezone.localtime(end).date(),
                                  end__gte=timezone.localtime(first).date()).values(

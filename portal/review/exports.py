@@ -18,7 +18,8 @@ from portal.xlsx import xlsx_response
 
 Table = tuple[list[str], list[list]]
 # Accelerator-hours (clusters/accounting) as numbers, under the names the API gives them.
-CAPACITY_COLUMNS = ["gpu_hours_reserved", "gpu_hours_held", "gpu_hours_healthy", "gpu_hours_busy", "goodput"]
+CAPACITY_COLUMNS = ["gpu_hours_reserved", "gpu_hours_held", "gpu_hours_healthy", "gpu_hours_busy", "goodput",
+                    "cost_usd", "cost_per_busy_gpu_hour"]
 
 
 def _organizations(f: dict) -> Table:
@@ -33,7 +34,7 @@ def _organizations(f: dict) -> Table:
         o["open"].get("critical", 0), o["open"].get("high", 0), o["open"].get("normal", 0), o["open"].get("low", 0),
         "" if o["oldest_open_days"] is None else o["oldest_open_days"], local_day(o["last_contact"]),
         o["quota_used"], o["quota_total"], o["expiring"]["count"], o["expiring"]["next"] or "",
-        *[o.get(column, "") for column in CAPACITY_COLUMNS],  # reviews frozen before accounting have none
+        *["" if o.get(column) is None else o[column] for column in CAPACITY_COLUMNS],  # reviews frozen before accounting have none
     ] for o in f.get("organizations", [])]
     return header, rows
 

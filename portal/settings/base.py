@@ -251,6 +251,8 @@ CELERY_BEAT_SCHEDULE = {
     # Closed hours' accelerator-hours (a few minutes past, so the hour's last reports are in), then idle capacity.
     "Account accelerator-hours": {"task": "accounting.catch_up", "schedule": crontab(minute="7")},
     "Remediation: automatic proposals, actions the broker missed": {"task": "remediation.sweep", "schedule": 60},
+    # Cost Explorer updates a day's figures for about a day after it ends: fetch once a day, early in program time.
+    "Fetch cost from Cost Explorer": {"task": "workloads.spend.fetch_all_costs", "schedule": crontab(minute="30", hour="6")},
 }  # queues come from the task routes in portal/celery.py
 
 CACHES = {
@@ -268,6 +270,8 @@ AWS_ENDPOINT_URL = env("AWS_ENDPOINT_URL", default="") or None
 AWS_DEFAULT_REGION = env("AWS_DEFAULT_REGION", default="ap-northeast-1")
 AWS_MAX_ATTEMPTS = env.int("AWS_MAX_ATTEMPTS", default=5)
 AWS_ROLE_SESSION_NAME = env("AWS_ROLE_SESSION_NAME", default="geniac-portal")
+# Cost Explorer (workloads/spend.py): how many recent days each daily fetch asks for again (estimates get revised).
+SPEND_FETCH_DAYS = env.int("SPEND_FETCH_DAYS", default=14)
 
 EMAIL_BACKEND = env("EMAIL_BACKEND", default="django.core.mail.backends.console.EmailBackend")
 DEFAULT_FROM_EMAIL = env("DEFAULT_FROM_EMAIL", default="portal@geniac.invalid")

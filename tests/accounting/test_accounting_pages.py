@@ -21,7 +21,7 @@ from tests.accounting.test_accounting_figures import build_history
 from tests.clusters.factories_clusters import ClusterFactory
 from tests.queries import assert_flat_queries
 from tests.review.factories_review import program
-from workloads.models import CapacityReservation, InstanceQuota
+from workloads.models import CapacityReservation, CostDay, InstanceQuota
 
 pytestmark = pytest.mark.django_db
 
@@ -41,12 +41,19 @@ def row_of(figures, org):
 
 def test_review_csv_api_and_frozen_week_carry_the_gpu_hours(world, client):
     with_history(world)
+    day = timezone.localdate() - datetime.timedelta(days=2)
+    CostDay.objects.bulk_create([CostDay(organization=world.org_a, day=day, service=service, amount_usd=amount,
+                                         fetched_at=timezone.now())
+                                 for service, amount in (("Amazon Elastic Compute Cloud - Compute", Decimal("1400.4")),
+                                                         ("Amazon FSx", Decimal("78")))])
     client.force_login(world.pm)
     page = client.get(reverse("portal:overview"))
     row = row_of(page.context["figures"], world.org_a)
     for column, value in COLUMNS.items():
         assert row[column] == pytest.approx(value), column
     assert row["goodput"] == pytest.approx(739.2 / 3840, abs=1e-4)
+    assert (row["cost_usd"], row["cost_per_busy_gpu_hour"]) == (1478.4, 2.0)  # 1,478.40 USD ÷ 739.2 busy hours
+    assert page.context["figures"]["capacity"]["program"]["cost_per_busy_gpu_hour"] == 2.0
     assert row_of(page.context["figures"], world.org_b)["gpu_hours_held"] == 0.0
     assert "Accelerator-hours" in page.content.decode()
     weeks = page.context["figures"]["capacity"]["per_week"]
@@ -56,9 +63,11 @@ def test_review_csv_api_and_frozen_week_carry_the_gpu_hours(world, client):
     lines = list(csv.DictReader(io.StringIO(body)))
     first = next(line for line in lines if line["Organization"] == world.org_a.name)
     assert {c: float(first[c]) for c in COLUMNS} == pytest.approx(COLUMNS)
+    assert (float(first["cost_usd"]), float(first["cost_per_busy_gpu_hour"])) == (1478.4, 2.0)
     assert client.get(reverse("review:overview_csv", kwargs={"table": "capacity"})).status_code == 200
     api = client.get(reverse("review-api:overview")).json()
     assert row_of(api, world.org_a)["gpu_hours_busy"] == pytest.approx(739.2)
+    assert row_of(api, world.org_a)["cost_usd"] == 1478.4
     review = review_services.freeze(world.pm)
     assert row_of(review.figures, world.org_a)["gpu_hours_healthy"] == 1232.0
     assert client.get(reverse("review:review_pdf", kwargs={"pk": review.pk})).status_code == 200

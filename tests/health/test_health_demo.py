@@ -15,7 +15,8 @@ def test_seed_twice_changes_nothing(db):
             Cluster.objects.count()) == counts
     accounting = [name for _, name, _, _ in ACCOUNTING_CLUSTERS]  # four days of hourly reports each
     ready = Cluster.objects.filter(state="ready").exclude(name__in=accounting).count()
-    assert HealthReport.objects.exclude(cluster__name__in=accounting).count() == ready >= 2  # one report per ready cluster; launching and failed ones report nothing
+    # one report per ready cluster; launching and failed ones report nothing
+    assert HealthReport.objects.exclude(cluster__name__in=accounting).count() == ready >= 2
     assert sorted(ValidationRun.objects.values_list("verdict", "transport")) == [("fail", "socket"), ("pass", "efa")]
     faulty = NodeHealth.objects.filter(verdict="reboot").get()
     assert faulty.missing_gpus == [5]

@@ -10,9 +10,11 @@ def test_organization_page_sections_are_in_their_declared_order():
         "review/org_status_section.html",
         "workloads/workload_org_section.html",
         "workloads/quota_org_section.html",
+        "workloads/htmx/cost_org_section.html",
         "workloads/interactions/htmx/interaction_org_section.html",
         "clusters/htmx/organization_section.html",
         "health/readiness_org_section.html",
+        "accounting/org_section.html",
         "engagement/htmx/org_outcomes_section.html",
     ]
     assert [s.template for s in sections.sections(sections.LEAD_HOME)][0] == "workloads/interactions/htmx/interaction_lead_section.html"

@@ -1,6 +1,6 @@
 """Accelerator-hours per organization and for the program over the window, week by week (the GPU-hours
 waterfall: reserved → held → healthy → busy, goodput = busy ÷ reserved), and the idle capacity list, read from
-the stored figures of ``clusters.accounting`` (seven queries whatever the number of organizations)."""
+the stored figures of ``clusters.accounting`` (eight queries whatever the number of organizations)."""
 from __future__ import annotations
 
 import datetime
@@ -9,6 +9,7 @@ from django.utils import timezone
 
 from clusters.accounting import forecast, idle, services
 from portal.review.figures.scope import Scope, iso
+from workloads import spend
 
 COLUMNS = ("reserved", "held", "healthy", "busy")
 
@@ -26,10 +27,22 @@ def capacity_figures(scope: Scope) -> dict:
         weeks.append({"week": monday.isoformat(), **week})
     notices = idle.open_notices(ids)
     ahead = forecast.forecast(ids, scope.now)
+    # Cost Explorer's days in the window (today included, as the accelerator-hours are).
+    cost = spend.cost_by_organization(scope.org_ids, timezone.localtime(start).date(),
+                                      scope.today + datetime.timedelta(days=1))
+    for oid in scope.org_ids:
+        if oid in cost:
+            figures = per_org.setdefault(oid, {})
+            figures["cost_usd"] = float(cost[oid])
+            busy = figures.get("busy") or 0.0
+            figures["cost_per_busy_gpu_hour"] = round(float(cost[oid]) / busy, 4) if busy else None
+    program = {**services.total({oid: f for oid, f in per_org.items() if "held" in f}),
+               "cost_usd": float(sum(cost.values()))}
+    program["cost_per_busy_gpu_hour"] = round(program["cost_usd"] / program["busy"], 4) if program["busy"] else None
     return {
         "by_org": per_org,
         "forecast": {oid: f for oid, f in ahead.items() if oid in set(scope.org_ids)},
-        "program": services.total(per_org),
+        "program": program,
         "per_week": weeks,
         "window_start": iso(timezone.localtime(start).date()),
         "idle": [{"organization": n.organization.name, "cluster": n.cluster.name, "cluster_id": n.cluster_id,
@@ -40,4 +53,5 @@ def capacity_figures(scope: Scope) -> dict:
 def organization_columns(figures: dict | None) -> dict:
     """The organization row's numbers (zeros where nothing was reserved or held)."""
     figures = figures or {}
-    return {**{f"gpu_hours_{key}": figures.get(key, 0.0) for key in COLUMNS}, "goodput": figures.get("goodput")}
+    return {**{f"gpu_hours_{key}": figures.get(key, 0.0) for key in COLUMNS}, "goodput": figures.get("goodput"),
+            "cost_usd": figures.get("cost_usd"), "cost_per_busy_gpu_hour": figures.get("cost_per_busy_gpu_hour")}
