@@ -32,8 +32,9 @@ def _queue(endpoint: str, account_id: str, result: dict) -> None:
     if not endpoint.startswith(("http://", "https://")):
         raise ValueError(f"not an endpoint URL: {endpoint!r}")
     body = json.dumps({"account_id": account_id, "results": [result]}).encode()
-    request = urllib.request.Request(f"{endpoint.rstrip('/')}/moto-api/static/ce/cost-and-usage-results", data=body,
-                                     method="POST", headers={"Content-Type": "application/json"})  # noqa: S310 - scheme checked
+    url = f"{endpoint.rstrip('/')}/moto-api/static/ce/cost-and-usage-results"
+    headers = {"Content-Type": "application/json"}
+    request = urllib.request.Request(url, data=body, method="POST", headers=headers)  # noqa: S310 - scheme checked
     with urllib.request.urlopen(request, timeout=10) as response:  # noqa: S310 - scheme checked
         response.read()
 
