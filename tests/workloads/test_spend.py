@@ -12,6 +12,7 @@ import requests
 from django.urls import reverse
 
 from portal import aws as portal_aws
+from tests.queries import assert_flat_queries
 from tests.workloads.factories_workloads import InstanceQuotaFactory
 from workloads import demo_spend, spend, tasks
 from workloads.models import CostDay, CostFetch
@@ -207,3 +208,18 @@ def test_demo_seed_queues_realistic_results_and_fetches_them(aws, world):
     assert {"Amazon FSx", "Amazon Simple Storage Service", "Amazon SageMaker"} <= set(services)  # A is the first
     demo_spend.seed(context)  # seeding twice changes nothing
     assert spend.cost_by_organization([world.org_a.pk], start, end) == {world.org_a.pk: totals[world.org_a.pk]}
+
+
+def test_organization_page_queries_do_not_grow_with_cost_rows(client, world):
+    client.force_login(world.customer_a)
+    added = []
+
+    def grow(n: int) -> None:
+        yesterday = datetime.date.today() - datetime.timedelta(days=1)
+        for i in range(n):
+            added.append(i)
+            spend.store(world.org_a.pk, {yesterday - datetime.timedelta(days=len(added) % 13):
+                                         {f"Service {len(added)}": Decimal("1.5")}})
+
+    small, large = assert_flat_queries(client, reverse("portal:organization_detail", args=[world.org_a.slug]), grow=grow)
+    print(f"organization page: {small} queries at 10 cost rows, {large} at 30")
