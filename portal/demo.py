@@ -94,6 +94,7 @@ def seed_core() -> dict:
 # Dotted paths of functions taking the context dict returned by seed_core (and extending it).
 DEMO_SEEDERS: list[str] = [
     "workloads.demo_workloads.seed",
+    "workloads.demo_spend.seed",
     "workloads.interactions.demo.seed",
     "clusters.demo_clusters.seed",
     "clusters.health.demo_health.seed",

@@ -12,7 +12,9 @@ import requests
 from django.urls import reverse
 
 from portal import aws as portal_aws
-from workloads import spend, tasks
+from tests.queries import assert_flat_queries
+from tests.workloads.factories_workloads import InstanceQuotaFactory
+from workloads import demo_spend, spend, tasks
 from workloads.models import CostDay, CostFetch
 
 pytestmark = pytest.mark.django_db
@@ -190,3 +192,34 @@ def test_organization_page_shows_cost_to_its_members_only(client, world):
     for user in (world.customer_b, world.lead_b):
         client.force_login(user)
         assert client.get(url).status_code == 404
+
+
+def test_demo_seed_queues_realistic_results_and_fetches_them(aws, world):
+    InstanceQuotaFactory(organization=world.org_a, instance_type_name="p5.48xlarge", count=16)
+    context = {"organizations": {"a": world.org_a, "b": world.org_b}}
+    demo_spend.seed(context)
+    start, end = spend.default_window()
+    totals = spend.cost_by_organization([world.org_a.pk, world.org_b.pk], start, end)
+    # 16 P5 for 14 days at 85-100 % of on-demand price: EC2 alone is 450k-530k USD.
+    assert Decimal(450_000) < totals[world.org_a.pk] < Decimal(560_000)
+    assert world.org_b.pk in totals
+    assert len(spend.cost_by_day(world.org_a.pk, start, end)) == 14
+    services = dict(spend.cost_by_service(world.org_a.pk, start, end))
+    assert {"Amazon FSx", "Amazon Simple Storage Service", "Amazon SageMaker"} <= set(services)  # A is the first
+    demo_spend.seed(context)  # seeding twice changes nothing
+    assert spend.cost_by_organization([world.org_a.pk], start, end) == {world.org_a.pk: totals[world.org_a.pk]}
+
+
+def test_organization_page_queries_do_not_grow_with_cost_rows(client, world):
+    client.force_login(world.customer_a)
+    added = []
+
+    def grow(n: int) -> None:
+        yesterday = datetime.date.today() - datetime.timedelta(days=1)
+        for i in range(n):
+            added.append(i)
+            spend.store(world.org_a.pk, {yesterday - datetime.timedelta(days=len(added) % 13):
+                                         {f"Service {len(added)}": Decimal("1.5")}})
+
+    small, large = assert_flat_queries(client, reverse("portal:organization_detail", args=[world.org_a.slug]), grow=grow)
+    print(f"organization page: {small} queries at 10 cost rows, {large} at 30")
