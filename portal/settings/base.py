@@ -361,3 +361,8 @@ OUTBOUND_ALLOWED_HOSTS = env.list("OUTBOUND_ALLOWED_HOSTS", default=[])
 OUTBOUND_HTTP_HOSTS = env.list("OUTBOUND_HTTP_HOSTS", default=[])
 # Name servers for those lookups ("address" or "address:port", IPv6 in brackets); unset: the system's resolver.
 OUTBOUND_DNS_SERVERS = env.list("OUTBOUND_DNS_SERVERS", default=[])
+
+# The demo's console (manage.py run_demo sets DEMO_QUIET_CONSOLE): a refused page is one line, not a traceback.
+if env.bool("DEMO_QUIET_CONSOLE", default=False):
+    LOGGING["filters"] = {"one_line_refusals": {"()": "portal.logfilters.OneLineRefusals"}}
+    LOGGING["handlers"]["console"]["filters"] = ["one_line_refusals"]
