@@ -387,3 +387,7 @@ REMEDIATION_EXECUTION_SECONDS = env.int("REMEDIATION_EXECUTION_SECONDS", default
 REMEDIATION_VERIFY_SECONDS = env.int("REMEDIATION_VERIFY_SECONDS", default=6 * 3600)  # for the next clean report
 REMEDIATION_XID_SPREAD_NODES = env.int("REMEDIATION_XID_SPREAD_NODES", default=3)  # one XID on this many nodes
 REMEDIATION_XID_SPREAD_DAYS = env.int("REMEDIATION_XID_SPREAD_DAYS", default=7)
+# The demo's console (manage.py run_demo sets DEMO_QUIET_CONSOLE): a refused page is one line, not a traceback.
+if env.bool("DEMO_QUIET_CONSOLE", default=False):
+    LOGGING["filters"] = {"one_line_refusals": {"()": "portal.logfilters.OneLineRefusals"}}
+    LOGGING["handlers"]["console"]["filters"] = ["one_line_refusals"]

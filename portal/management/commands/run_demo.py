@@ -10,6 +10,7 @@ import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
 import urllib.request
 from pathlib import Path
@@ -18,6 +19,7 @@ from django.conf import settings
 from django.core.management.base import BaseCommand
 
 from portal import demo
+from portal.logfilters import expected_aws_line
 from portal.processes import die_with_parent  # noqa: E402
 
 
@@ -55,6 +57,16 @@ def demo_web_environment(*, debug: bool = False) -> dict[str, str]:
     return {"DEBUG": "true" if debug else "false"}
 
 
+def _pass_lines(stream, out, drop) -> None:
+    """Copy a child's output to ``out`` line by line, leaving out the lines ``drop`` names."""
+    for raw in iter(stream.readline, b""):
+        line = raw.decode(errors="replace")
+        if not drop(line):
+            out.write(line)
+            out.flush()
+    stream.close()
+
+
 def _wait_http(url: str, seconds: float = 30) -> bool:
     deadline = time.monotonic() + seconds
     while time.monotonic() < deadline:
@@ -82,6 +94,7 @@ class Command(BaseCommand):
         env = dict(os.environ)
         env.setdefault("DJANGO_SETTINGS_MODULE", "portal.settings.local")
         env.update(demo_web_environment(debug=options["debug"]))
+        env.setdefault("DEMO_QUIET_CONSOLE", "true")  # a refused page is one line (portal/logfilters.py)
         for key, value in (("AWS_ACCESS_KEY_ID", "demo"), ("AWS_SECRET_ACCESS_KEY", "demo"),
                            ("AWS_DEFAULT_REGION", settings.AWS_DEFAULT_REGION)):
             env.setdefault(key, value)
@@ -102,8 +115,12 @@ class Command(BaseCommand):
 
         procs: list[tuple[str, subprocess.Popen]] = []
 
-        def start(name: str, cmd: list[str]) -> subprocess.Popen:
-            proc = subprocess.Popen(cmd, cwd=base, env=env, preexec_fn=die_with_parent)
+        def start(name: str, cmd: list[str], drop=None) -> subprocess.Popen:
+            pipe = subprocess.PIPE if drop else None
+            proc = subprocess.Popen(cmd, cwd=base, env=env, preexec_fn=die_with_parent, stdout=pipe, stderr=pipe)
+            if drop:
+                for stream, out in ((proc.stdout, sys.stdout), (proc.stderr, sys.stderr)):
+                    threading.Thread(target=_pass_lines, args=(stream, out, drop), daemon=True).start()
             procs.append((name, proc))
             return proc
 
@@ -124,7 +141,8 @@ class Command(BaseCommand):
         try:
             if not env.get("AWS_ENDPOINT_URL"):
                 aws_port = aws_port or _free_port()
-                start("aws", [python, "-m", "clusters.aws.embedded", "--port", str(aws_port)])
+                # moto's expected `POST / 400` answers are left out of the console.
+                start("aws", [python, "-m", "clusters.aws.embedded", "--port", str(aws_port)], drop=expected_aws_line)
                 env["AWS_ENDPOINT_URL"] = f"http://127.0.0.1:{aws_port}"
                 if not _wait_http(f"{env['AWS_ENDPOINT_URL']}/moto-api/"):
                     raise SystemExit("The embedded AWS endpoint did not start.")

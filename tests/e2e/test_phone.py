@@ -1,0 +1,88 @@
+"""The pages a phone made awkward, at 390 px and at 1440 px: no page scrolls sideways, a node's reasons do not
+stretch its row, the navigation folds into one row behind a menu button and the specialists' filters fold away;
+axe finds no serious violation on them."""
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from clusters.health import services
+from tests.e2e.conftest import SHOTS, sign_in
+from tests.e2e.test_accessibility import _axe
+from tests.engagement.factories_engagement import EscalationFactory, TrainedModelFactory, specialist
+from tests.health.factories_health import ClusterFactory, sample
+from tests.workloads.factories_interactions import InteractionFactory
+
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+
+WIDTHS = {"phone": 390, "desktop": 1440}
+ROW_AT_MOST = 240  # px: a node row with several reasons, at phone width
+
+
+@pytest.fixture
+def pages(world):
+    cluster = ClusterFactory(organization=world.org_a, name="alpha-train")
+    services.ingest(cluster, sample("dcgm_p5_healthy.prom"), "push")
+    services.ingest(cluster, sample("dcgm_p5_xid79_missing_gpu.prom") + sample("efa_p5_two_nodes.prom"), "push")
+    TrainedModelFactory(organization=world.org_a, name="alpha-llm-70b-instruct-with-a-long-name")
+    specialist("frameworks")
+    interaction = InteractionFactory(organization=world.org_a, owner=world.lead_a, summary="NCCL falls back to sockets")
+    EscalationFactory(interaction=interaction)
+    return {"lead_a": [f"/organizations/{world.org_a.slug}/outcomes/", f"/clusters/{cluster.pk}/health/"],
+            "frameworks": ["/escalations/"]}
+
+
+def _check(page, width: int) -> list[str]:
+    problems = []
+    overflow = page.evaluate("document.documentElement.scrollWidth - window.innerWidth")
+    if overflow > 0:  # name what sticks out (outside scrolling regions and folded menus)
+        wide = page.evaluate("""() => [...document.querySelectorAll('body *')]
+            .filter(e => e.getBoundingClientRect().right > window.innerWidth + 1
+                         && !e.closest('details:not([open]), .overflow-auto'))
+            .slice(0, 3).map(e => e.tagName + ' ' + e.textContent.trim().slice(0, 40))""")
+        problems.append(f"scrolls sideways by {overflow}px: {wide}")
+    rows = page.evaluate("""() => [...document.querySelectorAll('#h-nodes ~ div table tbody tr')]
+                                  .map(r => r.getBoundingClientRect().height)""")
+    if rows and max(rows) > ROW_AT_MOST:
+        problems.append(f"a node row is {max(rows)}px tall")
+    header = page.evaluate("document.querySelector('.site-header').getBoundingClientRect().height")
+    menu = page.locator(".site-header summary.nav-menu-button")
+    if width < 768:
+        if header > 90:
+            problems.append(f"the navigation takes {header}px")
+        if not menu.is_visible():
+            problems.append("no menu button")
+        filters = page.locator("details.filter-collapse")
+        if filters.count() and filters.first.get_attribute("open") is not None:
+            problems.append("the filters are not folded")
+    elif menu.is_visible():
+        problems.append("a menu button on a wide screen")
+    problems += [f"axe {v['id']}: {v['help']}" for v in _axe(page)]
+    return problems
+
+
+@pytest.mark.parametrize("width", WIDTHS.values(), ids=WIDTHS.keys())
+def test_phone_pages_fit_the_screen(browser, live_server, pages, width):
+    out = SHOTS / "phone"
+    out.mkdir(parents=True, exist_ok=True)
+    failures = {}
+    for user, paths in pages.items():
+        context = browser.new_context(viewport={"width": width, "height": 844}, bypass_csp=True)
+        page = context.new_page()
+        sign_in(page, live_server, user)
+        for path in paths:
+            response = page.goto(f"{live_server.url}{path}")
+            page.wait_for_load_state("networkidle")
+            assert response.status == 200, (user, path, response.status)
+            page.screenshot(path=str(out / f"{width}-{path.strip('/').replace('/', '-')}.png"), full_page=True)
+            problems = _check(page, width)
+            if problems:
+                failures[f"{user} {path}"] = problems
+        if width < 768:  # the menu opens and shows the links
+            page.locator(".site-header summary.nav-menu-button").click()
+            if not page.get_by_role("link", name="Escalations").first.is_visible():
+                page.locator(".nav-group > summary", has_text="Program").click()
+            assert page.get_by_role("link", name="Escalations").first.is_visible()
+        context.close()
+    assert not failures, json.dumps(failures, indent=1)
