@@ -457,13 +457,14 @@ def install() -> None:
     with _install_lock:
         if _installed:
             return
-        from clusters.aws import moto_ec2, moto_fixes, moto_fsx, moto_observability, moto_pcluster
+        from clusters.aws import moto_ec2, moto_eks, moto_fixes, moto_fsx, moto_observability, moto_pcluster
 
         moto_fixes.apply()
         moto_pcluster.apply()
         moto_ec2.apply()
         moto_fsx.apply()
         moto_observability.apply()
+        moto_eks.apply()
         for cached in (parsing.get_model_list, parsing.get_model_map, parsing.get_name_type_map):
             cached.cache_clear()
         _installed = True
