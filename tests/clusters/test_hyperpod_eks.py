@@ -37,8 +37,9 @@ def test_a_full_stack_eks_launch_reaches_ready_with_its_eks_cluster_and_manifest
 
 
 def test_an_orchestrator_naming_no_eks_cluster_is_refused_by_the_endpoint(world, aws):
-    from clusters.aws import moto_eks
     from moto.cloudformation.exceptions import ValidationError
+
+    from clusters.aws import moto_eks
 
     with pytest.raises(ValidationError, match="does not exist"):
         moto_eks.check_orchestrator({"Orchestrator": {"Eks": {"ClusterArn": "arn:aws:eks:ap-northeast-1:123456789012:cluster/none"}}},
