@@ -16,6 +16,7 @@ from typing import Any
 PARAMETER = {
     "parallelcluster": ("CapacityReservationId", ("odcr", "capacity_block")),
     "hyperpod": ("TrainingPlanArn", ("training_plan",)),
+    "hyperpod-eks": ("TrainingPlanArn", ("training_plan",)),
 }
 CAPACITY_TYPE = {"odcr": "ONDEMAND", "capacity_block": "CAPACITY_BLOCK"}
 PARAMETER_NAMES = frozenset(name for name, _ in PARAMETER.values())

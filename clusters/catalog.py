@@ -1,7 +1,7 @@
 """The blueprint catalog: the YAML files are the source of truth, ``Blueprint`` rows follow them.
 
 ``sync()`` runs on demand (the catalog page, a launch, the demo) and is cheap when nothing changed:
-one query and a hash of five small files.
+one query and a hash of six small files.
 """
 from __future__ import annotations
 
@@ -14,8 +14,8 @@ from clusters.models import Blueprint
 
 # The stack each kind of blueprint plays in a cluster, and which kinds make a cluster on their own.
 ROLE_OF_KIND = {"network": "network", "storage": "storage", "parallelcluster": "cluster", "hyperpod": "cluster",
-                "observability": "observability"}
-CLUSTER_KINDS = ("parallelcluster", "hyperpod")
+                "observability": "observability", "hyperpod-eks": "cluster"}
+CLUSTER_KINDS = ("parallelcluster", "hyperpod", "hyperpod-eks")
 
 
 def _fingerprint() -> tuple:

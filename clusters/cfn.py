@@ -22,7 +22,7 @@ import yaml
 
 BLUEPRINTS_DIR = Path(__file__).resolve().parent / "blueprints"
 
-KINDS = ("network", "storage", "parallelcluster", "hyperpod", "observability")
+KINDS = ("network", "storage", "parallelcluster", "hyperpod", "hyperpod-eks", "observability")
 
 _SHORT_FORMS = {
     "Ref": "Ref",

@@ -14,6 +14,7 @@ class ClusterState(models.TextChoices):
 class Orchestrator(models.TextChoices):
     PARALLELCLUSTER = "parallelcluster", "AWS ParallelCluster (Slurm)"
     HYPERPOD = "hyperpod", "SageMaker HyperPod (Slurm)"
+    HYPERPOD_EKS = "hyperpod-eks", "SageMaker HyperPod (EKS)"
 
 
 class StackRole(models.TextChoices):

@@ -81,7 +81,7 @@ class LaunchForm(forms.Form):
             chosen = self._chosen_organization_id() is not None
             self.fields[key] = forms.ChoiceField(
                 required=False, label=field.label, initial="",
-                help_text=("The organization's SageMaker training plans not yet ended." if self.entry.kind == "hyperpod"
+                help_text=("The organization's SageMaker training plans not yet ended." if "training_plan" in kinds
                            else "The organization's capacity reservations and capacity blocks (ODCR ids cr-…) not yet "
                            "ended.") + " It sets the capacity type, and the network is created in its availability zone."
                 + ("" if chosen else " Choose the organization first."),

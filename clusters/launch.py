@@ -37,6 +37,7 @@ ROLE_ORDER = {StackRole.NETWORK: 0, StackRole.STORAGE: 1, StackRole.CLUSTER: 2, 
 SIZE_PARAMETERS = {
     "parallelcluster": ("ComputeInstanceType", "ComputeMaxCount"),
     "hyperpod": ("WorkerInstanceType", "WorkerCount"),
+    "hyperpod-eks": ("WorkerInstanceType", "WorkerCount"),
 }
 RESERVATION_PARAMETER = "CapacityReservationId"
 
@@ -328,7 +329,7 @@ def create_launch(*, organization, name: str, blueprint_slug: str, full_stack: b
     entry = catalog.entry(blueprint_slug)
     p = plan(blueprint_slug, full_stack)
     instance_type, count = size_of(blueprint_slug, parameters)
-    orchestrator = "hyperpod" if entry.kind == "hyperpod" else "parallelcluster"
+    orchestrator = entry.kind if entry.kind in catalog.CLUSTER_KINDS else "parallelcluster"
     cluster = Cluster.objects.create(
         organization=organization, name=name, orchestrator=orchestrator, region=region,
         availability_zone=availability_zone, instance_type=instance_type, node_count=count,

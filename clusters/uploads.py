@@ -35,7 +35,7 @@ def remote_write_url(endpoint: str) -> str:
 
 
 def needs_upload(stack: Stack) -> bool:
-    return stack.role == StackRole.CLUSTER and stack.blueprint.kind in ("parallelcluster", "hyperpod")
+    return stack.role == StackRole.CLUSTER and stack.blueprint.kind in ("parallelcluster", *software.HYPERPOD_KINDS)
 
 
 def upload_software(job: LaunchJob, cluster: Cluster, stack: Stack, inputs: dict[str, str]) -> None:

@@ -460,6 +460,7 @@ def install() -> None:
             return
         from clusters.aws import (
             moto_ec2,
+            moto_eks,
             moto_fixes,
             moto_fsx,
             moto_headnode,
@@ -474,6 +475,7 @@ def install() -> None:
         moto_ec2.apply()
         moto_fsx.apply()
         moto_observability.apply()
+        moto_eks.apply()
         moto_headnode.apply()
         moto_hyperpod_nodes.apply()
         for cached in (parsing.get_model_list, parsing.get_model_map, parsing.get_name_type_map):

@@ -47,7 +47,7 @@ def launched_cluster(org, *, name: str, blueprint: str = "parallelcluster", full
                      count: int = 2, instance_type: str = "p5.48xlarge", **fields) -> Cluster:
     """A cluster written the way the launch form writes it (scheduled, stacks, a pending job)."""
     params = {"cluster": {"ComputeInstanceType": instance_type, "ComputeMaxCount": str(count)}}
-    if blueprint == "hyperpod":
+    if blueprint in ("hyperpod", "hyperpod-eks"):
         params = {"cluster": {"WorkerInstanceType": f"ml.{instance_type}", "WorkerCount": str(count)}}
     if full_stack:
         params["network"] = {"AvailabilityZone": "ap-northeast-1a"}

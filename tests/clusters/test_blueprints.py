@@ -9,7 +9,7 @@ from cfnlint.api import ManualArgs, lint_file
 from clusters import cfn
 from clusters.blueprints import BLUEPRINTS_DIR, path
 
-SLUGS = ["network", "storage", "parallelcluster", "hyperpod", "observability"]
+SLUGS = ["network", "storage", "parallelcluster", "hyperpod", "hyperpod-eks", "observability"]
 
 
 @pytest.mark.parametrize("slug", SLUGS)
@@ -27,12 +27,13 @@ def test_catalog_lists_every_blueprint_in_launch_order_with_metadata():
         "Training storage",
         "ParallelCluster (Slurm)",
         "SageMaker HyperPod cluster",
+        "SageMaker HyperPod on Amazon EKS",
         "Observability",
     ]
     # The cluster blueprints carry the software stack and capacity wiring (2.0.0).
     # 2.1.0 / 1.1.0: the reference's settings (round two); observability 2.0.0: alert rules and alerts to SNS.
     assert {b.slug: b.version for b in blueprints} == {"network": "1.1.0", "storage": "1.1.0", "parallelcluster": "2.1.0",
-                                                      "hyperpod": "2.1.0", "observability": "2.0.0"}
+                                                      "hyperpod": "2.1.0", "hyperpod-eks": "1.0.0", "observability": "2.0.0"}
     for blueprint in blueprints:
         assert blueprint.summary
         assert blueprint.description.startswith("GENIAC")
@@ -71,6 +72,12 @@ EXPECTED_PARAMETERS = {
     "observability": ["WorkspaceAlias", "GrafanaAuthentication", "AlertEndpointUrl"],
 }
 
+EXPECTED_PARAMETERS["hyperpod-eks"] = [
+    "ClusterName", "KubernetesVersion", "VpcId", "PrivateSubnetId", "SecurityGroupId", "ControlPlaneSubnet1Cidr",
+    "ControlPlaneSubnet2Cidr", "WorkerInstanceType", "WorkerCount", "WorkerThreadsPerCore", "InstanceVolumeSizeInGB",
+    "DeepHealthChecks", "TrainingPlanArn", "BucketName", "LustreFileSystemId", "LustreDnsName", "LustreMountName",
+    "OnCreateScript",
+]
 EXPECTED_OUTPUTS = {
     "network": ["VpcId", "PublicSubnetId", "PrivateSubnetId", "SecurityGroupId", "PlacementGroupName", "AvailabilityZone"],
     "storage": [
@@ -81,6 +88,8 @@ EXPECTED_OUTPUTS = {
         "ClusterName", "HeadNodeIp", "HeadNodePrivateIp", "HeadNodeInstanceId", "ClusterStackArn", "ValidationMessages",
     ],
     "hyperpod": ["ClusterArn", "ClusterName", "ExecutionRoleArn", "LifecycleScriptsUri"],
+    "hyperpod-eks": ["ClusterArn", "ClusterName", "EksClusterArn", "EksClusterName", "EksEndpoint", "ExecutionRoleArn",
+                     "LifecycleScriptsUri", "KubernetesManifestsUri"],
     "observability": [
         "PrometheusWorkspaceId", "PrometheusWorkspaceArn", "PrometheusEndpoint", "PrometheusQueryUrl",
         "GrafanaWorkspaceId", "GrafanaEndpoint", "AlertTopicArn", "AlertRulesArn",
