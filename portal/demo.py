@@ -99,4 +99,5 @@ DEMO_SEEDERS: list[str] = [
     "clusters.health.demo_health.seed",
     "portal.review.demo_review.seed",
     "portal.engagement.demo.seed",
+    "clusters.remediation.demo.seed",
 ]

@@ -17,6 +17,7 @@ from portal.review.figures.health import health_figures
 from portal.review.figures.interactions import SEVERITIES, heatmap, interaction_figures, lessons, outstanding
 from portal.review.figures.organizations import lead_names, organization_rows, workload_names
 from portal.review.figures.quotas import quota_figures
+from portal.review.figures.remediation import remediation_figures
 from portal.review.figures.scope import DEFAULT_WINDOW, Scope
 
 # The figure families of the overview, each a function of the Scope returning JSON values.
@@ -25,6 +26,7 @@ SOURCES = {
     "quotas": quota_figures,
     "interactions": interaction_figures,
     "health": health_figures,
+    "remediation": remediation_figures,
 }
 
 
@@ -76,6 +78,7 @@ def overview(user, *, window: int = DEFAULT_WINDOW, now: datetime.datetime | Non
             "launches": clusters["week_launches"],
             "failures": clusters["week_failures"],
             "faults": health["week_faults"],
+            "remediation": found["remediation"]["week"],
         },
         "heatmap": heatmap(scope, org_rows),
         "outstanding": outstanding(scope),
