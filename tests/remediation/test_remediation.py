@@ -267,5 +267,31 @@ def test_the_weekly_review_counts_actions_and_the_time_from_fault_to_healthy_nod
     action, _ = services.propose(cluster, kind="reboot", nodes=[FAULTY], actor=world.lead_a)
     RemediationAction.objects.filter(pk=action.pk).update(state="done", finished_at=timezone.now(),
                                                           fault_seen_at=timezone.now() - timedelta(hours=3))
-    week = figures.overview(world.pm)["week"]["remediation"]
-    assert (week["proposed"], week["healed"], week["fault_to_healthy_hours"]) == (1, 1, 3.0)
+    found = figures.overview(world.pm)
+    assert (found["week"]["remediations"], found["week"]["remediations_healed"]) == (1, 1)
+    assert found["totals"]["remediation_fault_to_healthy_hours"] == 3.0
+
+
+@pytest.mark.django_db
+def test_the_api_list_and_the_panel_read_in_a_constant_number_of_queries(world, client):
+    from django.urls import reverse
+    from django.utils import timezone
+
+    from clusters.remediation.models import RemediationFault, RemediationStep
+    from tests.queries import assert_flat_queries
+
+    cluster = hyperpod_cluster(world.org_a, in_endpoint=False)
+    fault = GpuFault.objects.filter(cluster=cluster).first()
+
+    def grow(n: int) -> None:
+        for _ in range(n):
+            action = RemediationAction.objects.create(organization=world.org_a, cluster=cluster, kind="reboot",
+                                                      nodes=[FAULTY], key=f"k{RemediationAction.objects.count()}",
+                                                      state="failed", failure_reason="node_failed",
+                                                      finished_at=timezone.now(), proposed_by=world.lead_a)
+            RemediationStep.objects.create(action=action, name="submit", summary="sent")
+            RemediationFault.objects.create(action=action, fault=fault, outcome="returned")
+
+    client.force_login(world.customer_a)
+    assert_flat_queries(client, reverse("remediation-api:remediationaction-list"), grow=grow)
+    assert_flat_queries(client, reverse("remediation:cluster_panel", kwargs={"pk": cluster.pk}), grow=grow)
