@@ -101,4 +101,5 @@ DEMO_SEEDERS: list[str] = [
     "portal.review.demo_review.seed",
     "portal.engagement.demo.seed",
     "clusters.accounting.demo_accounting.seed",
+    "clusters.remediation.demo.seed",
 ]

@@ -235,3 +235,63 @@ def test_a_repeated_xid_across_nodes_is_escalated(world, aws, settings):
     action = run(action)
     assert action.failure_reason == "fault_returned" and action.escalation_id is not None
     assert "XID 79 on 3 nodes" in action.escalation.question
+
+
+@pytest.mark.django_db
+def test_the_remediate_command_proposes_through_the_service(world):
+    from io import StringIO
+
+    from django.core.management import call_command
+
+    cluster = hyperpod_cluster(world.org_a, in_endpoint=False)
+    out = StringIO()
+    call_command("remediate", f"{world.org_a.slug}/{cluster.name}", "--node", FAULTY, "--action", "replace",
+                 "--as-user", "lead_a", "--key", "cli-1", stdout=out)
+    call_command("remediate", str(cluster.pk), "--node", FAULTY, "--action", "replace", "--key", "cli-1", stdout=out)
+    call_command("remediate", str(cluster.pk), "--node", FAULTY, "--action", "drain", stdout=out)
+    text = out.getvalue()
+    assert "Proposed: remediation" in text and "Already proposed" in text
+    assert "Waiting for a customer engineer's approval" in text and "Refused: this orchestrator has no such action" in text
+    assert RemediationAction.objects.filter(state="proposed").count() == 1
+
+
+@pytest.mark.django_db
+def test_the_weekly_review_counts_actions_and_the_time_from_fault_to_healthy_node(world):
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from portal.review import figures
+
+    cluster = hyperpod_cluster(world.org_a, in_endpoint=False)
+    action, _ = services.propose(cluster, kind="reboot", nodes=[FAULTY], actor=world.lead_a)
+    RemediationAction.objects.filter(pk=action.pk).update(state="done", finished_at=timezone.now(),
+                                                          fault_seen_at=timezone.now() - timedelta(hours=3))
+    found = figures.overview(world.pm)
+    assert (found["week"]["remediations"], found["week"]["remediations_healed"]) == (1, 1)
+    assert found["totals"]["remediation_fault_to_healthy_hours"] == 3.0
+
+
+@pytest.mark.django_db
+def test_the_api_list_and_the_panel_read_in_a_constant_number_of_queries(world, client):
+    from django.urls import reverse
+    from django.utils import timezone
+
+    from clusters.remediation.models import RemediationFault, RemediationStep
+    from tests.queries import assert_flat_queries
+
+    cluster = hyperpod_cluster(world.org_a, in_endpoint=False)
+    fault = GpuFault.objects.filter(cluster=cluster).first()
+
+    def grow(n: int) -> None:
+        for _ in range(n):
+            action = RemediationAction.objects.create(organization=world.org_a, cluster=cluster, kind="reboot",
+                                                      nodes=[FAULTY], key=f"k{RemediationAction.objects.count()}",
+                                                      state="failed", failure_reason="node_failed",
+                                                      finished_at=timezone.now(), proposed_by=world.lead_a)
+            RemediationStep.objects.create(action=action, name="submit", summary="sent")
+            RemediationFault.objects.create(action=action, fault=fault, outcome="returned")
+
+    client.force_login(world.customer_a)
+    assert_flat_queries(client, reverse("remediation-api:remediationaction-list"), grow=grow)
+    assert_flat_queries(client, reverse("remediation:cluster_panel", kwargs={"pk": cluster.pk}), grow=grow)

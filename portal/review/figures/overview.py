@@ -18,6 +18,7 @@ from portal.review.figures.health import health_figures
 from portal.review.figures.interactions import SEVERITIES, heatmap, interaction_figures, lessons, outstanding
 from portal.review.figures.organizations import lead_names, organization_rows, workload_names
 from portal.review.figures.quotas import quota_figures
+from portal.review.figures.remediation import remediation_figures
 from portal.review.figures.scope import DEFAULT_WINDOW, Scope
 
 # The figure families of the overview, each a function of the Scope returning JSON values.
@@ -27,6 +28,7 @@ SOURCES = {
     "interactions": interaction_figures,
     "health": health_figures,
     "capacity": capacity_figures,
+    "remediation": remediation_figures,
 }
 
 
@@ -74,12 +76,15 @@ def overview(user, *, window: int = DEFAULT_WINDOW, now: datetime.datetime | Non
             "launches_in_flight": clusters["in_flight"],
             "validated_clusters": health["validated_clusters"],
             "organizations": len(org_rows),
+            "remediation_fault_to_healthy_hours": found["remediation"]["week"]["fault_to_healthy_hours"],
         },
         "week": {
             **interactions["week"],
             "launches": clusters["week_launches"],
             "failures": clusters["week_failures"],
             "faults": health["week_faults"],
+            "remediations": found["remediation"]["week"]["proposed"],
+            "remediations_healed": found["remediation"]["week"]["healed"],
         },
         "heatmap": heatmap(scope, org_rows),
         "outstanding": outstanding(scope),
