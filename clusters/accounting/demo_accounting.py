@@ -8,6 +8,7 @@ import re
 
 from django.utils import timezone
 
+from clusters import software
 from clusters.accounting import idle, services
 from clusters.accounting.compute import HOUR, floor_hour
 from clusters.choices import ClusterState
@@ -47,7 +48,8 @@ def seed(context: dict) -> dict:
         cluster, created = Cluster.objects.get_or_create(
             organization=org, name=name,
             defaults={"instance_type": "p5.48xlarge", "node_count": 2, "state": ClusterState.READY,
-                      "region": org.home_region})
+                      "region": org.home_region, "software_version": software.CURRENT_VERSION,
+                      "software_hash": software.content_hash()})
         if created:  # running since before the history begins (no state changes recorded: up since created)
             Cluster.objects.filter(pk=cluster.pk).update(created=first - HOUR)
         CapacityReservation.objects.get_or_create(reservation_id=reservation, defaults={

@@ -42,12 +42,12 @@ def test_cluster_config_refuses_unknown_and_non_parallelcluster(world):
 
 def test_sync_follows_the_files(world):
     rows = catalog.sync()
-    assert set(rows) == {"network", "storage", "parallelcluster", "hyperpod", "observability"}
+    assert set(rows) == {"network", "storage", "parallelcluster", "hyperpod", "hyperpod-eks", "observability"}
     Blueprint.objects.filter(slug="network").update(content_hash="stale", version="0.0.1")
     rows = catalog.sync()
     assert rows["network"].content_hash == catalog.entry("network").content_hash
     assert Blueprint.objects.get(slug="network").version == catalog.entry("network").version
-    assert Blueprint.objects.count() == 5
+    assert Blueprint.objects.count() == 6
 
 
 def test_demo_seeds_ready_launching_and_failed_clusters_once(db, aws, django_capture_on_commit_callbacks):
@@ -65,7 +65,7 @@ def test_demo_seeds_ready_launching_and_failed_clusters_once(db, aws, django_cap
     assert Cluster.objects.get(name="mirai-p5-finetune").jobs.get().dispatched
     count = Cluster.objects.count()
     call_command("seed_demo")
-    assert Cluster.objects.count() == count == 6
+    assert Cluster.objects.count() == count == 8  # six launched, two accounting histories
     _demo_capacity_is_wired()
 
 
