@@ -5,6 +5,7 @@ from pathlib import Path
 
 import pytest
 
+from clusters.health import baselines
 from clusters.health.prometheus import parse
 from clusters.health.summary import VERDICTS, summarize, worse
 from clusters.instance_types import UnknownInstanceType
@@ -84,7 +85,8 @@ def test_sentinels_raise_no_faults():
 def test_thermal_violation_growth_needs_previous_state():
     first = summarize(read("dcgm_p5_hostname_lowercase.prom"), "p5.48xlarge")
     assert first.faults == []  # first report: baseline only
-    assert first.state["gpu"] == {"ip-10-1-45-15": {"4": [120000, 3000000]}}
+    assert {host: baselines.unpack(v) for host, v in first.state["gpu"].items()} == {
+        "ip-10-1-45-15": {"4": [120000, 3000000]}}  # stored packed, one string per host
     state = json.loads(json.dumps(first.state))  # as stored in a JSONField
     second = summarize(read("dcgm_p5_hostname_lowercase_later.prom"), "p5.48xlarge", state)
     (fault,) = second.faults
