@@ -85,12 +85,15 @@ def seconds_up(intervals, start: datetime.datetime, end: datetime.datetime) -> f
 
 def state_changes(cluster_ids: list[int], until: datetime.datetime) -> dict[int, list[tuple[datetime.datetime, str]]]:
     """Each cluster's recorded state changes (``Cluster.transition`` writes one timeline entry per move, tagged
-    with the new state) before ``until``, in time order. One query."""
+    with the new state) before ``until``, in time order. One query; the tags are read here rather than filtered
+    with a JSON ``contains`` lookup, which SQLite (the demo's database) does not have."""
     found: dict[int, list] = defaultdict(list)
     rows = (TimelineEntry.objects.filter(content_type=ContentType.objects.get_for_model(Cluster),
-                                         object_id__in=cluster_ids, tags__contains=["cluster"], occurred_at__lt=until)
+                                         object_id__in=cluster_ids, occurred_at__lt=until)
             .order_by("occurred_at", "id").values_list("object_id", "occurred_at", "tags"))
     for object_id, moment, tags in rows:
+        if not isinstance(tags, list) or "cluster" not in tags:
+            continue
         state = next((tag for tag in tags[1:] if tag in _STATES), None)
         if state:
             found[object_id].append((moment, state))

@@ -19,6 +19,7 @@ from django.utils import timezone
 from clusters.accounting.compute import accelerators_per_node
 from clusters.accounting.models import OrganizationDay
 from clusters.accounting.services import midnight
+from portal.engagement.cycle_filter import in_active_cycle
 from workloads.models import CapacityReservation, InstanceQuota
 from workloads.validators import base_instance_type
 
@@ -33,8 +34,9 @@ def _hours(start: datetime.date, end: datetime.date) -> Decimal:
 def forecast(organization_ids, now: datetime.datetime | None = None) -> dict[int, dict]:
     now = now or timezone.now()
     today = timezone.localdate(now)
-    reservations = CapacityReservation.objects.filter(end__gte=today, start__lte=today)
-    quotas = InstanceQuota.objects.filter(end__gte=today, start__lte=today)
+    # In force today and of the active cycle (a reservation left in an archived cycle is not this cycle's to deliver).
+    reservations = in_active_cycle(CapacityReservation.objects.filter(end__gte=today, start__lte=today))
+    quotas = in_active_cycle(InstanceQuota.objects.filter(end__gte=today, start__lte=today))
     usage = OrganizationDay.objects.all()
     if organization_ids is not None:
         ids = list(organization_ids)

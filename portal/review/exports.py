@@ -234,8 +234,12 @@ def pdf_story(review, changes: list[dict], items) -> list:
     story.extend(chart_flowables(review.figures))
     add_table("Action items", *action_items_table(items))
     add_table("Changes since the previous review", *changes_table(changes))
-    for title, builder in TABLES.values():
-        add_table(title, *builder(review.figures))
+    for key, (title, builder) in TABLES.items():
+        header, rows = builder(review.figures)
+        if key == "organizations":  # a page is too narrow for them: the capacity table below carries the hours
+            keep = len(header) - len(CAPACITY_COLUMNS)
+            header, rows = header[:keep], [row[:keep] for row in rows]
+        add_table(title, header, rows)
     return story
 
 

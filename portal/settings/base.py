@@ -209,7 +209,8 @@ SPECTACULAR_SETTINGS = {
     "ENUM_NAME_OVERRIDES": {"NodeVerdictEnum": "portal.vocabulary.NodeVerdict",
                             "SeverityEnum": "portal.vocabulary.Severity",
                             "FaultSeverityEnum": "portal.vocabulary.FaultSeverity",
-                            "RunVerdictEnum": "clusters.health.choices.RunVerdict"},
+                            "RunVerdictEnum": "clusters.health.choices.RunVerdict",
+                            "RemediationKindEnum": "clusters.remediation.choices.ActionKind"},
     "OAS_VERSION": "3.1.0",  # propertyNames (field names without NUL) needs JSON Schema 2020-12
     # The default enum hook, then OpenAPI links between operations (portal/api/schema.py).
     "POSTPROCESSING_HOOKS": ["drf_spectacular.hooks.postprocess_schema_enums", "portal.api.schema.add_links",

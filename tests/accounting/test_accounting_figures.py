@@ -16,6 +16,7 @@ from clusters.choices import ClusterState
 from clusters.health import services as health
 from clusters.models import Cluster
 from portal.models import TimelineEntry
+from portal.timeline_views import with_tag
 from tests.accounting.scrapes import p5_scrape
 from tests.clusters.factories_clusters import ClusterFactory
 from tests.concurrency import race
@@ -37,7 +38,7 @@ def build_history(org) -> Cluster:
                       (ClusterState.DELETING, t0 + 10 * HOUR),
                       (ClusterState.DELETED, t0 + 10 * HOUR)):
         cluster.transition(state)
-        TimelineEntry.objects.filter(object_id=cluster.pk, tags__contains=[state]).update(occurred_at=at)
+        with_tag(TimelineEntry.objects.filter(object_id=cluster.pk), state).update(occurred_at=at)
     cluster.refresh_from_db()
     for hour in range(10):
         for minute in (10, 40):

@@ -14,6 +14,7 @@ from clusters.remediation.choices import ActionState, FaultOutcome
 from clusters.remediation.models import RemediationAction, RemediationNode
 from portal.engagement.models import Escalation
 from portal.models import TimelineEntry
+from portal.timeline_views import with_tag
 from tests import concurrency
 from tests.remediation.factories_remediation import (
     FAULTY,
@@ -48,7 +49,7 @@ def test_approval_mode_waits_for_the_customer_and_only_the_customer_approves(wor
         services.propose(cluster, kind="reboot", nodes=[FAULTY], actor=world.customer_a)
     services.approve(action, world.customer_a)
     assert (action.state, action.approved_by) == (ActionState.APPROVED, world.customer_a)
-    titles = list(TimelineEntry.objects.filter(organization=world.org_a, tags__contains=["remediation"])
+    titles = list(with_tag(TimelineEntry.objects.filter(organization=world.org_a), "remediation")
                   .values_list("title", "visibility"))
     assert any("proposed by" in t and v == "shared" for t, v in titles)
     assert any("approved by" in t for t, _v in titles)

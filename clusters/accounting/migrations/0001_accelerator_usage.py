@@ -9,8 +9,8 @@ class Migration(migrations.Migration):
     initial = True
 
     dependencies = [
-        ('clusters', '0006_merge_0004_cycles_0005_merge_20261201_2132'),
-        ('portal', '0009_submission_keys'),
+        ('clusters', '0001_initial'),
+        ('portal', '0001_initial'),
     ]
 
     operations = [

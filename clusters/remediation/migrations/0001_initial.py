@@ -11,10 +11,10 @@ class Migration(migrations.Migration):
     initial = True
 
     dependencies = [
-        ('clusters', '0006_merge_0004_cycles_0005_merge_20261201_2132'),
-        ('engagement', '0008_cycle_carry_over'),
-        ('health', '0010_sns_alert_messages'),
-        ('portal', '0009_submission_keys'),
+        ('clusters', '0001_initial'),
+        ('engagement', '0001_initial'),
+        ('health', '0001_initial'),
+        ('portal', '0001_initial'),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
