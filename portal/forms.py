@@ -9,6 +9,8 @@ place; forms that know the organization narrow further with ``for_organization``
 from __future__ import annotations
 
 import django_filters
+from django import forms
+from django.core.exceptions import ValidationError
 from django.db.models import QuerySet
 
 from portal import access
@@ -44,6 +46,34 @@ class OrderingFilter(django_filters.OrderingFilter):
     def __init__(self, *args, **kwargs):
         kwargs.setdefault("empty_label", "Default order")
         super().__init__(*args, **kwargs)
+
+
+_BOOLEAN_WORDS = ("", "unknown", "True", "False", "true", "false", "1", "0", "2", "3")
+
+
+class StrictBooleanSelect(forms.NullBooleanSelect):
+    """Django's yes/no/any select, except that a value it does not know reaches the field as typed (the stock
+    widget reads it as "any", so ``?open=banana`` would list everything instead of being refused)."""
+
+    def value_from_datadict(self, data, files, name):
+        known = super().value_from_datadict(data, files, name)
+        raw = data.get(name)
+        return raw if known is None and raw not in (None, "", "unknown") else known
+
+
+class StrictNullBooleanField(forms.NullBooleanField):
+    widget = StrictBooleanSelect
+
+    def to_python(self, value):
+        if isinstance(value, str) and value not in _BOOLEAN_WORDS:
+            raise ValidationError("Enter true or false.", code="invalid")
+        return super().to_python(value)
+
+
+class StrictBooleanFilter(django_filters.BooleanFilter):
+    """A true/false filter that refuses anything else (the API answers 400, as for any bad filter value)."""
+
+    field_class = StrictNullBooleanField
 
 
 class RestrictedFilterSet(django_filters.FilterSet):

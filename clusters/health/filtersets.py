@@ -5,7 +5,7 @@ import django_filters
 
 from clusters.health.choices import COLLECTIVE_CHOICES, RunVerdict
 from clusters.health.models import GpuFault, HealthReport, ValidationRun
-from portal.forms import RestrictedFilterSet
+from portal.forms import RestrictedFilterSet, StrictBooleanFilter
 from portal.vocabulary import FaultSeverity
 
 
@@ -16,7 +16,7 @@ class HealthReportFilterSet(RestrictedFilterSet):
 
 
 class GpuFaultFilterSet(RestrictedFilterSet):
-    open = django_filters.BooleanFilter(field_name="cleared_at", lookup_expr="isnull", label="Open")
+    open = StrictBooleanFilter(field_name="cleared_at", lookup_expr="isnull", label="Open")
     severity = django_filters.ChoiceFilter(choices=FaultSeverity.choices)
 
     class Meta:

@@ -161,3 +161,14 @@ def test_schema_lists_health_routes(client, world):
     for path in ("/api/health/reports/", "/api/health/faults/", "/api/health/validation-runs/",
                  "/api/health/clusters/{cluster_id}/metrics/", "/api/health/clusters/{cluster_id}/rotate-token/"):
         assert path in schema
+
+
+def test_the_open_filter_takes_true_or_false_and_refuses_anything_else(client, world, cluster):
+    GpuFaultFactory(cluster=cluster)
+    GpuFaultFactory(cluster=cluster, cleared_at=cluster.created)
+    client.force_login(world.customer_a)
+    url = reverse("health-api:gpufault-list")
+    counts = {value: client.get(url, {"open": value}).json()["count"] for value in ("true", "false", "1", "0", "")}
+    assert counts == {"true": 1, "false": 1, "1": 1, "0": 1, "": 2}
+    refused = client.get(url, {"open": "banana"})
+    assert refused.status_code == 400 and "open" in refused.json()
