@@ -219,6 +219,26 @@ def _reservation(req: LaunchRequest, params: dict, instance_type: str, count: in
     return None, chosen
 
 
+def portal_alert_endpoint() -> str:
+    """The portal's SNS endpoint (``/api/health/alerts/sns/``) under ``PORTAL_BASE_URL``; '' unless that is https.
+
+    The observability template takes only an https endpoint (SNS signs, the portal verifies, but the alerts
+    carry cluster names and should not cross the internet in clear)."""
+    from django.urls import reverse
+
+    base = (settings.PORTAL_BASE_URL or "").rstrip("/")
+    if not base.startswith("https://"):
+        return ""
+    return base + reverse("health-api:alerts-sns")
+
+
+def _fill_alert_endpoint(params: dict[str, dict[str, str]]) -> None:
+    """An observability launch that names no alert endpoint subscribes the portal's own."""
+    values = params.setdefault(StackRole.OBSERVABILITY, {})
+    if not str(values.get("AlertEndpointUrl") or "").strip():
+        values["AlertEndpointUrl"] = portal_alert_endpoint()
+
+
 def check(req: LaunchRequest, *, lock: bool = False, on_date: datetime.date | None = None) -> Checked:
     """Every rule a launch must pass; raises ``LaunchRefused`` (all field errors at once) or
     ``PermissionDenied``. ``lock=True`` (inside :func:`submit`'s transaction) makes the quota figure hold."""
@@ -240,6 +260,8 @@ def check(req: LaunchRequest, *, lock: bool = False, on_date: datetime.date | No
         raise LaunchRefused(errors)
     if catalog.entry(req.blueprint).kind in catalog.CLUSTER_KINDS:
         params.setdefault(StackRole.CLUSTER, {})["ClusterName"] = req.name
+    if catalog.entry(req.blueprint).kind == "observability":
+        _fill_alert_endpoint(params)
     errors.update(validate(p, params))
     kind = catalog.entry(req.blueprint).kind
     zone_key = f"{StackRole.NETWORK}__AvailabilityZone"

@@ -19,7 +19,7 @@ from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
 
-from clusters import catalog, uploads
+from clusters import catalog, provisioning, uploads
 from clusters.backend import LAUNCH_TAG, CloudFormation
 from clusters.choices import STACK_DONE, STACK_FAILED, ClusterState, JobKind, JobStatus
 from clusters.models import Cluster, IllegalTransition, LaunchJob, Stack, StackEvent, StateChanged
@@ -38,6 +38,8 @@ REASONS = {
     "stack_failed": "A stack resource failed",
     "name_taken": "Stack name taken by a stack that is not ours",
     "delete_failed": "A stack could not be deleted",
+    "dashboards": "The dashboards could not be put in Grafana",
+    "kubernetes": "The software stack could not be applied in the EKS cluster",
     "deadline": "The job ran past its deadline",
     "error": "Other error",
 }
@@ -57,6 +59,10 @@ def classify(error: AwsError) -> str:
         return "throttling"
     if code == "ValidationError" and "arameter" in str(error):
         return "parameter"
+    if code == "GrafanaUnavailable":
+        return "dashboards"
+    if code == "KubernetesUnavailable":
+        return "kubernetes"
     return "error"
 
 
@@ -101,7 +107,7 @@ def step(job_id: int, attempt: int | None = None) -> str:
         else:
             extra = f" (after {job.aws_errors + 1} attempts)" if exc.retryable else ""
             outcome = _fail(job, cluster, f"{exc}{extra}", classify(exc))
-    except Failed as exc:
+    except (Failed, provisioning.StepFailed) as exc:
         outcome = _fail(job, cluster, str(exc), exc.reason)
     except IllegalTransition as exc:  # a delete overtook this launch: stop quietly
         job.add_log(f"stopped: {exc}")
@@ -242,6 +248,7 @@ def _advance_launch(job: LaunchJob, cluster: Cluster, cf: CloudFormation) -> str
             where = f"{failure.logical_id} ({failure.resource_type}): {failure.reason}" if failure else state.reason
             raise Failed(f"Stack {stack.stack_name} {state.status}: {where}", "stack_failed")
         return POLL
+    provisioning.run(job, cluster)  # dashboards, Kubernetes objects: what the stacks cannot create
     with transaction.atomic():
         cluster.transition(ClusterState.READY)
         job.add_log("cluster ready")

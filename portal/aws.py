@@ -128,3 +128,61 @@ def signing_credentials(organization):
 def clear_credentials() -> None:
     with _lock:
         _credentials.clear()
+
+
+# AWS hosts that are not botocore APIs: an Amazon Managed Grafana workspace's HTTP API, an EKS cluster's
+# Kubernetes API server. With the embedded endpoint they are reached through it, at /_aws/<host>/.
+SERVICE_PREFIX = "/_aws/"
+
+
+def service_url(host_or_url: str) -> str:
+    """The URL to call for an AWS-run host (``g-1.grafana-workspace.<region>.amazonaws.com`` or an https URL).
+
+    Real AWS: ``https://<host><path>``. With ``AWS_ENDPOINT_URL``: ``<endpoint>/_aws/<host><path>``, where the
+    embedded endpoint answers for those hosts (``clusters/aws/moto_http.py``)."""
+    from urllib.parse import urlsplit
+
+    text = host_or_url.strip()
+    parts = urlsplit(text if "://" in text else f"https://{text}")
+    if parts.scheme != "https" or not parts.hostname:
+        raise AwsError(f"not an https AWS address: {host_or_url!r}")
+    path = parts.path.rstrip("/")
+    if settings.AWS_ENDPOINT_URL:
+        return f"{settings.AWS_ENDPOINT_URL.rstrip('/')}{SERVICE_PREFIX}{parts.netloc}{path}"
+    return f"https://{parts.netloc}{path}"
+
+
+def service_request(method: str, url: str, *, body: bytes | None = None, headers: dict | None = None,
+                    timeout: float = 20, ca_data: str | None = None):
+    """One request to a :func:`service_url` address; an ``outbound.Answer`` or an ``outbound.OutboundError``.
+
+    The embedded endpoint is the operator's own, called as boto3 calls it (no address guard); AWS hosts go
+    through the guarded client, and an EKS API server (``ca_data``: the cluster's certificate authority, PEM)
+    is verified against its own authority instead of the public ones."""
+    import ssl
+
+    import urllib3
+
+    from portal import outbound
+
+    endpoint = (settings.AWS_ENDPOINT_URL or "").rstrip("/")
+    if not endpoint or not url.startswith(endpoint + SERVICE_PREFIX):
+        if ca_data is None:
+            return outbound.request(method, url, body=body, headers=headers, timeout=timeout)
+        target = outbound.resolve(url)
+        context = ssl.create_default_context(cadata=ca_data)
+        pool = urllib3.HTTPSConnectionPool(target.addresses[0], target.port, ssl_context=context,
+                                           server_hostname=target.host, assert_hostname=target.host,
+                                           timeout=timeout, retries=False, maxsize=1)
+        path = target.path
+    else:
+        pool = urllib3.PoolManager(timeout=timeout, retries=False)
+        path = url
+    try:
+        response = pool.request(method, path, body=body, headers={"User-Agent": "geniac-portal", **(headers or {})},
+                                redirect=False)
+    except (urllib3.exceptions.HTTPError, OSError) as exc:
+        raise outbound.OutboundError(f"{outbound.UNREACHABLE} ({type(exc).__name__})") from None
+    finally:
+        pool.clear() if isinstance(pool, urllib3.PoolManager) else pool.close()
+    return outbound.Answer(status=response.status, body=response.data, headers=dict(response.headers.items()))

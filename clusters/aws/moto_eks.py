@@ -5,7 +5,9 @@ no add-ons, and its SageMaker ``create_cluster`` knows nothing of orchestrators.
 
 - ``AWS::EKS::Cluster`` is created in moto's EKS backend (so ``describe_cluster`` sees it), after the checks
   EKS makes: a role ARN, subnets in at least two availability zones, a Kubernetes version, an
-  authentication mode. The access configuration is kept on the cluster (moto has no field for it).
+  authentication mode. The access configuration is kept on the cluster (moto has no field for it), and the
+  cluster gets an endpoint of its own, answered by :mod:`clusters.aws.moto_kubernetes` (moto gives every
+  cluster the same host and nothing behind it).
 - ``AWS::EKS::Addon`` is kept on its stack and recorded on its cluster; the cluster must exist and be
   active, and the add-on must be one EKS offers (the names below).
 - ``AWS::SageMaker::Cluster`` with ``Orchestrator.Eks`` is checked before moto's SageMaker creates it: the
@@ -123,6 +125,9 @@ class EksCluster(CloudFormationModel):
             tags={t["Key"]: str(t["Value"]) for t in props.get("Tags") or []},
             encryption_config=encryption or None,
         )
+        from clusters.aws import moto_kubernetes
+
+        cluster.endpoint = moto_kubernetes.endpoint_for(name, account_id, region_name)  # its own API server
         cluster.geniac_access_config = {"authenticationMode": mode}
         cluster.geniac_addons = {}
         return cls(cluster, account_id, region_name)

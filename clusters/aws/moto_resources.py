@@ -440,7 +440,16 @@ class GrafanaWorkspace(_Attributes, CloudFormationModel):
         missing = [name for name in cls.REQUIRED if not props.get(name)]
         if missing:
             raise ValidationError(message=f"Grafana workspace is missing {', '.join(missing)}")
-        return cls(f"g-{_hex(10)}", region_name)
+        from clusters.aws import moto_grafana
+
+        workspace = cls(f"g-{_hex(10)}", region_name)
+        moto_grafana.register(workspace.ref, account_id, region_name)  # its service accounts and HTTP API
+        return workspace
+
+    def delete(self, account_id: str, region_name: str) -> None:
+        from clusters.aws import moto_grafana
+
+        moto_grafana.unregister(self.ref, account_id, region_name)
 
 
 
@@ -451,8 +460,10 @@ def install() -> None:
     :mod:`clusters.aws.moto_fixes` (moto behaviours the blueprints trip over),
     :mod:`clusters.aws.moto_pcluster` (ParallelCluster's custom resource, provider stack and official
     images), :mod:`clusters.aws.moto_ec2` (reservations, placement groups, what ParallelCluster's
-    validators read), :mod:`clusters.aws.moto_fsx` (FSx volumes and network interfaces) and
-    :mod:`clusters.aws.moto_headnode` (SSM Run Command on an emulated head node).
+    validators read), :mod:`clusters.aws.moto_fsx` (FSx volumes and network interfaces),
+    :mod:`clusters.aws.moto_headnode` (SSM Run Command on an emulated head node) and
+    :mod:`clusters.aws.moto_http` (Amazon Managed Grafana, :mod:`clusters.aws.moto_grafana`, and the EKS
+    clusters' Kubernetes API servers, :mod:`clusters.aws.moto_kubernetes`).
     """
     global _installed
     with _install_lock:
@@ -463,8 +474,11 @@ def install() -> None:
             moto_eks,
             moto_fixes,
             moto_fsx,
+            moto_grafana,  # noqa: F401 - importing it registers its HTTP handlers
             moto_headnode,
+            moto_http,
             moto_hyperpod_nodes,
+            moto_kubernetes,  # noqa: F401 - importing it registers its HTTP handlers
             moto_observability,
             moto_pcluster,
             moto_scontrol,  # noqa: F401 - importing it registers its head-node commands
@@ -476,6 +490,7 @@ def install() -> None:
         moto_fsx.apply()
         moto_observability.apply()
         moto_eks.apply()
+        moto_http.apply()
         moto_headnode.apply()
         moto_hyperpod_nodes.apply()
         for cached in (parsing.get_model_list, parsing.get_model_map, parsing.get_name_type_map):

@@ -5,7 +5,9 @@ a short-lived service-account token from Amazon Managed Grafana (``CreateWorkspa
 the organization's role), then ``POST /api/datasources`` (the workspace's Prometheus, SigV4 with the workspace's
 role; an existing one is kept) and ``POST /api/dashboards/db`` for each dashboard with ``overwrite``, so the
 uid the health page links to always shows the current panels. Requests go through the guarded client
-(``portal/outbound.py``). The command ``provision_dashboards <observability cluster id>`` runs it.
+(``portal/outbound.py``; ``portal.aws.service_request``, which reaches the embedded endpoint's Grafana in the
+demo and tests). The launch pipeline runs :func:`provision_cluster` once an observability stack is complete;
+the command ``provision_dashboards <observability cluster id>`` runs it again by hand.
 """
 from __future__ import annotations
 
@@ -13,7 +15,7 @@ import json
 from dataclasses import dataclass
 
 from clusters.health import dashboards
-from portal import outbound
+from portal import aws, outbound
 
 SERVICE_ACCOUNT = "geniac-portal"
 DATASOURCE_UID = "geniac-amp"
@@ -21,7 +23,12 @@ TOKEN_SECONDS = 600
 
 
 class ProvisionError(Exception):
-    """A step failed; the message is the portal's own sentence."""
+    """A step failed; the message is the portal's own sentence. ``retryable``: Grafana was unreachable or
+    answered 5xx, so the same request may pass later."""
+
+    def __init__(self, message: str, retryable: bool = False):
+        super().__init__(message)
+        self.retryable = retryable
 
 
 @dataclass
@@ -39,10 +46,13 @@ def datasource(prometheus_endpoint: str, region: str) -> dict:
 
 def _post(url: str, token: str, body: dict) -> outbound.Answer:
     try:
-        return outbound.post(url, body=json.dumps(body).encode(), timeout=20,
-                             headers={"Authorization": f"Bearer {token}", "Content-Type": "application/json"})
+        answer = aws.service_request("POST", url, body=json.dumps(body).encode(), timeout=20,
+                                     headers={"Authorization": f"Bearer {token}", "Content-Type": "application/json"})
     except outbound.OutboundError as exc:
-        raise ProvisionError(f"Grafana could not be reached: {exc.reason}") from None
+        raise ProvisionError(f"Grafana could not be reached: {exc.reason}", retryable=True) from None
+    if answer.status >= 500:
+        raise ProvisionError(f"Grafana failed ({outbound.describe_status(answer.status)})", retryable=True)
+    return answer
 
 
 def provision(grafana_endpoint: str, token: str, *, prometheus_endpoint: str, region: str) -> Provisioned:
@@ -73,3 +83,18 @@ def workspace_token(grafana_client, workspace_id: str) -> str:
         workspaceId=workspace_id, serviceAccountId=account["id"], name=f"{SERVICE_ACCOUNT}-provision",
         secondsToLive=TOKEN_SECONDS)
     return made["serviceAccountToken"]["key"]
+
+
+def provision_cluster(cluster) -> Provisioned:
+    """Provision the dashboards into an observability cluster's workspace (its outputs name it), through the
+    organization's role. Raises ``ProvisionError`` or ``portal.aws.AwsError``."""
+    outputs = cluster.outputs or {}
+    if not outputs.get("GrafanaWorkspaceId") or not outputs.get("PrometheusEndpoint"):
+        raise ProvisionError(f"Cluster {cluster.pk} has no ready observability stack (GrafanaWorkspaceId).")
+    try:
+        client = aws.client("grafana", organization=cluster.organization, region=cluster.region)
+        token = workspace_token(client, outputs["GrafanaWorkspaceId"])
+    except aws.AWS_EXCEPTIONS as exc:
+        raise aws.translate(exc) from exc
+    return provision(aws.service_url(outputs["GrafanaEndpoint"]), token,
+                     prometheus_endpoint=outputs["PrometheusEndpoint"], region=cluster.region)

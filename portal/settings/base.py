@@ -274,6 +274,10 @@ AWS_ROLE_SESSION_NAME = env("AWS_ROLE_SESSION_NAME", default="geniac-portal")
 # Cost Explorer (workloads/spend.py): how many recent days each daily fetch asks for again (estimates get revised).
 SPEND_FETCH_DAYS = env.int("SPEND_FETCH_DAYS", default=14)
 
+# Where people and AWS reach the portal (https://portal.example.org): links in notifications, and the SNS endpoint
+# a launched observability stack subscribes to its alert topic. Unset: no subscription (alerts stay on the topic).
+PORTAL_BASE_URL = env("PORTAL_BASE_URL", default="")
+
 EMAIL_BACKEND = env("EMAIL_BACKEND", default="django.core.mail.backends.console.EmailBackend")
 DEFAULT_FROM_EMAIL = env("DEFAULT_FROM_EMAIL", default="portal@geniac.invalid")
 SLACK_WEBHOOK_URL = env("SLACK_WEBHOOK_URL", default="")

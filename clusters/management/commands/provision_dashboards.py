@@ -14,16 +14,10 @@ class Command(BaseCommand):
 
     def handle(self, *args, cluster_id: int, **options):
         cluster = Cluster.objects.select_related("organization").filter(pk=cluster_id).first()
-        outputs = (cluster.outputs or {}) if cluster else {}
-        if not outputs.get("GrafanaWorkspaceId") or not outputs.get("PrometheusEndpoint"):
+        if cluster is None:
             raise CommandError(f"Cluster {cluster_id} has no ready observability stack (GrafanaWorkspaceId).")
         try:
-            client = aws.client("grafana", organization=cluster.organization, region=cluster.region)
-            token = grafana_provision.workspace_token(client, outputs["GrafanaWorkspaceId"])
-            done = grafana_provision.provision(outputs["GrafanaEndpoint"], token,
-                                               prometheus_endpoint=outputs["PrometheusEndpoint"], region=cluster.region)
-        except grafana_provision.ProvisionError as exc:
+            done = grafana_provision.provision_cluster(cluster)
+        except (grafana_provision.ProvisionError, aws.AwsError) as exc:
             raise CommandError(str(exc)) from exc
-        except Exception as exc:  # botocore's errors, as the portal words them
-            raise CommandError(str(aws.translate(exc))) from exc
         self.stdout.write(f"data source {done.datasource}; dashboards {', '.join(done.dashboards)}")
