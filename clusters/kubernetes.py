@@ -105,8 +105,10 @@ class Api:
         if status in (200, 201):
             return "created" if status == 201 else "configured"
         message = data.get("message") or f"HTTP {status}"
-        raise KubernetesError(f"The EKS API server refused {what}: {message}",
-                              retryable=status >= 500 or status == 429)
+        if status >= 500 or status == 429:
+            raise KubernetesError(f"The EKS API server could not take {what} (HTTP {status}: {message})",
+                                  retryable=True)
+        raise KubernetesError(f"The EKS API server refused {what}: {message}")
 
     def get(self, path: str) -> dict | None:
         status, data = self.request("GET", path)

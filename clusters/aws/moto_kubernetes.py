@@ -57,6 +57,12 @@ _CORE = re.compile(r"^/api/v1/(?:namespaces/(?P<ns>[^/]+)/)?(?P<plural>[a-z]+)(?
 _GROUP = re.compile(r"^/apis/(?P<group>[^/]+)/(?P<version>[^/]+)/(?:namespaces/(?P<ns>[^/]+)/)?"
                     r"(?P<plural>[a-z]+)(?:/(?P<name>[^/]+))?/?$")
 _where: dict[str, tuple[str, str, str]] = {}  # endpoint host -> (account, region, cluster name)
+_unavailable = {"left": 0}
+
+
+def unavailable_for(requests: int) -> None:
+    """Answer the next ``requests`` calls to any API server with 503, as an API server under load would."""
+    _unavailable["left"] = requests
 
 
 def endpoint_for(name: str, account_id: str, region_name: str) -> str:
@@ -123,6 +129,9 @@ def token_account(header: str) -> str | None:
 
 @aws_host(r"[0-9A-F]{32}\.gr7\.[a-z0-9-]+\.eks\.amazonaws\.com")
 def api_server(request: Request, host: str, path: str) -> Response:
+    if _unavailable["left"] > 0:
+        _unavailable["left"] -= 1
+        return status(503, "ServiceUnavailable", "the server is currently unable to handle the request")
     cluster = _cluster(host)
     if cluster is None:
         return status(404, "NotFound", "no such EKS cluster endpoint")

@@ -1,10 +1,13 @@
 """HyperPod on EKS: the blueprint launches to ready on the embedded endpoint with its software stack."""
 from __future__ import annotations
 
+import base64
+import re
+
 import pytest
 import yaml
 
-from clusters import software
+from clusters import kubernetes, pipeline, software
 from clusters.choices import ClusterState, JobStatus
 from portal.aws import client as aws_client
 from tests.clusters.factories_clusters import launched_cluster, run_pipeline
@@ -34,6 +37,24 @@ def test_a_full_stack_eks_launch_reaches_ready_with_its_eks_cluster_and_manifest
     assert volume["spec"]["csi"]["volumeHandle"] == cluster.outputs["LustreFileSystemId"]
     assert volume["spec"]["csi"]["volumeAttributes"]["mountname"] == cluster.outputs["LustreMountName"]
     assert cluster.software_version == software.CURRENT_VERSION
+    # The pipeline applied the stack's plain manifests through the EKS cluster's Kubernetes API.
+    assert ("applied 5 objects in the EKS cluster: StorageClass/fsx-lustre (created), PersistentVolume/fsx-pv "
+            "(created), PersistentVolumeClaim/fsx-claim (created), ConfigMap/geniac-dcgm-counters (created), "
+            "DaemonSet/efa-exporter (created)") in job.log
+    api = kubernetes.connect(cluster)
+    applied = api.get("/api/v1/persistentvolumes/fsx-pv")
+    assert applied["spec"]["csi"]["volumeHandle"] == cluster.outputs["LustreFileSystemId"]
+    assert applied["metadata"]["managedFields"][0]["manager"] == kubernetes.FIELD_MANAGER
+    claim = api.get("/api/v1/namespaces/default/persistentvolumeclaims/fsx-claim")
+    assert claim["spec"]["volumeName"] == "fsx-pv"
+    counters = api.get("/api/v1/namespaces/kube-system/configmaps/geniac-dcgm-counters")
+    assert "DCGM_FI_DEV_THERMAL_VIOLATION" in counters["data"]["dcgm-counters.csv"]
+    exporter = api.get("/apis/apps/v1/namespaces/kube-system/daemonsets/efa-exporter")
+    assert exporter["spec"]["template"]["spec"]["containers"][0]["image"].endswith("efa_exporter:1.0.0")
+    # The MPIJob is kept as a manifest: its resource comes with HyperPod's dependency chart (apply.sh).
+    assert api.get("/apis/kubeflow.org/v2beta1/namespaces/default/mpijobs/nccl-tests") is None
+    # Applying again changes nothing but the resource version.
+    assert [api.apply(o) for o in kubernetes.manifests(cluster)] == ["configured"] * 5
 
 
 def test_an_orchestrator_naming_no_eks_cluster_is_refused_by_the_endpoint(world, aws):
@@ -89,3 +110,68 @@ def test_the_eks_cluster_shows_on_the_board_and_its_health_page(client, world, a
     assert b"eks-board" in page.content and software.CURRENT_VERSION.encode() in page.content
     health = client.get(reverse("health:cluster_health", args=[cluster.pk]))
     assert health.status_code == 200 and b"eks-board" in health.content
+
+
+def test_the_api_server_takes_only_a_current_eks_token_of_the_clusters_account(world, aws):
+    cluster = launched_cluster(world.org_a, name="eks-auth", blueprint="hyperpod-eks")
+    run_pipeline(cluster.jobs.get())
+    cluster.refresh_from_db()
+    api = kubernetes.connect(cluster)
+    assert api.token.startswith("k8s-aws-v1.")
+    assert api.get("/api/v1/namespaces/kube-system")["metadata"]["name"] == "kube-system"
+    for bearer in ("", "k8s-aws-v1.bm90LWEtdXJs", "a-static-token"):
+        assert kubernetes.Api(api.base, bearer).request("GET", "/api/v1/namespaces")[0] == 401
+    expired = base64.urlsafe_b64decode(api.token[len("k8s-aws-v1."):] + "==").decode()
+    old = re.sub(r"X-Amz-Date=\d{8}T\d{6}Z", "X-Amz-Date=20200101T000000Z", expired)
+    stale = "k8s-aws-v1." + base64.urlsafe_b64encode(old.encode()).decode().rstrip("=")
+    assert kubernetes.Api(api.base, stale).request("GET", "/api/v1/namespaces")[0] == 401
+
+
+def test_the_api_server_refuses_what_kubernetes_would(world, aws):
+    cluster = launched_cluster(world.org_a, name="eks-checks", blueprint="hyperpod-eks")
+    run_pipeline(cluster.jobs.get())
+    cluster.refresh_from_db()
+    api = kubernetes.connect(cluster)
+    volume = {"apiVersion": "v1", "kind": "PersistentVolume", "metadata": {"name": "bare"},
+              "spec": {"capacity": {"storage": "1Gi"}, "accessModes": ["ReadWriteMany"]}}
+    with pytest.raises(kubernetes.KubernetesError, match="exactly one volume source") as refused:
+        api.apply(volume)
+    assert not refused.value.retryable
+    workload = {"apiVersion": "apps/v1", "kind": "DaemonSet", "metadata": {"name": "x", "namespace": "kube-system"},
+                "spec": {"selector": {"matchLabels": {"app": "x"}},
+                         "template": {"metadata": {"labels": {"app": "y"}}, "spec": {"containers": [{"name": "c"}]}}}}
+    with pytest.raises(kubernetes.KubernetesError, match="selector.*does not match.*containers\\[0\\].image"):
+        api.apply(workload)
+    elsewhere = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c", "namespace": "monitoring"}}
+    with pytest.raises(kubernetes.KubernetesError, match='namespaces "monitoring" not found'):
+        api.apply(elsewhere)
+    api.apply({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "monitoring"}})
+    assert api.apply(elsewhere) == "created"
+    status, _ = api.request("PATCH", "/api/v1/namespaces/default/configmaps/c2", body=b"{}",
+                            content_type="application/apply-patch+yaml")
+    assert status == 422  # no fieldManager
+
+
+def test_an_unavailable_api_server_is_retried_and_a_refused_manifest_fails_the_launch(world, aws):
+    from clusters.aws import moto_kubernetes
+
+    cluster = launched_cluster(world.org_a, name="eks-refused", blueprint="hyperpod-eks")
+    job = cluster.jobs.get()
+    moto_kubernetes.unavailable_for(1)
+    assert pipeline.step(job.pk) == pipeline.POLL
+    job.refresh_from_db()
+    assert "The EKS API server could not take StorageClass fsx-lustre (HTTP 503" in job.log and "(retrying, 1 in a row)" in job.log
+    # Meanwhile the claim in the bucket lost its size: the API server refuses it and the launch fails.
+    broken = {"apiVersion": "v1", "kind": "PersistentVolumeClaim", "metadata": {"name": "fsx-claim"},
+              "spec": {"accessModes": ["ReadWriteMany"]}}
+    cluster.refresh_from_db()
+    aws_client("s3", organization=world.org_a).put_object(
+        Bucket=cluster.outputs["BucketName"], Key="geniac/eks-refused/kubernetes/fsx-lustre.yaml",
+        Body=yaml.safe_dump(broken).encode())
+    assert pipeline.step(job.pk) == pipeline.DONE
+    cluster.refresh_from_db()
+    job.refresh_from_db()
+    assert cluster.state == ClusterState.FAILED and cluster.failure_reason == "kubernetes", job.log
+    assert "PersistentVolumeClaim fsx-claim" in cluster.error_message
+    assert "spec.resources.requests.storage: Required value" in cluster.error_message
+    assert job.status == JobStatus.FAILED
