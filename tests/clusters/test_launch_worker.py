@@ -66,6 +66,36 @@ def test_a_launch_through_the_api_becomes_ready_on_a_real_worker(client, world, 
         stop_worker(worker)
 
 
+def test_an_eks_launch_becomes_ready_on_a_real_worker_and_shows_on_the_board(client, world, aws, redis_ready, quotas):
+    from clusters import kubernetes
+
+    worker = start_worker(aws, "launch-eks", WORKER_ENV)
+    try:
+        client.force_login(world.lead_a)
+        response = client.post(reverse("clusters-api:cluster-list"), {
+            "organization": world.org_a.slug, "name": "eks-real", "blueprint": "hyperpod-eks", "full_stack": True,
+            "parameters": {"network": {"AvailabilityZone": "ap-northeast-1a"},
+                           "storage": {"CreateHomeFileSystem": "true"},
+                           "cluster": {"WorkerInstanceType": "ml.p5.48xlarge", "WorkerCount": "2"}},
+        }, content_type="application/json")
+        assert response.status_code == 202, response.content
+        cluster = Cluster.objects.get(pk=response.json()["id"])
+        assert _wait(lambda: Cluster.objects.get(pk=cluster.pk).state in (ClusterState.READY, ClusterState.FAILED))
+        cluster.refresh_from_db()
+        job = cluster.jobs.get()
+        assert cluster.state == ClusterState.READY and job.status == "succeeded", (cluster.error_message, job.log)
+        assert cluster.orchestrator == "hyperpod-eks" and cluster.outputs["EksClusterArn"]
+        assert "applied 5 objects in the EKS cluster" in job.log
+        # What the worker applied is in the cluster's API server (the embedded endpoint, in this process).
+        volume = kubernetes.connect(cluster).get("/api/v1/persistentvolumes/fsx-pv")
+        assert volume["spec"]["csi"]["volumeHandle"] == cluster.outputs["LustreFileSystemId"]
+        board = client.get(reverse("clusters:launch_day"))
+        assert board.status_code == 200 and b"1 cluster \xc2\xb7 nothing in progress" in board.content
+        assert b"eks-real" in client.get(reverse("clusters:cluster_list")).content
+    finally:
+        stop_worker(worker)
+
+
 def _burst(world, count: int) -> list[Cluster]:
     """``count`` launches submitted through the launch service for organizations A and B (sent on commit)."""
     from clusters import launch
