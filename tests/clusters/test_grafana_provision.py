@@ -194,3 +194,23 @@ def test_the_embedded_grafana_refuses_a_missing_or_expired_token(world, aws):
     answer = portal_aws.service_request("POST", f"{base}/api/dashboards/db", body=body,
                                         headers={"Authorization": "Bearer glsa_old"})
     assert answer.status == 401 and answer.json()["message"] == "Invalid API key"
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_command_provisions_again_and_refuses_a_cluster_without_a_workspace(world, aws):
+    from io import StringIO
+
+    from django.core.management import CommandError, call_command
+
+    from tests.clusters.factories_clusters import ready_cluster, run_pipeline
+
+    cluster = _launch_observability(world)
+    run_pipeline(cluster.jobs.get())
+    cluster.refresh_from_db()
+    out = StringIO()
+    call_command("provision_dashboards", str(cluster.pk), stdout=out)
+    assert out.getvalue().strip() == "data source kept; dashboards geniac-gpu-health, geniac-efa, geniac-nodes"
+    assert _workspace(cluster)["dashboards"]["geniac-efa"]["meta"]["version"] == 2
+    other = ready_cluster(world.org_a, name="train-1")
+    with pytest.raises(CommandError, match="no ready observability stack"):
+        call_command("provision_dashboards", str(other.pk))
