@@ -73,12 +73,27 @@ def node():
     try:
         yield root, started
     finally:
+        pids = []
         for pid_file in started:
             if pid_file.is_file():
-                with contextlib.suppress(ProcessLookupError, ValueError):
-                    os.kill(int(pid_file.read_text().split()[0]), signal.SIGTERM)
+                with contextlib.suppress(ValueError):
+                    pids.append(int(pid_file.read_text().split()[0]))
+        # The daemons this test started, and the job step processes slurmd forked (they outlive it otherwise).
+        for pid in [*_children(pids), *reversed(pids)]:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGTERM)
         time.sleep(1)
         shutil.rmtree(root, ignore_errors=True)
+
+
+def _children(parents: list[int]) -> list[int]:
+    found = []
+    for status in Path("/proc").glob("[0-9]*/status"):
+        with contextlib.suppress(OSError):
+            fields = dict(line.split(":\t", 1) for line in status.read_text().splitlines() if ":\t" in line)
+            if int(fields.get("PPid", "0")) in parents:
+                found.append(int(status.parent.name))
+    return found
 
 
 def _slurm_conf(root: Path, plugstack: Path, munge_socket: Path) -> Path:
@@ -145,3 +160,7 @@ def test_a_slurmd_started_after_the_script_runs_a_container_image_job_through_th
                          capture_output=True, text=True, env={**env, "STAND_IN_OUT": str(out)}, timeout=60)
     assert job.returncode == 0, job.stderr
     assert out.read_text() == "nvcr.io#nvidia/pytorch:25.01-py3\n"  # the plugin ran in the job's step on the node
+    deadline = time.monotonic() + 15  # let the step report its end before the daemons stop
+    while subprocess.run(["squeue", "-h"], capture_output=True, text=True, env=env).stdout.strip():
+        assert time.monotonic() < deadline
+        time.sleep(0.5)
