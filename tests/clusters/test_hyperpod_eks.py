@@ -7,7 +7,7 @@ import re
 import pytest
 import yaml
 
-from clusters import kubernetes, pipeline, software
+from clusters import kubernetes, launch, pipeline, software
 from clusters.choices import ClusterState, JobStatus
 from portal.aws import client as aws_client
 from tests.clusters.factories_clusters import launched_cluster, run_pipeline
@@ -152,7 +152,7 @@ def test_the_api_server_refuses_what_kubernetes_would(world, aws):
     assert status == 422  # no fieldManager
 
 
-def test_an_unavailable_api_server_is_retried_and_a_refused_manifest_fails_the_launch(world, aws):
+def test_an_unavailable_api_server_is_retried_and_a_refused_manifest_fails_the_launch(world, aws, quotas):
     from clusters.aws import moto_kubernetes
 
     cluster = launched_cluster(world.org_a, name="eks-refused", blueprint="hyperpod-eks")
@@ -165,9 +165,9 @@ def test_an_unavailable_api_server_is_retried_and_a_refused_manifest_fails_the_l
     broken = {"apiVersion": "v1", "kind": "PersistentVolumeClaim", "metadata": {"name": "fsx-claim"},
               "spec": {"accessModes": ["ReadWriteMany"]}}
     cluster.refresh_from_db()
-    aws_client("s3", organization=world.org_a).put_object(
-        Bucket=cluster.outputs["BucketName"], Key="geniac/eks-refused/kubernetes/fsx-lustre.yaml",
-        Body=yaml.safe_dump(broken).encode())
+    s3, key = aws_client("s3", organization=world.org_a), "geniac/eks-refused/kubernetes/fsx-lustre.yaml"
+    original = s3.get_object(Bucket=cluster.outputs["BucketName"], Key=key)["Body"].read()
+    s3.put_object(Bucket=cluster.outputs["BucketName"], Key=key, Body=yaml.safe_dump(broken).encode())
     assert pipeline.step(job.pk) == pipeline.DONE
     cluster.refresh_from_db()
     job.refresh_from_db()
@@ -175,3 +175,11 @@ def test_an_unavailable_api_server_is_retried_and_a_refused_manifest_fails_the_l
     assert "PersistentVolumeClaim fsx-claim" in cluster.error_message
     assert "spec.resources.requests.storage: Required value" in cluster.error_message
     assert job.status == JobStatus.FAILED
+    # The manifest put right, a retry keeps the complete stacks and runs the step again.
+    s3.put_object(Bucket=cluster.outputs["BucketName"], Key=key, Body=original)
+    stack_ids = sorted(cluster.stacks.values_list("stack_id", flat=True))
+    retry = run_pipeline(launch.request_retry(cluster))
+    cluster.refresh_from_db()
+    assert cluster.state == ClusterState.READY and retry.status == JobStatus.SUCCEEDED, retry.log
+    assert sorted(cluster.stacks.values_list("stack_id", flat=True)) == stack_ids
+    assert "PersistentVolumeClaim/fsx-claim (created)" in retry.log  # the refused claim, created now
