@@ -248,7 +248,9 @@ def _advance_launch(job: LaunchJob, cluster: Cluster, cf: CloudFormation) -> str
             where = f"{failure.logical_id} ({failure.resource_type}): {failure.reason}" if failure else state.reason
             raise Failed(f"Stack {stack.stack_name} {state.status}: {where}", "stack_failed")
         return POLL
-    provisioning.run(job, cluster)  # dashboards, Kubernetes objects: what the stacks cannot create
+    # Dashboards, Kubernetes objects: what the stacks cannot create (the kind from the loaded stacks: no query).
+    kind = next((s.blueprint.kind for s in stacks if s.blueprint_id == cluster.blueprint_id), "")
+    provisioning.run(job, cluster, kind)
     with transaction.atomic():
         cluster.transition(ClusterState.READY)
         job.add_log("cluster ready")

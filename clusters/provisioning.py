@@ -59,9 +59,8 @@ def apply_kubernetes(job: LaunchJob, cluster: Cluster) -> None:
 STEPS = {"observability": provision_dashboards, "hyperpod-eks": apply_kubernetes}
 
 
-def run(job: LaunchJob, cluster: Cluster) -> None:
-    """Run the step of the cluster's blueprint, if it has one."""
-    kind = cluster.blueprint.kind if cluster.blueprint_id else ""
+def run(job: LaunchJob, cluster: Cluster, kind: str) -> None:
+    """Run the step of the cluster's blueprint (``kind``), if it has one."""
     step = STEPS.get(kind)
     if step is not None:
         step(job, cluster)
