@@ -334,7 +334,7 @@ def receive(job: ValidationJob, part: str, text: bytes) -> Received:
         raise nccl.NcclParseError("the output has no result rows (the test did not run?)")
     with transaction.atomic():
         locked = ValidationJob.objects.select_for_update().select_related("cluster__organization").get(pk=job.pk)
-        if locked.state not in JOB_OPEN or not locked.token_hash:
+        if locked.state not in JOB_OPEN:
             raise Rejected("This validation job is finished: its token no longer takes outputs.", 410)
         if part in locked.received:
             raise Rejected(f"The output {part!r} was already posted for this job; its token takes each output once.")

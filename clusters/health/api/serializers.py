@@ -205,7 +205,7 @@ class ValidationJobSerializer(serializers.ModelSerializer):
 
     @extend_schema_field(serializers.ListField(child=serializers.IntegerField()))
     def get_runs(self, job):
-        return [r.pk for r in job.runs.all()]
+        return sorted(r.pk for r in job.runs.all())
 
     @extend_schema_field(serializers.CharField())
     def get_error(self, job):

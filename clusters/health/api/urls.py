@@ -17,6 +17,7 @@ urlpatterns = [
     path("clusters/<int:cluster_id>/metrics/", views.IngestView.as_view(), name="ingest"),
     path("clusters/<int:cluster_id>/metrics/<int:push_id>/", views.PushStatusView.as_view(), name="push-status"),
     path("clusters/<int:cluster_id>/rotate-token/", views.RotateTokenView.as_view(), name="rotate-token"),
+    path("clusters/<int:cluster_id>/validation-trend/", validation.ValidationTrendView.as_view(), name="validation-trend"),
     path("validations/<int:pk>/output/", validation.ValidationOutputView.as_view(), name="validation-output"),
     path("alerts/sns/", alerts.SnsAlertView.as_view(), name="alerts-sns"),
     *router.urls,

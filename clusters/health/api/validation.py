@@ -8,7 +8,6 @@ from django.core.exceptions import PermissionDenied as DjangoPermissionDenied
 from django.shortcuts import get_object_or_404
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import status
-from rest_framework.decorators import action as route
 from rest_framework.exceptions import PermissionDenied, ValidationError
 from rest_framework.response import Response
 from rest_framework.views import APIView
@@ -28,8 +27,7 @@ from portal.api.base import PortalReadOnlyViewSet
 
 class ValidationJobViewSet(PortalReadOnlyViewSet):
     """NCCL validations started from the portal: state, verdict, the runs they recorded, a pairwise sweep's
-    pairs and outliers. ``trend`` gives a cluster's plateau bus bandwidth over time by NCCL and aws-ofi-nccl
-    versions."""
+    pairs and outliers."""
 
     queryset = ValidationJob.objects.select_related("cluster__organization", "requested_by").prefetch_related("runs")
     serializer_class = ValidationJobSerializer
@@ -62,22 +60,21 @@ class ValidationJobViewSet(PortalReadOnlyViewSet):
         return Response(ValidationJobSerializer(job, context=self.get_serializer_context()).data,
                         status=status.HTTP_201_CREATED if created else status.HTTP_200_OK)
 
-    @extend_schema(parameters=[OpenApiParameter("cluster", int, required=True),
-                               OpenApiParameter("collective", str, required=False, enum=list(validation.OPERATIONS))],
+
+class ValidationTrendView(APIView):
+    """Plateau bus bandwidth of a cluster's runs, oldest first, and per (NCCL, aws-ofi-nccl) version its median and
+    change from the previous version (``regression`` when it fell more than VALIDATION_REGRESSION_SHARE), so a
+    regression after a software change shows. ``?collective=`` (all_reduce by default)."""
+
+    @extend_schema(parameters=[OpenApiParameter("collective", str, required=False, enum=list(validation.OPERATIONS))],
                    responses={200: ValidationTrendSerializer})
-    @route(detail=False, methods=["get"])
-    def trend(self, request):
-        """Plateau bus bandwidth of a cluster's runs, oldest first, and per (NCCL, aws-ofi-nccl) version its median
-        and change from the previous version (``regression`` when it fell more than VALIDATION_REGRESSION_SHARE)."""
-        cluster_id = request.query_params.get("cluster", "")
-        if not cluster_id.isdigit():
-            raise ValidationError({"cluster": "Give the cluster's id: ?cluster=<id>."})
+    def get(self, request, cluster_id: int):
+        cluster = get_object_or_404(Cluster.objects.restrict(request.user), pk=cluster_id)
         collective = request.query_params.get("collective") or "all_reduce"
         if collective not in validation.OPERATIONS:
             raise ValidationError({"collective": f"One of {', '.join(validation.OPERATIONS)}."})
-        cluster = get_object_or_404(Cluster.objects.restrict(request.user), pk=int(cluster_id))
         runs = ValidationRun.objects.restrict(request.user).filter(cluster=cluster)
-        return Response({"cluster": cluster.pk, **validation.trend(runs, collective)})
+        return Response(ValidationTrendSerializer({"cluster": cluster.pk, **validation.trend(runs, collective)}).data)
 
 
 class ValidationOutputView(APIView):
