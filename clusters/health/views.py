@@ -416,7 +416,7 @@ class ValidationJobView(ObjectView):
         ctx = super().get_context_data(**kwargs)
         job = self.object
         ctx["job"] = job
-        ctx["runs"] = list(job.runs.defer("raw_text", "rows", "result"))
+        ctx["runs"] = list(job.runs.defer("raw_text", "rows", "result").order_by("pk"))
         ctx["shown_error"] = validation.shown_error(job, self.request.user)
         if job.mode == "pairwise":
             ctx["sweep"] = validation.sweep_of(job)

@@ -420,3 +420,18 @@ def test_the_trend_shows_a_regression_after_a_software_change(world, cluster):
     outsider.force_authenticate(world.customer_b)
     assert outsider.get(f"/api/health/clusters/{cluster.pk}/validation-trend/").status_code == 404
     assert client.get(f"/api/health/clusters/{cluster.pk}/validation-trend/", {"collective": "x"}).status_code == 400
+
+
+@pytest.mark.django_db
+def test_the_demo_starts_one_validation_on_a_launched_slurm_cluster(world, aws, settings):
+    from clusters.health import demo_validation
+
+    settings.VALIDATION_PUBLIC_URL = ""
+    assert "validation_job" not in demo_validation.seed({})  # no address to post back to: nothing started
+    settings.VALIDATION_PUBLIC_URL = "http://127.0.0.1:8000"
+    cluster = pcluster(world.org_a, hosts=HOSTS[:2])
+    job = demo_validation.seed({})["validation_job"]
+    assert (job.cluster, job.collectives, job.requested_by) == (cluster, ["all_reduce", "all_gather"], world.lead_a)
+    assert job.upload_base == "http://127.0.0.1:8000"
+    demo_validation.seed({})
+    assert ValidationJob.objects.count() == 1
