@@ -14,7 +14,7 @@ from django.utils import timezone
 from rest_framework.test import APIClient
 
 from clusters.aws import moto_collectives, moto_headnode, moto_sbatch
-from clusters.health import validation
+from clusters.health import services, validation
 from clusters.health.models import ValidationJob, ValidationRun
 from clusters.health.services import ingest
 from clusters.models import Cluster
@@ -402,8 +402,6 @@ def test_the_trend_shows_a_regression_after_a_software_change(world, cluster):
     for nccl_version, ofi_version, factor in versions:
         text = moto_collectives.nccl_tests("all_reduce", HOSTS[:2], "p5.48xlarge", factor=factor,
                                            nccl_version=nccl_version, ofi_version=ofi_version)
-        from clusters.health import services
-
         services.store_validation(cluster, text, services.parse_validation(cluster, text))
     answer = client.get(f"/api/health/clusters/{cluster.pk}/validation-trend/")
     assert answer.status_code == 200, answer.content
@@ -435,3 +433,44 @@ def test_the_demo_starts_one_validation_on_a_launched_slurm_cluster(world, aws, 
     assert job.upload_base == "http://127.0.0.1:8000"
     demo_validation.seed({})
     assert ValidationJob.objects.count() == 1
+
+
+@pytest.mark.django_db
+def test_the_sweep_sends_what_the_broker_lost_and_a_send_cut_short_fails_visibly(world, settings):
+    settings.VALIDATION_PUBLIC_URL = "http://portal.invalid"
+    cluster = reported(ClusterFactory(organization=world.org_a, name="alpha", orchestrator="parallelcluster"))
+    job = ValidationJob.objects.create(cluster=cluster, key="lost", expected=["all_reduce"], upload_base="http://p",
+                                       collectives=["all_reduce"], dispatched=False)
+    if not settings.REDIS_URL:
+        pytest.skip("the sweep sends to the broker (Redis)")
+    assert validation.sweep() == (0, 1)
+    job.refresh_from_db()
+    assert (job.dispatched, job.attempts) == (True, 1)
+    assert validation.sweep() == (0, 0)  # sent, heartbeat fresh: left alone
+    # The worker died between writing "submitting" and SSM's answer: whether Slurm got the job is unknown.
+    ValidationJob.objects.filter(pk=job.pk).update(target="i-0head", command_id=validation.SUBMITTING)
+    assert validation.step(job.pk, 1)[0] == validation.DONE
+    job.refresh_from_db()
+    assert (job.state, job.failure_reason) == ("failed", "command_failed")
+    assert validation.step(job.pk, 1) == (validation.DONE, 0)  # a finished job claims nothing
+
+
+@pytest.mark.django_db
+def test_the_jobs_api_and_panel_run_a_constant_number_of_queries(world, client):
+    from tests.queries import assert_flat_queries
+
+    cluster = reported(ClusterFactory(organization=world.org_a, name="alpha"), HOSTS[:2])
+    made = iter(range(1000))
+
+    def grow(n):
+        for _ in range(n):
+            job = ValidationJob.objects.create(cluster=cluster, key=f"k{next(made)}", expected=["all_reduce"],
+                                               collectives=["all_reduce"], upload_base="http://p", state="done",
+                                               verdict="pass", requested_by=world.lead_a)
+            text = moto_collectives.nccl_tests("all_reduce", HOSTS[:2], "p5.48xlarge")
+            services.store_validation(cluster, text, services.parse_validation(cluster, text), job=job)
+
+    client.force_login(world.customer_a)
+    assert_flat_queries(client, "/api/health/validations/", grow=grow, sizes=(2, 8))
+    assert_flat_queries(client, f"/clusters/{cluster.pk}/validations/", grow=grow, sizes=(2, 8))
+    assert_flat_queries(client, f"/api/health/clusters/{cluster.pk}/validation-trend/", grow=grow, sizes=(2, 8))
