@@ -151,6 +151,18 @@ def test_hyperpod_slurm_pairwise_sweep_names_the_slow_node_on_a_real_worker(
     assert f"Slow node:</strong> {HOSTS[-1]}" in page.content.decode()
 
 
+@pytest.mark.worker
+def test_a_trainium_hyperpod_cluster_runs_nccom_test_on_a_real_worker(world, celery_worker_process, live_server,
+                                                                      settings, quick_jobs):
+    settings.VALIDATION_PUBLIC_URL = live_server.url
+    cluster = hyperpod(world.org_a, name="hp-trn", hosts=HOSTS[:2], instance_type="trn1.32xlarge")
+    job, created = validation.start(cluster, actor=world.lead_a)
+    assert created
+    assert wait(lambda: ValidationJob.objects.get(pk=job.pk).state == "done"), ValidationJob.objects.get(pk=job.pk).error
+    run = ValidationRun.objects.get(job=job)
+    assert run.result["tool"] == "nccom-test" and run.verdict == "pass" and run.nodes == 2
+
+
 # --- the service, step by step --------------------------------------------------------------------------
 
 @pytest.mark.django_db(transaction=True)
