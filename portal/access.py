@@ -122,6 +122,7 @@ POLICY: dict[str, Rule] = {
     "health.nodehealth": Rule(path="report__cluster__organization", cycle_path="report__cluster__cycle"),
     "health.gpufault": Rule(path="cluster__organization", cycle_path="cluster__cycle"),
     "health.validationrun": Rule(path="cluster__organization", customer=R({VIEW, CHANGE}), cycle_path="cluster__cycle"),
+    "health.validationjob": Rule(path="cluster__organization", customer=R({VIEW, CHANGE}), cycle_path="cluster__cycle"),
     "health.clusterhealthconfig": Rule(path="cluster__organization", customer=R(), program_manager=R(),
                                        cycle_path="cluster__cycle"),
     "health.clusterhealthstate": Rule(path="cluster__organization", cycle_path="cluster__cycle"),

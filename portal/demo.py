@@ -102,4 +102,5 @@ DEMO_SEEDERS: list[str] = [
     "portal.engagement.demo.seed",
     "clusters.accounting.demo_accounting.seed",
     "clusters.remediation.demo.seed",
+    "clusters.health.demo_validation.seed",
 ]

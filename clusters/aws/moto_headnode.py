@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from moto.cloudformation import models as cfn_models
+from moto.core.exceptions import JsonRESTError
 from moto.core.utils import utcnow
 from moto.sagemaker.models import sagemaker_backends
 from moto.ssm import models as ssm_models
@@ -94,6 +95,21 @@ class Result:
 Handler = Callable[[Context], Result]
 _handlers: list[tuple[re.Pattern[str], Handler]] = []
 _lock = threading.Lock()
+_throttled = {"SendCommand": 0}
+
+
+def throttle(times: int = 1) -> None:
+    """The next ``times`` ``SendCommand`` calls answer ThrottlingException, as SSM does under load."""
+    with _lock:
+        _throttled["SendCommand"] = times
+
+
+def _check_throttle() -> None:
+    with _lock:
+        if _throttled["SendCommand"] <= 0:
+            return
+        _throttled["SendCommand"] -= 1
+    raise JsonRESTError("ThrottlingException", "Rate exceeded")
 
 
 def headnode_command(pattern: str) -> Callable[[Handler], Handler]:
@@ -222,6 +238,7 @@ def apply() -> None:
     original_get = ssm_models.Command.get_invocation
 
     def send_command(self: Any, *args: Any, **kwargs: Any) -> Any:
+        _check_throttle()
         command = original_send(self, *args, **kwargs)
         if command.document_name != RUN_SHELL_SCRIPT:
             return command

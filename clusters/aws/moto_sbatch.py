@@ -15,6 +15,8 @@ from __future__ import annotations
 import re
 import shlex
 import threading
+import time
+import urllib.error
 import urllib.parse
 import urllib.request
 from typing import Any
@@ -25,6 +27,7 @@ from clusters.aws.moto_headnode import Context, HeadNodeCluster, Result, headnod
 JOB_SECONDS = 2.0  # how long an emulated job runs before it posts (tests and the demo may change it)
 SLOW_FACTOR = 0.55  # a pair with the slow node reaches this share of the plateau
 POST_TIMEOUT = 30
+POST_RETRIES = 5  # as the job script's curl --retry 5
 _VARIABLE = re.compile(r"^(GENIAC_[A-Z_]+)=(.*)$", re.MULTILINE)
 _DIRECTIVE = re.compile(r"^#SBATCH\s+--([a-z-]+)(?:[= ](\S+))?", re.MULTILINE)
 _HEREDOC = re.compile(r"<<-?\s*'?(\w+)'?\s*\n(.*?)\n\1\s*$", re.DOTALL)
@@ -92,13 +95,25 @@ def _outputs(cluster: HeadNodeCluster, variables: dict[str, str]) -> list[tuple[
 
 
 def _post(url: str, token: str, query: dict[str, str], body: str) -> int:
+    """POST one output as the script's ``curl -f --retry 5 --retry-all-errors`` does: a refused connection or
+    a 5xx is tried again after 1, 2, 4, 8 and 16 s; a 4xx is the portal's answer and ends the job FAILED."""
     if not url.startswith(("http://", "https://")):
         raise ValueError(f"not an upload URL: {url!r}")
     target = f"{url}{'&' if '?' in url else '?'}{urllib.parse.urlencode(query)}"
-    request = urllib.request.Request(target, data=body.encode(), method="POST", headers={  # noqa: S310 - scheme checked
-        "Authorization": f"Bearer {token}", "Content-Type": "text/plain"})
-    with urllib.request.urlopen(request, timeout=POST_TIMEOUT) as response:  # noqa: S310 - scheme checked
-        return int(response.status)
+    for attempt in range(POST_RETRIES + 1):
+        request = urllib.request.Request(target, data=body.encode(), method="POST", headers={  # noqa: S310
+            "Authorization": f"Bearer {token}", "Content-Type": "text/plain"})
+        try:
+            with urllib.request.urlopen(request, timeout=POST_TIMEOUT) as response:  # noqa: S310 - scheme checked
+                return int(response.status)
+        except urllib.error.HTTPError as exc:
+            if exc.code < 500 or attempt == POST_RETRIES:
+                raise
+        except OSError:
+            if attempt == POST_RETRIES:
+                raise
+        time.sleep(2 ** attempt)
+    raise AssertionError("unreachable")
 
 
 def _run_job(cluster: HeadNodeCluster, job: dict[str, Any]) -> None:

@@ -16,7 +16,6 @@ class AuthKind(models.TextChoices):
     SIGV4 = "sigv4", "SigV4 (Amazon Managed Service for Prometheus)"
 
 
-
 class RunVerdict(models.TextChoices):
     PASS = "pass", "Pass"
     WARN = "warn", "Warn"
@@ -25,3 +24,28 @@ class RunVerdict(models.TextChoices):
 
 
 COLLECTIVE_CHOICES = [(c, c) for c in COLLECTIVES]
+
+
+class ValidationMode(models.TextChoices):
+    COLLECTIVES = "collectives", "Collectives across the nodes"
+    PAIRWISE = "pairwise", "Pairwise sweep (each pair of nodes)"
+
+
+class JobState(models.TextChoices):
+    """A validation job's lifecycle (``ValidationJob.transition``: compare-and-set)."""
+
+    PENDING = "pending", "Waiting for the worker"
+    SUBMITTED = "submitted", "Running on the cluster"
+    DONE = "done", "Done"
+    FAILED = "failed", "Failed"
+    TIMED_OUT = "timed_out", "Timed out"
+
+
+JOB_TRANSITIONS = {
+    JobState.PENDING: {JobState.SUBMITTED, JobState.FAILED, JobState.TIMED_OUT},
+    JobState.SUBMITTED: {JobState.DONE, JobState.FAILED, JobState.TIMED_OUT},
+    JobState.DONE: set(),
+    JobState.FAILED: set(),
+    JobState.TIMED_OUT: set(),
+}
+JOB_OPEN = (JobState.PENDING, JobState.SUBMITTED)

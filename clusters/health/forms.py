@@ -140,3 +140,23 @@ class GpuFaultLinkForm(forms.ModelForm):
         field.queryset = Interaction.objects.restrict(user, access.VIEW)
         field.required = False
         field.error_messages["invalid_choice"] = "Pick one of the organization's interactions."
+
+
+class ValidationStartForm(forms.Form):
+    """What a validation started from the portal runs: the operations, the nodes, and a pairwise sweep."""
+
+    OPERATIONS = (("all_reduce", "all_reduce"), ("all_gather", "all_gather"), ("reduce_scatter", "reduce_scatter"),
+                  ("alltoall", "alltoall"))
+
+    collectives = forms.MultipleChoiceField(choices=OPERATIONS, initial=["all_reduce"], required=False,
+                                            widget=forms.CheckboxSelectMultiple, label="Operations",
+                                            help_text="Run across the nodes, one after the other (all_reduce if none).")
+    nodes = forms.MultipleChoiceField(choices=(), required=False, label="Nodes",
+                                      help_text="Leave empty for all of the cluster's nodes.")
+    pairwise = forms.BooleanField(required=False, label="Pairwise sweep: run all_reduce on each pair of nodes to "
+                                                        "find a slow one")
+
+    def __init__(self, *args, hostnames=(), **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["nodes"].choices = [(h, h) for h in hostnames]
+        self.fields["nodes"].widget.attrs["size"] = min(max(len(hostnames), 2), 8)

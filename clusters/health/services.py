@@ -214,15 +214,17 @@ def parse_validation(cluster, text: str | bytes, collective: str | None = None, 
                           nodes=nodes or None)
 
 
-def store_validation(cluster, text: str | bytes, result: nccl.NcclResult, user=None, notes: str = "") -> ValidationRun:
-    """Store a parsed run; a passing run validates the cluster (timeline entry)."""
+def store_validation(cluster, text: str | bytes, result: nccl.NcclResult, user=None, notes: str = "",
+                     job=None) -> ValidationRun:
+    """Store a parsed run (of ``job`` when a validation job posted it); a passing run validates the cluster
+    (timeline entry)."""
     if isinstance(text, (bytes, bytearray)):
         text = bytes(text).decode("utf-8", errors="replace")
     limit = settings.HEALTH_VALIDATION_RAW_MAX
     data = result.to_dict()
     rows = data.pop("rows")
     run = ValidationRun(
-        cluster=cluster, uploaded_by=user if getattr(user, "is_authenticated", False) else None,
+        cluster=cluster, job=job, uploaded_by=user if getattr(user, "is_authenticated", False) else None,
         collective=result.collective, instance_type=result.instance_type or "", nodes=result.nodes,
         ranks=result.ranks, hosts=result.hosts[:512], rows=rows, peak_busbw=result.peak_busbw,
         avg_busbw=result.avg_busbw, large_message_busbw=result.large_message_busbw, plateau_busbw=result.plateau_busbw,

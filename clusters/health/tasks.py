@@ -8,7 +8,7 @@ from celery import shared_task
 from celery.signals import worker_init
 from django.utils import timezone
 
-from clusters.health import prometheus_pull, pushes, services
+from clusters.health import prometheus_pull, pushes, services, validation
 from clusters.health.choices import Source
 from clusters.health.models import ClusterHealthConfig
 from clusters.health.prometheus import ParseError
@@ -75,3 +75,22 @@ def process_push(push_id: int) -> int | None:
 def sweep_pushes() -> int:
     """Periodic: send the pushes left pending by a broker outage, or held by a worker that died."""
     return pushes.sweep()
+
+
+@shared_task(bind=True, name="clusters.health.tasks.run_validation", max_retries=None, acks_late=True)
+def run_validation(self, job_id: int, attempt: int | None = None) -> str:
+    """Submit a validation job on its cluster's head node and follow the command until Slurm has it;
+    ``attempt`` is its send number (older chains of polls stop)."""
+    outcome, seconds = validation.step(job_id, attempt)
+    if outcome == validation.POLL:
+        raise self.retry(countdown=seconds, args=(job_id, attempt))
+    return outcome
+
+
+@shared_task(name="clusters.health.tasks.sweep_validations")
+def sweep_validations() -> int:
+    """Periodic: time out validation jobs that never reported; send the ones the broker lost."""
+    timed_out, sent = validation.sweep()
+    if timed_out or sent:
+        logger.info("validation sweep: %d timed out, %d sent", timed_out, sent)
+    return timed_out + sent

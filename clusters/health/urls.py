@@ -12,4 +12,7 @@ urlpatterns = [
     path("clusters/<int:pk>/validation/new/", views.ValidationRunCreateView.as_view(), name="validationrun_add"),
     path("faults/<int:pk>/interaction/", views.GpuFaultLinkView.as_view(), name="gpufault_link"),
     path("validation/<int:pk>/", views.ValidationRunView.as_view(), name="validationrun_detail"),
+    path("clusters/<int:pk>/validations/", views.ValidationPanelView.as_view(), name="validationjob_panel"),
+    path("clusters/<int:pk>/validations/start/", views.ValidationStartView.as_view(), name="validationjob_add"),
+    path("validations/<int:pk>/", views.ValidationJobView.as_view(), name="validationjob_detail"),
 ]

@@ -17,9 +17,14 @@ from django.views import View
 from django.views.generic import TemplateView
 
 from clusters.choices import ClusterState
-from clusters.health import current, links, readiness, services
+from clusters.health import current, links, readiness, services, validation
 from clusters.health.choices import RunVerdict
-from clusters.health.forms import ClusterHealthConfigForm, GpuFaultLinkForm, ValidationUploadForm
+from clusters.health.forms import (
+    ClusterHealthConfigForm,
+    GpuFaultLinkForm,
+    ValidationStartForm,
+    ValidationUploadForm,
+)
 from clusters.health.models import (
     ClusterHealthConfig,
     GpuFault,
@@ -27,6 +32,7 @@ from clusters.health.models import (
     HealthReport,
     NodeHealth,
     PushStatus,
+    ValidationJob,
     ValidationRun,
 )
 from clusters.models import Cluster
@@ -90,6 +96,7 @@ class ClusterHealthView(ObjectView):
         runs = ValidationRun.objects.restrict(user).filter(cluster=cluster).defer("raw_text", "rows", "result")
         ctx["runs"] = list(runs.select_related("uploaded_by")[:10])
         ctx["validated"] = runs.filter(verdict=RunVerdict.PASS).exists()
+        ctx["bandwidth_trend"] = validation_trend(cluster, user)
         org_id = cluster.organization_id
         ctx["can_upload"] = access.can_in_organization(user, access.CHANGE, ValidationRun, org_id)
         ctx["can_configure"] = access.can_in_organization(user, access.CHANGE, ClusterHealthConfig, org_id)
@@ -331,3 +338,98 @@ class ValidationRunView(ObjectView):
                                                        run.cluster.organization_id)
         ctx["cluster_validated"] = readiness.is_validated(run.cluster)
         return ctx
+
+
+# --- validation started from the portal -------------------------------------------------------------
+
+JOBS_SHOWN = 5
+
+
+def validation_panel_context(request, cluster, form=None, error: str = "") -> dict:
+    user = request.user
+    jobs = list(ValidationJob.objects.restrict(user).filter(cluster=cluster).select_related("requested_by")[:JOBS_SHOWN])
+    for job in jobs:
+        job.shown_error = validation.shown_error(job, user)
+    can_start = validation.may_start(user, cluster)
+    refusal = validation.startable(cluster)
+    if can_start and not refusal and form is None:
+        form = ValidationStartForm(hostnames=validation.known_hosts(cluster))
+    return {"object": cluster, "cluster": cluster, "jobs": jobs, "form": form, "can_start": can_start,
+            "refusal": refusal, "error": error,
+            "open_job": next((j for j in jobs if j.is_open), None)}
+
+
+class ValidationPanelView(View):
+    """The validation panel of a cluster's pages (htmx loads it): start a validation, the latest jobs."""
+
+    template_name = "health/htmx/validation_panel.html"
+
+    def get(self, request, pk):
+        cluster = get_object_or_404(Cluster.objects.restrict(request.user).select_related("organization"), pk=pk)
+        return render(request, self.template_name, validation_panel_context(request, cluster))
+
+
+class ValidationStartView(View):
+    """Customers and lead SAs of the cluster's organization (and staff): start a validation. Answers the panel
+    to htmx, otherwise redirects to the job."""
+
+    template_name = "health/htmx/validation_panel.html"
+
+    @submissions.once
+    def post(self, request, pk):
+        cluster = get_object_or_404(Cluster.objects.restrict(request.user).select_related("organization"), pk=pk)
+        if not validation.may_start(request.user, cluster):
+            raise PermissionDenied("Only the organization's customers and lead SAs start validations.")
+        form = ValidationStartForm(request.POST, hostnames=validation.known_hosts(cluster))
+        if not form.is_valid():
+            return render(request, self.template_name, validation_panel_context(request, cluster, form), status=400)
+        data = form.cleaned_data
+        try:
+            job, _created = validation.start(cluster, actor=request.user, collectives=data["collectives"],
+                                             nodes=data["nodes"], pairwise_sweep=data["pairwise"],
+                                             upload_base=request.build_absolute_uri("/"))
+        except validation.Refused as exc:
+            context = validation_panel_context(request, cluster, form, error=str(exc))
+            return render(request, self.template_name, context, status=400)
+        submissions.record(request, job, job.get_absolute_url())
+        if request.htmx:
+            return render(request, self.template_name, validation_panel_context(request, cluster))
+        messages.info(request, f"Validation {job.pk}: {job.get_state_display().lower()}.")
+        return redirect(job)
+
+    def replay_submission(self, request, earlier):
+        if request.htmx:
+            cluster = get_object_or_404(Cluster.objects.restrict(request.user), pk=self.kwargs["pk"])
+            return render(request, self.template_name, validation_panel_context(request, cluster))
+        return submissions.replay_page(request, earlier)
+
+
+class ValidationJobView(ObjectView):
+    """A validation job: where it stands, its runs or pairs (outliers and the slow node named), the reason it
+    failed. htmx polls the status part while the job is open; 286 stops the polling once it is finished."""
+
+    queryset = ValidationJob.objects.select_related("cluster__organization", "requested_by")
+    template_name = "health/validationjob_detail.html"
+    partial_template_name = "health/htmx/validation_job_status.html"
+
+    def get_context_data(self, **kwargs):
+        ctx = super().get_context_data(**kwargs)
+        job = self.object
+        ctx["job"] = job
+        ctx["runs"] = list(job.runs.defer("raw_text", "rows", "result").order_by("pk"))
+        ctx["shown_error"] = validation.shown_error(job, self.request.user)
+        if job.mode == "pairwise":
+            ctx["sweep"] = validation.sweep_of(job)
+            outliers = {p.hosts for p in ctx["sweep"].outliers}
+            ctx["pair_rows"] = [(p, p.hosts in outliers) for p in sorted(ctx["sweep"].pairs, key=lambda p: p.deviation)]
+        return ctx
+
+    def render_to_response(self, context, **kwargs):
+        response = super().render_to_response(context, **kwargs)
+        if self.request.htmx and not self.object.is_open:
+            response.status_code = 286
+        return response
+
+
+def validation_trend(cluster, user) -> dict:
+    return validation.trend(ValidationRun.objects.restrict(user).filter(cluster=cluster))

@@ -252,6 +252,8 @@ CELERY_BEAT_SCHEDULE = {
     # Closed hours' accelerator-hours (a few minutes past, so the hour's last reports are in), then idle capacity.
     "Account accelerator-hours": {"task": "accounting.catch_up", "schedule": crontab(minute="7")},
     "Remediation: automatic proposals, actions the broker missed": {"task": "remediation.sweep", "schedule": 60},
+    "Validation: time out silent jobs, send what the broker missed": {
+        "task": "clusters.health.tasks.sweep_validations", "schedule": 60},
     # Cost Explorer updates a day's figures for about a day after it ends: fetch once a day, early in program time.
     "Fetch cost from Cost Explorer": {"task": "workloads.spend.fetch_all_costs", "schedule": crontab(minute="30", hour="6")},
 }  # queues come from the task routes in portal/celery.py
@@ -384,6 +386,17 @@ ACCOUNTING_RECOMPUTE_HOURS = env.int("ACCOUNTING_RECOMPUTE_HOURS", default=3)
 ACCOUNTING_IDLE_BUSY_SHARE = env.float("ACCOUNTING_IDLE_BUSY_SHARE", default=0.10)
 ACCOUNTING_IDLE_HOURS = env.int("ACCOUNTING_IDLE_HOURS", default=24)
 # Node remediation (clusters/remediation/): one step is a few bounded AWS calls; throttled calls back off doubling.
+# NCCL validation started from the portal (clusters/health/validation.py). The jobs post their outputs to
+# VALIDATION_PUBLIC_URL (the portal's address as the clusters reach it; else the address the request came in on).
+VALIDATION_PUBLIC_URL = env("VALIDATION_PUBLIC_URL", default="")
+VALIDATION_POLL_SECONDS = env.int("VALIDATION_POLL_SECONDS", default=1 if AWS_ENDPOINT_URL else 10)
+VALIDATION_LEASE_SECONDS = env.int("VALIDATION_LEASE_SECONDS", default=60)
+VALIDATION_STUCK_SECONDS = env.int("VALIDATION_STUCK_SECONDS", default=120)  # no heartbeat: the sweep resends
+VALIDATION_MAX_AWS_ERRORS = env.int("VALIDATION_MAX_AWS_ERRORS", default=5)  # throttled calls in a row, then fail
+VALIDATION_TIMEOUT_MINUTES = env.int("VALIDATION_TIMEOUT_MINUTES", default=120)  # a submitted job that never reports
+VALIDATION_TOKEN_HOURS = env.int("VALIDATION_TOKEN_HOURS", default=6)  # an upload token's life (and the job's cap)
+VALIDATION_PAIRWISE_MAX_NODES = env.int("VALIDATION_PAIRWISE_MAX_NODES", default=16)  # n·(n-1)/2 pairs
+VALIDATION_REGRESSION_SHARE = env.float("VALIDATION_REGRESSION_SHARE", default=0.10)  # trend: drop vs the previous versions
 REMEDIATION_POLL_SECONDS = env.int("REMEDIATION_POLL_SECONDS", default=1 if AWS_ENDPOINT_URL else 20)
 REMEDIATION_LEASE_SECONDS = env.int("REMEDIATION_LEASE_SECONDS", default=60)
 REMEDIATION_STUCK_SECONDS = env.int("REMEDIATION_STUCK_SECONDS", default=120)

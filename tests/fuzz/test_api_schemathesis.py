@@ -48,6 +48,8 @@ REFUSALS = {
     "engagement_trained_models_partial_update": (["400"], EXISTS),
     "health_validation_runs_create": (["400"], EXISTS),
     "health_remediations_create": (["400"], EXISTS + "; the nodes must be hosts that reported on the cluster"),
+    "health_validations_create": (["400"], EXISTS + "; the cluster must be a ready Slurm cluster and the nodes hosts "
+                                                    "that reported on it"),
     "health_alerts_sns_create": (["400"], "an SNS message is JSON with signed fields and a recent timestamp (data, not shape)"),
     "interactions_enablement_attendances_create": (["400"], EXISTS),
     "portal_organizations_create": (["400"], "name, slug and AWS account are unique across organizations (a rule across rows)"),

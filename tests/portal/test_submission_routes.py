@@ -22,7 +22,7 @@ PAGES = (
     "interactions:enablement_add", "interactions:enablement_attendance", "health:validationrun_add",
     "review:review_freeze", "review:actionitem_add", "engagement:cycle_start_next", "workloads:workload_add",
     "workloads:quota_add", "workloads:reservation_add",
-    "remediation:action_propose",
+    "remediation:action_propose", "health:validationjob_add",
 )
 APIS = (
     "interactions-api:interaction-list", "interactions-api:interaction-history", "interactions-api:interaction-escalate",
@@ -31,7 +31,7 @@ APIS = (
     "engagement-api:cycle-start-next", "workloads-api:quotachangerequest-list",
     "workloads-api:quotachangerequest-decide", "workloads-api:workload-list", "workloads-api:instancequota-list",
     "workloads-api:capacityreservation-list", "health-api:validationrun-list", "portal-api:organization-list",
-    "remediation-api:remediationaction-list",
+    "remediation-api:remediationaction-list", "health-api:validationjob-list",
 )
 PREFERRED = ("lead_a", "pm", "customer_a", "specialist", "staff")
 
@@ -84,6 +84,8 @@ def test_every_create_route_is_walked():
     }
     # Keyed by its sender, not by us: an SNS message carries its own MessageId, and a repeat is refused with 409.
     not_creates.add("health-api:alerts-sns")
+    # A running validation job posts its outputs here with its own token; each output is taken once (409 after).
+    not_creates.add("health-api:validation-output")
     # Consent and the policy move or set one row; they create nothing.
     not_creates |= {"remediation:action_approve", "remediation:action_decline", "remediation:action_cancel",
                     "remediation:policy_edit", "remediation-api:remediationaction-approve",

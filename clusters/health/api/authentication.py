@@ -51,3 +51,44 @@ class ClusterTokenScheme(OpenApiAuthenticationExtension):
 
     def get_security_definition(self, auto_schema):
         return {"type": "http", "scheme": "bearer", "description": "A cluster's ingestion token (gh<cluster id>.<secret>)."}
+
+
+class ValidationJobTokenAuthentication(authentication.BaseAuthentication):
+    """Authenticates a validation job posting its outputs: ``Authorization: Bearer gv<job id>.<secret>``, the
+    token the portal wrote into that job's script. It is scoped to the job in the URL, expires, and stops
+    working when the job finishes; ``request.auth`` is the job."""
+
+    keyword = "Bearer"
+
+    def authenticate(self, request):
+        from clusters.health import validation
+
+        header = authentication.get_authorization_header(request).decode("latin-1").split()
+        if not header or header[0] != self.keyword:
+            return None
+        if len(header) != 2:
+            raise exceptions.AuthenticationFailed("Authorization: Bearer <validation job token>")
+        pk = request.parser_context["kwargs"].get("pk") if request.parser_context else None
+        job = validation.job_for_token(int(pk), header[1]) if pk is not None else None
+        if job is None:
+            raise exceptions.AuthenticationFailed("invalid, expired or used-up validation job token")
+        return AnonymousUser(), job
+
+    def authenticate_header(self, request):
+        return self.keyword
+
+
+class HasValidationJobToken(permissions.BasePermission):
+    def has_permission(self, request, view):
+        from clusters.health.models import ValidationJob
+
+        return isinstance(request.auth, ValidationJob)
+
+
+class ValidationJobTokenScheme(OpenApiAuthenticationExtension):
+    target_class = "clusters.health.api.authentication.ValidationJobTokenAuthentication"
+    name = "validationJobToken"
+
+    def get_security_definition(self, auto_schema):
+        return {"type": "http", "scheme": "bearer",
+                "description": "A validation job's upload token (gv<job id>.<secret>), written into its script."}

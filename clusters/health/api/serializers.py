@@ -6,12 +6,13 @@ from django.core.exceptions import ValidationError as DjangoValidationError
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
-from clusters.health import links, nccl, services
+from clusters.health import links, nccl, services, validation
 from clusters.health.models import (
     GpuFault,
     HealthPush,
     HealthReport,
     NodeHealth,
+    ValidationJob,
     ValidationRun,
     check_same_organization,
 )
@@ -170,3 +171,89 @@ class ValidationRunSerializer(serializers.ModelSerializer):
 class TokenSerializer(serializers.Serializer):
     cluster = serializers.IntegerField()
     token = serializers.CharField(help_text="Shown once: keep it in the exporter's configuration.")
+
+
+class ValidationClusterField(serializers.PrimaryKeyRelatedField):
+    """Clusters where the caller may start validations."""
+
+    def get_queryset(self):
+        request = self.context.get("request")
+        if request is None:
+            return Cluster.objects.none()
+        from portal import access
+
+        ids = access.organization_ids(request.user, access.CHANGE, ValidationJob)
+        qs = Cluster.objects.restrict(request.user).select_related("organization")
+        return qs if ids is None else qs.filter(organization_id__in=ids)
+
+
+class ValidationJobSerializer(serializers.ModelSerializer):
+    """A validation job; ``error`` is the provider's text for lead SAs and staff, the portal's words otherwise."""
+
+    requested_by = serializers.StringRelatedField(allow_null=True)
+    runs = serializers.SerializerMethodField()
+    error = serializers.SerializerMethodField()
+    outliers = serializers.SerializerMethodField()
+
+    class Meta:
+        model = ValidationJob
+        fields = ["id", "cluster", "state", "mode", "collectives", "nodes", "verdict", "summary", "expected",
+                  "received", "pairs", "outliers", "slow_nodes", "runs", "software_version", "nccl_version",
+                  "ofi_version", "slurm_job_id", "requested_by", "created_at", "submitted_at", "finished_at",
+                  "deadline", "failure_reason", "error"]
+        read_only_fields = fields
+
+    @extend_schema_field(serializers.ListField(child=serializers.IntegerField()))
+    def get_runs(self, job):
+        return sorted(r.pk for r in job.runs.all())
+
+    @extend_schema_field(serializers.CharField())
+    def get_error(self, job):
+        request = self.context.get("request")
+        return validation.shown_error(job, getattr(request, "user", None))
+
+    @extend_schema_field(serializers.ListField(child=serializers.DictField()))
+    def get_outliers(self, job):
+        if job.mode != "pairwise" or not job.pairs:
+            return []
+        return [{"hosts": list(p.hosts), "busbw": p.busbw, "deviation": round(p.deviation, 4)}
+                for p in validation.sweep_of(job).outliers]
+
+
+class ValidationStartSerializer(serializers.Serializer):
+    """What to validate: the cluster, the operations, the nodes (all when left out), and whether to sweep pairs."""
+
+    cluster = ValidationClusterField()
+    collectives = serializers.ListField(child=serializers.ChoiceField(choices=["all_reduce", "all_gather",
+                                                                                "reduce_scatter", "alltoall"]),
+                                        required=False, default=["all_reduce"], max_length=4)
+    nodes = serializers.ListField(child=serializers.CharField(max_length=255), required=False, default=list,
+                                  max_length=10000)
+    pairwise = serializers.BooleanField(required=False, default=False)
+
+
+class ValidationTrendPointSerializer(serializers.Serializer):
+    run = serializers.IntegerField()
+    at = serializers.DateTimeField()
+    plateau_busbw = serializers.FloatField()
+    nodes = serializers.IntegerField(allow_null=True)
+    verdict = serializers.CharField()
+    nccl_version = serializers.CharField()
+    ofi_version = serializers.CharField()
+
+
+class ValidationTrendVersionSerializer(serializers.Serializer):
+    nccl_version = serializers.CharField()
+    ofi_version = serializers.CharField()
+    runs = serializers.IntegerField()
+    median = serializers.FloatField()
+    change = serializers.FloatField(allow_null=True)
+    regression = serializers.BooleanField()
+
+
+class ValidationTrendSerializer(serializers.Serializer):
+    cluster = serializers.IntegerField()
+    collective = serializers.CharField()
+    points = ValidationTrendPointSerializer(many=True)
+    versions = ValidationTrendVersionSerializer(many=True)
+    regression = serializers.BooleanField()
