@@ -95,6 +95,7 @@ class Command(BaseCommand):
         env.setdefault("DJANGO_SETTINGS_MODULE", "portal.settings.local")
         env.update(demo_web_environment(debug=options["debug"]))
         env.setdefault("DEMO_QUIET_CONSOLE", "true")  # a refused page is one line (portal/logfilters.py)
+        env["DEMO_PORTAL_URL"] = f"http://127.0.0.1:{port}"  # where the emulated nodes push their health
         for key, value in (("AWS_ACCESS_KEY_ID", "demo"), ("AWS_SECRET_ACCESS_KEY", "demo"),
                            ("AWS_DEFAULT_REGION", settings.AWS_DEFAULT_REGION)):
             env.setdefault(key, value)
