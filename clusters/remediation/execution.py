@@ -47,7 +47,7 @@ def countdown(action: RemediationAction) -> int:
 
 def add_step(action, name: str, summary: str, detail: str = "", status: str = StepStatus.OK) -> None:
     RemediationStep.objects.create(action=action, name=name, summary=summary[:300], detail=detail, status=status)
-    journal.record(action, summary, notify_too=False)
+    journal.record(action, summary, step=True)
 
 
 def step(action_id: int, attempt: int | None = None) -> tuple[str, int]:
