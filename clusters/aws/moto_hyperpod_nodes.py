@@ -2,7 +2,8 @@
 node status transitions that follow them.
 
 moto's SageMaker names a cluster's nodes ``<group>-<n>`` (which boto3 refuses as node ids, ``i-…``), gives them no
-hostname and keeps every node ``Running``. Here each node gets an instance id, a logical id and a private DNS
+hostname (nor the ``arn`` its ListClusterNodes pages by, so past 100 nodes every page was the first) and keeps every
+node ``Running``. Here each node gets an instance id, a logical id and a private DNS
 hostname (``ip-10-1-<group>-<n+10>``, what Slurm and the health reports call it); a reboot takes the node through
 ``Pending`` and back to ``Running``, a replacement through ``ShuttingDown`` and ``Pending`` to a new instance id
 under the same logical id and hostname. A status moves on each time a client reads the node (``TICKS`` reads), so
@@ -59,6 +60,8 @@ def _prepare(cluster: Any) -> None:
         node.instance_id = _instance_id()
         node.logical_id = f"{node.instance_group_name}-{index}"
         node.hostname = f"ip-10-1-{group}-{index + 10}"
+        # moto pages ListClusterNodes by a node's ``arn``, which its nodes lack: every page would be the first.
+        node.arn = f"{cluster.arn}/node/{node.logical_id}"
         node.private_ip = f"10.1.{group}.{index + 10}"
         node.pending = []
         node.replacement = None
