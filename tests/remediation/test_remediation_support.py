@@ -48,7 +48,7 @@ def test_an_escalated_action_opens_one_support_case_with_its_evidence_on_a_real_
     assert services.open_support_case(action, world.lead_a) is True
     interaction = action.escalation.interaction
     deadline = time.monotonic() + 60
-    while time.monotonic() < deadline and not Interaction.objects.get(pk=interaction.pk).support_case_id:
+    while time.monotonic() < deadline and not Interaction.objects.get(pk=interaction.pk).sync_status:  # opened, synced
         time.sleep(0.3)
     interaction.refresh_from_db()
     assert interaction.support_case_id.startswith("case-"), interaction.sync_error
