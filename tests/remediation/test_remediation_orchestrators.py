@@ -54,6 +54,21 @@ def test_hyperpod_replacement_proposed_and_approved_through_the_api_runs_on_a_re
     assert RemediationAction.objects.count() == 1
 
 
+@pytest.mark.worker
+def test_hyperpod_reboot_in_lead_sa_mode_runs_on_a_real_worker(world, celery_worker_process):
+    RemediationPolicy.objects.create(organization=world.org_a, mode="lead_sa")
+    cluster = hyperpod_cluster(world.org_a, name="hp-reboot")
+    before = moto_hyperpod_nodes.node(cluster.name, FAULTY).instance_id
+    action, _ = services.propose(cluster, kind="reboot", nodes=[FAULTY], actor=world.lead_a)
+    assert action.state == ActionState.APPROVED  # the lead SA may act: the worker starts at once
+    assert _wait(lambda: RemediationAction.objects.get(pk=action.pk).state == ActionState.VERIFYING), \
+        RemediationAction.objects.get(pk=action.pk).error
+    assert moto_hyperpod_nodes.node(cluster.name, FAULTY).instance_id == before  # rebooted in place
+    clean_report(cluster)
+    assert _wait(lambda: RemediationAction.objects.get(pk=action.pk).state == ActionState.DONE)
+    assert [s.name for s in RemediationAction.objects.get(pk=action.pk).steps.all()] == ["locate", "submit", "rebooted"]
+
+
 def _show(cluster, host: str) -> str:
     provider = providers.ParallelCluster(cluster)
     command_id = provider.send(f"scontrol show node {host}")
