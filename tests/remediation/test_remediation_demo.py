@@ -7,6 +7,7 @@ import time
 
 import pytest
 import requests
+from django.urls import reverse
 
 from clusters.aws import moto_hyperpod_nodes
 from clusters.health.models import GpuFault, HealthPush, HealthReport
@@ -30,7 +31,7 @@ def _wait(predicate, timeout: float = 90) -> bool:
 
 
 @pytest.mark.django_db
-def test_the_demo_seed_makes_the_cluster_on_the_endpoint_once_and_again_after_a_restart(aws):
+def test_the_demo_seed_makes_the_cluster_on_the_endpoint_once_and_again_after_a_restart(aws, client):
     context = demo.seed_core()
     remediation_demo.seed(context)
     remediation_demo.seed(context)
@@ -40,6 +41,10 @@ def test_the_demo_seed_makes_the_cluster_on_the_endpoint_once_and_again_after_a_
     action = RemediationAction.objects.get()
     assert (action.kind, action.state, action.nodes) == ("replace", ActionState.PROPOSED, [remediation_demo.FAULTY])
     assert HealthReport.objects.filter(cluster=cluster).count() == 1
+    client.force_login(User.objects.get(username="shirakawa"))  # the customer engineer approves on the page
+    assert client.get(reverse("health:cluster_health", kwargs={"pk": cluster.pk})).status_code == 200
+    panel = client.get(reverse("remediation:cluster_panel", kwargs={"pk": cluster.pk})).content.decode()
+    assert "Approve" in panel and remediation_demo.FAULTY in panel
     token_hint = cluster.health_config.token_hint
     requests.post(f"{aws}/moto-api/reset", timeout=10)  # the demo stopped: the endpoint forgot the cluster
     remediation_demo.seed(context)
