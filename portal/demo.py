@@ -47,6 +47,7 @@ LOGINS = (
     ("pm", "program manager: the program overview and the weekly review"),
     ("lead", "lead solutions architect for Kotoba Labs, Shirakawa AI, Mirai Code, Sakura Vision"),
     ("kotoba", "customer: an ML engineer of Kotoba Labs"),
+    ("shirakawa", "customer: an ML engineer of Shirakawa AI, who approves its node remediation"),
     ("admin", "staff: the admin site"),
     ("frameworks", "specialist: the WWSO Frameworks team's escalations, nothing else"),
     ("ec2", "specialist: the EC2 service team's escalations, nothing else"),

@@ -896,3 +896,8 @@ _writes("health:validationjob_add", _static({"collectives": ["all_reduce"]}), _S
 _writes("health-api:validationjob-list", lambda o: {"cluster": o["cluster"].pk, "collectives": ["all_reduce"]},
         _STARTERS, success=201, refused={**_UNSEEN_ORG, "pm": 400})
 _writes("health-api:validation-output", _static({}), (), refused={r: 401 for r in ROLES})
+# --- remediation routes ---
+# Opening an AWS Support case from an escalated action: lead SAs and staff; the access case's action was not
+# escalated, so a writer is sent back to the action with the reason and nothing is written.
+ROUTES["remediation:action_support_case"] = Case(kwargs=_ACT)
+_writes("remediation:action_support_case", _static({}), LEAD, success=302, writes_rows=False)

@@ -2,18 +2,28 @@
 node status transitions that follow them.
 
 moto's SageMaker names a cluster's nodes ``<group>-<n>`` (which boto3 refuses as node ids, ``i-…``), gives them no
-hostname and keeps every node ``Running``. Here each node gets an instance id, a logical id and a private DNS
+hostname (nor the ``arn`` its ListClusterNodes pages by, so past 100 nodes every page was the first) and keeps every
+node ``Running``. Here each node gets an instance id, a logical id and a private DNS
 hostname (``ip-10-1-<group>-<n+10>``, what Slurm and the health reports call it); a reboot takes the node through
 ``Pending`` and back to ``Running``, a replacement through ``ShuttingDown`` and ``Pending`` to a new instance id
 under the same logical id and hostname. A status moves on each time a client reads the node (``TICKS`` reads), so
 tests and the demo advance by polling, never by waiting. ``throttle(operation, times)`` makes the next calls of
 an operation answer ``ThrottlingException`` (the tests' hook for AWS slowing the portal down).
 
+A node that comes back from a reboot or a replacement boots with its exporters, which push the node's health to
+the portal. Here the emulated node does the same when its cluster carries the tags of ``clusters.aws.tags`` (the
+portal's push URL for the cluster and its ingestion token), as the demo's remediation cluster does:
+``REPORT_DELAY`` seconds after it is ``Running`` again it posts a healthy dcgm-exporter exposition (the health
+samples' healthy P5 node under its own hostname). Without the tags nothing is posted.
+
 Used only by the embedded endpoint; :func:`apply` is called by ``clusters.aws.moto_resources.install``.
 """
 from __future__ import annotations
 
 import threading
+import urllib.parse
+import urllib.request
+from pathlib import Path
 from typing import Any
 
 from moto.core.exceptions import JsonRESTError
@@ -22,26 +32,16 @@ from moto.moto_api._internal import mock_random
 from moto.sagemaker import models as sm_models
 from moto.sagemaker.responses import SageMakerResponse
 
+from clusters.aws.moto_throttle import check as _check_throttle
+from clusters.aws.moto_throttle import throttle  # noqa: F401 - the tests' hook, here since it began here
+from clusters.aws.tags import HEALTH_PUSH_TOKEN, HEALTH_PUSH_URL
+
 TICKS = 2  # reads a node stays in each passing status
 BATCH_LIMIT = 25  # node ids per request, as the API documents
-_lock = threading.Lock()
-_throttled: dict[str, int] = {}
+REPORT_DELAY = 1.0  # seconds from Running to the node's first push
+HEALTHY_SAMPLE = Path(__file__).resolve().parents[1] / "health" / "demo_samples" / "dcgm_p5_healthy.prom"
+SAMPLE_HOST = "ip-10-1-45-12"
 _applied = False
-
-
-def throttle(operation: str, times: int = 1) -> None:
-    """The next ``times`` calls of ``operation`` (``"BatchRebootClusterNodes"`` …) answer ThrottlingException."""
-    with _lock:
-        _throttled[operation] = times
-
-
-def _check_throttle(operation: str) -> None:
-    with _lock:
-        left = _throttled.get(operation, 0)
-        if left <= 0:
-            return
-        _throttled[operation] = left - 1
-    raise JsonRESTError("ThrottlingException", "Rate exceeded")
 
 
 def _instance_id() -> str:
@@ -60,6 +60,8 @@ def _prepare(cluster: Any) -> None:
         node.instance_id = _instance_id()
         node.logical_id = f"{node.instance_group_name}-{index}"
         node.hostname = f"ip-10-1-{group}-{index + 10}"
+        # moto pages ListClusterNodes by a node's ``arn``, which its nodes lack: every page would be the first.
+        node.arn = f"{cluster.arn}/node/{node.logical_id}"
         node.private_ip = f"10.1.{group}.{index + 10}"
         node.pending = []
         node.replacement = None
@@ -83,11 +85,40 @@ def _advance(cluster: Any, node: Any) -> None:
     if not node.pending:
         return
     node.status = node.pending.pop(0)
+    if node.status == "Running" and not node.pending:
+        _report_back(cluster, node.hostname)
     if node.status == "Pending" and node.replacement and node.instance_id != node.replacement:
         cluster.nodes.pop(node.instance_id, None)
         node.instance_id = node.replacement
         node.launch_time = sm_models.utcnow()
         cluster.nodes[node.instance_id] = node
+
+
+def _report_back(cluster: Any, hostname: str) -> None:
+    """Post the node's healthy exposition to the portal, later, when the cluster's tags say where."""
+    tags = {t.get("Key"): t.get("Value", "") for t in cluster.tags or []}
+    url, token = tags.get(HEALTH_PUSH_URL, ""), tags.get(HEALTH_PUSH_TOKEN, "")
+    if not url.startswith(("http://", "https://")) or not token:
+        return
+    timer = threading.Timer(REPORT_DELAY, _post_report, args=(url, token, hostname))
+    timer.daemon = True
+    timer.start()
+
+
+def healthy_exposition(hostname: str) -> str:
+    """A healthy P5 node's dcgm-exporter text under ``hostname``."""
+    return HEALTHY_SAMPLE.read_text().replace(SAMPLE_HOST, hostname)
+
+
+def _post_report(url: str, token: str, hostname: str) -> int:
+    target = f"{url}{'&' if '?' in url else '?'}{urllib.parse.urlencode({'scope': 'nodes', 'nodes': hostname})}"
+    request = urllib.request.Request(target, data=healthy_exposition(hostname).encode(), method="POST",  # noqa: S310
+                                     headers={"Authorization": f"Bearer {token}", "Content-Type": "text/plain"})
+    try:
+        with urllib.request.urlopen(request, timeout=30) as response:  # noqa: S310 - the scheme is checked above
+            return int(response.status)
+    except OSError:  # the portal is down or refused it: a real exporter pushes again later; the emulation does not
+        return 0
 
 
 def _details(node: Any) -> dict[str, Any]:

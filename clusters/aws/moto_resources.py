@@ -482,6 +482,7 @@ def install() -> None:
             moto_observability,
             moto_pcluster,
             moto_scontrol,  # noqa: F401 - importing it registers its head-node commands
+            moto_support,
         )
 
         moto_fixes.apply()
@@ -493,6 +494,7 @@ def install() -> None:
         moto_http.apply()
         moto_headnode.apply()
         moto_hyperpod_nodes.apply()
+        moto_support.apply()
         for cached in (parsing.get_model_list, parsing.get_model_map, parsing.get_name_type_map):
             cached.cache_clear()
         _installed = True

@@ -45,9 +45,16 @@ def countdown(action: RemediationAction) -> int:
     return min(settings.REMEDIATION_POLL_SECONDS * (2 ** action.aws_errors), 300)
 
 
+def listed(names, limit: int = 8) -> str:
+    """Names for a step's summary: all of a few, the first ``limit`` and how many more of many."""
+    names = list(names)
+    shown = ", ".join(names[:limit])
+    return shown if len(names) <= limit else f"{shown} and {len(names) - limit} more"
+
+
 def add_step(action, name: str, summary: str, detail: str = "", status: str = StepStatus.OK) -> None:
     RemediationStep.objects.create(action=action, name=name, summary=summary[:300], detail=detail, status=status)
-    journal.record(action, summary, notify_too=False)
+    journal.record(action, summary, step=True)
 
 
 def step(action_id: int, attempt: int | None = None) -> tuple[str, int]:
@@ -159,7 +166,7 @@ def _hyperpod(action: RemediationAction) -> bool:
         progress["submitted"] = ids
         progress["submitted_at"] = timezone.now().isoformat()
         add_step(action, "submit", f"HyperPod accepted the {action.get_kind_display().lower()} of "
-                 f"{', '.join(action.nodes)}.", "\n".join(lines))
+                 f"{listed(action.nodes)}.", "\n".join(lines))
         return False
     statuses = provider.statuses(action.provider_nodes)
     down = set(progress.get("seen_down", []))
@@ -177,9 +184,9 @@ def _hyperpod(action: RemediationAction) -> bool:
     if action.kind == ActionKind.REPLACE:
         progress["new_instances"] = {h: statuses[h][1] for h in back}
         add_step(action, "replaced", "The nodes run again on new instances: "
-                 + ", ".join(f"{h} is now {statuses[h][1]}" for h in sorted(back)) + ".")
+                 + listed(f"{h} is now {statuses[h][1]}" for h in sorted(back)) + ".")
     else:
-        add_step(action, "rebooted", f"The nodes run again: {', '.join(sorted(back))}.")
+        add_step(action, "rebooted", f"The nodes run again: {listed(sorted(back))}.")
     return True
 
 

@@ -13,7 +13,8 @@ from clusters.choices import Orchestrator
 from clusters.remediation.choices import ActionKind
 from portal import aws
 
-BATCH_LIMIT = 25  # node ids per BatchReboot/BatchReplaceClusterNodes request
+BATCH_LIMIT = 25  # node ids per BatchReboot/BatchReplaceClusterNodes request (botocore's model: 1 to 25)
+MAX_PAGES = 200  # ListClusterNodes pages of 100: a 20,000-node cluster
 
 
 class Failed(Exception):
@@ -37,14 +38,20 @@ class HyperPod:
         self.name = cluster.outputs.get("ClusterName") or cluster.name
 
     def _nodes(self) -> list[dict]:
-        found, token = [], None
-        while True:
+        """Every node of the cluster, page by page (a token seen twice, or past ``MAX_PAGES``, is the provider's
+        fault: the action fails rather than loops)."""
+        found, token, seen = [], None, set()
+        for _ in range(MAX_PAGES):
             params = {"ClusterName": self.name, **({"NextToken": token} if token else {})}
             page = _call(self.client.list_cluster_nodes, **params)
             found += page.get("ClusterNodeSummaries", [])
             token = page.get("NextToken")
             if not token:
                 return found
+            if token in seen:
+                break
+            seen.add(token)
+        raise Failed(f"HyperPod kept paging the nodes of {self.name} (ListClusterNodes).", "provider_refused")
 
     def locate(self, hostnames: list[str]) -> dict[str, dict]:
         """Hostname → {"id", "logical"}: every node described until each hostname is found."""

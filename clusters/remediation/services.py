@@ -21,7 +21,7 @@ from clusters.remediation.models import (
     RemediationFault,
     RemediationNode,
 )
-from portal import access, jobs, locks
+from portal import access, jobs, locks, timeline
 
 
 class Refused(Exception):
@@ -70,7 +70,7 @@ def propose(cluster, *, kind: str, nodes: list[str], actor=None, faults=(), key:
             action.cluster = cluster
             if refused:
                 journal.record(action, f"{action.get_kind_display().lower()} of {', '.join(nodes) or 'no node'} "
-                               f"refused", refused.text, actor=actor, notify_too=False)
+                               f"refused", refused.text, actor=actor, severity="low")
                 return action, True
             RemediationNode.objects.bulk_create(RemediationNode(action=action, cluster=cluster, hostname=n)
                                                 for n in nodes)
@@ -162,6 +162,32 @@ def dispatch(action: RemediationAction) -> bool:
 
 def dispatch_on_commit(action: RemediationAction) -> None:
     transaction.on_commit(lambda: dispatch(action))
+
+
+def open_support_case(action: RemediationAction, actor) -> bool:
+    """Open an AWS Support case with the escalation's evidence, through the organization's role (the interactions'
+    support sync does it: ``CreateCase``, retried when throttled, a refusal kept on the interaction). Lead SAs and
+    staff only; once per escalation (False when the interaction has its case already)."""
+    from portal.choices import TimelineKind, Visibility
+    from workloads.interactions import services as interactions
+
+    if not access.can(actor, access.CHANGE, action):
+        raise PermissionDenied("Only the organization's lead SAs (and staff) open an AWS Support case.")
+    with transaction.atomic():
+        action = RemediationAction.objects.select_related("cluster", "escalation__interaction").get(pk=action.pk)
+        if action.escalation is None:
+            raise Refused("This action was not escalated: there is no evidence to open a case with.")
+        interaction = action.escalation.interaction
+        subject = f"Repeated GPU fault on {', '.join(action.nodes)} of {action.cluster.name} " \
+                  f"({action.cluster.instance_type}, {action.cluster.region})"
+        # The escalation's question is the evidence (verification.evidence), as the EC2 team got it.
+        asked = interactions.request_support_case(interaction, subject=subject, body=action.escalation.question)
+        if asked:
+            timeline.record(action.organization_id, TimelineKind.FAULT,
+                            f"Remediation {action.pk} on {action.cluster.name}: AWS Support case requested",
+                            source=action, body=f"By {_name(actor)}, with the escalation's evidence.",
+                            visibility=Visibility.INTERNAL, actor=actor, tags=["remediation", "support"])
+    return asked
 
 
 def propose_automatic(limit: int = 50) -> int:

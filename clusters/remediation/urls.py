@@ -12,5 +12,6 @@ urlpatterns = [
     path("remediation/<int:pk>/approve/", views.ApproveView.as_view(), name="action_approve"),
     path("remediation/<int:pk>/decline/", views.DeclineView.as_view(), name="action_decline"),
     path("remediation/<int:pk>/cancel/", views.CancelView.as_view(), name="action_cancel"),
+    path("remediation/<int:pk>/support-case/", views.SupportCaseView.as_view(), name="action_support_case"),
     path("organizations/<int:org_pk>/remediation-policy/", views.PolicyView.as_view(), name="policy_edit"),
 ]

@@ -113,6 +113,8 @@ class ActionView(ObjectView):
         ctx["can_approve"] = action.state == "proposed" and services.may_approve(user, action)
         ctx["can_cancel"] = action.state in ("proposed", "approved") and access.can(user, access.CHANGE, action)
         ctx["what"], ctx["takes"] = rules.describe(action.cluster.orchestrator, action.kind)
+        ctx["escalation"] = action.escalation if internal else None
+        ctx["case"] = action.escalation.interaction if internal and action.escalation_id else None
         return ctx
 
 
@@ -149,6 +151,14 @@ class DeclineView(_Decide):
 class CancelView(_Decide):
     def act(self, request, action):
         services.cancel(action, request.user)
+
+
+class SupportCaseView(_Decide):
+    """Open an AWS Support case with the escalation's evidence (lead SAs and staff)."""
+
+    def act(self, request, action):
+        if services.open_support_case(action, request.user):
+            messages.info(request, "Opening the AWS Support case: it shows here once AWS answers.")
 
 
 class PolicyView(View):

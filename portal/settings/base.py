@@ -405,6 +405,8 @@ REMEDIATION_EXECUTION_SECONDS = env.int("REMEDIATION_EXECUTION_SECONDS", default
 REMEDIATION_VERIFY_SECONDS = env.int("REMEDIATION_VERIFY_SECONDS", default=6 * 3600)  # for the next clean report
 REMEDIATION_XID_SPREAD_NODES = env.int("REMEDIATION_XID_SPREAD_NODES", default=3)  # one XID on this many nodes
 REMEDIATION_XID_SPREAD_DAYS = env.int("REMEDIATION_XID_SPREAD_DAYS", default=7)
+# Where the demo's emulated nodes push their health (manage.py run_demo sets it to the demo's web server).
+DEMO_PORTAL_URL = env("DEMO_PORTAL_URL", default="http://127.0.0.1:8000")
 # The demo's console (manage.py run_demo sets DEMO_QUIET_CONSOLE): a refused page is one line, not a traceback.
 if env.bool("DEMO_QUIET_CONSOLE", default=False):
     LOGGING["filters"] = {"one_line_refusals": {"()": "portal.logfilters.OneLineRefusals"}}

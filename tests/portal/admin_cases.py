@@ -50,7 +50,9 @@ def admin_object(objs: dict, model: type):
 # Logs written by the sign-in throttle: its ModelAdmins let nobody add rows.
 ADMIN_READ_ONLY = ("axes.accessattempt", "axes.accesslog", "axes.accessfailurelog",
                    # Made by the portal's own flows (form, launch pipeline, blueprint sync), never added in the admin.
-                   "workloads.interaction", "clusters.cluster", "clusters.blueprint")
+                   "workloads.interaction", "clusters.cluster", "clusters.blueprint",
+                   # Proposed and moved by the remediation services; a policy is set on its page (versioned).
+                   "remediation.remediationaction", "remediation.remediationpolicy")
 
 
 def _new_row(objs: dict, label: str):
@@ -99,6 +101,8 @@ def _new_row(objs: dict, label: str):
         "engagement.slackcapture": lambda: apps.get_model("engagement", "SlackCapture").objects.create(
             team_id="T0ADMIN", slack_user_id="U0ADMIN", channel_id="C0ADMIN", message_ts="1.0", thread_ts="1.0"),
         "portal.notificationdelivery": lambda: NotificationDelivery.objects.create(channel="email", title="admin-matrix"),
+        "remediation.remediationpolicy": lambda: apps.get_model("remediation", "RemediationPolicy").objects.create(
+            organization=objs["organization"]),
     }
     if label not in builders:
         raise LookupError(f"no {label} row to open its admin pages with: add one to admin_cases._new_row")

@@ -54,6 +54,21 @@ def test_hyperpod_replacement_proposed_and_approved_through_the_api_runs_on_a_re
     assert RemediationAction.objects.count() == 1
 
 
+@pytest.mark.worker
+def test_hyperpod_reboot_in_lead_sa_mode_runs_on_a_real_worker(world, celery_worker_process):
+    RemediationPolicy.objects.create(organization=world.org_a, mode="lead_sa")
+    cluster = hyperpod_cluster(world.org_a, name="hp-reboot")
+    before = moto_hyperpod_nodes.node(cluster.name, FAULTY).instance_id
+    action, _ = services.propose(cluster, kind="reboot", nodes=[FAULTY], actor=world.lead_a)
+    assert action.state == ActionState.APPROVED  # the lead SA may act: the worker starts at once
+    assert _wait(lambda: RemediationAction.objects.get(pk=action.pk).state == ActionState.VERIFYING), \
+        RemediationAction.objects.get(pk=action.pk).error
+    assert moto_hyperpod_nodes.node(cluster.name, FAULTY).instance_id == before  # rebooted in place
+    clean_report(cluster)
+    assert _wait(lambda: RemediationAction.objects.get(pk=action.pk).state == ActionState.DONE)
+    assert [s.name for s in RemediationAction.objects.get(pk=action.pk).steps.all()] == ["locate", "submit", "rebooted"]
+
+
 def _show(cluster, host: str) -> str:
     provider = providers.ParallelCluster(cluster)
     command_id = provider.send(f"scontrol show node {host}")
@@ -96,3 +111,65 @@ def test_parallelcluster_drain_reboot_and_replace_through_scontrol_on_the_head_n
 
     unknown, _ = services.propose(cluster, kind="reboot", nodes=[FAULTY], actor=world.lead_a)
     assert unknown.refused_rule == "unknown_node"
+
+
+@pytest.mark.django_db
+def test_a_hyperpod_reboot_of_more_nodes_than_one_request_takes_goes_in_batches(world, aws):
+    """BatchRebootClusterNodes takes at most 25 node ids (botocore's model; the emulation refuses more)."""
+    from clusters.health import services as health
+    from clusters.remediation import demo as remediation_demo
+
+    assert providers.BATCH_LIMIT == moto_hyperpod_nodes.BATCH_LIMIT == 25
+    RemediationPolicy.objects.create(organization=world.org_a, mode="lead_sa", max_nodes=30)
+    cluster = hyperpod_cluster(world.org_a, name="hp-wide", nodes=300)
+    hosts = [f"ip-10-1-0-{10 + i}" for i in range(30)]
+    health.ingest(cluster, remediation_demo.report(dict.fromkeys(hosts, False)), "push")
+    before = {h: moto_hyperpod_nodes.node(cluster.name, h).instance_id for h in hosts}
+    action, _ = services.propose(cluster, kind="reboot", nodes=hosts, actor=world.lead_a)
+    assert action.state == ActionState.APPROVED, action.refusal
+    action = run(action, limit=80)
+    assert action.state == ActionState.VERIFYING, action.error
+    submit = action.steps.get(name="submit")
+    assert [len(line.removeprefix("accepted: ").split(", ")) for line in submit.detail.splitlines()] == [25, 5]
+    assert all(moto_hyperpod_nodes.node(cluster.name, h).instance_id == before[h] for h in hosts)  # rebooted in place
+    assert action.steps.get(name="rebooted").summary.endswith("ip-10-1-0-17 and 22 more.")
+    assert set(action.progress["seen_down"]) == set(hosts)  # every node went down and came back
+
+
+@pytest.mark.worker
+def test_parallelcluster_drain_reboot_and_replace_run_on_a_real_worker(world, celery_worker_process):
+    RemediationPolicy.objects.create(organization=world.org_a, mode="lead_sa", cooldown_hours=0)
+    cluster = launched_cluster(world.org_a, name="pc-worker", count=2)
+    run_pipeline(cluster.jobs.get())
+    cluster.refresh_from_db()
+    assert cluster.state == "ready", cluster.error_message
+    host = _show(cluster, "").split()[0].removeprefix("NodeName=")
+    faulty_report(cluster, host)
+
+    def settled(action, *states):
+        assert _wait(lambda: RemediationAction.objects.get(pk=action.pk).state in states), \
+            RemediationAction.objects.get(pk=action.pk).error
+        action.refresh_from_db()
+        return action
+
+    drain, _ = services.propose(cluster, kind="drain", nodes=[host], actor=world.lead_a, reason="XID 79 on GPU 2")
+    drain = settled(drain, ActionState.DONE, ActionState.FAILED)
+    assert drain.state == ActionState.DONE and "State=DRAIN" in _show(cluster, host)
+
+    reboot, _ = services.propose(cluster, kind="reboot", nodes=[host], actor=world.lead_a)
+    reboot = settled(reboot, ActionState.VERIFYING, ActionState.FAILED)
+    assert reboot.state == ActionState.VERIFYING and "State=IDLE" in _show(cluster, host)
+    clean_report(cluster, host)
+    assert settled(reboot, ActionState.DONE, ActionState.FAILED).state == ActionState.DONE
+
+    faulty_report(cluster, host)
+    instance = _show(cluster, host).split("InstanceId=")[1].strip()
+    replace, _ = services.propose(cluster, kind="replace", nodes=[host], actor=world.lead_a)
+    replace = settled(replace, ActionState.VERIFYING, ActionState.FAILED)
+    assert replace.state == ActionState.VERIFYING, replace.error
+    assert instance not in _show(cluster, host)
+    clean_report(cluster, host)
+    replace = settled(replace, ActionState.DONE, ActionState.FAILED)
+    assert replace.state == ActionState.DONE
+    assert not GpuFault.objects.filter(cluster=cluster, hostname=host, cleared_at__isnull=True).exists()
+    assert [s.name for s in replace.steps.all()] == ["submit", "command"]

@@ -15,6 +15,7 @@ from workloads.interactions.choices import HistoryKind, InteractionKind
 from workloads.models import Interaction, InteractionComment
 
 TRACKED = ("status", "owner_id", "severity", "visibility")
+OPEN_CASE_TASK = "workloads.support.open_case"
 
 
 def snapshot(interaction: Interaction) -> dict:
@@ -145,6 +146,22 @@ def escalate(interaction: Interaction, actor, reason: str, target=None):
         target = EscalationTarget.objects.filter(slug=targets.LEGACY_TARGET).first() \
             or targets.sync(EscalationTarget)[targets.LEGACY_TARGET]
     return engagement.raise_escalation(interaction, actor, target, reason)
+
+
+def request_support_case(interaction: Interaction, *, subject: str, body: str,
+                         service_code: str = "amazon-elastic-compute-cloud-linux",
+                         category_code: str = "instance-issue") -> bool:
+    """Ask for the interaction's AWS Support case to be opened with ``body`` (the support sync's ``open_case``
+    task, sent after commit by name so callers outside this package need not import the sync). False when the
+    interaction has a case already."""
+    from celery import signature
+
+    from portal import jobs
+
+    if interaction.support_case_id:
+        return False
+    jobs.send_on_commit(signature(OPEN_CASE_TASK), interaction.pk, subject, body, service_code, category_code)
+    return True
 
 
 def _user(user):

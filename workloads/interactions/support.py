@@ -1,9 +1,14 @@
-"""Keeping an interaction in step with its AWS Support case.
+"""Keeping an interaction in step with its AWS Support case, and opening one (``CreateCase``) with its evidence.
 
 AWS Support's API lives in us-east-1 and needs a Business or Enterprise support plan; the embedded
 endpoint implements CreateCase, DescribeCases (with communications) and ResolveCase, not
 DescribeCommunications, so communications come from ``DescribeCases(includeCommunications=True)``
 (its ``recentCommunications``). Every failure is stored on the interaction and shown on its page.
+
+Opening a case (``open_case``, sent by ``services.request_support_case``) happens once per interaction: the
+interaction's row is locked around ``CreateCase`` and a case id already there is kept. Throttling is retried by the
+task with a doubling countdown; any other refusal (an account without a Business or Enterprise support plan
+answers ``SubscriptionRequiredException``) is stored on the interaction as a sync failure, in the portal's words.
 """
 from __future__ import annotations
 
@@ -24,6 +29,9 @@ from workloads.models import Interaction, InteractionComment
 
 logger = logging.getLogger(__name__)
 SUPPORT_REGION = "us-east-1"
+OPEN_CASE_RETRIES = 5
+# Interaction severity → AWS Support severity code (an urgent case needs a Business plan, critical Enterprise).
+CASE_SEVERITY = {"low": "low", "normal": "normal", "high": "high", "critical": "urgent"}
 
 
 def _communication_id(case_id: str, item: dict) -> str:
@@ -102,3 +110,49 @@ def sync_open_cases() -> int:
     for pk in ids:
         jobs.send(sync_case, pk)
     return len(ids)
+
+
+def _failed(interaction_id: int, error: aws.AwsError) -> None:
+    words = ("AWS Support needs a Business or Enterprise support plan in this account to open a case."
+             if "SubscriptionRequired" in (error.code or "") else
+             "AWS Support slowed down the portal's requests; the case was not opened." if error.retryable else
+             "AWS Support refused to open the case.")
+    detail = " ".join(strip_tags(str(error)).split())[:1500]
+    Interaction.objects.filter(pk=interaction_id).update(sync_status=SyncStatus.FAILED, synced_at=timezone.now(),
+                                                         sync_error=f"{words} ({detail})")
+
+
+def open_case(interaction_id: int, *, subject: str, body: str, service_code: str, category_code: str) -> str:
+    """Open the interaction's AWS Support case with ``body`` as its first communication; ``AwsError`` leaves for
+    the task to retry or record. Returns the case id (the one already there, if any)."""
+    with transaction.atomic():
+        interaction = Interaction.objects.select_for_update().select_related("organization").get(pk=interaction_id)
+        if interaction.support_case_id:
+            return interaction.support_case_id
+        client = aws.client("support", organization=interaction.organization, region=SUPPORT_REGION)
+        try:
+            answer = client.create_case(subject=subject[:250], communicationBody=body[:8000],
+                                        serviceCode=service_code, categoryCode=category_code, language="en",
+                                        severityCode=CASE_SEVERITY.get(interaction.severity, "normal"),
+                                        issueType="technical")
+        except aws.AWS_EXCEPTIONS as exc:
+            raise aws.translate(exc) from exc
+        interaction.support_case_id, interaction.sync_status, interaction.sync_error = answer["caseId"], "", ""
+        interaction.save(update_fields=["support_case_id", "sync_status", "sync_error", "updated"])
+        InteractionComment.objects.create(interaction=interaction, kind=HistoryKind.COMMENT, internal=True,
+                                          body=f"Opened AWS Support case {answer['caseId']}: {subject[:200]}")
+    sync_interaction(interaction_id)
+    return interaction.support_case_id
+
+
+@shared_task(bind=True, name=services.OPEN_CASE_TASK, acks_late=True, max_retries=OPEN_CASE_RETRIES)
+def open_case_task(self, interaction_id: int, subject: str, body: str, service_code: str, category_code: str) -> str:
+    try:
+        return open_case(interaction_id, subject=subject, body=body, service_code=service_code,
+                         category_code=category_code)
+    except aws.AwsError as exc:
+        if exc.retryable and self.request.retries < OPEN_CASE_RETRIES:
+            raise self.retry(countdown=min(5 * 2 ** self.request.retries, 300)) from exc
+        _failed(interaction_id, exc)
+        logger.warning("support case for interaction %s not opened: %s", interaction_id, exc)
+        return "failed"

@@ -97,6 +97,7 @@ class Command(BaseCommand):
         env.setdefault("DEMO_QUIET_CONSOLE", "true")  # a refused page is one line (portal/logfilters.py)
         # Validation jobs on the emulated head nodes post their outputs back to this server.
         env.setdefault("VALIDATION_PUBLIC_URL", f"http://127.0.0.1:{port}")
+        env["DEMO_PORTAL_URL"] = f"http://127.0.0.1:{port}"  # where the emulated nodes push their health
         for key, value in (("AWS_ACCESS_KEY_ID", "demo"), ("AWS_SECRET_ACCESS_KEY", "demo"),
                            ("AWS_DEFAULT_REGION", settings.AWS_DEFAULT_REGION)):
             env.setdefault(key, value)
