@@ -866,3 +866,9 @@ _writes("remediation-api:remediationaction-list",
 _writes("remediation-api:remediationaction-approve", _static({}), _CONSENT, success=200)
 _writes("remediation-api:remediationaction-decline", _static({"why": "not now"}), _CONSENT, success=200)
 _writes("remediation-api:remediationaction-cancel", _static({}), LEAD, success=200)
+
+
+# --- i18nweb routes ---
+# The language switcher: anyone may choose a language (signed in, it is remembered for them); GET is not served.
+ROUTES["set_language"] = Case(public=True, foreign=405, expect={r: 405 for r in ROLES})
+_writes("set_language", _static({"language": "ja", "next": "/"}), ROLES, success=302, writes_rows=False)
