@@ -140,8 +140,8 @@ LANGUAGE_COOKIE_SAMESITE = "Lax"
 TIME_ZONE = env("TIME_ZONE", default="Asia/Tokyo")
 USE_I18N = True
 USE_TZ = True
-# One date format on every page (portal/formats/<language>): 2026-12-01, 2026-12-01 19:52 in TIME_ZONE in English,
-# 2026/12/01, 2026/12/01 19:52 in Japanese. No thousands separator in either (both languages would group the same
+# One date format on every page (portal/formats/<language>): 2026-12-01, 2026-12-01 19:52 in TIME_ZONE, in English
+# and in Japanese (whose long forms are 12月1日, 2026年12月). No thousands separator in either (both languages would group the same
 # way, and numbers in attributes and data for charts must stay plain): docs/DECISIONS.md.
 FORMAT_MODULE_PATH = ["portal.formats"]
 USE_THOUSAND_SEPARATOR = False
