@@ -1,7 +1,8 @@
 """The user-facing text a template writes outside ``{% translate %}`` and ``{% blocktranslate %}``.
 
 Django's lexer splits a template into text, variable, block and comment tokens. Every token that is not text
-(and all that lies inside ``{% blocktranslate %}``, ``{% comment %}``, ``<script>`` and ``<style>``) is
+(and all that lies inside ``{% blocktranslate %}``, ``{% comment %}``, ``<script>``, ``<style>`` and the
+elements that show code: ``<code>``, ``<pre>``, ``<kbd>``, ``<samp>``) is
 masked with NULs of the same length, so positions stay those of the source; what is left is HTML, read here
 for its text between tags and for the attributes people read (``title``, ``aria-label``, ``placeholder``,
 ``alt``, a button's ``value``). A piece that holds a letter is text someone reads, unless it is code (a URL,
@@ -42,7 +43,8 @@ ALLOWED = {
     "EFA": "AWS's name for its network adapter",
     "AWS": "a company's name",
 }
-SKIPPED_ELEMENTS = ("script", "style")
+# Scripts and styles are not text; code, pre, kbd and samp show code (paths, commands, headers) as it is typed.
+SKIPPED_ELEMENTS = ("script", "style", "code", "pre", "kbd", "samp")
 
 
 @dataclass(frozen=True)
