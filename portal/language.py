@@ -16,7 +16,9 @@ def remember(user, language: str) -> None:
     """Store ``language`` as ``user``'s preference (blank: none, follow the browser)."""
     if language and language not in CODES:
         raise ValueError(f"unknown language {language!r}")
-    type(user).objects.filter(pk=user.pk).update(language=language)
+    from django.contrib.auth import get_user_model
+
+    get_user_model().objects.filter(pk=user.pk).update(language=language)
     user.language = language
 
 
@@ -43,3 +45,9 @@ def set_language(request):
 def user_language(user) -> str:
     """The language to write to ``user`` in (e-mails): their preference, else the program's default."""
     return getattr(user, "language", "") or settings.LANGUAGE_CODE
+
+
+def program_language():
+    """A context in the program's default language (``LANGUAGE_CODE``): for what the portal writes where several
+    people read it at once, such as a Slack channel (docs/DECISIONS.md)."""
+    return translation.override(settings.LANGUAGE_CODE)
