@@ -84,6 +84,7 @@ TEMPLATES = [
                 "portal.context_processors.roles",
                 "portal.context_processors.csp_nonce",
                 "portal.context_processors.pending_quota_requests",
+                "portal.context_processors.js_strings",
             ],
             "builtins": ["django.templatetags.i18n", "portal.templatetags.portal_display",
                          "portal.templatetags.portal_submissions"],

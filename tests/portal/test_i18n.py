@@ -219,3 +219,29 @@ def test_the_language_switcher_is_on_every_page_and_posts_back_here(client, worl
     assert f'action="{reverse("set_language")}"' in page
     assert 'name="next" value="/lead/?x=1"' in page
     assert 'value="en" lang="en"' in page and 'value="ja" lang="ja"' in page
+
+
+def test_every_chart_script_text_is_translated_for_the_page():
+    import re
+
+    from portal.context_processors import JS_STRINGS
+
+    used = set()
+    for script in (ROOT / "static" / "js").glob("*-charts.js"):
+        used |= set(re.findall(r'\bt\("([^"]+)"\)', script.read_text()))
+    assert used and used <= set(JS_STRINGS), used - set(JS_STRINGS)
+    catalogue = {e.msgid for e in polib.pofile(str(PO)).translated_entries()}
+    assert set(JS_STRINGS) <= catalogue
+
+
+def test_the_overview_gives_its_chart_script_the_japanese_texts(client, world):
+    import json
+    import re
+
+    world.pm.language = "ja"
+    world.pm.save(update_fields=["language"])
+    client.force_login(world.pm)
+    page = client.get(reverse("portal:overview")).text
+    found = re.search(r'<script id="portal-js-strings" type="application/json">(.*?)</script>', page)
+    strings = json.loads(found.group(1))
+    assert strings["Open interactions per week"] == "週ごとの未解決の問い合わせ"
