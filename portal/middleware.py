@@ -78,8 +78,9 @@ class RejectNulBytesMiddleware:
     @staticmethod
     def _refuse():
         from django.http import JsonResponse
+        from django.utils.translation import gettext
 
-        return JsonResponse({"detail": "Input must not contain NUL characters."}, status=400)
+        return JsonResponse({"detail": gettext("Input must not contain NUL characters.")}, status=400)
 
 
 class UserLanguageMiddleware:
