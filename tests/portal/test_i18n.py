@@ -66,6 +66,16 @@ def test_translations_keep_every_placeholder_and_markup():
         assert sorted(placeholder.findall(translated)) == sorted(placeholder.findall(source)), entry.msgid
 
 
+def test_gettext_reads_the_catalogue_as_valid(tmp_path):
+    """gettext's own checker, where it is installed (the portal itself never needs it)."""
+    import shutil
+    import subprocess
+
+    if shutil.which("msgfmt") is None:
+        pytest.skip("gettext's msgfmt is not installed; polib has read the catalogue above")
+    subprocess.run(["msgfmt", "--check", "-o", str(tmp_path / "check.mo"), str(PO)], check=True, capture_output=True)
+
+
 def test_the_committed_mo_is_the_po_compiled(tmp_path):
     """The .mo is built by ``manage.py compile_catalogue`` (pure Python); this fails when the .po changed
     without it."""
