@@ -255,3 +255,16 @@ def test_the_overview_gives_its_chart_script_the_japanese_texts(client, world):
     found = re.search(r'<script id="portal-js-strings" type="application/json">(.*?)</script>', page)
     strings = json.loads(found.group(1))
     assert strings["Open interactions per week"] == "週ごとの未解決の問い合わせ"
+
+
+def test_the_persons_choice_beats_the_cookie_and_the_browser(client, world, settings):
+    world.lead_a.language = "ja"
+    world.lead_a.save(update_fields=["language"])
+    client.cookies[settings.LANGUAGE_COOKIE_NAME] = "en"
+    client.force_login(world.lead_a)
+    page = client.get(reverse("portal:lead_home"), HTTP_ACCEPT_LANGUAGE="en")
+    assert page["Content-Language"] == "ja" and "担当組織" in page.text
+    client.post(reverse("set_language"), {"language": "en", "next": "/lead/"})
+    world.lead_a.refresh_from_db()
+    assert world.lead_a.language == "en"
+    assert client.get(reverse("portal:lead_home"), HTTP_ACCEPT_LANGUAGE="ja")["Content-Language"] == "en"
