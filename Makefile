@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: install demo test lint seed bench lock clean
+.PHONY: install demo test lint seed bench lock clean messages
 
 # requirements.lock is what production runs (the Docker image installs only it); requirements-dev.lock adds the
 # demo's embedded AWS endpoint and the development and CI tools, with the same pins for what both hold.
@@ -35,6 +35,13 @@ lint: install
 	DJANGO_SETTINGS_MODULE=portal.settings.test $(BIN)/lint-imports
 	$(BIN)/djlint templates --lint
 	if ls clusters/blueprints/*.yaml >/dev/null 2>&1; then $(BIN)/cfn-lint clusters/blueprints/*.yaml; fi
+
+# After changing marked text: extract it into locale/ja/LC_MESSAGES/django.po (needs gettext's xgettext), write the
+# Japanese there, then compile the .mo that is committed beside it (pure Python, no msgfmt): docs/i18n.md.
+messages: install
+	$(BIN)/python manage.py makemessages -l ja --no-location --no-obsolete \
+		--ignore='.venv/*' --ignore='tests/*' --ignore='bench/*' --ignore='var/*'
+	$(BIN)/python manage.py compile_catalogue
 
 # One benchmark at a time (each prints its ratio against a floor measured in the same run; see its docstring for
 # the database it needs): make bench BENCH=scale BENCH_ARGS="--runs 15"

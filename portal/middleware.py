@@ -78,5 +78,26 @@ class RejectNulBytesMiddleware:
     @staticmethod
     def _refuse():
         from django.http import JsonResponse
+        from django.utils.translation import gettext
 
-        return JsonResponse({"detail": "Input must not contain NUL characters."}, status=400)
+        return JsonResponse({"detail": gettext("Input must not contain NUL characters.")}, status=400)
+
+
+class UserLanguageMiddleware:
+    """Speak the signed-in user's chosen language (``User.language``), whatever the browser asks for.
+
+    Runs after AuthenticationMiddleware; LocaleMiddleware has already chosen from the language cookie or
+    ``Accept-Language`` and, on the way out, says which language the response is in (``Content-Language``)."""
+
+    def __init__(self, get_response):
+        self.get_response = get_response
+
+    def __call__(self, request):
+        from django.utils import translation
+
+        user = getattr(request, "user", None)
+        language = getattr(user, "language", "") if user is not None and user.is_authenticated else ""
+        if language:
+            translation.activate(language)
+            request.LANGUAGE_CODE = translation.get_language()
+        return self.get_response(request)

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import re
 
+from django.conf import settings
 from django.contrib.auth.models import AbstractUser
 from django.contrib.contenttypes.fields import GenericForeignKey
 from django.contrib.contenttypes.models import ContentType
@@ -25,6 +26,9 @@ class User(AbstractUser):
     is_program_manager = models.BooleanField(
         default=False, help_text="Reads every organization and runs the weekly review."
     )
+    # The language the portal speaks to this person: pages, e-mails and PDFs (blank: the browser's, else the
+    # program's default). Set by the language switcher (portal.language).
+    language = models.CharField(max_length=8, blank=True, default="", choices=settings.LANGUAGES)
 
     def organizations_led(self) -> models.QuerySet[Organization]:
         return Organization.objects.filter(

@@ -139,12 +139,20 @@ def _absolute(url: str) -> str:
 
 
 def slack_text(payload: dict) -> tuple[str, list[dict]]:
+    """The message for a channel, in the program's language (a channel has many readers; docs/DECISIONS.md)."""
+    from django.utils.translation import pgettext
+
+    from portal.language import program_language
+
     severity = payload.get("severity", "")
     title = payload.get("title", "")
     url = _absolute(payload.get("url", ""))
-    heading = f"*[{severity.upper()}]* {title}" if severity else title
-    if url:
-        heading += f"  <{url}|open>"
+    with program_language():
+        label = str(Severity(severity).label).upper() if severity in Severity.values else severity.upper()
+        heading = f"*[{label}]* {title}" if severity else title
+        if url:
+            link = pgettext("a link to a page", "open")
+            heading += f"  <{url}|{link}>"
     blocks = [{"type": "section", "text": {"type": "mrkdwn", "text": heading}}]
     if payload.get("body"):
         blocks.append({"type": "section", "text": {"type": "mrkdwn", "text": payload["body"][:2900]}})
@@ -168,13 +176,44 @@ def _send_slack(url: str, payload: dict) -> None:
         raise DeliveryError(f"Slack webhook: {outbound.describe_status(answer.status)}")
 
 
+def recipient_languages(recipients: list[str]) -> dict[str, list[str]]:
+    """The recipients by the language to write to them in: a person's chosen language (``User.language``,
+    found by e-mail address), else the program's default (``LANGUAGE_CODE``) for addresses of no one's or
+    people who chose none. In the order the recipients were given."""
+    from portal.models import User
+
+    chosen: dict[str, str] = {}
+    for email, language in User.objects.filter(email__in=recipients).exclude(language="").values_list(
+            "email", "language"):
+        chosen.setdefault(email.lower(), language)
+    groups: dict[str, list[str]] = {}
+    for address in recipients:
+        groups.setdefault(chosen.get(address.lower(), settings.LANGUAGE_CODE), []).append(address)
+    return groups
+
+
+def render_email(payload: dict, language: str) -> tuple[str, str]:
+    """Subject and text of a notification e-mail in ``language`` (templates/portal/email/). The event's title
+    and body are the source's own words; the frame around them is in the recipient's language."""
+    from django.template.loader import render_to_string
+    from django.utils import translation
+
+    severity = payload.get("severity", "")
+    with translation.override(language):
+        label = str(Severity(severity).label).upper() if severity in Severity.values else severity.upper()
+        context = {"title": payload.get("title", ""), "body": payload.get("body", ""), "severity": label,
+                   "url": _absolute(payload.get("url", ""))}
+        subject = render_to_string("portal/email/notification_subject.txt", context).strip()
+        text = render_to_string("portal/email/notification.txt", context)
+    return " ".join(subject.split())[:200], text
+
+
 def send_email(recipients: list[str], payload: dict) -> None:
-    subject = f"[GENIAC {payload.get('severity', '').upper()}] {payload.get('title', '')}"[:200]
-    lines = [payload.get("title", ""), "", payload.get("body", "")]
-    if payload.get("url"):
-        lines += ["", _absolute(payload["url"])]
+    """One e-mail per language among the recipients (usually one), each in its recipients' language."""
     try:
-        send_mail(subject, "\n".join(lines), settings.DEFAULT_FROM_EMAIL, recipients, fail_silently=False)
+        for language, addresses in recipient_languages(recipients).items():
+            subject, text = render_email(payload, language)
+            send_mail(subject, text, settings.DEFAULT_FROM_EMAIL, addresses, fail_silently=False)
     except Exception as exc:
         raise DeliveryError(f"E-mail not sent: {exc}") from exc
 

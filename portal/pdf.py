@@ -21,3 +21,43 @@ def paragraph(value, style):
     from reportlab.platypus import Paragraph
 
     return Paragraph(markup(value), style)
+
+
+# Japanese PDFs use one of the CJK fonts every PDF reader knows (Adobe-Japan1, predefined since PDF 1.2), through
+# reportlab's CID support: nothing to install or embed, a page weighs what the English one does, and the text
+# stays text (copy, search, extraction). docs/DECISIONS.md weighs this against embedding a TrueType font.
+JAPANESE_FONT = "HeiseiKakuGo-W5"
+LATIN_FONT, LATIN_BOLD = "Helvetica", "Helvetica-Bold"
+
+
+def _japanese() -> bool:
+    from django.utils import translation
+
+    return (translation.get_language() or "").split("-")[0] == "ja"
+
+
+def font(bold: bool = False) -> str:
+    """The font name for the active language (the Japanese one has a single weight)."""
+    if _japanese():
+        from reportlab.pdfbase import pdfmetrics
+        from reportlab.pdfbase.cidfonts import UnicodeCIDFont
+
+        if JAPANESE_FONT not in pdfmetrics.getRegisteredFontNames():
+            pdfmetrics.registerFont(UnicodeCIDFont(JAPANESE_FONT))
+        return JAPANESE_FONT
+    return LATIN_BOLD if bold else LATIN_FONT
+
+
+def stylesheet():
+    """reportlab's sample styles in the active language's font; Japanese lines break between any two characters
+    (``wordWrap="CJK"``), as Japanese has no spaces between words."""
+    from reportlab.lib.styles import getSampleStyleSheet
+
+    styles = getSampleStyleSheet()
+    if _japanese():
+        name = font()
+        for style in styles.byName.values():
+            if hasattr(style, "fontName"):
+                style.fontName = name
+                style.wordWrap = "CJK"
+    return styles

@@ -3,20 +3,23 @@
 Each function returns a ``Drawing``, a flowable a platypus story takes like a table, so any PDF that prints a
 series can chart it: ``bar_chart`` for one or more series over labels (weeks, states, instance types),
 ``heat_map`` for a matrix of counts (challenges by organization). Text in them is the portal's own or the
-figures' (names, labels); reportlab's graphics draw strings as text, never as markup.
+figures' (names, labels); reportlab's graphics draw strings as text, never as markup, in the active language's font
+(``portal.pdf.font``).
 """
 from __future__ import annotations
 
 from collections.abc import Sequence
 
+from django.utils.translation import gettext as _
 from reportlab.graphics.charts.barcharts import VerticalBarChart
 from reportlab.graphics.charts.legends import Legend
 from reportlab.graphics.shapes import Drawing, Rect, String
 from reportlab.lib import colors
 
+from portal.pdf import font
+
 PALETTE = (colors.HexColor("#2f6db5"), colors.HexColor("#d9822b"), colors.HexColor("#3a9e5a"),
            colors.HexColor("#b83b3b"))
-FONT = "Helvetica"
 
 
 def bar_chart(title: str, labels: Sequence[str], series: Sequence[tuple[str, Sequence[float]]], *,
@@ -24,24 +27,24 @@ def bar_chart(title: str, labels: Sequence[str], series: Sequence[tuple[str, Seq
     """Vertical bars of ``series`` (name, values) over ``labels``, a legend when there is more than one series.
     An empty chart says so instead of drawing empty axes."""
     drawing = Drawing(width, height)
-    drawing.add(String(0, height - 12, title, fontName=f"{FONT}-Bold", fontSize=9))
+    drawing.add(String(0, height - 12, title, fontName=font(bold=True), fontSize=9))
     values = [list(v) for _, v in series]
     if not labels or not any(any(row) for row in values):
-        drawing.add(String(0, height - 30, "Nothing to chart yet.", fontName=FONT, fontSize=8))
+        drawing.add(String(0, height - 30, _("Nothing to chart yet."), fontName=font(), fontSize=8))
         return drawing
     chart = VerticalBarChart()
     chart.x, chart.y = 30, 36
     chart.width, chart.height = width - 40 - (90 if len(series) > 1 else 0), height - 60
     chart.data = values
     chart.categoryAxis.categoryNames = [str(label) for label in labels]
-    chart.categoryAxis.labels.fontName = FONT
+    chart.categoryAxis.labels.fontName = font()
     chart.categoryAxis.labels.fontSize = 6
     chart.categoryAxis.labels.angle = 30 if len(labels) > 6 else 0
     chart.categoryAxis.labels.boxAnchor = "ne" if len(labels) > 6 else "n"
     chart.valueAxis.valueMin = 0
     top = max(max(row) for row in values)
     chart.valueAxis.valueStep = max(1, round(top / 4)) if top >= 4 else 1
-    chart.valueAxis.labels.fontName = FONT
+    chart.valueAxis.labels.fontName = font()
     chart.valueAxis.labels.fontSize = 6
     chart.barSpacing = 1
     for i in range(len(values)):
@@ -51,7 +54,7 @@ def bar_chart(title: str, labels: Sequence[str], series: Sequence[tuple[str, Seq
     if len(series) > 1:
         legend = Legend()
         legend.x, legend.y = width - 85, height - 30
-        legend.fontName, legend.fontSize = FONT, 7
+        legend.fontName, legend.fontSize = font(), 7
         legend.alignment = "right"
         legend.colorNamePairs = [(PALETTE[i % len(PALETTE)], name) for i, (name, _) in enumerate(series)]
         drawing.add(legend)
@@ -64,25 +67,25 @@ def heat_map(title: str, rows: Sequence[str], columns: Sequence[str], counts: Se
     header = 40
     height = header + cell_height * max(len(rows), 1) + 4
     drawing = Drawing(width, height)
-    drawing.add(String(0, height - 12, title, fontName=f"{FONT}-Bold", fontSize=9))
+    drawing.add(String(0, height - 12, title, fontName=font(bold=True), fontSize=9))
     if not rows or not columns:
-        drawing.add(String(0, height - 30, "Nothing to chart yet.", fontName=FONT, fontSize=8))
+        drawing.add(String(0, height - 30, _("Nothing to chart yet."), fontName=font(), fontSize=8))
         return drawing
     cell_width = min(60.0, (width - label_width) / len(columns))
     top_count = max((c for row in counts for c in row), default=0) or 1
     top = height - header
     for j, name in enumerate(columns):
         drawing.add(String(label_width + j * cell_width + cell_width / 2, top + 4, _fit(name, cell_width),
-                           fontName=FONT, fontSize=6, textAnchor="middle"))
+                           fontName=font(), fontSize=6, textAnchor="middle"))
     for i, (name, row) in enumerate(zip(rows, counts, strict=True)):
         y = top - (i + 1) * cell_height
-        drawing.add(String(0, y + 4, _fit(name, label_width), fontName=FONT, fontSize=7))
+        drawing.add(String(0, y + 4, _fit(name, label_width), fontName=font(), fontSize=7))
         for j, count in enumerate(row):
             shade = count / top_count
             fill = colors.linearlyInterpolatedColor(colors.HexColor("#f4f6f9"), colors.HexColor("#b83b3b"), 0, 1, shade)
             drawing.add(Rect(label_width + j * cell_width, y, cell_width, cell_height, fillColor=fill,
                              strokeColor=colors.white, strokeWidth=0.5))
-            drawing.add(String(label_width + j * cell_width + cell_width / 2, y + 4, str(count), fontName=FONT,
+            drawing.add(String(label_width + j * cell_width + cell_width / 2, y + 4, str(count), fontName=font(),
                                fontSize=7, textAnchor="middle",
                                fillColor=colors.white if shade > 0.6 else colors.black))
     return drawing

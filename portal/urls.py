@@ -6,7 +6,7 @@ from django.urls import include, path
 from django.views.generic import RedirectView
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 
-from portal import timeline_views, views
+from portal import language, timeline_views, views
 from portal.api.root import ObtainTokenView, RevokeTokenView, api_root, not_found
 from portal.health import healthz
 from portal.review import views as review_views
@@ -30,6 +30,7 @@ urlpatterns = [
     path("", include("portal.review.urls")),
     path("login/", auth_views.LoginView.as_view(redirect_authenticated_user=True), name="login"),
     path("logout/", auth_views.LogoutView.as_view(), name="logout"),
+    path("language/", language.set_language, name="set_language"),
     path("healthz", healthz, name="healthz"),
     path("favicon.ico", login_not_required(RedirectView.as_view(url="/static/img/favicon.svg")), name="favicon"),
     path("admin/", admin.site.urls),

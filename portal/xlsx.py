@@ -5,6 +5,9 @@ numbers (and the plain signed changes "+2", "-1" tables print) are numbers, ISO 
 dates, times are naive UTC date-times as the CSVs' ISO UTC text. Every other text goes through
 ``portal.csv.safe_cell``: a cell beginning with ``=``, ``+``, ``-`` or ``@`` is written as text with the
 leading apostrophe the CSVs carry, never as a formula (openpyxl would store ``=…`` as one).
+
+Sheet names and column headings are for people, so they are read through the catalogue in the active language
+(a CSV keeps the same headings in English: they are its machine-readable column names); values stay as they are.
 """
 from __future__ import annotations
 
@@ -15,6 +18,7 @@ from collections.abc import Iterable, Sequence
 from decimal import Decimal
 
 from django.http import HttpResponse
+from django.utils.translation import gettext
 from openpyxl import Workbook
 from openpyxl.styles import Font
 from openpyxl.utils import get_column_letter
@@ -33,7 +37,7 @@ def cell_value(value):
     if value is None:
         return None
     if isinstance(value, bool):
-        return "yes" if value else "no"
+        return gettext("yes") if value else gettext("no")
     if isinstance(value, int | float | Decimal):
         return value
     if isinstance(value, datetime.datetime):
@@ -53,6 +57,12 @@ def cell_value(value):
     return safe_cell(text)
 
 
+def heading(text) -> str:
+    """A sheet's name or a column's heading in the active language (as it is when the catalogue lacks it)."""
+    text = str(text)
+    return gettext(text) if text else text
+
+
 def sheet_title(title: str, taken: set[str]) -> str:
     """A valid sheet name for ``title``, unique in the workbook."""
     base = _BAD_TITLE.sub(" ", title).strip()[:31] or "Sheet"
@@ -70,7 +80,8 @@ def workbook_bytes(sheets: Iterable[tuple[str, Sequence[str], Iterable[Sequence]
     book.remove(book.active)
     taken: set[str] = set()
     for title, header, rows in sheets:
-        sheet = book.create_sheet(sheet_title(title, taken))
+        header = [heading(h) for h in header]
+        sheet = book.create_sheet(sheet_title(heading(title), taken))
         sheet.append([safe_cell(h) for h in header])
         for cell in sheet[1]:
             cell.font = _BOLD

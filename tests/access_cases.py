@@ -901,3 +901,7 @@ _writes("health-api:validation-output", _static({}), (), refused={r: 401 for r i
 # escalated, so a writer is sent back to the action with the reason and nothing is written.
 ROUTES["remediation:action_support_case"] = Case(kwargs=_ACT)
 _writes("remediation:action_support_case", _static({}), LEAD, success=302, writes_rows=False)
+# --- i18nweb routes ---
+# The language switcher: anyone may choose a language (signed in, it is remembered for them); GET is not served.
+ROUTES["set_language"] = Case(public=True, foreign=405, expect={r: 405 for r in ROLES})
+_writes("set_language", _static({"language": "ja", "next": "/"}), ROLES, success=302, writes_rows=False)

@@ -7,7 +7,7 @@ from django.http import HttpResponse
 
 from portal.csv import csv_response
 from portal.engagement.choices import MilestoneKind
-from portal.pdf import paragraph
+from portal.pdf import paragraph, stylesheet
 
 HEADER = ["Organization", *[label for _, label in MilestoneKind.choices], "Trained models", "Clusters",
           "Failed launches", "Interactions", "Resolved", "Escalations", "Satisfaction (1–5)"]
@@ -26,11 +26,10 @@ def csv_of(data: dict):
 def pdf_of(data: dict) -> HttpResponse:
     from reportlab.lib import colors
     from reportlab.lib.pagesizes import A4, landscape
-    from reportlab.lib.styles import getSampleStyleSheet
     from reportlab.lib.units import mm
     from reportlab.platypus import LongTable, SimpleDocTemplate, Spacer, TableStyle
 
-    styles = getSampleStyleSheet()
+    styles = stylesheet()
     small = styles["BodyText"].clone("small", fontSize=7, leading=8.5)
     cycle, totals = data["cycle"], data["totals"]
 

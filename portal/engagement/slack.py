@@ -17,9 +17,11 @@ from django.conf import settings
 from django.db import IntegrityError, transaction
 from django.db.models import F
 from django.utils import timezone
+from django.utils.translation import gettext as _
 
 from portal import access
 from portal.engagement.models import SlackCapture, SlackChannelLink, SlackThread, SlackUserLink
+from portal.language import program_language
 
 logger = logging.getLogger(__name__)
 SHORTCUT_CALLBACK = "log_interaction"
@@ -78,7 +80,13 @@ def request_capture(payload: dict):
     a ``SlackCapture`` (refused ones too, with the reason to tell). No call to Slack here: the endpoint must
     answer within 3 s. Answers the capture and whether its task should be sent (not for a capture in flight).
 
-    A shortcut used again on the same message reuses its capture, so one interaction is logged."""
+    A shortcut used again on the same message reuses its capture, so one interaction is logged. The reasons it
+    tells are in the program's language, like everything the bridge writes to Slack."""
+    with program_language():
+        return _request_capture(payload)
+
+
+def _request_capture(payload: dict):
     from workloads.models import Interaction
 
     team_id, slack_user_id = payload.get("team", {}).get("id", ""), payload.get("user", {}).get("id", "")
@@ -94,14 +102,15 @@ def request_capture(payload: dict):
               "response_url": response_url}
     try:
         if not all(re.fullmatch(r"\d{1,12}\.\d{1,9}", ts) for ts in (message_ts, thread_ts)):
-            raise SlackRefused("Slack sent no message timestamp.")
+            raise SlackRefused(_("Slack sent no message timestamp."))
         user = fields["user"] = portal_user(team_id, slack_user_id)
         link = fields["link"] = SlackChannelLink.objects.select_related("organization").filter(
             channel_id=channel_id).first()
         if link is None:
-            raise SlackRefused("This channel is not linked to an organization in the portal.")
+            raise SlackRefused(_("This channel is not linked to an organization in the portal."))
         if not access.can_in_organization(user, access.CHANGE, Interaction, link.organization_id):
-            raise SlackRefused(f"You may not log interactions for {link.organization}.")
+            raise SlackRefused(_("You may not log interactions for %(organization)s.")
+                               % {"organization": link.organization})
     except SlackRefused as exc:
         return SlackCapture.objects.create(**fields, status=SlackCapture.REFUSED, error=str(exc)), True
     live = SlackCapture.objects.filter(channel_id=channel_id, message_ts=message_ts,
@@ -203,19 +212,27 @@ def fail(capture_id: int, reason: str) -> str:
 def _tell_outcome(row: SlackCapture, created: bool) -> None:
     from portal.notifications import _absolute
 
-    if row.status == SlackCapture.DONE and row.interaction is not None:
-        url = _absolute(row.interaction.get_absolute_url())
-        text = ("Logged as an interaction: " if created else "This thread is already logged: ") + url
-    elif row.status == SlackCapture.FAILED:
-        text = f"Nothing was logged: {row.error}"
-    else:
-        text = row.error or "Nothing was logged."
+    with program_language():
+        if row.status == SlackCapture.DONE and row.interaction is not None:
+            url = _absolute(row.interaction.get_absolute_url())
+            text = (_("Logged as an interaction: %(url)s") if created
+                    else _("This thread is already logged: %(url)s")) % {"url": url}
+        elif row.status == SlackCapture.FAILED:
+            text = _("Nothing was logged: %(reason)s") % {"reason": row.error}
+        else:
+            text = row.error or _("Nothing was logged.")
     tell({"channel": {"id": row.channel_id}, "user": {"id": row.slack_user_id}, "response_url": row.response_url},
          text)
 
 
 def status_text(user, organization) -> str:
-    """What the slash command shows: the organization's status as the user may see it."""
+    """What the slash command shows: the organization's status as the user may see it, in the program's
+    language."""
+    with program_language():
+        return _status_text(user, organization)
+
+
+def _status_text(user, organization) -> str:
     from clusters.models import Cluster
     from portal.engagement.cycle_filter import in_active_cycle
     from portal.engagement.models import Milestone, active_cycle_id
@@ -231,12 +248,14 @@ def status_text(user, organization) -> str:
         organization=organization, end__gte=timezone.localdate())).order_by("end").first()
     milestones = list(Milestone.objects.restrict(user).filter(organization=organization, cycle_id=active_cycle_id())
                       .order_by("reached_on"))
+    none = _("none")
     lines = [f"*{organization.name}*",
-             "Clusters: " + (", ".join(f"{n} {s}" for s, n in sorted(states.items())) or "none"),
-             f"Open interactions: {open_count}",
-             "Next reservation end: " + (f"{reservation.end:%Y-%m-%d}" if reservation else "none"),
-             "Latest milestone: " + (f"{milestones[-1].get_kind_display()} ({milestones[-1].reached_on:%Y-%m-%d})"
-                                     if milestones else "none")]
+             _("Clusters: %(states)s") % {"states": ", ".join(f"{n} {s}" for s, n in sorted(states.items())) or none},
+             _("Open interactions: %(count)s") % {"count": open_count},
+             _("Next reservation end: %(end)s") % {"end": f"{reservation.end:%Y-%m-%d}" if reservation else none},
+             _("Latest milestone: %(milestone)s") % {
+                 "milestone": f"{milestones[-1].get_kind_display()} ({milestones[-1].reached_on:%Y-%m-%d})"
+                 if milestones else none}]
     return "\n".join(lines)
 
 
@@ -254,7 +273,8 @@ def command(form) -> str:
         link = SlackChannelLink.objects.filter(channel_id=form.get("channel_id", "")).first()
         organization = visible.filter(pk=link.organization_id).first() if link else None
     if organization is None:
-        raise SlackRefused("No organization of yours by that name (give its slug, or run it in its channel).")
+        with program_language():
+            raise SlackRefused(_("No organization of yours by that name (give its slug, or run it in its channel)."))
     return status_text(user, organization)
 
 
@@ -325,4 +345,5 @@ def parse_payload(post) -> dict:
     try:
         return json.loads(post.get("payload") or "")
     except (TypeError, ValueError) as exc:
-        raise SlackRefused("The request carries no payload.") from exc
+        with program_language():
+            raise SlackRefused(_("The request carries no payload.")) from exc

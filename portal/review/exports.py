@@ -11,7 +11,7 @@ from django.http import Http404, HttpResponse
 from django.utils import timezone
 
 from portal.csv import csv_response, signed
-from portal.pdf import paragraph
+from portal.pdf import paragraph, stylesheet
 from portal.templatetags.portal_display import code_label, local_day
 from portal.vocabulary import SEVERITIES_WORST_FIRST as SEVERITIES
 from portal.xlsx import xlsx_response
@@ -194,11 +194,10 @@ def pdf_story(review, changes: list[dict], items) -> list:
     """The PDF's flowables: heading, notes, charts, action items, changes, then every table of the snapshot.
     Headings keep with what follows them, so none is left alone at the bottom of a page."""
     from reportlab.lib import colors
-    from reportlab.lib.styles import getSampleStyleSheet
     from reportlab.lib.units import mm
     from reportlab.platypus import LongTable, Spacer, TableStyle
 
-    styles = getSampleStyleSheet()
+    styles = stylesheet()
     small = styles["BodyText"].clone("small", fontSize=7, leading=8.5)
     heading = styles["Heading2"].clone("heading", keepWithNext=1)
 

@@ -51,10 +51,14 @@ MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
+    # The language: the signed-in user's preference (portal.middleware.UserLanguageMiddleware, below), else the
+    # language cookie, else Accept-Language, else LANGUAGE_CODE.
+    "django.middleware.locale.LocaleMiddleware",
     "django.middleware.common.CommonMiddleware",
     "portal.middleware.RejectNulBytesMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "portal.middleware.UserLanguageMiddleware",
     "portal.middleware.PortalLoginRequiredMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
@@ -80,8 +84,10 @@ TEMPLATES = [
                 "portal.context_processors.roles",
                 "portal.context_processors.csp_nonce",
                 "portal.context_processors.pending_quota_requests",
+                "portal.context_processors.js_strings",
             ],
-            "builtins": ["portal.templatetags.portal_display", "portal.templatetags.portal_submissions"],
+            "builtins": ["django.templatetags.i18n", "portal.templatetags.portal_display",
+                         "portal.templatetags.portal_submissions"],
         },
     },
 ]
@@ -124,12 +130,22 @@ LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "home"
 LOGOUT_REDIRECT_URL = "login"
 
-LANGUAGE_CODE = "en-us"
+# The portal speaks English and Japanese (docs/i18n.md); LANGUAGE_CODE is the program's default, used where no
+# preference, cookie or Accept-Language says otherwise, and for Slack messages (shared channels).
+LANGUAGE_CODE = env("LANGUAGE_CODE", default="en")
+LANGUAGES = [("en", "English"), ("ja", "日本語")]
+LOCALE_PATHS = [BASE_DIR / "locale"]
+LANGUAGE_COOKIE_NAME = "portal_language"
+LANGUAGE_COOKIE_AGE = 365 * 24 * 3600
+LANGUAGE_COOKIE_SAMESITE = "Lax"
 TIME_ZONE = env("TIME_ZONE", default="Asia/Tokyo")
 USE_I18N = True
 USE_TZ = True
-# One date format on every page (portal/formats): 2026-12-01, 2026-12-01 19:52 in TIME_ZONE.
+# One date format on every page (portal/formats/<language>): 2026-12-01, 2026-12-01 19:52 in TIME_ZONE, in English
+# and in Japanese (whose long forms are 12月1日, 2026年12月). No thousands separator in either (both languages would group the same
+# way, and numbers in attributes and data for charts must stay plain): docs/DECISIONS.md.
 FORMAT_MODULE_PATH = ["portal.formats"]
+USE_THOUSAND_SEPARATOR = False
 # The launch-day board's target, instance type=instances (the case study: 127 P5 and 24 Trn1 in a day).
 LAUNCH_DAY_TARGET = env("LAUNCH_DAY_TARGET", default="p5.48xlarge=127,trn1.32xlarge=24")
 

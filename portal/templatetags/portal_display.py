@@ -52,12 +52,12 @@ def local_day(value) -> str:
 
 @register.simple_tag
 def display_time_zone() -> str:
-    """'Asia/Tokyo (JST)': said once in the footer."""
+    """'Asia/Tokyo (JST)': said once in the footer (a name, the same in every language)."""
     now = timezone.localtime()
     return f"{timezone.get_current_timezone_name()} ({now.tzname()})"
 
 
-def _labels() -> dict[str, str]:
+def _labels() -> dict:
     """Every stored code of the portal's choices with its human label ("waiting_customer" → "Waiting for the
     customer", "reset_gpu" → "Reset GPU"), for values that reach a page without their model (frozen figures,
     timeline entries)."""
@@ -74,12 +74,13 @@ def _labels() -> dict[str, str]:
     for module in (portal_choices, workload_choices, interaction_choices, cluster_choices, health_choices, vocabulary):
         for item in vars(module).values():
             if isinstance(item, type) and issubclass(item, models.Choices) and item is not models.TextChoices:
-                for value, label in item.choices:
-                    labels.setdefault(str(value), str(label))
+                for member in item:
+                    labels.setdefault(str(member.value), member.label)
     return labels
 
 
-_LABELS: dict[str, str] | None = None
+# Labels stay lazy (gettext_lazy): each page reads them in its own language.
+_LABELS: dict | None = None
 
 
 @register.filter
@@ -91,7 +92,8 @@ def code_label(value) -> str:
     if _LABELS is None:
         _LABELS = _labels()
     text = str(value)
-    return _LABELS.get(text) or text.replace("_", " ")
+    label = _LABELS.get(text)
+    return str(label) if label else text.replace("_", " ")
 
 
 @register.filter

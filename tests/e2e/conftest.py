@@ -17,6 +17,8 @@ os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
 CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")
 SHOTS = Path(__file__).resolve().parents[2] / "test-artifacts" / "e2e"
 PASSWORD = "pw-for-tests"
+# The browser walks run in each language the portal speaks; the browser asks for it (Accept-Language).
+LOCALES = {"en": "en-US", "ja": "ja-JP"}
 
 
 @pytest.fixture(scope="session")
@@ -48,10 +50,11 @@ def page(browser):
 
 
 def sign_in(page, live_server, username: str) -> None:
+    """Sign in through the form, in whatever language the page speaks (fields found by their ids)."""
     page.goto(f"{live_server.url}/login/")
-    page.get_by_label("Username").fill(username)
-    page.get_by_label("Password").fill(PASSWORD)
-    page.get_by_role("button", name="Sign in").click()
+    page.locator("#id_username").fill(username)
+    page.locator("#id_password").fill(PASSWORD)
+    page.locator("main form button[type=submit]").click()
     page.wait_for_load_state("networkidle")
 
 

@@ -1,5 +1,6 @@
-"""Each role's main pages in Chromium: axe-core finds no serious or critical violation, and a screenshot of
-every page at desktop (1440 px) and phone (390 px) width is kept under test-artifacts/e2e/ux/ for review.
+"""Each role's main pages in Chromium, in English and in Japanese: axe-core finds no serious or critical violation,
+and a screenshot of every page at desktop (1440 px) and phone (390 px) width is kept under test-artifacts/e2e/ux/
+for review.
 
 axe-core is vendored in tests/e2e/vendor/ (version and licence in its README): nothing is fetched at test time.
 """
@@ -11,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from tests.clusters.factories_clusters import ClusterFactory
-from tests.e2e.conftest import PASSWORD, SHOTS
+from tests.e2e.conftest import LOCALES, SHOTS, sign_in
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -51,12 +52,6 @@ def program_pages(world):
     }
 
 
-def _sign_in(page, base: str, username: str) -> None:
-    page.goto(f"{base}/login/")
-    page.get_by_label("Username").fill(username)
-    page.get_by_label("Password").fill(PASSWORD)
-    page.get_by_role("button", name="Sign in").click()
-    page.wait_for_load_state("networkidle")
 
 
 def _axe(page) -> list[dict]:
@@ -71,22 +66,26 @@ def _axe(page) -> list[dict]:
     return [v for v in result if v["impact"] in BLOCKING]
 
 
+@pytest.mark.parametrize("language", LOCALES)
 @pytest.mark.parametrize("role", ["customer_a", "lead_a", "pm"])
-def test_main_pages_have_no_serious_accessibility_violations(browser, live_server, world, program_pages, role):
+def test_main_pages_have_no_serious_accessibility_violations(browser, live_server, world, program_pages, role,
+                                                             language):
     out = SHOTS / "ux"
     out.mkdir(parents=True, exist_ok=True)
     failures: dict[str, list] = {}
     for label, width in WIDTHS.items():
-        context = browser.new_context(viewport={"width": width, "height": 900}, bypass_csp=True)
+        context = browser.new_context(viewport={"width": width, "height": 900}, bypass_csp=True,
+                                      locale=LOCALES[language])
         page = context.new_page()
         errors: list[str] = []
         page.on("pageerror", lambda e, errors=errors: errors.append(str(e)))
-        _sign_in(page, live_server.url, role)
+        sign_in(page, live_server, role)
         for path in program_pages[role]:
             response = page.goto(f"{live_server.url}{path}")
             page.wait_for_load_state("networkidle")
             assert response.status == 200, f"{role} {path}: {response.status}"
-            name = f"{role}-{label}-" + (path.strip("/").replace("/", "-") or "home")
+            assert page.locator("html").get_attribute("lang") == language, f"{role} {path}: not in {language}"
+            name = f"{role}-{language}-{label}-" + (path.strip("/").replace("/", "-") or "home")
             page.screenshot(path=str(out / f"{name}.png"), full_page=True)
             violations = _axe(page)
             overflow = page.evaluate("document.documentElement.scrollWidth - window.innerWidth")
