@@ -98,11 +98,14 @@ def summary(current: Cycle, continuing_ids: Iterable[int], day: datetime.date) -
     return result
 
 
-def carry_over(old: Cycle, new: Cycle, continuing_ids: Iterable[int], *, orphans: bool = True) -> dict[str, int]:
+def carry_over(old: Cycle, new: Cycle, continuing_ids: Iterable[int], *, orphans: bool = True,
+               user=None) -> dict[str, int]:
     """Move the continuing organizations' live rows from ``old`` into ``new`` (inside the switching transaction),
     recording each move. Rows of no cycle (from before the program had cycles) were the ending cycle's: they are
     given to it first, so the leaving organizations' stay in it, to wind down, and the rest is judged like every
     row (``orphans=False`` when ``old`` was not the cycle in force).
+    Quotas and reservations keep a change history (django-simple-history): each one moved gets a history record
+    saying so, by ``user`` (the program manager who started the cycle; none when beat switched it).
     Answers how many rows of each kind moved."""
     day = new.starts_on
     continuing_ids = list(continuing_ids)
@@ -115,8 +118,18 @@ def carry_over(old: Cycle, new: Cycle, continuing_ids: Iterable[int], *, orphans
         CycleCarry.objects.bulk_create([CycleCarry(cycle=new, from_cycle=old, kind=kind, object_id=pk,
                                                    organization_id=org) for pk, org in rows])
         qs.model._default_manager.filter(pk__in=[pk for pk, _ in rows]).update(cycle=new)
+        if kind in (CarryKind.QUOTA, CarryKind.RESERVATION) and rows:
+            _record_history(qs.model, [pk for pk, _ in rows], old, new, user)
         moved[kind] = len(rows)
     return moved
+
+
+def _record_history(model, ids: list[int], old: Cycle, new: Cycle, user) -> None:
+    """One history record per moved row (one ``INSERT``), as a save would have written it, with the reason."""
+    reason = f"Carried over from {old.name} into {new.name}"[:100]
+    model.history.bulk_history_create(list(model._default_manager.filter(pk__in=ids)), update=True,
+                                      default_user=user if getattr(user, "is_authenticated", False) else None,
+                                      default_change_reason=reason)
 
 
 def wind_down(user, day: datetime.date | None = None) -> dict[str, list]:
