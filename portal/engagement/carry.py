@@ -147,6 +147,23 @@ def wind_down(user, day: datetime.date | None = None) -> dict[str, list]:
     return found
 
 
+def wind_down_rows(user) -> list[tuple[str, list]]:
+    """What archived cycles still hold (the leaving organizations'), as the user may see it, by kind, as the
+    pages list it (the cycles pages and the program overview): (label, items) with each row's link and state."""
+    found = []
+    for kind, rows in wind_down(user).items():
+        if not rows:
+            continue
+        if kind == CarryKind.CLUSTER:
+            items = [{"row": r, "what": f"{r.name}: {r.node_count} × {r.instance_type}", "state": r.get_state_display(),
+                      "url": r.get_absolute_url()} for r in rows]
+        else:  # quotas and reservations: the quota page, on the cycle they belong to
+            items = [{"row": r, "what": str(r), "state": f"ends {r.end:%Y-%m-%d}",
+                      "url": f"{r.get_absolute_url()}&cycle={r.cycle_id}"} for r in rows]
+        found.append((CarryKind(kind).label, items))
+    return found
+
+
 def carried_from(kind: str, ids: Iterable[int], into: Cycle | int | None) -> dict[int, Cycle]:
     """The cycle each of ``ids`` was carried from into ``into`` (for the "carried over" labels)."""
     ids = list(ids)

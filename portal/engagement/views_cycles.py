@@ -32,22 +32,7 @@ class CycleListView(ObjectListView):
         return ctx
 
 
-def wind_down_rows(user) -> list[tuple[str, list]]:
-    """What archived cycles still hold (the leaving organizations'), as the user may see it, by kind."""
-    from portal.engagement.choices import CarryKind
-
-    found = []
-    for kind, rows in carry.wind_down(user).items():
-        if not rows:
-            continue
-        if kind == CarryKind.CLUSTER:
-            items = [{"row": r, "what": f"{r.name}: {r.node_count} × {r.instance_type}", "state": r.get_state_display(),
-                      "url": r.get_absolute_url()} for r in rows]
-        else:  # quotas and reservations: the quota page, on the cycle they belong to
-            items = [{"row": r, "what": str(r), "state": f"ends {r.end:%Y-%m-%d}",
-                      "url": f"{r.get_absolute_url()}&cycle={r.cycle_id}"} for r in rows]
-        found.append((CarryKind(kind).label, items))
-    return found
+wind_down_rows = carry.wind_down_rows
 
 
 class CycleView(ObjectView):

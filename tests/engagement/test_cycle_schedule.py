@@ -172,3 +172,21 @@ def test_the_api_answers_the_summary_first_then_starts_on_confirmation(current, 
     assert first.status_code == again.status_code == 201 and first.json() == again.json()
     assert again["Idempotent-Replayed"] == "true"
     assert Cycle.objects.filter(number=81).count() == 1 and Cycle.objects.get(status="active").number == 81
+
+
+def test_the_overview_lists_what_leaving_organizations_still_hold_to_wind_down(current, world, client):
+    from tests.clusters.factories_clusters import ready_cluster
+
+    overview = reverse("portal:overview")
+    ready_cluster(world.org_b, name="beta-leaving")
+    InstanceQuotaFactory(organization=world.org_b, end=timezone.localdate() + datetime.timedelta(days=60))
+    ready_cluster(world.org_a, name="alpha-staying")
+    client.force_login(world.pm)
+    assert "To wind down" not in client.get(overview).content.decode()  # nobody has left yet
+    cycles.start_next(world.pm, continuing=[world.org_a.pk])
+    page = client.get(overview).content.decode()
+    assert "To wind down" in page and "beta-leaving" in page and world.org_b.name in page
+    section = page[page.index("To wind down"):]
+    assert "alpha-staying" not in section and current.name in section
+    client.force_login(world.lead_b)  # the overview is the program manager's
+    assert client.get(overview).status_code == 403
