@@ -68,6 +68,11 @@ class Summary:
         return [(phrase(kind, len(rows)), rows) for kind, rows in self.carried.items()]
 
     @property
+    def wind_down_lines(self) -> list[tuple[str, str, list]]:
+        """(kind, what, rows) per kind left to wind down, in words: "1 quota in force"."""
+        return [(kind, phrase(kind, len(rows)), rows) for kind, rows in self.wind_down.items() if rows]
+
+    @property
     def wind_down_total(self) -> int:
         return sum(len(rows) for rows in self.wind_down.values())
 

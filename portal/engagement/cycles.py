@@ -40,6 +40,15 @@ def lessons_of(cycle: Cycle) -> str:
     return "\n".join(f"- **{i.organization.name}**, {i.summary}: {i.lesson.strip()}" for i in rows)
 
 
+def next_name(current: Cycle) -> str:
+    """The next cycle's name when none is given: the current one's with the next number ("GENIAC Cycle 3" →
+    "GENIAC Cycle 4"), or "Cycle <number>"."""
+    number = str(current.number)
+    if current.name.endswith(number) and not current.name[:-len(number)][-1:].isdigit():
+        return f"{current.name[:-len(number)]}{current.number + 1}"
+    return f"Cycle {current.number + 1}"
+
+
 def start_next(user, *, continuing: list[int], name: str = "", starts_on: datetime.date | None = None,
                today: datetime.date | None = None) -> Cycle:
     """Start the next cycle with the continuing organizations (ids), their lead SAs and the active cycle's
@@ -61,7 +70,7 @@ def start_next(user, *, continuing: list[int], name: str = "", starts_on: dateti
         if len(participations) != len(set(continuing)):
             raise CycleError("Some of the organizations chosen do not take part in the current cycle.")
         number = current.number + 1
-        name = name.strip() or f"Cycle {number}"
+        name = name.strip() or next_name(current)
         taken = Cycle.objects.filter(Q(number=number) | Q(name=name)).first()
         if taken is not None and taken.status == CycleStatus.PLANNED and taken.starts_on:
             raise CycleError(f"{taken.name} is already scheduled to start on {taken.starts_on:%Y-%m-%d}.")

@@ -90,6 +90,8 @@ class StartNextForm(forms.Form):
     def __init__(self, *args, cycle=None, **kwargs):
         super().__init__(*args, **kwargs)
         self.fields["continuing"].queryset = Organization.objects.filter(participations__cycle=cycle)
+        if cycle is not None:
+            self.fields["name"].help_text = _("Empty: “%(name)s”.") % {"name": cycles.next_name(cycle)}
         self.initial.setdefault("continuing", list(Organization.objects.filter(
             participations__cycle=cycle, participations__continues=True).values_list("pk", flat=True)))
 

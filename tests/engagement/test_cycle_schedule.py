@@ -183,10 +183,26 @@ def test_the_overview_lists_what_leaving_organizations_still_hold_to_wind_down(c
     ready_cluster(world.org_a, name="alpha-staying")
     client.force_login(world.pm)
     assert "To wind down" not in client.get(overview).content.decode()  # nobody has left yet
+    summary = client.post(reverse("engagement:cycle_start_next"), {"continuing": [world.org_a.pk]}).content.decode()
+    left = summary[summary.index("<h3>To wind down"):]
+    assert "1 cluster not deleted" in left and "1 quota in force" in left and "beta-leaving" in left
     cycles.start_next(world.pm, continuing=[world.org_a.pk])
     page = client.get(overview).content.decode()
     assert "To wind down" in page and "beta-leaving" in page and world.org_b.name in page
     section = page[page.index("To wind down"):]
     assert "alpha-staying" not in section and current.name in section
+    # The row names what to end first (its link), then whose it is: a phone shows that without scrolling.
+    row = section[section.index("beta-leaving") - 200:section.index("beta-leaving")]
+    assert "<td><a href=" in row and world.org_b.name not in row
     client.force_login(world.lead_b)  # the overview is the program manager's
     assert client.get(overview).status_code == 403
+
+
+def test_the_next_cycle_is_named_after_the_current_one_unless_named(current, world, client):
+    from portal.engagement.models import Cycle as C
+
+    assert cycles.next_name(C(number=3, name="GENIAC Cycle 3")) == "GENIAC Cycle 4"
+    assert cycles.next_name(C(number=3, name="Spring 2026")) == "Cycle 4"
+    assert cycles.next_name(C(number=3, name="Cycle 13")) == "Cycle 4"
+    client.force_login(world.pm)
+    assert "Empty: “Cycle 81”." in client.get(reverse("engagement:cycle_start_next")).content.decode()
