@@ -44,6 +44,26 @@ class OrganizationListView(ObjectListView):
     csv_fields = (("Name", "name"), ("Slug", "slug"), ("Home region", "home_region"))
     csv_filename = "organizations.csv"
 
+    def get_context_data(self, **kwargs):
+        ctx = super().get_context_data(**kwargs)
+        ctx["empty_hint"] = self.empty_hint()
+        return ctx
+
+    def empty_hint(self):
+        """Why the list is empty, and where to go instead (an empty list without a reason is a dead end)."""
+        from django.urls import reverse
+        from django.utils.html import format_html
+        from django.utils.translation import gettext as _
+
+        user = self.request.user
+        if self.request.GET.get("q", "").strip():
+            return _("No organization matches your search.")
+        if access.is_specialist(user):
+            return format_html(_("You answer escalations rather than belong to an organization: the organizations "
+                                 "you work with are on <a href=\"{}\">the escalations page</a>."),
+                               reverse("engagement:escalation_list"))
+        return _("You do not belong to an organization yet: ask the program manager to add you to yours.")
+
 
 class OrganizationView(ObjectView):
     queryset = Organization.objects.all()
