@@ -137,9 +137,10 @@ def _record_history(model, ids: list[int], old: Cycle, new: Cycle, user) -> None
                                       default_change_reason=reason)
 
 
-def wind_down(user, day: datetime.date | None = None) -> dict[str, list]:
+def wind_down(user, day: datetime.date | None = None, *, organization=None) -> dict[str, list]:
     """What archived cycles still hold, as ``user`` may see it: the leaving organizations' running clusters,
-    quotas and reservations in force. Empty lists once everything has ended."""
+    quotas and reservations in force (of one ``organization`` when given). Empty lists once everything has
+    ended."""
     from django.utils import timezone
 
     day = day or timezone.localdate()
@@ -148,15 +149,17 @@ def wind_down(user, day: datetime.date | None = None) -> dict[str, list]:
     for kind, qs in live(list(archived), day).items():
         if kind == CarryKind.TRAINED_MODEL:  # a model is an outcome, not a resource to end
             continue
+        if organization is not None:
+            qs = qs.filter(organization=organization)
         found[kind] = list(qs.restrict(user).select_related("organization", "cycle").order_by("organization__name", "pk"))
     return found
 
 
-def wind_down_rows(user) -> list[tuple[str, list]]:
+def wind_down_rows(user, *, organization=None) -> list[tuple[str, list]]:
     """What archived cycles still hold (the leaving organizations'), as the user may see it, by kind, as the
     pages list it (the cycles pages and the program overview): (label, items) with each row's link and state."""
     found = []
-    for kind, rows in wind_down(user).items():
+    for kind, rows in wind_down(user, organization=organization).items():
         if not rows:
             continue
         if kind == CarryKind.CLUSTER:

@@ -206,3 +206,19 @@ def test_the_next_cycle_is_named_after_the_current_one_unless_named(current, wor
     assert cycles.next_name(C(number=3, name="Cycle 13")) == "Cycle 4"
     client.force_login(world.pm)
     assert "Empty: “Cycle 81”." in client.get(reverse("engagement:cycle_start_next")).content.decode()
+
+
+def test_a_leaving_organizations_page_lists_what_it_still_holds(current, world, client):
+    from tests.clusters.factories_clusters import ready_cluster
+
+    ready_cluster(world.org_b, name="beta-still-running")
+    reservation = CapacityReservationFactory(organization=world.org_b,
+                                             end=timezone.localdate() + datetime.timedelta(days=60))
+    nxt = cycles.start_next(world.pm, continuing=[world.org_a.pk])
+    for user in (world.customer_b, world.lead_b, world.pm):
+        client.force_login(user)
+        page = client.get(world.org_b.get_absolute_url()).content.decode()
+        assert f"{world.org_b.name} does not take part in {nxt.name}" in page, user
+        assert "beta-still-running" in page and reservation.reservation_id in page
+    client.force_login(world.customer_a)  # the continuing organization's page has no such section
+    assert "does not take part in" not in client.get(world.org_a.get_absolute_url()).content.decode()
