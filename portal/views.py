@@ -82,6 +82,19 @@ class OrganizationView(ObjectView):
         return ctx
 
 
+def left_active_cycle(organization_ids) -> tuple[set, object]:
+    """Which of the organizations took part in a cycle but not in the active one (they are winding down), and that cycle
+    (one query; a second for the cycle's name only when some left). None left when no cycle is active."""
+    from portal.engagement import cycles
+    from portal.engagement.choices import CycleStatus
+
+    # Organizations that never took part in a cycle count as the active cycle's, as on the overview.
+    left = set(Organization.objects.filter(pk__in=organization_ids, participations__isnull=False)
+               .exclude(participations__cycle__status=CycleStatus.ACTIVE).values_list("pk", flat=True))
+    active = cycles.active() if left else None
+    return (left, active) if active is not None else (set(), None)
+
+
 class LeadHomeView(TemplateView):
     """The organizations a lead SA is assigned to, with what is open and ageing in them (registered sections)."""
 
@@ -91,6 +104,7 @@ class LeadHomeView(TemplateView):
         ctx = super().get_context_data(**kwargs)
         led = access._roles(self.request.user).get(access.LEAD_SA, frozenset())
         ctx["organizations"] = Organization.objects.restrict(self.request.user).filter(pk__in=led)
+        ctx["left_ids"], ctx["active_cycle"] = left_active_cycle(led)
         ctx["sections"] = [(s.template, s.builder(self.request)) for s in sections.sections(sections.LEAD_HOME)]
         return ctx
 

@@ -222,3 +222,19 @@ def test_a_leaving_organizations_page_lists_what_it_still_holds(current, world, 
         assert "beta-still-running" in page and reservation.reservation_id in page
     client.force_login(world.customer_a)  # the continuing organization's page has no such section
     assert "does not take part in" not in client.get(world.org_a.get_absolute_url()).content.decode()
+
+
+def test_the_lead_home_marks_an_organization_that_left_the_active_cycle(current, world, client):
+    from portal.models import Membership
+
+    Membership.objects.get_or_create(user=world.lead_b, organization=world.org_a, role="lead_sa")
+    client.force_login(world.lead_b)
+    home = reverse("portal:lead_home")
+    assert "to wind down" not in client.get(home).content.decode()
+    nxt = cycles.start_next(world.pm, continuing=[world.org_a.pk])
+    page = client.get(home).content.decode()
+    cards = page[page.index("card-list"):page.index("</ul>", page.index("card-list"))]
+    beta = cards[cards.index(world.org_b.name):]
+    alpha = cards[cards.index(world.org_a.name):]
+    assert f"Not in {nxt.name}: to wind down" in beta.split("</li>")[0]
+    assert "to wind down" not in alpha.split("</li>")[0]
