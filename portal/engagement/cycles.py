@@ -149,6 +149,20 @@ def cancel_scheduled(user, nxt: Cycle) -> Cycle:
     return current
 
 
+SCHEDULE_REASONS = ("Start moved from", "Scheduled start on")
+
+
+def schedule_changes(limit: int = 10) -> list:
+    """The latest moves and cancellations of scheduled starts (from the cycles' history, cancelled cycles
+    included), newest first, with who made them."""
+    from django.db.models import Q
+
+    where = Q()
+    for reason in SCHEDULE_REASONS:
+        where |= Q(history_change_reason__startswith=reason)
+    return list(Cycle.history.filter(where).select_related("history_user").order_by("-history_date", "-history_id")[:limit])
+
+
 def switch_due(today: datetime.date | None = None) -> Cycle | None:
     """The periodic switch: a scheduled cycle whose start date has come becomes active (once: both rows are
     locked, and a second run finds nothing planned that is due)."""

@@ -29,6 +29,8 @@ class CycleListView(ObjectListView):
         ctx["may_start"] = active is not None and access.can(self.request.user, access.CHANGE, active)
         ctx["scheduled"] = cycles.scheduled()
         ctx["wind_down"] = wind_down_rows(self.request.user)
+        # What program managers changed about scheduled starts (moved, cancelled): the cycle history's reasons.
+        ctx["schedule_changes"] = (cycles.schedule_changes() if ctx["may_start"] else [])
         return ctx
 
 

@@ -92,6 +92,12 @@ def test_cancelling_the_start_removes_the_planned_cycle_and_keeps_who_cancelled(
     assert Cycle.objects.get(status="active") == current
     gone = Cycle.history.filter(id=scheduled.pk, history_type="-").get()
     assert gone.history_user == world.pm and "cancelled" in gone.history_change_reason
+    # The cycles page keeps the cancellation in view (program managers), by name, after the row is gone.
+    listing = client.get(reverse("engagement:cycle_list")).content.decode()
+    assert "Changes to scheduled starts" in listing and f"{scheduled.name}, scheduled start on" in listing
+    assert world.pm.display_name in listing
+    client.force_login(world.lead_a)
+    assert "Changes to scheduled starts" not in client.get(reverse("engagement:cycle_list")).content.decode()
     # The next cycle can be scheduled again.
     assert cycles.start_next(world.pm, continuing=[world.org_a.pk],
                              starts_on=timezone.localdate() + datetime.timedelta(days=3)).status == "planned"
