@@ -44,6 +44,26 @@ class OrganizationListView(ObjectListView):
     csv_fields = (("Name", "name"), ("Slug", "slug"), ("Home region", "home_region"))
     csv_filename = "organizations.csv"
 
+    def get_context_data(self, **kwargs):
+        ctx = super().get_context_data(**kwargs)
+        ctx["empty_hint"] = self.empty_hint()
+        return ctx
+
+    def empty_hint(self):
+        """Why the list is empty, and where to go instead (an empty list without a reason is a dead end)."""
+        from django.urls import reverse
+        from django.utils.html import format_html
+        from django.utils.translation import gettext as _
+
+        user = self.request.user
+        if self.request.GET.get("q", "").strip():
+            return _("No organization matches your search.")
+        if access.is_specialist(user):
+            return format_html(_("You answer escalations rather than belong to an organization: the organizations "
+                                 "you work with are on <a href=\"{}\">the escalations page</a>."),
+                               reverse("engagement:escalation_list"))
+        return _("You do not belong to an organization yet: ask the program manager to add you to yours.")
+
 
 class OrganizationView(ObjectView):
     queryset = Organization.objects.all()
@@ -62,6 +82,19 @@ class OrganizationView(ObjectView):
         return ctx
 
 
+def left_active_cycle(organization_ids) -> tuple[set, object]:
+    """Which of the organizations took part in a cycle but not in the active one (they are winding down), and that cycle
+    (one query; a second for the cycle's name only when some left). None left when no cycle is active."""
+    from portal.engagement import cycles
+    from portal.engagement.choices import CycleStatus
+
+    # Organizations that never took part in a cycle count as the active cycle's, as on the overview.
+    left = set(Organization.objects.filter(pk__in=organization_ids, participations__isnull=False)
+               .exclude(participations__cycle__status=CycleStatus.ACTIVE).values_list("pk", flat=True))
+    active = cycles.active() if left else None
+    return (left, active) if active is not None else (set(), None)
+
+
 class LeadHomeView(TemplateView):
     """The organizations a lead SA is assigned to, with what is open and ageing in them (registered sections)."""
 
@@ -71,6 +104,7 @@ class LeadHomeView(TemplateView):
         ctx = super().get_context_data(**kwargs)
         led = access._roles(self.request.user).get(access.LEAD_SA, frozenset())
         ctx["organizations"] = Organization.objects.restrict(self.request.user).filter(pk__in=led)
+        ctx["left_ids"], ctx["active_cycle"] = left_active_cycle(led)
         ctx["sections"] = [(s.template, s.builder(self.request)) for s in sections.sections(sections.LEAD_HOME)]
         return ctx
 

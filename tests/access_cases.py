@@ -783,7 +783,8 @@ _writes("engagement-api:trainedmodel-detail", api_data("engagement-api:trainedmo
                                                        notes="changed"), {"customer_a", "lead_a", "staff"})
 _writes("engagement:cycle_start_next", lambda o: {"name": "Cycle 91", "continuing": [o["organization"].pk],
                                                  "confirm": "yes"}, PM)
-_writes("engagement-api:cycle-start-next", lambda o: {"name": "Cycle 91", "continuing": [o["organization"].slug]},
+_writes("engagement-api:cycle-start-next", lambda o: {"name": "Cycle 91", "continuing": [o["organization"].slug],
+                                                      "confirm": True},
         PM, success=201)
 # Slack calls these, signed with the app's secret: no user holds the right.
 _writes("engagement:slack_interactivity", _static({"payload": "{}"}), ())
@@ -905,3 +906,36 @@ _writes("remediation:action_support_case", _static({}), LEAD, success=302, write
 # The language switcher: anyone may choose a language (signed in, it is remembered for them); GET is not served.
 ROUTES["set_language"] = Case(public=True, foreign=405, expect={r: 405 for r in ROLES})
 _writes("set_language", _static({"language": "ja", "next": "/"}), ROLES, success=302, writes_rows=False)
+# --- cycle routes ---
+def _scheduled_cycle(w):
+    """The next cycle, scheduled to start in a week (the active one is organization A's cycle)."""
+    import datetime
+
+    from django.utils import timezone
+
+    from portal.engagement.models import Cycle, CycleParticipation
+
+    if not Cycle.objects.filter(number=90, status="active").exists():
+        OBJECTS["cycle"](w)
+    # Numbered past the next (91), so that starting the next cycle is not refused as already scheduled.
+    nxt = Cycle.objects.create(number=95, name="Cycle 95", status="planned",
+                               starts_on=timezone.localdate() + datetime.timedelta(days=7))
+    CycleParticipation.objects.create(cycle=nxt, organization=w.org_a)
+    return nxt
+
+
+OBJECTS["scheduled_cycle"] = lambda w: _memo(w, "scheduled_cycle", _scheduled_cycle)
+ROUTES["engagement:cycle_schedule"] = Case(kwargs=lambda o: {"pk": o["scheduled_cycle"].pk}, foreign=FORBIDDEN,
+                                           expect={"customer_a": FORBIDDEN, "lead_a": FORBIDDEN})
+
+
+def _move_start(o):
+    import datetime
+
+    from django.utils import timezone
+
+    return {"action": "move", "confirm": "yes",
+            "starts_on": (timezone.localdate() + datetime.timedelta(days=9)).isoformat()}
+
+
+_writes("engagement:cycle_schedule", _move_start, PM)

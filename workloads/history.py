@@ -54,6 +54,8 @@ def _display(model, name: str, value, users: dict[int, str]) -> str:
     if f.is_relation:
         if f.related_model is get_user_model():
             return users.get(value, f"user #{value}")
+        if f.name == "cycle":  # a quota or reservation carried into the next cycle: the cycles' names
+            return str(f.related_model._default_manager.filter(pk=value).first() or f"#{value}")
         return f"#{value}"
     if f.choices:
         return str(dict(f.flatchoices).get(value, value))

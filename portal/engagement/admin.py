@@ -1,4 +1,5 @@
 from django.contrib import admin
+from simple_history.admin import SimpleHistoryAdmin
 
 from portal.engagement.models import (
     Cycle,
@@ -69,7 +70,7 @@ class ParticipationInline(admin.TabularInline):
 
 
 @admin.register(Cycle)
-class CycleAdmin(admin.ModelAdmin):
+class CycleAdmin(SimpleHistoryAdmin):
     list_display = ("name", "number", "status", "starts_on", "ends_on")
     inlines = [ParticipationInline]
     filter_horizontal = ["blueprints"]

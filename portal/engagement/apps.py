@@ -15,6 +15,8 @@ class EngagementConfig(AppConfig):
 
         sections.register(sections.ORGANIZATION_PAGE, "engagement/htmx/org_outcomes_section.html",
                           engagement.organization_outcomes_section, order=70)
+        sections.register(sections.ORGANIZATION_PAGE, "engagement/htmx/org_wind_down_section.html",
+                          engagement.organization_wind_down_section, order=-10)
         sections.register(sections.LEAD_HOME, "engagement/htmx/lead_escalations.html",
                           engagement.lead_escalations_section, order=15)
         sections.register(sections.LEAD_HOME, "engagement/htmx/lead_failed_captures.html",

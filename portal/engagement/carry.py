@@ -68,6 +68,11 @@ class Summary:
         return [(phrase(kind, len(rows)), rows) for kind, rows in self.carried.items()]
 
     @property
+    def wind_down_lines(self) -> list[tuple[str, str, list]]:
+        """(kind, what, rows) per kind left to wind down, in words: "1 quota in force"."""
+        return [(kind, phrase(kind, len(rows)), rows) for kind, rows in self.wind_down.items() if rows]
+
+    @property
     def wind_down_total(self) -> int:
         return sum(len(rows) for rows in self.wind_down.values())
 
@@ -98,11 +103,14 @@ def summary(current: Cycle, continuing_ids: Iterable[int], day: datetime.date) -
     return result
 
 
-def carry_over(old: Cycle, new: Cycle, continuing_ids: Iterable[int], *, orphans: bool = True) -> dict[str, int]:
+def carry_over(old: Cycle, new: Cycle, continuing_ids: Iterable[int], *, orphans: bool = True,
+               user=None) -> dict[str, int]:
     """Move the continuing organizations' live rows from ``old`` into ``new`` (inside the switching transaction),
     recording each move. Rows of no cycle (from before the program had cycles) were the ending cycle's: they are
     given to it first, so the leaving organizations' stay in it, to wind down, and the rest is judged like every
     row (``orphans=False`` when ``old`` was not the cycle in force).
+    Quotas and reservations keep a change history (django-simple-history): each one moved gets a history record
+    saying so, by ``user`` (the program manager who started the cycle; none when beat switched it).
     Answers how many rows of each kind moved."""
     day = new.starts_on
     continuing_ids = list(continuing_ids)
@@ -115,13 +123,24 @@ def carry_over(old: Cycle, new: Cycle, continuing_ids: Iterable[int], *, orphans
         CycleCarry.objects.bulk_create([CycleCarry(cycle=new, from_cycle=old, kind=kind, object_id=pk,
                                                    organization_id=org) for pk, org in rows])
         qs.model._default_manager.filter(pk__in=[pk for pk, _ in rows]).update(cycle=new)
+        if kind in (CarryKind.QUOTA, CarryKind.RESERVATION) and rows:
+            _record_history(qs.model, [pk for pk, _ in rows], old, new, user)
         moved[kind] = len(rows)
     return moved
 
 
-def wind_down(user, day: datetime.date | None = None) -> dict[str, list]:
+def _record_history(model, ids: list[int], old: Cycle, new: Cycle, user) -> None:
+    """One history record per moved row (one ``INSERT``), as a save would have written it, with the reason."""
+    reason = f"Carried over from {old.name} into {new.name}"[:100]
+    model.history.bulk_history_create(list(model._default_manager.filter(pk__in=ids)), update=True,
+                                      default_user=user if getattr(user, "is_authenticated", False) else None,
+                                      default_change_reason=reason)
+
+
+def wind_down(user, day: datetime.date | None = None, *, organization=None) -> dict[str, list]:
     """What archived cycles still hold, as ``user`` may see it: the leaving organizations' running clusters,
-    quotas and reservations in force. Empty lists once everything has ended."""
+    quotas and reservations in force (of one ``organization`` when given). Empty lists once everything has
+    ended."""
     from django.utils import timezone
 
     day = day or timezone.localdate()
@@ -130,7 +149,26 @@ def wind_down(user, day: datetime.date | None = None) -> dict[str, list]:
     for kind, qs in live(list(archived), day).items():
         if kind == CarryKind.TRAINED_MODEL:  # a model is an outcome, not a resource to end
             continue
+        if organization is not None:
+            qs = qs.filter(organization=organization)
         found[kind] = list(qs.restrict(user).select_related("organization", "cycle").order_by("organization__name", "pk"))
+    return found
+
+
+def wind_down_rows(user, *, organization=None) -> list[tuple[str, list]]:
+    """What archived cycles still hold (the leaving organizations'), as the user may see it, by kind, as the
+    pages list it (the cycles pages and the program overview): (label, items) with each row's link and state."""
+    found = []
+    for kind, rows in wind_down(user, organization=organization).items():
+        if not rows:
+            continue
+        if kind == CarryKind.CLUSTER:
+            items = [{"row": r, "what": f"{r.name}: {r.node_count} × {r.instance_type}", "state": r.get_state_display(),
+                      "url": r.get_absolute_url()} for r in rows]
+        else:  # quotas and reservations: the quota page, on the cycle they belong to
+            items = [{"row": r, "what": str(r), "state": f"ends {r.end:%Y-%m-%d}",
+                      "url": f"{r.get_absolute_url()}&cycle={r.cycle_id}"} for r in rows]
+        found.append((CarryKind(kind).label, items))
     return found
 
 

@@ -40,6 +40,15 @@ def lessons_of(cycle: Cycle) -> str:
     return "\n".join(f"- **{i.organization.name}**, {i.summary}: {i.lesson.strip()}" for i in rows)
 
 
+def next_name(current: Cycle) -> str:
+    """The next cycle's name when none is given: the current one's with the next number ("GENIAC Cycle 3" →
+    "GENIAC Cycle 4"), or "Cycle <number>"."""
+    number = str(current.number)
+    if current.name.endswith(number) and not current.name[:-len(number)][-1:].isdigit():
+        return f"{current.name[:-len(number)]}{current.number + 1}"
+    return f"Cycle {current.number + 1}"
+
+
 def start_next(user, *, continuing: list[int], name: str = "", starts_on: datetime.date | None = None,
                today: datetime.date | None = None) -> Cycle:
     """Start the next cycle with the continuing organizations (ids), their lead SAs and the active cycle's
@@ -61,7 +70,7 @@ def start_next(user, *, continuing: list[int], name: str = "", starts_on: dateti
         if len(participations) != len(set(continuing)):
             raise CycleError("Some of the organizations chosen do not take part in the current cycle.")
         number = current.number + 1
-        name = name.strip() or f"Cycle {number}"
+        name = name.strip() or next_name(current)
         taken = Cycle.objects.filter(Q(number=number) | Q(name=name)).first()
         if taken is not None and taken.status == CycleStatus.PLANNED and taken.starts_on:
             raise CycleError(f"{taken.name} is already scheduled to start on {taken.starts_on:%Y-%m-%d}.")
@@ -73,11 +82,11 @@ def start_next(user, *, continuing: list[int], name: str = "", starts_on: dateti
             new = CycleParticipation.objects.create(cycle=nxt, organization=old.organization)
             new.lead_sas.set(old.lead_sas.all())
         if starts_on <= today:
-            switch(current, nxt, today=today)
+            switch(current, nxt, today=today, user=user)
     return nxt
 
 
-def switch(current: Cycle, nxt: Cycle, *, today: datetime.date | None = None) -> dict[str, int]:
+def switch(current: Cycle, nxt: Cycle, *, today: datetime.date | None = None, user=None) -> dict[str, int]:
     """Archive ``current`` (ending the day before ``nxt`` starts), make ``nxt`` active with the lessons learned,
     and carry the continuing organizations' live rows over. Inside the caller's transaction, both rows locked."""
     from portal.engagement import carry
@@ -93,12 +102,65 @@ def switch(current: Cycle, nxt: Cycle, *, today: datetime.date | None = None) ->
     nxt.status, nxt.lessons_carried = CycleStatus.ACTIVE, lessons
     nxt.starts_on = nxt.starts_on or today
     nxt.save(update_fields=["status", "lessons_carried", "starts_on"])
-    return carry.carry_over(current, nxt, nxt.participations.values_list("organization_id", flat=True))
+    return carry.carry_over(current, nxt, nxt.participations.values_list("organization_id", flat=True), user=user)
 
 
 def scheduled() -> Cycle | None:
     """The next cycle, when a program manager scheduled it to start on a later day."""
     return Cycle.objects.filter(status=CycleStatus.PLANNED, starts_on__isnull=False).order_by("starts_on").first()
+
+
+def _locked_scheduled(nxt: Cycle) -> tuple[Cycle, Cycle]:
+    """Lock the active cycle and ``nxt``; ``nxt`` must still be the scheduled next cycle."""
+    current = Cycle.objects.select_for_update().filter(status=CycleStatus.ACTIVE).first()
+    nxt = Cycle.objects.select_for_update().filter(pk=nxt.pk).first()
+    if nxt is None or nxt.status != CycleStatus.PLANNED or nxt.starts_on is None or current is None:
+        raise CycleError("This cycle is no longer scheduled (it may just have started, or been cancelled).")
+    return current, nxt
+
+
+def reschedule(user, nxt: Cycle, starts_on: datetime.date, *, today: datetime.date | None = None) -> Cycle:
+    """Move the scheduled switch to ``starts_on``; today (or earlier) switches at once, as starting would.
+    The change is kept in the cycle's history (who and when, the dates before and after)."""
+    today = today or timezone.localdate()
+    with transaction.atomic():
+        current, nxt = _locked_scheduled(nxt)
+        if current.starts_on and starts_on < current.starts_on:
+            raise CycleError("The next cycle cannot start before the current one.")
+        before = nxt.starts_on
+        nxt.starts_on = starts_on
+        nxt._history_user = user
+        nxt._change_reason = f"Start moved from {before:%Y-%m-%d} to {starts_on:%Y-%m-%d}"
+        nxt.save(update_fields=["starts_on"])
+        if starts_on <= today:
+            switch(current, nxt, today=today, user=user)
+    return nxt
+
+
+def cancel_scheduled(user, nxt: Cycle) -> Cycle:
+    """Cancel the scheduled switch: the planned cycle and its organizations are removed (nothing had moved into
+    it yet); the active cycle goes on. The cycle's history keeps who cancelled it and when. Answers the active
+    cycle."""
+    with transaction.atomic():
+        current, nxt = _locked_scheduled(nxt)
+        nxt._history_user = user
+        nxt._change_reason = f"Scheduled start on {nxt.starts_on:%Y-%m-%d} cancelled"
+        nxt.delete()
+    return current
+
+
+SCHEDULE_REASONS = ("Start moved from", "Scheduled start on")
+
+
+def schedule_changes(limit: int = 10) -> list:
+    """The latest moves and cancellations of scheduled starts (from the cycles' history, cancelled cycles
+    included), newest first, with who made them."""
+    from django.db.models import Q
+
+    where = Q()
+    for reason in SCHEDULE_REASONS:
+        where |= Q(history_change_reason__startswith=reason)
+    return list(Cycle.history.filter(where).select_related("history_user").order_by("-history_date", "-history_id")[:limit])
 
 
 def switch_due(today: datetime.date | None = None) -> Cycle | None:

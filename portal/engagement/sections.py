@@ -54,3 +54,14 @@ def organization_outcomes_section(request, organization) -> dict:
         "can_change": access.can_in_organization(request.user, access.CHANGE, Milestone, organization.pk),
     }
 
+
+def organization_wind_down_section(request, organization) -> dict:
+    """What the organization still holds in a cycle it did not continue into (its running clusters, quotas and
+    reservations in force), so that its page does not read "No clusters yet" while they run."""
+    from portal.engagement import carry, cycles
+    from portal.engagement.choices import CycleStatus
+
+    if organization.participations.filter(cycle__status=CycleStatus.ACTIVE).exists():
+        return {"organization": organization, "wind_down": [], "active": None}  # it continues: nothing left behind
+    rows = carry.wind_down_rows(request.user, organization=organization)
+    return {"organization": organization, "wind_down": rows, "active": cycles.active() if rows else None}

@@ -18,6 +18,7 @@ urlpatterns = [
     path("cycles/", views_cycles.CycleListView.as_view(), name="cycle_list"),
     path("cycles/start-next/", views_cycles.StartNextCycleView.as_view(), name="cycle_start_next"),
     path("cycles/<int:pk>/", views_cycles.CycleView.as_view(), name="cycle_detail"),
+    path("cycles/<int:pk>/schedule/", views_cycles.ScheduleView.as_view(), name="cycle_schedule"),
     path("cycles/<int:pk>/report.pdf", require_GET(views_cycles.cycle_report_pdf), name="cycle_report_pdf"),
     path("slack/interactivity/", views_slack.interactivity, name="slack_interactivity"),
     path("slack/commands/", views_slack.command, name="slack_command"),

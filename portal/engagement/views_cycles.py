@@ -7,9 +7,11 @@ from django.contrib import messages
 from django.core.exceptions import PermissionDenied
 from django.shortcuts import get_object_or_404, redirect, render
 from django.utils import timezone
+from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy
 from django.views import View
 
-from portal import access, submissions
+from portal import access, submissions, versions
 from portal.engagement import carry, cycles, reports
 from portal.engagement.choices import CycleStatus
 from portal.engagement.models import Cycle
@@ -27,25 +29,12 @@ class CycleListView(ObjectListView):
         ctx["may_start"] = active is not None and access.can(self.request.user, access.CHANGE, active)
         ctx["scheduled"] = cycles.scheduled()
         ctx["wind_down"] = wind_down_rows(self.request.user)
+        # What program managers changed about scheduled starts (moved, cancelled): the cycle history's reasons.
+        ctx["schedule_changes"] = (cycles.schedule_changes() if ctx["may_start"] else [])
         return ctx
 
 
-def wind_down_rows(user) -> list[tuple[str, list]]:
-    """What archived cycles still hold (the leaving organizations'), as the user may see it, by kind."""
-    from portal.engagement.choices import CarryKind
-
-    found = []
-    for kind, rows in carry.wind_down(user).items():
-        if not rows:
-            continue
-        if kind == CarryKind.CLUSTER:
-            items = [{"row": r, "what": f"{r.name}: {r.node_count} × {r.instance_type}", "state": r.get_state_display(),
-                      "url": r.get_absolute_url()} for r in rows]
-        else:  # quotas and reservations: the quota page, on the cycle they belong to
-            items = [{"row": r, "what": str(r), "state": f"ends {r.end:%Y-%m-%d}",
-                      "url": f"{r.get_absolute_url()}&cycle={r.cycle_id}"} for r in rows]
-        found.append((CarryKind(kind).label, items))
-    return found
+wind_down_rows = carry.wind_down_rows
 
 
 class CycleView(ObjectView):
@@ -60,6 +49,9 @@ class CycleView(ObjectView):
         ctx["report"] = data
         ctx["may_export"] = may_export(self.request.user)
         ctx["sees_internal"] = access.sees_internal(self.request.user)
+        active = cycles.active()
+        ctx["may_reschedule"] = (self.object.status == CycleStatus.PLANNED and self.object.starts_on is not None
+                                 and active is not None and access.can(self.request.user, access.CHANGE, active))
         if not self.object.is_archived:  # the active cycle's page: what the cycles before it left to wind down
             ctx["wind_down"] = wind_down_rows(self.request.user)
         else:
@@ -100,6 +92,8 @@ class StartNextForm(forms.Form):
     def __init__(self, *args, cycle=None, **kwargs):
         super().__init__(*args, **kwargs)
         self.fields["continuing"].queryset = Organization.objects.filter(participations__cycle=cycle)
+        if cycle is not None:
+            self.fields["name"].help_text = _("Empty: “%(name)s”.") % {"name": cycles.next_name(cycle)}
         self.initial.setdefault("continuing", list(Organization.objects.filter(
             participations__cycle=cycle, participations__continues=True).values_list("pk", flat=True)))
 
@@ -147,4 +141,100 @@ class StartNextCycleView(View):
         else:
             messages.success(request, f"{nxt.name} starts on {nxt.starts_on:%Y-%m-%d}; "
                                       f"{self.current.name} stays active until then.")
+        return redirect(nxt.get_absolute_url())
+
+
+class ScheduleForm(forms.ModelForm):
+    """The scheduled start of the next cycle, to move it; its version guards against a second program manager's
+    change meanwhile."""
+
+    class Meta:
+        model = Cycle
+        fields = ["starts_on"]
+        widgets = {"starts_on": forms.DateInput(attrs={"type": "date"})}
+        labels = {"starts_on": gettext_lazy("New start date")}
+        help_texts = {"starts_on": gettext_lazy("Today starts the next cycle at once.")}
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["starts_on"].required = True
+
+
+class ScheduleView(View):
+    """A scheduled switch, changed from the page by a program manager: move its date or cancel it. Each asks to
+    confirm first (a POST without ``confirm`` answers the confirmation page); the change is kept in the cycle's
+    history."""
+
+    template_name = "engagement/cycle_schedule.html"
+
+    def dispatch(self, request, pk):
+        current = cycles.active()
+        if request.user.is_authenticated and (current is None
+                                              or not access.can(request.user, access.CHANGE, current)):
+            raise PermissionDenied(_("Program managers change the start of the next cycle."))
+        self.current = current
+        self.object = get_object_or_404(Cycle.objects.restrict(request.user), pk=pk)
+        return super().dispatch(request, pk)
+
+    def _render(self, form, status=200, **more):
+        history = (self.object.history.select_related("history_user").order_by("-history_date")[:10]
+                   if self.object.pk else [])
+        return render(self.request, self.template_name, {"object": self.object, "current": self.current,
+                                                         "form": form, "history": history, **more}, status=status)
+
+    def _scheduled(self) -> bool:
+        return self.object.status == CycleStatus.PLANNED and self.object.starts_on is not None
+
+    def get(self, request, pk):
+        form = ScheduleForm(instance=self.object)
+        versions.add_field(form, self.object)
+        return self._render(form, scheduled=self._scheduled())
+
+    def post(self, request, pk):
+        from django.db import transaction
+
+        if not self._scheduled():
+            return self._render(ScheduleForm(instance=self.object), status=400, scheduled=False)
+        action = request.POST.get("action")
+        data = request.POST.copy()
+        if action == "cancel":
+            data["starts_on"] = self.object.starts_on.isoformat()
+        form = ScheduleForm(data, instance=Cycle.objects.get(pk=self.object.pk))
+        versions.add_field(form, self.object)
+        if action not in ("move", "cancel") or not form.is_valid():
+            if action not in ("move", "cancel"):
+                form.add_error(None, _("Choose to move the start or to cancel it."))
+            return self._render(form, status=400, scheduled=True)
+        today = timezone.localdate()
+        starts_on = form.cleaned_data["starts_on"]
+        if request.POST.get("confirm") != "yes":
+            return self._render(form, scheduled=True, confirming=action, starts_on=starts_on,
+                                at_once=starts_on <= today, version=request.POST.get(versions.FIELD, ""))
+        try:
+            with transaction.atomic():
+                changes = versions.conflict(form, self.object)
+                if changes is not None:
+                    form.add_error(None, _("Another program manager changed this schedule meanwhile; "
+                                           "here it is as it stands now."))
+                    fresh = ScheduleForm(instance=Cycle.objects.get(pk=self.object.pk))
+                    versions.add_field(fresh, self.object)
+                    fresh._errors = form._errors
+                    return self._render(fresh, status=409, scheduled=True)
+                if action == "cancel":
+                    current = cycles.cancel_scheduled(request.user, self.object)
+                else:
+                    nxt = cycles.reschedule(request.user, self.object, starts_on, today=today)
+        except cycles.CycleError as exc:
+            form.add_error(None, str(exc))
+            return self._render(form, status=400, scheduled=self._scheduled())
+        if action == "cancel":
+            messages.success(request, _("The start of %(name)s is cancelled; %(current)s stays active.")
+                             % {"name": self.object.name, "current": current.name})
+            return redirect("engagement:cycle_list")
+        if nxt.status == CycleStatus.ACTIVE:
+            messages.success(request, _("%(name)s started; %(current)s is archived.")
+                             % {"name": nxt.name, "current": self.current.name})
+        else:
+            messages.success(request, _("%(name)s now starts on %(day)s.")
+                             % {"name": nxt.name, "day": f"{nxt.starts_on:%Y-%m-%d}"})
         return redirect(nxt.get_absolute_url())

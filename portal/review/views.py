@@ -37,7 +37,16 @@ def overview(request):
         "figures": data, "windows": (7, 14, 28, 56, 91), "tables": exports.TABLES,
         "current_frozen": WeeklyReview.objects.restrict(request.user).filter(week_start=data["week_start"]).first(),
         "pending_requests": _pending_quota_requests(request.user),
+        "wind_down": _wind_down(request.user),
     })
+
+
+def _wind_down(user) -> list:
+    """What organizations that left the program still hold in an archived cycle (the overview lists it so that
+    it is ended, not forgotten: the figures count the active cycle's organizations only)."""
+    from portal.engagement import carry
+
+    return carry.wind_down_rows(user)
 
 
 def _pending_quota_requests(user) -> int:

@@ -95,3 +95,63 @@ def test_phone_pages_fit_the_screen(browser, live_server, pages, width, language
             assert page.get_by_role("link", name=escalations).first.is_visible()
         context.close()
     assert not failures, json.dumps(failures, indent=1)
+
+
+FILTERED_LISTS = ["workloads:workload_list", "workloads:quota_list", "workloads:reservation_list",
+                  "workloads:changerequest_list", "interactions:interaction_list", "clusters:cluster_list",
+                  "health:program_health", "engagement:escalation_list", "portal:timeline"]
+# The list pages a role is refused (every other one it opens): the walk fails when a page's access changes.
+REFUSED = {"customer_a": {"engagement:escalation_list", "health:program_health"},
+           "frameworks": {"portal:timeline", "health:program_health"}}
+
+
+@pytest.mark.parametrize("width", WIDTHS.values(), ids=WIDTHS.keys())
+def test_every_filtered_list_folds_its_filters_on_a_phone_for_each_role(browser, live_server, world, width):
+    """Each list page with a filter panel, as each role: at 390 px the panel is folded behind its button (which
+    opens it) and nothing scrolls sideways; at 1440 px it is open and the button hidden."""
+    from django.urls import reverse
+
+    from tests.clusters.factories_clusters import ready_cluster
+    from tests.workloads.factories_workloads import CapacityReservationFactory, InstanceQuotaFactory, WorkloadFactory
+
+    ready_cluster(world.org_a, name="alpha-train-with-a-rather-long-cluster-name")
+    InstanceQuotaFactory(organization=world.org_a)
+    CapacityReservationFactory(organization=world.org_a)
+    WorkloadFactory(organization=world.org_a)
+    EscalationFactory(interaction=InteractionFactory(organization=world.org_a, owner=world.lead_a))
+    specialist("frameworks")
+    failures, refused = {}, {}
+    for user in ("pm", "lead_a", "customer_a", "frameworks", "staff"):
+        context = browser.new_context(viewport={"width": width, "height": 844}, bypass_csp=True)
+        page = context.new_page()
+        sign_in(page, live_server, user)
+        for name in FILTERED_LISTS:
+            path = reverse(name, args=[world.org_a.slug]) if name == "portal:timeline" else reverse(name)
+            response = page.goto(f"{live_server.url}{path}")
+            page.wait_for_load_state("networkidle")
+            if response.status in (403, 404):  # not this role's page (404: an organization it does not see)
+                refused.setdefault(user, set()).add(name)
+                continue
+            assert response.status == 200, (user, path, response.status)
+            problems = []
+            overflow = page.evaluate("document.documentElement.scrollWidth - window.innerWidth")
+            if overflow > 0:
+                problems.append(f"scrolls sideways by {overflow}px")
+            panel = page.locator("details.filter-collapse")
+            if panel.count() != 1:
+                problems.append(f"{panel.count()} filter panels")
+            elif width < 768:
+                button = panel.locator("> summary")
+                if panel.get_attribute("open") is not None or not button.is_visible():
+                    problems.append("the filters are not folded behind their button")
+                else:
+                    button.click()
+                    if not panel.locator("button[type=submit]").first.is_visible():
+                        problems.append("the button does not open the filters")
+            elif panel.get_attribute("open") is None or panel.locator("> summary").is_visible():
+                problems.append("the filters are folded on a wide screen")
+            if problems:
+                failures[f"{user} {path}"] = problems
+        context.close()
+    assert not failures, json.dumps(failures, indent=1)
+    assert refused == REFUSED, refused

@@ -119,7 +119,7 @@ def test_only_program_managers_start_the_next_cycle(cycle, world, client):
         assert response.status_code == 403
     assert Cycle.objects.get(status="active") == cycle
     client.force_login(world.pm)
-    response = client.post(reverse("engagement-api:cycle-start-next"), {"continuing": [world.org_b.slug]},
+    response = client.post(reverse("engagement-api:cycle-start-next"), {"continuing": [world.org_b.slug], "confirm": True},
                            content_type="application/json")
     assert response.status_code == 201 and response.json()["number"] == 51
 

@@ -132,3 +132,35 @@ class StartNextCycleSerializer(serializers.Serializer):
                                               help_text="Slugs of the organizations that continue.")
     name = serializers.CharField(max_length=100, required=False, allow_blank=True)
     starts_on = serializers.DateField(required=False, allow_null=True)
+    confirm = serializers.BooleanField(
+        required=False, default=False,
+        help_text="Without it (or false) nothing starts: the answer (200) says what starting would do, as the "
+                  "page's summary does; true starts (or schedules) the next cycle (201).")
+
+
+class CarriedCountsSerializer(serializers.Serializer):
+    cluster = serializers.IntegerField()
+    quota = serializers.IntegerField()
+    reservation = serializers.IntegerField()
+    trained_model = serializers.IntegerField()
+
+
+class CycleStartSummarySerializer(serializers.Serializer):
+    """What starting the next cycle would do (nothing has started): who continues and leaves, how many live rows of
+    each kind move into it and how many stay to wind down, and the lessons learned carried over."""
+
+    confirm_required = serializers.BooleanField()
+    starts_on = serializers.DateField()
+    at_once = serializers.BooleanField(help_text="True: the switch happens when confirmed; false: it is scheduled.")
+    continuing = serializers.ListField(child=serializers.SlugField())
+    leaving = serializers.ListField(child=serializers.SlugField())
+    carried = CarriedCountsSerializer()
+    wind_down = CarriedCountsSerializer()
+    lessons = serializers.IntegerField()
+
+    @staticmethod
+    def of(summary, starts_on, at_once: bool) -> dict:
+        return {"confirm_required": True, "starts_on": starts_on, "at_once": at_once,
+                "continuing": [o.slug for o in summary.continuing], "leaving": [o.slug for o in summary.leaving],
+                "carried": {k: len(v) for k, v in summary.carried.items()},
+                "wind_down": {k: len(v) for k, v in summary.wind_down.items()}, "lessons": summary.lessons}

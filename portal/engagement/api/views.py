@@ -14,6 +14,7 @@ from portal.api.base import PortalModelViewSet, PortalReadOnlyViewSet
 from portal.engagement import cycles, services
 from portal.engagement.api.serializers import (
     CycleSerializer,
+    CycleStartSummarySerializer,
     EscalationSerializer,
     EscalationTargetSerializer,
     MilestoneSerializer,
@@ -115,21 +116,41 @@ class CycleViewSet(PortalReadOnlyViewSet):
             raise PermissionDenied("The cycle report is for program managers.")
         return Response(cycles.report(cycle))
 
-    @extend_schema(request=StartNextCycleSerializer, responses=CycleSerializer)
+    @extend_schema(request=StartNextCycleSerializer, responses={200: CycleStartSummarySerializer, 201: CycleSerializer})
     @action(detail=False, methods=["post"], url_path="start-next", serializer_class=StartNextCycleSerializer)
     @submissions.idempotent
     def start_next(self, request):
-        """Start the next cycle (program managers): today (or without ``starts_on``) archives the active cycle and
-        carries what is live over at once; a later ``starts_on`` schedules the switch for that day (the answer's
-        ``status`` is then "planned")."""
+        """Start the next cycle (program managers), in two steps as on the page: without ``confirm`` the answer
+        (200) is the summary of what starting would do, and nothing starts; with ``"confirm": true`` today (or
+        without ``starts_on``) archives the active cycle and carries what is live over at once (201); a later
+        ``starts_on`` schedules the switch for that day (the answer's ``status`` is then "planned"). Send an
+        ``Idempotency-Key`` to make a retried confirmation start one cycle."""
+        from django.utils import timezone
+
+        from portal.engagement import carry
+
         current = cycles.active()
         if current is None or not access.can(request.user, access.CHANGE, current):
             raise PermissionDenied("Program managers start the next cycle.")
         serializer = StartNextCycleSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
         data = serializer.validated_data
+        continuing = [o.pk for o in data["continuing"]]
+        if not data["confirm"]:
+            if not continuing:
+                raise serializers.ValidationError({"continuing": "Choose at least one organization that continues."})
+            today = timezone.localdate()
+            starts_on = data.get("starts_on") or today
+            if current.starts_on and starts_on < current.starts_on:
+                raise serializers.ValidationError({"starts_on": "The next cycle cannot start before the current one."})
+            unknown = set(continuing) - set(current.participations.values_list("organization_id", flat=True))
+            if unknown:
+                raise serializers.ValidationError(
+                    {"continuing": "Some of the organizations chosen do not take part in the current cycle."})
+            summary = carry.summary(current, continuing, starts_on)
+            return Response(CycleStartSummarySerializer.of(summary, starts_on, starts_on <= today))
         try:
-            nxt = cycles.start_next(request.user, continuing=[o.pk for o in data["continuing"]],
+            nxt = cycles.start_next(request.user, continuing=continuing,
                                     name=data.get("name", ""), starts_on=data.get("starts_on"))
         except cycles.CycleError as exc:
             raise serializers.ValidationError({"detail": str(exc)}) from exc

@@ -6,6 +6,7 @@ from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.db import models
 from django.urls import reverse
+from simple_history.models import HistoricalRecords
 
 from portal.engagement.choices import CarryKind, CycleStatus
 from portal.querysets import RestrictedQuerySet
@@ -38,6 +39,8 @@ class Cycle(models.Model):
     blueprints = models.ManyToManyField("clusters.Blueprint", blank=True, related_name="cycles")
     organizations = models.ManyToManyField("portal.Organization", through="CycleParticipation", related_name="cycles")
     created = models.DateTimeField(auto_now_add=True)
+    # Who scheduled, moved or cancelled a start, and when (the schedule page writes the reason).
+    history = HistoricalRecords(excluded_fields=["lessons_carried"])
 
     objects = RestrictedQuerySet.as_manager()
 
