@@ -16,7 +16,6 @@ from __future__ import annotations
 import logging
 from collections import defaultdict
 
-from django.db.models import Q
 from django.utils import timezone
 from django.utils.html import strip_tags
 
@@ -121,9 +120,8 @@ def for_organizations(organization_ids) -> dict[int, list[ReservationCheck]]:
     return dict(found)
 
 
-def flagged_ids(organization_ids=None) -> set[str]:
-    """Reservation ids (or ARNs) flagged by their last good check."""
-    qs = ReservationCheck.objects.filter(Q(flagged=True))
-    if organization_ids is not None:
-        qs = qs.filter(organization_id__in=list(organization_ids))
-    return set(qs.values_list("reservation__reservation_id", flat=True))
+def flagged(organization_ids, today) -> list[ReservationCheck]:
+    """The flagged checks of the organizations' reservations in force ``today`` (one query)."""
+    return list(ReservationCheck.objects.filter(organization_id__in=list(organization_ids), flagged=True,
+                                                reservation__start__lte=today, reservation__end__gte=today)
+                .select_related("reservation", "organization").order_by("organization__name", "reservation__end"))

@@ -151,3 +151,16 @@ def test_the_flag_shows_on_the_organization_page_and_the_api_to_its_members_only
     client.force_login(world.customer_b)
     api = client.get(reverse("accounting-api:reservationcheck-list")).json()
     assert (api["results"] if isinstance(api, dict) else api) == []
+
+
+def test_the_flag_shows_in_the_weekly_review_its_csv_and_api(aws, world, client):
+    org = world.org_a
+    unused_id = odcr(aws, org, 4)
+    CapacityReservationFactory(organization=org, reservation_id=unused_id, count=4)
+    cluster_on(org, unused_id, 4)
+    reservation_checks.check_organization(org.pk)
+    client.force_login(world.pm)
+    page = client.get(reverse("portal:overview"))
+    assert "AWS reports 0 of 4 instances in use; the portal counts 4 held" in page.content.decode()
+    rows = {o["id"]: o for o in page.context["figures"]["organizations"]}
+    assert (rows[org.pk]["reservations_flagged"], rows[world.org_b.pk]["reservations_flagged"]) == (1, 0)

@@ -38,7 +38,7 @@ def test_overview_query_count_does_not_grow(world, client):
     # active cycle (its name heads the outcomes) and the navigation's pending quota requests, +8 accelerator-hours
     # (window, weeks, reservations, idle clusters, forecast, cost), +2 node remediation (the week's actions, the
     # fault-to-healthy mean): a fixed number, whatever the program's size.
-    small, large = assert_flat_queries(client, url, grow=grow_program(), sizes=(12, 120), at_most=42)
+    small, large = assert_flat_queries(client, url, grow=grow_program(), sizes=(12, 120), at_most=43)  # 43 with the flagged reservations
     assert len(client.get(url).context["figures"]["organizations"]) == 122
     print(f"overview queries: {small} at 12 organizations, {large} at 120")
 
