@@ -387,6 +387,9 @@ ACCOUNTING_IDLE_HOURS = env.int("ACCOUNTING_IDLE_HOURS", default=24)
 ACCOUNTING_STALL_MINUTES = env.int("ACCOUNTING_STALL_MINUTES", default=15)
 ACCOUNTING_STALL_BUSY_SHARE = env.float("ACCOUNTING_STALL_BUSY_SHARE", default=0.05)
 ACCOUNTING_STALL_WAS_BUSY_SHARE = env.float("ACCOUNTING_STALL_WAS_BUSY_SHARE", default=0.5)
+# EFA traffic per node under this (bytes per second, RDMA and send/receive together) is flat: a run's
+# collectives move gigabytes a second.
+ACCOUNTING_STALL_EFA_BYTES_PER_SECOND = env.float("ACCOUNTING_STALL_EFA_BYTES_PER_SECOND", default=1_000_000)
 # Node remediation (clusters/remediation/): one step is a few bounded AWS calls; throttled calls back off doubling.
 REMEDIATION_POLL_SECONDS = env.int("REMEDIATION_POLL_SECONDS", default=1 if AWS_ENDPOINT_URL else 20)
 REMEDIATION_LEASE_SECONDS = env.int("REMEDIATION_LEASE_SECONDS", default=60)
