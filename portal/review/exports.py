@@ -181,6 +181,13 @@ def chart_flowables(figures: dict) -> list:
         pdf_charts.bar_chart("Instances by type: running and quota", [t["instance_type"] for t in by_type],
                              [("Running", [t["used"] for t in by_type]), ("Quota", [t["quota"] for t in by_type])]),
     ]
+    program = (figures.get("capacity") or {}).get("program")  # reviews frozen before accounting have none
+    if program:
+        drawings.append(pdf_charts.waterfall(
+            "GPU-hours: reserved, held, healthy, busy",
+            [("Reserved", program["reserved"]), ("Held", program["held"]), ("Healthy", program["healthy"]),
+             ("Busy", program["busy"])],
+            ["not held", "not healthy", "idle"]))
     rows = [drawings[i:i + 2] + [""] * (2 - len(drawings[i:i + 2])) for i in range(0, len(drawings), 2)]
     hm = figures.get("heatmap", {"rows": [], "organizations": []})
     window = figures.get("window")
