@@ -173,7 +173,7 @@ def ingest(cluster, text: str | bytes | Scrape, source: str, *, received_at=None
             batch_size=2000,
         )
         reconciled = faults.reconcile(report, summary.faults, covered=None if scope == current.FULL else covered)
-        stall = stalls.check(cluster, report)
+        stall = stalls.check(cluster, report, maybe_open=bool(health.open_faults))
         open_faults = GpuFault.objects.filter(cluster_id=cluster.pk, cleared_at__isnull=True).aggregate(
             n=Count("pk"), critical=Count("pk", filter=Q(severity="critical")))
         health.last_report, health.last_report_at = report, now

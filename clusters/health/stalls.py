@@ -101,13 +101,24 @@ def resumed(points: list[dict]) -> bool:
     return not _low(last) or moving
 
 
-def check(cluster, report: HealthReport) -> GpuFault | None:
+def check(cluster, report: HealthReport, *, maybe_open: bool = True) -> GpuFault | None:
     """After ``report`` was stored: open the cluster's stall fault (returned when new) or clear it. Call it
-    inside the ingestion's transaction (which holds the cluster's lock)."""
-    minutes = thresholds.for_organization(cluster.organization_id).stall_minutes
+    inside the ingestion's transaction (which holds the cluster's lock). ``maybe_open`` False (the cluster had
+    no open fault before this report) spares the look for an open one. A report without utilization costs no
+    query, a busy one at most one (the clearing update); only a report near zero reads the trace."""
+    utilization = (report.summary or {}).get("utilization")
+    busy = utilization.get("busy") if isinstance(utilization, dict) else None
+    if busy is None:
+        return None
     now = report.received_at
+    still_open = GpuFault.objects.filter(cluster_id=cluster.pk, kind=KIND, cleared_at__isnull=True)
+    if busy >= settings.ACCOUNTING_STALL_BUSY_SHARE:  # work resumed, if it had stalled
+        if maybe_open:
+            still_open.update(cleared_at=now, last_seen=now, last_report=report)
+        return None
+    minutes = thresholds.for_organization(cluster.organization_id).stall_minutes
     points = trace(cluster.pk, now, minutes)
-    open_fault = GpuFault.objects.filter(cluster_id=cluster.pk, kind=KIND, cleared_at__isnull=True).first()
+    open_fault = still_open.first() if maybe_open else None
     if open_fault is not None:
         if resumed(points):
             open_fault.cleared_at = now
@@ -118,10 +129,9 @@ def check(cluster, report: HealthReport) -> GpuFault | None:
         return None
     if not stalled(points, minutes):
         return None
-    low = points[-1]["busy"] or 0.0
     fault = GpuFault(
         cluster_id=cluster.pk, hostname="", kind=KIND, severity="critical", severity_rank=FAULT_SEVERITY_RANK["critical"],
-        verdict="degraded", meaning=MEANING[:300], action=ACTION[:300], value=low, first_seen=now,
+        verdict="degraded", meaning=MEANING[:300], action=ACTION[:300], value=busy, first_seen=now,
         first_week=week_of(now), last_seen=now, last_report=report,
         evidence={"minutes": minutes, "busy_under": settings.ACCOUNTING_STALL_BUSY_SHARE,
                   "efa_bytes_per_second_under": settings.ACCOUNTING_STALL_EFA_BYTES_PER_SECOND,

@@ -1,6 +1,6 @@
 """Accelerator-hours per organization and for the program over the window, week by week (the GPU-hours
 waterfall: reserved → held → healthy → busy, goodput = busy ÷ reserved), and the idle capacity list, read from
-the stored figures of ``clusters.accounting``, and the reservations whose last check with AWS is flagged (nine
+the stored figures of ``clusters.accounting``, and the reservations whose last check with AWS is flagged (eight
 queries whatever the number of organizations)."""
 from __future__ import annotations
 
