@@ -103,17 +103,16 @@ def test_the_organizations_stall_minutes_are_used(world, cluster):
 @pytest.mark.django_db(transaction=True)
 @pytest.mark.skipif(connection.vendor != "postgresql",
                     reason="concurrent writers need PostgreSQL (SQLite serializes the whole database)")
-def test_concurrent_checks_open_one_fault(world):
+def test_concurrent_checks_open_one_fault(world, monkeypatch):
     cluster = ClusterFactory(organization=world.org_a, node_count=NODES, state=ClusterState.READY)
     start = timezone.now() - datetime.timedelta(hours=2)
     GpuFault.objects.filter(kind=stalls.KIND).delete()
     # The history of a stall, stored without the check (as if the checks had not run yet).
     real_check = stalls.check
-    stalls.check = lambda cluster, report: None
-    try:
+    with monkeypatch.context() as patched:
+        patched.setattr(stalls, "check", lambda cluster, report, **kwargs: None)
         reports(cluster, start, [(0.9, True)] * 4 + [(0.01, False)] * 5)
-    finally:
-        stalls.check = real_check
+    assert stalls.check is real_check and not stall_faults(cluster).exists()
     report = HealthReport.objects.filter(cluster=cluster).latest("received_at")
     results = race(4, lambda i: stalls.check(cluster, report))
     assert not [r for r in results if isinstance(r, BaseException)]
