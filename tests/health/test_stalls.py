@@ -71,6 +71,9 @@ def test_a_busy_run_that_goes_flat_opens_one_fault_announced_and_cleared_on_resu
     client.force_login(world.customer_a)
     page = client.get(reverse("health:cluster_health", args=[cluster.pk])).content.decode()
     assert "training stalled?" in page and "EFA traffic" in page
+    api = client.get(reverse("health-api:gpufault-list"), {"open": "true", "cluster": cluster.pk}).json()
+    (row,) = [r for r in (api["results"] if isinstance(api, dict) else api) if r["kind"] == stalls.KIND]
+    assert row["evidence"]["trace"][-1]["busy"] == 0.01 and row["hostname"] == ""
     client.force_login(world.customer_b)
     assert client.get(reverse("health:cluster_health", args=[cluster.pk])).status_code == 404
     # Work resumes: cleared.
