@@ -22,7 +22,7 @@ On PostgreSQL (``DATABASE_URL``; the database is recreated and its name must end
 ``--storage s3`` keeps the bodies in S3 (the embedded endpoint, started here) instead of the local directory.
 
     DATABASE_URL=postgres://postgres@127.0.0.1:5432/portal_scale_bench python bench/scale.py [--runs 5] [--nodes 2000]
-        [--skip-pages | --skip-push] [--storage local|s3] [--queued 20] [--queued-nodes 512]
+        [--skip-pages | --skip-push] [--storage local|s3] [--queued 20] [--queued-nodes 512] [--reuse]
 
 On this shared 2-core machine the 2,000-node parse alone took 9.4 minutes under load (about two without it).
 """
@@ -366,6 +366,8 @@ def main() -> None:
     parser.add_argument("--storage", choices=("local", "s3"), default="local", help="where push bodies wait")
     parser.add_argument("--queued", type=int, default=20, help="pushes queued at once for the throughput line")
     parser.add_argument("--queued-nodes", type=int, default=512)
+    parser.add_argument("--reuse", action="store_true",
+                        help="time the pages on the two databases a previous run seeded (no reseeding)")
     args = parser.parse_args()
     os.environ["HEALTH_PUSH_STORAGE"] = args.storage
     if args.storage == "s3" and not os.environ.get("AWS_ENDPOINT_URL"):
@@ -376,9 +378,10 @@ def main() -> None:
         os.environ.setdefault("AWS_SECRET_ACCESS_KEY", "bench")
     small_url = os.environ["DATABASE_URL"]
     large_url = small_url.removesuffix("_bench") + "_large_bench"  # the 120-organization program's own database
-    fresh_database(small_url)
-    if not args.skip_pages:
-        fresh_database(large_url)
+    if not args.reuse:
+        fresh_database(small_url)
+        if not args.skip_pages:
+            fresh_database(large_url)
     import django
 
     django.setup()
@@ -394,6 +397,13 @@ def main() -> None:
     for total, url in (() if args.skip_pages else ((12, small_url), (120, large_url))):
         name = url.rsplit("/", 1)[1]
         use_database(name)
+        if args.reuse:
+            from portal.models import Organization
+
+            client = Client()
+            client.force_login(User.objects.get(username="scale-pm"))
+            sides[total] = (name, client, Organization.objects.order_by("pk").last())
+            continue
         call_command("migrate", verbosity=0)
         rng = random.Random(16)
         pm = User.objects.create(username="scale-pm", is_program_manager=True)

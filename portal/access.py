@@ -139,6 +139,9 @@ POLICY: dict[str, Rule] = {
     # Capacity accounting: a cluster's accelerator-hours are read like its health.
     "accounting.acceleratorusage": Rule(path="organization", cycle_path="cluster__cycle"),
     "accounting.idlenotice": Rule(path="organization", cycle_path="cluster__cycle"),
+    # Thresholds are the lead SAs' to set; everyone of the organization reads what AWS said of its reservations.
+    "accounting.accountingsettings": Rule(path="organization", customer=R()),
+    "accounting.reservationcheck": Rule(path="organization", lead_sa=R({VIEW})),
     "accounting.organizationday": Rule(path="organization"),
 }
 # Outcomes: customers record their own organization's milestones and trained models.

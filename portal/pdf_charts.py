@@ -2,7 +2,8 @@
 
 Each function returns a ``Drawing``, a flowable a platypus story takes like a table, so any PDF that prints a
 series can chart it: ``bar_chart`` for one or more series over labels (weeks, states, instance types),
-``heat_map`` for a matrix of counts (challenges by organization). Text in them is the portal's own or the
+``heat_map`` for a matrix of counts (challenges by organization), ``waterfall`` for a quantity and what each
+step loses of it (GPU-hours reserved → held → healthy → busy). Text in them is the portal's own or the
 figures' (names, labels); reportlab's graphics draw strings as text, never as markup, in the active language's font
 (``portal.pdf.font``).
 """
@@ -88,6 +89,38 @@ def heat_map(title: str, rows: Sequence[str], columns: Sequence[str], counts: Se
             drawing.add(String(label_width + j * cell_width + cell_width / 2, y + 4, str(count), fontName=font(),
                                fontSize=7, textAnchor="middle",
                                fillColor=colors.white if shade > 0.6 else colors.black))
+    return drawing
+
+
+def waterfall(title: str, steps: Sequence[tuple[str, float]], losses: Sequence[str], *, width: float = 360,
+              height: float = 170) -> Drawing:
+    """One bar per step (``steps``: label and value), and above each after the first, in the loss colour, what
+    it lost of the one before (where it is less), named by ``losses`` (one per step after the first). Each bar
+    is printed with its value."""
+    drawing = Drawing(width, height)
+    drawing.add(String(0, height - 12, title, fontName=f"{FONT}-Bold", fontSize=9))
+    top = max((v for _, v in steps), default=0)
+    if not steps or top <= 0:
+        drawing.add(String(0, height - 30, "Nothing to chart yet.", fontName=FONT, fontSize=8))
+        return drawing
+    base, room = 30, height - 30 - 34
+    slot = (width - 10) / len(steps)
+    bar = slot * 0.6
+    loss_colour = colors.HexColor("#b83b3b")
+    previous = None
+    for i, (label, value) in enumerate(steps):
+        x = 5 + i * slot + (slot - bar) / 2
+        shown = max(0.0, value)
+        drawing.add(Rect(x, base, bar, room * shown / top, fillColor=PALETTE[0], strokeColor=None))
+        if previous is not None and previous > shown:
+            drawing.add(Rect(x, base + room * shown / top, bar, room * (previous - shown) / top,
+                             fillColor=loss_colour, strokeColor=None))
+            drawing.add(String(x + bar / 2, base + room * previous / top + 10, _fit(losses[i - 1], slot, 6),
+                               fontName=FONT, fontSize=6, textAnchor="middle", fillColor=loss_colour))
+        drawing.add(String(x + bar / 2, base + room * max(shown, previous or 0) / top + 2, f"{value:,.0f}",
+                           fontName=FONT, fontSize=7, textAnchor="middle"))
+        drawing.add(String(x + bar / 2, base - 10, _fit(label, slot), fontName=FONT, fontSize=7, textAnchor="middle"))
+        previous = shown
     return drawing
 
 

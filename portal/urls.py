@@ -50,6 +50,8 @@ urlpatterns = [
     path("", include("portal.engagement.urls")),
     path("api/engagement/", include("portal.engagement.api.urls")),
     path("", include("clusters.remediation.urls")),
+    path("", include("clusters.accounting.urls")),
+    path("api/accounting/", include("clusters.accounting.api.urls")),
     path("api/health/", include("clusters.remediation.api.urls")),
 ]
 

@@ -1,6 +1,8 @@
-"""Demo accelerator-hours: four days of hourly health reports through the real ingestion service for two
-clusters under reservations in force, one training near full goodput, one idle for days, then the hourly
-computation and the idle check as the beat runs them. Idempotent: a cluster that has reports is left alone."""
+"""Demo accelerator-hours: four days of hourly health reports through the real ingestion service for three
+clusters under reservations in force, one training near full goodput, one idle for days, one whose run stalls in
+the last half hour (busy with its EFA traffic moving, then near zero with the traffic flat: a "training stalled?"
+fault), then the hourly computation and the idle check as the beat runs them. Idempotent: a cluster that has
+reports is left alone."""
 from __future__ import annotations
 
 import datetime
@@ -20,9 +22,15 @@ from clusters.models import Cluster
 from workloads.models import CapacityReservation
 
 DAYS = 4
-# (organization, cluster, GPU utilization %, reservation id): one near full goodput, one idle for days.
+# (organization, cluster, GPU utilization %, reservation id): one near full goodput, one idle for days, one
+# whose run stalls (STALLED).
 CLUSTERS = (("sakura-vision", "sakura-p5-longrun", 97, "cr-0acc00000000000a1"),
-            ("tsubasa-robotics", "tsubasa-p5-idle", 2, "cr-0acc00000000000b2"))
+            ("tsubasa-robotics", "tsubasa-p5-idle", 2, "cr-0acc00000000000b2"),
+            ("minato-medical", "minato-p5-stalled", 94, "cr-0acc00000000000c3"))
+STALLED = "minato-p5-stalled"
+_TRAFFIC = re.compile(r"^(node_amazonefa_(?:rdma_read_bytes|rdma_write_bytes|tx_bytes|rx_bytes)\{[^}]*\}) (\d+)$",
+                      re.MULTILINE)
+MOVING = 5_000_000_000 * 300  # bytes a device's counters move in five minutes of training
 _UTIL = re.compile(r"^(DCGM_FI_DEV_GPU_UTIL\{[^}]*\}) \S+$", re.MULTILINE)
 _ACTIVE = re.compile(r"^(DCGM_FI_PROF_GR_ENGINE_ACTIVE\{[^}]*\}) \S+$", re.MULTILINE)
 
@@ -34,6 +42,23 @@ def _scrape(cluster: Cluster, percent: int) -> str:
     two = "".join(line for line in one.replace("ip-10-1-45-12", "ip-10-1-45-13").splitlines(keepends=True)
                   if not line.startswith("#"))
     return (one + two + _sample("efa_p5_two_nodes.prom")).replace("ip-10-1-45-", f"ip-10-{cluster.pk % 250}-46-")
+
+
+def _moved(text: str, extra: int) -> str:
+    return _TRAFFIC.sub(lambda m: f"{m.group(1)} {int(m.group(2)) + extra}", text)
+
+
+def _stall(cluster: Cluster, percent: int, now: datetime.datetime) -> None:
+    """Pulls every five minutes over the last hour: six busy with the EFA traffic moving, then five near zero with
+    it flat (20 minutes: the stall fault opens at 15)."""
+    start = now - datetime.timedelta(minutes=56)
+    moved = 0
+    for i in range(11):
+        busy = i < 6
+        if busy and i:
+            moved += MOVING
+        health.ingest(cluster, _moved(_scrape(cluster, percent if busy else 1), moved), Source.PULL, scope="full",
+                      received_at=start + i * datetime.timedelta(minutes=5))
 
 
 def seed(context: dict) -> dict:
@@ -59,9 +84,12 @@ def seed(context: dict) -> dict:
         if HealthReport.objects.filter(cluster=cluster, received_at__lt=now - HOUR).exists():
             continue
         text = _scrape(cluster, percent)
-        for hour in range(DAYS * 24):
+        hours = DAYS * 24 - (2 if name == STALLED else 0)
+        for hour in range(hours):
             health.ingest(cluster, text, Source.PULL, scope="full",
                           received_at=first + hour * HOUR + datetime.timedelta(minutes=5))
+        if name == STALLED:
+            _stall(cluster, percent, now)
     services.store(first - HOUR, now)
     idle.check(now)
     return context

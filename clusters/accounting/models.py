@@ -9,6 +9,7 @@ than ``ACCOUNTING_HOURLY_WEEKS`` are summed into one row per cluster and program
 """
 from __future__ import annotations
 
+from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
 from django.db.models import F, Q
 
@@ -108,3 +109,71 @@ class OrganizationDay(models.Model):
 
     def __str__(self) -> str:
         return f"{self.organization_id} {self.instance_type} {self.day}: {self.held}/{self.healthy}/{self.busy}"
+
+
+class AccountingSettings(models.Model):
+    """An organization's thresholds for idle capacity and stalled training, set by its lead SAs. An
+    organization without a row uses the defaults (``DEFAULTS``, from the ``ACCOUNTING_*`` settings)."""
+
+    organization = models.OneToOneField("portal.Organization", on_delete=models.CASCADE,
+                                        related_name="accounting_settings")
+    idle_busy_percent = models.PositiveSmallIntegerField(
+        default=10, validators=[MinValueValidator(1), MaxValueValidator(100)],
+        help_text="A cluster whose healthy accelerators are busy under this share is idle (percent).")
+    idle_hours = models.PositiveSmallIntegerField(
+        default=24, validators=[MinValueValidator(1), MaxValueValidator(24 * 14)],
+        help_text="Closed hours in a row under the share before the lead SAs hear of it.")
+    stall_minutes = models.PositiveSmallIntegerField(
+        default=15, validators=[MinValueValidator(5), MaxValueValidator(24 * 60)],
+        help_text="Minutes a busy cluster may sit near zero with flat EFA traffic before a stalled-training fault opens.")
+    updated = models.DateTimeField(auto_now=True)
+
+    objects = RestrictedQuerySet.as_manager()
+
+    class Meta:
+        verbose_name_plural = "accounting settings"
+
+    def __str__(self) -> str:
+        return f"{self.organization_id}: idle < {self.idle_busy_percent} % for {self.idle_hours} h, stall {self.stall_minutes} min"
+
+
+class CheckStatus(models.TextChoices):
+    OK = "ok", "Checked"
+    FAILED = "failed", "Check failed"
+
+
+# A failed check's reason, in the portal's words (``reservation_checks.failure_reason``).
+CHECK_FAILURES = {"access_denied": "the organization's role may not read it", "not_found": "AWS does not know it",
+                  "throttling": "AWS slowed the portal down; it will ask again", "error": "AWS did not answer"}
+
+
+class ReservationCheck(models.Model):
+    """What AWS said of one recorded reservation the last time it was asked, through the organization's role:
+    ``GetCapacityReservationUsage`` (ODCRs and Capacity Blocks) or ``DescribeTrainingPlan`` (training plans).
+    ``flagged`` is set when AWS reports fewer instances in use than the portal counts held on the clusters
+    launched into it (most often none: the cluster runs elsewhere, or the reservation's id is wrong)."""
+
+    reservation = models.OneToOneField("workloads.CapacityReservation", on_delete=models.CASCADE,
+                                       related_name="aws_check")
+    organization = models.ForeignKey("portal.Organization", on_delete=models.CASCADE, related_name="+")
+    checked_at = models.DateTimeField()
+    status = models.CharField(max_length=8, choices=CheckStatus.choices)
+    failure_reason = models.CharField(max_length=32, blank=True)
+    error = models.CharField(max_length=2000, blank=True)
+    aws_state = models.CharField(max_length=32, blank=True, help_text="AWS's state or status of the reservation.")
+    aws_total = models.PositiveIntegerField(null=True, blank=True, help_text="Instances AWS says it holds.")
+    aws_in_use = models.PositiveIntegerField(null=True, blank=True, help_text="Instances AWS says are running in it.")
+    portal_held = models.PositiveIntegerField(default=0, help_text="Instances of the portal's clusters up on it.")
+    flagged = models.BooleanField(default=False, db_index=True)
+
+    objects = RestrictedQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["reservation"]
+
+    def __str__(self) -> str:
+        return f"{self.reservation_id} {self.status}: AWS {self.aws_in_use}/{self.aws_total}, held {self.portal_held}"
+
+    @property
+    def failure_text(self) -> str:
+        return CHECK_FAILURES.get(self.failure_reason, CHECK_FAILURES["error"])

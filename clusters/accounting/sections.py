@@ -6,7 +6,8 @@ import datetime
 
 from django.utils import timezone
 
-from clusters.accounting import forecast, idle, services
+from clusters.accounting import forecast, idle, reservation_checks, services, thresholds
+from clusters.accounting.models import AccountingSettings
 from clusters.models import Cluster
 from portal import access
 from portal.models import Organization
@@ -33,6 +34,9 @@ def organization_section(request, organization) -> dict:
         "clusters": [(c, per_cluster[c.pk]) for c in clusters if c.pk in per_cluster],
         "idle": list(idle.open_notices([organization.pk])),
         "forecast": forecast.forecast([organization.pk]).get(organization.pk),
+        "thresholds": thresholds.for_organization(organization.pk),
+        "can_set": access.can_in_organization(request.user, access.CHANGE, AccountingSettings, organization.pk),
+        "checks": reservation_checks.for_organizations([organization.pk]),
     }
 
 

@@ -115,16 +115,23 @@ def _empty() -> dict:
     return {"reserved": ZERO, "held": ZERO, "healthy": ZERO, "busy": ZERO, "measured": ZERO}
 
 
-def reserved_hours(reservations, start: datetime.datetime, end: datetime.datetime) -> Decimal:
-    """Accelerator-hours of ``reservations`` (dicts of count, instance type, start and end dates; in force from
-    the start day's program midnight to the end day's last second) that fall in [start, end)."""
+def reserved_spans(reservations) -> list[tuple[datetime.datetime, datetime.datetime, Decimal]]:
+    """``reservations`` (dicts of count, instance type, start and end dates) as (from, until, accelerators): in
+    force from the start day's program midnight to the end day's last second."""
+    zone = timezone.get_current_timezone_name()
+    return [(_midnight(r["start"], zone), _midnight(r["end"] + datetime.timedelta(days=1), zone),
+             Decimal(r["count"] * accelerators_per_node(r["instance_type_name"]))) for r in reservations]
+
+
+def reserved_hours(reservations, start: datetime.datetime, end: datetime.datetime, *, spans=None) -> Decimal:
+    """Accelerator-hours of ``reservations`` (or of their ``spans``, made once by :func:`reserved_spans` when the
+    same reservations are asked about many windows) that fall in [start, end)."""
     total = ZERO
-    for r in reservations:
-        a, b = max(start, midnight(r["start"])), min(end, midnight(r["end"] + datetime.timedelta(days=1)))
+    for a, b, accelerators in reserved_spans(reservations) if spans is None else spans:
+        a, b = max(start, a), min(end, b)
         if b > a:
-            total += Decimal(r["count"] * accelerators_per_node(r["instance_type_name"])) * Decimal(
-                (b - a).total_seconds()) / Decimal(3600)
-    return q(total)
+            total += accelerators * Decimal((b - a).total_seconds())
+    return q(total / Decimal(3600))
 
 
 def with_losses(figures: dict) -> dict:
@@ -171,15 +178,16 @@ def organization_figures(organization_ids, start: datetime.datetime, end: dateti
             "organization_id", "count", "instance_type_name", "start", "end"):
         by_org[r["organization_id"]].append(r)
     ids = set(found) | set(by_org) | set(per_week)
+    bounds = [(w, midnight(w), min(end, midnight(w + datetime.timedelta(days=7)))) for w in weeks or []]
     result = {}
     for oid in ids:
         figures = found[oid]
-        figures["reserved"] = reserved_hours(by_org.get(oid, []), start, end)
+        spans = reserved_spans(by_org.get(oid, []))
+        figures["reserved"] = reserved_hours(None, start, end, spans=spans)
         trend = []
-        for w in weeks or []:
+        for w, week_start, week_end in bounds:
             wf = per_week[oid][w]
-            wf["reserved"] = reserved_hours(by_org.get(oid, []), midnight(w),
-                                            min(end, midnight(w + datetime.timedelta(days=7))))
+            wf["reserved"] = reserved_hours(None, week_start, week_end, spans=spans)
             trend.append({"week": w.isoformat(), **with_losses(wf)})
         result[oid] = {**with_losses(figures), "weeks": trend}
     return result

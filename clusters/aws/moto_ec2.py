@@ -5,7 +5,9 @@ check its instance type, its availability zone against the queue's subnet, that 
 ``CAPACITY_BLOCK`` queue names a Capacity Block and that MaxCount fits in it. So that those checks
 run against the embedded endpoint, this module keeps reservations per account and region and
 answers ``CreateCapacityReservation`` (an ODCR), ``DescribeCapacityReservations`` and
-``CancelCapacityReservation``. Capacity Blocks are bought from offerings on AWS; here
+``CancelCapacityReservation``, and ``GetCapacityReservationUsage`` (what capacity accounting cross-checks: the
+instances running in a reservation, set in the server's process with :func:`set_reservation_usage`, as moto's
+instances never consume a reservation). Capacity Blocks are bought from offerings on AWS; here
 :func:`add_capacity_block` records one directly (in the server's process). Placement groups
 created by the network blueprint are registered here too, so ``DescribePlacementGroups`` (which
 ParallelCluster's placement group validator calls) sees them. Two more gaps ParallelCluster's
@@ -117,6 +119,26 @@ def cancel_capacity_reservation(self: EC2Response) -> ActionResult:
     return ActionResult({"Return": True})
 
 
+def set_reservation_usage(account_id: str, region: str, reservation_id: str, in_use: int) -> None:
+    """Say that ``in_use`` instances of the account run in the reservation (in the server's process)."""
+    reservation = _store(account_id, region)[reservation_id]
+    reservation["AvailableInstanceCount"] = max(0, reservation["TotalInstanceCount"] - in_use)
+
+
+def get_capacity_reservation_usage(self: EC2Response) -> ActionResult:
+    reservation_id = self._get_param("CapacityReservationId")
+    known = _store(self.current_account, self.region)
+    if reservation_id not in known:
+        raise _NotFound(reservation_id)
+    r = known[reservation_id]
+    used = r["TotalInstanceCount"] - r["AvailableInstanceCount"]
+    return ActionResult({
+        "CapacityReservationId": reservation_id, "InstanceType": r["InstanceType"],
+        "TotalInstanceCount": r["TotalInstanceCount"], "AvailableInstanceCount": r["AvailableInstanceCount"],
+        "State": r["State"],
+        "InstanceUsages": [{"AccountId": self.current_account, "UsedInstanceCount": used}] if used else []})
+
+
 def _accept_instance_store_mappings() -> None:
     """``{"DeviceName": ..., "VirtualName": "ephemeral0"}`` maps an instance store volume; AWS takes it, moto wants Ebs."""
     from moto.ec2.responses.instances import InstanceResponse
@@ -160,5 +182,5 @@ def apply() -> None:
     _accept_instance_store_mappings()
     _aws_managed_policies_on_demand()
     for handler in (create_capacity_reservation, describe_capacity_reservations, cancel_capacity_reservation,
-                    describe_placement_groups):
+                    get_capacity_reservation_usage, describe_placement_groups):
         setattr(EC2Response, handler.__name__, handler)

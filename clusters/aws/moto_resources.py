@@ -461,7 +461,8 @@ def install() -> None:
     :mod:`clusters.aws.moto_pcluster` (ParallelCluster's custom resource, provider stack and official
     images), :mod:`clusters.aws.moto_ec2` (reservations, placement groups, what ParallelCluster's
     validators read), :mod:`clusters.aws.moto_fsx` (FSx volumes and network interfaces),
-    :mod:`clusters.aws.moto_headnode` (SSM Run Command on an emulated head node) and
+    :mod:`clusters.aws.moto_headnode` (SSM Run Command on an emulated head node),
+    :mod:`clusters.aws.moto_training_plans` (SageMaker training plans) and
     :mod:`clusters.aws.moto_http` (Amazon Managed Grafana, :mod:`clusters.aws.moto_grafana`, and the EKS
     clusters' Kubernetes API servers, :mod:`clusters.aws.moto_kubernetes`).
     """
@@ -483,6 +484,7 @@ def install() -> None:
             moto_pcluster,
             moto_scontrol,  # noqa: F401 - importing it registers its head-node commands
             moto_support,
+            moto_training_plans,
         )
 
         moto_fixes.apply()
@@ -495,6 +497,7 @@ def install() -> None:
         moto_headnode.apply()
         moto_hyperpod_nodes.apply()
         moto_support.apply()
+        moto_training_plans.apply()
         for cached in (parsing.get_model_list, parsing.get_model_map, parsing.get_name_type_map):
             cached.cache_clear()
         _installed = True

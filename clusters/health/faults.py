@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from django.conf import settings
 
 from clusters.health.models import GpuFault, HealthReport
+from clusters.health.stalls import KIND as STALL_KIND
 from clusters.health.summary import Fault
 from portal.vocabulary import FAULT_SEVERITY_RANK
 from portal.weeks import week_of
@@ -48,7 +49,9 @@ def reconcile(report: HealthReport, faults: list[Fault], clear_after: int | None
     for fault in faults:
         if fault.severity != "info":
             seen.setdefault(key_of(fault), fault)
-    open_faults = {f.key: f for f in GpuFault.objects.filter(cluster_id=report.cluster_id, cleared_at__isnull=True)}
+    # The stalled-training fault is the cluster's, not a node's: ``stalls`` opens and clears it.
+    open_faults = {f.key: f for f in GpuFault.objects.filter(cluster_id=report.cluster_id, cleared_at__isnull=True)
+                   .exclude(kind=STALL_KIND)}
     result = Reconciled()
     for key, fault in seen.items():
         row = open_faults.pop(key, None)

@@ -226,6 +226,8 @@ class GpuFault(models.Model):
     absent_reports = models.PositiveSmallIntegerField(default=0)
     cleared_at = models.DateTimeField(null=True, blank=True, db_index=True)
     last_report = models.ForeignKey(HealthReport, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    evidence = models.JSONField(default=dict, blank=True,
+                                help_text="What opened a cluster-wide fault: the GPU and EFA traces it was read from.")
     interaction = models.ForeignKey(
         "workloads.Interaction", null=True, blank=True, on_delete=models.SET_NULL, related_name="gpu_faults",
         help_text="The support interaction that follows this fault (same organization as the cluster).",

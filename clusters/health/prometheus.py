@@ -71,7 +71,13 @@ EFA_FIELDS: tuple[str, ...] = (
     "impaired_remote_conn_events",
     "rx_drops",
 )
-_EFA_SLOT: dict[str, int] = {EFA_PREFIX + name: slot for slot, name in enumerate(EFA_FIELDS)}
+# Traffic counters, summed into one more slot of a device's record (EfaReading.traffic_bytes): a training run's
+# collectives move bytes all the time, so counters that stop moving while the GPUs idle say the run stalled.
+EFA_TRAFFIC_FIELDS: tuple[str, ...] = ("rdma_read_bytes", "rdma_write_bytes", "tx_bytes", "rx_bytes")
+EFA_TRAFFIC_SLOT = len(EFA_FIELDS)
+EFA_RECORD_LENGTH = len(EFA_FIELDS) + 1
+_EFA_SLOT: dict[str, int] = {**{EFA_PREFIX + name: slot for slot, name in enumerate(EFA_FIELDS)},
+                             **dict.fromkeys((EFA_PREFIX + name for name in EFA_TRAFFIC_FIELDS), EFA_TRAFFIC_SLOT)}
 # Every family whose values the reader keeps (the routing tables above, as ``reader._route`` takes them): what the
 # software stack's dcgm-exporter counters file must carry (tests/clusters/test_dcgm_counters.py).
 READ_FAMILIES: frozenset[str] = frozenset(
@@ -127,7 +133,7 @@ class GpuReading:
 
 @dataclass(slots=True)
 class EfaReading:
-    """Error counters of one EFA device (summed over its ports); ``None`` means not reported."""
+    """Error and traffic counters of one EFA device (summed over its ports); ``None`` means not reported."""
 
     hostname: str
     device: str
@@ -137,6 +143,7 @@ class EfaReading:
     unresponsive_remote_events: float | None = None
     impaired_remote_conn_events: float | None = None
     rx_drops: float | None = None
+    traffic_bytes: float | None = None  # RDMA read and write, transmit and receive bytes (EFA_TRAFFIC_FIELDS)
 
     def to_dict(self) -> dict:
         """JSON-safe dict."""
@@ -397,7 +404,7 @@ def _read_efa(samples: list, slot: int, efa: dict) -> None:
             node = efa[host] = {}
         rec = node.get(device)
         if rec is None:
-            rec = node[device] = [None] * len(EFA_FIELDS)
+            rec = node[device] = [None] * EFA_RECORD_LENGTH
         if slot == -1:
             continue
         value = sample[2]

@@ -22,6 +22,7 @@ from clusters.health.prometheus import (
     DCGM_FIELDS,
     EFA_FIELDS,
     EFA_PREFIX,
+    EFA_TRAFFIC_FIELDS,
     NEURONCORE_UTILIZATION,
     UTILIZATION_FIELDS,
     XID_COUNT_FAMILY,
@@ -35,7 +36,8 @@ from portal import aws, outbound
 PRESENCE = "DCGM_FI_DEV_GPU_TEMP"
 # The utilization families go into the same per-GPU (and per-NeuronCore) fields as a push's, so capacity
 # accounting reads utilization from either path.
-METRICS: tuple[str, ...] = (PRESENCE, *DCGM_FIELDS, XID_COUNT_FAMILY, *(EFA_PREFIX + name for name in EFA_FIELDS),
+METRICS: tuple[str, ...] = (PRESENCE, *DCGM_FIELDS, XID_COUNT_FAMILY,
+                            *(EFA_PREFIX + name for name in (*EFA_FIELDS, *EFA_TRAFFIC_FIELDS)),
                             *UTILIZATION_FIELDS, NEURONCORE_UTILIZATION)
 # One selector for everything (counters may carry a _total suffix).
 QUERY = '{__name__=~"(' + "|".join(METRICS) + ')(_total)?"}'

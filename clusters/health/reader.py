@@ -38,12 +38,13 @@ from collections.abc import Iterable
 from prometheus_client.parser import parse_labels
 
 from clusters.health.prometheus import (
+    _EFA_SLOT,
     _GPU_SLOTS,
     _PARSE_ERRORS,
     DCGM_BLANK_THRESHOLD,
     DCGM_FIELDS,
-    EFA_FIELDS,
     EFA_PREFIX,
+    EFA_RECORD_LENGTH,
     NAMESPACE,
     NEURONCORE_UTILIZATION,
     POD,
@@ -450,7 +451,7 @@ class _Reader:
             node = self.efa[host] = {}
         rec = node.get(device)
         if rec is None:  # device names repeat on every host: one string each
-            rec = node[sys.intern(device)] = [None] * len(EFA_FIELDS)
+            rec = node[sys.intern(device)] = [None] * EFA_RECORD_LENGTH
         return rec
 
     def _fold_dcgm(self, entry, slot: int, value: float) -> None:
@@ -552,8 +553,6 @@ def _route(name: str) -> tuple[int, int]:
         return NEURON, 0
     return SKIP, -1
 
-
-_EFA_SLOT = {EFA_PREFIX + name: slot for slot, name in enumerate(EFA_FIELDS)}
 
 
 # --- one line, as prometheus_client reads it ---------------------------------------------------------

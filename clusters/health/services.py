@@ -18,7 +18,7 @@ from django.urls import reverse
 from django.utils import timezone
 
 from clusters import instance_types
-from clusters.health import current, faults, nccl, runs
+from clusters.health import current, faults, nccl, runs, stalls
 from clusters.health.choices import RunVerdict
 from clusters.health.models import (
     ClusterHealthConfig,
@@ -173,6 +173,7 @@ def ingest(cluster, text: str | bytes | Scrape, source: str, *, received_at=None
             batch_size=2000,
         )
         reconciled = faults.reconcile(report, summary.faults, covered=None if scope == current.FULL else covered)
+        stall = stalls.check(cluster, report, maybe_open=bool(health.open_faults))
         open_faults = GpuFault.objects.filter(cluster_id=cluster.pk, cleared_at__isnull=True).aggregate(
             n=Count("pk"), critical=Count("pk", filter=Q(severity="critical")))
         health.last_report, health.last_report_at = report, now
@@ -181,8 +182,9 @@ def ingest(cluster, text: str | bytes | Scrape, source: str, *, received_at=None
         health.oldest_seen = nodes.aggregate(oldest=Min("seen_at"))["oldest"]
         health.state = current.merge_state(health.state, summary.state, covered, scope)
         health.save()
-        if reconciled.new_critical:
-            _announce(cluster, report, reconciled.new_critical)
+        new_critical = reconciled.new_critical + ([stall] if stall else [])
+        if new_critical:
+            _announce(cluster, report, new_critical)
     return Ingested(report, summary, reconciled)
 
 
@@ -190,9 +192,9 @@ def _announce(cluster, report: HealthReport, new_critical: list) -> None:
     """One timeline entry and one notification for the critical faults first seen in this report."""
     first = new_critical[0]
     more = f" and {len(new_critical) - 1} more" if len(new_critical) > 1 else ""
-    title = f"{cluster.name}: {first.hostname} {first.meaning}{more}"
-    body = "\n".join(f"{f.hostname} {'GPU ' + f.gpu if f.gpu else f.device or 'node'}: {f.meaning} — {f.action}"
-                     for f in new_critical[:50])
+    title = f"{cluster.name}: {first.hostname or 'cluster'} {first.meaning}{more}"
+    body = "\n".join(f"{f.hostname or 'cluster'} {'GPU ' + f.gpu if f.gpu else f.device or 'node'}: {f.meaning} — "
+                     f"{f.action}" for f in new_critical[:50])
     url = reverse("health:cluster_health", kwargs={"pk": cluster.pk})
     timeline.record(cluster.organization_id, "fault", title, body=body, visibility=Visibility.SHARED,
                     severity=Severity.CRITICAL, tags=["health", cluster.name], url=url, occurred_at=report.received_at)

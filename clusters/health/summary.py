@@ -110,6 +110,7 @@ class NodeHealth:
     efa_collected: bool = True  # False: the scrape has no EFA series at all, so efa_devices_seen means nothing
     busy: float | None = None  # mean utilization (0..1) of its accelerators, None when the scrape has none
     busy_readings: int = 0
+    efa_bytes: float | None = None  # its EFA devices' traffic counters summed, None when none is reported
 
     def to_dict(self) -> dict:
         """JSON-safe dict."""
@@ -137,7 +138,10 @@ class HealthSummary:
         """The healthy nodes' mean utilization (0..1) and how many nodes it averages: what capacity accounting
         reads from each report (``clusters/accounting``), as busy accelerators are counted on healthy ones only."""
         measured = [node.busy for node in self.nodes if node.verdict == HEALTHY and node.busy is not None]
-        return {"healthy_measured": len(measured), "busy": round(sum(measured) / len(measured), 6) if measured else None}
+        traffic = [node.efa_bytes for node in self.nodes if node.efa_bytes is not None]
+        return {"healthy_measured": len(measured), "busy": round(sum(measured) / len(measured), 6) if measured else None,
+                # The cluster's EFA traffic counters (bytes since boot), for the stalled-training check.
+                "efa_nodes": len(traffic), "efa_bytes": sum(traffic) if traffic else None}
 
     @property
     def verdict_counts(self) -> dict[str, int]:
@@ -267,6 +271,8 @@ class _Judge:
                           expected_efa_devices=self.itype.efa_devices if self.itype else None,
                           efa_collected=self.efa_collected)
         node.busy, node.busy_readings = busy_of(gpus, scrape.neuroncores.get(host))
+        traffic = [r.traffic_bytes for r in efa.values() if r.traffic_bytes is not None]
+        node.efa_bytes = sum(traffic) if traffic else None
         first = len(self.faults)
         if other:
             self._add(host, "gpu_model_mismatch", xids.WARNING, DEGRADED, other,

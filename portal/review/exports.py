@@ -19,7 +19,7 @@ from portal.xlsx import xlsx_response
 Table = tuple[list[str], list[list]]
 # Accelerator-hours (clusters/accounting) as numbers, under the names the API gives them.
 CAPACITY_COLUMNS = ["gpu_hours_reserved", "gpu_hours_held", "gpu_hours_healthy", "gpu_hours_busy", "goodput",
-                    "cost_usd", "cost_per_busy_gpu_hour"]
+                    "cost_usd", "cost_per_busy_gpu_hour", "reservations_flagged"]
 
 
 def _organizations(f: dict) -> Table:
@@ -181,6 +181,13 @@ def chart_flowables(figures: dict) -> list:
         pdf_charts.bar_chart("Instances by type: running and quota", [t["instance_type"] for t in by_type],
                              [("Running", [t["used"] for t in by_type]), ("Quota", [t["quota"] for t in by_type])]),
     ]
+    program = (figures.get("capacity") or {}).get("program")  # reviews frozen before accounting have none
+    if program:
+        drawings.append(pdf_charts.waterfall(
+            "GPU-hours: reserved, held, healthy, busy",
+            [("Reserved", program["reserved"]), ("Held", program["held"]), ("Healthy", program["healthy"]),
+             ("Busy", program["busy"])],
+            ["not held", "not healthy", "idle"]))
     rows = [drawings[i:i + 2] + [""] * (2 - len(drawings[i:i + 2])) for i in range(0, len(drawings), 2)]
     hm = figures.get("heatmap", {"rows": [], "organizations": []})
     window = figures.get("window")

@@ -267,6 +267,9 @@ CELERY_BEAT_SCHEDULE = {
     "Start a scheduled program cycle": {"task": "engagement.switch_cycles", "schedule": crontab(minute="5")},
     # Closed hours' accelerator-hours (a few minutes past, so the hour's last reports are in), then idle capacity.
     "Account accelerator-hours": {"task": "accounting.catch_up", "schedule": crontab(minute="7")},
+    # What AWS says of the reservations in force against what the portal counts held (reservation_checks).
+    "Cross-check reservations with AWS": {"task": "accounting.check_all_reservations",
+                                          "schedule": crontab(minute="40", hour="*/3")},
     "Remediation: automatic proposals, actions the broker missed": {"task": "remediation.sweep", "schedule": 60},
     "Validation: time out silent jobs, send what the broker missed": {
         "task": "clusters.health.tasks.sweep_validations", "schedule": 60},
@@ -401,6 +404,14 @@ ACCOUNTING_HOURLY_WEEKS = env.int("ACCOUNTING_HOURLY_WEEKS", default=6)
 ACCOUNTING_RECOMPUTE_HOURS = env.int("ACCOUNTING_RECOMPUTE_HOURS", default=3)
 ACCOUNTING_IDLE_BUSY_SHARE = env.float("ACCOUNTING_IDLE_BUSY_SHARE", default=0.10)
 ACCOUNTING_IDLE_HOURS = env.int("ACCOUNTING_IDLE_HOURS", default=24)
+# A cluster that was busy and sits near zero (under ACCOUNTING_STALL_BUSY_SHARE) with its EFA traffic flat for
+# ACCOUNTING_STALL_MINUTES (an organization's own setting where it has one) opens a "training stalled?" fault.
+ACCOUNTING_STALL_MINUTES = env.int("ACCOUNTING_STALL_MINUTES", default=15)
+ACCOUNTING_STALL_BUSY_SHARE = env.float("ACCOUNTING_STALL_BUSY_SHARE", default=0.05)
+ACCOUNTING_STALL_WAS_BUSY_SHARE = env.float("ACCOUNTING_STALL_WAS_BUSY_SHARE", default=0.5)
+# EFA traffic per node under this (bytes per second, RDMA and send/receive together) is flat: a run's
+# collectives move gigabytes a second.
+ACCOUNTING_STALL_EFA_BYTES_PER_SECOND = env.float("ACCOUNTING_STALL_EFA_BYTES_PER_SECOND", default=1_000_000)
 # Node remediation (clusters/remediation/): one step is a few bounded AWS calls; throttled calls back off doubling.
 # NCCL validation started from the portal (clusters/health/validation.py). The jobs post their outputs to
 # VALIDATION_PUBLIC_URL (the portal's address as the clusters reach it; else the address the request came in on).

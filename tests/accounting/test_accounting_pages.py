@@ -190,3 +190,32 @@ def test_forecast_at_the_last_two_weeks_burn(world, client):
     client.force_login(world.pm)
     row = row_of(client.get(reverse("portal:overview")).context["figures"], world.org_a)
     assert row["forecast"]["runs_out"] == end.isoformat()
+
+
+def test_forecast_shares_by_instances_counts_from_each_start_and_matches_ml_names(world):
+    """Two reservations of one type (3 and 1 instances; the second began 5 days ago, so 6 program days) share the busy hours 3:1,
+    each counting from its own start; a SageMaker (``ml.``) cluster's hours count for a trn1 reservation."""
+    today = timezone.localdate()
+    end = today + datetime.timedelta(days=10)
+    for rid, count, days_ago in (("cr-00000000000000001", 3, 30), ("cr-00000000000000002", 1, 5)):
+        CapacityReservation.objects.create(
+            organization=world.org_a, reservation_id=rid, instance_type_name="p5.48xlarge", count=count,
+            region="ap-northeast-1", availability_zone="ap-northeast-1a",
+            start=today - datetime.timedelta(days=days_ago), end=end)
+    CapacityReservation.objects.create(
+        organization=world.org_a, reservation_id="arn:aws:sagemaker:us-east-1:123456789012:training-plan/t",
+        kind="training_plan", instance_type_name="trn1.32xlarge", count=2, region="us-east-1",
+        availability_zone="us-east-1b", start=today - datetime.timedelta(days=30), end=end)
+    from clusters.accounting.models import OrganizationDay
+    OrganizationDay.objects.bulk_create(
+        [OrganizationDay(organization=world.org_a, instance_type="p5.48xlarge", day=today - datetime.timedelta(days=d),
+                         held=100, healthy=100, busy=10) for d in range(20)]
+        + [OrganizationDay(organization=world.org_a, instance_type="ml.trn1.32xlarge",
+                           day=today - datetime.timedelta(days=d), held=50, healthy=50, busy=4) for d in range(3)]
+        + [OrganizationDay(organization=world.org_b, instance_type="p5.48xlarge", day=today, held=9, healthy=9, busy=9)])
+    ahead = forecast.forecast(None)
+    by_name = {e["name"]: e for e in ahead[world.org_a.pk]["reservations"]}
+    assert by_name["cr-00000000000000001"]["delivered"] == 0.75 * 20 * 10
+    assert by_name["cr-00000000000000002"]["delivered"] == 0.25 * 6 * 10  # from its start day: 6 days
+    assert by_name["arn:aws:sagemaker:us-east-1:123456789012:training-plan/t"]["delivered"] == 12
+    assert world.org_b.pk not in ahead  # B has usage but nothing in force

@@ -27,7 +27,7 @@ def test_busy_prefers_the_graphics_engine_then_utilization_then_neuroncores():
 
 def test_a_report_keeps_the_healthy_nodes_utilization_only():
     summary = summarize(p5_scrape(4, busy=0.6, unhealthy=1), "p5.48xlarge")
-    assert summary.utilization == {"healthy_measured": 3, "busy": 0.6}
+    assert summary.utilization == {"healthy_measured": 3, "busy": 0.6, "efa_nodes": 0, "efa_bytes": None}
 
 
 @pytest.mark.django_db

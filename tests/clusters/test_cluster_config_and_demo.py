@@ -65,7 +65,7 @@ def test_demo_seeds_ready_launching_and_failed_clusters_once(db, aws, django_cap
     assert Cluster.objects.get(name="mirai-p5-finetune").jobs.get().dispatched
     count = Cluster.objects.count()
     call_command("seed_demo")
-    assert Cluster.objects.count() == count == 9  # six launched, two accounting histories, one remediation
+    assert Cluster.objects.count() == count == 10  # six launched, three accounting histories, one remediation
     _demo_capacity_is_wired()
 
 

@@ -223,9 +223,9 @@ def test_pulled_report_through_service(world, prometheus):
     cluster = ClusterFactory(organization=world.org_a)
     config = ClusterHealthConfig(pull_url=prometheus)
     ingested = services.ingest(cluster, prometheus_pull.pull(config), "pull")
-    # Only the health and utilization series are queried (452 of the exporters' samples: 14 of them the GPUs'
-    # utilization, 4 the NeuronCores'), and they give the same faults.
-    assert ingested.report.samples == 452
+    # Only the health, utilization and EFA traffic series are queried (704 of the exporters' samples: 14 of them the
+    # GPUs' utilization, 4 the NeuronCores', 252 the EFA devices' traffic counters), and they give the same faults.
+    assert ingested.report.samples == 704
     assert ingested.report.fault_count == len(summarize(parse(EXPORTED), "p5.48xlarge").faults) == 3
 
 

@@ -199,17 +199,38 @@ def test_the_pdf_charts_the_week_and_draws_the_heat_map(world, client):
     grid = next(f for f in story if isinstance(f, Grid))
     drawings = [cell for row in grid._cellvalues for cell in row if isinstance(cell, Drawing)]
     drawings += [f for f in story if isinstance(f, Drawing)]
-    assert len(drawings) == 6  # five charts and the heat map
+    assert len(drawings) == 7  # six charts (the GPU-hours waterfall among them) and the heat map
     # Every heading keeps with what follows it: none can be left alone at the bottom of a page.
     headings = [f for f in story if getattr(getattr(f, "style", None), "name", "") == "heading"]
     assert len(headings) >= 3 + len(exports.TABLES) and all(h.style.keepWithNext for h in headings)
 
     text = _pdf_text(client.get(reverse("review:review_pdf", kwargs={"pk": review.pk})).content)
     for title in (b"Clusters by state", b"Open inquiries by severity", b"Open interactions per week",
-                  b"GPU faults per week", b"Instances by type: running and quota", b"Common challenges, last"):
+                  b"GPU faults per week", b"Instances by type: running and quota", b"Common challenges, last",
+                  b"GPU-hours: reserved, held, healthy, busy"):
         assert b"(" + title in text, title
     assert b"(Beta Works) Tj" in text or b"(Beta Works)" in text  # a heat-map column
     assert b" re" in text  # the heat map's cells are rectangles
+
+
+def test_the_waterfall_draws_each_step_and_its_loss():
+    from reportlab.graphics.shapes import Rect
+
+    from portal import pdf_charts
+
+    drawing = pdf_charts.waterfall("GPU-hours", [("Reserved", 3840), ("Held", 1280), ("Healthy", 1232),
+                                                 ("Busy", 739.2)], ["not held", "not healthy", "idle"])
+    texts = [s.text for s in drawing.contents if getattr(s, "text", None)]
+    assert [t for t in texts if t[0].isdigit()] == ["3,840", "1,280", "1,232", "739"]
+    assert {"not held", "not healthy", "idle"} <= set(texts)
+    bars = [s for s in drawing.contents if isinstance(s, Rect)]
+    assert len(bars) == 7  # each step after the first: its bar, then its loss above it
+    # Heights in proportion to the figures; a loss bar tops up to the step before.
+    assert [round(b.height / bars[0].height, 4) for b in (bars[0], bars[1], bars[3], bars[5])] == [
+        1.0, round(1280 / 3840, 4), round(1232 / 3840, 4), round(739.2 / 3840, 4)]
+    assert round(bars[1].height + bars[2].height, 6) == round(bars[0].height, 6)
+    assert any(getattr(s, "text", "") == "Nothing to chart yet."
+               for s in pdf_charts.waterfall("GPU-hours", [("Reserved", 0)], []).contents)
 
 
 def test_an_empty_chart_says_so():

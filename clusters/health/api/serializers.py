@@ -77,7 +77,7 @@ class GpuFaultSerializer(serializers.ModelSerializer):
         model = GpuFault
         fields = ["id", "cluster", "hostname", "gpu", "device", "uuid", "kind", "xid", "severity", "verdict", "meaning",
                   "action", "value", "pod", "first_seen", "last_seen", "absent_reports", "cleared_at", "open",
-                  "interaction", "interaction_summary"]
+                  "interaction", "interaction_summary", "evidence"]
         read_only_fields = [f for f in fields if f not in ("interaction", "interaction_summary")]
 
     def _link(self, fault):

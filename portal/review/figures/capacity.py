@@ -1,13 +1,14 @@
 """Accelerator-hours per organization and for the program over the window, week by week (the GPU-hours
 waterfall: reserved → held → healthy → busy, goodput = busy ÷ reserved), and the idle capacity list, read from
-the stored figures of ``clusters.accounting`` (eight queries whatever the number of organizations)."""
+the stored figures of ``clusters.accounting``, and the reservations whose last check with AWS is flagged (eight
+queries whatever the number of organizations)."""
 from __future__ import annotations
 
 import datetime
 
 from django.utils import timezone
 
-from clusters.accounting import forecast, idle, services
+from clusters.accounting import forecast, idle, reservation_checks, services
 from portal.review.figures.scope import Scope, iso
 from workloads import spend
 
@@ -36,6 +37,13 @@ def capacity_figures(scope: Scope) -> dict:
             figures["cost_usd"] = float(cost[oid])
             busy = figures.get("busy") or 0.0
             figures["cost_per_busy_gpu_hour"] = round(float(cost[oid]) / busy, 4) if busy else None
+    flagged = [{"organization_id": c.organization_id, "organization": c.organization.name,
+                "reservation_id": c.reservation.reservation_id, "aws_in_use": c.aws_in_use, "aws_total": c.aws_total,
+                "portal_held": c.portal_held, "checked_at": iso(c.checked_at)}
+               for c in reservation_checks.flagged(scope.org_ids, scope.today)]
+    for row in flagged:
+        figures = per_org.setdefault(row["organization_id"], {})
+        figures["reservations_flagged"] = figures.get("reservations_flagged", 0) + 1
     program = {**services.total({oid: f for oid, f in per_org.items() if "held" in f}),
                "cost_usd": float(sum(cost.values()))}
     program["cost_per_busy_gpu_hour"] = round(program["cost_usd"] / program["busy"], 4) if program["busy"] else None
@@ -44,6 +52,7 @@ def capacity_figures(scope: Scope) -> dict:
         "forecast": {oid: f for oid, f in ahead.items() if oid in set(scope.org_ids)},
         "program": program,
         "per_week": weeks,
+        "flagged": flagged,
         "window_start": iso(timezone.localtime(start).date()),
         "idle": [{"organization": n.organization.name, "cluster": n.cluster.name, "cluster_id": n.cluster_id,
                   "since": iso(n.since), "lost": float(n.lost)} for n in notices if n.organization_id in scope.org_ids],
@@ -54,4 +63,5 @@ def organization_columns(figures: dict | None) -> dict:
     """The organization row's numbers (zeros where nothing was reserved or held)."""
     figures = figures or {}
     return {**{f"gpu_hours_{key}": figures.get(key, 0.0) for key in COLUMNS}, "goodput": figures.get("goodput"),
-            "cost_usd": figures.get("cost_usd"), "cost_per_busy_gpu_hour": figures.get("cost_per_busy_gpu_hour")}
+            "cost_usd": figures.get("cost_usd"), "cost_per_busy_gpu_hour": figures.get("cost_per_busy_gpu_hour"),
+            "reservations_flagged": figures.get("reservations_flagged", 0)}
