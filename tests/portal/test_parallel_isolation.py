@@ -1,0 +1,31 @@
+"""What each pytest-xdist process owns (portal/settings/test.py): its Redis database and its files under var/."""
+import os
+from pathlib import Path
+
+import pytest
+from django.conf import settings
+
+from portal.settings.test import worker_redis_url
+
+
+def test_each_process_moves_to_the_redis_database_of_its_index():
+    assert worker_redis_url("redis://127.0.0.1:6379/7", 0) == "redis://127.0.0.1:6379/7"  # serial, or gw0
+    assert worker_redis_url("redis://127.0.0.1:6379/7", 2) == "redis://127.0.0.1:6379/9"
+    assert worker_redis_url("redis://127.0.0.1:6379", 1) == "redis://127.0.0.1:6379/1"
+    assert worker_redis_url("redis://127.0.0.1:6379/15", 1, default_db=15) == "redis://127.0.0.1:6379/14"
+
+
+def test_a_database_past_15_stops_the_run_with_the_fix():
+    with pytest.raises(RuntimeError, match="Redis database 16 .*lower database or run fewer workers"):
+        worker_redis_url("redis://127.0.0.1:6379/14", 2)
+
+
+def test_this_process_writes_its_own_directory_and_broker():
+    worker = os.environ.get("PYTEST_XDIST_WORKER")
+    assert Path(settings.TEST_VAR_DIR).name == (worker or "main")
+    if "HEALTH_PUSH_DIR" not in os.environ:
+        assert Path(settings.HEALTH_PUSH_DIR).is_relative_to(settings.TEST_VAR_DIR)
+    if settings.REDIS_URL:
+        if os.environ.get("CELERY_BROKER_URL", settings.REDIS_URL) == settings.REDIS_URL:
+            assert settings.CELERY_BROKER_URL == settings.REDIS_URL
+        assert os.environ["PORTAL_TEST_REDIS_MOVED_FOR"] == (worker or "main")  # a worker it starts inherits it
