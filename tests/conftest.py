@@ -50,7 +50,7 @@ class World:
 
 
 @pytest.fixture
-def world(request, _module_world, db) -> World:
+def world(_module_world, db) -> World:
     """Organization A and B; a customer and a lead SA of each; a program manager; a staff user.
 
     In a module whose tests never commit (see ``_module_world``) the rows are built once for the module and
@@ -149,7 +149,15 @@ def pytest_addoption(parser):
 
 
 def pytest_collection_modifyitems(config, items):
-    config.stash[_SHARED_WORLD_MODULES] = set() if config.getoption("--world-per-test") else _shared_world_modules(items)
+    shared = config.stash[_SHARED_WORLD_MODULES] = (
+        set() if config.getoption("--world-per-test") else _shared_world_modules(items))
+    for item in items:
+        # Every database test of such a module sees the module's world, whether or not it asks for it and
+        # whichever tests ran before it in this process (xdist hands a module's tests to several).
+        module = item.getparent(pytest.Module)
+        if module is not None and module.nodeid in shared and "_module_world" not in item.fixturenames \
+                and ("db" in item.fixturenames or item.get_closest_marker("django_db") is not None):
+            item.fixturenames.insert(0, "_module_world")
     for item in items:
         path = Path(str(item.path)).resolve().relative_to(ROOT).as_posix()
         if path.startswith(SERIAL_DIRS) or item.get_closest_marker("browser"):

@@ -1,11 +1,35 @@
-"""What each pytest-xdist process owns (portal/settings/test.py): its Redis database and its files under var/."""
+"""What each pytest-xdist process owns (portal/settings/test.py): its Redis database and its files under var/;
+and the world a module shares (tests/conftest.py): every database test of the module sees it, none sees
+another test's changes to it."""
 import os
 from pathlib import Path
 
 import pytest
 from django.conf import settings
 
+from portal.models import Organization
 from portal.settings.test import worker_redis_url
+from tests.conftest import MARKER_A
+
+
+@pytest.mark.django_db
+def test_a_database_test_of_the_module_sees_its_world_without_asking_for_it(request):
+    # First in the file: in a serial run nothing has built the module's world yet unless this test does.
+    if request.config.getoption("--world-per-test"):
+        pytest.skip("the world is built for each test that asks for it (--world-per-test)")
+    assert sorted(Organization.objects.values_list("slug", flat=True)) == ["alpha-labs", "beta-works"]
+
+
+def test_a_test_changes_the_shared_world(world):
+    world.org_a.name = "Renamed"
+    world.org_a.save()
+    world.customer_a.username = "someone_else"
+
+
+def test_the_next_test_sees_the_world_as_built(world):
+    assert world.org_a.name == f"Alpha Labs {MARKER_A}" and world.customer_a.username == "customer_a"
+    world.org_a.refresh_from_db()
+    assert world.org_a.name == f"Alpha Labs {MARKER_A}"
 
 
 def test_each_process_moves_to_the_redis_database_of_its_index():
