@@ -2,6 +2,7 @@
 endpoint (one moto server per test session, reset between tests) and a real Celery worker."""
 from __future__ import annotations
 
+import copy
 import os
 import socket
 import subprocess
@@ -49,9 +50,73 @@ class World:
 
 
 @pytest.fixture
-def world(db) -> World:
-    """Organization A and B; a customer and a lead SA of each; a program manager; a staff user."""
+def world(_module_world, db) -> World:
+    """Organization A and B; a customer and a lead SA of each; a program manager; a staff user.
+
+    In a module whose tests never commit (see ``_module_world``) the rows are built once for the module and
+    each test gets its own copy of the objects (a deep copy, as Django's ``setUpTestData`` gives); its writes
+    roll back with its savepoint. Elsewhere the world is built for each test."""
+    if _module_world is not None:
+        return copy.deepcopy(_module_world)
     return build_world()
+
+
+# Fixtures that make a test commit (its rows must reach another connection, or its on_commit hooks run): a
+# module with any of them builds the world per test, since a world shared by the module lives in a
+# transaction that stays open across its tests.
+COMMITTING_FIXTURES = frozenset({"transactional_db", "live_server", "django_db_reset_sequences",
+                                 "django_db_serialized_rollback"})
+
+
+def _commits(item) -> bool:
+    marker = item.get_closest_marker("django_db")
+    if marker is not None and (marker.kwargs.get("transaction") or marker.kwargs.get("reset_sequences")
+                               or marker.kwargs.get("serialized_rollback") or (marker.args and marker.args[0])):
+        return True
+    return bool(COMMITTING_FIXTURES & set(getattr(item, "fixturenames", ())))
+
+
+@pytest.fixture(scope="module")
+def _module_world(request, django_db_setup, django_db_blocker):
+    """The module's shared world (None where it is built per test): the rows are made once, inside a
+    transaction that every test of the module runs inside (each in its own savepoint, rolled back by
+    pytest-django) and that is rolled back when the module ends; NetBox's ``setUpTestData`` idea. A module opts
+    out with ``pytestmark = pytest.mark.world_per_test``."""
+    if request.node.nodeid not in request.config.stash.get(_SHARED_WORLD_MODULES, set()):
+        yield None
+        return
+    from django.db import transaction
+
+    with django_db_blocker.unblock():
+        atomic = transaction.atomic()
+        atomic.__enter__()
+        try:
+            world = build_world()
+        except BaseException:
+            transaction.set_rollback(True)
+            atomic.__exit__(None, None, None)
+            raise
+    try:
+        yield world
+    finally:
+        with django_db_blocker.unblock():
+            transaction.set_rollback(True)
+            atomic.__exit__(None, None, None)
+
+
+_SHARED_WORLD_MODULES = pytest.StashKey[set]()
+
+
+def _shared_world_modules(items) -> set[str]:
+    """The modules whose world is built once: some test uses ``world`` and none commits or opts out."""
+    by_module: dict[str, list] = {}
+    for item in items:
+        module = item.getparent(pytest.Module)
+        if module is not None:
+            by_module.setdefault(module.nodeid, []).append(item)
+    return {nodeid for nodeid, tests in by_module.items()
+            if any("world" in getattr(t, "fixturenames", ()) for t in tests)
+            and not any(_commits(t) or t.get_closest_marker("world_per_test") for t in tests)}
 
 
 def build_world() -> World:
@@ -65,6 +130,47 @@ def build_world() -> World:
     pm = UserFactory(username="pm", is_program_manager=True)
     staff = UserFactory(username="staff", is_staff=True)
     return World(org_a, org_b, customer_a, customer_b, lead_a, lead_b, pm, staff)
+
+
+# The tests that cannot share the machine with other test processes. `make test` runs the rest in parallel
+# (pytest-xdist, `--group parallel`), then these alone (`--group serial`); a plain `pytest` runs both.
+SERIAL_DIRS = (
+    "tests/e2e/",  # Chromium: a browser per worker is too much memory for 2 cores, and its waits time out under load
+    "tests/fuzz/",  # schemathesis against a live server, as every role: minutes of CPU, bounded by time per call
+    "tests/data_safety/",  # seeds and migrates copies of the demo database in subprocesses
+)
+
+
+def pytest_addoption(parser):
+    parser.addoption("--group", choices=("all", "parallel", "serial"), default="all",
+                     help="run only the tests that may run in parallel, only those marked serial, or all (default)")
+    parser.addoption("--world-per-test", action="store_true",
+                     help="build the world fixture for every test, never once per module (to compare, or to rule it out)")
+
+
+def pytest_collection_modifyitems(config, items):
+    shared = config.stash[_SHARED_WORLD_MODULES] = (
+        set() if config.getoption("--world-per-test") else _shared_world_modules(items))
+    for item in items:
+        # Every database test of such a module sees the module's world, whether or not it asks for it and
+        # whichever tests ran before it in this process (xdist hands a module's tests to several).
+        module = item.getparent(pytest.Module)
+        if module is not None and module.nodeid in shared and "_module_world" not in item.fixturenames \
+                and ("db" in item.fixturenames or item.get_closest_marker("django_db") is not None):
+            item.fixturenames.insert(0, "_module_world")
+    for item in items:
+        path = Path(str(item.path)).resolve().relative_to(ROOT).as_posix()
+        if path.startswith(SERIAL_DIRS) or item.get_closest_marker("browser"):
+            item.add_marker(pytest.mark.serial)
+    group = config.getoption("--group")
+    if group == "all":
+        return
+    keep, drop = [], []
+    for item in items:
+        (keep if (item.get_closest_marker("serial") is not None) == (group == "serial") else drop).append(item)
+    if drop:
+        config.hook.pytest_deselected(items=drop)
+        items[:] = keep
 
 
 def _free_port() -> int:
@@ -100,7 +206,7 @@ def aws(aws_server, settings):
 
     from portal import aws as portal_aws
 
-    requests.post(f"{aws_server}/moto-api/reset", timeout=10)
+    requests.post(f"{aws_server}/moto-api/reset", timeout=60)  # a bound, not a check: slow on a loaded machine
     settings.AWS_ENDPOINT_URL = aws_server
     portal_aws.clear_credentials()
     yield aws_server
@@ -138,8 +244,7 @@ def celery_worker_process(transactional_db, aws, settings):
         CELERY_BROKER_URL=url,
         AWS_ENDPOINT_URL=aws,
     )
-    log = ROOT / "var" / "test-worker.log"
-    log.parent.mkdir(exist_ok=True)
+    log = Path(settings.TEST_VAR_DIR) / "celery-worker.log"
     with open(log, "ab") as out:
         proc = subprocess.Popen(
             [sys.executable, "-m", "celery", "-A", "portal", "worker", "-Q", "default,launches,health,notifications",

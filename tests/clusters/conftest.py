@@ -44,6 +44,7 @@ def start_worker(aws_url: str, name: str, extra_env: dict | None = None):
     import subprocess
     import sys
     import time
+    from pathlib import Path
 
     from django.conf import settings
     from django.db import connection
@@ -60,7 +61,7 @@ def start_worker(aws_url: str, name: str, extra_env: dict | None = None):
                                f"{db['PORT'] or 5432}/{db['NAME']}")
     env.update(DJANGO_SETTINGS_MODULE="portal.settings.test", REDIS_URL=settings.REDIS_URL,
                CELERY_BROKER_URL=settings.REDIS_URL, AWS_ENDPOINT_URL=aws_url, **(extra_env or {}))
-    log = ROOT / "var" / "test-worker.log"
+    log = Path(settings.TEST_VAR_DIR) / "celery-worker.log"
     with open(log, "ab") as out:
         proc = subprocess.Popen(
             [sys.executable, "-m", "celery", "-A", "portal", "worker", "-Q", "default,launches", "--concurrency", "2",

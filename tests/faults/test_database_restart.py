@@ -66,6 +66,7 @@ def test_next_request_works_after_the_connection_is_killed(persistent_connection
     assert connection.connection.info.backend_pid != pid
 
 
+@pytest.mark.serial  # every other test process loses its connections
 @pytest.mark.django_db(transaction=True)
 @pytest.mark.skipif(os.environ.get("CI") != "true", reason="restarts the machine's PostgreSQL: CI only")
 def test_next_request_works_after_postgresql_restarts(persistent_connections):

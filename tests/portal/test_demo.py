@@ -1,7 +1,11 @@
 """The demo seed is idempotent and models the case study."""
+import pytest
 from django.core.management import call_command
 
 from portal.models import Membership, Organization, User
+
+# The seed counts every organization and user: it needs a database without the world the other tests use.
+pytestmark = pytest.mark.world_per_test
 
 
 def test_seed_demo_twice_changes_nothing(db):

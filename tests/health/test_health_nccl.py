@@ -8,7 +8,7 @@ import pytest
 from clusters.health import expectations
 from clusters.health.nccl import NcclParseError, normalize_collective, parse
 
-DATA = Path(__file__).resolve().parents[2] / "data"
+DATA = Path(__file__).resolve().parents[1] / "data"
 
 
 def read(name: str) -> str:

@@ -6,7 +6,7 @@ import pytest
 
 from clusters.health.prometheus import ParseError, host_of, parse
 
-DATA = Path(__file__).resolve().parents[2] / "data"
+DATA = Path(__file__).resolve().parents[1] / "data"
 
 
 def read(name: str) -> str:

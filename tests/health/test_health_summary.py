@@ -10,7 +10,7 @@ from clusters.health.prometheus import parse
 from clusters.health.summary import VERDICTS, summarize, worse
 from clusters.instance_types import UnknownInstanceType
 
-DATA = Path(__file__).resolve().parents[2] / "data"
+DATA = Path(__file__).resolve().parents[1] / "data"
 
 
 def read(name: str) -> str:

@@ -1,0 +1,111 @@
+"""Route cases of cluster health: reports, nodes, GPU faults, NCCL validation, health pushes, alerts."""
+from __future__ import annotations
+
+from tests.clusters.access_cases import LAZY_CLUSTER
+from tests.routecases import (
+    _UNSEEN_ORG,
+    FORBIDDEN,
+    LEAD,
+    LEAD_WRITES,
+    LIST,
+    OBJECTS,
+    ROLES,
+    ROUTES,
+    Case,
+    _memo,
+    _static,
+    _writes,
+    api_data,
+)
+
+
+# --- health: cluster health, GPU faults, NCCL validation --------------------------------------------
+def _health_report(w):
+    from clusters.health import services
+    from tests.health.factories_health import sample
+
+    cluster = LAZY_CLUSTER(w)
+    text = sample("dcgm_p5_xid79_missing_gpu.prom").replace("ip-10-1-45-13", "ip-ZZ-ORG-A-SECRET")
+    return services.ingest(cluster, text, "push").report
+
+
+def _gpu_fault(w):
+    from clusters.health.models import GpuFault
+
+    _health_report_cached(w)
+    return GpuFault.objects.filter(cluster__organization=w.org_a).first()
+
+
+def _validation_run(w):
+    from tests.health.factories_health import validation_run
+
+    return validation_run(LAZY_CLUSTER(w), notes="ZZ-ORG-A-SECRET first run")
+
+
+def _health_report_cached(w):
+    return _memo(w, "report", _health_report)
+
+
+OBJECTS.update(cluster=LAZY_CLUSTER, health_report=_health_report_cached, gpu_fault=_gpu_fault,
+               validation_run=_validation_run,
+               node_health=lambda w: _health_report_cached(w).nodes.order_by("-rank").first())
+_CL = lambda o: {"pk": o["cluster"].pk}  # noqa: E731
+_HEALTH = {
+    "health:program_health": Case(foreign=FORBIDDEN, expect={"customer_a": FORBIDDEN, "lead_b": LIST}),
+    "health:cluster_health": Case(kwargs=_CL),
+    "health:cluster_health_settings": Case(kwargs=_CL, expect=LEAD_WRITES),
+    "health:rotate_token": Case(kwargs=_CL, expect=LEAD_WRITES),
+    "health:validationrun_add": Case(kwargs=_CL, expect={"pm": FORBIDDEN}),
+    "health:validationrun_detail": Case(kwargs=lambda o: {"pk": o["validation_run"].pk}),
+    # POST-only (lead SAs of the fault's organization); GET is 405 for everyone.
+    "health:gpufault_link": Case(kwargs=lambda o: {"pk": o["gpu_fault"].pk}),
+    "health-api:api-root": Case(api=True, foreign=LIST),
+    "health-api:healthreport-list": Case(api=True, foreign=LIST),
+    "health-api:healthreport-detail": Case(api=True, kwargs=lambda o: {"pk": o["health_report"].pk}),
+    "health-api:nodehealth-list": Case(api=True, foreign=LIST),
+    "health-api:nodehealth-detail": Case(api=True, kwargs=lambda o: {"pk": o["node_health"].pk}),
+    "health-api:gpufault-list": Case(api=True, foreign=LIST),
+    "health-api:gpufault-detail": Case(api=True, kwargs=lambda o: {"pk": o["gpu_fault"].pk}),
+    "health-api:validationrun-list": Case(api=True, foreign=LIST),
+    "health-api:validationrun-detail": Case(api=True, kwargs=lambda o: {"pk": o["validation_run"].pk}),
+    # Authenticated by a cluster token, not by a user: every user gets 401 on it.
+    "health-api:ingest": Case(api=True, kwargs=lambda o: {"cluster_id": o["cluster"].pk}, foreign=(401, 403)),
+    "health-api:rotate-token": Case(api=True, kwargs=lambda o: {"cluster_id": o["cluster"].pk}),
+    # Amazon SNS posts here with no portal credential; only a signed SNS message is accepted (POST only):
+    # any user's request is not one (403: no signature), and GET is not served.
+    "health-api:alerts-sns": Case(api=True, public=True, expect={r: 405 for r in ROLES},
+                                  payload=lambda o: {"Type": "Notification"}, refused={r: 403 for r in ROLES}),
+}
+ROUTES.update(_HEALTH)
+# health pushes (the push job): listed for users through the policy; the status route is for the cluster token only.
+OBJECTS.update(health_push=lambda w: __import__("clusters.health.models", fromlist=["HealthPush"]).HealthPush.objects.create(
+    cluster=_health_report_cached(w).cluster, status="failed", error="ZZ-ORG-A-SECRET reason"))
+ROUTES.update({
+    "health-api:healthpush-list": Case(api=True, foreign=LIST),
+    "health-api:healthpush-detail": Case(api=True, kwargs=lambda o: {"pk": o["health_push"].pk}),
+    "health-api:push-status": Case(api=True, kwargs=lambda o: {"cluster_id": o["health_push"].cluster_id,
+                                                               "push_id": o["health_push"].pk}, foreign=401,
+                                 # the cluster's token only: a signed-in user of any role is not it
+                                 expect={r: 401 for r in ROLES}),
+})
+
+# health
+_writes("health:cluster_health_settings", _static({"pull_enabled": "", "auth_kind": "none", "aws_region": ""}), LEAD)
+_writes("health:rotate_token", _static({}), LEAD)
+_writes("health:validationrun_add", lambda o: {"text": _nccl_text(), "nodes": 2}, {"customer_a", "lead_a", "staff"})
+_writes("health:gpufault_link", lambda o: {"interaction": o["interaction"].pk}, LEAD)
+_writes("health-api:gpufault-detail", api_data("health-api:gpufault-detail", "gpu_fault"), LEAD, success=200)
+# Program managers read runs but do not upload them: the cluster is not among their choices (400).
+_writes("health-api:validationrun-list", lambda o: {"cluster": o["cluster"].pk, "text": _nccl_text(), "nodes": 2},
+        {"customer_a", "lead_a", "staff"}, refused={**_UNSEEN_ORG, "pm": 400})
+_writes("health-api:validationrun-detail", api_data("health-api:validationrun-detail", "validation_run",
+                                                    notes="changed"), {"customer_a", "lead_a", "staff"})
+# Cluster-token endpoints: no user holds the right.
+_writes("health-api:ingest", _static({}), (), refused={r: 401 for r in ROLES})
+_writes("health-api:rotate-token", _static({}), LEAD, success=201)
+
+
+def _nccl_text() -> str:
+    from tests.health.factories_health import sample
+
+    return sample("nccl_allreduce_2xp5_efa_srun.txt")

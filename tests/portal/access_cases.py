@@ -1,0 +1,76 @@
+"""Route cases of the portal's core: sign-in, organizations, memberships, the timeline, the API's root and tokens."""
+from __future__ import annotations
+
+from tests.routecases import (
+    _SPECIALIST,
+    FORBIDDEN,
+    LIST,
+    LOGIN,
+    OBJECTS,
+    OUTSIDERS,
+    ROLES,
+    ROUTES,
+    STAFF,
+    Case,
+    _static,
+    _writes,
+    api_data,
+)
+
+ROUTES.update({
+    "home": Case(foreign=302, expect={"customer_a": 302, "lead_a": 302, "pm": 302, "staff": 302}),
+    # Signed-in users are sent on to the home page.
+    "login": Case(public=True, foreign=302, expect={r: 302 for r in ("customer_a", "lead_a", "pm", "staff")}),
+    "logout": Case(public=True, foreign=405),
+    # 503 only when the database or the broker is down; both run here.
+    "healthz": Case(public=True, foreign=200),
+    # A redirect to the static file for every method; nothing to write.
+    "favicon": Case(public=True, foreign=302, expect={r: 302 for r in ROLES}, payload=lambda o: {},
+                    refused={r: 302 for r in ROLES}),
+    "portal:organization_list": Case(foreign=LIST),
+    "portal:organization_detail": Case(kwargs=lambda o: {"slug": o["organization"].slug}),
+    "portal:lead_home": Case(foreign=LIST, shown_to=_SPECIALIST),
+    "portal:overview": Case(foreign=FORBIDDEN, expect={"customer_a": FORBIDDEN, "lead_a": FORBIDDEN}),
+    "api-root": Case(api=True, foreign=LIST),
+    "api-schema": Case(api=True, foreign=LIST),
+    "api-docs": Case(api=True, foreign=LIST),
+    "api-token": Case(api=True, public=True, foreign=405),
+    "portal-api:api-root": Case(api=True, foreign=LIST),
+    "portal-api:organization-list": Case(api=True, foreign=LIST),
+    "portal-api:organization-detail": Case(api=True, kwargs=lambda o: {"pk": o["organization"].pk}),
+    "portal-api:membership-list": Case(api=True, foreign=LIST),
+    "portal-api:membership-detail": Case(
+        api=True, kwargs=lambda o: {"pk": o["organization"].memberships.first().pk}
+    ),
+    "portal-api:timelineentry-list": Case(api=True, foreign=LIST),
+    "portal-api:timelineentry-detail": Case(api=True, kwargs=lambda o: {"pk": o["timeline_entry"].pk}),
+    "portal:timeline": Case(kwargs=lambda o: {"slug": o["organization"].slug}),
+})
+
+
+def _timeline_entry(w):
+    from portal import timeline
+
+    return timeline.record(w.org_a, "note", "ZZ-ORG-A-SECRET kickoff", visibility="shared")
+
+
+OBJECTS["timeline_entry"] = _timeline_entry
+# API token revocation (POST only; the token that makes the request is revoked).
+ROUTES["api-token-revoke"] = Case(api=True, foreign=405, expect={r: 405 for r in ("customer_a", "lead_a", "pm", "staff")})
+
+# portal
+_writes("portal-api:organization-list", api_data("portal-api:organization-detail", "organization",
+                                                 name="Gamma Co", slug="gamma-co", aws_account_id="999900001111"),
+        STAFF)
+# Organizations are written by staff alone: everyone else is refused before the lookup (403). Deleting
+# organization A is refused while its rows exist (409): its memberships, workloads, clusters protect it.
+_writes("portal-api:organization-detail", api_data("portal-api:organization-detail", "organization",
+                                                   description="changed"), STAFF,
+        refused={**{r: 403 for r in OUTSIDERS}, "staff:DELETE": 409})
+# Signing in: anonymous with the right password; a signed-in user is sent on without signing in again.
+_writes("login", _static({"username": "customer_a", "password": "pw-for-tests"}), {"anonymous"}, success=302,
+        refused={**{r: 302 for r in ROLES if r != "anonymous"}, "anonymous:PUT": 200})
+_writes("logout", _static({}), ROLES, success=LOGIN, writes_rows=False)
+_writes("api-token", _static({"username": "customer_a", "password": "pw-for-tests"}), ROLES, success=200)
+# Revokes the token the request is made with: a session has none to revoke (400, nothing written).
+_writes("api-token-revoke", _static({}), (), refused={r: 400 for r in ROLES if r != "anonymous"})

@@ -1,0 +1,55 @@
+"""What each pytest-xdist process owns (portal/settings/test.py): its Redis database and its files under var/;
+and the world a module shares (tests/conftest.py): every database test of the module sees it, none sees
+another test's changes to it."""
+import os
+from pathlib import Path
+
+import pytest
+from django.conf import settings
+
+from portal.models import Organization
+from portal.settings.test import worker_redis_url
+from tests.conftest import MARKER_A
+
+
+@pytest.mark.django_db
+def test_a_database_test_of_the_module_sees_its_world_without_asking_for_it(request):
+    # First in the file: in a serial run nothing has built the module's world yet unless this test does.
+    if request.config.getoption("--world-per-test"):
+        pytest.skip("the world is built for each test that asks for it (--world-per-test)")
+    assert sorted(Organization.objects.values_list("slug", flat=True)) == ["alpha-labs", "beta-works"]
+
+
+def test_a_test_changes_the_shared_world(world):
+    world.org_a.name = "Renamed"
+    world.org_a.save()
+    world.customer_a.username = "someone_else"
+
+
+def test_the_next_test_sees_the_world_as_built(world):
+    assert world.org_a.name == f"Alpha Labs {MARKER_A}" and world.customer_a.username == "customer_a"
+    world.org_a.refresh_from_db()
+    assert world.org_a.name == f"Alpha Labs {MARKER_A}"
+
+
+def test_each_process_moves_to_the_redis_database_of_its_index():
+    assert worker_redis_url("redis://127.0.0.1:6379/7", 0) == "redis://127.0.0.1:6379/7"  # serial, or gw0
+    assert worker_redis_url("redis://127.0.0.1:6379/7", 2) == "redis://127.0.0.1:6379/9"
+    assert worker_redis_url("redis://127.0.0.1:6379", 1) == "redis://127.0.0.1:6379/1"
+    assert worker_redis_url("redis://127.0.0.1:6379/15", 1, default_db=15) == "redis://127.0.0.1:6379/14"
+
+
+def test_a_database_past_15_stops_the_run_with_the_fix():
+    with pytest.raises(RuntimeError, match="Redis database 16 .*lower database or run fewer workers"):
+        worker_redis_url("redis://127.0.0.1:6379/14", 2)
+
+
+def test_this_process_writes_its_own_directory_and_broker():
+    worker = os.environ.get("PYTEST_XDIST_WORKER")
+    assert Path(settings.TEST_VAR_DIR).name == (worker or "main")
+    if "HEALTH_PUSH_DIR" not in os.environ:
+        assert Path(settings.HEALTH_PUSH_DIR).is_relative_to(settings.TEST_VAR_DIR)
+    if settings.REDIS_URL:
+        if os.environ.get("CELERY_BROKER_URL", settings.REDIS_URL) == settings.REDIS_URL:
+            assert settings.CELERY_BROKER_URL == settings.REDIS_URL
+        assert os.environ["PORTAL_TEST_REDIS_MOVED_FOR"] == (worker or "main")  # a worker it starts inherits it
