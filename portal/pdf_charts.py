@@ -98,10 +98,10 @@ def waterfall(title: str, steps: Sequence[tuple[str, float]], losses: Sequence[s
     it lost of the one before (where it is less), named by ``losses`` (one per step after the first). Each bar
     is printed with its value."""
     drawing = Drawing(width, height)
-    drawing.add(String(0, height - 12, title, fontName=f"{FONT}-Bold", fontSize=9))
+    drawing.add(String(0, height - 12, title, fontName=font(bold=True), fontSize=9))
     top = max((v for _, v in steps), default=0)
     if not steps or top <= 0:
-        drawing.add(String(0, height - 30, "Nothing to chart yet.", fontName=FONT, fontSize=8))
+        drawing.add(String(0, height - 30, _("Nothing to chart yet."), fontName=font(), fontSize=8))
         return drawing
     base, room = 30, height - 30 - 34
     slot = (width - 10) / len(steps)
@@ -116,10 +116,10 @@ def waterfall(title: str, steps: Sequence[tuple[str, float]], losses: Sequence[s
             drawing.add(Rect(x, base + room * shown / top, bar, room * (previous - shown) / top,
                              fillColor=loss_colour, strokeColor=None))
             drawing.add(String(x + bar / 2, base + room * previous / top + 10, _fit(losses[i - 1], slot, 6),
-                               fontName=FONT, fontSize=6, textAnchor="middle", fillColor=loss_colour))
+                               fontName=font(), fontSize=6, textAnchor="middle", fillColor=loss_colour))
         drawing.add(String(x + bar / 2, base + room * max(shown, previous or 0) / top + 2, f"{value:,.0f}",
-                           fontName=FONT, fontSize=7, textAnchor="middle"))
-        drawing.add(String(x + bar / 2, base - 10, _fit(label, slot), fontName=FONT, fontSize=7, textAnchor="middle"))
+                           fontName=font(), fontSize=7, textAnchor="middle"))
+        drawing.add(String(x + bar / 2, base - 10, _fit(label, slot), fontName=font(), fontSize=7, textAnchor="middle"))
         previous = shown
     return drawing
 

@@ -11,6 +11,7 @@ from tests.routecases import (
     PM,
     ROUTES,
     Case,
+    _memo,
     _static,
     _writes,
     api_data,
@@ -143,3 +144,37 @@ _writes("engagement-api:cycle-start-next", lambda o: {"name": "Cycle 91", "conti
 # Slack calls these, signed with the app's secret: no user holds the right.
 _writes("engagement:slack_interactivity", _static({"payload": "{}"}), ())
 _writes("engagement:slack_command", _static({"command": "/portal", "text": "help"}), ())
+
+
+def _scheduled_cycle(w):
+    """The next cycle, scheduled to start in a week (the active one is organization A's cycle)."""
+    import datetime
+
+    from django.utils import timezone
+
+    from portal.engagement.models import Cycle, CycleParticipation
+
+    if not Cycle.objects.filter(number=90, status="active").exists():
+        OBJECTS["cycle"](w)
+    # Numbered past the next (91), so that starting the next cycle is not refused as already scheduled.
+    nxt = Cycle.objects.create(number=95, name="Cycle 95", status="planned",
+                               starts_on=timezone.localdate() + datetime.timedelta(days=7))
+    CycleParticipation.objects.create(cycle=nxt, organization=w.org_a)
+    return nxt
+
+
+OBJECTS["scheduled_cycle"] = lambda w: _memo(w, "scheduled_cycle", _scheduled_cycle)
+ROUTES["engagement:cycle_schedule"] = Case(kwargs=lambda o: {"pk": o["scheduled_cycle"].pk}, foreign=FORBIDDEN,
+                                           expect={"customer_a": FORBIDDEN, "lead_a": FORBIDDEN})
+
+
+def _move_start(o):
+    import datetime
+
+    from django.utils import timezone
+
+    return {"action": "move", "confirm": "yes",
+            "starts_on": (timezone.localdate() + datetime.timedelta(days=9)).isoformat()}
+
+
+_writes("engagement:cycle_schedule", _move_start, PM)

@@ -109,3 +109,32 @@ def _nccl_text() -> str:
     from tests.health.factories_health import sample
 
     return sample("nccl_allreduce_2xp5_efa_srun.txt")
+
+
+# NCCL validation started from the portal: the cluster's panel and start form, a job's page, the API (start, list,
+# detail), the bandwidth trend, and the route a running job posts its outputs to with its own token.
+def _validation_job(w):
+    from clusters.health.models import ValidationJob
+
+    return ValidationJob.objects.create(cluster=LAZY_CLUSTER(w), key="access-case", expected=["all_reduce"],
+                                        collectives=["all_reduce"], upload_base="http://portal.invalid",
+                                        state="done", verdict="pass", summary="ZZ-ORG-A-SECRET summary")
+
+
+OBJECTS["validation_job"] = lambda w: _memo(w, "validation_job", _validation_job)
+_VJ = lambda o: {"pk": o["validation_job"].pk}  # noqa: E731
+ROUTES.update({
+    "health:validationjob_panel": Case(kwargs=_CL),
+    "health:validationjob_add": Case(kwargs=_CL),
+    "health:validationjob_detail": Case(kwargs=_VJ),
+    "health-api:validationjob-list": Case(api=True, foreign=LIST),
+    "health-api:validationjob-detail": Case(api=True, kwargs=_VJ),
+    "health-api:validation-trend": Case(api=True, kwargs=lambda o: {"cluster_id": o["cluster"].pk}),
+    # Authenticated by the job's own upload token, not by a user: every user gets 401 on it.
+    "health-api:validation-output": Case(api=True, kwargs=_VJ, foreign=401, expect={r: 401 for r in ROLES}),
+})
+_STARTERS = {"customer_a", "lead_a", "staff"}
+_writes("health:validationjob_add", _static({"collectives": ["all_reduce"]}), _STARTERS)
+_writes("health-api:validationjob-list", lambda o: {"cluster": o["cluster"].pk, "collectives": ["all_reduce"]},
+        _STARTERS, success=201, refused={**_UNSEEN_ORG, "pm": 400})
+_writes("health-api:validation-output", _static({}), (), refused={r: 401 for r in ROLES})

@@ -74,3 +74,8 @@ _writes("logout", _static({}), ROLES, success=LOGIN, writes_rows=False)
 _writes("api-token", _static({"username": "customer_a", "password": "pw-for-tests"}), ROLES, success=200)
 # Revokes the token the request is made with: a session has none to revoke (400, nothing written).
 _writes("api-token-revoke", _static({}), (), refused={r: 400 for r in ROLES if r != "anonymous"})
+
+
+# The language switcher: anyone may choose a language (signed in, it is remembered for them); GET is not served.
+ROUTES["set_language"] = Case(public=True, foreign=405, expect={r: 405 for r in ROLES})
+_writes("set_language", _static({"language": "ja", "next": "/"}), ROLES, success=302, writes_rows=False)

@@ -58,3 +58,9 @@ _writes("remediation-api:remediationaction-list",
 _writes("remediation-api:remediationaction-approve", _static({}), _CONSENT, success=200)
 _writes("remediation-api:remediationaction-decline", _static({"why": "not now"}), _CONSENT, success=200)
 _writes("remediation-api:remediationaction-cancel", _static({}), LEAD, success=200)
+
+
+# Opening an AWS Support case from an escalated action: lead SAs and staff; the access case's action was not
+# escalated, so a writer is sent back to the action with the reason and nothing is written.
+ROUTES["remediation:action_support_case"] = Case(kwargs=_ACT)
+_writes("remediation:action_support_case", _static({}), LEAD, success=302, writes_rows=False)
