@@ -127,6 +127,7 @@ LOGOUT_REDIRECT_URL = "login"
 LANGUAGE_CODE = "en-us"
 TIME_ZONE = env("TIME_ZONE", default="Asia/Tokyo")
 USE_I18N = True
+LOCALE_PATHS = [BASE_DIR / "locale"]
 USE_TZ = True
 # One date format on every page (portal/formats): 2026-12-01, 2026-12-01 19:52 in TIME_ZONE.
 FORMAT_MODULE_PATH = ["portal.formats"]
