@@ -6,6 +6,7 @@ import uuid
 
 from django import forms
 from django.core.validators import RegexValidator
+from django.utils.translation import gettext_lazy as _
 
 from clusters import capacity, catalog, guards, labels, launch
 from clusters.choices import StackRole
@@ -39,10 +40,10 @@ def field_for(spec, role: str) -> forms.Field:
 
 class LaunchForm(forms.Form):
     organization = forms.ModelChoiceField(queryset=Organization.objects.none())
-    name = forms.CharField(max_length=40, validators=[NAME_VALIDATOR], help_text="Unique in the organization.")
+    name = forms.CharField(max_length=40, validators=[NAME_VALIDATOR], help_text=_("Unique in the organization."))
     region = forms.ChoiceField(choices=REGION_CHOICES)
-    full_stack = forms.BooleanField(required=False, initial=True, label="Full stack",
-                                    help_text="Create the network and storage stacks first and wire their outputs in.")
+    full_stack = forms.BooleanField(required=False, initial=True, label=_("Full stack"),
+                                    help_text=_("Create the network and storage stacks first and wire their outputs in."))
     # Sent back with the form: a second submission of the same page (a double click) finds the first launch.
     submission_key = forms.CharField(widget=forms.HiddenInput, required=False, max_length=128)
 

@@ -1,11 +1,12 @@
 """Filters for the program core."""
 import django_filters
+from django.utils.translation import gettext_lazy as _
 
 from portal.models import Organization
 
 
 class OrganizationFilterSet(django_filters.FilterSet):
-    q = django_filters.CharFilter(method="search", label="Search")
+    q = django_filters.CharFilter(method="search", label=_("Search"))
 
     class Meta:
         model = Organization

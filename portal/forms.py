@@ -12,6 +12,7 @@ import django_filters
 from django import forms
 from django.core.exceptions import ValidationError
 from django.db.models import QuerySet
+from django.utils.translation import gettext_lazy as _
 
 from portal import access
 
@@ -66,7 +67,7 @@ class StrictNullBooleanField(forms.NullBooleanField):
 
     def to_python(self, value):
         if isinstance(value, str) and value not in _BOOLEAN_WORDS:
-            raise ValidationError("Enter true or false.", code="invalid")
+            raise ValidationError(_("Enter true or false."), code="invalid")
         return super().to_python(value)
 
 

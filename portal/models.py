@@ -11,6 +11,7 @@ from django.core.validators import RegexValidator
 from django.db import models
 from django.urls import reverse
 from django.utils import timezone
+from django.utils.translation import gettext_lazy as _
 
 from portal.choices import REGION_CHOICES, MembershipRole, TimelineKind, Visibility
 from portal.querysets import RestrictedQuerySet
@@ -23,7 +24,7 @@ class User(AbstractUser):
     """A person who signs in. Program-wide roles live here; per-organization roles in Membership."""
 
     is_program_manager = models.BooleanField(
-        default=False, help_text="Reads every organization and runs the weekly review."
+        default=False, help_text=_("Reads every organization and runs the weekly review.")
     )
 
     def organizations_led(self) -> models.QuerySet[Organization]:
@@ -51,9 +52,9 @@ class Organization(models.Model):
         "IAM role ARN",
         max_length=2048,
         blank=True,
-        help_text="The role the portal assumes in the organization's account.",
+        help_text=_("The role the portal assumes in the organization's account."),
     )
-    external_id = models.CharField(max_length=1224, blank=True, help_text="The ExternalId the role's trust policy requires.")
+    external_id = models.CharField(max_length=1224, blank=True, help_text=_("The ExternalId the role's trust policy requires."))
     home_region = models.CharField(max_length=32, choices=REGION_CHOICES, default="ap-northeast-1")
     created = models.DateTimeField(auto_now_add=True)
 
@@ -129,7 +130,7 @@ class TimelineEntry(models.Model):
             # Customers read only shared entries: their first page must not skip past internal ones.
             models.Index(fields=["organization", "visibility", "-occurred_at", "-id"], name="timeline_org_vis_time"),
         ]
-        verbose_name_plural = "timeline entries"
+        verbose_name_plural = _("timeline entries")
 
     def __str__(self) -> str:
         return f"{self.occurred_at:%Y-%m-%d %H:%M} {self.title}"
@@ -142,16 +143,16 @@ class NotificationSetting(models.Model):
     organization = models.ForeignKey(
         Organization, null=True, blank=True, on_delete=models.CASCADE, related_name="notification_settings"
     )
-    name = models.CharField(max_length=100, help_text="What this channel is, e.g. '#geniac-support'.")
+    name = models.CharField(max_length=100, help_text=_("What this channel is, e.g. '#geniac-support'."))
     slack_webhook_url = models.URLField("Slack incoming webhook URL", max_length=500, blank=True)
-    email_recipients = models.TextField(blank=True, help_text="E-mail addresses, one per line or comma-separated.")
+    email_recipients = models.TextField(blank=True, help_text=_("E-mail addresses, one per line or comma-separated."))
     min_severity = models.CharField(
         max_length=16,
         choices=Severity.choices,
         default=Severity.HIGH,
     )
     include_internal = models.BooleanField(
-        default=False, help_text="Send events about internal entries (never for a channel customers read)."
+        default=False, help_text=_("Send events about internal entries (never for a channel customers read).")
     )
     enabled = models.BooleanField(default=True)
 
@@ -202,7 +203,7 @@ class NotificationDelivery(models.Model):
 
     class Meta:
         ordering = ["-created"]
-        verbose_name_plural = "notification deliveries"
+        verbose_name_plural = _("notification deliveries")
 
     def __str__(self) -> str:
         return f"{self.channel} · {self.title} · {self.status}"

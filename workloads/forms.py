@@ -4,6 +4,7 @@ from __future__ import annotations
 from django import forms
 from django.contrib.auth import get_user_model
 from django.core.exceptions import NON_FIELD_ERRORS, ValidationError
+from django.utils.translation import gettext_lazy as _
 
 from portal import access
 from portal.choices import MembershipRole
@@ -105,9 +106,9 @@ WORKLOAD_SECTIONS = {
 
 
 class WorkloadForm(ModelCleanErrorsMixin, forms.ModelForm):
-    frameworks = ComponentListField(FRAMEWORKS, label="Distributed training frameworks")
-    software = ComponentListField(SOFTWARE_COMPONENTS, label="Software components")
-    target_languages = LanguagesField(label="Target languages")
+    frameworks = ComponentListField(FRAMEWORKS, label=_("Distributed training frameworks"))
+    software = ComponentListField(SOFTWARE_COMPONENTS, label=_("Software components"))
+    target_languages = LanguagesField(label=_("Target languages"))
     target_instance_type = forms.ChoiceField(choices=())
 
     class Meta:

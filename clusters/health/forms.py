@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from django import forms
 from django.conf import settings
+from django.utils.translation import gettext_lazy as _
 
 from clusters.health import nccl, prometheus_pull, services
 from clusters.health.choices import AuthKind
@@ -20,16 +21,16 @@ class ValidationUploadForm(forms.Form):
     message saying so.
     """
 
-    file = forms.FileField(required=False, label="nccl-tests or nccom-test output file",
-                           help_text="What the launcher captured (srun, mpirun, pdsh or DeepSpeed prefixes are fine).")
+    file = forms.FileField(required=False, label=_("nccl-tests or nccom-test output file"),
+                           help_text=_("What the launcher captured (srun, mpirun, pdsh or DeepSpeed prefixes are fine)."))
     text = forms.CharField(required=False, widget=forms.Textarea(attrs={"rows": 8}), strip=False,
-                           label="…or paste the output")
+                           label=_("…or paste the output"))
     collective = forms.ChoiceField(required=False, choices=[("", "read from the output"),
                                                              *[(c, c) for c in nccl.COLLECTIVES]])
     nodes = forms.IntegerField(required=False, min_value=1, max_value=10000,
-                               help_text="Only needed when the output has neither rank lines nor a rank count.")
+                               help_text=_("Only needed when the output has neither rank lines nor a rank count."))
     notes = forms.CharField(required=False, widget=forms.Textarea(attrs={"rows": 2}),
-                            help_text="What was run and why.")
+                            help_text=_("What was run and why."))
 
     def __init__(self, *args, cluster=None, **kwargs):
         super().__init__(*args, **kwargs)
@@ -42,7 +43,7 @@ class ValidationUploadForm(forms.Form):
         data = super().clean()
         upload, text = data.get("file"), data.get("text")
         if upload and text:
-            raise forms.ValidationError("Upload a file or paste the output, not both.")
+            raise forms.ValidationError(_("Upload a file or paste the output, not both."))
         if upload:
             limit = settings.HEALTH_VALIDATION_MAX_BYTES
             if upload.size > limit:
@@ -52,7 +53,7 @@ class ValidationUploadForm(forms.Form):
         elif text:
             self.raw = text
         else:
-            raise forms.ValidationError("Upload the nccl-tests output or paste it.")
+            raise forms.ValidationError(_("Upload the nccl-tests output or paste it."))
         try:
             self.result = services.parse_validation(self.cluster, self.raw, data.get("collective"), data.get("nodes"))
         except (nccl.NcclParseError, services.TooLarge) as exc:
@@ -79,11 +80,11 @@ class ValidationUploadForm(forms.Form):
 
 class ClusterHealthConfigForm(forms.ModelForm):
     secret = forms.CharField(required=False, widget=forms.PasswordInput(render_value=False),
-                             label="Password or bearer token",
-                             help_text="Write-only: leave blank to keep the one stored.")
+                             label=_("Password or bearer token"),
+                             help_text=_("Write-only: leave blank to keep the one stored."))
 
-    pull_url = forms.URLField(required=False, assume_scheme="https", label="Prometheus endpoint",
-                              help_text="Base URL; /api/v1/query is appended (for AMP: the workspace URL).")
+    pull_url = forms.URLField(required=False, assume_scheme="https", label=_("Prometheus endpoint"),
+                              help_text=_("Base URL; /api/v1/query is appended (for AMP: the workspace URL)."))
 
     class Meta:
         model = ClusterHealthConfig

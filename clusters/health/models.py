@@ -13,6 +13,7 @@ from django.db import models
 from django.db.models.functions import Coalesce
 from django.urls import reverse
 from django.utils import timezone
+from django.utils.translation import gettext_lazy as _
 
 from clusters.health.choices import COLLECTIVE_CHOICES, AuthKind, RunVerdict, Source
 from portal.querysets import RestrictedQuerySet
@@ -31,18 +32,18 @@ class ClusterHealthConfig(models.Model):
 
     cluster = models.OneToOneField("clusters.Cluster", on_delete=models.CASCADE, related_name="health_config")
     token_hash = models.CharField(max_length=64, blank=True)
-    token_hint = models.CharField(max_length=12, blank=True, help_text="The token's first characters, to recognise it.")
+    token_hint = models.CharField(max_length=12, blank=True, help_text=_("The token's first characters, to recognise it."))
     token_rotated_at = models.DateTimeField(null=True, blank=True)
     pull_enabled = models.BooleanField(default=False)
-    pull_url = models.URLField(blank=True, help_text="Prometheus-compatible base URL; /api/v1/query is appended.")
+    pull_url = models.URLField(blank=True, help_text=_("Prometheus-compatible base URL; /api/v1/query is appended."))
     auth_kind = models.CharField(max_length=8, choices=AuthKind.choices, default=AuthKind.NONE)
     username = models.CharField(max_length=200, blank=True)
-    secret = models.CharField(max_length=500, blank=True, help_text="Password or bearer token; never shown again.")
-    aws_region = models.CharField(max_length=32, blank=True, help_text="AMP workspace region (SigV4).")
+    secret = models.CharField(max_length=500, blank=True, help_text=_("Password or bearer token; never shown again."))
+    aws_region = models.CharField(max_length=32, blank=True, help_text=_("AMP workspace region (SigV4)."))
     last_pull_at = models.DateTimeField(null=True, blank=True)
-    last_pull_error = models.TextField(blank=True, help_text="The portal's own sentence; never the endpoint's text.")
+    last_pull_error = models.TextField(blank=True, help_text=_("The portal's own sentence; never the endpoint's text."))
     last_pull_status = models.PositiveSmallIntegerField(null=True, blank=True,
-                                                        help_text="HTTP status of the last pull, when it got one.")
+                                                        help_text=_("HTTP status of the last pull, when it got one."))
     updated = models.DateTimeField(auto_now=True)
 
     objects = RestrictedQuerySet.as_manager()
@@ -112,8 +113,8 @@ class HealthReport(models.Model):
     nodes_reboot = models.PositiveIntegerField(default=0)
     nodes_replace = models.PositiveIntegerField(default=0)
     fault_count = models.PositiveIntegerField(default=0)
-    summary = models.JSONField(default=dict, help_text="The summary without its node list (nodes are NodeHealth rows).")
-    state = models.JSONField(default=dict, help_text="Counter baselines for the next report.")
+    summary = models.JSONField(default=dict, help_text=_("The summary without its node list (nodes are NodeHealth rows)."))
+    state = models.JSONField(default=dict, help_text=_("Counter baselines for the next report."))
 
     objects = RestrictedQuerySet.as_manager()
 
@@ -159,7 +160,7 @@ class NodeHealth(models.Model):
     figures = models.JSONField(default=dict)
     hostname = models.CharField(max_length=255)
     verdict = models.CharField(max_length=12, choices=NodeVerdict.choices)
-    rank = models.PositiveSmallIntegerField(help_text="Severity of the verdict, 0 = healthy.")
+    rank = models.PositiveSmallIntegerField(help_text=_("Severity of the verdict, 0 = healthy."))
     reasons = models.JSONField(default=list)
     expected_gpus = models.PositiveSmallIntegerField(null=True, blank=True)
     gpus_seen = models.PositiveSmallIntegerField(default=0)
@@ -197,8 +198,8 @@ class GpuFault(models.Model):
 
     cluster = models.ForeignKey("clusters.Cluster", on_delete=models.CASCADE, related_name="gpu_faults")
     hostname = models.CharField(max_length=255)
-    gpu = models.CharField(max_length=32, blank=True, help_text="GPU index, blank for EFA and node faults.")
-    device = models.CharField(max_length=64, blank=True, help_text="EFA device.")
+    gpu = models.CharField(max_length=32, blank=True, help_text=_("GPU index, blank for EFA and node faults."))
+    device = models.CharField(max_length=64, blank=True, help_text=_("EFA device."))
     uuid = models.CharField(max_length=80, blank=True)
     kind = models.CharField(max_length=40)
     xid = models.PositiveIntegerField(null=True, blank=True)
@@ -219,7 +220,7 @@ class GpuFault(models.Model):
     last_report = models.ForeignKey(HealthReport, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
     interaction = models.ForeignKey(
         "workloads.Interaction", null=True, blank=True, on_delete=models.SET_NULL, related_name="gpu_faults",
-        help_text="The support interaction that follows this fault (same organization as the cluster).",
+        help_text=_("The support interaction that follows this fault (same organization as the cluster)."),
     )
 
     objects = RestrictedQuerySet.as_manager()
@@ -301,9 +302,9 @@ class ValidationRun(models.Model):
     ofi_version = models.CharField(max_length=64, blank=True)
     verdict = models.CharField(max_length=4, choices=RunVerdict.choices, db_index=True)
     diagnosis = models.TextField(blank=True)
-    result = models.JSONField(default=dict, help_text="Everything else the parser read (header, footer, notes).")
-    notes = models.TextField(blank=True, help_text="What was run, by whom, why.")
-    raw_text = models.TextField(blank=True, help_text="The uploaded text, cut at HEALTH_VALIDATION_RAW_MAX characters.")
+    result = models.JSONField(default=dict, help_text=_("Everything else the parser read (header, footer, notes)."))
+    notes = models.TextField(blank=True, help_text=_("What was run, by whom, why."))
+    raw_text = models.TextField(blank=True, help_text=_("The uploaded text, cut at HEALTH_VALIDATION_RAW_MAX characters."))
     raw_truncated = models.BooleanField(default=False)
 
     objects = RestrictedQuerySet.as_manager()
@@ -337,7 +338,7 @@ class ClusterHealthState(models.Model):
     open_faults = models.PositiveIntegerField(default=0)
     critical_faults = models.PositiveIntegerField(default=0)
     oldest_seen = models.DateTimeField(null=True)
-    totals = models.JSONField(default=dict, help_text="Node counts per verdict and the panels, summed over nodes.")
+    totals = models.JSONField(default=dict, help_text=_("Node counts per verdict and the panels, summed over nodes."))
     state = models.JSONField(default=dict)
     updated = models.DateTimeField(auto_now=True)
 
@@ -351,11 +352,11 @@ class ClusterHealthState(models.Model):
 
 
 class PushStatus(models.TextChoices):
-    PENDING = "pending", "Pending"
-    PROCESSING = "processing", "Processing"
-    DONE = "done", "Done"
-    FAILED = "failed", "Failed"
-    SUPERSEDED = "superseded", "Superseded"
+    PENDING = "pending", _("Pending")
+    PROCESSING = "processing", _("Processing")
+    DONE = "done", _("Done")
+    FAILED = "failed", _("Failed")
+    SUPERSEDED = "superseded", _("Superseded")
 
 
 class HealthPush(models.Model):
@@ -366,10 +367,10 @@ class HealthPush(models.Model):
     cluster = models.ForeignKey("clusters.Cluster", on_delete=models.CASCADE, related_name="health_pushes")
     received_at = models.DateTimeField(default=timezone.now)
     status = models.CharField(max_length=12, choices=PushStatus.choices, default=PushStatus.PENDING)
-    body = models.CharField(max_length=255, blank=True, help_text="Path of the gzip body under MEDIA_ROOT.")
+    body = models.CharField(max_length=255, blank=True, help_text=_("Path of the gzip body under MEDIA_ROOT."))
     compressed_bytes = models.PositiveBigIntegerField(default=0)
     text_bytes = models.PositiveBigIntegerField(default=0)
-    scope = models.CharField(max_length=8, default="nodes", help_text="full: the whole cluster; nodes: the nodes in it.")
+    scope = models.CharField(max_length=8, default="nodes", help_text=_("full: the whole cluster; nodes: the nodes in it."))
     declared_nodes = models.JSONField(default=list, blank=True)
     dispatched_at = models.DateTimeField(null=True, blank=True)
     started_at = models.DateTimeField(null=True, blank=True)

@@ -2,13 +2,14 @@
 from __future__ import annotations
 
 from django import forms
+from django.utils.translation import gettext_lazy as _
 
 from clusters.remediation.choices import AUTOMATIC_CHOICES, ActionKind
 from clusters.remediation.models import RemediationPolicy
 
 
 class ProposeForm(forms.Form):
-    nodes = forms.MultipleChoiceField(choices=(), help_text="Nodes as the health reports name them.")
+    nodes = forms.MultipleChoiceField(choices=(), help_text=_("Nodes as the health reports name them."))
     kind = forms.ChoiceField(choices=ActionKind.choices)
     reason = forms.CharField(required=False, max_length=2000, widget=forms.Textarea(attrs={"rows": 2}))
 
@@ -34,5 +35,5 @@ class RemediationPolicyForm(forms.ModelForm):
     def clean_max_nodes(self):
         value = self.cleaned_data["max_nodes"]
         if not 1 <= value <= 1000:
-            raise forms.ValidationError("Between 1 and 1000 (the portal also keeps it under 10 % of each cluster).")
+            raise forms.ValidationError(_("Between 1 and 1000 (the portal also keeps it under 10 % of each cluster)."))
         return value

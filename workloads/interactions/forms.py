@@ -7,6 +7,7 @@ from urllib.parse import unquote
 from django import forms
 from django.contrib.auth import get_user_model
 from django.core.validators import MaxLengthValidator
+from django.utils.translation import gettext_lazy as _
 
 from portal import access
 from portal.choices import MembershipRole
@@ -135,18 +136,18 @@ class InteractionForm(forms.ModelForm):
 
 
 class CommentForm(forms.Form):
-    body = forms.CharField(label="Comment", widget=forms.Textarea(attrs={"rows": 3}), max_length=20000)
+    body = forms.CharField(label=_("Comment"), widget=forms.Textarea(attrs={"rows": 3}), max_length=20000)
     internal = forms.BooleanField(
-        label="Internal (lead SAs and program managers only)", required=False, initial=False
+        label=_("Internal (lead SAs and program managers only)"), required=False, initial=False
     )
 
 
 class EscalateForm(forms.Form):
     target = forms.ModelChoiceField(
-        queryset=None, required=False, to_field_name="slug", label="Escalate to",
-        help_text="The team that should answer; the account manager triages when none is chosen.",
+        queryset=None, required=False, to_field_name="slug", label=_("Escalate to"),
+        help_text=_("The team that should answer; the account manager triages when none is chosen."),
     )
-    reason = forms.CharField(label="Question for the team", widget=forms.Textarea(attrs={"rows": 3}),
+    reason = forms.CharField(label=_("Question for the team"), widget=forms.Textarea(attrs={"rows": 3}),
                              max_length=5000)
 
     def __init__(self, *args, **kwargs):

@@ -10,6 +10,7 @@ from django.core.validators import RegexValidator
 from django.db import models
 from django.urls import reverse
 from django.utils import timezone
+from django.utils.translation import gettext_lazy as _
 
 from portal.choices import Visibility
 from portal.querysets import RestrictedQuerySet
@@ -23,7 +24,7 @@ FUTURE_TOLERANCE = timedelta(days=1)
 
 def not_far_future(value) -> None:
     if value and value > timezone.now() + FUTURE_TOLERANCE:
-        raise ValidationError("An interaction cannot have happened more than a day from now.")
+        raise ValidationError(_("An interaction cannot have happened more than a day from now."))
 
 
 class ChallengeTag(models.Model):
@@ -58,11 +59,11 @@ class Interaction(models.Model):
     organization = models.ForeignKey("portal.Organization", on_delete=models.CASCADE, related_name="interactions")
     workload = models.ForeignKey(
         "workloads.Workload", null=True, blank=True, on_delete=models.SET_NULL, related_name="interactions",
-        help_text="The workload this is about, if any.",
+        help_text=_("The workload this is about, if any."),
     )
     kind = models.CharField(max_length=16, choices=InteractionKind.choices, default=InteractionKind.MEETING)
     summary = models.CharField(max_length=200)
-    body = models.TextField(blank=True, help_text="Markdown.")
+    body = models.TextField(blank=True, help_text=_("Markdown."))
     occurred_at = models.DateTimeField(default=timezone.now, validators=[not_far_future])
     status = models.CharField(max_length=16, choices=InteractionStatus.choices, default=InteractionStatus.OPEN)
     severity = models.CharField(max_length=16, choices=Severity.choices, default=Severity.NORMAL)
@@ -163,8 +164,8 @@ class InteractionComment(models.Model):
     body = models.TextField(blank=True)
     old_value = models.CharField(max_length=200, blank=True)
     new_value = models.CharField(max_length=200, blank=True)
-    internal = models.BooleanField(default=False, help_text="Internal entries are never shown to customers.")
-    external_id = models.CharField(max_length=200, blank=True, help_text="Identity of a synced AWS communication.")
+    internal = models.BooleanField(default=False, help_text=_("Internal entries are never shown to customers."))
+    external_id = models.CharField(max_length=200, blank=True, help_text=_("Identity of a synced AWS communication."))
     created = models.DateTimeField(default=timezone.now)
 
     objects = RestrictedQuerySet.as_manager()

@@ -9,6 +9,7 @@ from django.core.validators import RegexValidator
 from django.db import models, transaction
 from django.urls import reverse
 from django.utils import timezone
+from django.utils.translation import gettext_lazy as _
 from simple_history.models import HistoricalRecords
 
 from portal import locks
@@ -115,7 +116,7 @@ class CapacityReservation(DatedCapacityMixin, models.Model):
     start = models.DateField()
     end = models.DateField()
     quota = models.ForeignKey(InstanceQuota, null=True, blank=True, on_delete=models.SET_NULL, related_name="reservations",
-                              help_text="The quota this reservation backs.")
+                              help_text=_("The quota this reservation backs."))
     notes = models.TextField(blank=True)
     created = models.DateTimeField(auto_now_add=True)
     updated = models.DateTimeField(auto_now=True)
@@ -168,14 +169,14 @@ class QuotaChangeRequest(models.Model):
 
     organization = models.ForeignKey("portal.Organization", on_delete=models.PROTECT, related_name="quota_requests")
     quota = models.ForeignKey(InstanceQuota, null=True, blank=True, on_delete=models.SET_NULL, related_name="change_requests",
-                              help_text="The quota to change; leave empty to ask for a new quota.")
+                              help_text=_("The quota to change; leave empty to ask for a new quota."))
     instance_type_name = models.CharField(max_length=32, blank=True, validators=[validators.validate_instance_type])
     region = models.CharField(max_length=32, blank=True, choices=REGION_CHOICES, validators=[validators.validate_region])
     current_count = models.PositiveIntegerField(default=0, editable=False)
     requested_count = models.PositiveIntegerField(validators=[validators.validate_positive],
-                                                  help_text="The total the quota should have.")
+                                                  help_text=_("The total the quota should have."))
     start = models.DateField(null=True, blank=True)
-    end = models.DateField(null=True, blank=True, help_text="For a change: leave empty to keep the quota's end date.")
+    end = models.DateField(null=True, blank=True, help_text=_("For a change: leave empty to keep the quota's end date."))
     justification = models.TextField()
     status = models.CharField(max_length=12, choices=RequestStatus.choices, default=RequestStatus.PENDING, db_index=True)
     requested_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")

@@ -8,6 +8,7 @@ from django.core.exceptions import ValidationError
 from django.core.validators import MaxValueValidator, MinValueValidator, RegexValidator
 from django.db import models
 from django.urls import reverse
+from django.utils.translation import gettext_lazy as _
 from simple_history.models import HistoricalRecords
 
 from portal.choices import MembershipRole
@@ -40,7 +41,7 @@ class Workload(models.Model):
     name = models.CharField(max_length=200)
     description = models.TextField(blank=True)
     # Model
-    model_family = models.CharField(max_length=100, blank=True, help_text="For example Llama 3.1, Qwen2.5, own architecture.")
+    model_family = models.CharField(max_length=100, blank=True, help_text=_("For example Llama 3.1, Qwen2.5, own architecture."))
     architecture = models.CharField(max_length=20, choices=Architecture.choices, default=Architecture.DENSE)
     architecture_other = models.CharField("other architecture", max_length=100, blank=True)
     parameters_billions = models.DecimalField(
@@ -48,7 +49,7 @@ class Workload(models.Model):
         validators=[MinValueValidator(Decimal("0.01")), MaxValueValidator(Decimal("100000"))],
     )
     modality = models.CharField(max_length=20, choices=Modality.choices, default=Modality.TEXT)
-    target_languages = models.JSONField(default=list, blank=True, help_text="Language codes, e.g. ja, en.")
+    target_languages = models.JSONField(default=list, blank=True, help_text=_("Language codes, e.g. ja, en."))
     training_stage = models.CharField(max_length=24, choices=TrainingStage.choices, default=TrainingStage.PRETRAINING)
     # Software
     frameworks = models.JSONField(default=list, blank=True)
@@ -68,14 +69,14 @@ class Workload(models.Model):
     s3_prefix = models.CharField("S3 prefix", max_length=500, blank=True)
     data_repository_path = models.CharField(
         "data repository association path", max_length=200, blank=True,
-        help_text="The Lustre path linked to the S3 bucket and prefix, e.g. /data.",
+        help_text=_("The Lustre path linked to the S3 bucket and prefix, e.g. /data."),
     )
     openzfs_home_gib = models.PositiveIntegerField("FSx for OpenZFS /home (GiB)", null=True, blank=True)
     # Program
     status = models.CharField(max_length=16, choices=WorkloadStatus.choices, default=WorkloadStatus.PLANNING, db_index=True)
     lead_sa = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="led_workloads",
-        verbose_name="lead SA",
+        verbose_name=_("lead SA"),
     )
     created = models.DateTimeField(auto_now_add=True)
     updated = models.DateTimeField(auto_now=True)

@@ -9,6 +9,7 @@ from django.core.validators import MinValueValidator
 from django.db import models
 from django.urls import reverse
 from django.utils import timezone
+from django.utils.translation import gettext_lazy as _
 
 from portal.engagement.choices import MilestoneKind, Modality
 from portal.engagement.models.cycle import cycle_field
@@ -17,7 +18,7 @@ from portal.querysets import RestrictedQuerySet
 
 def not_in_future(value) -> None:
     if value and value > timezone.localdate():
-        raise ValidationError("A milestone is recorded once it is reached, not planned.")
+        raise ValidationError(_("A milestone is recorded once it is reached, not planned."))
 
 
 class Milestone(models.Model):
@@ -61,7 +62,7 @@ class TrainedModel(models.Model):
         "training tokens (billions)", max_digits=10, decimal_places=1, null=True, blank=True,
         validators=[MinValueValidator(Decimal("0.1"))],
     )
-    instance_type = models.CharField(max_length=32, help_text="e.g. p5.48xlarge, trn1.32xlarge")
+    instance_type = models.CharField(max_length=32, help_text=_("e.g. p5.48xlarge, trn1.32xlarge"))
     instance_count = models.PositiveIntegerField(validators=[MinValueValidator(1)])
     release_url = models.URLField("release link", max_length=500, blank=True)
     released_on = models.DateField(null=True, blank=True, validators=[not_in_future])
