@@ -45,7 +45,7 @@ class OrderingFilter(django_filters.OrderingFilter):
     ``FILTERS_EMPTY_CHOICE_LABEL``)."""
 
     def __init__(self, *args, **kwargs):
-        kwargs.setdefault("empty_label", "Default order")
+        kwargs.setdefault("empty_label", _("Default order"))
         super().__init__(*args, **kwargs)
 
 

@@ -10,6 +10,7 @@ from django.core.exceptions import PermissionDenied
 from django.db import transaction
 from django.http import Http404, HttpResponse
 from django.shortcuts import redirect
+from django.utils.translation import gettext
 from django.views import generic
 
 from portal import access, submissions, versions
@@ -161,7 +162,7 @@ class ObjectEditView(RestrictedQuerysetMixin, HtmxTemplateMixin, generic.UpdateV
             self.object = obj
             self.after_save(obj, created=created)
             submissions.record(self.request, obj)
-        messages.success(self.request, f"Saved {obj}.")
+        messages.success(self.request, gettext("Saved %(object)s.") % {"object": obj})
         if getattr(self.request, "htmx", False):
             response = HttpResponse(status=204)
             response["HX-Location"] = self.get_success_url()

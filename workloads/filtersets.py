@@ -32,7 +32,7 @@ class InstanceTypeFilter(django_filters.CharFilter):
     """Matches the EC2 name and its ml.-prefixed SageMaker twin."""
 
     def __init__(self, *args, **kwargs):
-        kwargs.setdefault("label", "Instance type")
+        kwargs.setdefault("label", _("Instance type"))
         super().__init__(*args, **kwargs)
 
     def filter(self, qs, value):

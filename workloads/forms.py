@@ -4,6 +4,8 @@ from __future__ import annotations
 from django import forms
 from django.contrib.auth import get_user_model
 from django.core.exceptions import NON_FIELD_ERRORS, ValidationError
+from django.utils.text import format_lazy
+from django.utils.translation import gettext
 from django.utils.translation import gettext_lazy as _
 
 from portal import access
@@ -22,9 +24,9 @@ class ComponentListField(forms.CharField):
     def __init__(self, vocabulary: dict[str, str], **kwargs):
         self.vocabulary = vocabulary
         kwargs.setdefault("required", False)
-        kwargs.setdefault("help_text", "One per line: name and version, e.g. \u201c"
-                          + next(iter(vocabulary)) + " 1.0\u201d. Known names: " + ", ".join(vocabulary)
-                          + ". For anything else: other:Name version.")
+        kwargs.setdefault("help_text", format_lazy(_("One per line: name and version, e.g. \u201c{example} 1.0\u201d. "
+                                                     "Known names: {names}. For anything else: other:Name version."),
+                                                   example=next(iter(vocabulary)), names=", ".join(vocabulary)))
         super().__init__(**kwargs)
 
     def prepare_value(self, value):
@@ -49,7 +51,8 @@ class ComponentListField(forms.CharField):
             if name.lower().startswith("other:"):
                 item = {"name": "other", "label": name[6:].strip(), "version": version.strip()}
             if item["name"] not in self.vocabulary:
-                raise ValidationError(f"Line {n}: unknown name \u201c{name}\u201d. Use one of {', '.join(self.vocabulary)}.")
+                raise ValidationError(gettext("Line %(n)s: unknown name \u201c%(name)s\u201d. Use one of %(names)s.")
+                                      % {"n": n, "name": name, "names": ", ".join(self.vocabulary)})
             items.append(item)
         return items
 
@@ -73,7 +76,7 @@ class ModelCleanErrorsMixin:
                 old = self.fields[name]
                 self.fields[name] = forms.IntegerField(
                     label=old.label, help_text=old.help_text, required=old.required, min_value=1,
-                    error_messages={"min_value": "Must be at least 1."},
+                    error_messages={"min_value": _("Must be at least 1.")},
                 )
 
     def _update_errors(self, errors):
@@ -184,5 +187,5 @@ class QuotaChangeRequestForm(ModelCleanErrorsMixin, forms.ModelForm):
 
 
 class DecisionForm(forms.Form):
-    decision = forms.ChoiceField(choices=[("approve", "Approve"), ("reject", "Reject")], widget=forms.RadioSelect)
+    decision = forms.ChoiceField(choices=[("approve", _("Approve")), ("reject", _("Reject"))], widget=forms.RadioSelect)
     comment = forms.CharField(widget=forms.Textarea(attrs={"rows": 3}), required=False)

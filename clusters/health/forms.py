@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from django import forms
 from django.conf import settings
+from django.utils.translation import gettext
 from django.utils.translation import gettext_lazy as _
 
 from clusters.health import nccl, prometheus_pull, services
@@ -47,7 +48,7 @@ class ValidationUploadForm(forms.Form):
         if upload:
             limit = settings.HEALTH_VALIDATION_MAX_BYTES
             if upload.size > limit:
-                self.add_error("file", f"The file is over {limit:,} bytes.")
+                self.add_error("file", gettext("The file is over %(limit)s bytes.") % {"limit": f"{limit:,}"})
                 return data
             self.raw = upload.read()
         elif text:
@@ -112,18 +113,19 @@ class ClusterHealthConfigForm(forms.ModelForm):
             data["secret"] = ""
             self._secret_dropped = bool(self.instance.secret)
         if kind == AuthKind.SIGV4 and data.get("pull_url") and prometheus_pull.amp_region(data["pull_url"]) is None:
-            self.add_error("pull_url", "SigV4 signing is only for Amazon Managed Prometheus workspace URLs "
-                                       "(https://aps-workspaces.<region>.amazonaws.com/workspaces/<id>).")
+            self.add_error("pull_url", gettext("SigV4 signing is only for Amazon Managed Prometheus workspace URLs "
+                                               "(https://aps-workspaces.<region>.amazonaws.com/workspaces/<id>)."))
         if data.get("pull_enabled") and not data.get("pull_url"):
-            self.add_error("pull_url", "Give the Prometheus endpoint to pull from.")
+            self.add_error("pull_url", gettext("Give the Prometheus endpoint to pull from."))
         if kind == AuthKind.BASIC and not data.get("username"):
-            self.add_error("username", "Basic auth needs a user name.")
+            self.add_error("username", gettext("Basic auth needs a user name."))
         if kind in (AuthKind.BASIC, AuthKind.BEARER) and not data.get("secret"):
-            self.add_error("secret", "Give the secret again: the stored one is kept only for the same endpoint "
-                                     "and auth kind." if getattr(self, "_secret_dropped", False)
-                           else "This auth kind needs a secret.")
+            self.add_error("secret", gettext("Give the secret again: the stored one is kept only for the same endpoint "
+                                             "and auth kind.") if getattr(self, "_secret_dropped", False)
+                           else gettext("This auth kind needs a secret."))
         if kind == AuthKind.SIGV4 and data.get("aws_region") not in REGION_CODES:
-            self.add_error("aws_region", "Give the AMP workspace's region, one of " + ", ".join(sorted(REGION_CODES)))
+            self.add_error("aws_region", gettext("Give the AMP workspace's region, one of %(regions)s")
+                           % {"regions": ", ".join(sorted(REGION_CODES))})
         return data
 
 
@@ -140,4 +142,4 @@ class GpuFaultLinkForm(forms.ModelForm):
         field = self.fields["interaction"]
         field.queryset = Interaction.objects.restrict(user, access.VIEW)
         field.required = False
-        field.error_messages["invalid_choice"] = "Pick one of the organization's interactions."
+        field.error_messages["invalid_choice"] = gettext("Pick one of the organization's interactions.")

@@ -13,6 +13,7 @@ from django.db.models.functions import Coalesce
 from django.shortcuts import get_object_or_404, redirect, render
 from django.utils import timezone
 from django.utils.cache import add_never_cache_headers
+from django.utils.translation import gettext
 from django.views import View
 from django.views.generic import TemplateView
 
@@ -116,7 +117,7 @@ class GpuFaultLinkView(View):
         if form.is_valid():
             links.link(fault, form.cleaned_data["interaction"], request.user)
             if not request.htmx:
-                messages.success(request, "Linked the fault." if fault.interaction_id else "Unlinked the fault.")
+                messages.success(request, gettext("Linked the fault.") if fault.interaction_id else gettext("Unlinked the fault."))
                 return redirect("health:cluster_health", pk=fault.cluster_id)
         else:
             fault.refresh_from_db(fields=["interaction"])  # the table shows what is saved
@@ -176,7 +177,7 @@ class ClusterHealthSettingsView(View):
             versions.add_field(again, stored)
             return render(request, self.template_name, {"cluster": cluster, "config": stored, "form": again,
                                                         "version_conflict": changes}, status=409)
-        messages.success(request, "Saved the health ingestion settings.")
+        messages.success(request, gettext("Saved the health ingestion settings."))
         return redirect("health:cluster_health_settings", pk=cluster.pk)
 
 
@@ -310,7 +311,7 @@ class ValidationRunCreateView(View):
             run = services.store_validation(cluster, form.raw, form.result, user=request.user,
                                             notes=form.cleaned_data.get("notes", ""))
             submissions.record(request, run)
-        messages.success(request, f"Validation run stored: {run.get_verdict_display()}.")
+        messages.success(request, gettext("Validation run stored: %(verdict)s.") % {"verdict": run.get_verdict_display()})
         return redirect(run.get_absolute_url())
 
 

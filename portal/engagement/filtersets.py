@@ -15,7 +15,7 @@ class OpenOrClosed(forms.NullBooleanSelect):
 
     def __init__(self, attrs=None):
         super().__init__(attrs)
-        self.choices = [("unknown", "Any"), ("true", "Open"), ("false", "Closed")]
+        self.choices = [("unknown", _("Any")), ("true", _("Open")), ("false", _("Closed"))]
 
 
 def _only_a_specialist(user) -> bool:

@@ -6,6 +6,7 @@ from django.contrib import messages
 from django.core.exceptions import PermissionDenied
 from django.db import transaction
 from django.shortcuts import get_object_or_404, redirect
+from django.utils.translation import gettext
 from django.views import View
 
 from portal import access, submissions
@@ -71,7 +72,7 @@ class EscalationTransitionView(View):
             raise PermissionDenied("You may view this escalation but not change it.")
         form = TransitionForm(request.POST)
         if not form.is_valid():
-            messages.error(request, "The answer is too long.")
+            messages.error(request, gettext("The answer is too long."))
             return redirect(escalation.get_absolute_url())
         try:
             with transaction.atomic():
@@ -83,5 +84,5 @@ class EscalationTransitionView(View):
             messages.error(request, str(exc))
             return redirect(escalation.get_absolute_url())
         submissions.record(request, escalation)
-        messages.success(request, f"Escalation {escalation.get_state_display().lower()}.")
+        messages.success(request, gettext("Escalation %(state)s.") % {"state": escalation.get_state_display().lower()})
         return redirect(escalation.get_absolute_url())

@@ -7,6 +7,8 @@ from django.contrib import messages
 from django.core.exceptions import PermissionDenied
 from django.shortcuts import get_object_or_404, redirect, render
 from django.utils import timezone
+from django.utils.translation import gettext
+from django.utils.translation import gettext_lazy as _
 from django.views import View
 
 from portal import access, submissions
@@ -90,12 +92,12 @@ def cycle_report_csv(request, pk: int):
 
 
 class StartNextForm(forms.Form):
-    name = forms.CharField(max_length=100, required=False, help_text="Empty: “Cycle <number>”.")
+    name = forms.CharField(max_length=100, required=False, help_text=_("Empty: “Cycle <number>”."))
     starts_on = forms.DateField(required=False, widget=forms.DateInput(attrs={"type": "date"}),
-                                help_text="Empty: today. A later day schedules the switch for that day.")
+                                help_text=_("Empty: today. A later day schedules the switch for that day."))
     continuing = forms.ModelMultipleChoiceField(queryset=Organization.objects.none(),
                                                 widget=forms.CheckboxSelectMultiple,
-                                                label="Organizations that continue")
+                                                label=_("Organizations that continue"))
 
     def __init__(self, *args, cycle=None, **kwargs):
         super().__init__(*args, **kwargs)
@@ -143,8 +145,9 @@ class StartNextCycleView(View):
             return self._render(form, status=400)
         submissions.record(request, nxt)
         if nxt.status == CycleStatus.ACTIVE:
-            messages.success(request, f"{nxt.name} started; {self.current.name} is archived.")
+            messages.success(request, gettext("%(next)s started; %(current)s is archived.")
+                             % {"next": nxt.name, "current": self.current.name})
         else:
-            messages.success(request, f"{nxt.name} starts on {nxt.starts_on:%Y-%m-%d}; "
-                                      f"{self.current.name} stays active until then.")
+            messages.success(request, gettext("%(next)s starts on %(day)s; %(current)s stays active until then.")
+                             % {"next": nxt.name, "day": f"{nxt.starts_on:%Y-%m-%d}", "current": self.current.name})
         return redirect(nxt.get_absolute_url())

@@ -5,6 +5,7 @@ from __future__ import annotations
 from django.contrib import messages
 from django.core.exceptions import PermissionDenied
 from django.shortcuts import get_object_or_404, redirect, render
+from django.utils.translation import gettext
 from django.views import View
 from django.views.generic import TemplateView
 
@@ -73,7 +74,8 @@ class OutcomesView(View):
         except versions.Stale as stale:
             return self.conflict(form, stale)
         submissions.record(request, self.organization)
-        messages.success(request, "Milestones saved." + (f" Reached: {', '.join(reached)}." if reached else ""))
+        messages.success(request, gettext("Milestones saved.") + (gettext(" Reached: %(milestones)s.")
+                                                                   % {"milestones": ", ".join(str(m) for m in reached)} if reached else ""))
         return redirect("engagement:outcomes", slug=self.organization.slug)
 
 

@@ -10,6 +10,7 @@ from django.db import transaction
 from django.http import Http404, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.utils import timezone
+from django.utils.translation import gettext
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from portal import access, submissions
@@ -113,12 +114,12 @@ def review_freeze(request):
         if notes.strip() and access.can(request.user, access.CHANGE, exc.review):
             services.append_notes(exc.review, notes)
             submissions.record(request, exc.review)
-            messages.warning(request, f"{exc} Your notes were added to it.")
+            messages.warning(request, gettext("%(refusal)s Your notes were added to it.") % {"refusal": exc})
         else:
             messages.error(request, str(exc))
         return _after_freeze(request, exc.review.get_absolute_url())
     submissions.record(request, review)
-    messages.success(request, f"Froze the week of {review.week_start:%Y-%m-%d}.")
+    messages.success(request, gettext("Froze the week of %(week)s.") % {"week": f"{review.week_start:%Y-%m-%d}"})
     return _after_freeze(request, review.get_absolute_url())
 
 
@@ -179,7 +180,7 @@ def review_notes(request, pk: int):
         ctx.update(notes_form=form, item_form=ActionItemForm(), can_change=True)
         return render(request, "review/review_detail.html", ctx, status=400)
     form.save()
-    messages.success(request, "Notes saved.")
+    messages.success(request, gettext("Notes saved."))
     return redirect(review.get_absolute_url())
 
 
@@ -197,7 +198,7 @@ def actionitem_add(request, pk: int):
         item.review = review
         item.save()
         submissions.record(request, item, location=review.get_absolute_url())
-    messages.success(request, f"Added “{item.title}”.")
+    messages.success(request, gettext("Added “%(title)s”.") % {"title": item.title})
     return redirect(review.get_absolute_url())
 
 

@@ -25,7 +25,7 @@ class OpenSelect(forms.NullBooleanSelect):
 
     def __init__(self, attrs=None):
         super().__init__(attrs)
-        self.choices = [("unknown", "Any"), ("true", "Open"), ("false", "Resolved")]
+        self.choices = [("unknown", _("Any")), ("true", _("Open")), ("false", _("Resolved"))]
 
 
 def _owners(request):

@@ -7,6 +7,7 @@ from urllib.parse import unquote
 from django import forms
 from django.contrib.auth import get_user_model
 from django.core.validators import MaxLengthValidator
+from django.utils.translation import gettext
 from django.utils.translation import gettext_lazy as _
 
 from portal import access
@@ -19,7 +20,7 @@ from workloads.models import ChallengeTag, EnablementAttendance, EnablementSessi
 class TagChoiceField(forms.ModelMultipleChoiceField):
     """Tags by slug, so an unknown one is named in the error."""
 
-    default_error_messages = {"invalid_choice": "Unknown challenge tag “%(value)s”: pick one of the taxonomy."}
+    default_error_messages = {"invalid_choice": _("Unknown challenge tag “%(value)s”: pick one of the taxonomy.")}
 
     def __init__(self, **kwargs):
         super().__init__(ChallengeTag.objects.all(), to_field_name="slug", required=False,
@@ -83,7 +84,7 @@ class InteractionForm(forms.ModelForm):
         for name in ("owner", "watchers"):
             self.fields[name].label_from_instance = lambda u: u.display_name
         self.fields["support_case_id"].help_text = (
-            f"The case id ({CASE_ID_FORMAT}), or the case page's URL that contains it.")
+            gettext("The case id (%(format)s), or the case page's URL that contains it.") % {"format": CASE_ID_FORMAT})
         case = self.fields["support_case_id"]  # a pasted URL is longer than the id it holds: no length limit here
         case.max_length = None
         case.validators = [v for v in case.validators if not isinstance(v, MaxLengthValidator)]
@@ -101,9 +102,10 @@ class InteractionForm(forms.ModelForm):
         display = DISPLAY_ID_IN_TEXT.search(unquote(raw))
         if display:
             raise forms.ValidationError(
-                f"{display.group(1)} is the case's display id. Paste its case id instead: the “Case ID” on the "
-                "case page in the Support Center, starting with case-.")
-        raise forms.ValidationError(f"Expected {CASE_ID_FORMAT}. No AWS support case id in “{raw[:80]}”.")
+                gettext("%(display)s is the case's display id. Paste its case id instead: the “Case ID” on the "
+                        "case page in the Support Center, starting with case-.") % {"display": display.group(1)})
+        raise forms.ValidationError(gettext("Expected %(format)s. No AWS support case id in “%(text)s”.")
+                                    % {"format": CASE_ID_FORMAT, "text": raw[:80]})
 
     def _organization_id(self) -> int | None:
         """The organization the form is about: the instance's, the one posted, or the one it was opened for."""
@@ -123,15 +125,16 @@ class InteractionForm(forms.ModelForm):
         if org is not None and owner is not None and not owner.memberships.filter(
             organization=org, role=MembershipRole.LEAD_SA
         ).exists():
-            self.add_error("owner", "The owner must be a lead SA of the organization.")
+            self.add_error("owner", gettext("The owner must be a lead SA of the organization."))
         workload = data.get("workload")
         if org is not None and workload is not None and workload.organization_id != org.pk:
-            self.add_error("workload", f"{workload} is not a workload of {org.name}.")
+            self.add_error("workload", gettext("%(workload)s is not a workload of %(org)s.") % {"workload": workload, "org": org.name})
         watchers = data.get("watchers") or []
         if org is not None and watchers:
             outside = [w.display_name for w in watchers if not w.memberships.filter(organization=org).exists()]
             if outside:
-                self.add_error("watchers", f"Not members of {org.name}: {', '.join(outside)}.")
+                self.add_error("watchers", gettext("Not members of %(org)s: %(names)s.")
+                               % {"org": org.name, "names": ", ".join(outside)})
         return data
 
 

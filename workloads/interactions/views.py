@@ -7,6 +7,7 @@ from django.core.exceptions import PermissionDenied
 from django.db import transaction
 from django.http import HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
+from django.utils.translation import gettext
 from django.views import View
 from django.views.generic import TemplateView
 
@@ -188,7 +189,7 @@ class QuickLogView(View):
             services.created(obj, request.user)
             submissions.record(request, obj, location=self.organization.get_absolute_url())
         if not request.htmx:
-            messages.success(request, f"Logged {obj}.")
+            messages.success(request, gettext("Logged %(object)s.") % {"object": obj})
             return redirect(self.organization.get_absolute_url())
         return self.render_form(InteractionQuickForm(), saved=obj)
 
@@ -216,13 +217,13 @@ class CommentView(_InteractionAction):
             raise PermissionDenied("You may not comment here.")
         form = CommentForm(request.POST)
         if not form.is_valid():
-            messages.error(request, "The comment is empty or too long.")
+            messages.error(request, gettext("The comment is empty or too long."))
             return redirect(obj.get_absolute_url())
         internal = form.cleaned_data["internal"] and access.sees_internal(request.user, obj.organization_id)
         with transaction.atomic():
             entry = services.comment(obj, request.user, form.cleaned_data["body"], internal=internal)
             submissions.record(request, entry, location=obj.get_absolute_url() + "#history")
-        messages.success(request, "Comment added.")
+        messages.success(request, gettext("Comment added."))
         return redirect(obj.get_absolute_url() + "#history")
 
 
@@ -232,13 +233,13 @@ class EscalateView(_InteractionAction):
         self.require_change()
         form = EscalateForm(request.POST)
         if not form.is_valid():
-            messages.error(request, "Say why the interaction is escalated.")
+            messages.error(request, gettext("Say why the interaction is escalated."))
             return redirect(self.object.get_absolute_url())
         with transaction.atomic():
             escalation = services.escalate(self.object, request.user, form.cleaned_data["reason"],
                                            form.cleaned_data["target"])
             submissions.record(request, escalation)
-        messages.success(request, "Escalated.")
+        messages.success(request, gettext("Escalated."))
         return redirect(self.object.get_absolute_url())
 
 
@@ -246,13 +247,13 @@ class SyncView(_InteractionAction):
     def post(self, request, pk):
         self.require_change()
         if not self.object.support_case_id:
-            messages.error(request, "This interaction has no AWS support case id.")
+            messages.error(request, gettext("This interaction has no AWS support case id."))
         elif jobs.send(sync_case, self.object.pk):
-            messages.success(request, "Sync with AWS Support started; reload in a moment.")
+            messages.success(request, gettext("Sync with AWS Support started; reload in a moment."))
         else:
             # The periodic sync (every 15 minutes) of every open interaction with a case takes it then.
-            messages.warning(request, "The task queue is unreachable: the periodic sync of open cases takes it "
-                                      "once the queue is back.")
+            messages.warning(request, gettext("The task queue is unreachable: the periodic sync of open cases takes it "
+                                              "once the queue is back."))
         return redirect(self.object.get_absolute_url())
 
 

@@ -7,6 +7,7 @@ from django.db import transaction
 from django.db.models import Avg, Count, FloatField, IntegerField, OuterRef, Subquery
 from django.db.models.functions import Coalesce
 from django.shortcuts import get_object_or_404, redirect
+from django.utils.translation import gettext
 from django.views import View
 
 from portal import access, submissions, timeline, versions
@@ -110,7 +111,7 @@ class EnablementEditView(ObjectEditView):
                                     source=obj, actor=user)
             self.object = obj
             submissions.record(self.request, obj)
-        messages.success(self.request, f"Saved {obj}.")
+        messages.success(self.request, gettext("Saved %(object)s.") % {"object": obj})
         return redirect(obj.get_absolute_url())
 
 
@@ -127,7 +128,7 @@ class AttendanceAddView(View):
             raise PermissionDenied("You may not record attendance for this session.")
         if not form.is_valid():
             errors = "; ".join(f"{field}: {' '.join(errs)}" for field, errs in form.errors.items())
-            messages.error(request, f"Attendance not saved. {errors}")
+            messages.error(request, gettext("Attendance not saved. %(errors)s") % {"errors": errors})
             return redirect(session.get_absolute_url())
         with transaction.atomic():
             attendance = form.save(commit=False)
@@ -137,5 +138,5 @@ class AttendanceAddView(View):
                 raise PermissionDenied("You may not write for this organization.")
             attendance.save()
             submissions.record(request, attendance)
-        messages.success(request, f"Added {attendance.attendee}.")
+        messages.success(request, gettext("Added %(attendee)s.") % {"attendee": attendance.attendee})
         return redirect(session.get_absolute_url())

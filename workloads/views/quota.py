@@ -8,6 +8,7 @@ from django.core.exceptions import PermissionDenied, ValidationError
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.utils import timezone
+from django.utils.translation import gettext
 from django.views import View
 
 from portal import access, submissions
@@ -186,7 +187,8 @@ class ChangeRequestDecideView(View):
                 error = exc
             else:
                 submissions.record(request, req)
-                messages.success(request, f"Request {form.cleaned_data['decision']}d.")
+                messages.success(request, gettext("Request approved.") if form.cleaned_data["decision"] == "approve"
+                                 else gettext("Request rejected."))
                 return redirect(req.get_absolute_url())
         if error is not None:
             for message in error.messages:
