@@ -11,6 +11,7 @@ from django.core.validators import RegexValidator
 from django.db import models
 from django.urls import reverse
 from django.utils import timezone
+from django.utils.translation import gettext
 from django.utils.translation import gettext_lazy as _
 
 from portal.choices import REGION_CHOICES, MembershipRole, TimelineKind, Visibility
@@ -71,9 +72,9 @@ class Organization(models.Model):
 
     def clean(self) -> None:
         if self.role_arn and not ROLE_ARN_RE.match(self.role_arn):
-            raise ValidationError({"role_arn": "Expected arn:aws:iam::<12-digit account>:role/<name>."})
+            raise ValidationError({"role_arn": gettext("Expected arn:aws:iam::<12-digit account>:role/<name>.")})
         if self.role_arn and self.aws_account_id and f"::{self.aws_account_id}:" not in self.role_arn:
-            raise ValidationError({"role_arn": "The role must belong to the organization's AWS account."})
+            raise ValidationError({"role_arn": gettext("The role must belong to the organization's AWS account.")})
 
 
 class Membership(models.Model):

@@ -4,6 +4,7 @@ from __future__ import annotations
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.db import transaction
 from django.utils import timezone
+from django.utils.translation import gettext
 
 from portal import access, locks, timeline
 from portal.choices import TimelineKind
@@ -53,9 +54,9 @@ def decide(req: QuotaChangeRequest, user, approve: bool, comment: str = "") -> Q
         if approve:
             locks.quota(req.organization_id)
         if req.status != RequestStatus.PENDING:
-            raise ValidationError({"status": f"This request is already {req.get_status_display().lower()}."})
+            raise ValidationError({"status": gettext("This request is already %(status)s.") % {"status": req.get_status_display().lower()}})
         if not approve and not comment.strip():
-            raise ValidationError({"comment": "Say why the request is rejected."})
+            raise ValidationError({"comment": gettext("Say why the request is rejected.")})
         if approve:
             stale = stale_refusal(req)
             if stale:

@@ -8,6 +8,7 @@ from django.core.exceptions import ValidationError
 from django.db import models
 from django.urls import reverse
 from django.utils import timezone
+from django.utils.translation import gettext
 from django.utils.translation import gettext_lazy as _
 
 from portal.engagement.models.cycle import cycle_field
@@ -47,7 +48,7 @@ class WeeklyReview(models.Model):
 
     def clean(self) -> None:
         if self.week_start and self.week_start.weekday() != 0:
-            raise ValidationError({"week_start": "A review week starts on a Monday."})
+            raise ValidationError({"week_start": gettext("A review week starts on a Monday.")})
 
 
 class ActionItem(models.Model):

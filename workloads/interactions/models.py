@@ -10,6 +10,7 @@ from django.core.validators import RegexValidator
 from django.db import models
 from django.urls import reverse
 from django.utils import timezone
+from django.utils.translation import gettext
 from django.utils.translation import gettext_lazy as _
 
 from portal.choices import Visibility
@@ -76,7 +77,7 @@ class Interaction(models.Model):
         "AWS support case id",
         max_length=64,
         blank=True,
-        validators=[RegexValidator(SUPPORT_CASE_ID_RE, "Expected case-<account>-<year>-<16 characters>.")],
+        validators=[RegexValidator(SUPPORT_CASE_ID_RE, _("Expected case-<account>-<year>-<16 characters>."))],
     )
     resolution = models.TextField(blank=True)
     lesson = models.TextField("lesson learned", blank=True)
@@ -128,7 +129,7 @@ class Interaction(models.Model):
     def clean(self) -> None:
         super().clean()
         if self.workload_id and self.organization_id and self.workload.organization_id != self.organization_id:
-            raise ValidationError({"workload": "The workload belongs to another organization."})
+            raise ValidationError({"workload": gettext("The workload belongs to another organization.")})
 
     @property
     def is_open(self) -> bool:

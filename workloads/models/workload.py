@@ -8,6 +8,7 @@ from django.core.exceptions import ValidationError
 from django.core.validators import MaxValueValidator, MinValueValidator, RegexValidator
 from django.db import models
 from django.urls import reverse
+from django.utils.translation import gettext
 from django.utils.translation import gettext_lazy as _
 from simple_history.models import HistoricalRecords
 
@@ -65,7 +66,7 @@ class Workload(models.Model):
         "FSx for Lustre throughput", choices=FsxThroughput.choices, null=True, blank=True
     )
     s3_bucket = models.CharField("S3 bucket", max_length=63, blank=True,
-                                 validators=[RegexValidator(S3_BUCKET_RE, "Not a valid S3 bucket name.")])
+                                 validators=[RegexValidator(S3_BUCKET_RE, _("Not a valid S3 bucket name."))])
     s3_prefix = models.CharField("S3 prefix", max_length=500, blank=True)
     data_repository_path = models.CharField(
         "data repository association path", max_length=200, blank=True,
@@ -132,27 +133,28 @@ class Workload(models.Model):
                 add(field, exc.messages[0])
         langs = self.target_languages
         if not isinstance(langs, list) or any(code not in LANGUAGES for code in langs):
-            add("target_languages", f"Use language codes from: {', '.join(LANGUAGES)}.")
+            add("target_languages", gettext("Use language codes from: %(codes)s.") % {"codes": ", ".join(LANGUAGES)})
         if self.architecture == Architecture.OTHER and not self.architecture_other.strip():
-            add("architecture_other", "Name the architecture when it is 'other'.")
+            add("architecture_other", gettext("Name the architecture when it is 'other'."))
         if self.orchestrator == Orchestrator.OTHER and not self.orchestrator_other.strip():
-            add("orchestrator_other", "Name the orchestrator when it is 'other'.")
+            add("orchestrator_other", gettext("Name the orchestrator when it is 'other'."))
         if self.fsx_lustre_size_gib is not None:
             if self.fsx_lustre_size_gib <= 0 or self.fsx_lustre_size_gib % FSX_STEP_GIB:
-                add("fsx_lustre_size_gib", f"FSx for Lustre storage comes in steps of {FSX_STEP_GIB:,} GiB.")
+                add("fsx_lustre_size_gib",
+                    gettext("FSx for Lustre storage comes in steps of %(step)s GiB.") % {"step": f"{FSX_STEP_GIB:,}"})
             if self.fsx_lustre_throughput is None:
-                add("fsx_lustre_throughput", "Choose the throughput of the Lustre file system.")
+                add("fsx_lustre_throughput", gettext("Choose the throughput of the Lustre file system."))
         if self.data_repository_path:
             if not self.data_repository_path.startswith("/"):
-                add("data_repository_path", "A file system path starts with /.")
+                add("data_repository_path", gettext("A file system path starts with /."))
             if not self.s3_bucket:
-                add("s3_bucket", "A data repository association needs an S3 bucket.")
+                add("s3_bucket", gettext("A data repository association needs an S3 bucket."))
         if self.lead_sa_id and self.organization_id:
             from portal.models import Membership
 
             if not Membership.objects.filter(
                 user_id=self.lead_sa_id, organization_id=self.organization_id, role=MembershipRole.LEAD_SA
             ).exists():
-                add("lead_sa", "The lead SA must be a lead solutions architect of this organization.")
+                add("lead_sa", gettext("The lead SA must be a lead solutions architect of this organization."))
         if errors:
             raise ValidationError(errors)

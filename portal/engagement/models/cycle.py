@@ -6,6 +6,7 @@ from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.db import models
 from django.urls import reverse
+from django.utils.translation import gettext
 from django.utils.translation import gettext_lazy as _
 
 from portal.engagement.choices import CarryKind, CycleStatus
@@ -56,7 +57,7 @@ class Cycle(models.Model):
 
     def clean(self) -> None:
         if self.starts_on and self.ends_on and self.ends_on < self.starts_on:
-            raise ValidationError({"ends_on": "A cycle cannot end before it starts."})
+            raise ValidationError({"ends_on": gettext("A cycle cannot end before it starts.")})
 
     @property
     def is_archived(self) -> bool:

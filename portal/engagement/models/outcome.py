@@ -9,6 +9,7 @@ from django.core.validators import MinValueValidator
 from django.db import models
 from django.urls import reverse
 from django.utils import timezone
+from django.utils.translation import gettext
 from django.utils.translation import gettext_lazy as _
 
 from portal.engagement.choices import MilestoneKind, Modality
@@ -91,4 +92,4 @@ class TrainedModel(models.Model):
         from clusters import instance_types
 
         if self.instance_type and instance_types.find(self.instance_type) is None:
-            raise ValidationError({"instance_type": f"Unknown instance type “{self.instance_type}”."})
+            raise ValidationError({"instance_type": gettext("Unknown instance type “%(name)s”.") % {"name": self.instance_type}})
