@@ -5,6 +5,7 @@ import datetime
 
 from django.db import IntegrityError, transaction
 from django.utils import timezone
+from django.utils.translation import gettext
 
 from portal.review import figures
 from portal.review.models import ActionItem, WeeklyReview, week_start_of
@@ -13,8 +14,9 @@ from portal.review.models import ActionItem, WeeklyReview, week_start_of
 class AlreadyFrozen(Exception):
     def __init__(self, review: WeeklyReview):
         self.review = review
-        super().__init__(f"The week of {review.week_start:%Y-%m-%d} was already frozen on "
-                         f"{timezone.localtime(review.frozen_at):%Y-%m-%d %H:%M}; only its notes can change.")
+        super().__init__(gettext("The week of %(week)s was already frozen on %(frozen)s; only its notes can change.")
+                         % {"week": f"{review.week_start:%Y-%m-%d}",
+                            "frozen": f"{timezone.localtime(review.frozen_at):%Y-%m-%d %H:%M}"})
 
 
 def append_notes(review: WeeklyReview, notes: str) -> None:
