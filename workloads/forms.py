@@ -24,7 +24,7 @@ class ComponentListField(forms.CharField):
     def __init__(self, vocabulary: dict[str, str], **kwargs):
         self.vocabulary = vocabulary
         kwargs.setdefault("required", False)
-        kwargs.setdefault("help_text", format_lazy(_("One per line: name and version, e.g. \u201c{example} 1.0\u201d. "
+        kwargs.setdefault("help_text", format_lazy(_("One per line: name and version, e.g. “{example} 1.0”. "
                                                      "Known names: {names}. For anything else: other:Name version."),
                                                    example=next(iter(vocabulary)), names=", ".join(vocabulary)))
         super().__init__(**kwargs)
@@ -51,7 +51,7 @@ class ComponentListField(forms.CharField):
             if name.lower().startswith("other:"):
                 item = {"name": "other", "label": name[6:].strip(), "version": version.strip()}
             if item["name"] not in self.vocabulary:
-                raise ValidationError(gettext("Line %(n)s: unknown name \u201c%(name)s\u201d. Use one of %(names)s.")
+                raise ValidationError(gettext("Line %(n)s: unknown name “%(name)s”. Use one of %(names)s.")
                                       % {"n": n, "name": name, "names": ", ".join(self.vocabulary)})
             items.append(item)
         return items

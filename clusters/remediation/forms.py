@@ -35,5 +35,6 @@ class RemediationPolicyForm(forms.ModelForm):
     def clean_max_nodes(self):
         value = self.cleaned_data["max_nodes"]
         if not 1 <= value <= 1000:
+            # xgettext:no-python-format
             raise forms.ValidationError(_("Between 1 and 1000 (the portal also keeps it under 10 % of each cluster)."))
         return value

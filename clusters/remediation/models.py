@@ -37,6 +37,7 @@ class RemediationPolicy(models.Model):
     automatic_kinds = models.JSONField(default=list, blank=True,
                                        help_text=_("Fault kinds remediated automatically (choices.AUTOMATIC_RULES)."))
     max_nodes = models.PositiveSmallIntegerField(
+        # xgettext:no-python-format
         default=1, help_text=_("Nodes of one cluster in remediation at once (never more than 10 % of the cluster)."))
     cooldown_hours = models.PositiveSmallIntegerField(default=24, help_text=_("Hours between two actions on one node."))
     agreed_with = models.CharField(max_length=200, blank=True, help_text=_("The customer engineer who agreed."))

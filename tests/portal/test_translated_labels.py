@@ -1,0 +1,212 @@
+"""The Python labels in Japanese: vocabularies, model and form labels, filters, messages; and the Japanese
+catalogue itself (every entry translated, none fuzzy, the same placeholders as its English)."""
+from __future__ import annotations
+
+import inspect
+from io import StringIO
+
+import pytest
+from django.apps import apps
+from django.core.management import call_command
+from django.db import models
+from django.test import RequestFactory
+from django.utils import translation
+from django.utils.functional import Promise
+
+from tests.catalogue import CATALOGUE, compile_to, parse, placeholders
+
+OUR_APPS = ("portal", "workloads", "clusters")
+
+
+@pytest.fixture
+def japanese(settings, tmp_path):
+    """The catalogue as it stands in the tree, compiled afresh, as the only project catalogue."""
+    settings.LOCALE_PATHS = [compile_to(tmp_path)]
+    with translation.override("ja"):
+        yield
+
+
+def _our_choices() -> list[type[models.Choices]]:
+    """Every TextChoices/IntegerChoices class defined in the portal's own packages."""
+    import importlib
+    import pkgutil
+
+    found = {}
+    for package in OUR_APPS:
+        root = importlib.import_module(package)
+        for info in pkgutil.walk_packages(root.__path__, prefix=f"{package}."):
+            if any(part in info.name for part in (".migrations", ".management", "portal.settings")):
+                continue
+            try:
+                module = importlib.import_module(info.name)
+            except Exception:  # noqa: BLE001 - a module that needs a service to import is not a vocabulary
+                continue
+            for _name, item in inspect.getmembers(module, inspect.isclass):
+                if issubclass(item, models.Choices) and item.__module__.startswith(OUR_APPS):
+                    found[f"{item.__module__}.{item.__qualname__}"] = item
+    return list(found.values())
+
+
+# --- the catalogue ---
+
+def test_every_entry_of_the_catalogue_is_translated_and_none_is_fuzzy_or_obsolete():
+    fields, entries = parse()
+    assert fields["Language"] == "ja"
+    assert fields["Plural-Forms"].startswith("nplurals=1;")
+    assert len(entries) > 400
+    untranslated = [e.msgid for e in entries if not all(t.strip() for t in e.translations())]
+    fuzzy = [e.msgid for e in entries if "fuzzy" in e.flags]
+    obsolete = [e.msgid for e in entries if e.obsolete]
+    assert (untranslated, fuzzy, obsolete) == ([], [], [])
+
+
+def test_each_translation_keeps_the_placeholders_of_its_english():
+    _fields, entries = parse()
+    wrong = []
+    for e in entries:
+        english = placeholders(e.msgid)
+        if e.msgid_plural and placeholders(e.msgid_plural) != english:
+            wrong.append((e.line, e.msgid, "plural"))
+        for text in e.translations():
+            if placeholders(text) != english:
+                wrong.append((e.line, e.msgid, text))
+    assert wrong == []
+
+
+def test_the_placeholder_check_catches_a_dropped_or_renamed_placeholder():
+    assert placeholders("Saved %(object)s.") != placeholders("保存しました。")
+    assert placeholders("Saved %(object)s.") != placeholders("%(obj)s を保存しました。")
+    assert placeholders("e.g. “{example} 1.0”") != placeholders("例: 1.0")
+    assert placeholders("10 % of each cluster")[0] == frozenset()
+
+
+def test_the_catalogue_has_no_entry_twice():
+    _fields, entries = parse()
+    ids = [(e.msgid, e.msgid_plural) for e in entries]
+    assert len(ids) == len(set(ids))
+    assert CATALOGUE.read_text(encoding="utf-8").count('msgid "Waiting on AWS"') == 1
+
+
+# --- the vocabularies ---
+
+def test_every_choice_label_of_the_portal_is_marked_and_translated(japanese):
+    classes = _our_choices()
+    assert len(classes) > 30
+    _fields, entries = parse()
+    translated = {e.msgid for e in entries}
+    unmarked, missing = [], []
+    for choices in classes:
+        for member in choices:
+            label = member._label_ if hasattr(member, "_label_") else member.label
+            if not isinstance(label, Promise):
+                unmarked.append(f"{choices.__qualname__}.{member.name}")
+                continue
+            with translation.override("en"):
+                english = str(label)
+            if english not in translated:
+                missing.append(english)
+    assert (unmarked, missing) == ([], [])
+
+
+def test_choice_labels_read_japanese_and_stay_english_by_default(japanese):
+    from clusters.choices import ClusterState
+    from portal.choices import REGION_CHOICES
+    from portal.vocabulary import InteractionStatus, NodeVerdict, Severity
+    from workloads.choices import LANGUAGES, ReservationKind
+
+    assert InteractionStatus.WAITING_CUSTOMER.label == "顧客の回答待ち"
+    assert ClusterState.READY.label == "利用可能"
+    assert ReservationKind.CAPACITY_BLOCK.label == "ML 向けキャパシティブロック"
+    assert NodeVerdict.REPLACE.label == "交換"
+    assert dict(Severity.choices)["critical"] == "緊急"
+    assert str(LANGUAGES["ja"]) == "日本語"
+    assert str(dict(REGION_CHOICES)["ap-northeast-1"]) == "アジアパシフィック (東京) · ap-northeast-1"
+    with translation.override("en"):
+        assert InteractionStatus.WAITING_CUSTOMER.label == "Waiting on customer"
+        assert str(dict(REGION_CHOICES)["ap-northeast-1"]) == "Asia Pacific (Tokyo) · ap-northeast-1"
+
+
+# --- models, forms and filters ---
+
+def test_verbose_names_read_japanese(japanese):
+    from portal.models import TimelineEntry
+    from workloads.models import Workload
+
+    assert str(Workload._meta.get_field("lead_sa").verbose_name) == "リード SA"
+    assert str(TimelineEntry._meta.verbose_name_plural) == "タイムラインの項目"
+    assert str(apps.get_app_config("health").verbose_name) == "クラスターヘルス"
+    assert str(Workload._meta.get_field("model_family").help_text).startswith("例: Llama 3.1")
+    with translation.override("en"):
+        assert str(Workload._meta.get_field("lead_sa").verbose_name) == "lead SA"
+
+
+@pytest.mark.django_db
+def test_a_form_renders_its_labels_choices_and_errors_in_japanese(japanese, world):
+    from workloads.forms import DecisionForm, WorkloadForm
+
+    form = WorkloadForm(user=world.pm)
+    html = form.as_div()
+    assert "分散学習フレームワーク" in html and "ソフトウェアコンポーネント" in html and "対象言語" in html
+    assert "日本語" in html and "英語" in html  # the target languages' choices
+    assert "Dense Transformer" in html and "Mixture of Experts (MoE)" in html and "事前学習" in html
+    assert "1 行に 1 つ、名前とバージョンを書きます（例: 「megatron-lm 1.0」）" in html
+
+    decision = DecisionForm(data={"decision": "approve"})
+    assert "承認" in decision.as_div() and "却下" in decision.as_div()
+
+    bad = WorkloadForm(user=world.pm, data={"organization": world.org_a.pk, "frameworks": "nosuch 1.0"})
+    assert not bad.is_valid()
+    assert bad.errors["frameworks"] == ["1 行目: 「nosuch」は不明な名前です。megatron-lm, nemo, torchtitan, deepspeed, "
+                                        "pytorch-fsdp, nxd, hf-transformers, other のいずれかを使ってください。"]
+
+
+@pytest.mark.django_db
+def test_a_filterset_renders_its_labels_and_choices_in_japanese(japanese, world):
+    from workloads.interactions.filtersets import InteractionFilterSet
+    from workloads.interactions.models import Interaction
+
+    request = RequestFactory().get("/interactions/")
+    request.user = world.lead_a
+    form = InteractionFilterSet(data={}, queryset=Interaction.objects.all(), request=request).form
+    html = form.as_div()
+    for text in ("オープン／解決済み", "担当者", "開始日", "顧客の回答待ち", "AWS の回答待ち", "解決済み", "社内限定",
+                 "顧客と共有", "サポートケース", "緊急"):
+        assert text in html, text
+    assert '<option value="unknown" selected>すべて</option>' in str(form["open"])
+
+
+@pytest.mark.django_db
+def test_the_filters_keep_their_english_by_default(world):
+    from workloads.interactions.filtersets import InteractionFilterSet
+    from workloads.interactions.models import Interaction
+
+    request = RequestFactory().get("/interactions/")
+    request.user = world.lead_a
+    html = InteractionFilterSet(data={}, queryset=Interaction.objects.all(), request=request).form.as_div()
+    assert "Open or resolved" in html and "Waiting on customer" in html and "Shared with the customer" in html
+
+
+def test_run_time_messages_fill_their_placeholders_in_japanese(japanese):
+    from django.utils.translation import gettext, ngettext
+
+    assert gettext("Launch of %(name)s started.") % {"name": "kotoba-p5"} == "kotoba-p5 の起動を開始しました。"
+    assert ngettext("%(count)s cluster ready", "%(count)s clusters ready", 2) % {"count": 2} == "利用可能なクラスター 2 件"
+    with translation.override("en"):
+        assert ngettext("%(count)s cluster ready", "%(count)s clusters ready", 1) % {"count": 1} == "1 cluster ready"
+
+
+@pytest.mark.django_db
+def test_the_readiness_checklist_reads_japanese(japanese, world):
+    from clusters.health.readiness import checklist
+
+    items = checklist(world.org_a, clusters=[])
+    assert [i.label for i in items] == ["ネットワーク", "ストレージ", "クラスター利用可能", "モニタリングの報告あり",
+                                        "利用可能なクラスターの検証"]
+    assert items[2].detail == "クラスターはまだありません"
+
+
+@pytest.mark.django_db
+def test_the_lazy_labels_make_no_migration():
+    out = StringIO()
+    call_command("makemigrations", "--check", "--dry-run", stdout=out)
+    assert "No changes detected" in out.getvalue()
