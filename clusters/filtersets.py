@@ -25,7 +25,7 @@ class LaunchJobFilterSet(RestrictedFilterSet):
 
 
 class StackEventFilterSet(RestrictedFilterSet):
-    cluster = django_filters.NumberFilter(field_name="stack__cluster")
+    cluster = django_filters.NumberFilter(field_name="stack__cluster", label=_("Cluster"))
 
     class Meta:
         model = StackEvent

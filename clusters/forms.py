@@ -41,9 +41,9 @@ def field_for(spec, role: str) -> forms.Field:
 
 
 class LaunchForm(forms.Form):
-    organization = forms.ModelChoiceField(queryset=Organization.objects.none())
-    name = forms.CharField(max_length=40, validators=[NAME_VALIDATOR], help_text=_("Unique in the organization."))
-    region = forms.ChoiceField(choices=REGION_CHOICES)
+    organization = forms.ModelChoiceField(queryset=Organization.objects.none(), label=_("Organization"))
+    name = forms.CharField(max_length=40, validators=[NAME_VALIDATOR], label=_("Name"), help_text=_("Unique in the organization."))
+    region = forms.ChoiceField(choices=REGION_CHOICES, label=_("Region"))
     full_stack = forms.BooleanField(required=False, initial=True, label=_("Full stack"),
                                     help_text=_("Create the network and storage stacks first and wire their outputs in."))
     # Sent back with the form: a second submission of the same page (a double click) finds the first launch.

@@ -15,6 +15,7 @@ from django.db.models import QuerySet
 from django.utils.translation import gettext_lazy as _
 
 from portal import access
+from portal.field_labels import FIELD_LABELS
 
 
 def for_organization(queryset: QuerySet, organization_id: int | None) -> QuerySet:
@@ -78,7 +79,8 @@ class StrictBooleanFilter(django_filters.BooleanFilter):
 
 
 class RestrictedFilterSet(django_filters.FilterSet):
-    """A FilterSet whose model-choice filters offer (and accept) only rows the requesting user may see."""
+    """A FilterSet whose model-choice filters offer (and accept) only rows the requesting user may see; filters
+    that would take their label from the model field take it from ``FIELD_LABELS`` (translated)."""
 
     def __init__(self, *args, request=None, **kwargs):
         super().__init__(*args, request=request, **kwargs)
@@ -87,3 +89,5 @@ class RestrictedFilterSet(django_filters.FilterSet):
             queryset = getattr(f, "queryset", None)
             if isinstance(queryset, QuerySet) and hasattr(queryset, "restrict"):
                 f.queryset = queryset.restrict(user, access.VIEW)
+            if f._label is None and f.lookup_expr == "exact" and f.field_name in FIELD_LABELS:
+                f.label = FIELD_LABELS[f.field_name]

@@ -45,12 +45,12 @@ class Organization(models.Model):
     slug = models.SlugField(max_length=100, unique=True)
     description = models.TextField(blank=True)
     aws_account_id = models.CharField(
-        "AWS account id",
+        _("AWS account id"),
         max_length=12,
         validators=[RegexValidator(r"^\d{12}$", "An AWS account id is 12 digits.")],
     )
     role_arn = models.CharField(
-        "IAM role ARN",
+        _("IAM role ARN"),
         max_length=2048,
         blank=True,
         help_text=_("The role the portal assumes in the organization's account."),
@@ -145,7 +145,7 @@ class NotificationSetting(models.Model):
         Organization, null=True, blank=True, on_delete=models.CASCADE, related_name="notification_settings"
     )
     name = models.CharField(max_length=100, help_text=_("What this channel is, e.g. '#geniac-support'."))
-    slack_webhook_url = models.URLField("Slack incoming webhook URL", max_length=500, blank=True)
+    slack_webhook_url = models.URLField(_("Slack incoming webhook URL"), max_length=500, blank=True)
     email_recipients = models.TextField(blank=True, help_text=_("E-mail addresses, one per line or comma-separated."))
     min_severity = models.CharField(
         max_length=16,

@@ -26,7 +26,7 @@ PAGE_SIZE = 50
 
 
 class TimelineFilterForm(forms.Form):
-    kind = forms.ChoiceField(choices=[("", _("All kinds")), *TimelineKind.choices], required=False)
+    kind = forms.ChoiceField(choices=[("", _("All kinds")), *TimelineKind.choices], required=False, label=_("Kind"))
     tag = forms.SlugField(required=False, max_length=64, label=_("Tag"))
     since = forms.DateField(required=False, widget=forms.DateInput(attrs={"type": "date"}), label=_("From"))
     until = forms.DateField(required=False, widget=forms.DateInput(attrs={"type": "date"}), label=_("Until"))

@@ -10,6 +10,7 @@ from django.utils.translation import gettext_lazy as _
 
 from portal import access
 from portal.choices import MembershipRole
+from portal.field_labels import FIELD_LABELS
 from portal.models import Organization
 from workloads.choices import FRAMEWORKS, LANGUAGES, SOFTWARE_COMPONENTS
 from workloads.models import CapacityReservation, InstanceQuota, QuotaChangeRequest, Workload
@@ -112,10 +113,11 @@ class WorkloadForm(ModelCleanErrorsMixin, forms.ModelForm):
     frameworks = ComponentListField(FRAMEWORKS, label=_("Distributed training frameworks"))
     software = ComponentListField(SOFTWARE_COMPONENTS, label=_("Software components"))
     target_languages = LanguagesField(label=_("Target languages"))
-    target_instance_type = forms.ChoiceField(choices=())
+    target_instance_type = forms.ChoiceField(choices=(), label=_("Target instance type"))
 
     class Meta:
         model = Workload
+        labels = FIELD_LABELS
         fields = ["organization", *[f for fields in WORKLOAD_SECTIONS.values() for f in fields]]
 
     def __init__(self, *args, user=None, section: str | None = None, **kwargs):
@@ -139,10 +141,11 @@ class WorkloadForm(ModelCleanErrorsMixin, forms.ModelForm):
 
 
 class InstanceQuotaForm(ModelCleanErrorsMixin, forms.ModelForm):
-    instance_type_name = forms.ChoiceField(choices=())
+    instance_type_name = forms.ChoiceField(choices=(), label=_("Instance type name"))
 
     class Meta:
         model = InstanceQuota
+        labels = FIELD_LABELS
         fields = ["organization", "instance_type_name", "region", "count", "start", "end", "notes"]
         widgets = {"start": forms.DateInput(attrs={"type": "date"}), "end": forms.DateInput(attrs={"type": "date"})}
 
@@ -153,10 +156,11 @@ class InstanceQuotaForm(ModelCleanErrorsMixin, forms.ModelForm):
 
 
 class CapacityReservationForm(ModelCleanErrorsMixin, forms.ModelForm):
-    instance_type_name = forms.ChoiceField(choices=())
+    instance_type_name = forms.ChoiceField(choices=(), label=_("Instance type name"))
 
     class Meta:
         model = CapacityReservation
+        labels = FIELD_LABELS
         fields = ["organization", "reservation_id", "kind", "instance_type_name", "count", "region", "availability_zone",
                   "start", "end", "quota", "notes"]
         widgets = {"start": forms.DateInput(attrs={"type": "date"}), "end": forms.DateInput(attrs={"type": "date"})}
@@ -170,16 +174,17 @@ class CapacityReservationForm(ModelCleanErrorsMixin, forms.ModelForm):
 
 
 class QuotaChangeRequestForm(ModelCleanErrorsMixin, forms.ModelForm):
-    instance_type_name = forms.ChoiceField(choices=(), required=False)
+    instance_type_name = forms.ChoiceField(choices=(), required=False, label=_("Instance type name"))
 
     class Meta:
         model = QuotaChangeRequest
+        labels = FIELD_LABELS
         fields = ["organization", "quota", "instance_type_name", "region", "requested_count", "start", "end", "justification"]
         widgets = {"start": forms.DateInput(attrs={"type": "date"}), "end": forms.DateInput(attrs={"type": "date"})}
 
     def __init__(self, *args, user=None, **kwargs):
         super().__init__(*args, **kwargs)
-        self.fields["instance_type_name"].choices = [("", "— (from the quota)"), *instance_type_choices()]
+        self.fields["instance_type_name"].choices = [("", _("— (from the quota)")), *instance_type_choices()]
         orgs = _writable_organizations(user, QuotaChangeRequest)
         self.fields["organization"].queryset = orgs
         self.fields["quota"].queryset = InstanceQuota.objects.filter(organization__in=orgs).select_related("organization")
@@ -187,5 +192,6 @@ class QuotaChangeRequestForm(ModelCleanErrorsMixin, forms.ModelForm):
 
 
 class DecisionForm(forms.Form):
-    decision = forms.ChoiceField(choices=[("approve", _("Approve")), ("reject", _("Reject"))], widget=forms.RadioSelect)
-    comment = forms.CharField(widget=forms.Textarea(attrs={"rows": 3}), required=False)
+    decision = forms.ChoiceField(choices=[("approve", _("Approve")), ("reject", _("Reject"))], widget=forms.RadioSelect,
+                                 label=_("Decision"))
+    comment = forms.CharField(widget=forms.Textarea(attrs={"rows": 3}), required=False, label=_("Comment"))

@@ -11,6 +11,7 @@ from clusters.health.choices import AuthKind
 from clusters.health.models import ClusterHealthConfig, GpuFault
 from portal import access, outbound
 from portal.choices import REGION_CODES
+from portal.field_labels import FIELD_LABELS
 from workloads.models import Interaction
 
 
@@ -26,11 +27,11 @@ class ValidationUploadForm(forms.Form):
                            help_text=_("What the launcher captured (srun, mpirun, pdsh or DeepSpeed prefixes are fine)."))
     text = forms.CharField(required=False, widget=forms.Textarea(attrs={"rows": 8}), strip=False,
                            label=_("…or paste the output"))
-    collective = forms.ChoiceField(required=False, choices=[("", "read from the output"),
+    collective = forms.ChoiceField(required=False, label=_("Collective"), choices=[("", _("read from the output")),
                                                              *[(c, c) for c in nccl.COLLECTIVES]])
-    nodes = forms.IntegerField(required=False, min_value=1, max_value=10000,
+    nodes = forms.IntegerField(required=False, min_value=1, max_value=10000, label=_("Nodes"),
                                help_text=_("Only needed when the output has neither rank lines nor a rank count."))
-    notes = forms.CharField(required=False, widget=forms.Textarea(attrs={"rows": 2}),
+    notes = forms.CharField(required=False, widget=forms.Textarea(attrs={"rows": 2}), label=_("Notes"),
                             help_text=_("What was run and why."))
 
     def __init__(self, *args, cluster=None, **kwargs):
@@ -89,6 +90,7 @@ class ClusterHealthConfigForm(forms.ModelForm):
 
     class Meta:
         model = ClusterHealthConfig
+        labels = FIELD_LABELS
         fields = ["pull_enabled", "pull_url", "auth_kind", "username", "secret", "aws_region"]
 
     def clean_secret(self):
@@ -135,6 +137,7 @@ class GpuFaultLinkForm(forms.ModelForm):
 
     class Meta:
         model = GpuFault
+        labels = FIELD_LABELS
         fields = ["interaction"]
 
     def __init__(self, *args, user=None, **kwargs):

@@ -44,7 +44,7 @@ def offered_organizations(request):
 
 
 class EscalationFilterSet(django_filters.FilterSet):
-    state = django_filters.ChoiceFilter(choices=EscalationState.choices, empty_label=_("Any"))
+    state = django_filters.ChoiceFilter(choices=EscalationState.choices, empty_label=_("Any"), label=_("State"))
     open = django_filters.BooleanFilter(method="filter_open", label=_("Open or closed"), widget=OpenOrClosed)
     target = django_filters.ModelChoiceFilter(queryset=offered_targets, to_field_name="slug",
                                               label=_("Team"), empty_label=_("Any"))

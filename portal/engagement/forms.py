@@ -2,6 +2,8 @@
 from django import forms
 from django.utils.translation import gettext_lazy as _
 
+from portal.field_labels import FIELD_LABELS
+
 
 class TransitionForm(forms.Form):
     answer = forms.CharField(label=_("Answer"), widget=forms.Textarea(attrs={"rows": 5}), max_length=20000,
@@ -26,6 +28,7 @@ class TrainedModelForm(forms.ModelForm):
         from portal.engagement.models import TrainedModel
 
         model = TrainedModel
+        labels = FIELD_LABELS
         fields = ["name", "parameters_billions", "modality", "tokens_billions", "instance_type", "instance_count",
                   "release_url", "released_on", "notes"]
         widgets = {"released_on": forms.DateInput(attrs={"type": "date"}), "notes": forms.Textarea(attrs={"rows": 3})}

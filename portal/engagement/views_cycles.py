@@ -92,8 +92,8 @@ def cycle_report_csv(request, pk: int):
 
 
 class StartNextForm(forms.Form):
-    name = forms.CharField(max_length=100, required=False, help_text=_("Empty: “Cycle <number>”."))
-    starts_on = forms.DateField(required=False, widget=forms.DateInput(attrs={"type": "date"}),
+    name = forms.CharField(max_length=100, required=False, label=_("Name"), help_text=_("Empty: “Cycle <number>”."))
+    starts_on = forms.DateField(required=False, widget=forms.DateInput(attrs={"type": "date"}), label=_("Starts on"),
                                 help_text=_("Empty: today. A later day schedules the switch for that day."))
     continuing = forms.ModelMultipleChoiceField(queryset=Organization.objects.none(),
                                                 widget=forms.CheckboxSelectMultiple,

@@ -26,8 +26,9 @@ def japanese(settings, tmp_path):
         yield
 
 
-def _our_choices() -> list[type[models.Choices]]:
-    """Every TextChoices/IntegerChoices class defined in the portal's own packages."""
+def _our_classes(base: type) -> list[type]:
+    """Every subclass of ``base`` defined in the portal's own packages (API modules left out: their
+    filters' labels are the API's, in English)."""
     import importlib
     import pkgutil
 
@@ -39,12 +40,16 @@ def _our_choices() -> list[type[models.Choices]]:
                 continue
             try:
                 module = importlib.import_module(info.name)
-            except Exception:  # noqa: BLE001 - a module that needs a service to import is not a vocabulary
+            except Exception:  # noqa: BLE001, S112 - a module that needs a service to import defines no label
                 continue
             for _name, item in inspect.getmembers(module, inspect.isclass):
-                if issubclass(item, models.Choices) and item.__module__.startswith(OUR_APPS):
+                if issubclass(item, base) and item.__module__.startswith(OUR_APPS) and ".api." not in item.__module__:
                     found[f"{item.__module__}.{item.__qualname__}"] = item
     return list(found.values())
+
+
+def _our_choices() -> list[type[models.Choices]]:
+    return _our_classes(models.Choices)
 
 
 # --- the catalogue ---
@@ -150,6 +155,7 @@ def test_a_form_renders_its_labels_choices_and_errors_in_japanese(japanese, worl
     assert "日本語" in html and "英語" in html  # the target languages' choices
     assert "Dense Transformer" in html and "Mixture of Experts (MoE)" in html and "事前学習" in html
     assert "1 行に 1 つ、名前とバージョンを書きます（例: 「megatron-lm 1.0」）" in html
+    assert "組織" in html and "アーキテクチャ" in html and "FSx for Lustre の容量（GiB）" in html
 
     decision = DecisionForm(data={"decision": "approve"})
     assert "承認" in decision.as_div() and "却下" in decision.as_div()
@@ -184,6 +190,60 @@ def test_the_filters_keep_their_english_by_default(world):
     request.user = world.lead_a
     html = InteractionFilterSet(data={}, queryset=Interaction.objects.all(), request=request).form.as_div()
     assert "Open or resolved" in html and "Waiting on customer" in html and "Shared with the customer" in html
+
+
+def test_every_form_field_and_filter_of_the_pages_has_a_marked_label():
+    import django_filters
+    from django import forms
+
+    from portal.field_labels import FIELD_LABELS
+    from portal.forms import RestrictedFilterSet
+
+    forms_found = [f for f in _our_classes(forms.BaseForm) if hasattr(f, "base_fields")]
+    filtersets = _our_classes(django_filters.FilterSet)
+    assert len(forms_found) > 15 and len(filtersets) > 10
+    unmarked = [f"{form.__qualname__}.{name}" for form in forms_found for name, field in form.base_fields.items()
+                if not field.widget.is_hidden and not isinstance(field.label, Promise)]
+    for filterset in filtersets:
+        for name, flt in filterset.base_filters.items():
+            by_name = (issubclass(filterset, RestrictedFilterSet) and flt.lookup_expr == "exact"
+                       and flt.field_name in FIELD_LABELS)
+            if not isinstance(flt._label, Promise) and not by_name:
+                unmarked.append(f"{filterset.__qualname__}.{name}")
+    assert unmarked == []
+
+
+def test_the_field_labels_keep_the_english_django_derives():
+    """``FIELD_LABELS`` replaces labels Django derived from field names: in English they read as before."""
+    from django.utils.text import capfirst
+
+    from portal.field_labels import FIELD_LABELS
+
+    compared, differ = set(), []
+    for model in apps.get_models():
+        if not model.__module__.startswith(OUR_APPS):
+            continue
+        for field in model._meta.get_fields():
+            if field.name in FIELD_LABELS and getattr(field, "verbose_name", None) is not None:
+                compared.add(field.name)
+                with translation.override("en"):
+                    if capfirst(str(field.verbose_name)) != str(FIELD_LABELS[field.name]):
+                        differ.append((model.__name__, field.name))
+    assert differ == []
+    assert compared == set(FIELD_LABELS)  # no label for a field no model has
+
+
+@pytest.mark.django_db
+def test_filters_named_after_model_fields_read_japanese(japanese, world):
+    from workloads.filtersets import CapacityReservationFilterSet
+    from workloads.models import CapacityReservation
+
+    request = RequestFactory().get("/reservations/")
+    request.user = world.pm
+    form = CapacityReservationFilterSet(data={}, queryset=CapacityReservation.objects.all(), request=request).form
+    assert [str(form[name].label) for name in ("organization", "kind", "region", "quota")] == [
+        "組織", "種類", "リージョン", "クォータ"]
+    assert "オンデマンドキャパシティ予約" in str(form["kind"])
 
 
 def test_run_time_messages_fill_their_placeholders_in_japanese(japanese):

@@ -12,6 +12,7 @@ from django.utils.translation import gettext_lazy as _
 
 from portal import access
 from portal.choices import MembershipRole
+from portal.field_labels import FIELD_LABELS
 from portal.forms import scope_form_choices
 from portal.models import Organization
 from workloads.models import ChallengeTag, EnablementAttendance, EnablementSession, Interaction, Workload
@@ -23,6 +24,7 @@ class TagChoiceField(forms.ModelMultipleChoiceField):
     default_error_messages = {"invalid_choice": _("Unknown challenge tag “%(value)s”: pick one of the taxonomy.")}
 
     def __init__(self, **kwargs):
+        kwargs.setdefault("label", _("Tags"))
         super().__init__(ChallengeTag.objects.all(), to_field_name="slug", required=False,
                          widget=forms.CheckboxSelectMultiple, **kwargs)
 
@@ -34,6 +36,7 @@ class InteractionQuickForm(forms.ModelForm):
 
     class Meta:
         model = Interaction
+        labels = FIELD_LABELS
         fields = ["kind", "summary", "severity", "visibility", "body", "tags"]
         widgets = {"body": forms.Textarea(attrs={"rows": 3})}
 
@@ -48,6 +51,7 @@ class InteractionForm(forms.ModelForm):
 
     class Meta:
         model = Interaction
+        labels = FIELD_LABELS
         fields = ["organization", "workload", "kind", "summary", "body", "occurred_at", "status", "severity", "owner",
                   "watchers", "tags", "support_case_id", "resolution", "lesson", "visibility"]
         widgets = {
@@ -163,6 +167,7 @@ class EscalateForm(forms.Form):
 class EnablementSessionForm(forms.ModelForm):
     class Meta:
         model = EnablementSession
+        labels = FIELD_LABELS
         fields = ["kind", "topic", "date", "description", "audience"]
         widgets = {"date": forms.DateInput(attrs={"type": "date"}), "audience": forms.CheckboxSelectMultiple}
 
@@ -183,6 +188,7 @@ class EnablementSessionForm(forms.ModelForm):
 class AttendanceForm(forms.ModelForm):
     class Meta:
         model = EnablementAttendance
+        labels = FIELD_LABELS
         fields = ["organization", "attendee", "satisfaction", "comment"]
         widgets = {"satisfaction": forms.NumberInput(attrs={"min": 1, "max": 5}), "comment": forms.TextInput}
 

@@ -74,19 +74,19 @@ class Interaction(models.Model):
     watchers = models.ManyToManyField(settings.AUTH_USER_MODEL, blank=True, related_name="watched_interactions")
     tags = models.ManyToManyField(ChallengeTag, blank=True, related_name="interactions")
     support_case_id = models.CharField(
-        "AWS support case id",
+        _("AWS support case id"),
         max_length=64,
         blank=True,
         validators=[RegexValidator(SUPPORT_CASE_ID_RE, _("Expected case-<account>-<year>-<16 characters>."))],
     )
     resolution = models.TextField(blank=True)
-    lesson = models.TextField("lesson learned", blank=True)
+    lesson = models.TextField(_("lesson learned"), blank=True)
     visibility = models.CharField(max_length=16, choices=Visibility.choices, default=Visibility.INTERNAL)
     escalated_at = models.DateTimeField(null=True, blank=True)
     first_response_at = models.DateTimeField(null=True, blank=True)
     resolved_at = models.DateTimeField(null=True, blank=True)
     last_activity_at = models.DateTimeField(default=timezone.now)
-    support_status = models.CharField("AWS case status", max_length=32, blank=True)
+    support_status = models.CharField(_("AWS case status"), max_length=32, blank=True)
     sync_status = models.CharField(max_length=8, choices=SyncStatus.choices, blank=True, default=SyncStatus.NEVER)
     sync_error = models.TextField(blank=True)
     synced_at = models.DateTimeField(null=True, blank=True)

@@ -44,9 +44,9 @@ class Workload(models.Model):
     # Model
     model_family = models.CharField(max_length=100, blank=True, help_text=_("For example Llama 3.1, Qwen2.5, own architecture."))
     architecture = models.CharField(max_length=20, choices=Architecture.choices, default=Architecture.DENSE)
-    architecture_other = models.CharField("other architecture", max_length=100, blank=True)
+    architecture_other = models.CharField(_("other architecture"), max_length=100, blank=True)
     parameters_billions = models.DecimalField(
-        "parameters (billions)", max_digits=8, decimal_places=2,
+        _("parameters (billions)"), max_digits=8, decimal_places=2,
         validators=[MinValueValidator(Decimal("0.01")), MaxValueValidator(Decimal("100000"))],
     )
     modality = models.CharField(max_length=20, choices=Modality.choices, default=Modality.TEXT)
@@ -54,25 +54,25 @@ class Workload(models.Model):
     training_stage = models.CharField(max_length=24, choices=TrainingStage.choices, default=TrainingStage.PRETRAINING)
     # Software
     frameworks = models.JSONField(default=list, blank=True)
-    software = models.JSONField("software components", default=list, blank=True)
+    software = models.JSONField(_("software components"), default=list, blank=True)
     # Infrastructure
     orchestrator = models.CharField(max_length=24, choices=Orchestrator.choices, default=Orchestrator.PCLUSTER_SLURM)
-    orchestrator_other = models.CharField("other orchestrator", max_length=100, blank=True)
+    orchestrator_other = models.CharField(_("other orchestrator"), max_length=100, blank=True)
     target_instance_type = models.CharField(max_length=32, validators=[validators.validate_instance_type])
     target_instance_count = models.PositiveIntegerField(validators=[validators.validate_positive])
     # Storage
-    fsx_lustre_size_gib = models.PositiveIntegerField("FSx for Lustre size (GiB)", null=True, blank=True)
+    fsx_lustre_size_gib = models.PositiveIntegerField(_("FSx for Lustre size (GiB)"), null=True, blank=True)
     fsx_lustre_throughput = models.PositiveIntegerField(
-        "FSx for Lustre throughput", choices=FsxThroughput.choices, null=True, blank=True
+        _("FSx for Lustre throughput"), choices=FsxThroughput.choices, null=True, blank=True
     )
-    s3_bucket = models.CharField("S3 bucket", max_length=63, blank=True,
+    s3_bucket = models.CharField(_("S3 bucket"), max_length=63, blank=True,
                                  validators=[RegexValidator(S3_BUCKET_RE, _("Not a valid S3 bucket name."))])
-    s3_prefix = models.CharField("S3 prefix", max_length=500, blank=True)
+    s3_prefix = models.CharField(_("S3 prefix"), max_length=500, blank=True)
     data_repository_path = models.CharField(
-        "data repository association path", max_length=200, blank=True,
+        _("data repository association path"), max_length=200, blank=True,
         help_text=_("The Lustre path linked to the S3 bucket and prefix, e.g. /data."),
     )
-    openzfs_home_gib = models.PositiveIntegerField("FSx for OpenZFS /home (GiB)", null=True, blank=True)
+    openzfs_home_gib = models.PositiveIntegerField(_("FSx for OpenZFS /home (GiB)"), null=True, blank=True)
     # Program
     status = models.CharField(max_length=16, choices=WorkloadStatus.choices, default=WorkloadStatus.PLANNING, db_index=True)
     lead_sa = models.ForeignKey(

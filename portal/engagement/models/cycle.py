@@ -35,7 +35,7 @@ class Cycle(models.Model):
     ends_on = models.DateField(null=True, blank=True)
     status = models.CharField(max_length=16, choices=CycleStatus.choices, default=CycleStatus.PLANNED)
     lessons_carried = models.TextField(
-        "lessons carried over", blank=True, help_text=_("Markdown: what the previous cycle taught, copied when it began.")
+        _("lessons carried over"), blank=True, help_text=_("Markdown: what the previous cycle taught, copied when it began.")
     )
     blueprints = models.ManyToManyField("clusters.Blueprint", blank=True, related_name="cycles")
     organizations = models.ManyToManyField("portal.Organization", through="CycleParticipation", related_name="cycles")

@@ -56,16 +56,16 @@ class TrainedModel(models.Model):
     cycle = cycle_field("trained_models")
     name = models.CharField(max_length=200)
     parameters_billions = models.DecimalField(
-        "parameters (billions)", max_digits=8, decimal_places=2, validators=[MinValueValidator(Decimal("0.01"))]
+        _("parameters (billions)"), max_digits=8, decimal_places=2, validators=[MinValueValidator(Decimal("0.01"))]
     )
     modality = models.CharField(max_length=16, choices=Modality.choices, default=Modality.TEXT)
     tokens_billions = models.DecimalField(
-        "training tokens (billions)", max_digits=10, decimal_places=1, null=True, blank=True,
+        _("training tokens (billions)"), max_digits=10, decimal_places=1, null=True, blank=True,
         validators=[MinValueValidator(Decimal("0.1"))],
     )
     instance_type = models.CharField(max_length=32, help_text=_("e.g. p5.48xlarge, trn1.32xlarge"))
     instance_count = models.PositiveIntegerField(validators=[MinValueValidator(1)])
-    release_url = models.URLField("release link", max_length=500, blank=True)
+    release_url = models.URLField(_("release link"), max_length=500, blank=True)
     released_on = models.DateField(null=True, blank=True, validators=[not_in_future])
     notes = models.TextField(blank=True)
     updated_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL,
