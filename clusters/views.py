@@ -78,7 +78,7 @@ class LaunchView(View):
         if not _visible_blueprints(request.user).filter(slug=kwargs["slug"]).exists():
             raise Http404("No such blueprint.")
         if access.organization_ids(request.user, access.LAUNCH, Cluster) == frozenset():
-            raise PermissionDenied("Only lead solutions architects launch clusters.")
+            raise PermissionDenied(gettext("Only lead solutions architects launch clusters."))
         return super().dispatch(request, *args, **kwargs)
 
     def get(self, request, slug):

@@ -155,7 +155,7 @@ class ObjectEditView(RestrictedQuerysetMixin, HtmxTemplateMixin, generic.UpdateV
             if not access.can_in_organization(
                 self.request.user, self.action, type(obj), self.organization_id_for(obj)
             ):
-                raise PermissionDenied("You may not write in this organization.")
+                raise PermissionDenied(gettext("You may not write in this organization."))
             self.refuse_archived(obj)
             obj.save()
             form.save_m2m()

@@ -50,7 +50,7 @@ def decide(req: QuotaChangeRequest, user, approve: bool, comment: str = "") -> Q
     with transaction.atomic():
         req = QuotaChangeRequest.objects.select_for_update().get(pk=req.pk)
         if not access.can(user, access.APPROVE, req):
-            raise PermissionDenied("Only program managers decide quota change requests.")
+            raise PermissionDenied(gettext("Only program managers decide quota change requests."))
         if approve:
             locks.quota(req.organization_id)
         if req.status != RequestStatus.PENDING:

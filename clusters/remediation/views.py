@@ -77,7 +77,7 @@ class ProposeView(View):
     def post(self, request, pk):
         cluster = _cluster(request, pk)
         if not services.may_propose(request.user, cluster):
-            raise PermissionDenied("Only the organization's lead SAs (and staff) propose remediation.")
+            raise PermissionDenied(gettext("Only the organization's lead SAs (and staff) propose remediation."))
         hosts = NodeHealth.objects.filter(cluster=cluster).values_list("hostname", flat=True)
         form = ProposeForm(request.POST, hostnames=hosts, kinds=rules.KINDS_BY_ORCHESTRATOR[cluster.orchestrator])
         if not form.is_valid():
@@ -175,7 +175,7 @@ class PolicyView(View):
     def post(self, request, org_pk):
         organization, policy, may_change = self._policy(request, org_pk)
         if not may_change:
-            raise PermissionDenied("Only the organization's lead SAs set its remediation policy.")
+            raise PermissionDenied(gettext("Only the organization's lead SAs set its remediation policy."))
         form = RemediationPolicyForm(request.POST, instance=policy)
         versions.add_field(form, policy)
         if not form.is_valid():

@@ -39,7 +39,7 @@ class EscalationListView(ObjectListView):
 
     def dispatch(self, request, *args, **kwargs):
         if request.user.is_authenticated and not may_see_escalations(request.user):
-            raise PermissionDenied("Escalations are internal.")
+            raise PermissionDenied(gettext("Escalations are internal."))
         return super().dispatch(request, *args, **kwargs)
 
     def get_queryset(self):
@@ -69,7 +69,7 @@ class EscalationTransitionView(View):
     def post(self, request, pk, transition):
         escalation = get_object_or_404(QUERYSET.restrict(request.user, access.VIEW), pk=pk)
         if not access.can(request.user, access.CHANGE, escalation):
-            raise PermissionDenied("You may view this escalation but not change it.")
+            raise PermissionDenied(gettext("You may view this escalation but not change it."))
         form = TransitionForm(request.POST)
         if not form.is_valid():
             messages.error(request, gettext("The answer is too long."))

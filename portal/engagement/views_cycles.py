@@ -79,7 +79,7 @@ def may_export(user) -> bool:
 def _report_cycle(request, pk: int) -> Cycle:
     cycle = get_object_or_404(Cycle.objects.restrict(request.user), pk=pk)
     if not may_export(request.user):
-        raise PermissionDenied("The cycle report is for program managers.")
+        raise PermissionDenied(gettext("The cycle report is for program managers."))
     return cycle
 
 
@@ -116,7 +116,7 @@ class StartNextCycleView(View):
         self.current = cycles.active()
         if request.user.is_authenticated and (self.current is None
                                               or not access.can(request.user, access.CHANGE, self.current)):
-            raise PermissionDenied("Program managers start the next cycle.")
+            raise PermissionDenied(gettext("Program managers start the next cycle."))
         return super().dispatch(request, *args, **kwargs)
 
     def _render(self, form, status=200, **more):

@@ -62,7 +62,7 @@ class OutcomesView(View):
     @submissions.once
     def post(self, request, slug):
         if not self.can_change:
-            raise PermissionDenied("You may not record this organization's outcomes.")
+            raise PermissionDenied(gettext("You may not record this organization's outcomes."))
         form = MilestonesForm(request.POST)
         versions.add_token_field(form, "")
         if not form.is_valid():
@@ -109,7 +109,7 @@ class TrainedModelEditView(ObjectEditView):
         if "org" in kwargs:
             self.organization = get_object_or_404(Organization.objects.restrict(request.user), slug=kwargs["org"])
             if not access.can_in_organization(request.user, access.CHANGE, TrainedModel, self.organization.pk):
-                raise PermissionDenied("You may not record this organization's models.")
+                raise PermissionDenied(gettext("You may not record this organization's models."))
         return super().dispatch(request, *args, **kwargs)
 
     def get_form_kwargs(self):

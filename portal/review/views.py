@@ -22,7 +22,7 @@ from portal.review.models import ActionItem, WeeklyReview, week_start_of
 
 def require_program_manager(user) -> None:
     if not (access.is_program_manager(user) or access.is_staff(user)):
-        raise PermissionDenied("The weekly review is for program managers.")
+        raise PermissionDenied(gettext("The weekly review is for program managers."))
 
 
 def _live(request) -> dict:
@@ -98,7 +98,7 @@ def review_freeze(request):
     the confirmation; the confirmed POST freezes, once per submission key."""
     require_program_manager(request.user)
     if not access.can_in_organization(request.user, access.CHANGE, WeeklyReview, None):
-        raise PermissionDenied("You may not freeze reviews.")
+        raise PermissionDenied(gettext("You may not freeze reviews."))
     if request.method == "GET":
         return _freeze_page(request, NotesForm())
     form = NotesForm(request.POST)
@@ -167,7 +167,7 @@ def review_print(request, pk: int):
 def _writable(request, pk: int) -> WeeklyReview:
     review = _review(request, pk)
     if not access.can(request.user, access.CHANGE, review):
-        raise PermissionDenied("You may view this review but not change it.")
+        raise PermissionDenied(gettext("You may view this review but not change it."))
     return review
 
 

@@ -246,6 +246,24 @@ def test_filters_named_after_model_fields_read_japanese(japanese, world):
     assert "オンデマンドキャパシティ予約" in str(form["kind"])
 
 
+def test_every_blueprint_parameter_has_a_japanese_label(japanese):
+    from pathlib import Path
+
+    from clusters import cfn, labels
+
+    _fields, entries = parse()
+    translated = {e.msgid for e in entries}
+    names = {spec.name for path in sorted(Path(cfn.BLUEPRINTS_DIR).glob("*.yaml"))
+             for spec in cfn.parameters(cfn.load(path))}
+    assert len(names) > 40
+    with translation.override("en"):
+        english = {name: labels.parameter_label(name) for name in names}
+    assert sorted(name for name, label in english.items() if label not in translated) == []
+    assert labels.parameter_label("HeadNodeInstanceType") == "ヘッドノードのインスタンスタイプ"
+    assert labels.parameter_label("LustreStorageCapacity") == "Lustre のストレージ容量（GiB）"
+    assert english["HeadNodeInstanceType"] == "Head node instance type"
+
+
 def test_run_time_messages_fill_their_placeholders_in_japanese(japanese):
     from django.utils.translation import gettext, ngettext
 

@@ -153,7 +153,7 @@ class QuickLogView(View):
     def dispatch(self, request, *args, **kwargs):
         self.organization = get_object_or_404(Organization.objects.restrict(request.user), slug=kwargs["slug"])
         if not access.can_in_organization(request.user, access.CHANGE, Interaction, self.organization.pk):
-            raise PermissionDenied("You may not log interactions for this organization.")
+            raise PermissionDenied(gettext("You may not log interactions for this organization."))
         return super().dispatch(request, *args, **kwargs)
 
     def render_form(self, form, status=200, saved=None):
@@ -206,7 +206,7 @@ class _InteractionAction(View):
 
     def require_change(self):
         if not access.can(self.request.user, access.CHANGE, self.object):
-            raise PermissionDenied("You may view this interaction but not change it.")
+            raise PermissionDenied(gettext("You may view this interaction but not change it."))
 
 
 class CommentView(_InteractionAction):
@@ -214,7 +214,7 @@ class CommentView(_InteractionAction):
     def post(self, request, pk):
         obj = self.object
         if not access.can_in_organization(request.user, access.CHANGE, InteractionComment, obj.organization_id):
-            raise PermissionDenied("You may not comment here.")
+            raise PermissionDenied(gettext("You may not comment here."))
         form = CommentForm(request.POST)
         if not form.is_valid():
             messages.error(request, gettext("The comment is empty or too long."))
@@ -262,7 +262,7 @@ class TagSuggestView(View):
 
     def post(self, request):
         if not access.sees_internal(request.user) and not access.is_staff(request.user):
-            raise PermissionDenied("Tag suggestions are for lead SAs.")
+            raise PermissionDenied(gettext("Tag suggestions are for lead SAs."))
         text = f"{request.POST.get('summary', '')}\n{request.POST.get('body', '')}"[:100000]
         if not text.strip():
             return HttpResponse("Nothing to suggest tags from.", status=400)
@@ -283,7 +283,7 @@ class LessonSearchView(TemplateView):
 
     def get(self, request, *args, **kwargs):
         if not search.may_search(request.user):
-            raise PermissionDenied("Lessons learned are for lead SAs and program managers.")
+            raise PermissionDenied(gettext("Lessons learned are for lead SAs and program managers."))
         return super().get(request, *args, **kwargs)
 
     def get_context_data(self, **kwargs):

@@ -153,7 +153,7 @@ class ChangeRequestEditView(_QuotaFormMixin, ObjectEditView):
     def get_object(self, queryset=None):
         obj = super().get_object(queryset)
         if obj is not None and obj.status != RequestStatus.PENDING:
-            raise PermissionDenied("A decided request cannot be changed.")
+            raise PermissionDenied(gettext("A decided request cannot be changed."))
         return obj
 
     def get_form(self, form_class=None):
