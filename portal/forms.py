@@ -12,6 +12,7 @@ import django_filters
 from django import forms
 from django.core.exceptions import ValidationError
 from django.db.models import QuerySet
+from django.utils.text import format_lazy
 from django.utils.translation import gettext_lazy as _
 
 from portal import access
@@ -48,6 +49,13 @@ class OrderingFilter(django_filters.OrderingFilter):
     def __init__(self, *args, **kwargs):
         kwargs.setdefault("empty_label", _("Default order"))
         super().__init__(*args, **kwargs)
+
+    def build_choices(self, fields, labels):
+        """django-filter's choices, with the descending ones kept lazy (its own are formatted once, in English,
+        when the filter set is defined)."""
+        choices = super().build_choices(fields, labels)
+        return [(value, labels.get(value, format_lazy(_("{} (descending)"), choices[i - 1][1])) if value.startswith("-")
+                 else label) for i, (value, label) in enumerate(choices)]
 
 
 _BOOLEAN_WORDS = ("", "unknown", "True", "False", "true", "false", "1", "0", "2", "3")

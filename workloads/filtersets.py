@@ -55,6 +55,8 @@ class WorkloadFilterSet(RestrictedFilterSet):
     ordering = OrderingFilter(
         fields=(("organization__name", "organization"), ("name", "name"), ("parameters_billions", "parameters"),
                 ("target_instance_count", "instances"), ("status", "status"), ("updated", "updated")),
+        field_labels={"organization__name": _("Organization"), "name": _("Name"), "parameters_billions": _("Parameters"),
+                      "target_instance_count": _("Instances"), "status": _("Status"), "updated": _("Updated")},
         label=_("Sort by"),
     )
 
@@ -81,7 +83,9 @@ class InstanceQuotaFilterSet(CycleFilterMixin, RestrictedFilterSet):
     active_on = django_filters.DateFilter(method="filter_active_on", label=_("Active on"))
     ends_before = django_filters.DateFilter(field_name="end", lookup_expr="lte", label=_("Ends by"))
     ordering = OrderingFilter(
-        fields=("organization__name", ("instance_type_name", "instance_type"), "region", "count", "end")
+        fields=("organization__name", ("instance_type_name", "instance_type"), "region", "count", "end"),
+        field_labels={"organization__name": _("Organization"), "instance_type_name": _("Instance type"),
+                      "region": _("Region"), "count": _("Count"), "end": _("End")},
     )
 
     class Meta:

@@ -264,6 +264,21 @@ def test_every_blueprint_parameter_has_a_japanese_label(japanese):
     assert english["HeadNodeInstanceType"] == "Head node instance type"
 
 
+@pytest.mark.django_db
+def test_sort_choices_read_japanese_and_keep_their_english(japanese, world):
+    from workloads.filtersets import WorkloadFilterSet
+    from workloads.models import Workload
+
+    request = RequestFactory().get("/workloads/")
+    request.user = world.pm
+    choices = dict(WorkloadFilterSet(data={}, queryset=Workload.objects.all(), request=request).form["ordering"]
+                   .field.choices)
+    assert (str(choices["parameters"]), str(choices["-parameters"])) == ("パラメータ数", "パラメータ数（降順）")
+    with translation.override("en"):
+        assert (str(choices["parameters"]), str(choices["-parameters"])) == ("Parameters", "Parameters (descending)")
+        assert str(choices[""]) == "Default order"
+
+
 def test_run_time_messages_fill_their_placeholders_in_japanese(japanese):
     from django.utils.translation import gettext, ngettext
 
