@@ -3,8 +3,9 @@ from __future__ import annotations
 
 import datetime
 
+from django.conf import settings
 from django.db import IntegrityError, transaction
-from django.utils import timezone
+from django.utils import timezone, translation
 from django.utils.translation import gettext
 
 from portal.review import figures
@@ -36,7 +37,8 @@ def freeze(user, *, notes: str = "", now: datetime.datetime | None = None) -> We
     existing = WeeklyReview.objects.filter(week_start=week).first()
     if existing is not None:
         raise AlreadyFrozen(existing)
-    snapshot = figures.overview(user, now=now)
+    with translation.override(settings.LANGUAGE_CODE):  # a stored snapshot reads the same for every reader
+        snapshot = figures.overview(user, now=now)
     try:
         with transaction.atomic():
             review = WeeklyReview.objects.create(week_start=week, frozen_at=now, frozen_by=user, figures=snapshot,

@@ -279,6 +279,22 @@ def test_sort_choices_read_japanese_and_keep_their_english(japanese, world):
         assert str(choices[""]) == "Default order"
 
 
+@pytest.mark.django_db
+def test_a_csv_export_stays_english_for_a_japanese_reader(japanese, client, world):
+    from django.urls import reverse
+
+    from tests.workloads.factories_workloads import CapacityReservationFactory
+
+    CapacityReservationFactory(organization=world.org_a, kind="capacity_block")
+    client.force_login(world.pm)
+    page = client.get(reverse("workloads:reservation_list")).content.decode()
+    assert "ML 向けキャパシティブロック" in page  # the page, for comparison, in the reader's language
+    csv = b"".join(client.get(reverse("workloads:reservation_list"), {"export": "csv"}).streaming_content).decode()
+    assert csv.splitlines()[0].startswith("Organization,Reservation,Kind")
+    assert "Capacity Block for ML" in csv and "キャパシティ" not in csv
+    assert translation.get_language() == "ja"  # the export's English ends with the export
+
+
 def test_run_time_messages_fill_their_placeholders_in_japanese(japanese):
     from django.utils.translation import gettext, ngettext
 
