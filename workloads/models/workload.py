@@ -117,7 +117,7 @@ class Workload(models.Model):
         return "; ".join(self.software_list())
 
     def language_list(self) -> list[str]:
-        return [LANGUAGES.get(code, code) for code in self.target_languages or []]
+        return [str(LANGUAGES.get(code, code)) for code in self.target_languages or []]
 
     def clean(self) -> None:
         errors: dict[str, list[str]] = {}
