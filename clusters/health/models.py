@@ -119,12 +119,12 @@ class HealthReport(models.Model):
     objects = RestrictedQuerySet.as_manager()
 
     PANELS = (
-        ("uncorrectable_remapped_rows", "Uncorrectable remapped rows"),
-        ("correctable_remapped_rows", "Correctable remapped rows"),
-        ("xid_errors", "GPUs with XID errors"),
-        ("row_remap_failures", "Row remap failures"),
-        ("thermal_violations", "Thermal violations"),
-        ("missing_gpus", "GPUs missing from nvidia-smi"),
+        ("uncorrectable_remapped_rows", _("Uncorrectable remapped rows")),
+        ("correctable_remapped_rows", _("Correctable remapped rows")),
+        ("xid_errors", _("GPUs with XID errors")),
+        ("row_remap_failures", _("Row remap failures")),
+        ("thermal_violations", _("Thermal violations")),
+        ("missing_gpus", _("GPUs missing from nvidia-smi")),
     )
 
     class Meta:
@@ -139,7 +139,7 @@ class HealthReport(models.Model):
 
     @property
     def panels(self) -> list[tuple[str, str, float]]:
-        return [(key, label, getattr(self, key)) for key, label in self.PANELS]
+        return [(key, str(label), getattr(self, key)) for key, label in self.PANELS]
 
     @property
     def unhealthy_nodes(self) -> int:

@@ -63,6 +63,7 @@ def test_every_entry_of_the_catalogue_is_translated_and_none_is_fuzzy_or_obsolet
     fuzzy = [e.msgid for e in entries if "fuzzy" in e.flags]
     obsolete = [e.msgid for e in entries if e.obsolete]
     assert (untranslated, fuzzy, obsolete) == ([], [], [])
+    assert "\n#| " not in CATALOGUE.read_text(encoding="utf-8")  # no leftover of a fuzzy match
 
 
 def test_each_translation_keeps_the_placeholders_of_its_english():
@@ -293,6 +294,16 @@ def test_a_csv_export_stays_english_for_a_japanese_reader(japanese, client, worl
     assert csv.splitlines()[0].startswith("Organization,Reservation,Kind")
     assert "Capacity Block for ML" in csv and "キャパシティ" not in csv
     assert translation.get_language() == "ja"  # the export's English ends with the export
+
+
+def test_the_health_verdict_reads_japanese(japanese):
+    from portal.review.figures.health import verdict_text
+
+    assert verdict_text(3, "replace", True) == "未解決の障害 3 件（最も重い対処: ノード交換）"
+    assert verdict_text(0, None, True) == "正常"
+    with translation.override("en"):
+        assert verdict_text(3, "replace", True) == "3 open faults (worst: replace node)"
+        assert verdict_text(1, "healthy", True) == "1 open fault"
 
 
 def test_run_time_messages_fill_their_placeholders_in_japanese(japanese):

@@ -6,6 +6,7 @@ from django.db import transaction
 from django.http import Http404, HttpResponse
 from django.shortcuts import get_object_or_404, render
 from django.utils.translation import gettext
+from django.utils.translation import gettext_lazy as _
 from django.views import View
 
 from portal import access, versions
@@ -17,11 +18,11 @@ from workloads.forms import WORKLOAD_SECTIONS, WorkloadForm
 from workloads.models import CapacityReservation, QuotaChangeRequest, Workload
 
 SECTION_TITLES = {
-    "model": "Model",
-    "software": "Frameworks and software",
-    "infrastructure": "Infrastructure",
-    "storage": "Storage plan",
-    "program": "Status and lead SA",
+    "model": _("Model"),
+    "software": _("Frameworks and software"),
+    "infrastructure": _("Infrastructure"),
+    "storage": _("Storage plan"),
+    "program": _("Status and lead SA"),
 }
 
 
