@@ -9,6 +9,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.utils import timezone
 from django.utils.translation import gettext
+from django.utils.translation import gettext_lazy as _
 from django.views import View
 
 from portal import access, submissions
@@ -92,7 +93,7 @@ class QuotaEditView(_QuotaFormMixin, ObjectEditView):
     queryset = InstanceQuota.objects.all()
     form_class = InstanceQuotaForm
     template_name = "workloads/instancequota_form.html"
-    extra_context = {"title": "Instance quota"}
+    extra_context = {"title": _("Instance quota")}
 
     def form_valid(self, form):
         try:
@@ -106,7 +107,7 @@ class ReservationEditView(_QuotaFormMixin, ObjectEditView):
     queryset = CapacityReservation.objects.all()
     form_class = CapacityReservationForm
     template_name = "workloads/instancequota_form.html"
-    extra_context = {"title": "Capacity reservation"}
+    extra_context = {"title": _("Capacity reservation")}
 
 
 class ChangeRequestListView(ObjectListView):
@@ -148,7 +149,7 @@ class ChangeRequestEditView(_QuotaFormMixin, ObjectEditView):
     queryset = QuotaChangeRequest.objects.all()
     form_class = QuotaChangeRequestForm
     template_name = "workloads/instancequota_form.html"
-    extra_context = {"title": "Quota change request"}
+    extra_context = {"title": _("Quota change request")}
 
     def get_object(self, queryset=None):
         obj = super().get_object(queryset)
