@@ -265,7 +265,7 @@ class TagSuggestView(View):
             raise PermissionDenied(gettext("Tag suggestions are for lead SAs."))
         text = f"{request.POST.get('summary', '')}\n{request.POST.get('body', '')}"[:100000]
         if not text.strip():
-            return HttpResponse("Nothing to suggest tags from.", status=400)
+            return HttpResponse(gettext("Nothing to suggest tags from."), status=400)
         chosen = set(request.POST.getlist("tags"))
         tags = [t for t in tagging.suggest(text, ChallengeTag.objects.all()) if t.slug not in chosen]
         # Each suggestion is a <label> for the form's own checkbox (id_tags_<position>): one click ticks it.
