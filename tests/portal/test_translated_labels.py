@@ -306,6 +306,35 @@ def test_the_health_verdict_reads_japanese(japanese):
         assert verdict_text(1, "healthy", True) == "1 open fault"
 
 
+PM_PAGES = ["/", "/organizations/", "/overview/", "/workloads/", "/quotas/", "/quotas/new/", "/reservations/",
+            "/reservations/new/", "/quota-requests/", "/clusters/", "/clusters/blueprints/", "/interactions/",
+            "/escalations/", "/outcomes/", "/cycles/", "/cycles/start-next/", "/health/", "/reviews/"]
+LEAD_PAGES = ["/lead/", "/workloads/new/", "/quota-requests/new/", "/clusters/blueprints/parallelcluster/launch/",
+              "/interactions/new/"]
+
+
+@pytest.mark.django_db
+def test_the_pages_render_with_the_japanese_labels(japanese, client, world):
+    """Every list and form a program manager opens, in Japanese: nothing a lazy label reaches breaks (a page
+    answers as in English) and the pages' own forms show their Japanese labels."""
+    from tests.workloads.factories_workloads import CapacityReservationFactory, InstanceQuotaFactory, WorkloadFactory
+
+    WorkloadFactory(organization=world.org_a)
+    InstanceQuotaFactory(organization=world.org_a)
+    CapacityReservationFactory(organization=world.org_a)
+    answers = {}
+    for user, pages in ((world.pm, PM_PAGES), (world.lead_a, LEAD_PAGES)):
+        client.force_login(user)
+        answers.update({path: client.get(path, follow=True).status_code for path in pages})
+    assert answers == dict.fromkeys(PM_PAGES + LEAD_PAGES, 200)
+    assert "ヘッドノードのインスタンスタイプ" in client.get(LEAD_PAGES[3]).content.decode()
+    client.force_login(world.pm)
+    assert "インスタンスタイプ名" in client.get("/quotas/new/").content.decode()
+    assert "継続する組織" in client.get("/cycles/start-next/").content.decode()
+    refused = client.get("/interactions/new/")
+    assert refused.status_code == 403 and "問い合わせを記録する権限がありません。" in refused.content.decode()
+
+
 def test_run_time_messages_fill_their_placeholders_in_japanese(japanese):
     from django.utils.translation import gettext, ngettext
 

@@ -8,6 +8,7 @@ from django.db import transaction
 from django.http import HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.utils.translation import gettext
+from django.utils.translation import gettext_lazy as _
 from django.views import View
 from django.views.generic import TemplateView
 
@@ -82,7 +83,7 @@ class InteractionEditView(ObjectEditView):
     form_class = InteractionForm
     template_name = "workloads/interactions/interaction_form.html"
     form_takes_user = True
-    create_refusal = "You may not log interactions."
+    create_refusal = _("You may not log interactions.")
 
     def dispatch(self, request, *args, **kwargs):
         """A customer opening the form is told how to ask instead (their Slack channel, their lead SA), not

@@ -83,7 +83,7 @@ class ReservationListView(ObjectListView):
 
 class _QuotaFormMixin:
     form_takes_user = True
-    create_refusal = "You may not create these."
+    create_refusal = _("You may not create these.")
 
     def get_success_url(self):
         return f"{reverse('workloads:quota_list')}?organization={self.object.organization_id}"
