@@ -323,10 +323,14 @@ def test_the_pages_render_with_the_japanese_labels(japanese, client, world):
     InstanceQuotaFactory(organization=world.org_a)
     CapacityReservationFactory(organization=world.org_a)
     answers = {}
-    for user, pages in ((world.pm, PM_PAGES), (world.lead_a, LEAD_PAGES)):
+    customer_pages = ["/", f"/organizations/{world.org_a.slug}/", f"/organizations/{world.org_a.slug}/timeline/",
+                      "/interactions/", "/clusters/launch-day/", "/quotas/"]
+    for user, pages in ((world.pm, PM_PAGES), (world.lead_a, LEAD_PAGES), (world.customer_a, customer_pages)):
         client.force_login(user)
-        answers.update({path: client.get(path, follow=True).status_code for path in pages})
-    assert answers == dict.fromkeys(PM_PAGES + LEAD_PAGES, 200)
+        answers.update({(user.username, path): client.get(path, follow=True).status_code for path in pages})
+    assert [key for key, status in answers.items() if status != 200] == []
+    assert len(answers) == len(PM_PAGES) + len(LEAD_PAGES) + len(customer_pages)
+    client.force_login(world.lead_a)
     assert "ヘッドノードのインスタンスタイプ" in client.get(LEAD_PAGES[3]).content.decode()
     client.force_login(world.pm)
     assert "インスタンスタイプ名" in client.get("/quotas/new/").content.decode()
