@@ -339,6 +339,17 @@ def test_the_pages_render_with_the_japanese_labels(japanese, client, world):
     assert refused.status_code == 403 and "問い合わせを記録する権限がありません。" in refused.content.decode()
 
 
+def test_what_customers_read_of_a_provider_failure_is_japanese_and_plain_text(japanese):
+    from portal import provider_errors
+
+    text = provider_errors.cluster_failure("throttling")
+    assert type(text) is str and text == "AWS がポータルのリクエストをスロットリングしました。リード SA が起動を再試行します。"
+    assert provider_errors.remediation_failure("no such reason").startswith("操作に失敗しました。")
+    with translation.override("en"):
+        assert provider_errors.cost_failure("throttling") == ("Cost Explorer slowed down the portal's requests; "
+                                                               "the portal will ask again.")
+
+
 def test_run_time_messages_fill_their_placeholders_in_japanese(japanese):
     from django.utils.translation import gettext, ngettext
 
