@@ -199,5 +199,7 @@ class ObjectDeleteView(RestrictedQuerysetMixin, generic.DeleteView):
     def get_object(self, queryset=None):
         obj = super().get_object(self.queryset.all().restrict(self.request.user, access.VIEW))
         if not access.can(self.request.user, self.action, obj):
-            raise PermissionDenied(access.refusal(obj, self.action).replace("change it", "delete it"))
+            reason = access.refusal(obj, self.action)
+            raise PermissionDenied(gettext("You may view this but not delete it.")
+                                   if reason == gettext("You may view this but not change it.") else reason)
         return obj
