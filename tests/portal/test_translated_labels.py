@@ -36,7 +36,8 @@ def _our_classes(base: type) -> list[type]:
     for package in OUR_APPS:
         root = importlib.import_module(package)
         for info in pkgutil.walk_packages(root.__path__, prefix=f"{package}."):
-            if any(part in info.name for part in (".migrations", ".management", "portal.settings")):
+            if any(part in info.name for part in (".migrations", ".management", "portal.settings", "clusters.aws",
+                                                  "portal.wsgi", "portal.celery")):
                 continue
             try:
                 module = importlib.import_module(info.name)
