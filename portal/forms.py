@@ -97,5 +97,12 @@ class RestrictedFilterSet(django_filters.FilterSet):
             queryset = getattr(f, "queryset", None)
             if isinstance(queryset, QuerySet) and hasattr(queryset, "restrict"):
                 f.queryset = queryset.restrict(user, access.VIEW)
+
+    @classmethod
+    def get_filters(cls):
+        # Labelled when the class is built: django-filter keeps the English it derives once a label is read.
+        filters = super().get_filters()
+        for f in filters.values():
             if f._label is None and f.lookup_expr == "exact" and f.field_name in FIELD_LABELS:
                 f.label = FIELD_LABELS[f.field_name]
+        return filters
