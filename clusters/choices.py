@@ -1,42 +1,43 @@
 """Fixed vocabularies of clusters."""
 from django.db import models
+from django.utils.translation import gettext_lazy as _
 
 
 class ClusterState(models.TextChoices):
-    SCHEDULED = "scheduled", "Scheduled"
-    CREATING = "creating", "Creating"
-    READY = "ready", "Ready"
-    FAILED = "failed", "Failed"
-    DELETING = "deleting", "Deleting"
-    DELETED = "deleted", "Deleted"
+    SCHEDULED = "scheduled", _("Scheduled")
+    CREATING = "creating", _("Creating")
+    READY = "ready", _("Ready")
+    FAILED = "failed", _("Failed")
+    DELETING = "deleting", _("Deleting")
+    DELETED = "deleted", _("Deleted")
 
 
 class Orchestrator(models.TextChoices):
-    PARALLELCLUSTER = "parallelcluster", "AWS ParallelCluster (Slurm)"
-    HYPERPOD = "hyperpod", "SageMaker HyperPod (Slurm)"
-    HYPERPOD_EKS = "hyperpod-eks", "SageMaker HyperPod (EKS)"
+    PARALLELCLUSTER = "parallelcluster", _("AWS ParallelCluster (Slurm)")
+    HYPERPOD = "hyperpod", _("SageMaker HyperPod (Slurm)")
+    HYPERPOD_EKS = "hyperpod-eks", _("SageMaker HyperPod (EKS)")
 
 
 class StackRole(models.TextChoices):
     """What a stack is for; a full-stack launch creates them in this order."""
 
-    NETWORK = "network", "Network"
-    STORAGE = "storage", "Storage"
-    CLUSTER = "cluster", "Cluster"
-    OBSERVABILITY = "observability", "Observability"
+    NETWORK = "network", _("Network")
+    STORAGE = "storage", _("Storage")
+    CLUSTER = "cluster", _("Cluster")
+    OBSERVABILITY = "observability", _("Observability")
 
 
 class JobKind(models.TextChoices):
-    LAUNCH = "launch", "Launch"
-    RETRY = "retry", "Retry"
-    DELETE = "delete", "Delete"
+    LAUNCH = "launch", _("Launch")
+    RETRY = "retry", _("Retry")
+    DELETE = "delete", _("Delete")
 
 
 class JobStatus(models.TextChoices):
-    PENDING = "pending", "Pending"
-    RUNNING = "running", "Running"
-    SUCCEEDED = "succeeded", "Succeeded"
-    FAILED = "failed", "Failed"
+    PENDING = "pending", _("Pending")
+    RUNNING = "running", _("Running")
+    SUCCEEDED = "succeeded", _("Succeeded")
+    FAILED = "failed", _("Failed")
 
 
 # The lifecycle's legal moves; Cluster.transition refuses anything else.

@@ -1,5 +1,6 @@
 """Filters of the clusters app."""
 import django_filters
+from django.utils.translation import gettext_lazy as _
 
 from clusters.choices import ClusterState
 from clusters.models import Cluster, LaunchJob, StackEvent
@@ -8,9 +9,9 @@ from portal.forms import RestrictedFilterSet
 
 
 class ClusterFilterSet(CycleFilterMixin, RestrictedFilterSet):
-    organization = django_filters.CharFilter(field_name="organization__slug", label="Organization (slug)")
+    organization = django_filters.CharFilter(field_name="organization__slug", label=_("Organization (slug)"))
     state = django_filters.ChoiceFilter(choices=ClusterState.choices)
-    q = django_filters.CharFilter(field_name="name", lookup_expr="icontains", label="Search")
+    q = django_filters.CharFilter(field_name="name", lookup_expr="icontains", label=_("Search"))
 
     class Meta:
         model = Cluster
@@ -24,7 +25,7 @@ class LaunchJobFilterSet(RestrictedFilterSet):
 
 
 class StackEventFilterSet(RestrictedFilterSet):
-    cluster = django_filters.NumberFilter(field_name="stack__cluster")
+    cluster = django_filters.NumberFilter(field_name="stack__cluster", label=_("Cluster"))
 
     class Meta:
         model = StackEvent

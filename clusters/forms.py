@@ -6,6 +6,8 @@ import uuid
 
 from django import forms
 from django.core.validators import RegexValidator
+from django.utils.translation import gettext
+from django.utils.translation import gettext_lazy as _
 
 from clusters import capacity, catalog, guards, labels, launch
 from clusters.choices import StackRole
@@ -14,12 +16,13 @@ from portal import access
 from portal.choices import REGION_CHOICES
 from portal.models import Organization
 
-NAME_VALIDATOR = RegexValidator(r"^[a-z][a-z0-9-]{0,39}$", "Lowercase letters, digits and hyphens, starting with a letter (at most 40).")
+NAME_VALIDATOR = RegexValidator(r"^[a-z][a-z0-9-]{0,39}$", _("Lowercase letters, digits and hyphens, starting with a letter (at most 40)."))
 
 
 def field_for(spec, role: str) -> forms.Field:
     """One form field for one CloudFormation parameter: type, allowed values, default, range, NoEcho."""
-    help_text = f"{spec.description} (parameter {spec.name})" if spec.description else f"Parameter {spec.name}."
+    help_text = (gettext("%(description)s (parameter %(name)s)") % {"description": spec.description, "name": spec.name}
+                 if spec.description else gettext("Parameter %(name)s.") % {"name": spec.name})
     common = {"required": spec.required, "label": labels.parameter_label(spec.name), "help_text": help_text,
               "initial": spec.default}
     if spec.type == "AWS::EC2::AvailabilityZone::Name":
@@ -38,11 +41,11 @@ def field_for(spec, role: str) -> forms.Field:
 
 
 class LaunchForm(forms.Form):
-    organization = forms.ModelChoiceField(queryset=Organization.objects.none())
-    name = forms.CharField(max_length=40, validators=[NAME_VALIDATOR], help_text="Unique in the organization.")
-    region = forms.ChoiceField(choices=REGION_CHOICES)
-    full_stack = forms.BooleanField(required=False, initial=True, label="Full stack",
-                                    help_text="Create the network and storage stacks first and wire their outputs in.")
+    organization = forms.ModelChoiceField(queryset=Organization.objects.none(), label=_("Organization"))
+    name = forms.CharField(max_length=40, validators=[NAME_VALIDATOR], label=_("Name"), help_text=_("Unique in the organization."))
+    region = forms.ChoiceField(choices=REGION_CHOICES, label=_("Region"))
+    full_stack = forms.BooleanField(required=False, initial=True, label=_("Full stack"),
+                                    help_text=_("Create the network and storage stacks first and wire their outputs in."))
     # Sent back with the form: a second submission of the same page (a double click) finds the first launch.
     submission_key = forms.CharField(widget=forms.HiddenInput, required=False, max_length=128)
 
@@ -81,13 +84,14 @@ class LaunchForm(forms.Form):
             chosen = self._chosen_organization_id() is not None
             self.fields[key] = forms.ChoiceField(
                 required=False, label=field.label, initial="",
-                help_text=("The organization's SageMaker training plans not yet ended." if "training_plan" in kinds
-                           else "The organization's capacity reservations and capacity blocks (ODCR ids cr-…) not yet "
-                           "ended.") + " It sets the capacity type, and the network is created in its availability zone."
-                + ("" if chosen else " Choose the organization first."),
-                error_messages={"invalid_choice": "%(value)s is not one of the chosen organization's reservations "
-                                                  "not yet ended; pick one of the list."},
-                choices=[("", "None (on demand)")] + [(r.reservation_id, _reservation_label(r))
+                help_text=(gettext("The organization's SageMaker training plans not yet ended.") if "training_plan" in kinds
+                           else gettext("The organization's capacity reservations and capacity blocks (ODCR ids cr-…) not yet "
+                                        "ended."))
+                + gettext(" It sets the capacity type, and the network is created in its availability zone.")
+                + ("" if chosen else gettext(" Choose the organization first.")),
+                error_messages={"invalid_choice": gettext("%(value)s is not one of the chosen organization's reservations "
+                                                          "not yet ended; pick one of the list.")},
+                choices=[("", gettext("None (on demand)"))] + [(r.reservation_id, _reservation_label(r))
                                                       for r in self._offered_reservations(orgs) if r.kind in kinds])
             zone = self.fields.get(f"{StackRole.NETWORK}__AvailabilityZone")
             if zone is not None:  # a chosen reservation fixes the zone (the launch service takes it from there)
@@ -172,7 +176,7 @@ class LaunchForm(forms.Form):
         if refusal.quota is not None:
             self.quota = refusal.quota
             key = launch.size_parameter(self.blueprint_slug)
-            self.add_error(key if key in self.fields else None, f"Over quota: {refusal.quota.message}.")
+            self.add_error(key if key in self.fields else None, gettext("Over quota: %(message)s.") % {"message": refusal.quota.message})
 
     def clean(self):
         data = super().clean()

@@ -21,6 +21,7 @@ from django.conf import settings
 from django.core.exceptions import PermissionDenied
 from django.db import IntegrityError, transaction
 from django.utils import timezone
+from django.utils.translation import gettext
 
 from clusters import capacity, catalog, cfn, guards
 from clusters.choices import ClusterState, JobKind, JobStatus, StackRole
@@ -244,14 +245,14 @@ def check(req: LaunchRequest, *, lock: bool = False, on_date: datetime.date | No
     ``PermissionDenied``. ``lock=True`` (inside :func:`submit`'s transaction) makes the quota figure hold."""
     org = req.organization
     if req.user is not None and not access.can_in_organization(req.user, access.LAUNCH, Cluster, org.pk):
-        raise PermissionDenied("You do not lead this organization.")
+        raise PermissionDenied(gettext("You do not lead this organization."))
     if req.blueprint not in catalog.entries():
         raise LaunchRefused({"blueprint": f"No blueprint named {req.blueprint!r}."})
     errors: dict[str, str] = {}
     if req.region not in REGION_CODES:
         errors["region"] = f"{req.region!r} is not a program region."
     if Cluster.objects.filter(organization=org, name=req.name).exists():
-        errors["name"] = f"{org.name} already has a cluster named {req.name}."
+        errors["name"] = gettext("%(org)s already has a cluster named %(name)s.") % {"org": org.name, "name": req.name}
     p = plan(req.blueprint, req.full_stack)
     params = {role: dict(values) for role, values in req.parameters.items()}
     unknown_roles = set(params) - {role for role, _ in p.stacks}
@@ -328,7 +329,8 @@ def submit(req: LaunchRequest) -> Submitted:
             earlier = previous_submission(req.organization.pk, req.key)
             if earlier is not None:
                 return Submitted(cluster=earlier, job=None, created=False, outcome={"dispatched": True})
-            raise LaunchRefused({"name": f"{req.organization.name} already has a cluster named {req.name}."}) from exc
+            raise LaunchRefused({"name": gettext("%(org)s already has a cluster named %(name)s.")
+                                 % {"org": req.organization.name, "name": req.name}}) from exc
         dispatch_on_commit(job, outcome)
     return Submitted(cluster=cluster, job=job, created=True, outcome=outcome)
 
@@ -427,11 +429,12 @@ def request_retry(cluster: Cluster, user=None, outcome: dict | None = None) -> L
         locks.quota(cluster.organization_id)
         cluster = Cluster.objects.select_for_update().select_related("organization").get(pk=cluster.pk)
         if cluster.state != ClusterState.FAILED:
-            raise ActionRefused(f"Only a failed cluster can be retried; this one is {cluster.get_state_display().lower()}.")
+            raise ActionRefused(gettext("Only a failed cluster can be retried; this one is %(state)s.")
+                                % {"state": cluster.get_state_display().lower()})
         quota = guards.check_quota(cluster.organization, cluster.instance_type, cluster.region, cluster.node_count,
                                    lock=True)
         if not quota.allowed:
-            raise ActionRefused(f"Over quota: {quota.message}.")
+            raise ActionRefused(gettext("Over quota: %(message)s.") % {"message": quota.message})
         _cancel_open_jobs(cluster, "superseded by a retry")
         cluster.transition(ClusterState.SCHEDULED, actor=user)
         job = _new_job(cluster, JobKind.RETRY, user, "retry requested")
@@ -445,9 +448,10 @@ def request_delete(cluster: Cluster, user=None, confirmed: bool = False, outcome
         _check_access(cluster, user, access.TEAR_DOWN)  # a leaving organization's cluster is torn down too
         cluster = Cluster.objects.select_for_update().get(pk=cluster.pk)
         if not cluster.can_transition(ClusterState.DELETING):
-            raise ActionRefused(f"A {cluster.get_state_display().lower()} cluster cannot be deleted now.")
+            raise ActionRefused(gettext("A %(state)s cluster cannot be deleted now.") % {"state": cluster.get_state_display().lower()})
         if cluster.state == ClusterState.READY and not confirmed:
-            raise ActionRefused(f"Type the cluster's name ({cluster.name}) to confirm deleting a ready cluster.")
+            raise ActionRefused(gettext("Type the cluster's name (%(name)s) to confirm deleting a ready cluster.")
+                                % {"name": cluster.name})
         _cancel_open_jobs(cluster, "cancelled: the cluster is being deleted")
         cluster.transition(ClusterState.DELETING, actor=user)
         job = _new_job(cluster, JobKind.DELETE, user, "delete requested")

@@ -12,6 +12,7 @@ from django.conf import settings
 from django.db import models
 from django.urls import reverse
 from django.utils import timezone
+from django.utils.translation import gettext_lazy as _
 
 from clusters.choices import (
     TRANSITIONS,
@@ -87,11 +88,11 @@ class Cluster(models.Model):
     updated = models.DateTimeField(auto_now=True)
     # The launch pipeline
     blueprint = models.ForeignKey(Blueprint, null=True, blank=True, on_delete=models.PROTECT, related_name="clusters")
-    full_stack = models.BooleanField(default=False, help_text="Network, storage and cluster stacks in one launch.")
-    parameters = models.JSONField(default=dict, blank=True, help_text="Template parameters per stack role.")
-    outputs = models.JSONField(default=dict, blank=True, help_text="Outputs of every stack, merged.")
+    full_stack = models.BooleanField(default=False, help_text=_("Network, storage and cluster stacks in one launch."))
+    parameters = models.JSONField(default=dict, blank=True, help_text=_("Template parameters per stack role."))
+    outputs = models.JSONField(default=dict, blank=True, help_text=_("Outputs of every stack, merged."))
     launch_id = models.UUIDField(default=uuid.uuid4, editable=False, unique=True)
-    failure_reason = models.CharField(max_length=64, blank=True, help_text="Short code grouping failures.")
+    failure_reason = models.CharField(max_length=64, blank=True, help_text=_("Short code grouping failures."))
     # The software stack uploaded for its nodes (clusters/software/<version>/), and its content hash.
     software_version = models.CharField(max_length=32, blank=True)
     software_hash = models.CharField(max_length=64, blank=True)
@@ -171,7 +172,7 @@ class Stack(models.Model):
     role = models.CharField(max_length=16, choices=StackRole.choices)
     order = models.PositiveSmallIntegerField()
     blueprint = models.ForeignKey(Blueprint, on_delete=models.PROTECT, related_name="stacks")
-    content_hash = models.CharField(max_length=64, blank=True, help_text="Hash of the template that ran.")
+    content_hash = models.CharField(max_length=64, blank=True, help_text=_("Hash of the template that ran."))
     stack_name = models.CharField(max_length=128, unique=True)
     stack_id = models.CharField(max_length=256, blank=True)
     status = models.CharField(max_length=64, blank=True)
@@ -238,13 +239,13 @@ class LaunchJob(models.Model):
     log = models.TextField(blank=True)
     error = models.TextField(blank=True)
     dispatched = models.BooleanField(default=False)
-    attempts = models.PositiveIntegerField(default=0, help_text="Times the job was sent to the broker.")
+    attempts = models.PositiveIntegerField(default=0, help_text=_("Times the job was sent to the broker."))
     polls = models.PositiveIntegerField(default=0)
-    aws_errors = models.PositiveIntegerField(default=0, help_text="Retryable AWS errors in a row.")
+    aws_errors = models.PositiveIntegerField(default=0, help_text=_("Retryable AWS errors in a row."))
     heartbeat = models.DateTimeField(null=True, blank=True)
     lease_until = models.DateTimeField(null=True, blank=True)
     deadline = models.DateTimeField(null=True, blank=True,
-                                    help_text="After this the job fails the cluster instead of polling on.")
+                                    help_text=_("After this the job fails the cluster instead of polling on."))
 
     objects = RestrictedQuerySet.as_manager()
 

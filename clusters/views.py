@@ -8,6 +8,8 @@ from django.core.exceptions import PermissionDenied
 from django.db.models import Count, Sum
 from django.http import Http404, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
+from django.utils.translation import gettext
+from django.utils.translation import gettext_lazy as _
 from django.views import View
 from django.views.decorators.http import require_POST, require_safe
 from django_htmx.http import HttpResponseStopPolling
@@ -23,8 +25,8 @@ from portal.aws import AwsError
 from portal.engagement.cycle_filter import in_active_cycle
 from portal.generic import ObjectListView, ObjectView
 
-BROKER_DOWN = ("The task queue is unreachable: the request is saved as scheduled and will be sent "
-               "automatically when the queue is back.")
+BROKER_DOWN = _("The task queue is unreachable: the request is saved as scheduled and will be sent "
+                "automatically when the queue is back.")
 
 
 def _visible_blueprints(user):
@@ -76,7 +78,7 @@ class LaunchView(View):
         if not _visible_blueprints(request.user).filter(slug=kwargs["slug"]).exists():
             raise Http404("No such blueprint.")
         if access.organization_ids(request.user, access.LAUNCH, Cluster) == frozenset():
-            raise PermissionDenied("Only lead solutions architects launch clusters.")
+            raise PermissionDenied(gettext("Only lead solutions architects launch clusters."))
         return super().dispatch(request, *args, **kwargs)
 
     def get(self, request, slug):
@@ -90,7 +92,7 @@ class LaunchView(View):
         if "preview" not in request.POST:
             earlier = _earlier_submission(request)
             if earlier is not None:  # the same page submitted twice (a double click): show the first
-                messages.info(request, f"This launch was already submitted: {earlier.name}.")
+                messages.info(request, gettext("This launch was already submitted: %(name)s.") % {"name": earlier.name})
                 return redirect(earlier.get_absolute_url())
         form = LaunchForm(request.POST, blueprint_slug=slug, user=request.user)
         ctx = {"form": form, "entry": form.entry}
@@ -106,9 +108,9 @@ class LaunchView(View):
             return render(request, self.template_name, ctx, status=400)
         cluster = submitted.cluster
         if not submitted.created:
-            messages.info(request, f"This launch was already submitted: {cluster.name}.")
+            messages.info(request, gettext("This launch was already submitted: %(name)s.") % {"name": cluster.name})
         elif submitted.dispatched:
-            messages.success(request, f"Launch of {cluster.name} started.")
+            messages.success(request, gettext("Launch of %(name)s started.") % {"name": cluster.name})
         else:
             messages.warning(request, BROKER_DOWN)
         return redirect(cluster.get_absolute_url())
@@ -241,7 +243,7 @@ def cluster_retry(request, pk):
     except launch.ActionRefused as exc:
         messages.error(request, str(exc))
         return redirect(cluster.get_absolute_url())
-    messages.success(request, "Retry started.") if outcome.get("dispatched") else messages.warning(request, BROKER_DOWN)
+    messages.success(request, gettext("Retry started.")) if outcome.get("dispatched") else messages.warning(request, BROKER_DOWN)
     return redirect(cluster.get_absolute_url())
 
 
@@ -261,7 +263,8 @@ class ClusterDeleteView(View):
         except launch.ActionRefused as exc:
             return render(request, "clusters/cluster_confirm_delete.html",
                           {"object": cluster, "cluster": cluster, "error": str(exc)}, status=400)
-        messages.success(request, "Deleting the cluster's stacks.") if outcome.get("dispatched") else messages.warning(request, BROKER_DOWN)
+        (messages.success(request, gettext("Deleting the cluster's stacks.")) if outcome.get("dispatched")
+         else messages.warning(request, BROKER_DOWN))
         return redirect(cluster.get_absolute_url())
 
 

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from django.db.models import CharField, Model, Q, QuerySet, Value
+from django.utils.translation import gettext
 
 if TYPE_CHECKING:
     from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
@@ -303,7 +304,8 @@ def archived_refusal(obj, action: str = CHANGE) -> str | None:
     if action in ARCHIVED_ALLOWS:
         return None
     cycle = archived_cycle(obj)
-    return None if cycle is None else f"This belongs to {cycle}, which is archived: its rows are read-only."
+    return None if cycle is None else (gettext("This belongs to %(cycle)s, which is archived: its rows are read-only.")
+                                       % {"cycle": cycle})
 
 
 def refuse_archived(obj, action: str = CHANGE) -> None:
@@ -318,7 +320,7 @@ def refuse_archived(obj, action: str = CHANGE) -> None:
 def refusal(obj, action: str = CHANGE) -> str:
     """Why a visible row may not be changed, in words for the person refused: an archived cycle's rows (and the
     rows under them) are read-only for everyone, anything else is the role."""
-    return archived_refusal(obj, action) or "You may view this but not change it."
+    return archived_refusal(obj, action) or gettext("You may view this but not change it.")
 
 
 def in_archived_cycle(obj) -> bool:

@@ -1,36 +1,38 @@
 """Fixed vocabularies of the program core."""
 from django.db import models
+from django.utils.text import format_lazy
+from django.utils.translation import gettext_lazy as _
 
 # Regions where the program's accelerated capacity lives (extend as the program grows).
 REGIONS = (
-    ("ap-northeast-1", "Asia Pacific (Tokyo)"),
-    ("ap-northeast-3", "Asia Pacific (Osaka)"),
-    ("us-east-1", "US East (N. Virginia)"),
-    ("us-east-2", "US East (Ohio)"),
-    ("us-west-2", "US West (Oregon)"),
-    ("eu-north-1", "Europe (Stockholm)"),
+    ("ap-northeast-1", _("Asia Pacific (Tokyo)")),
+    ("ap-northeast-3", _("Asia Pacific (Osaka)")),
+    ("us-east-1", _("US East (N. Virginia)")),
+    ("us-east-2", _("US East (Ohio)")),
+    ("us-west-2", _("US West (Oregon)")),
+    ("eu-north-1", _("Europe (Stockholm)")),
 )
-REGION_CHOICES = [(code, f"{label} · {code}") for code, label in REGIONS]
+REGION_CHOICES = [(code, format_lazy("{} · {}", label, code)) for code, label in REGIONS]
 REGION_CODES = frozenset(code for code, _ in REGIONS)
 
 
 class MembershipRole(models.TextChoices):
-    CUSTOMER = "customer", "Customer"
-    LEAD_SA = "lead_sa", "Lead solutions architect"
+    CUSTOMER = "customer", _("Customer")
+    LEAD_SA = "lead_sa", _("Lead solutions architect")
 
 
 class Visibility(models.TextChoices):
-    INTERNAL = "internal", "Internal"
-    SHARED = "shared", "Shared with the customer"
+    INTERNAL = "internal", _("Internal")
+    SHARED = "shared", _("Shared with the customer")
 
 
 class TimelineKind(models.TextChoices):
-    INTERACTION = "interaction", "Interaction"
-    WORKLOAD = "workload", "Workload change"
-    QUOTA = "quota", "Quota and capacity"
-    LAUNCH = "launch", "Cluster launch"
-    CLUSTER = "cluster", "Cluster state"
-    FAULT = "fault", "Health fault"
-    VALIDATION = "validation", "Validation"
-    ENABLEMENT = "enablement", "Enablement"
-    NOTE = "note", "Note"
+    INTERACTION = "interaction", _("Interaction")
+    WORKLOAD = "workload", _("Workload change")
+    QUOTA = "quota", _("Quota and capacity")
+    LAUNCH = "launch", _("Cluster launch")
+    CLUSTER = "cluster", _("Cluster state")
+    FAULT = "fault", _("Health fault")
+    VALIDATION = "validation", _("Validation")
+    ENABLEMENT = "enablement", _("Enablement")
+    NOTE = "note", _("Note")

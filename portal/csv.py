@@ -8,6 +8,7 @@ from collections.abc import Iterable, Sequence
 from decimal import Decimal
 
 from django.http import StreamingHttpResponse
+from django.utils import translation
 
 DANGEROUS_PREFIXES = ("=", "+", "-", "@", "\t", "\r")
 
@@ -51,9 +52,12 @@ def csv_response(filename: str, header: Sequence[str], rows: Iterable[Sequence])
     writer = csv.writer(_Echo())
 
     def stream():
-        yield writer.writerow([safe_cell(h) for h in header])
-        for row in rows:
-            yield writer.writerow([safe_cell(c) for c in row])
+        # Machine-readable: column names and the labels in the cells are English whatever the reader's language
+        # (the workbook is the export for people).
+        with translation.override("en"):
+            yield writer.writerow([safe_cell(h) for h in header])
+            for row in rows:
+                yield writer.writerow([safe_cell(c) for c in row])
 
     response = StreamingHttpResponse(stream(), content_type="text/csv; charset=utf-8")
     response["Content-Disposition"] = f'attachment; filename="{filename}"'

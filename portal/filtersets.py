@@ -1,11 +1,15 @@
 """Filters for the program core."""
 import django_filters
+from django.utils.translation import gettext_lazy as _
 
+from portal.choices import REGION_CHOICES
+from portal.field_labels import FIELD_LABELS
 from portal.models import Organization
 
 
 class OrganizationFilterSet(django_filters.FilterSet):
-    q = django_filters.CharFilter(method="search", label="Search")
+    q = django_filters.CharFilter(method="search", label=_("Search"))
+    home_region = django_filters.ChoiceFilter(choices=REGION_CHOICES, label=FIELD_LABELS["home_region"])
 
     class Meta:
         model = Organization

@@ -12,8 +12,11 @@ import django_filters
 from django import forms
 from django.core.exceptions import ValidationError
 from django.db.models import QuerySet
+from django.utils.text import format_lazy
+from django.utils.translation import gettext_lazy as _
 
 from portal import access
+from portal.field_labels import FIELD_LABELS
 
 
 def for_organization(queryset: QuerySet, organization_id: int | None) -> QuerySet:
@@ -44,8 +47,15 @@ class OrderingFilter(django_filters.OrderingFilter):
     ``FILTERS_EMPTY_CHOICE_LABEL``)."""
 
     def __init__(self, *args, **kwargs):
-        kwargs.setdefault("empty_label", "Default order")
+        kwargs.setdefault("empty_label", _("Default order"))
         super().__init__(*args, **kwargs)
+
+    def build_choices(self, fields, labels):
+        """django-filter's choices, with the descending ones kept lazy (its own are formatted once, in English,
+        when the filter set is defined)."""
+        choices = super().build_choices(fields, labels)
+        return [(value, labels.get(value, format_lazy(_("{} (descending)"), choices[i - 1][1])) if value.startswith("-")
+                 else label) for i, (value, label) in enumerate(choices)]
 
 
 _BOOLEAN_WORDS = ("", "unknown", "True", "False", "true", "false", "1", "0", "2", "3")
@@ -66,7 +76,7 @@ class StrictNullBooleanField(forms.NullBooleanField):
 
     def to_python(self, value):
         if isinstance(value, str) and value not in _BOOLEAN_WORDS:
-            raise ValidationError("Enter true or false.", code="invalid")
+            raise ValidationError(_("Enter true or false."), code="invalid")
         return super().to_python(value)
 
 
@@ -77,7 +87,8 @@ class StrictBooleanFilter(django_filters.BooleanFilter):
 
 
 class RestrictedFilterSet(django_filters.FilterSet):
-    """A FilterSet whose model-choice filters offer (and accept) only rows the requesting user may see."""
+    """A FilterSet whose model-choice filters offer (and accept) only rows the requesting user may see; filters
+    that would take their label from the model field take it from ``FIELD_LABELS`` (translated)."""
 
     def __init__(self, *args, request=None, **kwargs):
         super().__init__(*args, request=request, **kwargs)
@@ -86,3 +97,12 @@ class RestrictedFilterSet(django_filters.FilterSet):
             queryset = getattr(f, "queryset", None)
             if isinstance(queryset, QuerySet) and hasattr(queryset, "restrict"):
                 f.queryset = queryset.restrict(user, access.VIEW)
+
+    @classmethod
+    def get_filters(cls):
+        # Labelled when the class is built: django-filter keeps the English it derives once a label is read.
+        filters = super().get_filters()
+        for f in filters.values():
+            if f._label is None and f.lookup_expr == "exact" and f.field_name in FIELD_LABELS:
+                f.label = FIELD_LABELS[f.field_name]
+        return filters

@@ -10,6 +10,7 @@ from django.core.exceptions import PermissionDenied
 from django.db import transaction
 from django.http import Http404, HttpResponse
 from django.shortcuts import redirect
+from django.utils.translation import gettext
 from django.views import generic
 
 from portal import access, submissions, versions
@@ -154,14 +155,14 @@ class ObjectEditView(RestrictedQuerysetMixin, HtmxTemplateMixin, generic.UpdateV
             if not access.can_in_organization(
                 self.request.user, self.action, type(obj), self.organization_id_for(obj)
             ):
-                raise PermissionDenied("You may not write in this organization.")
+                raise PermissionDenied(gettext("You may not write in this organization."))
             self.refuse_archived(obj)
             obj.save()
             form.save_m2m()
             self.object = obj
             self.after_save(obj, created=created)
             submissions.record(self.request, obj)
-        messages.success(self.request, f"Saved {obj}.")
+        messages.success(self.request, gettext("Saved %(object)s.") % {"object": obj})
         if getattr(self.request, "htmx", False):
             response = HttpResponse(status=204)
             response["HX-Location"] = self.get_success_url()
@@ -198,5 +199,7 @@ class ObjectDeleteView(RestrictedQuerysetMixin, generic.DeleteView):
     def get_object(self, queryset=None):
         obj = super().get_object(self.queryset.all().restrict(self.request.user, access.VIEW))
         if not access.can(self.request.user, self.action, obj):
-            raise PermissionDenied(access.refusal(obj, self.action).replace("change it", "delete it"))
+            reason = access.refusal(obj, self.action)
+            raise PermissionDenied(gettext("You may view this but not delete it.")
+                                   if reason == gettext("You may view this but not change it.") else reason)
         return obj

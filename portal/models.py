@@ -12,6 +12,8 @@ from django.core.validators import RegexValidator
 from django.db import models
 from django.urls import reverse
 from django.utils import timezone
+from django.utils.translation import gettext
+from django.utils.translation import gettext_lazy as _
 
 from portal.choices import REGION_CHOICES, MembershipRole, TimelineKind, Visibility
 from portal.querysets import RestrictedQuerySet
@@ -24,7 +26,7 @@ class User(AbstractUser):
     """A person who signs in. Program-wide roles live here; per-organization roles in Membership."""
 
     is_program_manager = models.BooleanField(
-        default=False, help_text="Reads every organization and runs the weekly review."
+        default=False, help_text=_("Reads every organization and runs the weekly review.")
     )
     # The language the portal speaks to this person: pages, e-mails and PDFs (blank: the browser's, else the
     # program's default). Set by the language switcher (portal.language).
@@ -47,17 +49,17 @@ class Organization(models.Model):
     slug = models.SlugField(max_length=100, unique=True)
     description = models.TextField(blank=True)
     aws_account_id = models.CharField(
-        "AWS account id",
+        _("AWS account id"),
         max_length=12,
         validators=[RegexValidator(r"^\d{12}$", "An AWS account id is 12 digits.")],
     )
     role_arn = models.CharField(
-        "IAM role ARN",
+        _("IAM role ARN"),
         max_length=2048,
         blank=True,
-        help_text="The role the portal assumes in the organization's account.",
+        help_text=_("The role the portal assumes in the organization's account."),
     )
-    external_id = models.CharField(max_length=1224, blank=True, help_text="The ExternalId the role's trust policy requires.")
+    external_id = models.CharField(max_length=1224, blank=True, help_text=_("The ExternalId the role's trust policy requires."))
     home_region = models.CharField(max_length=32, choices=REGION_CHOICES, default="ap-northeast-1")
     created = models.DateTimeField(auto_now_add=True)
 
@@ -74,9 +76,9 @@ class Organization(models.Model):
 
     def clean(self) -> None:
         if self.role_arn and not ROLE_ARN_RE.match(self.role_arn):
-            raise ValidationError({"role_arn": "Expected arn:aws:iam::<12-digit account>:role/<name>."})
+            raise ValidationError({"role_arn": gettext("Expected arn:aws:iam::<12-digit account>:role/<name>.")})
         if self.role_arn and self.aws_account_id and f"::{self.aws_account_id}:" not in self.role_arn:
-            raise ValidationError({"role_arn": "The role must belong to the organization's AWS account."})
+            raise ValidationError({"role_arn": gettext("The role must belong to the organization's AWS account.")})
 
 
 class Membership(models.Model):
@@ -133,7 +135,7 @@ class TimelineEntry(models.Model):
             # Customers read only shared entries: their first page must not skip past internal ones.
             models.Index(fields=["organization", "visibility", "-occurred_at", "-id"], name="timeline_org_vis_time"),
         ]
-        verbose_name_plural = "timeline entries"
+        verbose_name_plural = _("timeline entries")
 
     def __str__(self) -> str:
         return f"{self.occurred_at:%Y-%m-%d %H:%M} {self.title}"
@@ -146,16 +148,16 @@ class NotificationSetting(models.Model):
     organization = models.ForeignKey(
         Organization, null=True, blank=True, on_delete=models.CASCADE, related_name="notification_settings"
     )
-    name = models.CharField(max_length=100, help_text="What this channel is, e.g. '#geniac-support'.")
-    slack_webhook_url = models.URLField("Slack incoming webhook URL", max_length=500, blank=True)
-    email_recipients = models.TextField(blank=True, help_text="E-mail addresses, one per line or comma-separated.")
+    name = models.CharField(max_length=100, help_text=_("What this channel is, e.g. '#geniac-support'."))
+    slack_webhook_url = models.URLField(_("Slack incoming webhook URL"), max_length=500, blank=True)
+    email_recipients = models.TextField(blank=True, help_text=_("E-mail addresses, one per line or comma-separated."))
     min_severity = models.CharField(
         max_length=16,
         choices=Severity.choices,
         default=Severity.HIGH,
     )
     include_internal = models.BooleanField(
-        default=False, help_text="Send events about internal entries (never for a channel customers read)."
+        default=False, help_text=_("Send events about internal entries (never for a channel customers read).")
     )
     enabled = models.BooleanField(default=True)
 
@@ -206,7 +208,7 @@ class NotificationDelivery(models.Model):
 
     class Meta:
         ordering = ["-created"]
-        verbose_name_plural = "notification deliveries"
+        verbose_name_plural = _("notification deliveries")
 
     def __str__(self) -> str:
         return f"{self.channel} · {self.title} · {self.status}"

@@ -2,33 +2,36 @@
 
 AWS's messages name role ARNs, account ids and the portal's own principal, and an endpoint's error
 can be a whole HTML page. Lead SAs and staff (``access.sees_internal``) see the raw text, kept on the
-row; customers see what failed and what to do, written here.
+row; customers see what failed and what to do, written here (marked with ``gettext_noop`` and translated when
+read, so the constants stay plain English text for the API and for comparisons).
 """
 from __future__ import annotations
+
+from django.utils.translation import gettext, gettext_noop
 
 from portal import access
 
 CLUSTER_FAILURES = {
-    "access_denied": "The portal could not act in your AWS account: the IAM role your organization set up for it "
+    "access_denied": gettext_noop("The portal could not act in your AWS account: the IAM role your organization set up for it "
                      "refused the request. Ask your AWS administrator to check that role's trust policy and "
-                     "permissions; your lead SA has the details.",
-    "throttling": "AWS slowed down the portal's requests. Your lead SA will retry the launch.",
-    "parameter": "AWS did not accept the launch settings. Your lead SA has the details and will correct them.",
-    "stack_failed": "AWS could not create part of the cluster. Your lead SA has the details and will retry or "
-                    "adjust the launch.",
-    "name_taken": "Your AWS account already has a stack with this cluster's name that the portal did not make. "
-                  "Launch under another name, or ask your lead SA.",
-    "delete_failed": "AWS could not delete part of the cluster. Your lead SA has the details.",
-    "error": "The launch failed. Your lead SA has the details and will follow up.",
+                     "permissions; your lead SA has the details."),
+    "throttling": gettext_noop("AWS slowed down the portal's requests. Your lead SA will retry the launch."),
+    "parameter": gettext_noop("AWS did not accept the launch settings. Your lead SA has the details and will correct them."),
+    "stack_failed": gettext_noop("AWS could not create part of the cluster. Your lead SA has the details and will retry or "
+                    "adjust the launch."),
+    "name_taken": gettext_noop("Your AWS account already has a stack with this cluster's name that the portal did not make. "
+                  "Launch under another name, or ask your lead SA."),
+    "delete_failed": gettext_noop("AWS could not delete part of the cluster. Your lead SA has the details."),
+    "error": gettext_noop("The launch failed. Your lead SA has the details and will follow up."),
 }
-JOB_FAILED = "This job failed. Your lead SA has the details and will follow up."
-STACK_REASON = "AWS gave a reason for this step; your lead SA has the details."
-SUPPORT_SYNC_FAILED = ("The portal could not refresh this case from AWS Support. The case itself is unaffected; "
-                       "your lead SA has the details.")
+JOB_FAILED = gettext_noop("This job failed. Your lead SA has the details and will follow up.")
+STACK_REASON = gettext_noop("AWS gave a reason for this step; your lead SA has the details.")
+SUPPORT_SYNC_FAILED = (gettext_noop("The portal could not refresh this case from AWS Support. The case itself is unaffected; "
+                       "your lead SA has the details."))
 
 
 def cluster_failure(reason: str) -> str:
-    return CLUSTER_FAILURES.get(reason or "error", CLUSTER_FAILURES["error"])
+    return gettext(CLUSTER_FAILURES.get(reason or "error", CLUSTER_FAILURES["error"]))
 
 
 def cluster_error(cluster, user) -> str:
@@ -43,13 +46,13 @@ def cluster_error(cluster, user) -> str:
 def job_error(job, organization_id: int, user) -> str:
     if not job.error:
         return ""
-    return job.error if access.sees_internal(user, organization_id) else JOB_FAILED
+    return job.error if access.sees_internal(user, organization_id) else gettext(JOB_FAILED)
 
 
 def support_sync_error(interaction, user) -> str:
     if not interaction.sync_error:
         return ""
-    return interaction.sync_error if access.sees_internal(user, interaction.organization_id) else SUPPORT_SYNC_FAILED
+    return interaction.sync_error if access.sees_internal(user, interaction.organization_id) else gettext(SUPPORT_SYNC_FAILED)
 
 
 def redact(data: dict, request, organization_id: int, replacements: dict[str, str]) -> dict:
@@ -64,37 +67,37 @@ def redact(data: dict, request, organization_id: int, replacements: dict[str, st
 
 
 REMEDIATION_FAILURES = {
-    "access_denied": "The portal could not act on the node: the IAM role your organization set up for it refused "
-                     "the request. Your lead SA has the details.",
-    "throttling": "AWS slowed down the portal's requests and the action stopped; your lead SA will propose it again.",
-    "node_not_found": "The node was not found in the cluster (it may have been replaced already). Your lead SA has "
-                      "the details.",
-    "provider_refused": "AWS did not accept the action on the node. Your lead SA has the details.",
-    "node_failed": "The node did not come back after the action. Your lead SA has the details and will follow up.",
-    "command_failed": "The command on the head node failed. Your lead SA has the details.",
-    "cluster_deleting": "The cluster is being deleted: the action was stopped.",
-    "deadline": "The action did not finish in time. Your lead SA has the details.",
-    "fault_returned": "The fault came back after the action; your lead SA follows up (and escalates it if it repeats).",
-    "not_verified": "The node did not report again in time to confirm the fault is gone. Your lead SA follows up.",
-    "error": "The action failed. Your lead SA has the details and will follow up.",
+    "access_denied": gettext_noop("The portal could not act on the node: the IAM role your organization set up for it refused "
+                     "the request. Your lead SA has the details."),
+    "throttling": gettext_noop("AWS slowed down the portal's requests and the action stopped; your lead SA will propose it again."),
+    "node_not_found": gettext_noop("The node was not found in the cluster (it may have been replaced already). Your lead SA has "
+                      "the details."),
+    "provider_refused": gettext_noop("AWS did not accept the action on the node. Your lead SA has the details."),
+    "node_failed": gettext_noop("The node did not come back after the action. Your lead SA has the details and will follow up."),
+    "command_failed": gettext_noop("The command on the head node failed. Your lead SA has the details."),
+    "cluster_deleting": gettext_noop("The cluster is being deleted: the action was stopped."),
+    "deadline": gettext_noop("The action did not finish in time. Your lead SA has the details."),
+    "fault_returned": gettext_noop("The fault came back after the action; your lead SA follows up (and escalates it if it repeats)."),
+    "not_verified": gettext_noop("The node did not report again in time to confirm the fault is gone. Your lead SA follows up."),
+    "error": gettext_noop("The action failed. Your lead SA has the details and will follow up."),
 }
 
 
 def remediation_failure(reason: str) -> str:
-    return REMEDIATION_FAILURES.get(reason or "error", REMEDIATION_FAILURES["error"])
+    return gettext(REMEDIATION_FAILURES.get(reason or "error", REMEDIATION_FAILURES["error"]))
 COST_FAILURES = {
-    "access_denied": "The portal could not read this account's costs: the IAM role your organization set up for it "
+    "access_denied": gettext_noop("The portal could not read this account's costs: the IAM role your organization set up for it "
                      "does not allow Cost Explorer (ce:GetCostAndUsage). Ask your AWS administrator to add it; "
-                     "your lead SA has the details.",
-    "throttling": "Cost Explorer slowed down the portal's requests; the portal will ask again.",
-    "not_enabled": "Cost Explorer is not enabled for this account yet (it takes up to a day after it is turned on). "
-                   "Your lead SA has the details.",
-    "error": "The portal could not read this account's costs from Cost Explorer. Your lead SA has the details.",
+                     "your lead SA has the details."),
+    "throttling": gettext_noop("Cost Explorer slowed down the portal's requests; the portal will ask again."),
+    "not_enabled": gettext_noop("Cost Explorer is not enabled for this account yet (it takes up to a day after it is turned on). "
+                   "Your lead SA has the details."),
+    "error": gettext_noop("The portal could not read this account's costs from Cost Explorer. Your lead SA has the details."),
 }
 
 
 def cost_failure(reason: str) -> str:
-    return COST_FAILURES.get(reason or "error", COST_FAILURES["error"])
+    return gettext(COST_FAILURES.get(reason or "error", COST_FAILURES["error"]))
 
 
 def cost_fetch_error(fetch, user) -> str:

@@ -34,13 +34,14 @@ from django.db import IntegrityError, transaction
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect
 from django.utils import timezone
+from django.utils.translation import gettext_lazy
 
 from portal.models import Submission
 
 FIELD = "submission_key"
 HEADER = "Idempotency-Key"
 KEY = re.compile(r"[\x21-\x7e]{1,128}")  # visible ASCII; the forms' keys are 32 hex digits
-REPEATED = "This was already submitted; here is what the first submission saved."
+REPEATED = gettext_lazy("This was already submitted; here is what the first submission saved.")
 OTHER_BODY = ("This Idempotency-Key was already used for a request with a different body; "
               "send a new key for a new request.")
 

@@ -15,6 +15,7 @@ from django.db import connection
 from django.db.models import Q, QuerySet
 from django.shortcuts import get_object_or_404
 from django.utils import timezone
+from django.utils.translation import gettext_lazy as _
 from django.views.generic import TemplateView
 
 from portal import access
@@ -25,15 +26,15 @@ PAGE_SIZE = 50
 
 
 class TimelineFilterForm(forms.Form):
-    kind = forms.ChoiceField(choices=[("", "All kinds"), *TimelineKind.choices], required=False)
-    tag = forms.SlugField(required=False, max_length=64, label="Tag")
-    since = forms.DateField(required=False, widget=forms.DateInput(attrs={"type": "date"}), label="From")
-    until = forms.DateField(required=False, widget=forms.DateInput(attrs={"type": "date"}), label="Until")
+    kind = forms.ChoiceField(choices=[("", _("All kinds")), *TimelineKind.choices], required=False, label=_("Kind"))
+    tag = forms.SlugField(required=False, max_length=64, label=_("Tag"))
+    since = forms.DateField(required=False, widget=forms.DateInput(attrs={"type": "date"}), label=_("From"))
+    until = forms.DateField(required=False, widget=forms.DateInput(attrs={"type": "date"}), label=_("Until"))
 
     def clean(self):
         data = super().clean()
         if data.get("since") and data.get("until") and data["since"] > data["until"]:
-            raise forms.ValidationError("“From” must not be after “Until”.")
+            raise forms.ValidationError(_("“From” must not be after “Until”."))
         return data
 
 

@@ -13,13 +13,14 @@ Two severity scales exist on purpose:
 from __future__ import annotations
 
 from django.db import models
+from django.utils.translation import gettext_lazy as _
 
 
 class Severity(models.TextChoices):
-    LOW = "low", "Low"
-    NORMAL = "normal", "Normal"
-    HIGH = "high", "High"
-    CRITICAL = "critical", "Critical"
+    LOW = "low", _("Low")
+    NORMAL = "normal", _("Normal")
+    HIGH = "high", _("High")
+    CRITICAL = "critical", _("Critical")
 
 
 SEVERITY_RANK: dict[str, int] = {value: rank for rank, value in enumerate(Severity.values)}
@@ -27,9 +28,9 @@ SEVERITIES_WORST_FIRST: tuple[str, ...] = tuple(reversed(Severity.values))
 
 
 class FaultSeverity(models.TextChoices):
-    INFO = "info", "Info"
-    WARNING = "warning", "Warning"
-    CRITICAL = "critical", "Critical"
+    INFO = "info", _("Info")
+    WARNING = "warning", _("Warning")
+    CRITICAL = "critical", _("Critical")
 
 
 FAULT_SEVERITY_RANK: dict[str, int] = {value: rank for rank, value in enumerate(FaultSeverity.values)}
@@ -56,11 +57,11 @@ def severity_rank(value: str) -> int:
 class NodeVerdict(models.TextChoices):
     """What a node needs, mildest first."""
 
-    HEALTHY = "healthy", "Healthy"
-    DEGRADED = "degraded", "Degraded"
-    RESET_GPU = "reset_gpu", "Reset GPU"
-    REBOOT = "reboot", "Reboot"
-    REPLACE = "replace", "Replace"
+    HEALTHY = "healthy", _("Healthy")
+    DEGRADED = "degraded", _("Degraded")
+    RESET_GPU = "reset_gpu", _("Reset GPU")
+    REBOOT = "reboot", _("Reboot")
+    REPLACE = "replace", _("Replace")
 
 
 VERDICTS: tuple[str, ...] = tuple(NodeVerdict.values)
@@ -74,10 +75,10 @@ def worst_verdict(verdicts) -> str | None:
 
 
 class InteractionStatus(models.TextChoices):
-    OPEN = "open", "Open"
-    WAITING_CUSTOMER = "waiting_customer", "Waiting on customer"
-    WAITING_AWS = "waiting_aws", "Waiting on AWS"
-    RESOLVED = "resolved", "Resolved"
+    OPEN = "open", _("Open")
+    WAITING_CUSTOMER = "waiting_customer", _("Waiting on customer")
+    WAITING_AWS = "waiting_aws", _("Waiting on AWS")
+    RESOLVED = "resolved", _("Resolved")
 
 
 OPEN_STATUSES: tuple[str, ...] = (InteractionStatus.OPEN, InteractionStatus.WAITING_CUSTOMER, InteractionStatus.WAITING_AWS)

@@ -1,70 +1,71 @@
 """Fixed vocabularies of workloads, quotas and capacity. Each list ends with "other" where the domain is open."""
 from django.db import models
+from django.utils.translation import gettext_lazy as _
 
 
 class Architecture(models.TextChoices):
-    DENSE = "dense", "Dense transformer"
-    MOE = "moe", "Mixture of experts"
-    MULTIMODAL = "multimodal", "Multimodal"
-    VLA = "vla", "Vision-language-action"
-    SPEECH = "speech", "Speech"
-    DIFFUSION = "diffusion", "Diffusion"
-    OTHER = "other", "Other"
+    DENSE = "dense", _("Dense transformer")
+    MOE = "moe", _("Mixture of experts")
+    MULTIMODAL = "multimodal", _("Multimodal")
+    VLA = "vla", _("Vision-language-action")
+    SPEECH = "speech", _("Speech")
+    DIFFUSION = "diffusion", _("Diffusion")
+    OTHER = "other", _("Other")
 
 
 class Modality(models.TextChoices):
-    TEXT = "text", "Text"
-    CODE = "code", "Code"
-    VISION_LANGUAGE = "vision_language", "Vision and language"
-    SPEECH = "speech", "Speech"
-    TIME_SERIES = "time_series", "Time series / scientific"
-    OTHER = "other", "Other"
+    TEXT = "text", _("Text")
+    CODE = "code", _("Code")
+    VISION_LANGUAGE = "vision_language", _("Vision and language")
+    SPEECH = "speech", _("Speech")
+    TIME_SERIES = "time_series", _("Time series / scientific")
+    OTHER = "other", _("Other")
 
 
 class TrainingStage(models.TextChoices):
-    PRETRAINING = "pretraining", "Pre-training"
-    CONTINUED = "continued_pretraining", "Continued pre-training"
-    FINE_TUNING = "fine_tuning", "Fine-tuning"
-    OTHER = "other", "Other"
+    PRETRAINING = "pretraining", _("Pre-training")
+    CONTINUED = "continued_pretraining", _("Continued pre-training")
+    FINE_TUNING = "fine_tuning", _("Fine-tuning")
+    OTHER = "other", _("Other")
 
 
 class Orchestrator(models.TextChoices):
-    PCLUSTER_SLURM = "parallelcluster_slurm", "AWS ParallelCluster (Slurm)"
-    HYPERPOD_SLURM = "hyperpod_slurm", "SageMaker HyperPod (Slurm)"
-    HYPERPOD_EKS = "hyperpod_eks", "SageMaker HyperPod (EKS)"
-    EKS = "eks", "Amazon EKS"
-    OTHER = "other", "Other"
+    PCLUSTER_SLURM = "parallelcluster_slurm", _("AWS ParallelCluster (Slurm)")
+    HYPERPOD_SLURM = "hyperpod_slurm", _("SageMaker HyperPod (Slurm)")
+    HYPERPOD_EKS = "hyperpod_eks", _("SageMaker HyperPod (EKS)")
+    EKS = "eks", _("Amazon EKS")
+    OTHER = "other", _("Other")
 
 
 class WorkloadStatus(models.TextChoices):
-    PLANNING = "planning", "Planning"
-    PREPARING = "preparing", "Preparing"
-    TRAINING = "training", "Training"
-    EVALUATING = "evaluating", "Evaluating"
-    COMPLETED = "completed", "Completed"
-    PAUSED = "paused", "Paused"
+    PLANNING = "planning", _("Planning")
+    PREPARING = "preparing", _("Preparing")
+    TRAINING = "training", _("Training")
+    EVALUATING = "evaluating", _("Evaluating")
+    COMPLETED = "completed", _("Completed")
+    PAUSED = "paused", _("Paused")
 
 
 class FsxThroughput(models.IntegerChoices):
     """FSx for Lustre PERSISTENT_2 throughput per unit of storage (MB/s/TiB)."""
 
-    T125 = 125, "125 MB/s/TiB"
-    T250 = 250, "250 MB/s/TiB"
-    T500 = 500, "500 MB/s/TiB"
-    T1000 = 1000, "1000 MB/s/TiB"
+    T125 = 125, _("125 MB/s/TiB")
+    T250 = 250, _("250 MB/s/TiB")
+    T500 = 500, _("500 MB/s/TiB")
+    T1000 = 1000, _("1000 MB/s/TiB")
 
 
 class ReservationKind(models.TextChoices):
-    ODCR = "odcr", "On-Demand Capacity Reservation"
-    CAPACITY_BLOCK = "capacity_block", "Capacity Block for ML"
+    ODCR = "odcr", _("On-Demand Capacity Reservation")
+    CAPACITY_BLOCK = "capacity_block", _("Capacity Block for ML")
     # HyperPod does not draw on EC2 reservations: its reserved capacity comes from a SageMaker training plan.
-    TRAINING_PLAN = "training_plan", "SageMaker training plan (HyperPod)"
+    TRAINING_PLAN = "training_plan", _("SageMaker training plan (HyperPod)")
 
 
 class RequestStatus(models.TextChoices):
-    PENDING = "pending", "Pending"
-    APPROVED = "approved", "Approved"
-    REJECTED = "rejected", "Rejected"
+    PENDING = "pending", _("Pending")
+    APPROVED = "approved", _("Approved")
+    REJECTED = "rejected", _("Rejected")
 
 
 # Structured lists kept in JSON: each item is {"name": <key>, "version": "..."} ("label" too for "other").
@@ -76,7 +77,7 @@ FRAMEWORKS = {
     "pytorch-fsdp": "PyTorch FSDP",
     "nxd": "NxD / Neuron (Trainium)",
     "hf-transformers": "Hugging Face Transformers",
-    "other": "Other",
+    "other": _("Other"),
 }
 
 SOFTWARE_COMPONENTS = {
@@ -84,19 +85,19 @@ SOFTWARE_COMPONENTS = {
     "neuron-sdk": "Neuron SDK",
     "nccl": "NCCL",
     "aws-ofi-nccl": "aws-ofi-nccl",
-    "efa-installer": "EFA installer",
+    "efa-installer": _("EFA installer"),
     "pytorch": "PyTorch",
-    "container-image": "Container image",
-    "other": "Other",
+    "container-image": _("Container image"),
+    "other": _("Other"),
 }
 
 LANGUAGES = {
-    "ja": "Japanese",
-    "en": "English",
-    "zh": "Chinese",
-    "ko": "Korean",
-    "code": "Programming languages",
-    "multi": "Many (multilingual)",
+    "ja": _("Japanese"),
+    "en": _("English"),
+    "zh": _("Chinese"),
+    "ko": _("Korean"),
+    "code": _("Programming languages"),
+    "multi": _("Many (multilingual)"),
 }
 
 EXPIRY_THRESHOLDS = (14, 7, 1)

@@ -6,6 +6,7 @@ from django import forms
 from django.contrib.auth import get_user_model
 from django.db import connection
 from django.db.models import Q
+from django.utils.translation import gettext_lazy as _
 
 from portal.choices import REGION_CHOICES, MembershipRole
 from portal.engagement.cycle_filter import CycleFilterMixin
@@ -31,7 +32,7 @@ class InstanceTypeFilter(django_filters.CharFilter):
     """Matches the EC2 name and its ml.-prefixed SageMaker twin."""
 
     def __init__(self, *args, **kwargs):
-        kwargs.setdefault("label", "Instance type")
+        kwargs.setdefault("label", _("Instance type"))
         super().__init__(*args, **kwargs)
 
     def filter(self, qs, value):
@@ -42,19 +43,21 @@ class InstanceTypeFilter(django_filters.CharFilter):
 
 
 class WorkloadFilterSet(RestrictedFilterSet):
-    q = django_filters.CharFilter(method="search", label="Search")
+    q = django_filters.CharFilter(method="search", label=_("Search"))
     organization = django_filters.ModelChoiceFilter(queryset=_organizations, field_name="organization")
-    framework = django_filters.ChoiceFilter(choices=list(FRAMEWORKS.items()), method="filter_framework", label="Framework")
-    model_family = django_filters.CharFilter(lookup_expr="icontains", label="Model family")
+    framework = django_filters.ChoiceFilter(choices=list(FRAMEWORKS.items()), method="filter_framework", label=_("Framework"))
+    model_family = django_filters.CharFilter(lookup_expr="icontains", label=_("Model family"))
     architecture = django_filters.ChoiceFilter(choices=Architecture.choices)
-    instance_type = InstanceTypeFilter(field_name="target_instance_type", label="Instance type")
+    instance_type = InstanceTypeFilter(field_name="target_instance_type", label=_("Instance type"))
     orchestrator = django_filters.ChoiceFilter(choices=Orchestrator.choices)
     status = django_filters.ChoiceFilter(choices=WorkloadStatus.choices)
-    lead_sa = django_filters.ModelChoiceFilter(queryset=_leads, label="Lead SA")
+    lead_sa = django_filters.ModelChoiceFilter(queryset=_leads, label=_("Lead SA"))
     ordering = OrderingFilter(
         fields=(("organization__name", "organization"), ("name", "name"), ("parameters_billions", "parameters"),
                 ("target_instance_count", "instances"), ("status", "status"), ("updated", "updated")),
-        label="Sort by",
+        field_labels={"organization__name": _("Organization"), "name": _("Name"), "parameters_billions": _("Parameters"),
+                      "target_instance_count": _("Instances"), "status": _("Status"), "updated": _("Updated")},
+        label=_("Sort by"),
     )
 
     class Meta:
@@ -77,10 +80,12 @@ class InstanceQuotaFilterSet(CycleFilterMixin, RestrictedFilterSet):
     organization = django_filters.ModelChoiceFilter(queryset=_organizations)
     instance_type = InstanceTypeFilter(field_name="instance_type_name")
     region = django_filters.ChoiceFilter(choices=REGION_CHOICES)
-    active_on = django_filters.DateFilter(method="filter_active_on", label="Active on")
-    ends_before = django_filters.DateFilter(field_name="end", lookup_expr="lte", label="Ends by")
+    active_on = django_filters.DateFilter(method="filter_active_on", label=_("Active on"))
+    ends_before = django_filters.DateFilter(field_name="end", lookup_expr="lte", label=_("Ends by"))
     ordering = OrderingFilter(
-        fields=("organization__name", ("instance_type_name", "instance_type"), "region", "count", "end")
+        fields=("organization__name", ("instance_type_name", "instance_type"), "region", "count", "end"),
+        field_labels={"organization__name": _("Organization"), "instance_type_name": _("Instance type"),
+                      "region": _("Region"), "count": _("Count"), "end": _("End")},
     )
 
     class Meta:
@@ -96,7 +101,7 @@ class CapacityReservationFilterSet(CycleFilterMixin, RestrictedFilterSet):
     instance_type = InstanceTypeFilter(field_name="instance_type_name")
     kind = django_filters.ChoiceFilter(choices=ReservationKind.choices)
     region = django_filters.ChoiceFilter(choices=REGION_CHOICES)
-    ends_before = django_filters.DateFilter(field_name="end", lookup_expr="lte", label="Ends by")
+    ends_before = django_filters.DateFilter(field_name="end", lookup_expr="lte", label=_("Ends by"))
 
     class Meta:
         model = CapacityReservation

@@ -4,9 +4,13 @@ from __future__ import annotations
 from django import forms
 from django.contrib.auth import get_user_model
 from django.core.exceptions import NON_FIELD_ERRORS, ValidationError
+from django.utils.text import format_lazy
+from django.utils.translation import gettext
+from django.utils.translation import gettext_lazy as _
 
 from portal import access
 from portal.choices import MembershipRole
+from portal.field_labels import FIELD_LABELS
 from portal.models import Organization
 from workloads.choices import FRAMEWORKS, LANGUAGES, SOFTWARE_COMPONENTS
 from workloads.models import CapacityReservation, InstanceQuota, QuotaChangeRequest, Workload
@@ -21,9 +25,9 @@ class ComponentListField(forms.CharField):
     def __init__(self, vocabulary: dict[str, str], **kwargs):
         self.vocabulary = vocabulary
         kwargs.setdefault("required", False)
-        kwargs.setdefault("help_text", "One per line: name and version, e.g. \u201c"
-                          + next(iter(vocabulary)) + " 1.0\u201d. Known names: " + ", ".join(vocabulary)
-                          + ". For anything else: other:Name version.")
+        kwargs.setdefault("help_text", format_lazy(_("One per line: name and version, e.g. “{example} 1.0”. "
+                                                     "Known names: {names}. For anything else: other:Name version."),
+                                                   example=next(iter(vocabulary)), names=", ".join(vocabulary)))
         super().__init__(**kwargs)
 
     def prepare_value(self, value):
@@ -48,7 +52,8 @@ class ComponentListField(forms.CharField):
             if name.lower().startswith("other:"):
                 item = {"name": "other", "label": name[6:].strip(), "version": version.strip()}
             if item["name"] not in self.vocabulary:
-                raise ValidationError(f"Line {n}: unknown name \u201c{name}\u201d. Use one of {', '.join(self.vocabulary)}.")
+                raise ValidationError(gettext("Line %(n)s: unknown name “%(name)s”. Use one of %(names)s.")
+                                      % {"n": n, "name": name, "names": ", ".join(self.vocabulary)})
             items.append(item)
         return items
 
@@ -72,7 +77,7 @@ class ModelCleanErrorsMixin:
                 old = self.fields[name]
                 self.fields[name] = forms.IntegerField(
                     label=old.label, help_text=old.help_text, required=old.required, min_value=1,
-                    error_messages={"min_value": "Must be at least 1."},
+                    error_messages={"min_value": _("Must be at least 1.")},
                 )
 
     def _update_errors(self, errors):
@@ -105,13 +110,14 @@ WORKLOAD_SECTIONS = {
 
 
 class WorkloadForm(ModelCleanErrorsMixin, forms.ModelForm):
-    frameworks = ComponentListField(FRAMEWORKS, label="Distributed training frameworks")
-    software = ComponentListField(SOFTWARE_COMPONENTS, label="Software components")
-    target_languages = LanguagesField(label="Target languages")
-    target_instance_type = forms.ChoiceField(choices=())
+    frameworks = ComponentListField(FRAMEWORKS, label=_("Distributed training frameworks"))
+    software = ComponentListField(SOFTWARE_COMPONENTS, label=_("Software components"))
+    target_languages = LanguagesField(label=_("Target languages"))
+    target_instance_type = forms.ChoiceField(choices=(), label=_("Target instance type"))
 
     class Meta:
         model = Workload
+        labels = FIELD_LABELS
         fields = ["organization", *[f for fields in WORKLOAD_SECTIONS.values() for f in fields]]
 
     def __init__(self, *args, user=None, section: str | None = None, **kwargs):
@@ -135,10 +141,11 @@ class WorkloadForm(ModelCleanErrorsMixin, forms.ModelForm):
 
 
 class InstanceQuotaForm(ModelCleanErrorsMixin, forms.ModelForm):
-    instance_type_name = forms.ChoiceField(choices=())
+    instance_type_name = forms.ChoiceField(choices=(), label=_("Instance type name"))
 
     class Meta:
         model = InstanceQuota
+        labels = FIELD_LABELS
         fields = ["organization", "instance_type_name", "region", "count", "start", "end", "notes"]
         widgets = {"start": forms.DateInput(attrs={"type": "date"}), "end": forms.DateInput(attrs={"type": "date"})}
 
@@ -149,10 +156,11 @@ class InstanceQuotaForm(ModelCleanErrorsMixin, forms.ModelForm):
 
 
 class CapacityReservationForm(ModelCleanErrorsMixin, forms.ModelForm):
-    instance_type_name = forms.ChoiceField(choices=())
+    instance_type_name = forms.ChoiceField(choices=(), label=_("Instance type name"))
 
     class Meta:
         model = CapacityReservation
+        labels = FIELD_LABELS
         fields = ["organization", "reservation_id", "kind", "instance_type_name", "count", "region", "availability_zone",
                   "start", "end", "quota", "notes"]
         widgets = {"start": forms.DateInput(attrs={"type": "date"}), "end": forms.DateInput(attrs={"type": "date"})}
@@ -166,16 +174,17 @@ class CapacityReservationForm(ModelCleanErrorsMixin, forms.ModelForm):
 
 
 class QuotaChangeRequestForm(ModelCleanErrorsMixin, forms.ModelForm):
-    instance_type_name = forms.ChoiceField(choices=(), required=False)
+    instance_type_name = forms.ChoiceField(choices=(), required=False, label=_("Instance type name"))
 
     class Meta:
         model = QuotaChangeRequest
+        labels = FIELD_LABELS
         fields = ["organization", "quota", "instance_type_name", "region", "requested_count", "start", "end", "justification"]
         widgets = {"start": forms.DateInput(attrs={"type": "date"}), "end": forms.DateInput(attrs={"type": "date"})}
 
     def __init__(self, *args, user=None, **kwargs):
         super().__init__(*args, **kwargs)
-        self.fields["instance_type_name"].choices = [("", "— (from the quota)"), *instance_type_choices()]
+        self.fields["instance_type_name"].choices = [("", _("— (from the quota)")), *instance_type_choices()]
         orgs = _writable_organizations(user, QuotaChangeRequest)
         self.fields["organization"].queryset = orgs
         self.fields["quota"].queryset = InstanceQuota.objects.filter(organization__in=orgs).select_related("organization")
@@ -183,5 +192,6 @@ class QuotaChangeRequestForm(ModelCleanErrorsMixin, forms.ModelForm):
 
 
 class DecisionForm(forms.Form):
-    decision = forms.ChoiceField(choices=[("approve", "Approve"), ("reject", "Reject")], widget=forms.RadioSelect)
-    comment = forms.CharField(widget=forms.Textarea(attrs={"rows": 3}), required=False)
+    decision = forms.ChoiceField(choices=[("approve", _("Approve")), ("reject", _("Reject"))], widget=forms.RadioSelect,
+                                 label=_("Decision"))
+    comment = forms.CharField(widget=forms.Textarea(attrs={"rows": 3}), required=False, label=_("Comment"))

@@ -11,6 +11,7 @@ from datetime import date, datetime
 from django.contrib.auth import get_user_model
 from django.utils import timezone
 
+from portal.field_labels import FIELD_LABELS
 from workloads.choices import FRAMEWORKS, LANGUAGES, SOFTWARE_COMPONENTS
 from workloads.validators import component_display
 
@@ -101,7 +102,7 @@ def _changes(model, record, previous, users) -> list[FieldChange]:
     delta = record.diff_against(previous, excluded_fields=IGNORED)
     out = []
     for change in delta.changes:
-        label = str(model._meta.get_field(change.field).verbose_name).capitalize()
+        label = str(FIELD_LABELS.get(change.field) or str(model._meta.get_field(change.field).verbose_name).capitalize())
         if change.field in VOCABULARIES or change.field == "target_languages":
             items = _list_items(change.field, change.old, change.new)
             if items:

@@ -4,6 +4,7 @@ from __future__ import annotations
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.db import transaction
 from django.utils import timezone
+from django.utils.translation import gettext
 
 from portal import access, locks, timeline
 from portal.choices import TimelineKind
@@ -49,13 +50,13 @@ def decide(req: QuotaChangeRequest, user, approve: bool, comment: str = "") -> Q
     with transaction.atomic():
         req = QuotaChangeRequest.objects.select_for_update().get(pk=req.pk)
         if not access.can(user, access.APPROVE, req):
-            raise PermissionDenied("Only program managers decide quota change requests.")
+            raise PermissionDenied(gettext("Only program managers decide quota change requests."))
         if approve:
             locks.quota(req.organization_id)
         if req.status != RequestStatus.PENDING:
-            raise ValidationError({"status": f"This request is already {req.get_status_display().lower()}."})
+            raise ValidationError({"status": gettext("This request is already %(status)s.") % {"status": req.get_status_display().lower()}})
         if not approve and not comment.strip():
-            raise ValidationError({"comment": "Say why the request is rejected."})
+            raise ValidationError({"comment": gettext("Say why the request is rejected.")})
         if approve:
             stale = stale_refusal(req)
             if stale:

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from django.db.models import F, Sum, Value
 from django.db.models.functions import Replace
 from django.utils import timezone
+from django.utils.translation import gettext
 
 from clusters.models import HOLDING_STATES, Cluster
 from portal import locks
@@ -121,8 +122,10 @@ def refusal_for_quota_change(quota: InstanceQuota) -> str | None:
         if stored and stored["start"] <= today <= stored["end"]:
             before += stored["count"]
     if after < holding and after < before:
-        return (f"Clusters of this organization hold {holding} × {base_instance_type(quota.instance_type_name)} in "
-                f"{quota.region}; this change would leave a quota of {after} today. Scale the clusters down first.")
+        return (gettext("Clusters of this organization hold %(holding)s × %(type)s in %(region)s; this change would "
+                        "leave a quota of %(after)s today. Scale the clusters down first.")
+                % {"holding": holding, "type": base_instance_type(quota.instance_type_name), "region": quota.region,
+                   "after": after})
     return None
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 import re
 
 from django.core.exceptions import ValidationError
+from django.utils.translation import gettext
 
 from clusters import instance_types
 from portal.choices import REGION_CODES
@@ -20,7 +21,8 @@ def validate_instance_type(name: str) -> None:
     except instance_types.UnknownInstanceType as exc:
         known = ", ".join(item.name for item in instance_types.all_types())
         raise ValidationError(
-            f"Unknown instance type {name!r}. Known types: {known} (and their ml.-prefixed SageMaker names).",
+            gettext("Unknown instance type %(name)s. Known types: %(known)s (and their ml.-prefixed SageMaker names).")
+            % {"name": repr(name), "known": known},
             code="unknown_instance_type",
         ) from exc
 
@@ -34,13 +36,15 @@ def instance_type_choices() -> list[tuple[str, str]]:
 def validate_region(code: str) -> None:
     if code not in REGION_CODES:
         raise ValidationError(
-            f"Unknown region {code!r}. Known regions: {', '.join(sorted(REGION_CODES))}.", code="unknown_region"
+            gettext("Unknown region %(code)s. Known regions: %(regions)s.")
+            % {"code": repr(code), "regions": ", ".join(sorted(REGION_CODES))},
+            code="unknown_region",
         )
 
 
 def validate_positive(value: int | None) -> None:
     if value is not None and value <= 0:
-        raise ValidationError("Must be at least 1.", code="not_positive")
+        raise ValidationError(gettext("Must be at least 1."), code="not_positive")
 
 
 def _one_of(names) -> dict:

@@ -1,11 +1,12 @@
 """Capacity accounting: how much of the capacity an organization reserved became held, healthy and busy."""
 from django.apps import AppConfig
+from django.utils.translation import gettext_lazy as _
 
 
 class AccountingConfig(AppConfig):
     name = "clusters.accounting"
     label = "accounting"
-    verbose_name = "Capacity accounting"
+    verbose_name = _("Capacity accounting")
 
     def ready(self) -> None:
         from clusters.accounting import sections as accounting_sections  # the sections read the app's models

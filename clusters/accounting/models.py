@@ -12,13 +12,14 @@ from __future__ import annotations
 from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
 from django.db.models import F, Q
+from django.utils.translation import gettext_lazy as _
 
 from portal.querysets import RestrictedQuerySet
 
 
 class Granularity(models.TextChoices):
-    HOUR = "hour", "Hour"
-    DAY = "day", "Day"
+    HOUR = "hour", _("Hour")
+    DAY = "day", _("Day")
 
 
 class AcceleratorUsage(models.Model):
@@ -30,15 +31,15 @@ class AcceleratorUsage(models.Model):
     cluster = models.ForeignKey("clusters.Cluster", on_delete=models.CASCADE, related_name="accelerator_usage")
     # Copied from the cluster: an organization's figures are one indexed sum, without a join.
     organization = models.ForeignKey("portal.Organization", on_delete=models.CASCADE, related_name="+")
-    start = models.DateTimeField(help_text="Start of the hour (UTC) or of the program day.")
+    start = models.DateTimeField(help_text=_("Start of the hour (UTC) or of the program day."))
     granularity = models.CharField(max_length=4, choices=Granularity.choices, default=Granularity.HOUR)
     held = models.DecimalField(max_digits=12, decimal_places=4, default=0)
     healthy = models.DecimalField(max_digits=12, decimal_places=4, default=0)
     busy = models.DecimalField(max_digits=12, decimal_places=4, default=0)
     measured = models.DecimalField(
         max_digits=12, decimal_places=4, default=0,
-        help_text="Healthy accelerator-hours whose utilization was read (busy is 0 where it was not).")
-    reports = models.PositiveIntegerField(default=0, help_text="Health reports the figures were read from.")
+        help_text=_("Healthy accelerator-hours whose utilization was read (busy is 0 where it was not)."))
+    reports = models.PositiveIntegerField(default=0, help_text=_("Health reports the figures were read from."))
     computed_at = models.DateTimeField(auto_now=True)
 
     objects = RestrictedQuerySet.as_manager()
@@ -70,7 +71,7 @@ class IdleNotice(models.Model):
     notified_at = models.DateTimeField(null=True, blank=True)
     ended = models.DateTimeField(null=True, blank=True, db_index=True)
     lost = models.DecimalField(max_digits=12, decimal_places=4, default=0,
-                               help_text="Healthy but idle accelerator-hours since the stretch began.")
+                               help_text=_("Healthy but idle accelerator-hours since the stretch began."))
 
     objects = RestrictedQuerySet.as_manager()
 

@@ -1,11 +1,12 @@
 """Cluster health and NCCL validation: ingestion, GPU faults, validation runs and readiness."""
 from django.apps import AppConfig
+from django.utils.translation import gettext_lazy as _
 
 
 class HealthConfig(AppConfig):
     name = "clusters.health"
     label = "health"
-    verbose_name = "Cluster health"
+    verbose_name = _("Cluster health")
 
     def ready(self) -> None:
         from clusters.health.readiness import readiness_section

@@ -1,26 +1,27 @@
 """Fixed vocabularies of cluster health."""
 from django.db import models
+from django.utils.translation import gettext_lazy as _
 
 from clusters.health.nccl import COLLECTIVES
 
 
 class Source(models.TextChoices):
-    PUSH = "push", "Pushed by the cluster"
-    PULL = "pull", "Pulled from Prometheus"
+    PUSH = "push", _("Pushed by the cluster")
+    PULL = "pull", _("Pulled from Prometheus")
 
 
 class AuthKind(models.TextChoices):
-    NONE = "none", "None"
-    BASIC = "basic", "Basic (user name and password)"
-    BEARER = "bearer", "Bearer token"
-    SIGV4 = "sigv4", "SigV4 (Amazon Managed Service for Prometheus)"
+    NONE = "none", _("None")
+    BASIC = "basic", _("Basic (user name and password)")
+    BEARER = "bearer", _("Bearer token")
+    SIGV4 = "sigv4", _("SigV4 (Amazon Managed Service for Prometheus)")
 
 
 class RunVerdict(models.TextChoices):
-    PASS = "pass", "Pass"
-    WARN = "warn", "Warn"
-    FAIL = "fail", "Fail"
-    NONE = "none", "Not judged"
+    PASS = "pass", _("Pass")
+    WARN = "warn", _("Warn")
+    FAIL = "fail", _("Fail")
+    NONE = "none", _("Not judged")
 
 
 COLLECTIVE_CHOICES = [(c, c) for c in COLLECTIVES]

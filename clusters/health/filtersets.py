@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import django_filters
+from django.utils.translation import gettext_lazy as _
 
 from clusters.health.choices import COLLECTIVE_CHOICES, RunVerdict
 from clusters.health.models import GpuFault, HealthReport, ValidationRun
@@ -16,7 +17,7 @@ class HealthReportFilterSet(RestrictedFilterSet):
 
 
 class GpuFaultFilterSet(RestrictedFilterSet):
-    open = StrictBooleanFilter(field_name="cleared_at", lookup_expr="isnull", label="Open")
+    open = StrictBooleanFilter(field_name="cleared_at", lookup_expr="isnull", label=_("Open"))
     severity = django_filters.ChoiceFilter(choices=FaultSeverity.choices)
 
     class Meta:

@@ -3,12 +3,15 @@ from __future__ import annotations
 
 from django import forms
 from django.conf import settings
+from django.utils.translation import gettext
+from django.utils.translation import gettext_lazy as _
 
 from clusters.health import nccl, prometheus_pull, services
 from clusters.health.choices import AuthKind
 from clusters.health.models import ClusterHealthConfig, GpuFault
 from portal import access, outbound
 from portal.choices import REGION_CODES
+from portal.field_labels import FIELD_LABELS
 from workloads.models import Interaction
 
 
@@ -20,16 +23,16 @@ class ValidationUploadForm(forms.Form):
     message saying so.
     """
 
-    file = forms.FileField(required=False, label="nccl-tests or nccom-test output file",
-                           help_text="What the launcher captured (srun, mpirun, pdsh or DeepSpeed prefixes are fine).")
+    file = forms.FileField(required=False, label=_("nccl-tests or nccom-test output file"),
+                           help_text=_("What the launcher captured (srun, mpirun, pdsh or DeepSpeed prefixes are fine)."))
     text = forms.CharField(required=False, widget=forms.Textarea(attrs={"rows": 8}), strip=False,
-                           label="…or paste the output")
-    collective = forms.ChoiceField(required=False, choices=[("", "read from the output"),
+                           label=_("…or paste the output"))
+    collective = forms.ChoiceField(required=False, label=_("Collective"), choices=[("", _("read from the output")),
                                                              *[(c, c) for c in nccl.COLLECTIVES]])
-    nodes = forms.IntegerField(required=False, min_value=1, max_value=10000,
-                               help_text="Only needed when the output has neither rank lines nor a rank count.")
-    notes = forms.CharField(required=False, widget=forms.Textarea(attrs={"rows": 2}),
-                            help_text="What was run and why.")
+    nodes = forms.IntegerField(required=False, min_value=1, max_value=10000, label=_("Nodes"),
+                               help_text=_("Only needed when the output has neither rank lines nor a rank count."))
+    notes = forms.CharField(required=False, widget=forms.Textarea(attrs={"rows": 2}), label=_("Notes"),
+                            help_text=_("What was run and why."))
 
     def __init__(self, *args, cluster=None, **kwargs):
         super().__init__(*args, **kwargs)
@@ -42,17 +45,17 @@ class ValidationUploadForm(forms.Form):
         data = super().clean()
         upload, text = data.get("file"), data.get("text")
         if upload and text:
-            raise forms.ValidationError("Upload a file or paste the output, not both.")
+            raise forms.ValidationError(_("Upload a file or paste the output, not both."))
         if upload:
             limit = settings.HEALTH_VALIDATION_MAX_BYTES
             if upload.size > limit:
-                self.add_error("file", f"The file is over {limit:,} bytes.")
+                self.add_error("file", gettext("The file is over %(limit)s bytes.") % {"limit": f"{limit:,}"})
                 return data
             self.raw = upload.read()
         elif text:
             self.raw = text
         else:
-            raise forms.ValidationError("Upload the nccl-tests output or paste it.")
+            raise forms.ValidationError(_("Upload the nccl-tests output or paste it."))
         try:
             self.result = services.parse_validation(self.cluster, self.raw, data.get("collective"), data.get("nodes"))
         except (nccl.NcclParseError, services.TooLarge) as exc:
@@ -79,14 +82,15 @@ class ValidationUploadForm(forms.Form):
 
 class ClusterHealthConfigForm(forms.ModelForm):
     secret = forms.CharField(required=False, widget=forms.PasswordInput(render_value=False),
-                             label="Password or bearer token",
-                             help_text="Write-only: leave blank to keep the one stored.")
+                             label=_("Password or bearer token"),
+                             help_text=_("Write-only: leave blank to keep the one stored."))
 
-    pull_url = forms.URLField(required=False, assume_scheme="https", label="Prometheus endpoint",
-                              help_text="Base URL; /api/v1/query is appended (for AMP: the workspace URL).")
+    pull_url = forms.URLField(required=False, assume_scheme="https", label=_("Prometheus endpoint"),
+                              help_text=_("Base URL; /api/v1/query is appended (for AMP: the workspace URL)."))
 
     class Meta:
         model = ClusterHealthConfig
+        labels = FIELD_LABELS
         fields = ["pull_enabled", "pull_url", "auth_kind", "username", "secret", "aws_region"]
 
     def clean_secret(self):
@@ -111,18 +115,19 @@ class ClusterHealthConfigForm(forms.ModelForm):
             data["secret"] = ""
             self._secret_dropped = bool(self.instance.secret)
         if kind == AuthKind.SIGV4 and data.get("pull_url") and prometheus_pull.amp_region(data["pull_url"]) is None:
-            self.add_error("pull_url", "SigV4 signing is only for Amazon Managed Prometheus workspace URLs "
-                                       "(https://aps-workspaces.<region>.amazonaws.com/workspaces/<id>).")
+            self.add_error("pull_url", gettext("SigV4 signing is only for Amazon Managed Prometheus workspace URLs "
+                                               "(https://aps-workspaces.<region>.amazonaws.com/workspaces/<id>)."))
         if data.get("pull_enabled") and not data.get("pull_url"):
-            self.add_error("pull_url", "Give the Prometheus endpoint to pull from.")
+            self.add_error("pull_url", gettext("Give the Prometheus endpoint to pull from."))
         if kind == AuthKind.BASIC and not data.get("username"):
-            self.add_error("username", "Basic auth needs a user name.")
+            self.add_error("username", gettext("Basic auth needs a user name."))
         if kind in (AuthKind.BASIC, AuthKind.BEARER) and not data.get("secret"):
-            self.add_error("secret", "Give the secret again: the stored one is kept only for the same endpoint "
-                                     "and auth kind." if getattr(self, "_secret_dropped", False)
-                           else "This auth kind needs a secret.")
+            self.add_error("secret", gettext("Give the secret again: the stored one is kept only for the same endpoint "
+                                             "and auth kind.") if getattr(self, "_secret_dropped", False)
+                           else gettext("This auth kind needs a secret."))
         if kind == AuthKind.SIGV4 and data.get("aws_region") not in REGION_CODES:
-            self.add_error("aws_region", "Give the AMP workspace's region, one of " + ", ".join(sorted(REGION_CODES)))
+            self.add_error("aws_region", gettext("Give the AMP workspace's region, one of %(regions)s")
+                           % {"regions": ", ".join(sorted(REGION_CODES))})
         return data
 
 
@@ -132,6 +137,7 @@ class GpuFaultLinkForm(forms.ModelForm):
 
     class Meta:
         model = GpuFault
+        labels = FIELD_LABELS
         fields = ["interaction"]
 
     def __init__(self, *args, user=None, **kwargs):
@@ -139,7 +145,7 @@ class GpuFaultLinkForm(forms.ModelForm):
         field = self.fields["interaction"]
         field.queryset = Interaction.objects.restrict(user, access.VIEW)
         field.required = False
-        field.error_messages["invalid_choice"] = "Pick one of the organization's interactions."
+                field.error_messages["invalid_choice"] = gettext("Pick one of the organization's interactions.")
 
 
 class ValidationStartForm(forms.Form):
@@ -149,12 +155,12 @@ class ValidationStartForm(forms.Form):
                   ("alltoall", "alltoall"))
 
     collectives = forms.MultipleChoiceField(choices=OPERATIONS, initial=["all_reduce"], required=False,
-                                            widget=forms.CheckboxSelectMultiple, label="Operations",
-                                            help_text="Run across the nodes, one after the other (all_reduce if none).")
-    nodes = forms.MultipleChoiceField(choices=(), required=False, label="Nodes",
-                                      help_text="Leave empty for all of the cluster's nodes.")
-    pairwise = forms.BooleanField(required=False, label="Pairwise sweep: run all_reduce on each pair of nodes to "
-                                                        "find a slow one")
+                                            widget=forms.CheckboxSelectMultiple, label=_("Operations"),
+                                            help_text=_("Run across the nodes, one after the other (all_reduce if none)."))
+    nodes = forms.MultipleChoiceField(choices=(), required=False, label=_("Nodes"),
+                                      help_text=_("Leave empty for all of the cluster's nodes."))
+    pairwise = forms.BooleanField(required=False, label=_("Pairwise sweep: run all_reduce on each pair of nodes to "
+                                                          "find a slow one"))
 
     def __init__(self, *args, hostnames=(), **kwargs):
         super().__init__(*args, **kwargs)

@@ -10,6 +10,7 @@ from __future__ import annotations
 from django.core.exceptions import PermissionDenied
 from django.db import transaction
 from django.db.models import OuterRef, QuerySet, Subquery
+from django.utils.translation import gettext
 
 from clusters.health.models import GpuFault, check_same_organization
 from portal import access
@@ -49,7 +50,7 @@ def link(fault: GpuFault, interaction: Interaction | None, user) -> GpuFault:
     check_same_organization(fault.cluster.organization_id, interaction)
     with transaction.atomic():
         if not access.can(user, access.CHANGE, fault):
-            raise PermissionDenied("Only the organization's lead SAs link faults to interactions.")
+            raise PermissionDenied(gettext("Only the organization's lead SAs link faults to interactions."))
         # The link as stored, locked: two people relinking the same fault record each move once.
         before_id = (GpuFault.objects.select_for_update().filter(pk=fault.pk)
                      .values_list("interaction_id", flat=True).first())

@@ -13,6 +13,7 @@ from django.db import models
 from django.db.models.functions import Coalesce
 from django.urls import reverse
 from django.utils import timezone
+from django.utils.translation import gettext_lazy as _
 
 from clusters.health.choices import (
     COLLECTIVE_CHOICES,
@@ -40,18 +41,18 @@ class ClusterHealthConfig(models.Model):
 
     cluster = models.OneToOneField("clusters.Cluster", on_delete=models.CASCADE, related_name="health_config")
     token_hash = models.CharField(max_length=64, blank=True)
-    token_hint = models.CharField(max_length=12, blank=True, help_text="The token's first characters, to recognise it.")
+    token_hint = models.CharField(max_length=12, blank=True, help_text=_("The token's first characters, to recognise it."))
     token_rotated_at = models.DateTimeField(null=True, blank=True)
     pull_enabled = models.BooleanField(default=False)
-    pull_url = models.URLField(blank=True, help_text="Prometheus-compatible base URL; /api/v1/query is appended.")
+    pull_url = models.URLField(blank=True, help_text=_("Prometheus-compatible base URL; /api/v1/query is appended."))
     auth_kind = models.CharField(max_length=8, choices=AuthKind.choices, default=AuthKind.NONE)
     username = models.CharField(max_length=200, blank=True)
-    secret = models.CharField(max_length=500, blank=True, help_text="Password or bearer token; never shown again.")
-    aws_region = models.CharField(max_length=32, blank=True, help_text="AMP workspace region (SigV4).")
+    secret = models.CharField(max_length=500, blank=True, help_text=_("Password or bearer token; never shown again."))
+    aws_region = models.CharField(max_length=32, blank=True, help_text=_("AMP workspace region (SigV4)."))
     last_pull_at = models.DateTimeField(null=True, blank=True)
-    last_pull_error = models.TextField(blank=True, help_text="The portal's own sentence; never the endpoint's text.")
+    last_pull_error = models.TextField(blank=True, help_text=_("The portal's own sentence; never the endpoint's text."))
     last_pull_status = models.PositiveSmallIntegerField(null=True, blank=True,
-                                                        help_text="HTTP status of the last pull, when it got one.")
+                                                        help_text=_("HTTP status of the last pull, when it got one."))
     updated = models.DateTimeField(auto_now=True)
 
     objects = RestrictedQuerySet.as_manager()
@@ -121,18 +122,18 @@ class HealthReport(models.Model):
     nodes_reboot = models.PositiveIntegerField(default=0)
     nodes_replace = models.PositiveIntegerField(default=0)
     fault_count = models.PositiveIntegerField(default=0)
-    summary = models.JSONField(default=dict, help_text="The summary without its node list (nodes are NodeHealth rows).")
-    state = models.JSONField(default=dict, help_text="Counter baselines for the next report.")
+    summary = models.JSONField(default=dict, help_text=_("The summary without its node list (nodes are NodeHealth rows)."))
+    state = models.JSONField(default=dict, help_text=_("Counter baselines for the next report."))
 
     objects = RestrictedQuerySet.as_manager()
 
     PANELS = (
-        ("uncorrectable_remapped_rows", "Uncorrectable remapped rows"),
-        ("correctable_remapped_rows", "Correctable remapped rows"),
-        ("xid_errors", "GPUs with XID errors"),
-        ("row_remap_failures", "Row remap failures"),
-        ("thermal_violations", "Thermal violations"),
-        ("missing_gpus", "GPUs missing from nvidia-smi"),
+        ("uncorrectable_remapped_rows", _("Uncorrectable remapped rows")),
+        ("correctable_remapped_rows", _("Correctable remapped rows")),
+        ("xid_errors", _("GPUs with XID errors")),
+        ("row_remap_failures", _("Row remap failures")),
+        ("thermal_violations", _("Thermal violations")),
+        ("missing_gpus", _("GPUs missing from nvidia-smi")),
     )
 
     class Meta:
@@ -147,7 +148,7 @@ class HealthReport(models.Model):
 
     @property
     def panels(self) -> list[tuple[str, str, float]]:
-        return [(key, label, getattr(self, key)) for key, label in self.PANELS]
+        return [(key, str(label), getattr(self, key)) for key, label in self.PANELS]
 
     @property
     def unhealthy_nodes(self) -> int:
@@ -168,7 +169,7 @@ class NodeHealth(models.Model):
     figures = models.JSONField(default=dict)
     hostname = models.CharField(max_length=255)
     verdict = models.CharField(max_length=12, choices=NodeVerdict.choices)
-    rank = models.PositiveSmallIntegerField(help_text="Severity of the verdict, 0 = healthy.")
+    rank = models.PositiveSmallIntegerField(help_text=_("Severity of the verdict, 0 = healthy."))
     reasons = models.JSONField(default=list)
     expected_gpus = models.PositiveSmallIntegerField(null=True, blank=True)
     gpus_seen = models.PositiveSmallIntegerField(default=0)
@@ -206,8 +207,8 @@ class GpuFault(models.Model):
 
     cluster = models.ForeignKey("clusters.Cluster", on_delete=models.CASCADE, related_name="gpu_faults")
     hostname = models.CharField(max_length=255)
-    gpu = models.CharField(max_length=32, blank=True, help_text="GPU index, blank for EFA and node faults.")
-    device = models.CharField(max_length=64, blank=True, help_text="EFA device.")
+    gpu = models.CharField(max_length=32, blank=True, help_text=_("GPU index, blank for EFA and node faults."))
+    device = models.CharField(max_length=64, blank=True, help_text=_("EFA device."))
     uuid = models.CharField(max_length=80, blank=True)
     kind = models.CharField(max_length=40)
     xid = models.PositiveIntegerField(null=True, blank=True)
@@ -230,7 +231,7 @@ class GpuFault(models.Model):
                                 help_text="What opened a cluster-wide fault: the GPU and EFA traces it was read from.")
     interaction = models.ForeignKey(
         "workloads.Interaction", null=True, blank=True, on_delete=models.SET_NULL, related_name="gpu_faults",
-        help_text="The support interaction that follows this fault (same organization as the cluster).",
+        help_text=_("The support interaction that follows this fault (same organization as the cluster)."),
     )
 
     objects = RestrictedQuerySet.as_manager()
@@ -422,9 +423,9 @@ class ValidationRun(models.Model):
     ofi_version = models.CharField(max_length=64, blank=True)
     verdict = models.CharField(max_length=4, choices=RunVerdict.choices, db_index=True)
     diagnosis = models.TextField(blank=True)
-    result = models.JSONField(default=dict, help_text="Everything else the parser read (header, footer, notes).")
-    notes = models.TextField(blank=True, help_text="What was run, by whom, why.")
-    raw_text = models.TextField(blank=True, help_text="The uploaded text, cut at HEALTH_VALIDATION_RAW_MAX characters.")
+    result = models.JSONField(default=dict, help_text=_("Everything else the parser read (header, footer, notes)."))
+    notes = models.TextField(blank=True, help_text=_("What was run, by whom, why."))
+    raw_text = models.TextField(blank=True, help_text=_("The uploaded text, cut at HEALTH_VALIDATION_RAW_MAX characters."))
     raw_truncated = models.BooleanField(default=False)
 
     objects = RestrictedQuerySet.as_manager()
@@ -458,7 +459,7 @@ class ClusterHealthState(models.Model):
     open_faults = models.PositiveIntegerField(default=0)
     critical_faults = models.PositiveIntegerField(default=0)
     oldest_seen = models.DateTimeField(null=True)
-    totals = models.JSONField(default=dict, help_text="Node counts per verdict and the panels, summed over nodes.")
+    totals = models.JSONField(default=dict, help_text=_("Node counts per verdict and the panels, summed over nodes."))
     state = models.JSONField(default=dict)
     updated = models.DateTimeField(auto_now=True)
 
@@ -472,11 +473,11 @@ class ClusterHealthState(models.Model):
 
 
 class PushStatus(models.TextChoices):
-    PENDING = "pending", "Pending"
-    PROCESSING = "processing", "Processing"
-    DONE = "done", "Done"
-    FAILED = "failed", "Failed"
-    SUPERSEDED = "superseded", "Superseded"
+    PENDING = "pending", _("Pending")
+    PROCESSING = "processing", _("Processing")
+    DONE = "done", _("Done")
+    FAILED = "failed", _("Failed")
+    SUPERSEDED = "superseded", _("Superseded")
 
 
 class HealthPush(models.Model):
@@ -487,10 +488,10 @@ class HealthPush(models.Model):
     cluster = models.ForeignKey("clusters.Cluster", on_delete=models.CASCADE, related_name="health_pushes")
     received_at = models.DateTimeField(default=timezone.now)
     status = models.CharField(max_length=12, choices=PushStatus.choices, default=PushStatus.PENDING)
-    body = models.CharField(max_length=255, blank=True, help_text="Path of the gzip body under MEDIA_ROOT.")
+    body = models.CharField(max_length=255, blank=True, help_text=_("Path of the gzip body under MEDIA_ROOT."))
     compressed_bytes = models.PositiveBigIntegerField(default=0)
     text_bytes = models.PositiveBigIntegerField(default=0)
-    scope = models.CharField(max_length=8, default="nodes", help_text="full: the whole cluster; nodes: the nodes in it.")
+    scope = models.CharField(max_length=8, default="nodes", help_text=_("full: the whole cluster; nodes: the nodes in it."))
     declared_nodes = models.JSONField(default=list, blank=True)
     dispatched_at = models.DateTimeField(null=True, blank=True)
     started_at = models.DateTimeField(null=True, blank=True)

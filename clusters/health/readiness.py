@@ -12,6 +12,8 @@ from dataclasses import dataclass
 
 from django.conf import settings
 from django.utils import timezone
+from django.utils.translation import gettext, ngettext
+from django.utils.translation import gettext_lazy as _
 
 from clusters.choices import ClusterState
 from clusters.health.choices import RunVerdict
@@ -45,9 +47,10 @@ def _stacks_done(clusters: list, role: str) -> tuple[bool | None, str]:
         return None, ""
     statuses = [status for stack_role, status in rows if stack_role == role]
     if not statuses:
-        return False, f"no {role} stack yet"
+        return False, gettext("no %(role)s stack yet") % {"role": role}
     done = any(status in COMPLETE_STATUSES for status in statuses)
-    return done, f"{role} stack {'complete' if done else 'not complete: ' + ', '.join(statuses)}"
+    return done, (gettext("%(role)s stack complete") % {"role": role} if done
+                  else gettext("%(role)s stack not complete: %(statuses)s") % {"role": role, "statuses": ", ".join(statuses)})
 
 
 def checklist(organization, clusters: list | None = None) -> list[Item]:
@@ -56,38 +59,43 @@ def checklist(organization, clusters: list | None = None) -> list[Item]:
         clusters = list(Cluster.objects.filter(organization=organization).exclude(state=ClusterState.DELETED))
     ready = [c for c in clusters if c.state == ClusterState.READY]
     items = []
-    for role, label in (("network", "Network"), ("storage", "Storage")):
+    for role, label in (("network", _("Network")), ("storage", _("Storage"))):
         done, detail = _stacks_done(clusters, role)
         if done is None:
             done = bool(ready)
-            detail = ("derived from cluster state (the clusters were not launched by the portal): "
-                      + (f"{len(ready)} cluster(s) ready" if ready else "no cluster is ready"))
-        items.append(Item(role, label, done, detail))
-    items.append(Item("cluster", "Cluster ready", bool(ready),
+            detail = (gettext("derived from cluster state (the clusters were not launched by the portal): ")
+                      + (ngettext("%(count)s cluster ready", "%(count)s clusters ready", len(ready)) % {"count": len(ready)} if ready
+                         else gettext("no cluster is ready")))
+        items.append(Item(role, str(label), done, detail))
+    items.append(Item("cluster", gettext("Cluster ready"), bool(ready),
                       ", ".join(c.name for c in ready) if ready else
-                      (f"{len(clusters)} cluster(s), none ready" if clusters else "no cluster yet")))
+                      (ngettext("%(count)s cluster, none ready", "%(count)s clusters, none ready", len(clusters))
+                       % {"count": len(clusters)} if clusters
+                       else gettext("no cluster yet"))))
     minutes = settings.HEALTH_MONITORING_FRESH_MINUTES
     since = timezone.now() - datetime.timedelta(minutes=minutes)
     latest = (HealthReport.objects.filter(cluster__in=clusters).order_by("-received_at")
               .values_list("received_at", flat=True).first()) if clusters else None
     fresh = latest is not None and latest >= since
-    items.append(Item("monitoring", "Monitoring reporting", fresh,
-                      f"last report {timezone.localtime(latest):%Y-%m-%d %H:%M}" if latest else "no health report yet"))
+    items.append(Item("monitoring", gettext("Monitoring reporting"), fresh,
+                      gettext("last report %(time)s") % {"time": f"{timezone.localtime(latest):%Y-%m-%d %H:%M}"} if latest
+                      else gettext("no health report yet")))
     passed_ids = set(ValidationRun.objects.filter(cluster__in=ready, verdict=RunVerdict.PASS)
                      .values_list("cluster_id", flat=True)) if ready else set()
     untested = [c.name for c in ready if c.pk not in passed_ids]
     if not ready:
-        detail = "no ready cluster to validate"
+        detail = gettext("no ready cluster to validate")
     elif untested:
-        detail = (f"{len(ready) - len(untested)} of {len(ready)} validated; not validated yet: "
-                  + ", ".join(untested))
+        detail = (gettext("%(validated)s of %(ready)s validated; not validated yet: %(names)s")
+                  % {"validated": len(ready) - len(untested), "ready": len(ready), "names": ", ".join(untested)})
     else:
-        detail = f"{len(ready)} of {len(ready)} validated by a passing NCCL run: " + ", ".join(c.name for c in ready)
+        detail = (gettext("%(validated)s of %(ready)s validated by a passing NCCL run: %(names)s")
+                  % {"validated": len(ready), "ready": len(ready), "names": ", ".join(c.name for c in ready)})
     # Every ready cluster must pass: one unvalidated cluster is one a customer may train on untested.
-    items.append(Item("validation", "Ready clusters validated", bool(ready) and not untested, detail))
+    items.append(Item("validation", gettext("Ready clusters validated"), bool(ready) and not untested, detail))
     for item in items[3:4]:
         if not item.ok and latest:
-            item.detail += f" (none in the last {minutes} minutes)"
+            item.detail += gettext(" (none in the last %(minutes)s minutes)") % {"minutes": minutes}
     return items
 
 

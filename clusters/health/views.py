@@ -13,6 +13,7 @@ from django.db.models.functions import Coalesce
 from django.shortcuts import get_object_or_404, redirect, render
 from django.utils import timezone
 from django.utils.cache import add_never_cache_headers
+from django.utils.translation import gettext
 from django.views import View
 from django.views.generic import TemplateView
 
@@ -118,12 +119,12 @@ class GpuFaultLinkView(View):
         faults = GpuFault.objects.restrict(request.user).select_related("cluster__organization")
         fault = get_object_or_404(links.with_visible_interaction(faults, request.user), pk=pk)
         if not access.can(request.user, access.CHANGE, fault):
-            raise PermissionDenied("Only the organization's lead SAs link faults to interactions.")
+            raise PermissionDenied(gettext("Only the organization's lead SAs link faults to interactions."))
         form = GpuFaultLinkForm(request.POST, instance=fault, user=request.user)
         if form.is_valid():
             links.link(fault, form.cleaned_data["interaction"], request.user)
             if not request.htmx:
-                messages.success(request, "Linked the fault." if fault.interaction_id else "Unlinked the fault.")
+                messages.success(request, gettext("Linked the fault.") if fault.interaction_id else gettext("Unlinked the fault."))
                 return redirect("health:cluster_health", pk=fault.cluster_id)
         else:
             fault.refresh_from_db(fields=["interaction"])  # the table shows what is saved
@@ -137,7 +138,7 @@ class GpuFaultLinkView(View):
 def _configurable_cluster(request, pk):
     cluster = get_object_or_404(Cluster.objects.restrict(request.user).select_related("organization"), pk=pk)
     if not access.can_in_organization(request.user, access.CHANGE, ClusterHealthConfig, cluster.organization_id):
-        raise PermissionDenied("Only the organization's lead SAs manage health ingestion.")
+        raise PermissionDenied(gettext("Only the organization's lead SAs manage health ingestion."))
     return cluster
 
 
@@ -183,7 +184,7 @@ class ClusterHealthSettingsView(View):
             versions.add_field(again, stored)
             return render(request, self.template_name, {"cluster": cluster, "config": stored, "form": again,
                                                         "version_conflict": changes}, status=409)
-        messages.success(request, "Saved the health ingestion settings.")
+        messages.success(request, gettext("Saved the health ingestion settings."))
         return redirect("health:cluster_health_settings", pk=cluster.pk)
 
 
@@ -219,7 +220,7 @@ class ProgramHealthView(TemplateView):
     def get(self, request, *args, **kwargs):
         user = request.user
         if not (access.is_program_manager(user) or access.is_staff(user) or access._roles(user).get(access.LEAD_SA)):
-            raise PermissionDenied("The program-wide health panel is for program managers and lead SAs.")
+            raise PermissionDenied(gettext("The program-wide health panel is for program managers and lead SAs."))
         return super().get(request, *args, **kwargs)
 
     def filtered(self, clusters):
@@ -297,7 +298,7 @@ class ValidationRunCreateView(View):
     def _cluster(self, request, pk):
         cluster = get_object_or_404(Cluster.objects.restrict(request.user).select_related("organization"), pk=pk)
         if not access.can_in_organization(request.user, access.CHANGE, ValidationRun, cluster.organization_id):
-            raise PermissionDenied("You may view this cluster but not upload validation runs for it.")
+            raise PermissionDenied(gettext("You may view this cluster but not upload validation runs for it."))
         access.refuse_archived(cluster)
         return cluster
 
@@ -313,11 +314,11 @@ class ValidationRunCreateView(View):
             return render(request, self.template_name, {"cluster": cluster, "form": form})
         with transaction.atomic():
             if not access.can_in_organization(request.user, access.CHANGE, ValidationRun, cluster.organization_id):
-                raise PermissionDenied("You may not write in this organization.")
+                raise PermissionDenied(gettext("You may not write in this organization."))
             run = services.store_validation(cluster, form.raw, form.result, user=request.user,
                                             notes=form.cleaned_data.get("notes", ""))
             submissions.record(request, run)
-        messages.success(request, f"Validation run stored: {run.get_verdict_display()}.")
+        messages.success(request, gettext("Validation run stored: %(verdict)s.") % {"verdict": run.get_verdict_display()})
         return redirect(run.get_absolute_url())
 
 

@@ -1,23 +1,24 @@
 """Fixed vocabularies of node remediation: action kinds, states and their legal moves, consent modes, and the
 fault kinds an organization may let the portal remediate on its own."""
 from django.db import models
+from django.utils.translation import gettext_lazy as _
 
 
 class ActionKind(models.TextChoices):
-    REBOOT = "reboot", "Reboot"
-    REPLACE = "replace", "Replace"
-    DRAIN = "drain", "Drain"
+    REBOOT = "reboot", _("Reboot")
+    REPLACE = "replace", _("Replace")
+    DRAIN = "drain", _("Drain")
 
 
 class ActionState(models.TextChoices):
-    PROPOSED = "proposed", "Proposed"
-    APPROVED = "approved", "Approved"
-    RUNNING = "running", "Running"
-    VERIFYING = "verifying", "Verifying"
-    DONE = "done", "Done"
-    FAILED = "failed", "Failed"
-    REFUSED = "refused", "Refused"
-    CANCELLED = "cancelled", "Cancelled"
+    PROPOSED = "proposed", _("Proposed")
+    APPROVED = "approved", _("Approved")
+    RUNNING = "running", _("Running")
+    VERIFYING = "verifying", _("Verifying")
+    DONE = "done", _("Done")
+    FAILED = "failed", _("Failed")
+    REFUSED = "refused", _("Refused")
+    CANCELLED = "cancelled", _("Cancelled")
 
 
 OPEN_STATES = (ActionState.PROPOSED, ActionState.APPROVED, ActionState.RUNNING, ActionState.VERIFYING)
@@ -36,21 +37,21 @@ TRANSITIONS: dict[str, frozenset[str]] = {
 
 
 class ConsentMode(models.TextChoices):
-    APPROVAL = "approval", "Every action needs a customer engineer's approval"
-    LEAD_SA = "lead_sa", "The lead SA may act"
-    AUTOMATIC = "automatic", "The lead SA may act; the chosen fault kinds are remediated automatically"
+    APPROVAL = "approval", _("Every action needs a customer engineer's approval")
+    LEAD_SA = "lead_sa", _("The lead SA may act")
+    AUTOMATIC = "automatic", _("The lead SA may act; the chosen fault kinds are remediated automatically")
 
 
 class StepStatus(models.TextChoices):
-    OK = "ok", "Done"
-    FAILED = "failed", "Failed"
-    WAITING = "waiting", "Waiting"
+    OK = "ok", _("Done")
+    FAILED = "failed", _("Failed")
+    WAITING = "waiting", _("Waiting")
 
 
 class FaultOutcome(models.TextChoices):
-    REMEDIATING = "remediating", "Remediating"
-    CLEARED = "cleared", "Cleared"
-    RETURNED = "returned", "Came back"
+    REMEDIATING = "remediating", _("Remediating")
+    CLEARED = "cleared", _("Cleared")
+    RETURNED = "returned", _("Came back")
 
 
 # Fault kinds an organization may have remediated without a person in the loop, and the action each gets.

@@ -2,15 +2,18 @@
 from __future__ import annotations
 
 from django import forms
+from django.utils.translation import gettext_lazy as _
 
 from clusters.remediation.choices import AUTOMATIC_CHOICES, ActionKind
 from clusters.remediation.models import RemediationPolicy
+from portal.field_labels import FIELD_LABELS
 
 
 class ProposeForm(forms.Form):
-    nodes = forms.MultipleChoiceField(choices=(), help_text="Nodes as the health reports name them.")
-    kind = forms.ChoiceField(choices=ActionKind.choices)
-    reason = forms.CharField(required=False, max_length=2000, widget=forms.Textarea(attrs={"rows": 2}))
+    nodes = forms.MultipleChoiceField(choices=(), label=_("Nodes"), help_text=_("Nodes as the health reports name them."))
+    kind = forms.ChoiceField(choices=ActionKind.choices, label=_("Kind"))
+    reason = forms.CharField(required=False, max_length=2000, widget=forms.Textarea(attrs={"rows": 2}),
+                             label=_("Reason"))
 
     def __init__(self, *args, hostnames=(), kinds=(), **kwargs):
         super().__init__(*args, **kwargs)
@@ -20,19 +23,21 @@ class ProposeForm(forms.Form):
 
 
 class DeclineForm(forms.Form):
-    why = forms.CharField(required=False, max_length=250)
+    why = forms.CharField(required=False, max_length=250, label=_("Why"))
 
 
 class RemediationPolicyForm(forms.ModelForm):
-    automatic_kinds = forms.MultipleChoiceField(choices=AUTOMATIC_CHOICES, required=False,
+    automatic_kinds = forms.MultipleChoiceField(choices=AUTOMATIC_CHOICES, required=False, label=_("Automatic kinds"),
                                                 widget=forms.CheckboxSelectMultiple)
 
     class Meta:
         model = RemediationPolicy
+        labels = FIELD_LABELS
         fields = ["mode", "automatic_kinds", "max_nodes", "cooldown_hours", "agreed_with"]
 
     def clean_max_nodes(self):
         value = self.cleaned_data["max_nodes"]
         if not 1 <= value <= 1000:
-            raise forms.ValidationError("Between 1 and 1000 (the portal also keeps it under 10 % of each cluster).")
+            # xgettext:no-python-format
+            raise forms.ValidationError(_("Between 1 and 1000 (the portal also keeps it under 10 % of each cluster)."))
         return value

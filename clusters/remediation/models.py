@@ -11,6 +11,7 @@ from django.conf import settings
 from django.db import models
 from django.urls import reverse
 from django.utils import timezone
+from django.utils.translation import gettext_lazy as _
 
 from clusters.remediation.choices import (
     TRANSITIONS,
@@ -34,11 +35,12 @@ class RemediationPolicy(models.Model):
                                         related_name="remediation_policy")
     mode = models.CharField(max_length=12, choices=ConsentMode.choices, default=ConsentMode.APPROVAL)
     automatic_kinds = models.JSONField(default=list, blank=True,
-                                       help_text="Fault kinds remediated automatically (choices.AUTOMATIC_RULES).")
+                                       help_text=_("Fault kinds remediated automatically (choices.AUTOMATIC_RULES)."))
     max_nodes = models.PositiveSmallIntegerField(
-        default=1, help_text="Nodes of one cluster in remediation at once (never more than 10 % of the cluster).")
-    cooldown_hours = models.PositiveSmallIntegerField(default=24, help_text="Hours between two actions on one node.")
-    agreed_with = models.CharField(max_length=200, blank=True, help_text="The customer engineer who agreed.")
+        # xgettext:no-python-format
+        default=1, help_text=_("Nodes of one cluster in remediation at once (never more than 10 % of the cluster)."))
+    cooldown_hours = models.PositiveSmallIntegerField(default=24, help_text=_("Hours between two actions on one node."))
+    agreed_with = models.CharField(max_length=200, blank=True, help_text=_("The customer engineer who agreed."))
     updated_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL,
                                    related_name="+")
     updated = models.DateTimeField(auto_now=True)
@@ -58,17 +60,17 @@ class RemediationAction(models.Model):
     organization = models.ForeignKey("portal.Organization", on_delete=models.CASCADE, related_name="remediations")
     cluster = models.ForeignKey("clusters.Cluster", on_delete=models.CASCADE, related_name="remediations")
     kind = models.CharField(max_length=8, choices=ActionKind.choices)
-    nodes = models.JSONField(default=list, help_text="Hostnames as the health reports name them.")
+    nodes = models.JSONField(default=list, help_text=_("Hostnames as the health reports name them."))
     state = models.CharField(max_length=10, choices=ActionState.choices, default=ActionState.PROPOSED, db_index=True)
-    key = models.CharField(max_length=128, help_text="Idempotency key: a repeated request lands on this action.")
-    reason = models.TextField(blank=True, help_text="Why the action is proposed.")
+    key = models.CharField(max_length=128, help_text=_("Idempotency key: a repeated request lands on this action."))
+    reason = models.TextField(blank=True, help_text=_("Why the action is proposed."))
     automatic = models.BooleanField(default=False)
     refused_rule = models.CharField(max_length=32, blank=True)
-    refusal = models.CharField(max_length=300, blank=True, help_text="Which rule refused the action, in words.")
-    error = models.TextField(blank=True, help_text="The provider's text (lead SAs and staff only).")
+    refusal = models.CharField(max_length=300, blank=True, help_text=_("Which rule refused the action, in words."))
+    error = models.TextField(blank=True, help_text=_("The provider's text (lead SAs and staff only)."))
     failure_reason = models.CharField(max_length=32, blank=True)
-    provider_nodes = models.JSONField(default=dict, blank=True, help_text="Hostname → provider node id.")
-    progress = models.JSONField(default=dict, blank=True, help_text="What the worker has done (command ids, phase).")
+    provider_nodes = models.JSONField(default=dict, blank=True, help_text=_("Hostname → provider node id."))
+    progress = models.JSONField(default=dict, blank=True, help_text=_("What the worker has done (command ids, phase)."))
     proposed_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL,
                                     related_name="+")
     approved_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL,
@@ -76,9 +78,9 @@ class RemediationAction(models.Model):
     proposed_at = models.DateTimeField(default=timezone.now)
     approved_at = models.DateTimeField(null=True, blank=True)
     started_at = models.DateTimeField(null=True, blank=True)
-    executed_at = models.DateTimeField(null=True, blank=True, help_text="When the provider reported the node back.")
+    executed_at = models.DateTimeField(null=True, blank=True, help_text=_("When the provider reported the node back."))
     finished_at = models.DateTimeField(null=True, blank=True)
-    fault_seen_at = models.DateTimeField(null=True, blank=True, help_text="First sight of the oldest fault answered.")
+    fault_seen_at = models.DateTimeField(null=True, blank=True, help_text=_("First sight of the oldest fault answered."))
     # The job: a lease so two deliveries never step it at once, a sweep for what the broker lost.
     dispatched = models.BooleanField(default=False)
     attempts = models.PositiveIntegerField(default=0)
@@ -171,8 +173,8 @@ class RemediationStep(models.Model):
     at = models.DateTimeField(default=timezone.now)
     name = models.CharField(max_length=80)
     status = models.CharField(max_length=8, choices=StepStatus.choices, default=StepStatus.OK)
-    summary = models.CharField(max_length=300, help_text="What happened, in the portal's words.")
-    detail = models.TextField(blank=True, help_text="The provider's answer (lead SAs and staff only).")
+    summary = models.CharField(max_length=300, help_text=_("What happened, in the portal's words."))
+    detail = models.TextField(blank=True, help_text=_("The provider's answer (lead SAs and staff only)."))
 
     objects = RestrictedQuerySet.as_manager()
 

@@ -11,6 +11,7 @@ import uuid
 from django.core.exceptions import PermissionDenied
 from django.db import IntegrityError, transaction
 from django.utils import timezone
+from django.utils.translation import gettext
 
 from clusters.health.models import GpuFault
 from clusters.remediation import journal, rules, tasks
@@ -41,7 +42,7 @@ def propose(cluster, *, kind: str, nodes: list[str], actor=None, faults=(), key:
     """Propose ``kind`` on ``nodes`` of ``cluster``; returns (action, created). A guardrail that refuses makes a
     refused action saying which rule refused it; consent decides whether it waits for a customer's approval."""
     if actor is not None and not may_propose(actor, cluster):
-        raise PermissionDenied("Only the organization's lead SAs (and staff) propose remediation.")
+        raise PermissionDenied(gettext("Only the organization's lead SAs (and staff) propose remediation."))
     nodes = sorted({n.strip() for n in nodes if n and n.strip()})
     faults = list(faults)
     if not faults and nodes:
@@ -106,14 +107,15 @@ def may_approve(user, action: RemediationAction) -> bool:
 
 def approve(action: RemediationAction, actor) -> RemediationAction:
     if not may_approve(actor, action):
-        raise PermissionDenied("Only a customer engineer of the organization approves its remediation.")
+        raise PermissionDenied(gettext("Only a customer engineer of the organization approves its remediation."))
     with transaction.atomic():
         _lock(action.cluster)
         action.refresh_from_db()
         try:
             _approve(action, actor, f"by {_name(actor)}")
         except IllegalTransition as exc:
-            raise Refused(f"This action is {action.get_state_display().lower()}; it cannot be approved.") from exc
+            raise Refused(gettext("This action is %(state)s; it cannot be approved.")
+                          % {"state": action.get_state_display().lower()}) from exc
     return action
 
 
@@ -125,27 +127,29 @@ def _approve(action: RemediationAction, actor, how: str) -> None:
 
 def decline(action: RemediationAction, actor, why: str = "") -> RemediationAction:
     if not may_approve(actor, action):
-        raise PermissionDenied("Only a customer engineer of the organization declines its remediation.")
+        raise PermissionDenied(gettext("Only a customer engineer of the organization declines its remediation."))
     with transaction.atomic():
         action.refresh_from_db()
         try:
             action.transition(ActionState.REFUSED, refused_rule="declined",
                               refusal=f"Refused: {rules.RULE_WORDS['declined']}{f' ({why})' if why else ''}."[:300])
         except IllegalTransition as exc:
-            raise Refused(f"This action is {action.get_state_display().lower()}; it cannot be declined.") from exc
+            raise Refused(gettext("This action is %(state)s; it cannot be declined.")
+                          % {"state": action.get_state_display().lower()}) from exc
         journal.record(action, f"declined by {_name(actor)}", why, actor=actor)
     return action
 
 
 def cancel(action: RemediationAction, actor) -> RemediationAction:
     if not access.can(actor, access.CHANGE, action):
-        raise PermissionDenied("Only the organization's lead SAs cancel its remediation.")
+        raise PermissionDenied(gettext("Only the organization's lead SAs cancel its remediation."))
     with transaction.atomic():
         action.refresh_from_db()
         try:
             action.transition(ActionState.CANCELLED)
         except IllegalTransition as exc:
-            raise Refused(f"This action is {action.get_state_display().lower()}; it cannot be cancelled.") from exc
+            raise Refused(gettext("This action is %(state)s; it cannot be cancelled.")
+                          % {"state": action.get_state_display().lower()}) from exc
         journal.record(action, f"cancelled by {_name(actor)}", actor=actor)
     return action
 

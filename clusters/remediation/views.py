@@ -7,6 +7,7 @@ from django.core.exceptions import PermissionDenied
 from django.db import transaction
 from django.http import HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
+from django.utils.translation import gettext
 from django.views import View
 
 from clusters.health.models import GpuFault, NodeHealth
@@ -76,7 +77,7 @@ class ProposeView(View):
     def post(self, request, pk):
         cluster = _cluster(request, pk)
         if not services.may_propose(request.user, cluster):
-            raise PermissionDenied("Only the organization's lead SAs (and staff) propose remediation.")
+            raise PermissionDenied(gettext("Only the organization's lead SAs (and staff) propose remediation."))
         hosts = NodeHealth.objects.filter(cluster=cluster).values_list("hostname", flat=True)
         form = ProposeForm(request.POST, hostnames=hosts, kinds=rules.KINDS_BY_ORCHESTRATOR[cluster.orchestrator])
         if not form.is_valid():
@@ -87,7 +88,8 @@ class ProposeView(View):
         submissions.record(request, action, action.get_absolute_url())
         if request.htmx:
             return render(request, self.template_name, panel_context(request, cluster))
-        messages.info(request, action.refusal or f"Remediation {action.pk}: {action.get_state_display().lower()}.")
+        messages.info(request, action.refusal or gettext("Remediation %(number)s: %(state)s.")
+                      % {"number": action.pk, "state": action.get_state_display().lower()})
         return redirect(action)
 
     def replay_submission(self, request, earlier):
@@ -183,7 +185,7 @@ class PolicyView(View):
     def post(self, request, org_pk):
         organization, policy, may_change = self._policy(request, org_pk)
         if not may_change:
-            raise PermissionDenied("Only the organization's lead SAs set its remediation policy.")
+            raise PermissionDenied(gettext("Only the organization's lead SAs set its remediation policy."))
         form = RemediationPolicyForm(request.POST, instance=policy)
         versions.add_field(form, policy)
         if not form.is_valid():
@@ -202,5 +204,5 @@ class PolicyView(View):
             return render(request, self.template_name, {"organization": organization, "policy": stored,
                                                         "form": again, "may_change": True,
                                                         "version_conflict": changes}, status=409)
-        messages.success(request, "Saved the remediation policy.")
+        messages.success(request, gettext("Saved the remediation policy."))
         return redirect("remediation:policy_edit", org_pk=organization.pk)

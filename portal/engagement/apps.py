@@ -1,12 +1,13 @@
 """The engagement model around the organizations: escalations to specialist and service teams, program
 cycles and outcomes. Its own app (label ``engagement``) so its migrations stay apart from the others'."""
 from django.apps import AppConfig
+from django.utils.translation import gettext_lazy as _
 
 
 class EngagementConfig(AppConfig):
     name = "portal.engagement"
     label = "engagement"
-    verbose_name = "Engagement"
+    verbose_name = _("Engagement")
 
     def ready(self) -> None:
         from portal import notifications, sections

@@ -1,18 +1,19 @@
 """Vocabularies of the engagement model."""
 from django.db import models
+from django.utils.translation import gettext_lazy as _
 
 
 class TargetKind(models.TextChoices):
-    SPECIALISTS = "specialists", "Specialists"
-    SERVICE_TEAM = "service_team", "Service team"
-    ACCOUNT = "account", "Account team"
+    SPECIALISTS = "specialists", _("Specialists")
+    SERVICE_TEAM = "service_team", _("Service team")
+    ACCOUNT = "account", _("Account team")
 
 
 class EscalationState(models.TextChoices):
-    REQUESTED = "requested", "Requested"
-    ACCEPTED = "accepted", "Accepted"
-    ANSWERED = "answered", "Answered"
-    CLOSED = "closed", "Closed"
+    REQUESTED = "requested", _("Requested")
+    ACCEPTED = "accepted", _("Accepted")
+    ANSWERED = "answered", _("Answered")
+    CLOSED = "closed", _("Closed")
 
 
 OPEN_STATES = (EscalationState.REQUESTED, EscalationState.ACCEPTED, EscalationState.ANSWERED)
@@ -32,34 +33,34 @@ TRANSITIONS: dict[str, tuple[tuple[str, ...], str, str]] = {
 class MilestoneKind(models.TextChoices):
     """The milestones of an organization's cycle, in the order they usually come."""
 
-    ONBOARDED = "onboarded", "Onboarded"
-    CLUSTER_VALIDATED = "cluster_validated", "Cluster validated"
-    TRAINING_STARTED = "training_started", "Training started"
-    FIRST_CHECKPOINT = "first_checkpoint", "First checkpoint"
-    MODEL_TRAINED = "model_trained", "Model trained"
-    MODEL_RELEASED = "model_released", "Model released"
+    ONBOARDED = "onboarded", _("Onboarded")
+    CLUSTER_VALIDATED = "cluster_validated", _("Cluster validated")
+    TRAINING_STARTED = "training_started", _("Training started")
+    FIRST_CHECKPOINT = "first_checkpoint", _("First checkpoint")
+    MODEL_TRAINED = "model_trained", _("Model trained")
+    MODEL_RELEASED = "model_released", _("Model released")
 
 
 class Modality(models.TextChoices):
-    TEXT = "text", "Text"
-    CODE = "code", "Code"
-    MULTIMODAL = "multimodal", "Multimodal (vision-language)"
-    SPEECH = "speech", "Speech"
-    VISION = "vision", "Vision"
-    SCIENCE = "science", "Scientific data"
-    OTHER = "other", "Other"
+    TEXT = "text", _("Text")
+    CODE = "code", _("Code")
+    MULTIMODAL = "multimodal", _("Multimodal (vision-language)")
+    SPEECH = "speech", _("Speech")
+    VISION = "vision", _("Vision")
+    SCIENCE = "science", _("Scientific data")
+    OTHER = "other", _("Other")
 
 
 class CycleStatus(models.TextChoices):
-    PLANNED = "planned", "Planned"
-    ACTIVE = "active", "Active"
-    ARCHIVED = "archived", "Archived"
+    PLANNED = "planned", _("Planned")
+    ACTIVE = "active", _("Active")
+    ARCHIVED = "archived", _("Archived")
 
 
 class CarryKind(models.TextChoices):
     """What moves into the next cycle when it starts, for the organizations that continue."""
 
-    CLUSTER = "cluster", "Cluster not deleted"
-    QUOTA = "quota", "Quota in force"
-    RESERVATION = "reservation", "Capacity reservation in force"
-    TRAINED_MODEL = "trained_model", "Model still in training"
+    CLUSTER = "cluster", _("Cluster not deleted")
+    QUOTA = "quota", _("Quota in force")
+    RESERVATION = "reservation", _("Capacity reservation in force")
+    TRAINED_MODEL = "trained_model", _("Model still in training")

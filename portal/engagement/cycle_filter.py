@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import django_filters
 from django.db.models import Q
+from django.utils.translation import gettext_lazy as _
 
 from portal.api.filtering import IdFilter
 from portal.engagement.choices import CycleStatus
@@ -29,9 +30,9 @@ class CycleFilter(django_filters.ModelChoiceFilter):
 
     def __init__(self, **kwargs):
         kwargs.setdefault("queryset", cycles_for)
-        kwargs.setdefault("label", "Cycle")
-        kwargs.setdefault("empty_label", "Active cycle")
-        kwargs.setdefault("help_text", "A program cycle's id; without it, the active cycle.")
+        kwargs.setdefault("label", _("Cycle"))
+        kwargs.setdefault("empty_label", _("Active cycle"))
+        kwargs.setdefault("help_text", _("A program cycle's id; without it, the active cycle."))
         super().__init__(**kwargs)
 
     def filter(self, qs, value):

@@ -14,6 +14,7 @@ import datetime
 from django.db import transaction
 from django.db.models import Avg, Count, Q
 from django.utils import timezone
+from django.utils.translation import gettext
 
 from portal.engagement.choices import CycleStatus, MilestoneKind
 from portal.engagement.models import Cycle, CycleParticipation, Milestone, TrainedModel
@@ -59,23 +60,25 @@ def start_next(user, *, continuing: list[int], name: str = "", starts_on: dateti
     with transaction.atomic():
         current = Cycle.objects.select_for_update().filter(status=CycleStatus.ACTIVE).first()
         if current is None:
-            raise CycleError("There is no active cycle to follow (another program manager may just have started "
-                             "the next one).")
+            raise CycleError(gettext("There is no active cycle to follow (another program manager may just have "
+                                     "started the next one)."))
         if current.starts_on and starts_on < current.starts_on:
-            raise CycleError("The next cycle cannot start before the current one.")
+            raise CycleError(gettext("The next cycle cannot start before the current one."))
         participations = list(current.participations.filter(organization_id__in=continuing)
                               .select_related("organization").prefetch_related("lead_sas"))
         if not participations:
-            raise CycleError("Choose at least one organization that continues.")
+            raise CycleError(gettext("Choose at least one organization that continues."))
         if len(participations) != len(set(continuing)):
-            raise CycleError("Some of the organizations chosen do not take part in the current cycle.")
+            raise CycleError(gettext("Some of the organizations chosen do not take part in the current cycle."))
         number = current.number + 1
         name = name.strip() or next_name(current)
         taken = Cycle.objects.filter(Q(number=number) | Q(name=name)).first()
         if taken is not None and taken.status == CycleStatus.PLANNED and taken.starts_on:
-            raise CycleError(f"{taken.name} is already scheduled to start on {taken.starts_on:%Y-%m-%d}.")
+            raise CycleError(gettext("%(cycle)s is already scheduled to start on %(day)s.")
+                             % {"cycle": taken.name, "day": f"{taken.starts_on:%Y-%m-%d}"})
         if taken is not None:
-            raise CycleError(f"A cycle numbered {number} or named “{name}” already exists.")
+            raise CycleError(gettext("A cycle numbered %(number)s or named “%(name)s” already exists.")
+                             % {"number": number, "name": name})
         nxt = Cycle.objects.create(number=number, name=name, status=CycleStatus.PLANNED, starts_on=starts_on)
         nxt.blueprints.set(current.blueprints.all())
         for old in participations:

@@ -1,6 +1,7 @@
 """Filters for escalation lists (the page and the API share them) and the outcomes' cycle."""
 import django_filters
 from django import forms
+from django.utils.translation import gettext_lazy as _
 
 from portal import access
 from portal.engagement.choices import OPEN_STATES, EscalationState
@@ -14,7 +15,7 @@ class OpenOrClosed(forms.NullBooleanSelect):
 
     def __init__(self, attrs=None):
         super().__init__(attrs)
-        self.choices = [("unknown", "Any"), ("true", "Open"), ("false", "Closed")]
+        self.choices = [("unknown", _("Any")), ("true", _("Open")), ("false", _("Closed"))]
 
 
 def _only_a_specialist(user) -> bool:
@@ -43,13 +44,13 @@ def offered_organizations(request):
 
 
 class EscalationFilterSet(django_filters.FilterSet):
-    state = django_filters.ChoiceFilter(choices=EscalationState.choices, empty_label="Any")
-    open = django_filters.BooleanFilter(method="filter_open", label="Open or closed", widget=OpenOrClosed)
+    state = django_filters.ChoiceFilter(choices=EscalationState.choices, empty_label=_("Any"), label=_("State"))
+    open = django_filters.BooleanFilter(method="filter_open", label=_("Open or closed"), widget=OpenOrClosed)
     target = django_filters.ModelChoiceFilter(queryset=offered_targets, to_field_name="slug",
-                                              label="Team", empty_label="Any")
+                                              label=_("Team"), empty_label=_("Any"))
     organization = django_filters.ModelChoiceFilter(
         queryset=offered_organizations, field_name="interaction__organization",
-        to_field_name="slug", label="Organization", empty_label="Any",
+        to_field_name="slug", label=_("Organization"), empty_label=_("Any"),
     )
 
     class Meta:

@@ -1,10 +1,13 @@
 """Forms of the engagement pages."""
 from django import forms
+from django.utils.translation import gettext_lazy as _
+
+from portal.field_labels import FIELD_LABELS
 
 
 class TransitionForm(forms.Form):
-    answer = forms.CharField(label="Answer", widget=forms.Textarea(attrs={"rows": 5}), max_length=20000,
-                             required=False, help_text="Markdown. Internal: the lead SA decides what to share.")
+    answer = forms.CharField(label=_("Answer"), widget=forms.Textarea(attrs={"rows": 5}), max_length=20000,
+                             required=False, help_text=_("Markdown. Internal: the lead SA decides what to share."))
 
 
 class MilestonesForm(forms.Form):
@@ -25,6 +28,7 @@ class TrainedModelForm(forms.ModelForm):
         from portal.engagement.models import TrainedModel
 
         model = TrainedModel
+        labels = FIELD_LABELS
         fields = ["name", "parameters_billions", "modality", "tokens_billions", "instance_type", "instance_count",
                   "release_url", "released_on", "notes"]
         widgets = {"released_on": forms.DateInput(attrs={"type": "date"}), "notes": forms.Textarea(attrs={"rows": 3})}
@@ -36,5 +40,5 @@ class TrainedModelForm(forms.ModelForm):
         org_id = self.instance.organization_id
         if org_id and TrainedModel.objects.filter(organization_id=org_id, name__iexact=name).exclude(
                 pk=self.instance.pk).exists():
-            raise forms.ValidationError("This organization already recorded a model with this name.")
+            raise forms.ValidationError(_("This organization already recorded a model with this name."))
         return name

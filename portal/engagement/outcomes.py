@@ -54,7 +54,7 @@ def save_milestones(organization, user, dates: dict[str, datetime.date | None], 
                 continue
             if row is None:
                 Milestone.objects.create(organization=organization, kind=kind, reached_on=day, updated_by=user)
-                reached.append(MilestoneKind(kind).label)
+                reached.append(str(MilestoneKind(kind).label))
             elif row.reached_on != day:
                 row.reached_on, row.updated_by = day, user
                 row.save(update_fields=["reached_on", "updated_by", "updated"])
@@ -105,7 +105,7 @@ def figures(user, cycle=None) -> list[dict]:
         })
     for row in rows.values():
         done = [k for k in KINDS if k in row["milestones"]]
-        row["latest"] = MilestoneKind(done[-1]).label if done else ""
+        row["latest"] = str(MilestoneKind(done[-1]).label) if done else ""
     return sorted(rows.values(), key=lambda r: r["organization"])
 
 

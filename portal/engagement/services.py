@@ -8,6 +8,8 @@ Everything recorded about an escalation is internal: customers never see it.
 from __future__ import annotations
 
 from django.utils import timezone
+from django.utils.translation import gettext
+from django.utils.translation import gettext_lazy as _
 
 from portal import access, timeline
 from portal.choices import TimelineKind, Visibility
@@ -101,17 +103,22 @@ def raise_escalation(interaction, actor, target: EscalationTarget, question: str
     return escalation
 
 
+# The transitions as the refusal names them ("it cannot follow up").
+TRANSITION_WORDS = {"accept": _("accept"), "release": _("release"), "answer": _("answer"), "follow_up": _("follow up"),
+                    "close": _("close")}
+
+
 def transition(escalation: Escalation, actor, name: str, answer: str = "") -> Escalation:
     """Take transition ``name`` (see ``choices.TRANSITIONS``); raises TransitionError when it may not happen."""
     if name not in TRANSITIONS:
-        raise TransitionError(f"Unknown transition “{name}”.")
+        raise TransitionError(gettext("Unknown transition “%(name)s”.") % {"name": name})
     sources, target_state, who = TRANSITIONS[name]
     if not allowed_by_role(actor, escalation, name):
-        raise TransitionError("Only the escalation's team may do this." if who == "team"
-                              else "Only a lead SA of the organization may do this.")
+        raise TransitionError(gettext("Only the escalation's team may do this.") if who == "team"
+                              else gettext("Only a lead SA of the organization may do this."))
     answer = (answer or "").strip()
     if name == "answer" and not answer:
-        raise TransitionError("An answer cannot be empty.")
+        raise TransitionError(gettext("An answer cannot be empty."))
     now = timezone.now()
     updates: dict = {"state": target_state, "state_changed_at": now}
     if target_state in STAMPS:
@@ -127,7 +134,9 @@ def transition(escalation: Escalation, actor, name: str, answer: str = "") -> Es
     changed = Escalation.objects.filter(pk=escalation.pk, state__in=sources).update(**updates)
     if changed != 1:
         escalation.refresh_from_db(fields=["state"])
-        raise TransitionError(f"The escalation is {escalation.get_state_display().lower()}: it cannot {name.replace('_', ' ')}.")
+        raise TransitionError(gettext("The escalation is %(state)s: it cannot %(transition)s.")
+                              % {"state": escalation.get_state_display().lower(),
+                                 "transition": TRANSITION_WORDS.get(name, name.replace("_", " "))})
     escalation.refresh_from_db()
     label = escalation.get_state_display().lower()
     _history(escalation.interaction, actor, f"Escalation to {escalation.target} {label}: {escalation.interaction.summary}",

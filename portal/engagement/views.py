@@ -6,6 +6,7 @@ from django.contrib import messages
 from django.core.exceptions import PermissionDenied
 from django.db import transaction
 from django.shortcuts import get_object_or_404, redirect
+from django.utils.translation import gettext
 from django.views import View
 
 from portal import access, submissions
@@ -38,7 +39,7 @@ class EscalationListView(ObjectListView):
 
     def dispatch(self, request, *args, **kwargs):
         if request.user.is_authenticated and not may_see_escalations(request.user):
-            raise PermissionDenied("Escalations are internal.")
+            raise PermissionDenied(gettext("Escalations are internal."))
         return super().dispatch(request, *args, **kwargs)
 
     def get_queryset(self):
@@ -68,10 +69,10 @@ class EscalationTransitionView(View):
     def post(self, request, pk, transition):
         escalation = get_object_or_404(QUERYSET.restrict(request.user, access.VIEW), pk=pk)
         if not access.can(request.user, access.CHANGE, escalation):
-            raise PermissionDenied("You may view this escalation but not change it.")
+            raise PermissionDenied(gettext("You may view this escalation but not change it."))
         form = TransitionForm(request.POST)
         if not form.is_valid():
-            messages.error(request, "The answer is too long.")
+            messages.error(request, gettext("The answer is too long."))
             return redirect(escalation.get_absolute_url())
         try:
             with transaction.atomic():
@@ -83,5 +84,5 @@ class EscalationTransitionView(View):
             messages.error(request, str(exc))
             return redirect(escalation.get_absolute_url())
         submissions.record(request, escalation)
-        messages.success(request, f"Escalation {escalation.get_state_display().lower()}.")
+        messages.success(request, gettext("Escalation %(state)s.") % {"state": escalation.get_state_display().lower()})
         return redirect(escalation.get_absolute_url())

@@ -7,8 +7,8 @@ from django.contrib import messages
 from django.core.exceptions import PermissionDenied
 from django.shortcuts import get_object_or_404, redirect, render
 from django.utils import timezone
-from django.utils.translation import gettext as _
-from django.utils.translation import gettext_lazy
+from django.utils.translation import gettext
+from django.utils.translation import gettext_lazy as _
 from django.views import View
 
 from portal import access, submissions, versions
@@ -69,7 +69,7 @@ def may_export(user) -> bool:
 def _report_cycle(request, pk: int) -> Cycle:
     cycle = get_object_or_404(Cycle.objects.restrict(request.user), pk=pk)
     if not may_export(request.user):
-        raise PermissionDenied("The cycle report is for program managers.")
+        raise PermissionDenied(gettext("The cycle report is for program managers."))
     return cycle
 
 
@@ -82,12 +82,12 @@ def cycle_report_csv(request, pk: int):
 
 
 class StartNextForm(forms.Form):
-    name = forms.CharField(max_length=100, required=False, help_text="Empty: “Cycle <number>”.")
-    starts_on = forms.DateField(required=False, widget=forms.DateInput(attrs={"type": "date"}),
-                                help_text="Empty: today. A later day schedules the switch for that day.")
+    name = forms.CharField(max_length=100, required=False, label=_("Name"), help_text=_("Empty: “Cycle <number>”."))
+    starts_on = forms.DateField(required=False, widget=forms.DateInput(attrs={"type": "date"}), label=_("Starts on"),
+                                help_text=_("Empty: today. A later day schedules the switch for that day."))
     continuing = forms.ModelMultipleChoiceField(queryset=Organization.objects.none(),
                                                 widget=forms.CheckboxSelectMultiple,
-                                                label="Organizations that continue")
+                                                label=_("Organizations that continue"))
 
     def __init__(self, *args, cycle=None, **kwargs):
         super().__init__(*args, **kwargs)
@@ -108,7 +108,7 @@ class StartNextCycleView(View):
         self.current = cycles.active()
         if request.user.is_authenticated and (self.current is None
                                               or not access.can(request.user, access.CHANGE, self.current)):
-            raise PermissionDenied("Program managers start the next cycle.")
+            raise PermissionDenied(gettext("Program managers start the next cycle."))
         return super().dispatch(request, *args, **kwargs)
 
     def _render(self, form, status=200, **more):
@@ -137,10 +137,11 @@ class StartNextCycleView(View):
             return self._render(form, status=400)
         submissions.record(request, nxt)
         if nxt.status == CycleStatus.ACTIVE:
-            messages.success(request, f"{nxt.name} started; {self.current.name} is archived.")
+            messages.success(request, gettext("%(next)s started; %(current)s is archived.")
+                             % {"next": nxt.name, "current": self.current.name})
         else:
-            messages.success(request, f"{nxt.name} starts on {nxt.starts_on:%Y-%m-%d}; "
-                                      f"{self.current.name} stays active until then.")
+            messages.success(request, gettext("%(next)s starts on %(day)s; %(current)s stays active until then.")
+                             % {"next": nxt.name, "day": f"{nxt.starts_on:%Y-%m-%d}", "current": self.current.name})
         return redirect(nxt.get_absolute_url())
 
 
@@ -152,8 +153,8 @@ class ScheduleForm(forms.ModelForm):
         model = Cycle
         fields = ["starts_on"]
         widgets = {"starts_on": forms.DateInput(attrs={"type": "date"})}
-        labels = {"starts_on": gettext_lazy("New start date")}
-        help_texts = {"starts_on": gettext_lazy("Today starts the next cycle at once.")}
+        labels = {"starts_on": _("New start date")}
+        help_texts = {"starts_on": _("Today starts the next cycle at once.")}
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from django.contrib import messages
 from django.core.exceptions import PermissionDenied
 from django.shortcuts import get_object_or_404, redirect, render
+from django.utils.translation import gettext
 from django.views import View
 from django.views.generic import TemplateView
 
@@ -61,7 +62,7 @@ class OutcomesView(View):
     @submissions.once
     def post(self, request, slug):
         if not self.can_change:
-            raise PermissionDenied("You may not record this organization's outcomes.")
+            raise PermissionDenied(gettext("You may not record this organization's outcomes."))
         form = MilestonesForm(request.POST)
         versions.add_token_field(form, "")
         if not form.is_valid():
@@ -73,7 +74,8 @@ class OutcomesView(View):
         except versions.Stale as stale:
             return self.conflict(form, stale)
         submissions.record(request, self.organization)
-        messages.success(request, "Milestones saved." + (f" Reached: {', '.join(reached)}." if reached else ""))
+        messages.success(request, gettext("Milestones saved.") + (gettext(" Reached: %(milestones)s.")
+                                                                   % {"milestones": ", ".join(str(m) for m in reached)} if reached else ""))
         return redirect("engagement:outcomes", slug=self.organization.slug)
 
 
@@ -107,7 +109,7 @@ class TrainedModelEditView(ObjectEditView):
         if "org" in kwargs:
             self.organization = get_object_or_404(Organization.objects.restrict(request.user), slug=kwargs["org"])
             if not access.can_in_organization(request.user, access.CHANGE, TrainedModel, self.organization.pk):
-                raise PermissionDenied("You may not record this organization's models.")
+                raise PermissionDenied(gettext("You may not record this organization's models."))
         return super().dispatch(request, *args, **kwargs)
 
     def get_form_kwargs(self):

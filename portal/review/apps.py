@@ -1,12 +1,13 @@
 """The weekly review: the program overview, frozen weekly reviews, the customer's status section and the
 lead SA's home sections. A separate app so its migrations stay apart from the portal app's."""
 from django.apps import AppConfig
+from django.utils.translation import gettext_lazy as _
 
 
 class ReviewConfig(AppConfig):
     name = "portal.review"
     label = "review"
-    verbose_name = "Weekly review"
+    verbose_name = _("Weekly review")
 
     def ready(self) -> None:
         from portal import sections

@@ -3,8 +3,10 @@ from __future__ import annotations
 
 from django import forms
 from django.db.models import Q
+from django.utils.translation import gettext_lazy as _
 
 from portal.choices import MembershipRole
+from portal.field_labels import FIELD_LABELS
 from portal.models import User
 from portal.review.models import ActionItem, WeeklyReview
 
@@ -12,6 +14,7 @@ from portal.review.models import ActionItem, WeeklyReview
 class NotesForm(forms.ModelForm):
     class Meta:
         model = WeeklyReview
+        labels = FIELD_LABELS
         fields = ["notes"]
         widgets = {"notes": forms.Textarea(attrs={"rows": 6})}
 
@@ -29,11 +32,12 @@ class OwnerField(forms.ModelChoiceField):
 
 
 class ActionItemForm(forms.ModelForm):
-    owner = OwnerField(queryset=User.objects.none(), required=True)
-    due = forms.DateField(required=True, widget=forms.DateInput(attrs={"type": "date"}))
+    owner = OwnerField(queryset=User.objects.none(), required=True, label=_("Owner"))
+    due = forms.DateField(required=True, widget=forms.DateInput(attrs={"type": "date"}), label=_("Due"))
 
     class Meta:
         model = ActionItem
+        labels = FIELD_LABELS
         fields = ["title", "owner", "due"]
 
     def __init__(self, *args, **kwargs):

@@ -8,6 +8,8 @@ from django.core.exceptions import ValidationError
 from django.db import models
 from django.urls import reverse
 from django.utils import timezone
+from django.utils.translation import gettext
+from django.utils.translation import gettext_lazy as _
 
 from portal.engagement.models.cycle import cycle_field
 from portal.querysets import RestrictedQuerySet
@@ -21,7 +23,7 @@ class WeeklyReview(models.Model):
     templates as the live overview and two reviews can be compared figure by figure.
     """
 
-    week_start = models.DateField(unique=True, help_text="The Monday of the week reviewed.")
+    week_start = models.DateField(unique=True, help_text=_("The Monday of the week reviewed."))
     cycle = cycle_field("weekly_reviews")
     frozen_at = models.DateTimeField(default=timezone.now)
     frozen_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL,
@@ -46,7 +48,7 @@ class WeeklyReview(models.Model):
 
     def clean(self) -> None:
         if self.week_start and self.week_start.weekday() != 0:
-            raise ValidationError({"week_start": "A review week starts on a Monday."})
+            raise ValidationError({"week_start": gettext("A review week starts on a Monday.")})
 
 
 class ActionItem(models.Model):

@@ -12,6 +12,7 @@ import datetime
 
 from django.db.models import Count, Max, Min, Q
 from django.utils import timezone
+from django.utils.translation import gettext
 
 from clusters.health import current
 from clusters.health.models import ClusterHealthState, GpuFault, ValidationRun
@@ -40,7 +41,7 @@ def status_section(request, organization) -> dict:
         "next_expiry": in_active_cycle(CapacityReservation.objects.restrict(user).filter(
             organization=organization, end__gte=today)).order_by("end").first(),
         # Clusters with open faults come first on the page, not only in the table below.
-        "problems": [c for c in clusters if getattr(c, "health_verdict", None) not in (None, "healthy")],
+        "problems": [c for c in clusters if getattr(c, "health_verdict", None) not in (None, gettext("healthy"))],
     }
 
 

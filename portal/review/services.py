@@ -3,8 +3,10 @@ from __future__ import annotations
 
 import datetime
 
+from django.conf import settings
 from django.db import IntegrityError, transaction
-from django.utils import timezone
+from django.utils import timezone, translation
+from django.utils.translation import gettext
 
 from portal.review import figures
 from portal.review.models import ActionItem, WeeklyReview, week_start_of
@@ -13,8 +15,9 @@ from portal.review.models import ActionItem, WeeklyReview, week_start_of
 class AlreadyFrozen(Exception):
     def __init__(self, review: WeeklyReview):
         self.review = review
-        super().__init__(f"The week of {review.week_start:%Y-%m-%d} was already frozen on "
-                         f"{timezone.localtime(review.frozen_at):%Y-%m-%d %H:%M}; only its notes can change.")
+        super().__init__(gettext("The week of %(week)s was already frozen on %(frozen)s; only its notes can change.")
+                         % {"week": f"{review.week_start:%Y-%m-%d}",
+                            "frozen": f"{timezone.localtime(review.frozen_at):%Y-%m-%d %H:%M}"})
 
 
 def append_notes(review: WeeklyReview, notes: str) -> None:
@@ -34,7 +37,8 @@ def freeze(user, *, notes: str = "", now: datetime.datetime | None = None) -> We
     existing = WeeklyReview.objects.filter(week_start=week).first()
     if existing is not None:
         raise AlreadyFrozen(existing)
-    snapshot = figures.overview(user, now=now)
+    with translation.override(settings.LANGUAGE_CODE):  # a stored snapshot reads the same for every reader
+        snapshot = figures.overview(user, now=now)
     try:
         with transaction.atomic():
             review = WeeklyReview.objects.create(week_start=week, frozen_at=now, frozen_by=user, figures=snapshot,

@@ -10,6 +10,7 @@ from django.db import transaction
 from django.http import Http404, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.utils import timezone
+from django.utils.translation import gettext
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from portal import access, submissions
@@ -21,7 +22,7 @@ from portal.review.models import ActionItem, WeeklyReview, week_start_of
 
 def require_program_manager(user) -> None:
     if not (access.is_program_manager(user) or access.is_staff(user)):
-        raise PermissionDenied("The weekly review is for program managers.")
+        raise PermissionDenied(gettext("The weekly review is for program managers."))
 
 
 def _live(request) -> dict:
@@ -106,7 +107,7 @@ def review_freeze(request):
     the confirmation; the confirmed POST freezes, once per submission key."""
     require_program_manager(request.user)
     if not access.can_in_organization(request.user, access.CHANGE, WeeklyReview, None):
-        raise PermissionDenied("You may not freeze reviews.")
+        raise PermissionDenied(gettext("You may not freeze reviews."))
     if request.method == "GET":
         return _freeze_page(request, NotesForm())
     form = NotesForm(request.POST)
@@ -122,12 +123,12 @@ def review_freeze(request):
         if notes.strip() and access.can(request.user, access.CHANGE, exc.review):
             services.append_notes(exc.review, notes)
             submissions.record(request, exc.review)
-            messages.warning(request, f"{exc} Your notes were added to it.")
+            messages.warning(request, gettext("%(refusal)s Your notes were added to it.") % {"refusal": exc})
         else:
             messages.error(request, str(exc))
         return _after_freeze(request, exc.review.get_absolute_url())
     submissions.record(request, review)
-    messages.success(request, f"Froze the week of {review.week_start:%Y-%m-%d}.")
+    messages.success(request, gettext("Froze the week of %(week)s.") % {"week": f"{review.week_start:%Y-%m-%d}"})
     return _after_freeze(request, review.get_absolute_url())
 
 
@@ -175,7 +176,7 @@ def review_print(request, pk: int):
 def _writable(request, pk: int) -> WeeklyReview:
     review = _review(request, pk)
     if not access.can(request.user, access.CHANGE, review):
-        raise PermissionDenied("You may view this review but not change it.")
+        raise PermissionDenied(gettext("You may view this review but not change it."))
     return review
 
 
@@ -188,7 +189,7 @@ def review_notes(request, pk: int):
         ctx.update(notes_form=form, item_form=ActionItemForm(), can_change=True)
         return render(request, "review/review_detail.html", ctx, status=400)
     form.save()
-    messages.success(request, "Notes saved.")
+    messages.success(request, gettext("Notes saved."))
     return redirect(review.get_absolute_url())
 
 
@@ -206,7 +207,7 @@ def actionitem_add(request, pk: int):
         item.review = review
         item.save()
         submissions.record(request, item, location=review.get_absolute_url())
-    messages.success(request, f"Added “{item.title}”.")
+    messages.success(request, gettext("Added “%(title)s”.") % {"title": item.title})
     return redirect(review.get_absolute_url())
 
 

@@ -140,6 +140,7 @@ LANGUAGE_COOKIE_AGE = 365 * 24 * 3600
 LANGUAGE_COOKIE_SAMESITE = "Lax"
 TIME_ZONE = env("TIME_ZONE", default="Asia/Tokyo")
 USE_I18N = True
+LOCALE_PATHS = [BASE_DIR / "locale"]
 USE_TZ = True
 # One date format on every page (portal/formats/<language>): 2026-12-01, 2026-12-01 19:52 in TIME_ZONE, in English
 # and in Japanese (whose long forms are 12月1日, 2026年12月). No thousands separator in either (both languages would group the same

@@ -1,33 +1,34 @@
 """Vocabularies of support interactions and enablement sessions."""
 from django.db import models
+from django.utils.translation import gettext_lazy as _
 
 from portal.vocabulary import InteractionStatus
 
 
 class InteractionKind(models.TextChoices):
-    MEETING = "meeting", "Meeting"
-    CHAT = "chat", "Chat thread"
-    SUPPORT_CASE = "support_case", "Support case"
-    ONBOARDING = "onboarding", "Onboarding session"
-    WORKSHOP = "workshop", "Workshop"
-    EMAIL = "email", "E-mail"
-    OTHER = "other", "Other"
+    MEETING = "meeting", _("Meeting")
+    CHAT = "chat", _("Chat thread")
+    SUPPORT_CASE = "support_case", _("Support case")
+    ONBOARDING = "onboarding", _("Onboarding session")
+    WORKSHOP = "workshop", _("Workshop")
+    EMAIL = "email", _("E-mail")
+    OTHER = "other", _("Other")
 
 
 class HistoryKind(models.TextChoices):
-    COMMENT = "comment", "Comment"
-    CREATED = "created", "Opened"
-    STATUS = "status", "Status change"
-    OWNER = "owner", "Reassignment"
-    ESCALATION = "escalation", "Escalation"
-    AWS = "aws", "AWS Support communication"
-    FAULT = "fault", "GPU fault"
+    COMMENT = "comment", _("Comment")
+    CREATED = "created", _("Opened")
+    STATUS = "status", _("Status change")
+    OWNER = "owner", _("Reassignment")
+    ESCALATION = "escalation", _("Escalation")
+    AWS = "aws", _("AWS Support communication")
+    FAULT = "fault", _("GPU fault")
 
 
 class SyncStatus(models.TextChoices):
-    NEVER = "", "Not synced"
-    OK = "ok", "Synced"
-    FAILED = "failed", "Sync failed"
+    NEVER = "", _("Not synced")
+    OK = "ok", _("Synced")
+    FAILED = "failed", _("Sync failed")
 
 
 # AWS Support case statuses (DescribeCases) and the portal status each one means.
@@ -42,7 +43,7 @@ AWS_CASE_STATUS = {
 
 
 class EnablementKind(models.TextChoices):
-    LECTURE = "lecture", "Lecture"
-    LAB = "lab", "Hands-on lab"
-    WORKSHOP = "workshop", "Workshop"
-    ONBOARDING = "onboarding", "Onboarding"
+    LECTURE = "lecture", _("Lecture")
+    LAB = "lab", _("Hands-on lab")
+    WORKSHOP = "workshop", _("Workshop")
+    ONBOARDING = "onboarding", _("Onboarding")

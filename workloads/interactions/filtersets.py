@@ -2,6 +2,7 @@
 import django_filters
 from django import forms
 from django.db.models import Q
+from django.utils.translation import gettext_lazy as _
 
 from portal.choices import Visibility
 from portal.filters import IsoDateTimeFilter
@@ -24,7 +25,7 @@ class OpenSelect(forms.NullBooleanSelect):
 
     def __init__(self, attrs=None):
         super().__init__(attrs)
-        self.choices = [("unknown", "Any"), ("true", "Open"), ("false", "Resolved")]
+        self.choices = [("unknown", _("Any")), ("true", _("Open")), ("false", _("Resolved"))]
 
 
 def _owners(request):
@@ -39,7 +40,7 @@ def _owners(request):
 
 
 class InteractionFilterSet(RestrictedFilterSet):
-    q = django_filters.CharFilter(method="search", label="Search")
+    q = django_filters.CharFilter(method="search", label=_("Search"))
     organization = django_filters.ModelChoiceFilter(
         queryset=lambda request: visible_organizations(request), field_name="organization", to_field_name="slug"
     )
@@ -48,18 +49,18 @@ class InteractionFilterSet(RestrictedFilterSet):
     severity = django_filters.ChoiceFilter(choices=Severity.choices)
     visibility = django_filters.ChoiceFilter(choices=Visibility.choices)
     tag = django_filters.ModelChoiceFilter(
-        queryset=ChallengeTag.objects.all(), field_name="tags", to_field_name="slug", label="Tag"
+        queryset=ChallengeTag.objects.all(), field_name="tags", to_field_name="slug", label=_("Tag")
     )
-    open = django_filters.BooleanFilter(method="only_open", label="Open or resolved", widget=OpenSelect)
-    owner = django_filters.ModelChoiceFilter(queryset=lambda request: _owners(request), label="Owner")
+    open = django_filters.BooleanFilter(method="only_open", label=_("Open or resolved"), widget=OpenSelect)
+    owner = django_filters.ModelChoiceFilter(queryset=lambda request: _owners(request), label=_("Owner"))
     # The page's date range: whole days in the display time zone ("To" includes its day).
-    from_date = django_filters.DateFilter(field_name="occurred_at", lookup_expr="date__gte", label="From",
+    from_date = django_filters.DateFilter(field_name="occurred_at", lookup_expr="date__gte", label=_("From"),
                                           widget=forms.DateInput(attrs={"type": "date"}))
-    to_date = django_filters.DateFilter(field_name="occurred_at", lookup_expr="date__lte", label="To",
+    to_date = django_filters.DateFilter(field_name="occurred_at", lookup_expr="date__lte", label=_("To"),
                                         widget=forms.DateInput(attrs={"type": "date"}))
     # The API's exact bounds (ISO 8601 date-times).
-    since = IsoDateTimeFilter(field_name="occurred_at", lookup_expr="gte", label="Since")
-    until = IsoDateTimeFilter(field_name="occurred_at", lookup_expr="lte", label="Until")
+    since = IsoDateTimeFilter(field_name="occurred_at", lookup_expr="gte", label=_("Since"))
+    until = IsoDateTimeFilter(field_name="occurred_at", lookup_expr="lte", label=_("Until"))
 
     class Meta:
         model = Interaction

@@ -7,9 +7,12 @@ from urllib.parse import unquote
 from django import forms
 from django.contrib.auth import get_user_model
 from django.core.validators import MaxLengthValidator
+from django.utils.translation import gettext
+from django.utils.translation import gettext_lazy as _
 
 from portal import access
 from portal.choices import MembershipRole
+from portal.field_labels import FIELD_LABELS
 from portal.forms import scope_form_choices
 from portal.models import Organization
 from workloads.models import ChallengeTag, EnablementAttendance, EnablementSession, Interaction, Workload
@@ -18,9 +21,10 @@ from workloads.models import ChallengeTag, EnablementAttendance, EnablementSessi
 class TagChoiceField(forms.ModelMultipleChoiceField):
     """Tags by slug, so an unknown one is named in the error."""
 
-    default_error_messages = {"invalid_choice": "Unknown challenge tag “%(value)s”: pick one of the taxonomy."}
+    default_error_messages = {"invalid_choice": _("Unknown challenge tag “%(value)s”: pick one of the taxonomy.")}
 
     def __init__(self, **kwargs):
+        kwargs.setdefault("label", _("Tags"))
         super().__init__(ChallengeTag.objects.all(), to_field_name="slug", required=False,
                          widget=forms.CheckboxSelectMultiple, **kwargs)
 
@@ -32,6 +36,7 @@ class InteractionQuickForm(forms.ModelForm):
 
     class Meta:
         model = Interaction
+        labels = FIELD_LABELS
         fields = ["kind", "summary", "severity", "visibility", "body", "tags"]
         widgets = {"body": forms.Textarea(attrs={"rows": 3})}
 
@@ -46,6 +51,7 @@ class InteractionForm(forms.ModelForm):
 
     class Meta:
         model = Interaction
+        labels = FIELD_LABELS
         fields = ["organization", "workload", "kind", "summary", "body", "occurred_at", "status", "severity", "owner",
                   "watchers", "tags", "support_case_id", "resolution", "lesson", "visibility"]
         widgets = {
@@ -82,7 +88,7 @@ class InteractionForm(forms.ModelForm):
         for name in ("owner", "watchers"):
             self.fields[name].label_from_instance = lambda u: u.display_name
         self.fields["support_case_id"].help_text = (
-            f"The case id ({CASE_ID_FORMAT}), or the case page's URL that contains it.")
+            gettext("The case id (%(format)s), or the case page's URL that contains it.") % {"format": CASE_ID_FORMAT})
         case = self.fields["support_case_id"]  # a pasted URL is longer than the id it holds: no length limit here
         case.max_length = None
         case.validators = [v for v in case.validators if not isinstance(v, MaxLengthValidator)]
@@ -100,9 +106,10 @@ class InteractionForm(forms.ModelForm):
         display = DISPLAY_ID_IN_TEXT.search(unquote(raw))
         if display:
             raise forms.ValidationError(
-                f"{display.group(1)} is the case's display id. Paste its case id instead: the “Case ID” on the "
-                "case page in the Support Center, starting with case-.")
-        raise forms.ValidationError(f"Expected {CASE_ID_FORMAT}. No AWS support case id in “{raw[:80]}”.")
+                gettext("%(display)s is the case's display id. Paste its case id instead: the “Case ID” on the "
+                        "case page in the Support Center, starting with case-.") % {"display": display.group(1)})
+        raise forms.ValidationError(gettext("Expected %(format)s. No AWS support case id in “%(text)s”.")
+                                    % {"format": CASE_ID_FORMAT, "text": raw[:80]})
 
     def _organization_id(self) -> int | None:
         """The organization the form is about: the instance's, the one posted, or the one it was opened for."""
@@ -122,31 +129,32 @@ class InteractionForm(forms.ModelForm):
         if org is not None and owner is not None and not owner.memberships.filter(
             organization=org, role=MembershipRole.LEAD_SA
         ).exists():
-            self.add_error("owner", "The owner must be a lead SA of the organization.")
+            self.add_error("owner", gettext("The owner must be a lead SA of the organization."))
         workload = data.get("workload")
         if org is not None and workload is not None and workload.organization_id != org.pk:
-            self.add_error("workload", f"{workload} is not a workload of {org.name}.")
+            self.add_error("workload", gettext("%(workload)s is not a workload of %(org)s.") % {"workload": workload, "org": org.name})
         watchers = data.get("watchers") or []
         if org is not None and watchers:
             outside = [w.display_name for w in watchers if not w.memberships.filter(organization=org).exists()]
             if outside:
-                self.add_error("watchers", f"Not members of {org.name}: {', '.join(outside)}.")
+                self.add_error("watchers", gettext("Not members of %(org)s: %(names)s.")
+                               % {"org": org.name, "names": ", ".join(outside)})
         return data
 
 
 class CommentForm(forms.Form):
-    body = forms.CharField(label="Comment", widget=forms.Textarea(attrs={"rows": 3}), max_length=20000)
+    body = forms.CharField(label=_("Comment"), widget=forms.Textarea(attrs={"rows": 3}), max_length=20000)
     internal = forms.BooleanField(
-        label="Internal (lead SAs and program managers only)", required=False, initial=False
+        label=_("Internal (lead SAs and program managers only)"), required=False, initial=False
     )
 
 
 class EscalateForm(forms.Form):
     target = forms.ModelChoiceField(
-        queryset=None, required=False, to_field_name="slug", label="Escalate to",
-        help_text="The team that should answer; the account manager triages when none is chosen.",
+        queryset=None, required=False, to_field_name="slug", label=_("Escalate to"),
+        help_text=_("The team that should answer; the account manager triages when none is chosen."),
     )
-    reason = forms.CharField(label="Question for the team", widget=forms.Textarea(attrs={"rows": 3}),
+    reason = forms.CharField(label=_("Question for the team"), widget=forms.Textarea(attrs={"rows": 3}),
                              max_length=5000)
 
     def __init__(self, *args, **kwargs):
@@ -159,6 +167,7 @@ class EscalateForm(forms.Form):
 class EnablementSessionForm(forms.ModelForm):
     class Meta:
         model = EnablementSession
+        labels = FIELD_LABELS
         fields = ["kind", "topic", "date", "description", "audience"]
         widgets = {"date": forms.DateInput(attrs={"type": "date"}), "audience": forms.CheckboxSelectMultiple}
 
@@ -179,6 +188,7 @@ class EnablementSessionForm(forms.ModelForm):
 class AttendanceForm(forms.ModelForm):
     class Meta:
         model = EnablementAttendance
+        labels = FIELD_LABELS
         fields = ["organization", "attendee", "satisfaction", "comment"]
         widgets = {"satisfaction": forms.NumberInput(attrs={"min": 1, "max": 5}), "comment": forms.TextInput}
 

@@ -10,6 +10,8 @@ from django.core.validators import RegexValidator
 from django.db import models
 from django.urls import reverse
 from django.utils import timezone
+from django.utils.translation import gettext
+from django.utils.translation import gettext_lazy as _
 
 from portal.choices import Visibility
 from portal.querysets import RestrictedQuerySet
@@ -23,7 +25,7 @@ FUTURE_TOLERANCE = timedelta(days=1)
 
 def not_far_future(value) -> None:
     if value and value > timezone.now() + FUTURE_TOLERANCE:
-        raise ValidationError("An interaction cannot have happened more than a day from now.")
+        raise ValidationError(_("An interaction cannot have happened more than a day from now."))
 
 
 class ChallengeTag(models.Model):
@@ -58,11 +60,11 @@ class Interaction(models.Model):
     organization = models.ForeignKey("portal.Organization", on_delete=models.CASCADE, related_name="interactions")
     workload = models.ForeignKey(
         "workloads.Workload", null=True, blank=True, on_delete=models.SET_NULL, related_name="interactions",
-        help_text="The workload this is about, if any.",
+        help_text=_("The workload this is about, if any."),
     )
     kind = models.CharField(max_length=16, choices=InteractionKind.choices, default=InteractionKind.MEETING)
     summary = models.CharField(max_length=200)
-    body = models.TextField(blank=True, help_text="Markdown.")
+    body = models.TextField(blank=True, help_text=_("Markdown."))
     occurred_at = models.DateTimeField(default=timezone.now, validators=[not_far_future])
     status = models.CharField(max_length=16, choices=InteractionStatus.choices, default=InteractionStatus.OPEN)
     severity = models.CharField(max_length=16, choices=Severity.choices, default=Severity.NORMAL)
@@ -72,19 +74,19 @@ class Interaction(models.Model):
     watchers = models.ManyToManyField(settings.AUTH_USER_MODEL, blank=True, related_name="watched_interactions")
     tags = models.ManyToManyField(ChallengeTag, blank=True, related_name="interactions")
     support_case_id = models.CharField(
-        "AWS support case id",
+        _("AWS support case id"),
         max_length=64,
         blank=True,
-        validators=[RegexValidator(SUPPORT_CASE_ID_RE, "Expected case-<account>-<year>-<16 characters>.")],
+        validators=[RegexValidator(SUPPORT_CASE_ID_RE, _("Expected case-<account>-<year>-<16 characters>."))],
     )
     resolution = models.TextField(blank=True)
-    lesson = models.TextField("lesson learned", blank=True)
+    lesson = models.TextField(_("lesson learned"), blank=True)
     visibility = models.CharField(max_length=16, choices=Visibility.choices, default=Visibility.INTERNAL)
     escalated_at = models.DateTimeField(null=True, blank=True)
     first_response_at = models.DateTimeField(null=True, blank=True)
     resolved_at = models.DateTimeField(null=True, blank=True)
     last_activity_at = models.DateTimeField(default=timezone.now)
-    support_status = models.CharField("AWS case status", max_length=32, blank=True)
+    support_status = models.CharField(_("AWS case status"), max_length=32, blank=True)
     sync_status = models.CharField(max_length=8, choices=SyncStatus.choices, blank=True, default=SyncStatus.NEVER)
     sync_error = models.TextField(blank=True)
     synced_at = models.DateTimeField(null=True, blank=True)
@@ -127,7 +129,7 @@ class Interaction(models.Model):
     def clean(self) -> None:
         super().clean()
         if self.workload_id and self.organization_id and self.workload.organization_id != self.organization_id:
-            raise ValidationError({"workload": "The workload belongs to another organization."})
+            raise ValidationError({"workload": gettext("The workload belongs to another organization.")})
 
     @property
     def is_open(self) -> bool:
@@ -163,8 +165,8 @@ class InteractionComment(models.Model):
     body = models.TextField(blank=True)
     old_value = models.CharField(max_length=200, blank=True)
     new_value = models.CharField(max_length=200, blank=True)
-    internal = models.BooleanField(default=False, help_text="Internal entries are never shown to customers.")
-    external_id = models.CharField(max_length=200, blank=True, help_text="Identity of a synced AWS communication.")
+    internal = models.BooleanField(default=False, help_text=_("Internal entries are never shown to customers."))
+    external_id = models.CharField(max_length=200, blank=True, help_text=_("Identity of a synced AWS communication."))
     created = models.DateTimeField(default=timezone.now)
 
     objects = RestrictedQuerySet.as_manager()

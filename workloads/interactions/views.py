@@ -7,6 +7,8 @@ from django.core.exceptions import PermissionDenied
 from django.db import transaction
 from django.http import HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
+from django.utils.translation import gettext
+from django.utils.translation import gettext_lazy as _
 from django.views import View
 from django.views.generic import TemplateView
 
@@ -81,7 +83,7 @@ class InteractionEditView(ObjectEditView):
     form_class = InteractionForm
     template_name = "workloads/interactions/interaction_form.html"
     form_takes_user = True
-    create_refusal = "You may not log interactions."
+    create_refusal = _("You may not log interactions.")
 
     def dispatch(self, request, *args, **kwargs):
         """A customer opening the form is told how to ask instead (their Slack channel, their lead SA), not
@@ -152,7 +154,7 @@ class QuickLogView(View):
     def dispatch(self, request, *args, **kwargs):
         self.organization = get_object_or_404(Organization.objects.restrict(request.user), slug=kwargs["slug"])
         if not access.can_in_organization(request.user, access.CHANGE, Interaction, self.organization.pk):
-            raise PermissionDenied("You may not log interactions for this organization.")
+            raise PermissionDenied(gettext("You may not log interactions for this organization."))
         return super().dispatch(request, *args, **kwargs)
 
     def render_form(self, form, status=200, saved=None):
@@ -188,7 +190,7 @@ class QuickLogView(View):
             services.created(obj, request.user)
             submissions.record(request, obj, location=self.organization.get_absolute_url())
         if not request.htmx:
-            messages.success(request, f"Logged {obj}.")
+            messages.success(request, gettext("Logged %(object)s.") % {"object": obj})
             return redirect(self.organization.get_absolute_url())
         return self.render_form(InteractionQuickForm(), saved=obj)
 
@@ -205,7 +207,7 @@ class _InteractionAction(View):
 
     def require_change(self):
         if not access.can(self.request.user, access.CHANGE, self.object):
-            raise PermissionDenied("You may view this interaction but not change it.")
+            raise PermissionDenied(gettext("You may view this interaction but not change it."))
 
 
 class CommentView(_InteractionAction):
@@ -213,16 +215,16 @@ class CommentView(_InteractionAction):
     def post(self, request, pk):
         obj = self.object
         if not access.can_in_organization(request.user, access.CHANGE, InteractionComment, obj.organization_id):
-            raise PermissionDenied("You may not comment here.")
+            raise PermissionDenied(gettext("You may not comment here."))
         form = CommentForm(request.POST)
         if not form.is_valid():
-            messages.error(request, "The comment is empty or too long.")
+            messages.error(request, gettext("The comment is empty or too long."))
             return redirect(obj.get_absolute_url())
         internal = form.cleaned_data["internal"] and access.sees_internal(request.user, obj.organization_id)
         with transaction.atomic():
             entry = services.comment(obj, request.user, form.cleaned_data["body"], internal=internal)
             submissions.record(request, entry, location=obj.get_absolute_url() + "#history")
-        messages.success(request, "Comment added.")
+        messages.success(request, gettext("Comment added."))
         return redirect(obj.get_absolute_url() + "#history")
 
 
@@ -232,13 +234,13 @@ class EscalateView(_InteractionAction):
         self.require_change()
         form = EscalateForm(request.POST)
         if not form.is_valid():
-            messages.error(request, "Say why the interaction is escalated.")
+            messages.error(request, gettext("Say why the interaction is escalated."))
             return redirect(self.object.get_absolute_url())
         with transaction.atomic():
             escalation = services.escalate(self.object, request.user, form.cleaned_data["reason"],
                                            form.cleaned_data["target"])
             submissions.record(request, escalation)
-        messages.success(request, "Escalated.")
+        messages.success(request, gettext("Escalated."))
         return redirect(self.object.get_absolute_url())
 
 
@@ -246,13 +248,13 @@ class SyncView(_InteractionAction):
     def post(self, request, pk):
         self.require_change()
         if not self.object.support_case_id:
-            messages.error(request, "This interaction has no AWS support case id.")
+            messages.error(request, gettext("This interaction has no AWS support case id."))
         elif jobs.send(sync_case, self.object.pk):
-            messages.success(request, "Sync with AWS Support started; reload in a moment.")
+            messages.success(request, gettext("Sync with AWS Support started; reload in a moment."))
         else:
             # The periodic sync (every 15 minutes) of every open interaction with a case takes it then.
-            messages.warning(request, "The task queue is unreachable: the periodic sync of open cases takes it "
-                                      "once the queue is back.")
+            messages.warning(request, gettext("The task queue is unreachable: the periodic sync of open cases takes it "
+                                              "once the queue is back."))
         return redirect(self.object.get_absolute_url())
 
 
@@ -261,10 +263,10 @@ class TagSuggestView(View):
 
     def post(self, request):
         if not access.sees_internal(request.user) and not access.is_staff(request.user):
-            raise PermissionDenied("Tag suggestions are for lead SAs.")
+            raise PermissionDenied(gettext("Tag suggestions are for lead SAs."))
         text = f"{request.POST.get('summary', '')}\n{request.POST.get('body', '')}"[:100000]
         if not text.strip():
-            return HttpResponse("Nothing to suggest tags from.", status=400)
+            return HttpResponse(gettext("Nothing to suggest tags from."), status=400)
         chosen = set(request.POST.getlist("tags"))
         tags = [t for t in tagging.suggest(text, ChallengeTag.objects.all()) if t.slug not in chosen]
         # Each suggestion is a <label> for the form's own checkbox (id_tags_<position>): one click ticks it.
@@ -282,7 +284,7 @@ class LessonSearchView(TemplateView):
 
     def get(self, request, *args, **kwargs):
         if not search.may_search(request.user):
-            raise PermissionDenied("Lessons learned are for lead SAs and program managers.")
+            raise PermissionDenied(gettext("Lessons learned are for lead SAs and program managers."))
         return super().get(request, *args, **kwargs)
 
     def get_context_data(self, **kwargs):

@@ -5,6 +5,7 @@ from django.conf import settings
 from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
 from django.urls import reverse
+from django.utils.translation import gettext_lazy as _
 
 from portal.engagement.models.cycle import cycle_field
 from portal.querysets import RestrictedQuerySet
@@ -45,7 +46,7 @@ class EnablementAttendance(models.Model):
     attendee = models.CharField(max_length=200)
     satisfaction = models.PositiveSmallIntegerField(
         null=True, blank=True, validators=[MinValueValidator(1), MaxValueValidator(5)],
-        help_text="1 (poor) to 5 (excellent); empty when the attendee gave no score.",
+        help_text=_("1 (poor) to 5 (excellent); empty when the attendee gave no score."),
     )
     comment = models.TextField(blank=True)
 

@@ -9,6 +9,8 @@ from django.core.validators import RegexValidator
 from django.db import models, transaction
 from django.urls import reverse
 from django.utils import timezone
+from django.utils.translation import gettext
+from django.utils.translation import gettext_lazy as _
 from simple_history.models import HistoricalRecords
 
 from portal import locks
@@ -25,7 +27,7 @@ AZ_RE = r"^[a-z]{2}-[a-z]+-\d[a-z]$"
 
 def _check_dates(start, end, errors: dict) -> None:
     if start and end and end < start:
-        errors.setdefault("end", []).append("The end date is before the start date.")
+        errors.setdefault("end", []).append(gettext("The end date is before the start date."))
 
 
 class DatedCapacityMixin:
@@ -110,12 +112,12 @@ class CapacityReservation(DatedCapacityMixin, models.Model):
     count = models.PositiveIntegerField(validators=[validators.validate_positive])
     region = models.CharField(max_length=32, choices=REGION_CHOICES, validators=[validators.validate_region])
     availability_zone = models.CharField(
-        max_length=32, validators=[RegexValidator(AZ_RE, "An availability zone looks like ap-northeast-1a.")]
+        max_length=32, validators=[RegexValidator(AZ_RE, _("An availability zone looks like ap-northeast-1a."))]
     )
     start = models.DateField()
     end = models.DateField()
     quota = models.ForeignKey(InstanceQuota, null=True, blank=True, on_delete=models.SET_NULL, related_name="reservations",
-                              help_text="The quota this reservation backs.")
+                              help_text=_("The quota this reservation backs."))
     notes = models.TextField(blank=True)
     created = models.DateTimeField(auto_now_add=True)
     updated = models.DateTimeField(auto_now=True)
@@ -139,14 +141,16 @@ class CapacityReservation(DatedCapacityMixin, models.Model):
         is_plan = self.kind == ReservationKind.TRAINING_PLAN
         if self.reservation_id and is_plan != bool(re.match(TRAINING_PLAN_ARN_RE, self.reservation_id)):
             errors.setdefault("reservation_id", []).append(
-                "A training plan is named by its ARN." if is_plan else "An ODCR or Capacity Block id looks like cr-0123456789abcdef0.")
+                gettext("A training plan is named by its ARN.") if is_plan
+                else gettext("An ODCR or Capacity Block id looks like cr-0123456789abcdef0."))
         if self.reservation_id and self.start and self.end and "end" not in errors:
             overlapping = CapacityReservation.objects.filter(
                 reservation_id=self.reservation_id, start__lte=self.end, end__gte=self.start
             ).exclude(pk=self.pk)
             if overlapping.exists():
                 errors.setdefault("reservation_id", []).append(
-                    f"{self.reservation_id} is already recorded for dates that overlap {self.start} → {self.end}."
+                    gettext("%(reservation)s is already recorded for dates that overlap %(start)s → %(end)s.")
+                    % {"reservation": self.reservation_id, "start": self.start, "end": self.end}
                 )
         if self.quota_id:
             quota = self.quota
@@ -154,7 +158,7 @@ class CapacityReservation(DatedCapacityMixin, models.Model):
                 self.organization_id, validators.base_instance_type(self.instance_type_name or ""), self.region
             ):
                 errors.setdefault("quota", []).append(
-                    "The quota must be the organization's quota for the same instance type and region."
+                    gettext("The quota must be the organization's quota for the same instance type and region.")
                 )
         if errors:
             raise ValidationError(errors)
@@ -168,14 +172,14 @@ class QuotaChangeRequest(models.Model):
 
     organization = models.ForeignKey("portal.Organization", on_delete=models.PROTECT, related_name="quota_requests")
     quota = models.ForeignKey(InstanceQuota, null=True, blank=True, on_delete=models.SET_NULL, related_name="change_requests",
-                              help_text="The quota to change; leave empty to ask for a new quota.")
+                              help_text=_("The quota to change; leave empty to ask for a new quota."))
     instance_type_name = models.CharField(max_length=32, blank=True, validators=[validators.validate_instance_type])
     region = models.CharField(max_length=32, blank=True, choices=REGION_CHOICES, validators=[validators.validate_region])
     current_count = models.PositiveIntegerField(default=0, editable=False)
     requested_count = models.PositiveIntegerField(validators=[validators.validate_positive],
-                                                  help_text="The total the quota should have.")
+                                                  help_text=_("The total the quota should have."))
     start = models.DateField(null=True, blank=True)
-    end = models.DateField(null=True, blank=True, help_text="For a change: leave empty to keep the quota's end date.")
+    end = models.DateField(null=True, blank=True, help_text=_("For a change: leave empty to keep the quota's end date."))
     justification = models.TextField()
     status = models.CharField(max_length=12, choices=RequestStatus.choices, default=RequestStatus.PENDING, db_index=True)
     requested_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
@@ -209,19 +213,20 @@ class QuotaChangeRequest(models.Model):
         if self.quota_id:
             quota = self.quota
             if quota.organization_id != self.organization_id:
-                add("quota", "The quota belongs to another organization.")
+                add("quota", gettext("The quota belongs to another organization."))
             self.instance_type_name, self.region, self.current_count = quota.instance_type_name, quota.region, quota.count
             if self.start is None:
                 self.start = quota.start
             if self.end is None:
                 self.end = quota.end
             if self.requested_count and self.requested_count == quota.count and self.end == quota.end:
-                add("requested_count", f"The quota already has {quota.count}: ask for a different number or end date.")
+                add("requested_count", gettext("The quota already has %(count)s: ask for a different number or end date.")
+                    % {"count": quota.count})
         else:
             self.current_count = 0
             for field in ("instance_type_name", "region", "start", "end"):
                 if not getattr(self, field):
-                    add(field, "Required for a new quota.")
+                    add(field, gettext("Required for a new quota."))
         _check_dates(self.start, self.end, errors)
         if self.quota_id and self.requested_count and not errors and self.status == RequestStatus.PENDING:
             from workloads import usage

@@ -9,6 +9,7 @@ AWS's own words for lead SAs and staff.
 from __future__ import annotations
 
 from django.db import models
+from django.utils.translation import gettext_lazy as _
 
 from portal.querysets import RestrictedQuerySet
 
@@ -34,8 +35,8 @@ class CostDay(models.Model):
 
 
 class CostFetchStatus(models.TextChoices):
-    OK = "ok", "Fetched"
-    FAILED = "failed", "Failed"
+    OK = "ok", _("Fetched")
+    FAILED = "failed", _("Failed")
 
 
 class CostFetch(models.Model):
@@ -44,12 +45,12 @@ class CostFetch(models.Model):
     organization = models.OneToOneField("portal.Organization", on_delete=models.CASCADE, related_name="cost_fetch")
     status = models.CharField(max_length=10, choices=CostFetchStatus.choices)
     attempted_at = models.DateTimeField()
-    start = models.DateField(help_text="First day asked for.")
-    end = models.DateField(help_text="Day after the last day asked for.")
-    days = models.PositiveIntegerField(default=0, help_text="Days Cost Explorer reported.")
+    start = models.DateField(help_text=_("First day asked for."))
+    end = models.DateField(help_text=_("Day after the last day asked for."))
+    days = models.PositiveIntegerField(default=0, help_text=_("Days Cost Explorer reported."))
     failure_reason = models.CharField(max_length=40, blank=True,
-                                      help_text="Why it failed, in the portal's vocabulary (provider_errors.COST_FAILURES).")
-    error = models.TextField(blank=True, help_text="AWS's own message (internal).")
+                                      help_text=_("Why it failed, in the portal's vocabulary (provider_errors.COST_FAILURES)."))
+    error = models.TextField(blank=True, help_text=_("AWS's own message (internal)."))
 
     objects = RestrictedQuerySet.as_manager()
 

@@ -7,6 +7,7 @@ from django.db import transaction
 from django.db.models import Avg, Count, FloatField, IntegerField, OuterRef, Subquery
 from django.db.models.functions import Coalesce
 from django.shortcuts import get_object_or_404, redirect
+from django.utils.translation import gettext
 from django.views import View
 
 from portal import access, submissions, timeline, versions
@@ -80,7 +81,7 @@ class EnablementEditView(ObjectEditView):
 
     def dispatch(self, request, *args, **kwargs):
         if kwargs.get("pk") is None and request.user.is_authenticated and not may_create_sessions(request.user):
-            raise PermissionDenied("Program managers create enablement sessions.")
+            raise PermissionDenied(gettext("Program managers create enablement sessions."))
         return super().dispatch(request, *args, **kwargs)
 
     def form_invalid(self, form):
@@ -98,7 +99,7 @@ class EnablementEditView(ObjectEditView):
             created = obj.pk is None
             chosen = form.cleaned_data["audience"]
             if allowed is not None and (not chosen or any(o.pk not in allowed for o in chosen)):
-                raise PermissionDenied("You may not run sessions for these organizations.")
+                raise PermissionDenied(gettext("You may not run sessions for these organizations."))
             if created:
                 obj.created_by = user
             obj.save()
@@ -110,7 +111,7 @@ class EnablementEditView(ObjectEditView):
                                     source=obj, actor=user)
             self.object = obj
             submissions.record(self.request, obj)
-        messages.success(self.request, f"Saved {obj}.")
+        messages.success(self.request, gettext("Saved %(object)s.") % {"object": obj})
         return redirect(obj.get_absolute_url())
 
 
@@ -124,18 +125,18 @@ class AttendanceAddView(View):
             raise PermissionDenied(access.refusal(session))
         form = AttendanceForm(request.POST, user=request.user, session=session)
         if not form.fields["organization"].queryset.exists():
-            raise PermissionDenied("You may not record attendance for this session.")
+            raise PermissionDenied(gettext("You may not record attendance for this session."))
         if not form.is_valid():
             errors = "; ".join(f"{field}: {' '.join(errs)}" for field, errs in form.errors.items())
-            messages.error(request, f"Attendance not saved. {errors}")
+            messages.error(request, gettext("Attendance not saved. %(errors)s") % {"errors": errors})
             return redirect(session.get_absolute_url())
         with transaction.atomic():
             attendance = form.save(commit=False)
             attendance.session = session
             if not access.can_in_organization(request.user, access.CHANGE, EnablementAttendance,
                                               attendance.organization_id):
-                raise PermissionDenied("You may not write for this organization.")
+                raise PermissionDenied(gettext("You may not write for this organization."))
             attendance.save()
             submissions.record(request, attendance)
-        messages.success(request, f"Added {attendance.attendee}.")
+        messages.success(request, gettext("Added %(attendee)s.") % {"attendee": attendance.attendee})
         return redirect(session.get_absolute_url())

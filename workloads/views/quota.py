@@ -8,6 +8,8 @@ from django.core.exceptions import PermissionDenied, ValidationError
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.utils import timezone
+from django.utils.translation import gettext
+from django.utils.translation import gettext_lazy as _
 from django.views import View
 
 from portal import access, submissions
@@ -81,7 +83,7 @@ class ReservationListView(ObjectListView):
 
 class _QuotaFormMixin:
     form_takes_user = True
-    create_refusal = "You may not create these."
+    create_refusal = _("You may not create these.")
 
     def get_success_url(self):
         return f"{reverse('workloads:quota_list')}?organization={self.object.organization_id}"
@@ -91,7 +93,7 @@ class QuotaEditView(_QuotaFormMixin, ObjectEditView):
     queryset = InstanceQuota.objects.all()
     form_class = InstanceQuotaForm
     template_name = "workloads/instancequota_form.html"
-    extra_context = {"title": "Instance quota"}
+    extra_context = {"title": _("Instance quota")}
 
     def form_valid(self, form):
         try:
@@ -105,7 +107,7 @@ class ReservationEditView(_QuotaFormMixin, ObjectEditView):
     queryset = CapacityReservation.objects.all()
     form_class = CapacityReservationForm
     template_name = "workloads/instancequota_form.html"
-    extra_context = {"title": "Capacity reservation"}
+    extra_context = {"title": _("Capacity reservation")}
 
 
 class ChangeRequestListView(ObjectListView):
@@ -147,12 +149,12 @@ class ChangeRequestEditView(_QuotaFormMixin, ObjectEditView):
     queryset = QuotaChangeRequest.objects.all()
     form_class = QuotaChangeRequestForm
     template_name = "workloads/instancequota_form.html"
-    extra_context = {"title": "Quota change request"}
+    extra_context = {"title": _("Quota change request")}
 
     def get_object(self, queryset=None):
         obj = super().get_object(queryset)
         if obj is not None and obj.status != RequestStatus.PENDING:
-            raise PermissionDenied("A decided request cannot be changed.")
+            raise PermissionDenied(gettext("A decided request cannot be changed."))
         return obj
 
     def get_form(self, form_class=None):
@@ -186,7 +188,8 @@ class ChangeRequestDecideView(View):
                 error = exc
             else:
                 submissions.record(request, req)
-                messages.success(request, f"Request {form.cleaned_data['decision']}d.")
+                messages.success(request, gettext("Request approved.") if form.cleaned_data["decision"] == "approve"
+                                 else gettext("Request rejected."))
                 return redirect(req.get_absolute_url())
         if error is not None:
             for message in error.messages:

@@ -5,6 +5,8 @@ from django.core.exceptions import PermissionDenied
 from django.db import transaction
 from django.http import Http404, HttpResponse
 from django.shortcuts import get_object_or_404, render
+from django.utils.translation import gettext
+from django.utils.translation import gettext_lazy as _
 from django.views import View
 
 from portal import access, versions
@@ -16,11 +18,11 @@ from workloads.forms import WORKLOAD_SECTIONS, WorkloadForm
 from workloads.models import CapacityReservation, QuotaChangeRequest, Workload
 
 SECTION_TITLES = {
-    "model": "Model",
-    "software": "Frameworks and software",
-    "infrastructure": "Infrastructure",
-    "storage": "Storage plan",
-    "program": "Status and lead SA",
+    "model": _("Model"),
+    "software": _("Frameworks and software"),
+    "infrastructure": _("Infrastructure"),
+    "storage": _("Storage plan"),
+    "program": _("Status and lead SA"),
 }
 
 
@@ -100,7 +102,7 @@ class WorkloadEditView(ObjectEditView):
 
     def dispatch(self, request, *args, **kwargs):
         if kwargs.get("pk") is None and access.organization_ids(request.user, access.CHANGE, Workload) == frozenset():
-            raise PermissionDenied("You may not create workloads.")
+            raise PermissionDenied(gettext("You may not create workloads."))
         return super().dispatch(request, *args, **kwargs)
 
 
@@ -118,7 +120,7 @@ class WorkloadSectionView(View):
         form = None
         if request.GET.get("edit"):
             if not access.can(request.user, access.CHANGE, workload):
-                raise PermissionDenied("You may view this workload but not change it.")
+                raise PermissionDenied(gettext("You may view this workload but not change it."))
             form = WorkloadForm(instance=workload, user=request.user, section=section)
             versions.add_field(form, workload)
         return render(request, "workloads/htmx/workload_section.html", _section_context(request, workload, section, form))
@@ -126,7 +128,7 @@ class WorkloadSectionView(View):
     def post(self, request, pk, section):
         workload = self.get_workload(request, pk, section)
         if not access.can(request.user, access.CHANGE, workload):
-            raise PermissionDenied("You may view this workload but not change it.")
+            raise PermissionDenied(gettext("You may view this workload but not change it."))
         form = WorkloadForm(request.POST, instance=workload, user=request.user, section=section)
         versions.add_field(form, workload)
         if not form.is_valid():

@@ -6,6 +6,8 @@ from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.db import models
 from django.urls import reverse
+from django.utils.translation import gettext
+from django.utils.translation import gettext_lazy as _
 from simple_history.models import HistoricalRecords
 
 from portal.engagement.choices import CarryKind, CycleStatus
@@ -21,7 +23,7 @@ def cycle_field(related_name: str = "+") -> models.ForeignKey:
     """The ``cycle`` foreign key other apps' models carry (null only for rows of a program without a cycle)."""
     return models.ForeignKey(
         "engagement.Cycle", null=True, blank=True, default=active_cycle_id, on_delete=models.PROTECT,
-        related_name=related_name, help_text="The program cycle this belongs to (the active one by default).",
+        related_name=related_name, help_text=_("The program cycle this belongs to (the active one by default)."),
     )
 
 
@@ -34,7 +36,7 @@ class Cycle(models.Model):
     ends_on = models.DateField(null=True, blank=True)
     status = models.CharField(max_length=16, choices=CycleStatus.choices, default=CycleStatus.PLANNED)
     lessons_carried = models.TextField(
-        "lessons carried over", blank=True, help_text="Markdown: what the previous cycle taught, copied when it began."
+        _("lessons carried over"), blank=True, help_text=_("Markdown: what the previous cycle taught, copied when it began.")
     )
     blueprints = models.ManyToManyField("clusters.Blueprint", blank=True, related_name="cycles")
     organizations = models.ManyToManyField("portal.Organization", through="CycleParticipation", related_name="cycles")
@@ -58,7 +60,7 @@ class Cycle(models.Model):
 
     def clean(self) -> None:
         if self.starts_on and self.ends_on and self.ends_on < self.starts_on:
-            raise ValidationError({"ends_on": "A cycle cannot end before it starts."})
+            raise ValidationError({"ends_on": gettext("A cycle cannot end before it starts.")})
 
     @property
     def is_archived(self) -> bool:
@@ -71,7 +73,7 @@ class CycleParticipation(models.Model):
     cycle = models.ForeignKey(Cycle, on_delete=models.CASCADE, related_name="participations")
     organization = models.ForeignKey("portal.Organization", on_delete=models.CASCADE, related_name="participations")
     lead_sas = models.ManyToManyField(settings.AUTH_USER_MODEL, blank=True, related_name="+")
-    continues = models.BooleanField(default=True, help_text="Takes part in the next cycle when it starts.")
+    continues = models.BooleanField(default=True, help_text=_("Takes part in the next cycle when it starts."))
     joined = models.DateTimeField(auto_now_add=True)
 
     objects = RestrictedQuerySet.as_manager()

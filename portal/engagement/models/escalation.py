@@ -7,6 +7,7 @@ from django.conf import settings
 from django.db import models
 from django.urls import reverse
 from django.utils import timezone
+from django.utils.translation import gettext_lazy as _
 
 from portal.engagement.choices import OPEN_STATES, EscalationState, TargetKind
 from portal.querysets import RestrictedQuerySet
@@ -68,8 +69,8 @@ class Escalation(models.Model):
     assignee = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL,
                                  related_name="assigned_escalations")
     state = models.CharField(max_length=16, choices=EscalationState.choices, default=EscalationState.REQUESTED)
-    question = models.TextField(help_text="Markdown. What the team is asked, with what was tried.")
-    answer = models.TextField(blank=True, help_text="Markdown. Internal unless a lead SA shares it.")
+    question = models.TextField(help_text=_("Markdown. What the team is asked, with what was tried."))
+    answer = models.TextField(blank=True, help_text=_("Markdown. Internal unless a lead SA shares it."))
     requested_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL,
                                      related_name="+")
     requested_at = models.DateTimeField(default=timezone.now)

@@ -9,6 +9,8 @@ from django.core.validators import MinValueValidator
 from django.db import models
 from django.urls import reverse
 from django.utils import timezone
+from django.utils.translation import gettext
+from django.utils.translation import gettext_lazy as _
 
 from portal.engagement.choices import MilestoneKind, Modality
 from portal.engagement.models.cycle import cycle_field
@@ -17,7 +19,7 @@ from portal.querysets import RestrictedQuerySet
 
 def not_in_future(value) -> None:
     if value and value > timezone.localdate():
-        raise ValidationError("A milestone is recorded once it is reached, not planned.")
+        raise ValidationError(_("A milestone is recorded once it is reached, not planned."))
 
 
 class Milestone(models.Model):
@@ -54,16 +56,16 @@ class TrainedModel(models.Model):
     cycle = cycle_field("trained_models")
     name = models.CharField(max_length=200)
     parameters_billions = models.DecimalField(
-        "parameters (billions)", max_digits=8, decimal_places=2, validators=[MinValueValidator(Decimal("0.01"))]
+        _("parameters (billions)"), max_digits=8, decimal_places=2, validators=[MinValueValidator(Decimal("0.01"))]
     )
     modality = models.CharField(max_length=16, choices=Modality.choices, default=Modality.TEXT)
     tokens_billions = models.DecimalField(
-        "training tokens (billions)", max_digits=10, decimal_places=1, null=True, blank=True,
+        _("training tokens (billions)"), max_digits=10, decimal_places=1, null=True, blank=True,
         validators=[MinValueValidator(Decimal("0.1"))],
     )
-    instance_type = models.CharField(max_length=32, help_text="e.g. p5.48xlarge, trn1.32xlarge")
+    instance_type = models.CharField(max_length=32, help_text=_("e.g. p5.48xlarge, trn1.32xlarge"))
     instance_count = models.PositiveIntegerField(validators=[MinValueValidator(1)])
-    release_url = models.URLField("release link", max_length=500, blank=True)
+    release_url = models.URLField(_("release link"), max_length=500, blank=True)
     released_on = models.DateField(null=True, blank=True, validators=[not_in_future])
     notes = models.TextField(blank=True)
     updated_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL,
@@ -90,4 +92,4 @@ class TrainedModel(models.Model):
         from clusters import instance_types
 
         if self.instance_type and instance_types.find(self.instance_type) is None:
-            raise ValidationError({"instance_type": f"Unknown instance type “{self.instance_type}”."})
+            raise ValidationError({"instance_type": gettext("Unknown instance type “%(name)s”.") % {"name": self.instance_type}})

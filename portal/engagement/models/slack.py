@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from django.conf import settings
 from django.db import models
+from django.utils.translation import gettext_lazy as _
 
 from portal.querysets import RestrictedQuerySet
 
@@ -10,11 +11,11 @@ from portal.querysets import RestrictedQuerySet
 class SlackChannelLink(models.Model):
     """A Slack channel that belongs to one organization (set by staff in the admin)."""
 
-    channel_id = models.CharField(max_length=32, unique=True, help_text="Slack's channel id, e.g. C05ABCDEF.")
-    name = models.CharField(max_length=100, blank=True, help_text="e.g. #geniac-kotoba (for people, not Slack).")
+    channel_id = models.CharField(max_length=32, unique=True, help_text=_("Slack's channel id, e.g. C05ABCDEF."))
+    name = models.CharField(max_length=100, blank=True, help_text=_("e.g. #geniac-kotoba (for people, not Slack)."))
     organization = models.ForeignKey("portal.Organization", on_delete=models.CASCADE, related_name="slack_channels")
     customer_facing = models.BooleanField(
-        default=True, help_text="Customers read this channel: only events about shared interactions are posted.")
+        default=True, help_text=_("Customers read this channel: only events about shared interactions are posted."))
 
     objects = RestrictedQuerySet.as_manager()
 
@@ -70,14 +71,14 @@ class SlackCapture(models.Model):
     channel_id = models.CharField(max_length=32)
     message_ts = models.CharField(max_length=32)
     thread_ts = models.CharField(max_length=32)
-    message = models.JSONField(default=dict, blank=True, help_text="The message as Slack sent it.")
-    response_url = models.URLField(max_length=500, blank=True, help_text="Where Slack takes the ephemeral answer.")
+    message = models.JSONField(default=dict, blank=True, help_text=_("The message as Slack sent it."))
+    response_url = models.URLField(max_length=500, blank=True, help_text=_("Where Slack takes the ephemeral answer."))
     user = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.CASCADE,
                              related_name="+")
     link = models.ForeignKey(SlackChannelLink, null=True, blank=True, on_delete=models.CASCADE,
-                             related_name="captures", help_text="The channel's link to its organization.")
+                             related_name="captures", help_text=_("The channel's link to its organization."))
     status = models.CharField(max_length=8, choices=STATUSES, default=PENDING)
-    error = models.TextField(blank=True, help_text="Why it was refused or failed, as told to the user in Slack.")
+    error = models.TextField(blank=True, help_text=_("Why it was refused or failed, as told to the user in Slack."))
     interaction = models.ForeignKey("workloads.Interaction", null=True, blank=True, on_delete=models.SET_NULL,
                                     related_name="+")
     attempts = models.PositiveSmallIntegerField(default=0)

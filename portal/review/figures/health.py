@@ -4,6 +4,8 @@ faults per week. Four queries, whatever the number of organizations."""
 from __future__ import annotations
 
 from django.db.models import Count, Q
+from django.utils.translation import gettext, ngettext
+from django.utils.translation import gettext_lazy as _
 
 from clusters.health import current
 from clusters.health.models import ClusterHealthState, GpuFault, ValidationRun
@@ -11,15 +13,18 @@ from clusters.models import Cluster
 from portal.review.figures.scope import Scope
 from portal.vocabulary import worst_verdict
 
-VERDICT_LABELS = {"degraded": "degraded", "reset_gpu": "reset GPU", "reboot": "reboot node", "replace": "replace node"}
+VERDICT_LABELS = {"degraded": _("degraded"), "reset_gpu": _("reset GPU"), "reboot": _("reboot node"),
+                  "replace": _("replace node")}
 
 
 def verdict_text(open_faults: int, worst: str | None, reporting: bool) -> str | None:
     """"healthy", "3 open faults (worst: replace node)", or None when the organization's clusters never reported."""
     if open_faults:
-        worst_text = f" (worst: {VERDICT_LABELS.get(worst, worst)})" if worst and worst != "healthy" else ""
-        return f"{open_faults} open fault{'s' if open_faults != 1 else ''}{worst_text}"
-    return "healthy" if reporting else None
+        faults = ngettext("%(count)s open fault", "%(count)s open faults", open_faults) % {"count": open_faults}
+        if worst and worst != "healthy":
+            return gettext("%(faults)s (worst: %(verdict)s)") % {"faults": faults, "verdict": VERDICT_LABELS.get(worst, worst)}
+        return faults
+    return gettext("healthy") if reporting else None
 
 
 def _reporting(scope: Scope) -> tuple[set[int], dict[int, int]]:
