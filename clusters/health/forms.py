@@ -145,7 +145,7 @@ class GpuFaultLinkForm(forms.ModelForm):
         field = self.fields["interaction"]
         field.queryset = Interaction.objects.restrict(user, access.VIEW)
         field.required = False
-                field.error_messages["invalid_choice"] = gettext("Pick one of the organization's interactions.")
+        field.error_messages["invalid_choice"] = gettext("Pick one of the organization's interactions.")
 
 
 class ValidationStartForm(forms.Form):

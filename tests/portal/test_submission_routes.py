@@ -88,6 +88,12 @@ def test_every_create_route_is_walked():
     not_creates.add("health-api:validation-output")
     # Moves or cancels the scheduled start of one cycle (its form carries the row's version): no row of its own.
     not_creates.add("engagement:cycle_schedule")
+    # An organization's accounting thresholds: one row per organization, edited with its version.
+    not_creates.add("accounting:settings")
+    # Opens the AWS Support case of an escalated action once per interaction: a repeat finds the case opened.
+    not_creates.add("remediation:action_support_case")
+    # Sets the reader's language (a preference and a cookie); no row of its own.
+    not_creates.add("set_language")
     # Consent and the policy move or set one row; they create nothing.
     not_creates |= {"remediation:action_approve", "remediation:action_decline", "remediation:action_cancel",
                     "remediation:policy_edit", "remediation-api:remediationaction-approve",
