@@ -7,6 +7,7 @@ from portal import sections
 def test_organization_page_sections_are_in_their_declared_order():
     templates = [s.template for s in sections.sections(sections.ORGANIZATION_PAGE)]
     assert templates == [
+        "engagement/htmx/org_wind_down_section.html",
         "review/org_status_section.html",
         "workloads/workload_org_section.html",
         "workloads/quota_org_section.html",

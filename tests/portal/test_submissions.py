@@ -66,7 +66,7 @@ def test_the_quick_log_posted_twice_makes_one_interaction_and_the_repeat_lands_w
     assert first["Location"] == second["Location"] == world.org_a.get_absolute_url()
     assert Interaction.objects.filter(organization=world.org_a).count() == 1
     page = client.get(second["Location"])
-    assert submissions.REPEATED in page.content.decode()
+    assert str(submissions.REPEATED) in page.content.decode()
 
 
 def test_the_htmx_quick_log_repeat_answers_the_first_partial_with_a_new_key(client, world):

@@ -173,8 +173,9 @@ class TokenSerializer(serializers.Serializer):
     token = serializers.CharField(help_text="Shown once: keep it in the exporter's configuration.")
 
 
+@extend_schema_field(serializers.IntegerField(help_text="The id of a ready Slurm cluster of the caller's organization."))
 class ValidationClusterField(serializers.PrimaryKeyRelatedField):
-    """Clusters where the caller may start validations."""
+    """Clusters where the caller may start validations (a cluster's id in the schema)."""
 
     def get_queryset(self):
         request = self.context.get("request")
