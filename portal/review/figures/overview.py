@@ -118,7 +118,7 @@ def _forecast_table(scope: Scope, org_rows: list[dict]) -> dict:
 
 # Tables (``portal.review.exports.TABLES``) whose CSV needs one source only: each computes the figures its table
 # reads, in the shape :func:`overview` gives them, and nothing else (the capacity table has twelve rows whatever
-# the program's size, and costs the same).
+# the program's size: only the organizations' list and their reservations' hours grow with it).
 TABLE_FIGURES = {"capacity": _capacity_table, "idle": _idle_table, "forecast": _forecast_table}
 
 
