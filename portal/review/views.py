@@ -63,7 +63,8 @@ def overview_csv(request, table: str):
     require_program_manager(request.user)
     if table not in exports.TABLES:
         raise Http404("No such table.")
-    return exports.csv_of(_live(request), table, "overview")
+    data = figures.table_figures(request.user, table, window=figures.clean_window(request.GET.get("window")))
+    return exports.csv_of(data, table, "overview")
 
 
 @require_GET

@@ -8,18 +8,21 @@ import io
 from decimal import Decimal
 
 import pytest
+from django.db.models import Sum
 from django.urls import reverse
 from django.utils import timezone
 
 from clusters.accounting import forecast, idle, services
 from clusters.accounting.compute import HOUR, floor_hour
-from clusters.accounting.models import AcceleratorUsage, IdleNotice
+from clusters.accounting.models import AcceleratorUsage, IdleNotice, OrganizationDay
 from clusters.models import Cluster
 from portal.models import NotificationDelivery, NotificationSetting
+from portal.review import exports
+from portal.review import figures as review_figures
 from portal.review import services as review_services
 from tests.accounting.test_accounting_figures import build_history
 from tests.clusters.factories_clusters import ClusterFactory
-from tests.queries import assert_flat_queries
+from tests.queries import assert_flat_queries, count_queries, page
 from tests.review.factories_review import program
 from workloads.models import CapacityReservation, CostDay, InstanceQuota
 
@@ -219,3 +222,52 @@ def test_forecast_shares_by_instances_counts_from_each_start_and_matches_ml_name
     assert by_name["cr-00000000000000002"]["delivered"] == 0.25 * 6 * 10  # from its start day: 6 days
     assert by_name["arn:aws:sagemaker:us-east-1:123456789012:training-plan/t"]["delivered"] == 12
     assert world.org_b.pk not in ahead  # B has usage but nothing in force
+
+
+@pytest.mark.parametrize("table", ["capacity", "forecast", "idle"])
+def test_capacity_csvs_read_their_figures_only_and_do_not_grow(world, client, table):
+    """The capacity, forecast and idle CSVs compute their own table's figures, not the whole overview: the
+    queries stay flat from 12 to 120 organizations and are fewer than the overview's."""
+    client.force_login(world.pm)
+    url = reverse("review:overview_csv", kwargs={"table": table})
+    small, large = assert_flat_queries(client, url, grow=grow, sizes=(12, 120))
+    overview = count_queries(page(client, reverse("portal:overview")))
+    assert small < overview / 2, (small, overview)
+    print(f"{table} CSV: {small} queries at 12 organizations, {large} at 120 (the overview: {overview})")
+
+
+def test_capacity_csvs_have_the_overview_tables_rows(world):
+    """Each table computed alone has exactly the rows of the same table of the whole overview."""
+    with_history(world)
+    grow(5)
+    IdleNotice.objects.create(cluster=Cluster.objects.filter(organization=world.org_a).first(), organization=world.org_a,
+                              since=timezone.now() - 30 * HOUR, notified_at=timezone.now(), lost=Decimal("456"))
+    now = timezone.now()
+    whole = review_figures.overview(world.pm, now=now)
+    for table in review_figures.TABLE_FIGURES:
+        alone = exports.table(review_figures.table_figures(world.pm, table, now=now), table)
+        assert alone == exports.table(whole, table), table
+        assert alone[1], f"the {table} table is empty: the comparison shows nothing"
+    lead = review_figures.table_figures(world.lead_b, "forecast", now=now)
+    assert {o["name"] for o in lead["organizations"]} == {world.org_b.name}
+
+
+def test_program_weeks_are_the_sums_of_the_organizations_weeks(world):
+    """The program's week-by-week figures, summed in the database per day, equal the organizations' own figures
+    of each week added up."""
+    with_history(world)
+    grow(4)
+    now = timezone.now()
+    monday = timezone.localdate(now) - datetime.timedelta(days=timezone.localdate(now).weekday())
+    mondays = [monday - datetime.timedelta(weeks=k) for k in (2, 1, 0)]
+    weeks = services.program_weeks(None, mondays, now)
+    assert [w["week"] for w in weeks] == [m.isoformat() for m in mondays]
+    for w, m in zip(weeks, mondays, strict=True):
+        end = min(now, services.midnight(m + datetime.timedelta(days=7)) - datetime.timedelta(microseconds=1))
+        per_org = services.organization_figures(None, services.midnight(m), end)
+        expected = services.total(per_org)
+        for key in ("reserved", "held", "healthy", "busy", "lost_unheld", "lost_idle"):
+            assert w[key] == pytest.approx(expected[key], abs=1e-3), (m, key)
+    stored = OrganizationDay.objects.filter(day__gte=mondays[0]).aggregate(busy=Sum("busy"))["busy"]
+    assert sum(w["busy"] for w in weeks) == pytest.approx(float(stored)) and stored > 739
+    assert weeks[-1]["reserved"] > 0

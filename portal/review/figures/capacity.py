@@ -1,6 +1,6 @@
 """Accelerator-hours per organization and for the program over the window, week by week (the GPU-hours
 waterfall: reserved → held → healthy → busy, goodput = busy ÷ reserved), and the idle capacity list, read from
-the stored figures of ``clusters.accounting``, and the reservations whose last check with AWS is flagged (eight
+the stored figures of ``clusters.accounting``, and the reservations whose last check with AWS is flagged (nine
 queries whatever the number of organizations)."""
 from __future__ import annotations
 
@@ -16,18 +16,13 @@ COLUMNS = ("reserved", "held", "healthy", "busy")
 
 
 def capacity_figures(scope: Scope) -> dict:
-    """Per organization its window's figures and weeks, and its forecast; the program's; the clusters idle
-    now."""
+    """Per organization its window's figures and its forecast; the program's, over the window and week by
+    week; the clusters idle now."""
     start = services.midnight(scope.today - datetime.timedelta(days=scope.window - 1))
     ids = None if scope.every_org else scope.org_ids
-    per_org = services.organization_figures(ids, start, scope.now, weeks=scope.chart_mondays)
-    per_org = {oid: f for oid, f in per_org.items() if oid in set(scope.org_ids)}
-    weeks = []
-    for i, monday in enumerate(scope.chart_mondays):
-        week = services.total({oid: f["weeks"][i] for oid, f in per_org.items()})
-        weeks.append({"week": monday.isoformat(), **week})
-    notices = idle.open_notices(ids)
-    ahead = forecast.forecast(ids, scope.now)
+    in_scope = set(scope.org_ids)
+    per_org = {oid: f for oid, f in services.organization_figures(ids, start, scope.now).items() if oid in in_scope}
+    ahead = forecast_of(scope)
     # Cost Explorer's days in the window (today included, as the accelerator-hours are).
     cost = spend.cost_by_organization(scope.org_ids, timezone.localtime(start).date(),
                                       scope.today + datetime.timedelta(days=1))
@@ -49,14 +44,33 @@ def capacity_figures(scope: Scope) -> dict:
     program["cost_per_busy_gpu_hour"] = round(program["cost_usd"] / program["busy"], 4) if program["busy"] else None
     return {
         "by_org": per_org,
-        "forecast": {oid: f for oid, f in ahead.items() if oid in set(scope.org_ids)},
+        "forecast": ahead,
         "program": program,
-        "per_week": weeks,
+        "per_week": program_weeks(scope),
         "flagged": flagged,
         "window_start": iso(timezone.localtime(start).date()),
-        "idle": [{"organization": n.organization.name, "cluster": n.cluster.name, "cluster_id": n.cluster_id,
-                  "since": iso(n.since), "lost": float(n.lost)} for n in notices if n.organization_id in scope.org_ids],
+        "idle": idle_clusters(scope),
     }
+
+
+def forecast_of(scope: Scope) -> dict[int, dict]:
+    """The forecast of the organizations in scope (two queries)."""
+    in_scope = set(scope.org_ids)
+    ahead = forecast.forecast(None if scope.every_org else scope.org_ids, scope.now)
+    return {oid: f for oid, f in ahead.items() if oid in in_scope}
+
+
+def idle_clusters(scope: Scope) -> list[dict]:
+    """The clusters idle now in the organizations in scope (one query)."""
+    in_scope = set(scope.org_ids)
+    return [{"organization": n.organization.name, "cluster": n.cluster.name, "cluster_id": n.cluster_id,
+             "since": iso(n.since), "lost": float(n.lost)}
+            for n in idle.open_notices(None if scope.every_org else scope.org_ids) if n.organization_id in in_scope]
+
+
+def program_weeks(scope: Scope) -> list[dict]:
+    """The program's figures in each of the chart's weeks (two queries)."""
+    return services.program_weeks(scope.org_ids, scope.chart_mondays, scope.now)
 
 
 def organization_columns(figures: dict | None) -> dict:

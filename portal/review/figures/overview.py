@@ -12,7 +12,7 @@ from django.utils import timezone
 
 from portal.engagement import cycles
 from portal.engagement import outcomes as engagement_outcomes
-from portal.review.figures.capacity import capacity_figures, organization_columns
+from portal.review.figures.capacity import capacity_figures, forecast_of, idle_clusters, organization_columns, program_weeks
 from portal.review.figures.clusters import cluster_figures
 from portal.review.figures.health import health_figures
 from portal.review.figures.interactions import SEVERITIES, heatmap, interaction_figures, lessons, outstanding
@@ -101,3 +101,31 @@ def overview(user, *, window: int = DEFAULT_WINDOW, now: datetime.datetime | Non
             "faults_per_week": health["per_week"],
         },
     }
+
+
+def _capacity_table(scope: Scope, org_rows: list[dict]) -> dict:
+    return {"capacity": {"per_week": program_weeks(scope)}}
+
+
+def _idle_table(scope: Scope, org_rows: list[dict]) -> dict:
+    return {"capacity": {"idle": idle_clusters(scope)}}
+
+
+def _forecast_table(scope: Scope, org_rows: list[dict]) -> dict:
+    ahead = forecast_of(scope)
+    return {"organizations": [{"name": org["name"], "forecast": ahead.get(org["id"])} for org in org_rows]}
+
+
+# Tables (``portal.review.exports.TABLES``) whose CSV needs one source only: each computes the figures its table
+# reads, in the shape :func:`overview` gives them, and nothing else (the capacity table has twelve rows whatever
+# the program's size: only the organizations' list and their reservations' hours grow with it).
+TABLE_FIGURES = {"capacity": _capacity_table, "idle": _idle_table, "forecast": _forecast_table}
+
+
+def table_figures(user, table: str, *, window: int = DEFAULT_WINDOW, now: datetime.datetime | None = None) -> dict:
+    """The figures the export of ``table`` reads: for the tables of ``TABLE_FIGURES`` theirs alone, for the
+    others the whole overview. Either way the table's rows are those of :func:`overview`'s."""
+    if table not in TABLE_FIGURES:
+        return overview(user, window=window, now=now)
+    scope = Scope(user=user, now=now or timezone.now(), window=window)
+    return TABLE_FIGURES[table](scope, organization_rows(scope))
