@@ -2,11 +2,12 @@
 demo starts, while the milestones say their organizations validated a cluster weeks ago. So that an organization
 page and the weekly review read figures consistent with those milestones, each ready one is taken as up since
 the day before its organization's current-cycle "cluster validated" milestone (else since its reservation
-began), its launch moved back to then, and its hours from then to the seed are stored as the hourly computation
-would have stored them: every accelerator held, one node out for an hour now and then, and busy at the
-organization's own share (a pre-training run near full, continued pre-training and Trainium lower). Then the
-roll-up and the day sums run as beat runs them. Idempotent: a cluster with rows older than two days is left alone.
-The hourly task recomputes the last hours from the health reports the demo keeps receiving."""
+began), and not before the reservation it was launched into began; its launch is moved back to then, and its
+hours from then to the seed are stored as the hourly computation would have stored them: every accelerator
+held, one node out for an hour now and then, and busy at the organization's own share (a pre-training run near
+full, continued pre-training and Trainium lower). Then the roll-up and the day sums run as beat runs them.
+Idempotent: a cluster with rows older than two days is left alone. The hourly task recomputes the last hours
+from the health reports the demo keeps receiving."""
 from __future__ import annotations
 
 import datetime
@@ -16,6 +17,7 @@ from decimal import Decimal
 from django.contrib.contenttypes.models import ContentType
 from django.utils import timezone
 
+from clusters import capacity
 from clusters.accounting import services
 from clusters.accounting.compute import HOUR, accelerators_per_node, floor_hour, q
 from clusters.accounting.models import AcceleratorUsage, Granularity
@@ -36,12 +38,14 @@ def up_since(cluster: Cluster, today: datetime.date) -> datetime.datetime:
     validated = (Milestone.objects.filter(organization=cluster.organization, kind="cluster_validated",
                                           cycle__status="active").order_by("-reached_on")
                  .values_list("reached_on", flat=True).first())
-    if validated is not None:
-        day = validated - datetime.timedelta(days=1)
-    else:
-        day = (CapacityReservation.objects.filter(organization=cluster.organization, start__lte=today)
-               .order_by("start").values_list("start", flat=True).first()
-               or today - datetime.timedelta(days=FALLBACK_DAYS))
+    wired = [value for name, value in ((cluster.parameters or {}).get("cluster") or {}).items()
+             if name in capacity.PARAMETER_NAMES and value]
+    began = (CapacityReservation.objects.filter(reservation_id__in=wired, start__lte=today)
+             .values_list("start", flat=True).first())
+    day = (validated - datetime.timedelta(days=1) if validated is not None
+           else began or today - datetime.timedelta(days=FALLBACK_DAYS))
+    if began is not None:  # capacity launched into a reservation runs from its start, not before
+        day = max(day, began)
     return services.midnight(day) + datetime.timedelta(hours=9)
 
 
