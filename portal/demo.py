@@ -102,6 +102,8 @@ DEMO_SEEDERS: list[str] = [
     "portal.review.demo_review.seed",
     "portal.engagement.demo.seed",
     "clusters.accounting.demo_accounting.seed",
+    "clusters.accounting.demo_history.seed",
+    "clusters.accounting.demo_reservations.seed",
     "clusters.remediation.demo.seed",
     "clusters.health.demo_validation.seed",
 ]

@@ -12,6 +12,7 @@ import re
 # moto answers 400 to the calls the portal makes to learn that something is absent (a stack not created
 # yet, a quota not applied): werkzeug logs each one as `"POST / HTTP/1.1" 400 -`.
 _AWS_EXPECTED = re.compile(r'"POST / HTTP/1\.[01]" 400 ')
+_ANSI = re.compile(r"\x1b\[[0-9;]*m")  # werkzeug colours a 4xx line when the console is a terminal
 
 
 class OneLineRefusals(logging.Filter):
@@ -27,4 +28,4 @@ class OneLineRefusals(logging.Filter):
 
 def expected_aws_line(line: str) -> bool:
     """True for an embedded AWS endpoint's log line the demo does not show (an expected 400)."""
-    return bool(_AWS_EXPECTED.search(line))
+    return bool(_AWS_EXPECTED.search(_ANSI.sub("", line)))

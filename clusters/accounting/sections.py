@@ -28,13 +28,15 @@ def organization_section(request, organization) -> dict:
     figures = services.organization_figures([organization.pk], start, end).get(organization.pk)
     clusters = list(Cluster.objects.restrict(request.user).filter(organization=organization).order_by("name"))
     per_cluster = services.cluster_figures([c.pk for c in clusters], start, end)
+    limits = thresholds.for_organization(organization.pk)
     return {
         "days": WINDOW_DAYS,
         "figures": figures,
         "clusters": [(c, per_cluster[c.pk]) for c in clusters if c.pk in per_cluster],
         "idle": list(idle.open_notices([organization.pk])),
         "forecast": forecast.forecast([organization.pk]).get(organization.pk),
-        "thresholds": thresholds.for_organization(organization.pk),
+        "thresholds": limits,
+        "idle_share": f"{round(limits.idle_busy_share * 100)} %",  # "10 %", not the stored 0.10
         "can_set": access.can_in_organization(request.user, access.CHANGE, AccountingSettings, organization.pk),
         "checks": reservation_checks.for_organizations([organization.pk]),
     }

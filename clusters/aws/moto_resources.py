@@ -464,13 +464,15 @@ def install() -> None:
     :mod:`clusters.aws.moto_headnode` (SSM Run Command on an emulated head node),
     :mod:`clusters.aws.moto_training_plans` (SageMaker training plans) and
     :mod:`clusters.aws.moto_http` (Amazon Managed Grafana, :mod:`clusters.aws.moto_grafana`, and the EKS
-    clusters' Kubernetes API servers, :mod:`clusters.aws.moto_kubernetes`).
+    clusters' Kubernetes API servers, :mod:`clusters.aws.moto_kubernetes`, and the demo's registrations,
+    :mod:`clusters.aws.moto_control`).
     """
     global _installed
     with _install_lock:
         if _installed:
             return
         from clusters.aws import (
+            moto_control,  # noqa: F401 - importing it registers its HTTP handler
             moto_ec2,
             moto_eks,
             moto_fixes,

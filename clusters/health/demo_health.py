@@ -1,8 +1,9 @@
-"""Demo health: one report per cluster through the real ingestion service (one cluster with an
-XID 79 node and a missing GPU), a passing NCCL run on one cluster and a socket fallback on another.
+"""Demo health: one report per GPU cluster through the real ingestion service, every node in it (one cluster
+with an XID 79 node and a missing GPU), a passing NCCL run on one cluster and a socket fallback on another.
 Idempotent: a cluster that already has a report or a run is left alone."""
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 from clusters.choices import ClusterState
@@ -38,19 +39,33 @@ def _clusters(context) -> list[Cluster]:
     return clusters
 
 
+def _body(text: str) -> str:
+    return "".join(line for line in text.splitlines(keepends=True) if not line.startswith("#"))
+
+
 def _scrape(cluster: Cluster, faulty: bool) -> str:
-    """Two nodes (-12 healthy, -13 with XID 79 and a missing GPU when ``faulty``) with their EFA devices."""
+    """Every node of the cluster with its EFA devices: -12 healthy, -13 with XID 79 and a missing GPU when
+    ``faulty``, and the others (-14, …) healthy copies of -12 with GPUs of their own, so the health page does not
+    read "14 nodes not reporting" on a 16-node cluster."""
     healthy = _sample("dcgm_p5_healthy.prom")
     second = _sample("dcgm_p5_xid79_missing_gpu.prom") if faulty else healthy.replace("ip-10-1-45-12", "ip-10-1-45-13")
-    second = "".join(line for line in second.splitlines(keepends=True) if not line.startswith("#"))
+    efa = _sample("efa_p5_two_nodes.prom")
+    efa_node = "".join(line for line in _body(efa).splitlines(keepends=True) if 'instance="ip-10-1-45-12:' in line)
+    parts = [healthy, _body(second), efa]
+    for index in range(2, max(2, cluster.node_count)):
+        host = f"ip-10-1-45-{12 + index}"
+        gpus = re.sub(r'UUID="GPU-[0-9a-f]{8}', f'UUID="GPU-{index:08x}', _body(healthy))
+        parts += [gpus.replace("ip-10-1-45-12", host), efa_node.replace("ip-10-1-45-12", host)]
     prefix = f"ip-10-{cluster.pk % 250}-45-"
-    return (healthy + second + _sample("efa_p5_two_nodes.prom")).replace("ip-10-1-45-", prefix)
+    return "".join(parts).replace("ip-10-1-45-", prefix)
 
 
 def seed(context: dict) -> dict:
     clusters = _clusters(context)
     reported = set(HealthReport.objects.filter(cluster__in=clusters).values_list("cluster_id", flat=True))
-    for index, cluster in enumerate(clusters):
+    # The samples are H100 (dcgm-exporter) scrapes: a Trainium cluster gets none rather than "GPU model mismatch".
+    gpu_clusters = [c for c in clusters if not c.instance_type.removeprefix("ml.").startswith("trn")]
+    for index, cluster in enumerate(gpu_clusters):
         if cluster.pk not in reported:
             services.ingest(cluster, _scrape(cluster, faulty=index == 0), Source.PUSH)
     validated = set(ValidationRun.objects.filter(cluster__in=clusters).values_list("cluster_id", flat=True))

@@ -1,7 +1,7 @@
 """Demo validation: the lead SA of the first ready Slurm cluster has started an NCCL validation (all_reduce and
 all_gather across all nodes) through the same service the cluster page's form calls. With the embedded endpoint
 the demo worker submits it with sbatch on the emulated head node, the emulated job posts its nccl-tests output
-back to the demo server (``VALIDATION_PUBLIC_URL``, which ``run_demo`` sets) and the verdict appears on the
+back to the demo server (``PORTAL_BASE_URL``, which ``run_demo`` sets) and the verdict appears on the
 cluster's health page. Without the endpoint there is no head node to reach: nothing is started.
 Idempotent: the validation has a fixed key."""
 from __future__ import annotations
@@ -17,7 +17,7 @@ KEY = "demo-validation"
 
 
 def seed(context: dict) -> dict:
-    if not settings.AWS_ENDPOINT_URL or not settings.VALIDATION_PUBLIC_URL:
+    if not settings.AWS_ENDPOINT_URL or not settings.PORTAL_BASE_URL:
         return context
     cluster = (Cluster.objects.filter(state=ClusterState.READY, orchestrator__in=validation.ORCHESTRATORS,
                                       stacks__role="cluster").exclude(stacks__stack_id="")

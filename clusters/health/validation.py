@@ -124,9 +124,9 @@ def start(cluster, *, actor=None, collectives=("all_reduce",), nodes=(), pairwis
         chosen = swept
     elif len(chosen) == 1:
         raise Refused("A collective test needs at least two nodes: choose two or more, or all of them.")
-    base = (settings.VALIDATION_PUBLIC_URL or upload_base).rstrip("/")
+    base = (settings.PORTAL_BASE_URL or upload_base).rstrip("/")  # http or https: the job posts with a token
     if not base.startswith(("http://", "https://")):
-        raise Refused("The portal does not know the address the cluster reaches it at (VALIDATION_PUBLIC_URL).")
+        raise Refused("The portal does not know the address the cluster reaches it at (PORTAL_BASE_URL).")
     version, nccl_version, ofi_version = _stack_versions(cluster)
     key = (key or timezone.now().strftime("start-%Y%m%d%H%M%S%f"))[:128]
     try:

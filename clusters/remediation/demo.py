@@ -4,7 +4,7 @@ exists on the embedded endpoint too, so the whole loop runs in the demo.
 The organization agrees that every action needs its approval, and its lead SA has proposed replacing the node
 through the real service. A customer engineer (``shirakawa``) approves it on the cluster's health page; the worker
 replaces the node through ``BatchReplaceClusterNodes``; the new instance boots and its exporter pushes a clean report
-(the emulated node posts it to ``DEMO_PORTAL_URL`` with the cluster's ingestion token); the next poll closes the
+(the emulated node posts it to ``PORTAL_BASE_URL`` with the cluster's ingestion token); the next poll closes the
 faults, linked to the action.
 
 Idempotent: the cluster, its first report and the proposal (a fixed key) are made once. The endpoint forgets
@@ -65,7 +65,8 @@ def report(hosts_faulty: dict[str, bool]) -> str:
 
 
 def push_url(cluster) -> str:
-    return f"{settings.DEMO_PORTAL_URL.rstrip('/')}{reverse('health-api:ingest', kwargs={'cluster_id': cluster.pk})}"
+    base = settings.PORTAL_BASE_URL or "http://127.0.0.1:8000"  # run_demo sets it to its own web server
+    return f"{base.rstrip('/')}{reverse('health-api:ingest', kwargs={'cluster_id': cluster.pk})}"
 
 
 def ensure_on_endpoint(cluster) -> bool:

@@ -296,8 +296,11 @@ AWS_ROLE_SESSION_NAME = env("AWS_ROLE_SESSION_NAME", default="geniac-portal")
 # Cost Explorer (workloads/spend.py): how many recent days each daily fetch asks for again (estimates get revised).
 SPEND_FETCH_DAYS = env.int("SPEND_FETCH_DAYS", default=14)
 
-# Where people and AWS reach the portal (https://portal.example.org): links in notifications, and the SNS endpoint
-# a launched observability stack subscribes to its alert topic. Unset: no subscription (alerts stay on the topic).
+# The portal's own address as people, clusters and AWS reach it (https://portal.example.org), one setting for all:
+# links in notifications; where validation jobs post their outputs (empty: the address the request came in on);
+# where the demo's emulated nodes push their health (manage.py run_demo sets it to its own web server); and the SNS
+# endpoint a launched observability stack subscribes to its alert topic, only when https (SNS alerts carry cluster
+# names; an http address leaves the alerts on the topic, clusters/launch.py portal_alert_endpoint).
 PORTAL_BASE_URL = env("PORTAL_BASE_URL", default="")
 
 EMAIL_BACKEND = env("EMAIL_BACKEND", default="django.core.mail.backends.console.EmailBackend")
@@ -414,9 +417,8 @@ ACCOUNTING_STALL_WAS_BUSY_SHARE = env.float("ACCOUNTING_STALL_WAS_BUSY_SHARE", d
 # collectives move gigabytes a second.
 ACCOUNTING_STALL_EFA_BYTES_PER_SECOND = env.float("ACCOUNTING_STALL_EFA_BYTES_PER_SECOND", default=1_000_000)
 # Node remediation (clusters/remediation/): one step is a few bounded AWS calls; throttled calls back off doubling.
-# NCCL validation started from the portal (clusters/health/validation.py). The jobs post their outputs to
-# VALIDATION_PUBLIC_URL (the portal's address as the clusters reach it; else the address the request came in on).
-VALIDATION_PUBLIC_URL = env("VALIDATION_PUBLIC_URL", default="")
+# NCCL validation started from the portal (clusters/health/validation.py). The jobs post their outputs under
+# PORTAL_BASE_URL (else the address the request came in on).
 VALIDATION_POLL_SECONDS = env.int("VALIDATION_POLL_SECONDS", default=1 if AWS_ENDPOINT_URL else 10)
 VALIDATION_LEASE_SECONDS = env.int("VALIDATION_LEASE_SECONDS", default=60)
 VALIDATION_STUCK_SECONDS = env.int("VALIDATION_STUCK_SECONDS", default=120)  # no heartbeat: the sweep resends
@@ -433,8 +435,6 @@ REMEDIATION_EXECUTION_SECONDS = env.int("REMEDIATION_EXECUTION_SECONDS", default
 REMEDIATION_VERIFY_SECONDS = env.int("REMEDIATION_VERIFY_SECONDS", default=6 * 3600)  # for the next clean report
 REMEDIATION_XID_SPREAD_NODES = env.int("REMEDIATION_XID_SPREAD_NODES", default=3)  # one XID on this many nodes
 REMEDIATION_XID_SPREAD_DAYS = env.int("REMEDIATION_XID_SPREAD_DAYS", default=7)
-# Where the demo's emulated nodes push their health (manage.py run_demo sets it to the demo's web server).
-DEMO_PORTAL_URL = env("DEMO_PORTAL_URL", default="http://127.0.0.1:8000")
 # The demo's console (manage.py run_demo sets DEMO_QUIET_CONSOLE): a refused page is one line, not a traceback.
 if env.bool("DEMO_QUIET_CONSOLE", default=False):
     LOGGING["filters"] = {"one_line_refusals": {"()": "portal.logfilters.OneLineRefusals"}}

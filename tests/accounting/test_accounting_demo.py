@@ -7,6 +7,7 @@ from clusters.accounting.models import AcceleratorUsage, IdleNotice
 from clusters.health import stalls
 from clusters.health.models import GpuFault
 from clusters.models import Cluster
+from workloads.models import CapacityReservation
 
 
 def test_demo_shows_a_busy_and_an_idle_organization(db):
@@ -26,3 +27,37 @@ def test_demo_shows_a_busy_and_an_idle_organization(db):
     call_command("seed_demo")
     assert IdleNotice.objects.count() == 1 and AcceleratorUsage.objects.count() >= rows
     assert GpuFault.objects.filter(kind=stalls.KIND).count() == 1
+
+
+def test_the_launched_demo_clusters_have_a_history_as_old_as_their_validation(db):
+    """kotoba-p5-pretrain is made when the demo starts; its organization validated a cluster weeks ago: the seed
+    moves its launch back to then and stores its hours, so the organization page does not read "reserved but not
+    held" and 0 % goodput."""
+    import datetime
+
+    from django.utils import timezone
+
+    from clusters.accounting import services
+    from portal.engagement.models import Milestone
+
+    call_command("seed_demo")
+    cluster = Cluster.objects.get(name="kotoba-p5-pretrain")
+    validated = Milestone.objects.get(organization=cluster.organization, kind="cluster_validated",
+                                      cycle__status="active").reached_on
+    reservation = CapacityReservation.objects.get(reservation_id=cluster.parameters["cluster"]["CapacityReservationId"])
+    assert timezone.localtime(cluster.created).date() == max(validated - datetime.timedelta(days=1), reservation.start)
+    usage = AcceleratorUsage.objects.filter(cluster=cluster)
+    assert usage.filter(granularity="day").exists() and usage.filter(granularity="hour").count() >= 6 * 7 * 24 - 48
+    assert all(r.held >= r.healthy >= r.busy for r in usage)
+    now = timezone.now()
+    week = services.organization_figures([cluster.organization_id], now - datetime.timedelta(days=7), now)
+    figures = week[cluster.organization_id]
+    assert figures["lost_unheld"] < 0.05 * figures["reserved"]  # its 16-node reservation is held
+    assert 0.8 <= figures["goodput"] <= 0.95, figures
+    shirakawa = Cluster.objects.get(name="shirakawa-p5-cpt")  # on a capacity block that began 20 days ago
+    figures = services.organization_figures([shirakawa.organization_id], now - datetime.timedelta(days=28), now)
+    assert figures[shirakawa.organization_id]["held"] <= figures[shirakawa.organization_id]["reserved"] * 1.05
+    rows = usage.count()
+    call_command("seed_demo")
+    assert AcceleratorUsage.objects.filter(cluster=cluster).count() == rows
+    assert Cluster.objects.get(pk=cluster.pk).created == cluster.created

@@ -144,6 +144,7 @@ def test_the_flag_shows_on_the_organization_page_and_the_api_to_its_members_only
     client.force_login(world.customer_a)
     page = client.get(reverse("portal:organization_detail", args=[org.slug])).content.decode()
     assert "AWS reports 0 of 4 instances in use" in page and unused_id in page
+    assert "Idle under 10 % of healthy accelerators busy for 24 h" in page  # the share as a percentage, not 0.10
     api = client.get(reverse("accounting-api:reservationcheck-list")).json()
     rows = api["results"] if isinstance(api, dict) else api
     assert [(r["reservation_id"], r["flagged"], r["aws_in_use"], r["portal_held"]) for r in rows] == [

@@ -96,3 +96,24 @@ def test_demo_without_the_endpoint_records_ready_clusters_with_full_outputs(db, 
     _demo_capacity_is_wired()
     sakura = Cluster.objects.get(name="sakura-trn1")
     assert sakura.outputs["LifecycleScriptsUri"] == f"s3://{sakura.outputs['BucketName']}/geniac/sakura-trn1/lifecycle/"
+
+
+def test_the_demo_health_report_covers_every_node_of_a_launched_cluster(db, settings, django_capture_on_commit_callbacks):
+    """A 16-node demo cluster reports 16 nodes (one of them faulty), not two and "14 nodes not reporting"."""
+    from clusters.health.models import GpuFault, HealthReport
+
+    settings.AWS_ENDPOINT_URL = None
+    with django_capture_on_commit_callbacks(execute=False):
+        call_command("seed_demo")
+    kotoba = Cluster.objects.get(name="kotoba-p5-pretrain")
+    report = HealthReport.objects.filter(cluster=kotoba).latest("received_at")
+    assert (report.node_count, report.gpus_expected, report.gpus_seen) == (16, 128, 127)
+    assert (report.nodes_healthy, report.nodes_reboot) == (15, 1)
+    faulty = set(GpuFault.objects.filter(cluster=kotoba, cleared_at__isnull=True).values_list("hostname", flat=True))
+    assert len(faulty) == 1
+    shirakawa = HealthReport.objects.filter(cluster__name="shirakawa-p5-cpt").latest("received_at")
+    # -13 lacks one of its 32 EFA devices (the published sample): degraded, not healthy
+    assert (shirakawa.node_count, shirakawa.nodes_healthy, shirakawa.gpus_seen) == (32, 31, 256)
+    sakura = Cluster.objects.get(name="sakura-trn1")  # H100 samples on Trainium would read "GPU model mismatch"
+    assert not HealthReport.objects.filter(cluster=sakura).exists()
+    assert not GpuFault.objects.filter(cluster=sakura).exists()

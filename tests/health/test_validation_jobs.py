@@ -100,7 +100,7 @@ def quick_jobs(monkeypatch):
 @pytest.mark.worker
 def test_parallelcluster_validation_started_through_the_api_reaches_a_verdict_on_a_real_worker(
         world, celery_worker_process, live_server, settings, quick_jobs):
-    settings.VALIDATION_PUBLIC_URL = live_server.url
+    settings.PORTAL_BASE_URL = live_server.url
     cluster = pcluster(world.org_a)
     lead = APIClient()
     lead.force_authenticate(world.lead_a)
@@ -128,7 +128,7 @@ def test_parallelcluster_validation_started_through_the_api_reaches_a_verdict_on
 @pytest.mark.worker
 def test_hyperpod_slurm_pairwise_sweep_names_the_slow_node_on_a_real_worker(
         world, celery_worker_process, live_server, settings, quick_jobs):
-    settings.VALIDATION_PUBLIC_URL = live_server.url
+    settings.PORTAL_BASE_URL = live_server.url
     cluster = hyperpod(world.org_a)
     customer = APIClient()
     customer.force_authenticate(world.customer_a)
@@ -154,7 +154,7 @@ def test_hyperpod_slurm_pairwise_sweep_names_the_slow_node_on_a_real_worker(
 @pytest.mark.worker
 def test_a_trainium_hyperpod_cluster_runs_nccom_test_on_a_real_worker(world, celery_worker_process, live_server,
                                                                       settings, quick_jobs):
-    settings.VALIDATION_PUBLIC_URL = live_server.url
+    settings.PORTAL_BASE_URL = live_server.url
     cluster = hyperpod(world.org_a, name="hp-trn", hosts=HOSTS[:2], instance_type="trn1.32xlarge")
     job, created = validation.start(cluster, actor=world.lead_a)
     assert created
@@ -169,7 +169,7 @@ def test_a_trainium_hyperpod_cluster_runs_nccom_test_on_a_real_worker(world, cel
 def test_the_upload_route_takes_each_output_once_with_the_jobs_own_token(world, aws, live_server, settings,
                                                                          monkeypatch):
     monkeypatch.setattr(moto_sbatch, "JOB_SECONDS", 600)  # the emulated job stays queued: this test posts
-    settings.VALIDATION_PUBLIC_URL = live_server.url
+    settings.PORTAL_BASE_URL = live_server.url
     cluster = pcluster(world.org_a, hosts=HOSTS[:2])
     job, created = validation.start(cluster, actor=world.lead_a, collectives=["all_reduce"])
     assert created
@@ -259,7 +259,7 @@ def test_pairwise_outliers_by_deviation_from_the_median_pair(world, cluster):
 @pytest.mark.django_db
 def test_a_job_that_never_reports_times_out_with_the_reason(world, aws, settings, monkeypatch):
     monkeypatch.setattr(moto_sbatch, "JOB_SECONDS", 600)
-    settings.VALIDATION_PUBLIC_URL = "http://portal.invalid"
+    settings.PORTAL_BASE_URL = "http://portal.invalid"
     cluster = pcluster(world.org_a, hosts=HOSTS[:2])
     job, _ = validation.start(cluster, actor=world.customer_a)
     job = step_until_submitted(job)
@@ -281,7 +281,7 @@ def test_throttling_is_retried_with_backoff_then_fails_in_the_portals_words(worl
     monkeypatch.setattr(moto_sbatch, "JOB_SECONDS", 600)
     settings.AWS_MAX_ATTEMPTS = 0  # botocore's own retries off: the portal's backoff is under test
     settings.VALIDATION_MAX_AWS_ERRORS = 3
-    settings.VALIDATION_PUBLIC_URL = "http://portal.invalid"
+    settings.PORTAL_BASE_URL = "http://portal.invalid"
     cluster = pcluster(world.org_a, hosts=HOSTS[:2])
     job, _ = validation.start(cluster, actor=world.lead_a)
     validation.step(job.pk)  # finds the head node
@@ -309,7 +309,7 @@ def test_throttling_is_retried_with_backoff_then_fails_in_the_portals_words(worl
 
 @pytest.mark.django_db
 def test_provider_failures_fail_the_job_with_the_reason(world, aws, settings):
-    settings.VALIDATION_PUBLIC_URL = "http://portal.invalid"
+    settings.PORTAL_BASE_URL = "http://portal.invalid"
     cluster = pcluster(world.org_a, hosts=HOSTS[:2])
     cluster.stacks.filter(role="cluster").update(stack_name="gone", stack_id="")
     job, _ = validation.start(cluster, actor=world.lead_a)
@@ -338,7 +338,7 @@ def test_provider_failures_fail_the_job_with_the_reason(world, aws, settings):
 
 @pytest.mark.django_db
 def test_a_double_submit_lands_on_the_first_job_and_bad_requests_are_refused(world, settings):
-    settings.VALIDATION_PUBLIC_URL = "http://portal.invalid"
+    settings.PORTAL_BASE_URL = "http://portal.invalid"
     cluster = reported(ClusterFactory(organization=world.org_a, name="alpha", orchestrator="parallelcluster"))
     first, created = validation.start(cluster, actor=world.lead_a)
     second, created_again = validation.start(cluster, actor=world.customer_a, collectives=["alltoall"])
@@ -371,7 +371,7 @@ def test_racing_starts_make_one_job_on_postgresql(world, settings):
 
     if connection.vendor != "postgresql":
         pytest.skip("the advisory lock that serializes starts is PostgreSQL's (SQLite has one writer anyway)")
-    settings.VALIDATION_PUBLIC_URL = "http://portal.invalid"
+    settings.PORTAL_BASE_URL = "http://portal.invalid"
     cluster = reported(ClusterFactory(organization=world.org_a, name="alpha", orchestrator="parallelcluster"))
     results = concurrency.race(6, lambda i: validation.start(cluster, actor=world.lead_a, key=f"k{i}"))
     assert all(isinstance(r, tuple) for r in results), results
@@ -381,7 +381,7 @@ def test_racing_starts_make_one_job_on_postgresql(world, settings):
 
 @pytest.mark.django_db
 def test_the_page_starts_a_validation_with_htmx_and_shows_the_job(world, client, settings):
-    settings.VALIDATION_PUBLIC_URL = "http://portal.invalid"
+    settings.PORTAL_BASE_URL = "http://portal.invalid"
     cluster = reported(ClusterFactory(organization=world.org_a, name="alpha", orchestrator="parallelcluster"))
     client.force_login(world.customer_a)
     panel = client.get(f"/clusters/{cluster.pk}/validations/", HTTP_HX_REQUEST="true")
@@ -436,9 +436,9 @@ def test_the_trend_shows_a_regression_after_a_software_change(world, cluster):
 def test_the_demo_starts_one_validation_on_a_launched_slurm_cluster(world, aws, settings):
     from clusters.health import demo_validation
 
-    settings.VALIDATION_PUBLIC_URL = ""
+    settings.PORTAL_BASE_URL = ""
     assert "validation_job" not in demo_validation.seed({})  # no address to post back to: nothing started
-    settings.VALIDATION_PUBLIC_URL = "http://127.0.0.1:8000"
+    settings.PORTAL_BASE_URL = "http://127.0.0.1:8000"
     cluster = pcluster(world.org_a, hosts=HOSTS[:2])
     job = demo_validation.seed({})["validation_job"]
     assert (job.cluster, job.collectives, job.requested_by) == (cluster, ["all_reduce", "all_gather"], world.lead_a)
@@ -449,7 +449,7 @@ def test_the_demo_starts_one_validation_on_a_launched_slurm_cluster(world, aws, 
 
 @pytest.mark.django_db
 def test_the_sweep_sends_what_the_broker_lost_and_a_send_cut_short_fails_visibly(world, settings):
-    settings.VALIDATION_PUBLIC_URL = "http://portal.invalid"
+    settings.PORTAL_BASE_URL = "http://portal.invalid"
     cluster = reported(ClusterFactory(organization=world.org_a, name="alpha", orchestrator="parallelcluster"))
     job = ValidationJob.objects.create(cluster=cluster, key="lost", expected=["all_reduce"], upload_base="http://p",
                                        collectives=["all_reduce"], dispatched=False)

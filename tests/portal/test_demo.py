@@ -46,3 +46,30 @@ def test_error_pages_are_the_portals_own_with_debug_off(client, world, settings)
     assert "<h1>Not allowed</h1>" in client.get("/overview/").content.decode()
     error = defaults.server_error(RequestFactory().get("/"))
     assert error.status_code == 500 and b"Something went wrong" in error.content and b"pico.min.css" in error.content
+
+
+def test_the_portals_own_address_is_one_setting_the_demo_sets_to_itself(settings):
+    """PORTAL_BASE_URL alone says where clusters and AWS reach the portal: validation uploads, the demo nodes'
+    health pushes and the SNS subscription read it, each with its own rule (SNS only under https)."""
+    from django.conf import settings as live
+    from django.urls import reverse
+
+    from clusters.launch import portal_alert_endpoint
+    from clusters.remediation.demo import push_url
+    from portal.management.commands import run_demo
+
+    assert not hasattr(live, "VALIDATION_PUBLIC_URL") and not hasattr(live, "DEMO_PORTAL_URL")
+    from pathlib import Path
+
+    source = Path(run_demo.__file__).read_text()
+    assert 'env["PORTAL_BASE_URL"] = demo_base_url(port)' in source
+    settings.PORTAL_BASE_URL = run_demo.demo_base_url(8112)
+    assert settings.PORTAL_BASE_URL == "http://127.0.0.1:8112"
+
+    class OneCluster:
+        pk = 7
+
+    assert push_url(OneCluster) == "http://127.0.0.1:8112" + reverse("health-api:ingest", kwargs={"cluster_id": 7})
+    assert portal_alert_endpoint() == ""  # the demo's http address subscribes nothing
+    settings.PORTAL_BASE_URL = "https://portal.geniac.example/"
+    assert portal_alert_endpoint() == "https://portal.geniac.example" + reverse("health-api:alerts-sns")

@@ -38,7 +38,8 @@ def test_a_refused_page_is_one_line_and_an_error_keeps_its_traceback():
 def test_the_embedded_endpoints_expected_400s_are_left_out():
     lines = [b'127.0.0.1 - - [02/Dec/2026 01:00:00] "POST / HTTP/1.1" 400 -\n',
              b'127.0.0.1 - - [02/Dec/2026 01:00:00] "POST / HTTP/1.1" 200 -\n',
-             b'127.0.0.1 - - [02/Dec/2026 01:00:00] "GET /moto-api/ HTTP/1.1" 400 -\n']
+             b'127.0.0.1 - - [02/Dec/2026 01:00:00] "GET /moto-api/ HTTP/1.1" 400 -\n',
+             b'127.0.0.1 - - [02/Dec/2026 01:00:01] "\x1b[31m\x1b[1mPOST / HTTP/1.1\x1b[0m" 400 -\n']
     out = io.StringIO()
     _pass_lines(io.BytesIO(b"".join(lines)), out, expected_aws_line)
     assert out.getvalue().splitlines() == [lines[1].decode().strip(), lines[2].decode().strip()]

@@ -57,7 +57,7 @@ def test_the_demo_seed_makes_the_cluster_on_the_endpoint_once_and_again_after_a_
 @pytest.mark.worker
 def test_the_demo_loop_replaces_the_faulty_node_and_its_clean_report_closes_the_fault(
         celery_worker_process, live_server, settings):
-    settings.DEMO_PORTAL_URL = live_server.url
+    settings.PORTAL_BASE_URL = live_server.url
     context = demo.seed_core()
     remediation_demo.seed(context)
     action = context["remediation_action"]

@@ -51,6 +51,11 @@ def _redis_url(port: int = 8000) -> str | None:
         return None
 
 
+def demo_base_url(port: int) -> str:
+    """The demo portal's own address (``PORTAL_BASE_URL`` of every demo process)."""
+    return f"http://127.0.0.1:{port}"
+
+
 def demo_web_environment(*, debug: bool = False) -> dict[str, str]:
     """The demo looks and behaves like the product: DEBUG off (the portal's own 404/403/500 pages, no URL
     list on a mistyped address), static files served by WhiteNoise from the app directories."""
@@ -95,9 +100,10 @@ class Command(BaseCommand):
         env.setdefault("DJANGO_SETTINGS_MODULE", "portal.settings.local")
         env.update(demo_web_environment(debug=options["debug"]))
         env.setdefault("DEMO_QUIET_CONSOLE", "true")  # a refused page is one line (portal/logfilters.py)
-        # Validation jobs on the emulated head nodes post their outputs back to this server.
-        env.setdefault("VALIDATION_PUBLIC_URL", f"http://127.0.0.1:{port}")
-        env["DEMO_PORTAL_URL"] = f"http://127.0.0.1:{port}"  # where the emulated nodes push their health
+        # The portal's own address is this server's: the emulated nodes push their health and the validation jobs
+        # on the emulated head nodes post their outputs here; notification links point here. It is http, so a
+        # launched observability stack subscribes no SNS endpoint (SNS needs https).
+        env["PORTAL_BASE_URL"] = demo_base_url(port)
         for key, value in (("AWS_ACCESS_KEY_ID", "demo"), ("AWS_SECRET_ACCESS_KEY", "demo"),
                            ("AWS_DEFAULT_REGION", settings.AWS_DEFAULT_REGION)):
             env.setdefault(key, value)
