@@ -325,6 +325,11 @@ class ValidationJob(models.Model):
     slurm_job_id = models.CharField(max_length=32, blank=True)
     error = models.TextField(blank=True, help_text="The provider's text (lead SAs and staff only).")
     failure_reason = models.CharField(max_length=32, blank=True)
+    cancelled_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL,
+                                     related_name="+")
+    cancelled_at = models.DateTimeField(null=True, blank=True)
+    scancel = models.CharField(max_length=300, blank=True,
+                               help_text=_("What the head node answered to scancel (or why none was sent)."))
     created_at = models.DateTimeField(default=timezone.now, db_index=True)
     submitted_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)
