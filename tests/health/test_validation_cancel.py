@@ -245,3 +245,21 @@ def test_sacct_rows_are_read_by_the_jobs_own_id():
     assert validation.parse_sacct(out, "1001") == validation.SlurmState("FAILED", "2:0", "NonZeroExitCode")
     assert validation.parse_sacct(out, "1003").sentence.startswith("sacct knows no such job")
     assert validation.SlurmState("RUNNING", "0:0", "None").sentence == "sacct: the job is RUNNING."
+
+
+@pytest.mark.worker
+def test_a_cancel_through_the_api_is_carried_out_by_a_real_worker(world, celery_worker_process, live_server, settings,
+                                                                  monkeypatch):
+    monkeypatch.setattr(moto_sbatch, "JOB_SECONDS", 600)
+    settings.VALIDATION_PUBLIC_URL = live_server.url
+    cluster = pcluster(world.org_a)
+    lead = APIClient()
+    lead.force_authenticate(world.lead_a)
+    job_id = lead.post("/api/health/validations/", {"cluster": cluster.pk}, format="json").json()["id"]
+    assert wait(lambda: ValidationJob.objects.get(pk=job_id).state == "submitted"), ValidationJob.objects.get(pk=job_id).error
+    assert lead.post(f"/api/health/validations/{job_id}/cancel/").status_code == 200
+    assert wait(lambda: ValidationJob.objects.get(pk=job_id).scancel.endswith(": done.")), (
+        ValidationJob.objects.get(pk=job_id).scancel)
+    job = ValidationJob.objects.get(pk=job_id)
+    assert (job.state, job.cancelled_by) == ("cancelled", world.lead_a)
+    assert slurm_job(job)["state"] == "CANCELLED"
