@@ -1,4 +1,4 @@
-"""Slurm's job commands (``sbatch``, ``squeue``, ``sacct``) on the embedded endpoint's emulated head node.
+"""Slurm's job commands (``sbatch``, ``squeue``, ``sacct``, ``scancel``) on the embedded endpoint's emulated head node.
 
 A validation the portal starts is an ``sbatch`` job whose script (from the software stack) runs the
 collective tests and posts each output to the portal with a token. Here ``sbatch`` reads the
@@ -7,7 +7,8 @@ submitted script for what a real run would need to know (``#SBATCH`` directives 
 posts a real-format nccl-tests or nccom-test output (:mod:`clusters.aws.moto_collectives`) for the
 cluster's hardware and node count to the upload URL, as the script's ``curl --data-binary`` would.
 In a pairwise sweep the node ``slow_node`` names (by default the last node of the sweep) gets a slow
-link, so the portal has a slow node to find. ``squeue`` and ``sacct`` answer from the same jobs.
+link, so the portal has a slow node to find. ``squeue`` and ``sacct`` answer from the same jobs; ``scancel``
+ends a job before it posts.
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ POST_TIMEOUT = 30
 POST_RETRIES = 5  # as the job script's curl --retry 5
 _VARIABLE = re.compile(r"^(GENIAC_[A-Z_]+)=(.*)$", re.MULTILINE)
 _DIRECTIVE = re.compile(r"^#SBATCH\s+--([a-z-]+)(?:[= ](\S+))?", re.MULTILINE)
+_jobs_lock = threading.Lock()
 _HEREDOC = re.compile(r"<<-?\s*'?(\w+)'?\s*\n(.*?)\n\1\s*$", re.DOTALL)
 
 
@@ -117,16 +119,36 @@ def _post(url: str, token: str, query: dict[str, str], body: str) -> int:
 
 
 def _run_job(cluster: HeadNodeCluster, job: dict[str, Any]) -> None:
-    """The job's run: post every output, then COMPLETED (or FAILED when the portal refused one)."""
-    job["state"] = "RUNNING"
+    """The job's run: post every output, then COMPLETED (or FAILED when the portal refused one). A job
+    ``scancel`` ended (or one left PENDING by :func:`hold`) posts nothing."""
+    with _jobs_lock:
+        if job["state"] != "PENDING" or job.get("held"):
+            return
+        job["state"] = "RUNNING"
     variables = job["variables"]
     try:
         for query, text in _outputs(cluster, variables):
+            if job["state"] == "CANCELLED":
+                return
             _post(variables.get("GENIAC_UPLOAD_URL", ""), variables.get("GENIAC_UPLOAD_TOKEN", ""), query, text)
     except Exception as exc:  # curl -f: the job ends FAILED with curl's complaint in its log
         job["state"], job["exit_code"], job["reason"] = "FAILED", "22:0", str(exc)[:200]
         return
-    job["state"], job["exit_code"] = "COMPLETED", "0:0"
+    with _jobs_lock:
+        if job["state"] == "RUNNING":
+            job["state"], job["exit_code"] = "COMPLETED", "0:0"
+
+
+def hold(cluster: HeadNodeCluster, reason: str = "Resources") -> None:
+    """Jobs submitted to ``cluster`` from now on stay PENDING with ``reason`` (as behind a busy queue)."""
+    cluster.state["hold"] = reason
+
+
+def end_job(cluster: HeadNodeCluster, job_id: str, state: str, exit_code: str = "0:0", reason: str = "") -> None:
+    """End job ``job_id`` as Slurm would have (``FAILED``, ``NODE_FAIL`` ...) without posting anything."""
+    with _jobs_lock:
+        job = _jobs(cluster)[job_id]
+        job.update(state=state, exit_code=exit_code, reason=reason or "None")
 
 
 @headnode_command(r"^sbatch\b")
@@ -140,9 +162,10 @@ def sbatch(context: Context) -> Result:
     directives = {name: value or "" for name, value in _DIRECTIVE.findall(script)}
     jobs = _jobs(context.cluster)
     job_id = str(1000 + len(jobs) + 1)
+    held = context.cluster.state.get("hold", "")
     job = {"id": job_id, "name": directives.get("job-name", "sbatch"), "state": "PENDING", "exit_code": "0:0",
            "nodes": directives.get("nodes", str(len(context.cluster.nodes))), "variables": _variables(script),
-           "reason": ""}
+           "reason": held or "None", "held": bool(held)}
     jobs[job_id] = job
     timer = threading.Timer(JOB_SECONDS, _run_job, args=(context.cluster, job))
     timer.daemon = True
@@ -170,11 +193,57 @@ def squeue(context: Context) -> Result:
     return Result(0, "".join(f"{line}\n" for line in lines))
 
 
+SACCT_FIELDS = {"jobid": "id", "jobname": "name", "state": "state", "exitcode": "exit_code", "reason": "reason",
+                "nnodes": "nodes"}
+
+
+def _format(argv: list[str]) -> list[str]:
+    """``-o``/``--format`` fields (JobID, JobName, State, ExitCode, Reason, NNodes); sacct's default otherwise."""
+    for index, arg in enumerate(argv):
+        if arg in ("-o", "--format") and index + 1 < len(argv):
+            return [f.split("%")[0].lower() for f in argv[index + 1].split(",")]
+        if arg.startswith("--format="):
+            return [f.split("%")[0].lower() for f in arg.split("=", 1)[1].split(",")]
+    return ["jobid", "jobname", "state", "exitcode"]
+
+
 @headnode_command(r"^sacct\b")
 def sacct(context: Context) -> Result:
+    """``sacct -j <ids> -n -P -o JobID,State,ExitCode,Reason``: ``|``-separated rows, a cancelled job's state as
+    Slurm writes it (``CANCELLED by <uid>``); an unknown job id prints no row, as sacct does."""
     jobs = _jobs(context.cluster) if context.cluster else {}
     wanted = _job_ids(context.argv)
+    fields = _format(context.argv)
+    unknown = [f for f in fields if f not in SACCT_FIELDS]
+    if unknown:
+        return Result(1, "", f"sacct: error: Invalid field requested: \"{unknown[0]}\"\n")
     rows = [j for j in jobs.values() if not wanted or j["id"] in wanted]
-    lines = [] if "--noheader" in context.argv or "-n" in context.argv else ["JobID|JobName|State|ExitCode"]
-    lines += [f"{j['id']}|{j['name']}|{j['state']}|{j['exit_code']}" for j in rows]
+    header = {"jobid": "JobID", "jobname": "JobName", "state": "State", "exitcode": "ExitCode", "reason": "Reason",
+              "nnodes": "NNodes"}
+    lines = [] if "--noheader" in context.argv or "-n" in context.argv else ["|".join(header[f] for f in fields)]
+    for job in rows:
+        values = {**job, "state": "CANCELLED by 0" if job["state"] == "CANCELLED" else job["state"]}
+        lines.append("|".join(str(values[SACCT_FIELDS[f]]) for f in fields))
     return Result(0, "".join(f"{line}\n" for line in lines))
+
+
+@headnode_command(r"^scancel\b")
+def scancel(context: Context) -> Result:
+    """``scancel <job id>``: a pending or running job ends CANCELLED and posts nothing more; Slurm's own errors
+    for an unknown or finished job (exit status 1)."""
+    jobs = _jobs(context.cluster) if context.cluster else {}
+    ids = [a for a in context.argv[1:] if not a.startswith("-")]
+    if not ids:
+        return Result(1, "", "scancel: error: No job identification provided\n")
+    errors = []
+    with _jobs_lock:
+        for job_id in ids:
+            job = jobs.get(job_id)
+            if job is None:
+                errors.append(f"scancel: error: Kill job error on job id {job_id}: Invalid job id specified\n")
+            elif job["state"] not in ("PENDING", "RUNNING"):
+                errors.append(f"scancel: error: Kill job error on job id {job_id}: "
+                              "Job/step already completing or completed\n")
+            else:
+                job.update(state="CANCELLED", exit_code="0:15", reason="None")
+    return Result(1 if errors else 0, "", "".join(errors))

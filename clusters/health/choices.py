@@ -40,13 +40,15 @@ class JobState(models.TextChoices):
     DONE = "done", "Done"
     FAILED = "failed", "Failed"
     TIMED_OUT = "timed_out", "Timed out"
+    CANCELLED = "cancelled", _("Cancelled")
 
 
 JOB_TRANSITIONS = {
-    JobState.PENDING: {JobState.SUBMITTED, JobState.FAILED, JobState.TIMED_OUT},
-    JobState.SUBMITTED: {JobState.DONE, JobState.FAILED, JobState.TIMED_OUT},
+    JobState.PENDING: {JobState.SUBMITTED, JobState.FAILED, JobState.TIMED_OUT, JobState.CANCELLED},
+    JobState.SUBMITTED: {JobState.DONE, JobState.FAILED, JobState.TIMED_OUT, JobState.CANCELLED},
     JobState.DONE: set(),
     JobState.FAILED: set(),
     JobState.TIMED_OUT: set(),
+    JobState.CANCELLED: set(),
 }
 JOB_OPEN = (JobState.PENDING, JobState.SUBMITTED)

@@ -29,6 +29,16 @@ def with_visible_interaction(faults: QuerySet, user) -> QuerySet:
     )
 
 
+def with_remediation(faults: QuerySet, user) -> QuerySet:
+    """Annotate ``remediating_action``: the id of the remediation action the fault is "remediating" under, among
+    the actions the user may see (None otherwise), in the fault query itself (no query per row)."""
+    from django.apps import apps  # the remediation app builds on health: looked up, not imported
+
+    rows = apps.get_model("remediation", "RemediationFault").objects.restrict(user, access.VIEW)
+    under = rows.filter(fault=OuterRef("pk"), outcome="remediating").order_by("-action_id")
+    return faults.annotate(remediating_action=Subquery(under.values("action_id")[:1]))
+
+
 def visible_link(fault: GpuFault, user) -> tuple[int, str] | None:
     """The fault's interaction as ``(id, summary)`` when the user may see it, else None."""
     if fault.interaction_id is None:

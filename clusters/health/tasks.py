@@ -87,6 +87,15 @@ def run_validation(self, job_id: int, attempt: int | None = None) -> str:
     return outcome
 
 
+@shared_task(bind=True, name="clusters.health.tasks.cancel_validation", max_retries=30, acks_late=True)
+def cancel_validation(self, job_id: int) -> str:
+    """Stop a cancelled validation's Slurm job: ``scancel`` through SSM on the head node, followed to its answer."""
+    outcome, seconds = validation.cancel_step(job_id)
+    if outcome == validation.POLL:
+        raise self.retry(countdown=seconds, args=(job_id,))
+    return outcome
+
+
 @shared_task(name="clusters.health.tasks.sweep_validations")
 def sweep_validations() -> int:
     """Periodic: time out validation jobs that never reported; send the ones the broker lost."""

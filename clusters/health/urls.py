@@ -15,4 +15,5 @@ urlpatterns = [
     path("clusters/<int:pk>/validations/", views.ValidationPanelView.as_view(), name="validationjob_panel"),
     path("clusters/<int:pk>/validations/start/", views.ValidationStartView.as_view(), name="validationjob_add"),
     path("validations/<int:pk>/", views.ValidationJobView.as_view(), name="validationjob_detail"),
+    path("validations/<int:pk>/cancel/", views.ValidationCancelView.as_view(), name="validationjob_cancel"),
 ]

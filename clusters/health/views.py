@@ -10,6 +10,7 @@ from django.core.paginator import Paginator
 from django.db import transaction
 from django.db.models import Case, Count, IntegerField, Q, Sum, When
 from django.db.models.functions import Coalesce
+from django.http import HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.utils import timezone
 from django.utils.cache import add_never_cache_headers
@@ -90,7 +91,8 @@ class ClusterHealthView(ObjectView):
         ctx["pushes"] = list(HealthPush.objects.restrict(user).filter(cluster=cluster).exclude(status=PushStatus.DONE)
                              .filter(received_at__gte=timezone.now() - timedelta(days=1))[:PUSHES_SHOWN])
         open_faults = GpuFault.objects.restrict(user).filter(cluster=cluster, cleared_at__isnull=True)
-        shown = links.with_visible_interaction(open_faults, user).order_by("-severity_rank", "hostname", "gpu", "kind")
+        shown = links.with_remediation(links.with_visible_interaction(open_faults, user), user)
+        shown = shown.order_by("-severity_rank", "hostname", "gpu", "kind")
         ctx["faults"] = list(shown[:FAULTS_SHOWN])
         ctx["fault_total"] = open_faults.count() if len(ctx["faults"]) == FAULTS_SHOWN else len(ctx["faults"])
         ctx["trend"] = _trend(cluster)
@@ -409,7 +411,7 @@ class ValidationJobView(ObjectView):
     """A validation job: where it stands, its runs or pairs (outliers and the slow node named), the reason it
     failed. htmx polls the status part while the job is open; 286 stops the polling once it is finished."""
 
-    queryset = ValidationJob.objects.select_related("cluster__organization", "requested_by")
+    queryset = ValidationJob.objects.select_related("cluster__organization", "requested_by", "cancelled_by")
     template_name = "health/validationjob_detail.html"
     partial_template_name = "health/htmx/validation_job_status.html"
 
@@ -419,6 +421,7 @@ class ValidationJobView(ObjectView):
         ctx["job"] = job
         ctx["runs"] = list(job.runs.defer("raw_text", "rows", "result").order_by("pk"))
         ctx["shown_error"] = validation.shown_error(job, self.request.user)
+        ctx["can_cancel"] = validation.may_cancel(self.request.user, job)
         if job.mode == "pairwise":
             ctx["sweep"] = validation.sweep_of(job)
             outliers = {p.hosts for p in ctx["sweep"].outliers}
@@ -430,6 +433,30 @@ class ValidationJobView(ObjectView):
         if self.request.htmx and not self.object.is_open:
             response.status_code = 286
         return response
+
+
+class ValidationCancelView(View):
+    """Cancel an open validation (whoever may start one on its cluster): the job ends "cancelled" at once and the
+    worker sends ``scancel`` on the head node. Back to the job, or its status part to htmx."""
+
+    def post(self, request, pk):
+        job = get_object_or_404(ValidationJob.objects.restrict(request.user)
+                                .select_related("cluster__organization", "requested_by"), pk=pk)
+        try:
+            validation.cancel(job, request.user)
+        except validation.Refused as exc:
+            if request.htmx:
+                return HttpResponse(str(exc), status=409)
+            messages.error(request, str(exc))
+        else:
+            if not request.htmx:
+                messages.info(request, gettext("Validation %(pk)s cancelled.") % {"pk": job.pk})
+        if request.htmx:
+            job = ValidationJob.objects.select_related("cluster__organization", "requested_by", "cancelled_by").get(pk=pk)
+            return render(request, "health/htmx/validation_job_status.html",
+                          {"job": job, "object": job, "shown_error": validation.shown_error(job, request.user),
+                           "can_cancel": False}, status=286)
+        return redirect(job)
 
 
 def validation_trend(cluster, user) -> dict:

@@ -424,6 +424,8 @@ VALIDATION_LEASE_SECONDS = env.int("VALIDATION_LEASE_SECONDS", default=60)
 VALIDATION_STUCK_SECONDS = env.int("VALIDATION_STUCK_SECONDS", default=120)  # no heartbeat: the sweep resends
 VALIDATION_MAX_AWS_ERRORS = env.int("VALIDATION_MAX_AWS_ERRORS", default=5)  # throttled calls in a row, then fail
 VALIDATION_TIMEOUT_MINUTES = env.int("VALIDATION_TIMEOUT_MINUTES", default=120)  # a submitted job that never reports
+# A job that timed out: how long the sweep waits for sacct's answer on the head node.
+VALIDATION_SACCT_WAIT_SECONDS = env.int("VALIDATION_SACCT_WAIT_SECONDS", default=10)
 VALIDATION_TOKEN_HOURS = env.int("VALIDATION_TOKEN_HOURS", default=6)  # an upload token's life (and the job's cap)
 VALIDATION_PAIRWISE_MAX_NODES = env.int("VALIDATION_PAIRWISE_MAX_NODES", default=16)  # n·(n-1)/2 pairs
 VALIDATION_REGRESSION_SHARE = env.float("VALIDATION_REGRESSION_SHARE", default=0.10)  # trend: drop vs the previous versions

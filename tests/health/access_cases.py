@@ -138,3 +138,25 @@ _writes("health:validationjob_add", _static({"collectives": ["all_reduce"]}), _S
 _writes("health-api:validationjob-list", lambda o: {"cluster": o["cluster"].pk, "collectives": ["all_reduce"]},
         _STARTERS, success=201, refused={**_UNSEEN_ORG, "pm": 400})
 _writes("health-api:validation-output", _static({}), (), refused={r: 401 for r in ROLES})
+
+
+# Cancelling a running validation: the job is on a second ready cluster of organization A, so the start routes above
+# still find no open job on theirs.
+def _open_validation_job(w):
+    from clusters.health.models import ValidationJob
+    from tests.clusters.factories_clusters import ready_cluster
+
+    cluster = ready_cluster(w.org_a, name="alpha-p5-cancel")
+    return ValidationJob.objects.create(cluster=cluster, key="access-case-open", expected=["all_reduce"],
+                                        collectives=["all_reduce"], upload_base="http://portal.invalid",
+                                        state="submitted", summary="ZZ-ORG-A-SECRET running")
+
+
+OBJECTS["open_validation_job"] = lambda w: _memo(w, "open_validation_job", _open_validation_job)
+_OVJ = lambda o: {"pk": o["open_validation_job"].pk}  # noqa: E731
+ROUTES.update({
+    "health:validationjob_cancel": Case(kwargs=_OVJ),
+    "health-api:validationjob-cancel": Case(api=True, kwargs=_OVJ),
+})
+_writes("health:validationjob_cancel", _static({}), _STARTERS, kwargs=_OVJ)
+_writes("health-api:validationjob-cancel", _static({}), _STARTERS, success=200)

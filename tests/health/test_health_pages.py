@@ -172,3 +172,35 @@ def test_the_open_filter_takes_true_or_false_and_refuses_anything_else(client, w
     assert counts == {"true": 1, "false": 1, "1": 1, "0": 1, "": 2}
     refused = client.get(url, {"open": "banana"})
     assert refused.status_code == 400 and "open" in refused.json()
+
+
+def test_a_fault_under_remediation_is_marked_and_linked_to_its_action_with_flat_queries(client, world):
+    from clusters.remediation import services as remediation
+    from clusters.remediation.models import RemediationFault
+    from tests.remediation.factories_remediation import faulty_report
+
+    cluster = ClusterFactory(organization=world.org_a, name="alpha-fix", orchestrator="parallelcluster", state="ready")
+    faulty_report(cluster)
+    fault = GpuFault.objects.filter(cluster=cluster).first()
+    url = reverse("health:cluster_health", kwargs={"pk": cluster.pk})
+    client.force_login(world.lead_a)
+    assert "remediating (action" not in client.get(url).content.decode()
+    action, _ = remediation.propose(cluster, kind="reboot", nodes=[fault.hostname], actor=world.lead_a)
+    assert RemediationFault.objects.filter(action=action, fault=fault, outcome="remediating").exists(), action.state
+    for role in ("lead_a", "customer_a"):  # the customer sees their organization's action too
+        client.force_login(world.users()[role])
+        html = client.get(url).content.decode()
+        assert f'href="/remediation/{action.pk}/"' in html and f"remediating (action #{action.pk})" in html, role
+    RemediationFault.objects.filter(action=action).update(outcome="returned")
+    assert "remediating (action" not in client.get(url).content.decode()
+
+    def grow(n):  # more faults, each under an action of its own
+        for _ in range(n):
+            extra = GpuFaultFactory(cluster=cluster, hostname=f"ip-10-3-0-{GpuFault.objects.count()}")
+            RemediationFault.objects.create(action=action, fault=extra)
+
+    client.force_login(world.lead_a)
+    assert_flat_queries(client, url, grow=grow, sizes=(2, 12), at_most=20)
+    remediating = RemediationFault.objects.filter(action=action, outcome="remediating").count()
+    assert remediating >= 12
+    assert client.get(url).content.decode().count(f"remediating (action #{action.pk})") == remediating

@@ -52,7 +52,9 @@ ADMIN_READ_ONLY = ("axes.accessattempt", "axes.accesslog", "axes.accessfailurelo
                    # Made by the portal's own flows (form, launch pipeline, blueprint sync), never added in the admin.
                    "workloads.interaction", "clusters.cluster", "clusters.blueprint",
                    # Proposed and moved by the remediation services; a policy is set on its page (versioned).
-                   "remediation.remediationaction", "remediation.remediationpolicy")
+                   "remediation.remediationaction", "remediation.remediationpolicy",
+                   # Started, followed and cancelled by clusters.health.validation, never added in the admin.
+                   "health.validationjob")
 
 
 def _new_row(objs: dict, label: str):

@@ -192,6 +192,7 @@ class ValidationJobSerializer(serializers.ModelSerializer):
     """A validation job; ``error`` is the provider's text for lead SAs and staff, the portal's words otherwise."""
 
     requested_by = serializers.StringRelatedField(allow_null=True)
+    cancelled_by = serializers.StringRelatedField(allow_null=True)
     runs = serializers.SerializerMethodField()
     error = serializers.SerializerMethodField()
     outliers = serializers.SerializerMethodField()
@@ -201,7 +202,7 @@ class ValidationJobSerializer(serializers.ModelSerializer):
         fields = ["id", "cluster", "state", "mode", "collectives", "nodes", "verdict", "summary", "expected",
                   "received", "pairs", "outliers", "slow_nodes", "runs", "software_version", "nccl_version",
                   "ofi_version", "slurm_job_id", "requested_by", "created_at", "submitted_at", "finished_at",
-                  "deadline", "failure_reason", "error"]
+                  "deadline", "failure_reason", "error", "cancelled_by", "cancelled_at"]
         read_only_fields = fields
 
     @extend_schema_field(serializers.ListField(child=serializers.IntegerField()))

@@ -8,6 +8,7 @@ from django.core.exceptions import PermissionDenied as DjangoPermissionDenied
 from django.shortcuts import get_object_or_404
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import status
+from rest_framework.decorators import action as route
 from rest_framework.exceptions import PermissionDenied, ValidationError
 from rest_framework.response import Response
 from rest_framework.views import APIView
@@ -29,7 +30,8 @@ class ValidationJobViewSet(PortalReadOnlyViewSet):
     """NCCL validations started from the portal: state, verdict, the runs they recorded, a pairwise sweep's
     pairs and outliers."""
 
-    queryset = ValidationJob.objects.select_related("cluster__organization", "requested_by").prefetch_related("runs")
+    queryset = (ValidationJob.objects.select_related("cluster__organization", "requested_by", "cancelled_by")
+                .prefetch_related("runs"))
     serializer_class = ValidationJobSerializer
     filterset_fields = ["cluster", "state", "mode", "verdict"]
     ordering_fields = ["created_at"]
@@ -59,6 +61,23 @@ class ValidationJobViewSet(PortalReadOnlyViewSet):
         job = self.queryset.get(pk=job.pk)
         return Response(ValidationJobSerializer(job, context=self.get_serializer_context()).data,
                         status=status.HTTP_201_CREATED if created else status.HTTP_200_OK)
+
+
+    @extend_schema(request=None, responses={200: ValidationJobSerializer, 409: OpenApiResponse(
+        description="The job is already finished (done, failed, timed out or cancelled).")})
+    @route(detail=True, methods=["post"])
+    def cancel(self, request, pk=None):
+        """Cancel an open validation: it ends "cancelled" with who and when, and the worker sends ``scancel`` to its
+        Slurm job on the head node. 409 when it had already finished (its own finish won the race)."""
+        job = self.get_object()
+        try:
+            validation.cancel(job, request.user)
+        except DjangoPermissionDenied as exc:
+            raise PermissionDenied(str(exc)) from exc
+        except validation.Refused as exc:
+            return Response({"detail": str(exc)}, status=status.HTTP_409_CONFLICT)
+        job = self.queryset.get(pk=job.pk)
+        return Response(ValidationJobSerializer(job, context=self.get_serializer_context()).data)
 
 
 class ValidationTrendView(APIView):
