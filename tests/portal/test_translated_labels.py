@@ -89,8 +89,9 @@ def test_the_placeholder_check_catches_a_dropped_or_renamed_placeholder():
 
 def test_the_catalogue_has_no_entry_twice():
     _fields, entries = parse()
-    ids = [(e.msgid, e.msgid_plural) for e in entries]
-    assert len(ids) == len(set(ids))
+    keys = [e.key for e in entries]
+    assert len(keys) == len(set(keys))
+    assert ("a link to a page", "open", "") in keys  # a context is read, and is part of the key
     assert CATALOGUE.read_text(encoding="utf-8").count('msgid "Waiting on AWS"') == 1
 
 
