@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from django import forms
+from django.utils.translation import gettext_lazy as _
 
 from clusters.accounting.models import AccountingSettings
 
@@ -10,5 +11,6 @@ class AccountingSettingsForm(forms.ModelForm):
     class Meta:
         model = AccountingSettings
         fields = ["idle_busy_percent", "idle_hours", "stall_minutes"]
-        labels = {"idle_busy_percent": "Idle under (% busy)", "idle_hours": "Idle for (hours)",
-                  "stall_minutes": "Training stalled after (minutes)"}
+        # xgettext:no-python-format
+        labels = {"idle_busy_percent": _("Idle under (% busy)"), "idle_hours": _("Idle for (hours)"),
+                  "stall_minutes": _("Training stalled after (minutes)")}

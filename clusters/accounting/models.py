@@ -120,13 +120,13 @@ class AccountingSettings(models.Model):
                                         related_name="accounting_settings")
     idle_busy_percent = models.PositiveSmallIntegerField(
         default=10, validators=[MinValueValidator(1), MaxValueValidator(100)],
-        help_text="A cluster whose healthy accelerators are busy under this share is idle (percent).")
+        help_text=_("A cluster whose healthy accelerators are busy under this share is idle (percent)."))
     idle_hours = models.PositiveSmallIntegerField(
         default=24, validators=[MinValueValidator(1), MaxValueValidator(24 * 14)],
-        help_text="Closed hours in a row under the share before the lead SAs hear of it.")
+        help_text=_("Closed hours in a row under the share before the lead SAs hear of it."))
     stall_minutes = models.PositiveSmallIntegerField(
         default=15, validators=[MinValueValidator(5), MaxValueValidator(24 * 60)],
-        help_text="Minutes a busy cluster may sit near zero with flat EFA traffic before a stalled-training fault opens.")
+        help_text=_("Minutes a busy cluster may sit near zero with flat EFA traffic before a stalled-training fault opens."))
     updated = models.DateTimeField(auto_now=True)
 
     objects = RestrictedQuerySet.as_manager()
@@ -139,13 +139,13 @@ class AccountingSettings(models.Model):
 
 
 class CheckStatus(models.TextChoices):
-    OK = "ok", "Checked"
-    FAILED = "failed", "Check failed"
+    OK = "ok", _("Checked")
+    FAILED = "failed", _("Check failed")
 
 
 # A failed check's reason, in the portal's words (``reservation_checks.failure_reason``).
-CHECK_FAILURES = {"access_denied": "the organization's role may not read it", "not_found": "AWS does not know it",
-                  "throttling": "AWS slowed the portal down; it will ask again", "error": "AWS did not answer"}
+CHECK_FAILURES = {"access_denied": _("the organization's role may not read it"), "not_found": _("AWS does not know it"),
+                  "throttling": _("AWS slowed the portal down; it will ask again"), "error": _("AWS did not answer")}
 
 
 class ReservationCheck(models.Model):

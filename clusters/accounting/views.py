@@ -7,6 +7,7 @@ from django.contrib import messages
 from django.core.exceptions import PermissionDenied
 from django.db import transaction
 from django.shortcuts import get_object_or_404, redirect, render
+from django.utils.translation import gettext
 from django.views import View
 
 from clusters.accounting import thresholds
@@ -19,7 +20,7 @@ from portal.models import Organization
 def _organization(request, slug: str) -> Organization:
     organization = get_object_or_404(Organization.objects.restrict(request.user), slug=slug)
     if not access.can_in_organization(request.user, access.CHANGE, AccountingSettings, organization.pk):
-        raise PermissionDenied("Only the organization's lead SAs set its accounting thresholds.")
+        raise PermissionDenied(gettext("Only the organization's lead SAs set its accounting thresholds."))
     return organization
 
 
@@ -67,5 +68,5 @@ class AccountingSettingsView(View):
             versions.add_field(again, stored)
             return render(request, self.template_name, {"organization": organization, "form": again,
                                                         "version_conflict": changes}, status=409)
-        messages.success(request, "Saved the accounting thresholds.")
+        messages.success(request, gettext("Saved the accounting thresholds."))
         return redirect("portal:organization_detail", slug=organization.slug)

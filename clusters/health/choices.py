@@ -28,18 +28,18 @@ COLLECTIVE_CHOICES = [(c, c) for c in COLLECTIVES]
 
 
 class ValidationMode(models.TextChoices):
-    COLLECTIVES = "collectives", "Collectives across the nodes"
-    PAIRWISE = "pairwise", "Pairwise sweep (each pair of nodes)"
+    COLLECTIVES = "collectives", _("Collectives across the nodes")
+    PAIRWISE = "pairwise", _("Pairwise sweep (each pair of nodes)")
 
 
 class JobState(models.TextChoices):
     """A validation job's lifecycle (``ValidationJob.transition``: compare-and-set)."""
 
-    PENDING = "pending", "Waiting for the worker"
-    SUBMITTED = "submitted", "Running on the cluster"
-    DONE = "done", "Done"
-    FAILED = "failed", "Failed"
-    TIMED_OUT = "timed_out", "Timed out"
+    PENDING = "pending", _("Waiting for the worker")
+    SUBMITTED = "submitted", _("Running on the cluster")
+    DONE = "done", _("Done")
+    FAILED = "failed", _("Failed")
+    TIMED_OUT = "timed_out", _("Timed out")
     CANCELLED = "cancelled", _("Cancelled")
 
 

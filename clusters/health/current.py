@@ -22,6 +22,7 @@ from django.conf import settings
 from django.db.models import Count, F, Q, Sum
 from django.db.models.functions import Greatest
 from django.utils import timezone
+from django.utils.translation import ngettext
 
 from clusters.health.summary import VERDICTS, HealthSummary
 
@@ -143,4 +144,4 @@ def not_reporting_by_organization(clusters, now=None) -> dict[int, int]:
 
 def nodes_text(count: int) -> str:
     """"1 node not reporting", "3 nodes not reporting"."""
-    return f"{count} node{'s' if count != 1 else ''} not reporting"
+    return ngettext("%(count)s node not reporting", "%(count)s nodes not reporting", count) % {"count": count}

@@ -24,6 +24,7 @@ from django.db import IntegrityError, transaction
 from django.db.models import Q
 from django.urls import reverse
 from django.utils import timezone
+from django.utils.translation import gettext
 
 from clusters import software
 from clusters.choices import ClusterState, Orchestrator
@@ -69,9 +70,10 @@ def may_cancel(user, job: ValidationJob) -> bool:
 def startable(cluster) -> str:
     """Why a validation cannot start on ``cluster`` now ("" when it can)."""
     if cluster.orchestrator not in ORCHESTRATORS:
-        return "Validation runs on Slurm clusters (ParallelCluster, HyperPod Slurm) only."
+        return gettext("Validation runs on Slurm clusters (ParallelCluster, HyperPod Slurm) only.")
     if cluster.state != ClusterState.READY:
-        return f"The cluster is {cluster.get_state_display().lower()}: validation needs a ready cluster."
+        return gettext("The cluster is %(state)s: validation needs a ready cluster.") % {
+            "state": cluster.get_state_display().lower()}
     return access.archived_refusal(cluster) or ""
 
 
@@ -104,34 +106,36 @@ def start(cluster, *, actor=None, collectives=("all_reduce",), nodes=(), pairwis
     """Start a validation of ``cluster``; (job, created). The same key, or any open job of the cluster, is answered
     instead of a second job (one validation at a time: the jobs take their nodes exclusively)."""
     if actor is not None and not may_start(actor, cluster):
-        raise PermissionDenied("Only the organization's customers and lead SAs (and staff) start validations.")
+        raise PermissionDenied(gettext("Only the organization's customers and lead SAs (and staff) start validations."))
     refusal = startable(cluster)
     if refusal:
         raise Refused(refusal)
     collectives = [c for c in OPERATIONS if c in set(collectives or ())] or ["all_reduce"]
     unknown = set(collectives) - set(OPERATIONS)
     if unknown:
-        raise Refused(f"Unknown operation(s): {', '.join(sorted(unknown))}.")
+        raise Refused(gettext("Unknown operation(s): %(names)s.") % {"names": ", ".join(sorted(unknown))})
     chosen = sorted({n.strip() for n in nodes if n and n.strip()})
     hosts = known_hosts(cluster)
     strangers = sorted(set(chosen) - set(hosts))
     if strangers:
-        raise Refused(f"Not nodes of this cluster's health reports: {', '.join(strangers[:5])}.")
+        raise Refused(gettext("Not nodes of this cluster's health reports: %(names)s.") % {"names": ", ".join(strangers[:5])})
     mode = ValidationMode.PAIRWISE if pairwise_sweep else ValidationMode.COLLECTIVES
     if mode == ValidationMode.PAIRWISE:
         swept = chosen or hosts
         if len(swept) < 2:
-            raise Refused("A pairwise sweep needs at least two nodes (the portal knows the nodes from the cluster's "
-                          "health reports).")
+            raise Refused(gettext("A pairwise sweep needs at least two nodes (the portal knows the nodes from the "
+                                  "cluster's health reports)."))
         if len(swept) > settings.VALIDATION_PAIRWISE_MAX_NODES:
-            raise Refused(f"A pairwise sweep runs every pair: choose at most {settings.VALIDATION_PAIRWISE_MAX_NODES} "
-                          f"nodes ({len(swept)} make {len(swept) * (len(swept) - 1) // 2} pairs).")
+            raise Refused(gettext("A pairwise sweep runs every pair: choose at most %(most)s nodes (%(count)s make "
+                                  "%(pairs)s pairs).") % {"most": settings.VALIDATION_PAIRWISE_MAX_NODES,
+                                                          "count": len(swept),
+                                                          "pairs": len(swept) * (len(swept) - 1) // 2})
         chosen = swept
     elif len(chosen) == 1:
-        raise Refused("A collective test needs at least two nodes: choose two or more, or all of them.")
+        raise Refused(gettext("A collective test needs at least two nodes: choose two or more, or all of them."))
     base = (settings.PORTAL_BASE_URL or upload_base).rstrip("/")  # http or https: the job posts with a token
     if not base.startswith(("http://", "https://")):
-        raise Refused("The portal does not know the address the cluster reaches it at (PORTAL_BASE_URL).")
+        raise Refused(gettext("The portal does not know the address the cluster reaches it at (PORTAL_BASE_URL)."))
     version, nccl_version, ofi_version = _stack_versions(cluster)
     key = (key or timezone.now().strftime("start-%Y%m%d%H%M%S%f"))[:128]
     try:

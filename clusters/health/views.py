@@ -382,7 +382,7 @@ class ValidationStartView(View):
     def post(self, request, pk):
         cluster = get_object_or_404(Cluster.objects.restrict(request.user).select_related("organization"), pk=pk)
         if not validation.may_start(request.user, cluster):
-            raise PermissionDenied("Only the organization's customers and lead SAs start validations.")
+            raise PermissionDenied(gettext("Only the organization's customers and lead SAs start validations."))
         form = ValidationStartForm(request.POST, hostnames=validation.known_hosts(cluster))
         if not form.is_valid():
             return render(request, self.template_name, validation_panel_context(request, cluster, form), status=400)
@@ -397,7 +397,7 @@ class ValidationStartView(View):
         submissions.record(request, job, job.get_absolute_url())
         if request.htmx:
             return render(request, self.template_name, validation_panel_context(request, cluster))
-        messages.info(request, f"Validation {job.pk}: {job.get_state_display().lower()}.")
+        messages.info(request, gettext("Validation %(number)s: %(state)s.") % {"number": job.pk, "state": job.get_state_display().lower()})
         return redirect(job)
 
     def replay_submission(self, request, earlier):

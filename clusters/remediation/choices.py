@@ -56,11 +56,11 @@ class FaultOutcome(models.TextChoices):
 
 # Fault kinds an organization may have remediated without a person in the loop, and the action each gets.
 AUTOMATIC_RULES: dict[str, tuple[str, str]] = {
-    "row_remap_failure": ("Row-remap failure", ActionKind.REPLACE),
-    "xid_79": ("XID 79: GPU fell off the bus", ActionKind.REPLACE),
-    "xid_54": ("XID 54: hardware fault", ActionKind.REPLACE),
-    "xid_48": ("XID 48: double-bit ECC error", ActionKind.REBOOT),
-    "xid_95": ("XID 95: uncontained ECC error", ActionKind.REBOOT),
-    "missing_gpu": ("GPU missing from the node", ActionKind.REBOOT),
+    "row_remap_failure": (_("Row-remap failure"), ActionKind.REPLACE),
+    "xid_79": (_("XID 79: GPU fell off the bus"), ActionKind.REPLACE),
+    "xid_54": (_("XID 54: hardware fault"), ActionKind.REPLACE),
+    "xid_48": (_("XID 48: double-bit ECC error"), ActionKind.REBOOT),
+    "xid_95": (_("XID 95: uncontained ECC error"), ActionKind.REBOOT),
+    "missing_gpu": (_("GPU missing from the node"), ActionKind.REBOOT),
 }
 AUTOMATIC_CHOICES = [(key, label) for key, (label, _kind) in AUTOMATIC_RULES.items()]

@@ -176,7 +176,7 @@ def open_support_case(action: RemediationAction, actor) -> bool:
     from workloads.interactions import services as interactions
 
     if not access.can(actor, access.CHANGE, action):
-        raise PermissionDenied("Only the organization's lead SAs (and staff) open an AWS Support case.")
+        raise PermissionDenied(gettext("Only the organization's lead SAs (and staff) open an AWS Support case."))
     with transaction.atomic():
         action = RemediationAction.objects.select_related("cluster", "escalation__interaction").get(pk=action.pk)
         if action.escalation is None:

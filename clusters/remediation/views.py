@@ -160,7 +160,7 @@ class SupportCaseView(_Decide):
 
     def act(self, request, action):
         if services.open_support_case(action, request.user):
-            messages.info(request, "Opening the AWS Support case: it shows here once AWS answers.")
+            messages.info(request, gettext("Opening the AWS Support case: it shows here once AWS answers."))
 
 
 class PolicyView(View):

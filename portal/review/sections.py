@@ -65,10 +65,10 @@ def _annotate_health(user, clusters: list) -> None:
         f = faults.get(c.pk, {"n": 0, "worst": None})
         c.health_verdict = verdict_text(f["n"], f["worst"], c.pk in reports)
         if silent.get(c.pk):
-            c.health_verdict = f"{c.health_verdict or 'no report yet'} · {current.nodes_text(silent[c.pk])}"
+            c.health_verdict = f"{c.health_verdict or gettext('no report yet')} · {current.nodes_text(silent[c.pk])}"
         c.last_report = reports.get(c.pk)
         run = runs.get(c.pk)
-        c.validation = None if run is None else ("validated" if run["passed"] else "not passed yet")
+        c.validation = None if run is None else (gettext("validated") if run["passed"] else gettext("not passed yet"))
 
 
 def _led(request):

@@ -4,6 +4,7 @@ from pathlib import Path
 
 import environ
 from celery.schedules import crontab
+from django.utils.translation import gettext_lazy
 
 BASE_DIR = Path(__file__).resolve().parent.parent.parent
 VAR_DIR = BASE_DIR / "var"
@@ -172,7 +173,7 @@ FILE_UPLOAD_HANDLERS = [
 ]
 
 # A filter bar's choice with nothing picked reads "Any", not Django's "---------".
-FILTERS_EMPTY_CHOICE_LABEL = "Any"
+FILTERS_EMPTY_CHOICE_LABEL = gettext_lazy("Any")
 
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [

@@ -29,6 +29,7 @@ ALLOWED = {
     "busbw": "NCCL's own name for bus bandwidth, as its output prints it",
     "algbw": "NCCL's own name for algorithm bandwidth, as its output prints it",
     "NCCL": "a library's name",
+    "aws-ofi-nccl": "a library's name",
     "XID": "NVIDIA's name for a GPU error code",
     "×": "a sign",
     "UTC": "a time zone's name",

@@ -60,16 +60,17 @@ def health_figures(scope: Scope) -> dict:
         passed=Count("id", filter=Q(**{f"{related}__verdict": "pass"}), distinct=True),
     ).order_by():
         entry = by_org.setdefault(r["organization_id"], {"open_faults": 0, "worst": None})
-        entry["validation"] = (f"{r['passed']} of {r['ready']} ready cluster{'s' if r['ready'] != 1 else ''} "
-                               "validated")
+        entry["validation"] = ngettext("%(passed)s of %(ready)s ready cluster validated",
+                                       "%(passed)s of %(ready)s ready clusters validated",
+                                       r["ready"]) % {"passed": r["passed"], "ready": r["ready"]}
         validated += r["passed"]
     for org_id, entry in by_org.items():
         entry["verdict"] = verdict_text(entry["open_faults"], entry["worst"], org_id in reporting)
     for org_id in reporting - set(by_org):
-        by_org[org_id] = {"open_faults": 0, "worst": None, "verdict": "healthy"}
+        by_org[org_id] = {"open_faults": 0, "worst": None, "verdict": gettext("healthy")}
     for org_id, count in silent.items():
         entry = by_org.setdefault(org_id, {"open_faults": 0, "worst": None, "verdict": None})
         entry["not_reporting"] = count
-        entry["verdict"] = f"{entry['verdict'] or 'no report yet'} · {count} node{'s' if count != 1 else ''} not reporting"
+        entry["verdict"] = f"{entry['verdict'] or gettext('no report yet')} · {current.nodes_text(count)}"
     return {"by_org": by_org, "per_week": per_week, "week_faults": this_week,
             "validated_clusters": validated}
