@@ -40,7 +40,7 @@ def run_cancel(job, limit: int = 10) -> ValidationJob:
 
 def submitted(world, monkeypatch, settings, hosts=HOSTS[:2], seconds=600, name="pc-val"):
     monkeypatch.setattr(moto_sbatch, "JOB_SECONDS", seconds)
-    settings.VALIDATION_PUBLIC_URL = "http://portal.invalid"
+    settings.PORTAL_BASE_URL = "http://portal.invalid"
     cluster = pcluster(world.org_a, name=name, hosts=hosts)
     job, _ = validation.start(cluster, actor=world.lead_a)
     job = step_until_submitted(job)
@@ -86,7 +86,7 @@ def headnode_sacct(job) -> str:
 
 @pytest.mark.django_db
 def test_the_page_cancels_with_htmx_and_another_organizations_user_is_refused(world, client, settings):
-    settings.VALIDATION_PUBLIC_URL = "http://portal.invalid"
+    settings.PORTAL_BASE_URL = "http://portal.invalid"
     cluster = reported(ClusterFactory(organization=world.org_a, name="alpha", orchestrator="parallelcluster"))
     job, _ = validation.start(cluster, actor=world.customer_a)
     client.force_login(world.lead_b)
@@ -113,7 +113,7 @@ def test_the_page_cancels_with_htmx_and_another_organizations_user_is_refused(wo
 @pytest.mark.django_db
 def test_a_cancel_while_sbatch_was_being_followed_finds_the_slurm_job_and_stops_it(world, aws, settings, monkeypatch):
     monkeypatch.setattr(moto_sbatch, "JOB_SECONDS", 600)
-    settings.VALIDATION_PUBLIC_URL = "http://portal.invalid"
+    settings.PORTAL_BASE_URL = "http://portal.invalid"
     cluster = pcluster(world.org_a, hosts=HOSTS[:2])
     job, _ = validation.start(cluster, actor=world.lead_a)
     for _ in range(2):  # the head node found, sbatch sent; its answer not read yet
@@ -158,7 +158,7 @@ def test_a_cancel_racing_the_jobs_finish_leaves_one_final_state_on_postgresql(wo
 
     if connection.vendor != "postgresql":
         pytest.skip("concurrent writers need PostgreSQL (SQLite has one writer)")
-    settings.VALIDATION_PUBLIC_URL = "http://portal.invalid"
+    settings.PORTAL_BASE_URL = "http://portal.invalid"
     cluster = ClusterFactory(organization=world.org_a, name="alpha", orchestrator="parallelcluster")
     text = sample("nccl_allreduce_2xp5_efa_srun.txt").encode()
     for round_ in range(4):
@@ -207,7 +207,7 @@ def test_the_timeout_says_what_sacct_knows_failed_node_fail_or_still_pending(wor
     assert "a node failed under the job" in validation.shown_error(second, world.customer_a)
 
     monkeypatch.setattr(moto_sbatch, "JOB_SECONDS", 0.3)
-    settings.VALIDATION_PUBLIC_URL = "http://portal.invalid"
+    settings.PORTAL_BASE_URL = "http://portal.invalid"
     cluster = pcluster(world.org_a, name="pc-three", hosts=HOSTS[:2])
     third, _ = validation.start(cluster, actor=world.lead_a)
     validation.step(third.pk)  # the head node found
@@ -251,7 +251,7 @@ def test_sacct_rows_are_read_by_the_jobs_own_id():
 def test_a_cancel_through_the_api_is_carried_out_by_a_real_worker(world, celery_worker_process, live_server, settings,
                                                                   monkeypatch):
     monkeypatch.setattr(moto_sbatch, "JOB_SECONDS", 600)
-    settings.VALIDATION_PUBLIC_URL = live_server.url
+    settings.PORTAL_BASE_URL = live_server.url
     cluster = pcluster(world.org_a)
     lead = APIClient()
     lead.force_authenticate(world.lead_a)
