@@ -57,7 +57,7 @@ def test_launch_a_cluster_and_watch_it_become_ready(page, live_server, world, ce
     _fill(page, "organization", str(world.org_a.pk))
     for name, value in LAUNCH_FORM.items():
         _fill(page, name, value)
-    page.locator("form button[type=submit]").last.click()
+    page.locator("main form button[type=submit]").last.click()
     page.wait_for_url(re.compile(r".*/clusters/\d+/$"), timeout=30000)
     page.get_by_text("Ready", exact=True).first.wait_for(timeout=120000)
     screenshot(page, "lead-cluster-ready")

@@ -7,6 +7,7 @@ from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from clusters.health import links, nccl, services, validation
+from clusters.health.choices import RunVerdict
 from clusters.health.models import (
     GpuFault,
     HealthPush,
@@ -193,6 +194,8 @@ class ValidationJobSerializer(serializers.ModelSerializer):
 
     requested_by = serializers.StringRelatedField(allow_null=True)
     cancelled_by = serializers.StringRelatedField(allow_null=True)
+    # Empty until the job has a verdict (the schema says so: "" is one of its values).
+    verdict = serializers.ChoiceField(choices=RunVerdict.choices, allow_blank=True, read_only=True)
     runs = serializers.SerializerMethodField()
     error = serializers.SerializerMethodField()
     outliers = serializers.SerializerMethodField()
