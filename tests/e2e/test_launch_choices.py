@@ -21,10 +21,10 @@ def test_the_reservation_list_follows_the_organization(page, live_server, world)
     options = page.locator('[name="cluster__CapacityReservationId"] option')
     assert options.count() == 1  # "None (on demand)" until an organization is chosen
     page.locator('[name="organization"]').select_option(str(gamma.pk))
-    page.locator(f'option[value="{gammas.reservation_id}"]').wait_for(state="attached", timeout=15000)
+    page.locator(f'option[value="{gammas.reservation_id}"]').wait_for(state="attached", timeout=45000)
     assert page.locator(f'option[value="{ours.reservation_id}"]').count() == 0
     page.locator('[name="organization"]').select_option(str(world.org_a.pk))
-    page.locator(f'option[value="{ours.reservation_id}"]').wait_for(state="attached", timeout=15000)
+    page.locator(f'option[value="{ours.reservation_id}"]').wait_for(state="attached", timeout=45000)
     assert page.locator(f'option[value="{gammas.reservation_id}"]').count() == 0
     assert page.evaluate("window.__no_reload") == "still here"
     assert not page.console_errors, page.console_errors
