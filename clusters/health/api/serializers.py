@@ -111,7 +111,9 @@ class GpuFaultSerializer(serializers.ModelSerializer):
 
 
 class VisibleClusterField(serializers.PrimaryKeyRelatedField):
-    """Clusters where the caller may upload validation runs."""
+    """Clusters where the caller may make a ``model`` row (validation runs by default)."""
+
+    model = ValidationRun
 
     def get_queryset(self):
         request = self.context.get("request")
@@ -119,7 +121,7 @@ class VisibleClusterField(serializers.PrimaryKeyRelatedField):
             return Cluster.objects.none()
         from portal import access
 
-        ids = access.organization_ids(request.user, access.CHANGE, ValidationRun)
+        ids = access.organization_ids(request.user, access.CHANGE, self.model)
         qs = Cluster.objects.restrict(request.user).select_related("organization")
         return qs if ids is None else qs.filter(organization_id__in=ids)
 
@@ -175,18 +177,10 @@ class TokenSerializer(serializers.Serializer):
 
 
 @extend_schema_field(serializers.IntegerField(help_text="The id of a ready Slurm cluster of the caller's organization."))
-class ValidationClusterField(serializers.PrimaryKeyRelatedField):
+class ValidationClusterField(VisibleClusterField):
     """Clusters where the caller may start validations (a cluster's id in the schema)."""
 
-    def get_queryset(self):
-        request = self.context.get("request")
-        if request is None:
-            return Cluster.objects.none()
-        from portal import access
-
-        ids = access.organization_ids(request.user, access.CHANGE, ValidationJob)
-        qs = Cluster.objects.restrict(request.user).select_related("organization")
-        return qs if ids is None else qs.filter(organization_id__in=ids)
+    model = ValidationJob
 
 
 class ValidationJobSerializer(serializers.ModelSerializer):
