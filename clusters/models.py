@@ -24,6 +24,7 @@ from clusters.choices import (
 )
 from portal.choices import REGION_CHOICES
 from portal.engagement.models.cycle import cycle_field
+from portal.jobs.models import Job
 from portal.querysets import RestrictedQuerySet
 
 # States in which a cluster holds (or is about to hold) its instances: they count against quota.
@@ -221,13 +222,16 @@ class StackEvent(models.Model):
         return self.status.endswith("_FAILED")
 
 
-class LaunchJob(models.Model):
+class LaunchJob(Job):
     """One request to launch, retry or delete a cluster: who, when, what happened (log, error).
 
-    ``dispatched``/``attempts`` let the periodic sweep send jobs a down broker never received;
-    ``heartbeat``/``lease_until`` let it find jobs whose worker died and keep two workers from
-    advancing the same job at once.
+    A job of ``portal.jobs``: ``dispatched_at``/``attempts`` let the periodic sweep send jobs a down broker never
+    received; ``heartbeat``/``lease_until`` let it find jobs whose worker died and keep two workers from advancing
+    the same job at once. Any job not finished may be claimed.
     """
+
+    FINISHED_FIELD = "finished"
+    LEASE_SETTING = "CLUSTERS_LEASE_SECONDS"
 
     cluster = models.ForeignKey(Cluster, on_delete=models.CASCADE, related_name="jobs")
     kind = models.CharField(max_length=16, choices=JobKind.choices, default=JobKind.LAUNCH)
@@ -237,13 +241,9 @@ class LaunchJob(models.Model):
     started = models.DateTimeField(null=True, blank=True)
     finished = models.DateTimeField(null=True, blank=True)
     log = models.TextField(blank=True)
-    error = models.TextField(blank=True)
-    dispatched = models.BooleanField(default=False)
     attempts = models.PositiveIntegerField(default=0, help_text=_("Times the job was sent to the broker."))
     polls = models.PositiveIntegerField(default=0)
     aws_errors = models.PositiveIntegerField(default=0, help_text=_("Retryable AWS errors in a row."))
-    heartbeat = models.DateTimeField(null=True, blank=True)
-    lease_until = models.DateTimeField(null=True, blank=True)
     deadline = models.DateTimeField(null=True, blank=True,
                                     help_text=_("After this the job fails the cluster instead of polling on."))
 
@@ -251,7 +251,7 @@ class LaunchJob(models.Model):
 
     class Meta:
         ordering = ["-created", "-id"]
-        indexes = [models.Index(fields=["finished", "dispatched"], name="launchjob_sweep")]
+        indexes = [models.Index(fields=["finished", "dispatched_at"], name="launchjob_sweep")]
 
     def __str__(self) -> str:
         return f"{self.get_kind_display()} {self.cluster} ({self.status})"

@@ -16,6 +16,7 @@ from django.utils.translation import gettext
 from django.utils.translation import gettext_lazy as _
 
 from portal.choices import REGION_CHOICES, MembershipRole, TimelineKind, Visibility
+from portal.jobs.models import Job
 from portal.querysets import RestrictedQuerySet
 from portal.vocabulary import Severity
 
@@ -183,10 +184,14 @@ class NotificationSetting(models.Model):
                 raise ValidationError({"slack_webhook_url": exc.reason}) from None
 
 
-class NotificationDelivery(models.Model):
-    """One attempt to tell one channel about one event; failures stay here, visible to staff."""
+class NotificationDelivery(Job):
+    """One attempt to tell one channel about one event; failures stay here, visible to staff.
+
+    A job of ``portal.jobs`` without a lease: the task's own retries carry it, and the sweep sends what the broker
+    never took (``dispatched_at`` empty)."""
 
     PENDING, SENT, FAILED = "pending", "sent", "failed"
+    CLAIMABLE = (PENDING,)
 
     setting = models.ForeignKey(NotificationSetting, null=True, on_delete=models.SET_NULL, related_name="deliveries")
     organization = models.ForeignKey(Organization, null=True, blank=True, on_delete=models.CASCADE, related_name="+")
@@ -200,10 +205,7 @@ class NotificationDelivery(models.Model):
         max_length=8, choices=[(PENDING, "Pending"), (SENT, "Sent"), (FAILED, "Failed")], default=PENDING
     )
     attempts = models.PositiveSmallIntegerField(default=0)
-    error = models.TextField(blank=True)
     created = models.DateTimeField(auto_now_add=True)
-    # When the delivery task was handed to the broker; empty while the broker could not take it (the sweep sends it).
-    queued_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:

@@ -21,6 +21,7 @@ from clusters.remediation.choices import (
     FaultOutcome,
     StepStatus,
 )
+from portal.jobs.models import Job
 from portal.querysets import RestrictedQuerySet
 
 
@@ -54,8 +55,16 @@ class RemediationPolicy(models.Model):
         return reverse("remediation:policy_edit", kwargs={"org_pk": self.organization_id})
 
 
-class RemediationAction(models.Model):
-    """A reboot, replacement or drain of one or more nodes of a cluster, from proposal to a clean report."""
+class RemediationAction(Job):
+    """A reboot, replacement or drain of one or more nodes of a cluster, from proposal to a clean report.
+
+    A job of ``portal.jobs`` once approved: a lease so two deliveries never step it at once, a sweep for what the
+    broker lost; the worker claims an approved, running or verifying action."""
+
+    STATUS_FIELD = "state"
+    CREATED_FIELD = "approved_at"
+    CLAIMABLE = (ActionState.APPROVED, ActionState.RUNNING, ActionState.VERIFYING)
+    LEASE_SETTING = "REMEDIATION_LEASE_SECONDS"
 
     organization = models.ForeignKey("portal.Organization", on_delete=models.CASCADE, related_name="remediations")
     cluster = models.ForeignKey("clusters.Cluster", on_delete=models.CASCADE, related_name="remediations")
@@ -81,13 +90,8 @@ class RemediationAction(models.Model):
     executed_at = models.DateTimeField(null=True, blank=True, help_text=_("When the provider reported the node back."))
     finished_at = models.DateTimeField(null=True, blank=True)
     fault_seen_at = models.DateTimeField(null=True, blank=True, help_text=_("First sight of the oldest fault answered."))
-    # The job: a lease so two deliveries never step it at once, a sweep for what the broker lost.
-    dispatched = models.BooleanField(default=False)
-    attempts = models.PositiveIntegerField(default=0)
     polls = models.PositiveIntegerField(default=0)
     aws_errors = models.PositiveSmallIntegerField(default=0)
-    heartbeat = models.DateTimeField(null=True, blank=True)
-    lease_until = models.DateTimeField(null=True, blank=True)
     deadline = models.DateTimeField(null=True, blank=True)
     escalation = models.ForeignKey("engagement.Escalation", null=True, blank=True, on_delete=models.SET_NULL,
                                    related_name="+")

@@ -8,6 +8,7 @@ from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
 
 from clusters.health.choices import Source
+from portal.jobs.models import Job
 from portal.querysets import RestrictedQuerySet
 from portal.vocabulary import NodeVerdict
 
@@ -145,10 +146,17 @@ class PushStatus(models.TextChoices):
     SUPERSEDED = "superseded", _("Superseded")
 
 
-class HealthPush(models.Model):
+class HealthPush(Job):
     """A pushed scrape waiting for, or done with, the health worker. The request stores the body
     (gzip-compressed, under ``MEDIA_ROOT/health-pushes/``) and answers at once; the worker parses it
-    as a stream. The body file is deleted once the push is done, failed or superseded."""
+    as a stream. The body file is deleted once the push is done, failed or superseded.
+
+    A job of ``portal.jobs`` whose ``attempts`` count the claims (a push the worker stopped on three times is
+    given up), not the sends: its messages carry no send number."""
+
+    CREATED_FIELD = "received_at"
+    CLAIMABLE = (PushStatus.PENDING, PushStatus.PROCESSING)
+    LEASE_SETTING = "HEALTH_PUSH_LEASE_SECONDS"
 
     cluster = models.ForeignKey("clusters.Cluster", on_delete=models.CASCADE, related_name="health_pushes")
     received_at = models.DateTimeField(default=timezone.now)
@@ -158,12 +166,9 @@ class HealthPush(models.Model):
     text_bytes = models.PositiveBigIntegerField(default=0)
     scope = models.CharField(max_length=8, default="nodes", help_text=_("full: the whole cluster; nodes: the nodes in it."))
     declared_nodes = models.JSONField(default=list, blank=True)
-    dispatched_at = models.DateTimeField(null=True, blank=True)
     started_at = models.DateTimeField(null=True, blank=True)
-    lease_until = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)
     attempts = models.PositiveSmallIntegerField(default=0)
-    error = models.TextField(blank=True)
     report = models.ForeignKey(HealthReport, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
     superseded_by = models.ForeignKey("self", null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
 

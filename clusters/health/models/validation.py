@@ -11,8 +11,9 @@ from django.urls import reverse
 from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
 
-from clusters.health.choices import COLLECTIVE_CHOICES, JOB_TRANSITIONS, JobState, RunVerdict, ValidationMode
+from clusters.health.choices import COLLECTIVE_CHOICES, JOB_OPEN, JOB_TRANSITIONS, JobState, RunVerdict, ValidationMode
 from clusters.health.models.config import hash_token
+from portal.jobs.models import Job
 from portal.querysets import RestrictedQuerySet
 
 JOB_TOKEN_PREFIX = "gv"
@@ -22,14 +23,20 @@ class IllegalTransition(Exception):
     """A move the job's lifecycle does not allow, or one another request or worker made first."""
 
 
-class ValidationJob(models.Model):
+class ValidationJob(Job):
     """An NCCL (or Neuron) validation the portal starts on a cluster: submitted with ``sbatch`` through SSM on
     the head node by a worker, its outputs posted back with a token scoped to this job, judged into runs.
 
-    ``state`` is the portal's lifecycle (compare-and-set, :meth:`transition`); the lease, heartbeat and
-    attempts make the submission a job that is neither lost nor doubled (as ``clusters/pipeline.py``). The
-    upload token is kept as a hash, accepted once per expected output, and dies with the job or at
+    ``state`` is the portal's lifecycle (compare-and-set, :meth:`transition`); as a job of ``portal.jobs`` the
+    lease, heartbeat and attempts make the submission neither lost nor doubled: a worker claims a pending job only.
+    The upload token is kept as a hash, accepted once per expected output, and dies with the job or at
     ``token_expires``."""
+
+    STATUS_FIELD = "state"
+    CREATED_FIELD = "created_at"
+    CLAIMABLE = (JobState.PENDING,)
+    OPEN = JOB_OPEN
+    LEASE_SETTING = "VALIDATION_LEASE_SECONDS"
 
     cluster = models.ForeignKey("clusters.Cluster", on_delete=models.CASCADE, related_name="validation_jobs")
     requested_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL,
@@ -65,12 +72,8 @@ class ValidationJob(models.Model):
     submitted_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)
     deadline = models.DateTimeField(null=True, blank=True, help_text="Past it, a job that has not reported times out.")
-    dispatched = models.BooleanField(default=False)
-    attempts = models.PositiveIntegerField(default=0)
     polls = models.PositiveIntegerField(default=0)
     aws_errors = models.PositiveSmallIntegerField(default=0)
-    heartbeat = models.DateTimeField(null=True, blank=True)
-    lease_until = models.DateTimeField(null=True, blank=True)
 
     objects = RestrictedQuerySet.as_manager()
 

@@ -5,6 +5,7 @@ from django.conf import settings
 from django.db import models
 from django.utils.translation import gettext_lazy as _
 
+from portal.jobs.models import Job
 from portal.querysets import RestrictedQuerySet
 
 
@@ -58,10 +59,15 @@ class SlackThread(models.Model):
         return self.permalink or f"{self.channel.channel_id}/{self.thread_ts}"
 
 
-class SlackCapture(models.Model):
+class SlackCapture(Job):
     """A message shortcut Slack sent: stored by the endpoint, which answers Slack at once, and logged as an
     interaction off the request by the ``engagement.capture_thread`` task (reading the thread and its permalink
-    from Slack's Web API). One per message while pending or done: a retried shortcut logs one interaction."""
+    from Slack's Web API). One per message while pending or done: a retried shortcut logs one interaction.
+
+    A job of ``portal.jobs`` without a lease: the task's own retries carry it, and the sweep sends what the broker
+    never took."""
+
+    FINISHED_FIELD = "finished_at"
 
     PENDING, DONE, FAILED, REFUSED = "pending", "done", "failed", "refused"
     STATUSES = [(PENDING, "Pending"), (DONE, "Logged"), (FAILED, "Failed"), (REFUSED, "Refused")]
@@ -78,13 +84,12 @@ class SlackCapture(models.Model):
     link = models.ForeignKey(SlackChannelLink, null=True, blank=True, on_delete=models.CASCADE,
                              related_name="captures", help_text=_("The channel's link to its organization."))
     status = models.CharField(max_length=8, choices=STATUSES, default=PENDING)
+    OPEN = (PENDING,)
     error = models.TextField(blank=True, help_text=_("Why it was refused or failed, as told to the user in Slack."))
     interaction = models.ForeignKey("workloads.Interaction", null=True, blank=True, on_delete=models.SET_NULL,
                                     related_name="+")
     attempts = models.PositiveSmallIntegerField(default=0)
     created = models.DateTimeField(auto_now_add=True)
-    # When the task was handed to the broker; empty while the broker could not take it (the sweep sends it).
-    queued_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)
 
     # Lead SAs see their organizations' captures that did not log (on their home page); staff see all in the admin.
