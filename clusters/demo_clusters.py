@@ -94,7 +94,7 @@ def _record_ready(cluster):
     cluster.save(update_fields=["outputs", "stack_status", "software_version", "software_hash"])
     cluster.transition(ClusterState.CREATING)
     cluster.transition(ClusterState.READY)
-    cluster.jobs.update(status=JobStatus.SUCCEEDED, started=timezone.now(), finished=timezone.now(), dispatched=True)
+    cluster.jobs.update(status=JobStatus.SUCCEEDED, started=timezone.now(), finished=timezone.now(), dispatched_at=timezone.now())
 
 
 def seed(context: dict) -> dict:
@@ -148,6 +148,6 @@ def _record_failed(cluster, job):
     cluster.transition(ClusterState.CREATING)
     message = f"Stack {last.stack_name} ROLLBACK_COMPLETE: Cluster (AWS::SageMaker::Cluster): {FAILED_REASON}"
     cluster.transition(ClusterState.FAILED, error=message, reason="stack_failed")
-    job.status, job.error, job.finished, job.started, job.dispatched = JobStatus.FAILED, message, now, now, True
+    job.status, job.error, job.finished, job.started, job.dispatched_at = JobStatus.FAILED, message, now, now, now
     job.add_log(f"failed: {message}")
     job.save()

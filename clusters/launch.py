@@ -20,6 +20,7 @@ from datetime import timedelta
 from django.conf import settings
 from django.core.exceptions import PermissionDenied
 from django.db import IntegrityError, transaction
+from django.urls import reverse
 from django.utils import timezone
 from django.utils.translation import gettext
 
@@ -28,7 +29,7 @@ from clusters.choices import ClusterState, JobKind, JobStatus, StackRole
 from clusters.models import Cluster, LaunchJob, LaunchSubmission, Stack
 from portal import access, locks, timeline
 from portal.choices import REGION_CODES, TimelineKind
-from portal.jobs import send
+from portal.jobs import registry
 from workloads.models import CapacityReservation
 from workloads.validators import base_instance_type
 
@@ -225,8 +226,6 @@ def portal_alert_endpoint() -> str:
 
     The observability template takes only an https endpoint (SNS signs, the portal verifies, but the alerts
     carry cluster names and should not cross the internet in clear)."""
-    from django.urls import reverse
-
     base = (settings.PORTAL_BASE_URL or "").rstrip("/")
     if not base.startswith("https://"):
         return ""
@@ -372,25 +371,14 @@ def create_launch(*, organization, name: str, blueprint_slug: str, full_stack: b
     return cluster, job
 
 
-def task_for(job: LaunchJob):
-    from clusters import tasks
-
-    return tasks.delete_cluster if job.kind == JobKind.DELETE else tasks.launch_cluster
-
-
 def dispatch(job: LaunchJob) -> bool:
-    """Send the job's task now; record whether the broker took it (the sweep retries if not).
+    """Send the job's task now (the "launch" kind of ``portal.jobs``, registered in ``clusters.tasks``); record
+    whether the broker took it (the sweep retries if not).
 
     Each send is numbered (``attempts``) and the message carries its number: a step of an older chain
     of polls stops when it sees a newer send, so a resend never doubles the polling.
     """
-    with transaction.atomic():
-        attempt = LaunchJob.objects.select_for_update().values_list("attempts", flat=True).get(pk=job.pk) + 1
-        LaunchJob.objects.filter(pk=job.pk).update(attempts=attempt)
-    ok = send(task_for(job), job.pk, attempt)
-    LaunchJob.objects.filter(pk=job.pk).update(dispatched=ok)
-    job.dispatched, job.attempts = ok, attempt
-    return ok
+    return registry.dispatch("launch", job)
 
 
 def dispatch_on_commit(job: LaunchJob, outcome: dict | None = None) -> None:

@@ -12,11 +12,9 @@ deadline a job fails the cluster with a reason instead of polling on.
 from __future__ import annotations
 
 import logging
-from datetime import timedelta
 
 from django.conf import settings
 from django.db import transaction
-from django.db.models import Q
 from django.utils import timezone
 
 from clusters import catalog, provisioning, uploads
@@ -66,17 +64,6 @@ def classify(error: AwsError) -> str:
     return "error"
 
 
-def claim(job_id: int, attempt: int | None = None) -> bool:
-    """Take the job's lease (one conditional UPDATE). ``attempt``: the send number the message carries;
-    a message from before the latest send belongs to a superseded chain of polls and claims nothing."""
-    now = timezone.now()
-    rows = (LaunchJob.objects.filter(pk=job_id, finished__isnull=True)
-            .filter(Q(lease_until__isnull=True) | Q(lease_until__lt=now)))
-    if attempt is not None:
-        rows = rows.filter(attempts__lte=attempt)
-    return bool(rows.update(lease_until=now + timedelta(seconds=settings.CLUSTERS_LEASE_SECONDS), heartbeat=now))
-
-
 def deadline_message(job: LaunchJob) -> str:
     took = timezone.now() - job.created
     minutes = int(took.total_seconds() // 60)
@@ -86,7 +73,7 @@ def deadline_message(job: LaunchJob) -> str:
 
 def step(job_id: int, attempt: int | None = None) -> str:
     """Advance the job once; ``POLL`` asks the caller to come back after a countdown."""
-    if not claim(job_id, attempt):
+    if not LaunchJob.claim(job_id, attempt):
         return DONE  # finished, superseded, or another delivery holds it
     job = LaunchJob.objects.select_related("cluster__organization").get(pk=job_id)
     cluster = job.cluster
@@ -117,9 +104,8 @@ def step(job_id: int, attempt: int | None = None) -> str:
         outcome = _fail(job, cluster, f"Unexpected error: {type(exc).__name__}: {exc}", "error")
     if outcome == DONE and job.finished is None:
         job.finished, job.status = timezone.now(), JobStatus.SUCCEEDED
-    saved = LaunchJob.objects.filter(pk=job.pk, finished__isnull=True).update(
-        status=job.status, started=job.started, finished=job.finished, polls=job.polls, aws_errors=job.aws_errors,
-        log=job.log, error=job.error, lease_until=None, heartbeat=timezone.now())
+    saved = LaunchJob.release(job.pk, if_open=True, status=job.status, started=job.started, finished=job.finished,
+                              polls=job.polls, aws_errors=job.aws_errors, log=job.log, error=job.error)
     if not saved:
         # Cancelled while this step ran (a delete or a retry superseded it): keep that verdict.
         LaunchJob.objects.filter(pk=job.pk).update(lease_until=None)
@@ -129,13 +115,22 @@ def step(job_id: int, attempt: int | None = None) -> str:
 
 def expire(job_id: int) -> bool:
     """Fail a job past its deadline that no worker is stepping (the sweep calls this); True if it did."""
-    if not claim(job_id):
+    if not LaunchJob.claim(job_id):
         return False
     job = LaunchJob.objects.select_related("cluster__organization").get(pk=job_id)
     _fail(job, job.cluster, deadline_message(job), "deadline")
-    return bool(LaunchJob.objects.filter(pk=job.pk, finished__isnull=True).update(
-        status=job.status, finished=job.finished, log=job.log, error=job.error, lease_until=None,
-        heartbeat=timezone.now()))
+    return LaunchJob.fail(job.pk, job.error, status=job.status, finished=job.finished, log=job.log)
+
+
+def expire_overdue() -> int:
+    """Fail the open jobs past their deadline that no worker is stepping (the sweep's part for launch jobs)."""
+    failed = 0
+    for job_id in LaunchJob.objects.filter(finished__isnull=True, deadline__lt=timezone.now()).values_list(
+            "pk", flat=True):
+        if expire(job_id):
+            failed += 1
+            logger.warning("launch job %s failed: past its deadline", job_id)
+    return failed
 
 
 def cloudformation_for(cluster: Cluster) -> CloudFormation:

@@ -15,6 +15,8 @@ for CloudFormation calls; a refusal raises :class:`StepFailed` and fails the clu
 """
 from __future__ import annotations
 
+from clusters import kubernetes, launch
+from clusters.health import grafana_provision
 from clusters.models import Cluster, LaunchJob
 from portal.aws import AwsError
 
@@ -26,9 +28,6 @@ class StepFailed(Exception):
 
 
 def provision_dashboards(job: LaunchJob, cluster: Cluster) -> None:
-    from clusters import launch
-    from clusters.health import grafana_provision
-
     endpoint = (cluster.parameters.get("observability") or {}).get("AlertEndpointUrl") or ""
     if endpoint:
         job.add_log(f"alert topic subscribed to {endpoint}")
@@ -45,8 +44,6 @@ def provision_dashboards(job: LaunchJob, cluster: Cluster) -> None:
 
 
 def apply_kubernetes(job: LaunchJob, cluster: Cluster) -> None:
-    from clusters import kubernetes
-
     try:
         applied = kubernetes.install_stack(cluster)
     except kubernetes.KubernetesError as exc:

@@ -1,17 +1,20 @@
-"""Celery tasks of the launch pipeline (queue "launches"): they take primary keys and poll by retrying."""
-from __future__ import annotations
+"""Celery tasks of the launch pipeline (queue "launches"): they take primary keys and poll by retrying.
 
-import logging
-from datetime import timedelta
+Launch jobs are the "launch" kind of ``portal.jobs``: the one sweep (``portal.jobs.sweep``) fails the jobs past
+their deadline, then sends the jobs the broker never got and the jobs whose worker died (no heartbeat for
+``CLUSTERS_STUCK_SECONDS``, lease run out). ``clusters.tasks.sweep_launch_jobs``, the name the beat schedule used
+before, still sweeps launch jobs alone.
+"""
+from __future__ import annotations
 
 from celery import shared_task
 from django.conf import settings
 from django.db.models import Q
-from django.utils import timezone
 
 from clusters import pipeline
-
-logger = logging.getLogger(__name__)
+from clusters.choices import JobKind
+from clusters.models import LaunchJob
+from portal.jobs import registry
 
 
 def _run(task, job_id: int, attempt: int | None):
@@ -35,28 +38,20 @@ def delete_cluster(self, job_id: int, attempt: int | None = None) -> str:
     return _run(self, job_id, attempt)
 
 
+def task_for(job: LaunchJob):
+    return delete_cluster if job.kind == JobKind.DELETE else launch_cluster
+
+
+LAUNCH = registry.register(registry.Kind(
+    name="launch", model=LaunchJob, task=task_for, stuck_setting="CLUSTERS_STUCK_SECONDS",
+    # a job past its deadline is failed by expire_overdue, not sent again
+    only=lambda now: Q(deadline__isnull=True) | Q(deadline__gte=now),
+    extra=pipeline.expire_overdue,
+))
+
+
 @shared_task(name="clusters.tasks.sweep_launch_jobs")
 def sweep_launch_jobs() -> int:
-    """Fail jobs past their deadline; send jobs the broker never got, and jobs whose worker died (no
-    heartbeat for ``CLUSTERS_STUCK_SECONDS``, lease run out)."""
-    from clusters.launch import dispatch
-    from clusters.models import LaunchJob
-
-    now = timezone.now()
-    for job_id in LaunchJob.objects.filter(finished__isnull=True, deadline__lt=now).values_list("pk", flat=True):
-        if pipeline.expire(job_id):
-            logger.warning("launch job %s failed: past its deadline", job_id)
-    stale = now - timedelta(seconds=settings.CLUSTERS_STUCK_SECONDS)
-    rows = (LaunchJob.objects.filter(finished__isnull=True)
-            .filter(Q(deadline__isnull=True) | Q(deadline__gte=now))
-            .filter(Q(dispatched=False)
-                    | (Q(heartbeat__lt=stale) | Q(heartbeat__isnull=True, created__lt=stale))
-                    & (Q(lease_until__isnull=True) | Q(lease_until__lt=now))))
-    sent = 0
-    for job in rows:
-        if dispatch(job):
-            sent += 1
-            LaunchJob.objects.filter(pk=job.pk).update(heartbeat=now)
-    if sent:
-        logger.info("sweep sent %d launch jobs", sent)
-    return sent
+    """The launch jobs' share of ``portal.jobs.sweep`` alone (the beat schedule's name before that); answers how
+    many jobs it sent."""
+    return registry.sweep_kind(LAUNCH).sent

@@ -6,11 +6,14 @@ only to channels that include internal ones), writes one ``NotificationDelivery`
 and enqueues :func:`deliver` after the source's transaction commits. Delivery (Slack incoming
 webhook through ``portal.outbound``, e-mail, and channels apps register in ``SENDERS`` such as the reply in an
 interaction's Slack thread) runs in Celery on the ``notifications`` queue with retries and backoff; after the
-last retry the failure is recorded on the row. A delivery the broker could not take keeps an empty ``queued_at``
-and the minute's :func:`sweep_pending` sends it. Nothing here can make the source's save fail.
+last retry the failure is recorded on the row. A delivery is the "notification" kind of ``portal.jobs``: one the
+broker could not take keeps an empty ``dispatched_at`` and the minute's sweep (``portal.jobs.sweep``) sends it;
+:func:`sweep_pending`, the name the beat schedule used before, sends the deliveries alone. Nothing here can make
+the source's save fail.
 """
 from __future__ import annotations
 
+import json
 import logging
 from dataclasses import asdict, dataclass, field
 
@@ -18,8 +21,14 @@ from celery import shared_task
 from django.conf import settings
 from django.core.mail import send_mail
 from django.db.models import Q
-from django.utils import timezone
+from django.template.loader import render_to_string
+from django.utils import timezone, translation
+from django.utils.translation import pgettext
 
+from portal import jobs, outbound
+from portal.jobs import registry
+from portal.language import program_language
+from portal.models import NotificationDelivery, NotificationSetting, User
 from portal.vocabulary import Severity, severity_rank
 
 logger = logging.getLogger("portal.notifications")
@@ -50,8 +59,6 @@ class DeliveryRefused(DeliveryError):
 
 
 def _matching_settings(event: Event):
-    from portal.models import NotificationSetting
-
     qs = NotificationSetting.objects.filter(enabled=True).filter(
         Q(organization__isnull=True) | Q(organization_id=event.organization_id)
     )
@@ -72,13 +79,10 @@ SENDERS: dict = {}
 def queue(event: Event, channel: str, setting=None, **payload) -> int:
     """Write one delivery row for ``channel`` and send it after commit; the sweep sends it when the broker
     could not take it. ``payload`` adds what the channel's sender needs to the event's fields."""
-    from portal import jobs
-    from portal.models import NotificationDelivery
-
     delivery = NotificationDelivery.objects.create(
         setting=setting, organization_id=event.organization_id, channel=channel, event_kind=event.kind,
         severity=event.severity, title=event.title[:300], payload={**asdict(event), **payload},
-        queued_at=timezone.now(),
+        dispatched_at=timezone.now(),
     )
     jobs.send_on_commit(deliver, delivery.pk, on_failure=_unqueue(delivery.pk))
     return delivery.pk
@@ -106,31 +110,9 @@ def notify(event: Event) -> list[int]:
 
 def _unqueue(delivery_id: int):
     def mark() -> None:
-        from portal.models import NotificationDelivery
-
-        NotificationDelivery.objects.filter(pk=delivery_id).update(queued_at=None)
+        NotificationDelivery.mark_dispatched(delivery_id, False)
 
     return mark
-
-
-@shared_task(name="portal.notifications.sweep_pending")
-def sweep_pending(limit: int = 500) -> int:
-    """Send the deliveries the broker could not take when their event happened (periodic, every minute)."""
-    from portal import jobs
-    from portal.models import NotificationDelivery
-
-    sent = 0
-    pending = NotificationDelivery.objects.filter(status=NotificationDelivery.PENDING, queued_at__isnull=True)
-    for pk in pending.order_by("created").values_list("pk", flat=True)[:limit]:
-        # Claim the row first, so two sweeps never send the same delivery twice.
-        if not NotificationDelivery.objects.filter(pk=pk, queued_at__isnull=True).update(queued_at=timezone.now()):
-            continue
-        if jobs.send(deliver, pk):
-            sent += 1
-        else:
-            NotificationDelivery.objects.filter(pk=pk).update(queued_at=None)
-            break  # the broker is still down: the next sweep tries again
-    return sent
 
 
 def _absolute(url: str) -> str:
@@ -140,10 +122,6 @@ def _absolute(url: str) -> str:
 
 def slack_text(payload: dict) -> tuple[str, list[dict]]:
     """The message for a channel, in the program's language (a channel has many readers; docs/DECISIONS.md)."""
-    from django.utils.translation import pgettext
-
-    from portal.language import program_language
-
     severity = payload.get("severity", "")
     title = payload.get("title", "")
     url = _absolute(payload.get("url", ""))
@@ -161,10 +139,6 @@ def slack_text(payload: dict) -> tuple[str, list[dict]]:
 
 def _send_slack(url: str, payload: dict) -> None:
     """POST to the incoming webhook through the guarded client (the URL is typed in the admin)."""
-    import json
-
-    from portal import outbound
-
     text, blocks = slack_text(payload)
     body = json.dumps({"text": text, "blocks": blocks}).encode()
     try:
@@ -180,8 +154,6 @@ def recipient_languages(recipients: list[str]) -> dict[str, list[str]]:
     """The recipients by the language to write to them in: a person's chosen language (``User.language``,
     found by e-mail address), else the program's default (``LANGUAGE_CODE``) for addresses of no one's or
     people who chose none. In the order the recipients were given."""
-    from portal.models import User
-
     chosen: dict[str, str] = {}
     for email, language in User.objects.filter(email__in=recipients).exclude(language="").values_list(
             "email", "language"):
@@ -195,9 +167,6 @@ def recipient_languages(recipients: list[str]) -> dict[str, list[str]]:
 def render_email(payload: dict, language: str) -> tuple[str, str]:
     """Subject and text of a notification e-mail in ``language`` (templates/portal/email/). The event's title
     and body are the source's own words; the frame around them is in the recipient's language."""
-    from django.template.loader import render_to_string
-    from django.utils import translation
-
     severity = payload.get("severity", "")
     with translation.override(language):
         label = str(Severity(severity).label).upper() if severity in Severity.values else severity.upper()
@@ -221,8 +190,6 @@ def send_email(recipients: list[str], payload: dict) -> None:
 @shared_task(bind=True, name="portal.notifications.deliver", max_retries=MAX_RETRIES, acks_late=True)
 def deliver(self, delivery_id: int) -> str:
     """Send one delivery; retry with exponential backoff; record the outcome either way."""
-    from portal.models import NotificationDelivery
-
     delivery = NotificationDelivery.objects.select_related("setting").filter(pk=delivery_id).first()
     if delivery is None or delivery.status != NotificationDelivery.PENDING:
         return "skipped"
@@ -239,15 +206,21 @@ def deliver(self, delivery_id: int) -> str:
     except DeliveryError as exc:
         delivery.error = str(exc)
         if self.request.retries >= self.max_retries or isinstance(exc, DeliveryRefused):
-            delivery.status = NotificationDelivery.FAILED
-            delivery.finished_at = timezone.now()
-            delivery.save(update_fields=["attempts", "error", "status", "finished_at"])
+            NotificationDelivery.fail(delivery.pk, delivery.error, status=NotificationDelivery.FAILED,
+                                      attempts=delivery.attempts)
             logger.error("notification %s failed after %s attempts: %s", delivery_id, delivery.attempts, exc)
             return "failed"
         delivery.save(update_fields=["attempts", "error"])
         raise self.retry(exc=exc, countdown=RETRY_BACKOFF * (2 ** self.request.retries)) from exc
-    delivery.status = NotificationDelivery.SENT
-    delivery.error = ""
-    delivery.finished_at = timezone.now()
-    delivery.save(update_fields=["attempts", "error", "status", "finished_at"])
+    NotificationDelivery.finish(delivery.pk, NotificationDelivery.SENT, attempts=delivery.attempts, error="")
     return "sent"
+
+
+KIND = registry.register(registry.Kind(name="notification", model=NotificationDelivery, task=deliver, numbered=False))
+
+
+@shared_task(name="portal.notifications.sweep_pending")
+def sweep_pending(limit: int = 500) -> int:
+    """The deliveries' share of ``portal.jobs.sweep`` alone (the beat schedule's name before that): send the
+    deliveries the broker could not take when their event happened."""
+    return registry.sweep_kind(KIND, limit=limit).sent

@@ -1,5 +1,11 @@
-"""Tasks of the program core."""
+"""Tasks of the program core, the one sweep of background jobs among them."""
 from celery import shared_task
+
+from portal import submissions
+from portal.jobs import registry
+
+# The notification tasks live beside their service; importing them registers them with the worker.
+from portal.notifications import deliver, sweep_pending  # noqa: F401
 
 
 @shared_task(name="portal.ping")
@@ -8,13 +14,15 @@ def ping(value: str = "pong") -> str:
     return value
 
 
-# The notification task lives beside its service; importing it registers it with the worker.
-from portal.notifications import deliver  # noqa: E402,F401
-
-
 @shared_task(name="portal.expire_submissions")
 def expire_submissions() -> int:
     """Hourly: forget submission keys past the time they are honoured for (``SUBMISSION_KEY_TTL_HOURS``)."""
-    from portal import submissions
-
     return submissions.expire()
+
+
+@shared_task(name="portal.jobs.sweep")
+def sweep_jobs() -> int:
+    """Every minute: each registered kind of job's own part (time-outs, proposals, leftovers), then the rows the
+    broker never took and the rows whose worker died, of every kind (``portal.jobs.registry``). Answers how many
+    rows it sent."""
+    return sum(swept.sent for swept in registry.sweep().values())

@@ -8,9 +8,10 @@ or not), records a ``HealthPush`` row and sends ``process_push`` on commit. The 
 as a stream, in blocks, through the streaming reader (``reader.read``: never the whole text in memory)
 and ingests the result.
 
-Like launch jobs (``portal.jobs``): the row is committed first, a down broker leaves it pending and
-the sweep sends it later; a claim is a compare-and-set with a lease, so a second delivery of the
-same push does nothing and a killed worker's push is taken again once its lease runs out.
+A push is the "push" kind of ``portal.jobs`` (registered in ``clusters.health.tasks``): the row is committed
+first, a down broker leaves it pending and the sweep sends it later; a claim is the jobs' compare-and-set with a
+lease, so a second delivery of the same push does nothing and a killed worker's push is taken again once its
+lease runs out.
 
 Scope: ``full`` says the push is the whole cluster; otherwise it covers the nodes it contains.
 ``nodes`` names the nodes a push is for (declared); a newer push supersedes a queued older one of the
@@ -22,6 +23,7 @@ from __future__ import annotations
 
 import gzip
 import logging
+import resource
 import zlib
 from datetime import timedelta
 
@@ -30,9 +32,12 @@ from django.db import transaction
 from django.db.models import F, Q
 from django.utils import timezone
 
-from clusters.health import bodies, current
+from clusters.health import bodies, current, services
+from clusters.health.choices import Source
 from clusters.health.models import HealthPush, PushStatus
 from clusters.health.prometheus import ParseError, parse_stream
+from portal import jobs
+from portal.jobs import registry
 
 logger = logging.getLogger(__name__)
 
@@ -99,8 +104,6 @@ def store_body(stream, max_bytes: int, gzipped: bool) -> tuple[str, int, int]:
 def receive(cluster, stream, *, max_bytes: int, gzipped: bool, scope: str = current.NODES,
             declared: list[str] | None = None) -> HealthPush:
     """Store a pushed body and queue it for the health worker (sent once the row is committed)."""
-    from clusters.health import tasks
-
     name, compressed, text_bytes = store_body(stream, max_bytes, gzipped)
     try:
         with transaction.atomic():
@@ -109,20 +112,19 @@ def receive(cluster, stream, *, max_bytes: int, gzipped: bool, scope: str = curr
                 declared_nodes=declared or [], dispatched_at=timezone.now())
             superseded = supersede(push)
             transaction.on_commit(lambda: _delete_bodies(superseded))
-            tasks_send(tasks.process_push, push)
+            send_on_commit(push)
     except BaseException:
         bodies.delete(name)
         raise
     return push
 
 
-def tasks_send(task, push: HealthPush) -> None:
-    from portal import jobs
-
+def send_on_commit(push: HealthPush) -> None:
+    """Send the push's task once the row is committed; a broker that cannot take it leaves it for the sweep."""
     def left_for_sweep() -> None:
-        HealthPush.objects.filter(pk=push.pk, status=PushStatus.PENDING).update(dispatched_at=None)
+        HealthPush.mark_dispatched(push.pk, False, status=PushStatus.PENDING)
 
-    jobs.send_on_commit(task, push.pk, on_failure=left_for_sweep)
+    jobs.send_on_commit(registry.kind_of("push").task, push.pk, on_failure=left_for_sweep)
 
 
 def _covers(newer: HealthPush, older: HealthPush) -> bool:
@@ -159,25 +161,18 @@ def _delete_bodies(names) -> None:
 
 
 def claim(push_id: int) -> bool:
-    """Take a pending push, or one whose worker's lease ran out (compare-and-set)."""
-    now = timezone.now()
-    lease = now + timedelta(seconds=settings.HEALTH_PUSH_LEASE_SECONDS)
-    return bool(HealthPush.objects.filter(pk=push_id).filter(
-        Q(status=PushStatus.PENDING) | Q(status=PushStatus.PROCESSING, lease_until__lt=now))
-        .update(status=PushStatus.PROCESSING, started_at=now, lease_until=lease, attempts=F("attempts") + 1))
+    """Take a pending push, or one whose worker's lease ran out (the jobs' claim); each claim counts an attempt."""
+    return HealthPush.claim(push_id, status=PushStatus.PROCESSING, started_at=timezone.now(),
+                            attempts=F("attempts") + 1)
 
 
 def _finish(push: HealthPush, status: str, *, error: str = "", report=None) -> None:
-    HealthPush.objects.filter(pk=push.pk).update(status=status, finished_at=timezone.now(), lease_until=None,
-                                                 error=error[:2000], report=report)
+    HealthPush.finish(push.pk, status, error=error[:2000], report=report)
     _delete_bodies([push.body])
 
 
 def process(push_id: int):
     """Parse and ingest one push (the worker's side). Answers the report, or None."""
-    from clusters.health import services
-    from clusters.health.choices import Source
-
     if not claim(push_id):
         return None  # done, superseded, or another delivery holds it
     push = HealthPush.objects.select_related("cluster__organization").get(pk=push_id)
@@ -201,25 +196,25 @@ def process(push_id: int):
     return ingested.report
 
 
-def sweep(now=None) -> int:
-    """Send again the pushes nobody took (broker down, message lost) and those whose worker died."""
-    from clusters.health import tasks
-    from portal import jobs
-
-    now = now or timezone.now()
+def waiting(now) -> Q:
+    """The pushes the sweep sends: pending ones nobody took (broker down, message lost: not dispatched, or
+    dispatched ``HEALTH_PUSH_RESEND_SECONDS`` ago and still pending) and those whose worker died (lease run out)."""
     resend = now - timedelta(seconds=settings.HEALTH_PUSH_RESEND_SECONDS)
-    waiting = HealthPush.objects.filter(
-        Q(status=PushStatus.PENDING) & (Q(dispatched_at__isnull=True) | Q(dispatched_at__lt=resend))
-        | Q(status=PushStatus.PROCESSING, lease_until__lt=now)).order_by("received_at").values_list("pk", flat=True)
-    sent = 0
-    for pk in list(waiting[:500]):
-        if jobs.send(tasks.process_push, pk):
-            HealthPush.objects.filter(pk=pk, status=PushStatus.PENDING).update(dispatched_at=now)
-            sent += 1
-    # bodies a finished push left behind (the storage was down when it finished)
-    _delete_bodies(list(HealthPush.objects.exclude(body="").exclude(
-        status__in=(PushStatus.PENDING, PushStatus.PROCESSING)).values_list("body", flat=True)[:500]))
-    return sent
+    return (Q(status=PushStatus.PENDING) & (Q(dispatched_at__isnull=True) | Q(dispatched_at__lt=resend))
+            | Q(status=PushStatus.PROCESSING, lease_until__lt=now))
+
+
+def delete_leftover_bodies() -> int:
+    """The bodies finished pushes left behind (the storage was down when they finished): the sweep's part."""
+    names = list(HealthPush.objects.exclude(body="").exclude(
+        status__in=(PushStatus.PENDING, PushStatus.PROCESSING)).values_list("body", flat=True)[:500])
+    _delete_bodies(names)
+    return len(names)
+
+
+def sweep(now=None) -> int:
+    """The pushes' share of ``portal.jobs.sweep`` alone: answers how many it sent."""
+    return registry.sweep_kind("push", now).sent
 
 
 def peak_memory_kb() -> int:
@@ -231,6 +226,4 @@ def peak_memory_kb() -> int:
                     return int(line.split()[1])
     except OSError:
         pass
-    import resource
-
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss

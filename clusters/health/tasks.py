@@ -1,4 +1,9 @@
-"""Background work of the health app (routed to the "health" queue by the task name)."""
+"""Background work of the health app (routed to the "health" queue by the task name).
+
+Health pushes and validation jobs are kinds of ``portal.jobs`` ("push", "validation"), registered here with their
+tasks; the one sweep (``portal.jobs.sweep``) sends what the broker missed, deletes the bodies finished pushes
+left behind and times out validation jobs that never reported. ``sweep_pushes`` and ``sweep_validations``, the
+names the beat schedule used before, still sweep their kind alone."""
 from __future__ import annotations
 
 import logging
@@ -6,13 +11,21 @@ import os
 
 from celery import shared_task
 from celery.signals import worker_init
+from django.urls import get_resolver
 from django.utils import timezone
 
-from clusters.health import prometheus_pull, pushes, services, validation
+from clusters.health import (
+    prometheus_pull,
+    pushes,
+    reader,  # noqa: F401 - loaded in the worker's parent for its compiled patterns
+    services,
+    validation,
+)
 from clusters.health.choices import Source
-from clusters.health.models import ClusterHealthConfig
+from clusters.health.models import ClusterHealthConfig, HealthPush, ValidationJob
 from clusters.health.prometheus import ParseError
 from portal import access, jobs
+from portal.jobs import registry
 
 logger = logging.getLogger(__name__)
 
@@ -21,11 +34,7 @@ logger = logging.getLogger(__name__)
 def load_before_the_first_push(**_kwargs) -> None:
     """Load, in the worker's parent before its pool forks, what the first push would otherwise load inside
     its lease: the URL configuration (``reverse`` in the fault announcement imports every app's views on
-    its first call: seconds on a loaded machine) and the reader."""
-    from django.urls import get_resolver
-
-    from clusters.health import reader  # noqa: F401 - imported for its compiled patterns
-
+    its first call: seconds on a loaded machine); the reader is imported with this module."""
     get_resolver().url_patterns  # noqa: B018 - the property imports the URL modules
 
 
@@ -71,9 +80,16 @@ def process_push(push_id: int) -> int | None:
     return report.pk if report else None
 
 
+PUSH = registry.register(registry.Kind(
+    name="push", model=HealthPush, task=process_push, numbered=False, waiting=pushes.waiting,
+    extra=pushes.delete_leftover_bodies,
+))
+
+
 @shared_task(name="clusters.health.tasks.sweep_pushes")
 def sweep_pushes() -> int:
-    """Periodic: send the pushes left pending by a broker outage, or held by a worker that died."""
+    """The pushes' share of ``portal.jobs.sweep`` alone (the beat schedule's name before that): send the pushes
+    left pending by a broker outage, or held by a worker that died."""
     return pushes.sweep()
 
 
@@ -96,9 +112,16 @@ def cancel_validation(self, job_id: int) -> str:
     return outcome
 
 
+VALIDATION = registry.register(registry.Kind(
+    name="validation", model=ValidationJob, task=run_validation, stuck_setting="VALIDATION_STUCK_SECONDS",
+    extra=validation.time_out,
+))
+
+
 @shared_task(name="clusters.health.tasks.sweep_validations")
 def sweep_validations() -> int:
-    """Periodic: time out validation jobs that never reported; send the ones the broker lost."""
+    """The validation jobs' share of ``portal.jobs.sweep`` alone (the beat schedule's name before that): time out
+    validation jobs that never reported; send the ones the broker lost."""
     timed_out, sent = validation.sweep()
     if timed_out or sent:
         logger.info("validation sweep: %d timed out, %d sent", timed_out, sent)

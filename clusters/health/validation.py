@@ -4,24 +4,25 @@
 the first); a worker's ``step`` submits it with ``sbatch`` through SSM on the head node (ParallelCluster)
 or the controller node (HyperPod Slurm) and follows the command until Slurm has the job; the job posts
 each output to ``receive`` with its upload token, which reads it with the portal's readers and records a
-``ValidationRun`` (or a pair of a pairwise sweep); the last output gives the job its verdict. ``sweep``
-times out jobs that never report and sends jobs the broker lost.
+``ValidationRun`` (or a pair of a pairwise sweep); the last output gives the job its verdict. ``time_out``
+ends jobs that never report, asking Slurm why (``validation_slurm``); the cancel's worker side and the trend
+of the runs are in ``validation_slurm`` and ``validation_trend``, their names available here too.
 
-Submission is leased like a launch step (``clusters/pipeline.py``): one conditional UPDATE claims the job,
-a message from an older send claims nothing. The command id is written as "submitting" before SSM is
-asked, so a worker killed mid-call leaves a job that fails visibly instead of running twice.
+A validation job is the "validation" kind of ``portal.jobs`` (registered in ``clusters.health.tasks``): one
+conditional UPDATE claims the job, a message from an older send claims nothing, and the one sweep sends jobs the
+broker lost. The command id is written as "submitting" before SSM is asked, so a worker killed mid-call leaves
+a job that fails visibly instead of running twice.
 """
 from __future__ import annotations
 
 import logging
-import statistics
 from dataclasses import dataclass
 from datetime import timedelta
 
+from celery import signature
 from django.conf import settings
 from django.core.exceptions import PermissionDenied
 from django.db import IntegrityError, transaction
-from django.db.models import Q
 from django.urls import reverse
 from django.utils import timezone
 from django.utils.translation import gettext
@@ -31,18 +32,29 @@ from clusters.choices import ClusterState, Orchestrator
 from clusters.health import headnode, nccl, pairwise, services
 from clusters.health.choices import JOB_OPEN, JobState, RunVerdict, ValidationMode
 from clusters.health.models import IllegalTransition, NodeHealth, ValidationJob, ValidationRun
+from clusters.health.validation_slurm import (  # noqa: F401 - part of this module's names
+    DONE,
+    POLL,
+    SACCT_FORMAT,
+    SUBMITTING,
+    SlurmState,
+    cancel_step,
+    parse_sacct,
+    scancel_line,
+    slurm_state,
+)
+from clusters.health.validation_trend import trend  # noqa: F401 - part of this module's names
 from portal import access, jobs, locks, provider_errors, timeline
 from portal.aws import AwsError
 from portal.choices import Visibility
+from portal.jobs import registry
 from portal.vocabulary import Severity
 
 logger = logging.getLogger(__name__)
 
-POLL = "poll"
-DONE = "done"
+CANCEL_TASK = "clusters.health.tasks.cancel_validation"  # sent by name: the tasks module imports this one
 ORCHESTRATORS = (Orchestrator.PARALLELCLUSTER, Orchestrator.HYPERPOD)
 OPERATIONS = ("all_reduce", "all_gather", "reduce_scatter", "alltoall")
-SUBMITTING = "submitting"
 VERDICT_ORDER = {RunVerdict.FAIL: 3, RunVerdict.WARN: 2, RunVerdict.NONE: 1, RunVerdict.PASS: 0}
 
 
@@ -161,26 +173,10 @@ def start(cluster, *, actor=None, collectives=("all_reduce",), nodes=(), pairwis
 
 def dispatch(job: ValidationJob) -> bool:
     """Send the job's task now, numbered so a resend ends an older chain of polls; the sweep retries a miss."""
-    from clusters.health import tasks  # tasks import this module: a real cycle, broken here
-
-    with transaction.atomic():
-        attempt = ValidationJob.objects.select_for_update().values_list("attempts", flat=True).get(pk=job.pk) + 1
-        ValidationJob.objects.filter(pk=job.pk).update(attempts=attempt)
-    ok = jobs.send(tasks.run_validation, job.pk, attempt)
-    ValidationJob.objects.filter(pk=job.pk).update(dispatched=ok)
-    return ok
+    return registry.dispatch("validation", job)
 
 
 # --- the worker's step -----------------------------------------------------------------------------------
-
-def claim(job_id: int, attempt: int | None = None) -> bool:
-    now = timezone.now()
-    rows = (ValidationJob.objects.filter(pk=job_id, state=JobState.PENDING)
-            .filter(Q(lease_until__isnull=True) | Q(lease_until__lt=now)))
-    if attempt is not None:
-        rows = rows.filter(attempts__lte=attempt)
-    return bool(rows.update(lease_until=now + timedelta(seconds=settings.VALIDATION_LEASE_SECONDS), heartbeat=now))
-
 
 def countdown(job: ValidationJob) -> int:
     """Seconds to the next step: the poll interval, doubled for each throttled call in a row."""
@@ -189,7 +185,7 @@ def countdown(job: ValidationJob) -> int:
 
 def step(job_id: int, attempt: int | None = None) -> tuple[str, int]:
     """Advance the submission once; (POLL, seconds) asks the caller to come back after that countdown."""
-    if not claim(job_id, attempt):
+    if not ValidationJob.claim(job_id, attempt):
         return DONE, 0
     job = ValidationJob.objects.select_related("cluster__organization").get(pk=job_id)
     job.polls += 1
@@ -210,8 +206,7 @@ def step(job_id: int, attempt: int | None = None) -> tuple[str, int]:
     except Exception as exc:  # an answer we do not understand: fail visibly, never hang
         logger.exception("validation %s failed unexpectedly", job_id)
         outcome = fail(job, f"Unexpected error: {type(exc).__name__}: {exc}", "error")
-    ValidationJob.objects.filter(pk=job.pk).update(polls=job.polls, aws_errors=job.aws_errors, lease_until=None,
-                                                   heartbeat=timezone.now())
+    ValidationJob.release(job.pk, polls=job.polls, aws_errors=job.aws_errors)
     return outcome, countdown(job)
 
 
@@ -420,155 +415,15 @@ def cancel(job: ValidationJob, actor) -> ValidationJob:
 
 
 def dispatch_scancel(job: ValidationJob) -> bool:
-    from clusters.health import tasks  # tasks import this module: a real cycle, broken here
-
-    return jobs.send(tasks.cancel_validation, job.pk)
+    return jobs.send(signature(CANCEL_TASK), job.pk)
 
 
-def scancel_line(slurm_job_id: str) -> str:
-    if not slurm_job_id.isdigit():
-        raise ValueError(f"not a Slurm job id: {slurm_job_id!r}")
-    return f"scancel {slurm_job_id}"
+# --- the sweep's part ----------------------------------------------------------------------------------
 
-
-def cancel_step(job_id: int) -> tuple[str, int]:
-    """The worker's part of a cancel: find the Slurm job (from the sbatch command's answer if the submission
-    was still being followed), send ``scancel`` through SSM, follow it, and keep what the head node said.
-    (POLL, seconds) asks to come back; a job whose sbatch never left the portal needs nothing."""
-    job = ValidationJob.objects.select_related("cluster__organization").get(pk=job_id)
-    if job.state != JobState.CANCELLED or job.scancel and not job.scancel.startswith("sent "):
-        return DONE, 0
-    cluster = job.cluster
-    try:
-        if job.scancel.startswith("sent "):
-            command_id = job.scancel.removeprefix("sent ")
-            result = headnode.invocation(cluster, job.target, command_id)
-            if not result.finished:
-                return POLL, settings.VALIDATION_POLL_SECONDS
-            said = (result.stderr or result.stdout).strip()
-            note = (f"scancel {job.slurm_job_id}: done." if result.status == "Success"
-                    else f"scancel {job.slurm_job_id}: {said or result.status}")
-            ValidationJob.objects.filter(pk=job.pk).update(scancel=note[:300])
-            return DONE, 0
-        if not job.slurm_job_id:
-            sending = job.command_id == SUBMITTING and job.cancelled_at and (
-                timezone.now() - job.cancelled_at).total_seconds() < settings.VALIDATION_LEASE_SECONDS
-            if sending:  # the worker is inside SendCommand: its command id comes next
-                return POLL, settings.VALIDATION_POLL_SECONDS
-            if not job.command_id or job.command_id == SUBMITTING or not job.target:
-                ValidationJob.objects.filter(pk=job.pk).update(
-                    scancel="Nothing to cancel on the cluster: the job had not been submitted.")
-                return DONE, 0
-            result = headnode.invocation(cluster, job.target, job.command_id)
-            if not result.finished:
-                return POLL, settings.VALIDATION_POLL_SECONDS
-            slurm_id = headnode.slurm_job_id(result.stdout) if result.status == "Success" else None
-            if slurm_id is None:
-                ValidationJob.objects.filter(pk=job.pk).update(
-                    scancel="Nothing to cancel on the cluster: Slurm did not take the job.")
-                return DONE, 0
-            job.slurm_job_id = slurm_id
-            ValidationJob.objects.filter(pk=job.pk).update(slurm_job_id=slurm_id)
-        command_id = headnode.send(cluster, job.target, [scancel_line(job.slurm_job_id)],
-                                   comment=f"GENIAC validation {job.pk} cancel")
-        ValidationJob.objects.filter(pk=job.pk).update(scancel=f"sent {command_id}")
-        return POLL, 1
-    except AwsError as exc:
-        if exc.retryable:
-            return POLL, settings.VALIDATION_POLL_SECONDS * 2
-        ValidationJob.objects.filter(pk=job.pk).update(scancel=f"scancel not sent: {exc}"[:300])
-        return DONE, 0
-
-
-# --- what Slurm says of a job that never reported ------------------------------------------------------
-
-SACCT_FORMAT = "JobID,State,ExitCode,Reason"
-
-
-@dataclass(frozen=True)
-class SlurmState:
-    state: str  # PENDING, RUNNING, COMPLETED, FAILED, NODE_FAIL, CANCELLED by 0, TIMEOUT ... ("" when unknown)
-    exit_code: str = ""
-    reason: str = ""
-    error: str = ""  # why sacct gave no answer
-
-    @property
-    def sentence(self) -> str:
-        if self.error:
-            return f"sacct gave no answer: {self.error}"
-        if not self.state:
-            return "sacct knows no such job (its accounting may have been purged)."
-        reason = f", reason {self.reason}" if self.reason and self.reason != "None" else ""
-        exit_code = f", exit code {self.exit_code}" if self.exit_code and self.state not in ("PENDING", "RUNNING") else ""
-        return f"sacct: the job is {self.state}{exit_code}{reason}."
-
-    @property
-    def words(self) -> str:
-        """The same for customers, in the portal's words."""
-        if self.error or not self.state:
-            return ""
-        if self.state == "PENDING":
-            return f"Slurm still had it queued ({self.reason or 'waiting'})."
-        if self.state == "RUNNING":
-            return "Slurm still had it running."
-        if self.state == "NODE_FAIL":
-            return "Slurm reports that a node failed under the job (NODE_FAIL)."
-        return f"Slurm reports it ended {self.state} (exit code {self.exit_code or '?'})."
-
-
-def parse_sacct(stdout: str, slurm_job_id: str) -> SlurmState:
-    """The job's own row of ``sacct -n -P -o JobID,State,ExitCode,Reason`` (steps such as ``1001.batch`` skipped)."""
-    for line in stdout.splitlines():
-        parts = line.strip().split("|")
-        if len(parts) >= 3 and parts[0] == slurm_job_id:
-            return SlurmState(parts[1].strip(), parts[2].strip(), parts[3].strip() if len(parts) > 3 else "")
-    return SlurmState("")
-
-
-def slurm_state(job: ValidationJob, wait_seconds: float | None = None) -> SlurmState | None:
-    """Ask ``sacct`` through SSM on the head node what became of the job (None when it has no Slurm job id).
-    Waits up to VALIDATION_SACCT_WAIT_SECONDS for the answer; stops the job with ``scancel`` when it is still
-    queued or running, so it cannot run after the portal gave up on it."""
-    import time
-
-    if not job.slurm_job_id or not job.target or not job.slurm_job_id.isdigit():
-        return None
-    cluster = job.cluster
-    wait_seconds = settings.VALIDATION_SACCT_WAIT_SECONDS if wait_seconds is None else wait_seconds
-    try:
-        command_id = headnode.send(cluster, job.target,
-                                   [f"sacct -j {job.slurm_job_id} -X -n -P -o {SACCT_FORMAT}"],
-                                   comment=f"GENIAC validation {job.pk} sacct")
-        give_up = time.monotonic() + wait_seconds
-        while True:
-            result = headnode.invocation(cluster, job.target, command_id)
-            if result.finished or time.monotonic() >= give_up:
-                break
-            time.sleep(0.5)
-    except AwsError as exc:
-        return SlurmState("", error=str(exc)[:300])
-    if not result.finished:
-        return SlurmState("", error=f"SSM command {command_id} still {result.status} after {wait_seconds:.0f} s")
-    if result.status != "Success":
-        return SlurmState("", error=(result.stderr or result.stdout).strip()[:300] or result.status)
-    found = parse_sacct(result.stdout, job.slurm_job_id)
-    if found.state in ("PENDING", "RUNNING"):
-        try:
-            headnode.send(cluster, job.target, [scancel_line(job.slurm_job_id)],
-                          comment=f"GENIAC validation {job.pk} timed out")
-        except AwsError:
-            logger.warning("validation %s: scancel after the timeout was not sent", job.pk)
-    return found
-
-
-# --- the sweep ------------------------------------------------------------------------------------------
-
-def sweep() -> tuple[int, int]:
-    """Time out the jobs past their deadline with the reason; send pending jobs the broker lost or whose worker
-    died (no heartbeat for VALIDATION_STUCK_SECONDS, lease run out). Returns (timed out, sent)."""
-    now = timezone.now()
+def time_out() -> int:
+    """Time out the jobs past their deadline with the reason (what Slurm says of a submitted one); answers how many."""
     timed_out = 0
-    for job in ValidationJob.objects.filter(state__in=JOB_OPEN, deadline__lt=now).select_related("cluster"):
+    for job in ValidationJob.objects.filter(state__in=JOB_OPEN, deadline__lt=timezone.now()).select_related("cluster"):
         got = f"{len(job.received)} of {len(job.expected)} outputs received"
         if job.state == JobState.SUBMITTED:
             why = (f"Slurm job {job.slurm_job_id} was submitted at {job.submitted_at:%Y-%m-%d %H:%M} UTC and did not "
@@ -578,50 +433,14 @@ def sweep() -> tuple[int, int]:
         else:
             why = f"The job was never submitted to the cluster before {job.deadline:%Y-%m-%d %H:%M} UTC ({got})."
             slurm = None
-        fail(job, why, "no_report", state=JobState.TIMED_OUT,
-             words=slurm.words if slurm else "")
+        fail(job, why, "no_report", state=JobState.TIMED_OUT, words=slurm.words if slurm else "")
         timed_out += 1
-    stale = now - timedelta(seconds=settings.VALIDATION_STUCK_SECONDS)
-    rows = (ValidationJob.objects.filter(state=JobState.PENDING)
-            .filter(Q(dispatched=False)
-                    | (Q(heartbeat__lt=stale) | Q(heartbeat__isnull=True, created_at__lt=stale))
-                    & (Q(lease_until__isnull=True) | Q(lease_until__lt=now))))
-    sent = 0
-    for job in rows:
-        if dispatch(job):
-            sent += 1
-            ValidationJob.objects.filter(pk=job.pk).update(heartbeat=now)
-    return timed_out, sent
+    return timed_out
 
 
-# --- the trend ------------------------------------------------------------------------------------------
-
-def _plain_version(value: str) -> str:
-    """``v2.27.7-1`` and ``2.27.7+cuda12.8`` are both NCCL 2.27.7; ``v1.16.3`` is aws-ofi-nccl 1.16.3."""
-    value = (value or "").strip().lstrip("v")
-    return value.split("+")[0].split("-")[0] if value else ""
-
-
-def trend(runs, collective: str = "all_reduce") -> dict:
-    """Plateau bus bandwidth over time keyed by (NCCL, aws-ofi-nccl) versions, oldest first, from ``runs``
-    (a restricted queryset of one cluster's runs). A version whose median falls more than
-    VALIDATION_REGRESSION_SHARE under the previous version's median is flagged as a regression."""
-    rows = (runs.filter(collective=collective, plateau_busbw__isnull=False).order_by("uploaded_at", "pk")
-            .values_list("pk", "uploaded_at", "plateau_busbw", "nodes", "verdict", "nccl_version", "ofi_version",
-                         "job__nccl_version", "job__ofi_version")[:500])
-    points, groups = [], {}
-    for pk, at, busbw, nodes, verdict, nccl_v, ofi_v, job_nccl, job_ofi in rows:
-        key = (_plain_version(nccl_v or job_nccl) or "unknown", _plain_version(ofi_v or job_ofi) or "unknown")
-        points.append({"run": pk, "at": at, "plateau_busbw": busbw, "nodes": nodes, "verdict": verdict,
-                       "nccl_version": key[0], "ofi_version": key[1]})
-        groups.setdefault(key, []).append(busbw)
-    versions, previous = [], None
-    for (nccl_v, ofi_v), values in groups.items():  # in order of first appearance
-        median = statistics.median(values)
-        change = (median - previous) / previous if previous else None
-        versions.append({"nccl_version": nccl_v, "ofi_version": ofi_v, "runs": len(values), "median": round(median, 2),
-                         "change": None if change is None else round(change, 4),
-                         "regression": change is not None and change < -settings.VALIDATION_REGRESSION_SHARE})
-        previous = median
-    return {"collective": collective, "points": points, "versions": versions,
-            "regression": any(v["regression"] for v in versions[-1:])}
+def sweep() -> tuple[int, int]:
+    """The validation jobs' share of ``portal.jobs.sweep`` alone: time out the jobs past their deadline, send pending
+    jobs the broker lost or whose worker died (no heartbeat for VALIDATION_STUCK_SECONDS, lease run out).
+    Returns (timed out, sent)."""
+    swept = registry.sweep_kind("validation")
+    return swept.extra, swept.sent

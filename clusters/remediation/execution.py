@@ -1,11 +1,12 @@
 """One step of a remediation job, run by its Celery task: act on the provider, poll, verify, move the state on.
 
-A step is idempotent and leased like a launch step (``clusters/pipeline.py``): one conditional UPDATE claims the
-action, a message from an older send claims nothing, and a killed worker's action is sent again by the sweep
-once its lease runs out. Before the provider is asked to act, the node ids are written as "submitting"; a step
-that finds them there (its predecessor died mid-call) looks at the nodes instead of asking again, so a repeated
-delivery never reboots a node twice. Throttling is retried with a doubling countdown; every other provider
-failure fails the action with its reason, kept for lead SAs and told to customers in the portal's words.
+An action is the "remediation" kind of ``portal.jobs`` (registered in ``clusters.remediation.tasks``): one
+conditional UPDATE claims the action, a message from an older send claims nothing, and a killed worker's action is
+sent again by the one sweep once its lease runs out. Before the provider is asked to act, the node ids are written
+as "submitting"; a step that finds them there (its predecessor died mid-call) looks at the nodes instead of asking
+again, so a repeated delivery never reboots a node twice. Throttling is retried with a doubling countdown; every
+other provider failure fails the action with its reason, kept for lead SAs and told to customers in the portal's
+words.
 """
 from __future__ import annotations
 
@@ -14,7 +15,6 @@ from datetime import timedelta
 
 from django.conf import settings
 from django.db import transaction
-from django.db.models import Q
 from django.utils import timezone
 
 from clusters.choices import ClusterState, Orchestrator
@@ -28,16 +28,7 @@ logger = logging.getLogger(__name__)
 
 POLL = "poll"
 DONE = "done"
-STEPPED = (ActionState.APPROVED, ActionState.RUNNING, ActionState.VERIFYING)
-
-
-def claim(action_id: int, attempt: int | None = None) -> bool:
-    now = timezone.now()
-    rows = (RemediationAction.objects.filter(pk=action_id, state__in=STEPPED)
-            .filter(Q(lease_until__isnull=True) | Q(lease_until__lt=now)))
-    if attempt is not None:
-        rows = rows.filter(attempts__lte=attempt)
-    return bool(rows.update(lease_until=now + timedelta(seconds=settings.REMEDIATION_LEASE_SECONDS), heartbeat=now))
+STEPPED = RemediationAction.CLAIMABLE  # approved, running, verifying: the states a worker steps
 
 
 def countdown(action: RemediationAction) -> int:
@@ -59,7 +50,7 @@ def add_step(action, name: str, summary: str, detail: str = "", status: str = St
 
 def step(action_id: int, attempt: int | None = None) -> tuple[str, int]:
     """Advance the action once; (POLL, seconds) asks the caller to come back after that countdown."""
-    if not claim(action_id, attempt):
+    if not RemediationAction.claim(action_id, attempt):
         return DONE, 0
     action = RemediationAction.objects.select_related("cluster__organization").get(pk=action_id)
     action.polls += 1
@@ -84,9 +75,8 @@ def step(action_id: int, attempt: int | None = None) -> tuple[str, int]:
     except Exception as exc:  # a bug or an answer we do not understand: fail visibly, never hang
         logger.exception("remediation %s failed unexpectedly", action_id)
         outcome = _fail(action, f"Unexpected error: {type(exc).__name__}: {exc}", "error")
-    RemediationAction.objects.filter(pk=action.pk).update(
-        polls=action.polls, aws_errors=action.aws_errors, progress=action.progress,
-        provider_nodes=action.provider_nodes, lease_until=None, heartbeat=timezone.now())
+    RemediationAction.release(action.pk, polls=action.polls, aws_errors=action.aws_errors, progress=action.progress,
+                              provider_nodes=action.provider_nodes)
     return outcome, countdown(action)
 
 

@@ -14,7 +14,7 @@ from django.utils import timezone
 from django.utils.translation import gettext
 
 from clusters.health.models import GpuFault
-from clusters.remediation import journal, rules, tasks
+from clusters.remediation import journal, rules
 from clusters.remediation.choices import AUTOMATIC_RULES, ActionState, ConsentMode
 from clusters.remediation.models import (
     IllegalTransition,
@@ -22,7 +22,8 @@ from clusters.remediation.models import (
     RemediationFault,
     RemediationNode,
 )
-from portal import access, jobs, locks, timeline
+from portal import access, locks, timeline
+from portal.jobs import registry
 
 
 class Refused(Exception):
@@ -155,13 +156,9 @@ def cancel(action: RemediationAction, actor) -> RemediationAction:
 
 
 def dispatch(action: RemediationAction) -> bool:
-    """Send the action's job now, numbered so a resend ends an older chain of polls; the sweep retries a miss."""
-    with transaction.atomic():
-        attempt = RemediationAction.objects.select_for_update().values_list("attempts", flat=True).get(pk=action.pk) + 1
-        RemediationAction.objects.filter(pk=action.pk).update(attempts=attempt)
-    ok = jobs.send(tasks.run_remediation, action.pk, attempt)
-    RemediationAction.objects.filter(pk=action.pk).update(dispatched=ok)
-    return ok
+    """Send the action's job now (the "remediation" kind of ``portal.jobs``), numbered so a resend ends an older
+    chain of polls; the sweep retries a miss."""
+    return registry.dispatch("remediation", action)
 
 
 def dispatch_on_commit(action: RemediationAction) -> None:

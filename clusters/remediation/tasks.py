@@ -1,17 +1,17 @@
-"""Celery tasks of node remediation (queue "default"): they take primary keys and poll by retrying."""
+"""Celery tasks of node remediation (queue "default"): they take primary keys and poll by retrying.
+
+Actions are the "remediation" kind of ``portal.jobs``: the one sweep (``portal.jobs.sweep``) proposes what consent
+policies remediate automatically, then sends actions the broker never got and actions whose worker died (no
+heartbeat for ``REMEDIATION_STUCK_SECONDS``, lease run out). ``remediation.sweep``, the name the beat schedule
+used before, still sweeps remediation alone.
+"""
 from __future__ import annotations
 
-import logging
-from datetime import timedelta
-
 from celery import shared_task
-from django.conf import settings
-from django.db.models import Q
-from django.utils import timezone
 
-from clusters.remediation import execution
-
-logger = logging.getLogger(__name__)
+from clusters.remediation import execution, services
+from clusters.remediation.models import RemediationAction
+from portal.jobs import registry
 
 
 @shared_task(bind=True, name="remediation.run", max_retries=None, acks_late=True)
@@ -23,25 +23,14 @@ def run_remediation(self, action_id: int, attempt: int | None = None) -> str:
     return outcome
 
 
+REMEDIATION = registry.register(registry.Kind(
+    name="remediation", model=RemediationAction, task=run_remediation, stuck_setting="REMEDIATION_STUCK_SECONDS",
+    extra=services.propose_automatic,
+))
+
+
 @shared_task(name="remediation.sweep")
 def sweep() -> int:
-    """Propose what consent policies remediate automatically; send actions the broker never got, and actions
-    whose worker died (no heartbeat for ``REMEDIATION_STUCK_SECONDS``, lease run out)."""
-    from clusters.remediation import services  # services imports this module to dispatch: a real import cycle
-    from clusters.remediation.models import RemediationAction
-
-    services.propose_automatic()
-    now = timezone.now()
-    stale = now - timedelta(seconds=settings.REMEDIATION_STUCK_SECONDS)
-    rows = (RemediationAction.objects.filter(state__in=execution.STEPPED)
-            .filter(Q(dispatched=False)
-                    | (Q(heartbeat__lt=stale) | Q(heartbeat__isnull=True, approved_at__lt=stale))
-                    & (Q(lease_until__isnull=True) | Q(lease_until__lt=now))))
-    sent = 0
-    for action in rows:
-        if services.dispatch(action):
-            sent += 1
-            RemediationAction.objects.filter(pk=action.pk).update(heartbeat=now)
-    if sent:
-        logger.info("remediation sweep sent %d actions", sent)
-    return sent
+    """Remediation's share of ``portal.jobs.sweep`` alone (the beat schedule's name before that): propose what
+    consent policies remediate automatically, send actions the broker never got or whose worker died."""
+    return registry.sweep_kind(REMEDIATION).sent

@@ -123,7 +123,7 @@ def _request_capture(payload: dict):
         except IntegrityError:  # the same shortcut, sent twice at once: the other request stored it
             capture = live.get()
     # Pending and handed to the broker: its task is on the way. Done: the task tells "already logged".
-    return capture, capture.status == SlackCapture.DONE or capture.queued_at is None
+    return capture, capture.status == SlackCapture.DONE or capture.dispatched_at is None
 
 
 def _read_thread(channel_id: str, thread_ts: str) -> tuple[str, list[dict]]:
@@ -202,8 +202,7 @@ def capture(capture_id: int) -> str:
 
 def fail(capture_id: int, reason: str) -> str:
     """Record why a capture could not be logged and tell the user."""
-    SlackCapture.objects.filter(pk=capture_id, status=SlackCapture.PENDING).update(
-        status=SlackCapture.FAILED, error=reason[:2000], finished_at=timezone.now())
+    SlackCapture.fail(capture_id, reason[:2000], status=SlackCapture.FAILED)
     row = SlackCapture.objects.select_related("interaction").get(pk=capture_id)
     _tell_outcome(row, created=False)
     return row.status

@@ -1,13 +1,20 @@
 """Background work of the engagement app: logging a Slack thread off the shortcut's request.
 
-Replies in Slack threads are notification deliveries (``portal.notifications``, channel "thread"), sent by its
-``deliver`` task and swept like the others."""
+A capture is the "slack capture" kind of ``portal.jobs``: the one sweep (``portal.jobs.sweep``) sends the captures
+the broker could not take; ``engagement.sweep_captures``, the name the beat schedule used before, sends them
+alone. Replies in Slack threads are notification deliveries (``portal.notifications``, channel "thread"), sent by
+its ``deliver`` task and swept like the others."""
 from __future__ import annotations
 
+import datetime
 import logging
 
 from celery import shared_task
-from django.utils import timezone
+
+from portal import jobs
+from portal.engagement import cycles, slack
+from portal.engagement.models import SlackCapture
+from portal.jobs import registry
 
 logger = logging.getLogger(__name__)
 
@@ -19,8 +26,6 @@ CAPTURE_BACKOFF = 10  # seconds, doubled per retry, when Slack gives no Retry-Af
 def capture_thread(self, capture_id: int) -> str:
     """Read the thread from Slack and log it as an interaction (once per message); retried with backoff on rate
     limits (Slack's Retry-After) and failures, then recorded as failed and told to the user."""
-    from portal.engagement import slack
-
     try:
         return slack.capture(capture_id)
     except slack.TryLater as exc:
@@ -33,32 +38,19 @@ def capture_thread(self, capture_id: int) -> str:
 
 def send_capture(capture_id: int) -> None:
     """Send the capture's task after commit; when the broker cannot take it, the sweep sends it later."""
-    from portal import jobs
-    from portal.engagement.models import SlackCapture
+    SlackCapture.mark_dispatched(capture_id, True)
+    jobs.send_on_commit(capture_thread, capture_id, on_failure=lambda: SlackCapture.mark_dispatched(capture_id, False))
 
-    def unqueue() -> None:
-        SlackCapture.objects.filter(pk=capture_id).update(queued_at=None)
 
-    SlackCapture.objects.filter(pk=capture_id).update(queued_at=timezone.now())
-    jobs.send_on_commit(capture_thread, capture_id, on_failure=unqueue)
+KIND = registry.register(registry.Kind(name="slack capture", model=SlackCapture, task=capture_thread, numbered=False,
+                                       limit=200))
 
 
 @shared_task(name="engagement.sweep_captures")
 def sweep_captures(limit: int = 200) -> int:
-    """Send the captures the broker could not take when the shortcut was used (periodic, every minute)."""
-    from portal import jobs
-    from portal.engagement.models import SlackCapture
-
-    sent = 0
-    waiting = SlackCapture.objects.filter(queued_at__isnull=True).exclude(finished_at__isnull=False)
-    for pk in waiting.order_by("created").values_list("pk", flat=True)[:limit]:
-        if not SlackCapture.objects.filter(pk=pk, queued_at__isnull=True).update(queued_at=timezone.now()):
-            continue  # another sweep claimed it
-        if not jobs.send(capture_thread, pk):
-            SlackCapture.objects.filter(pk=pk).update(queued_at=None)
-            break  # the broker is still down: the next sweep tries again
-        sent += 1
-    return sent
+    """The captures' share of ``portal.jobs.sweep`` alone (the beat schedule's name before that): send the captures
+    the broker could not take when the shortcut was used."""
+    return registry.sweep_kind(KIND, limit=limit).sent
 
 
 @shared_task(name="engagement.switch_cycles")
@@ -66,10 +58,6 @@ def switch_cycles(on: str | None = None) -> int | None:
     """Periodic: when a scheduled next cycle's start date has come (``on``, an ISO date, defaults to today in the
     program's time zone), archive the active cycle and make the next one active, carrying what is live over.
     Answers the new cycle's id, or None when nothing was due (every later run of the day)."""
-    import datetime
-
-    from portal.engagement import cycles
-
     started = cycles.switch_due(datetime.date.fromisoformat(on) if on else None)
     if started is not None:
         logger.info("Cycle switch: %s is active from %s", started, started.starts_on)

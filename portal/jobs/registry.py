@@ -104,15 +104,16 @@ def dispatch(kind: Kind | str, row) -> bool:
     return ok
 
 
-def sweep_kind(kind: Kind | str, now: datetime | None = None, *, extra: bool = True) -> Swept:
-    """One kind's share of the sweep: its ``extra``, then the rows to send (see the module's docstring)."""
+def sweep_kind(kind: Kind | str, now: datetime | None = None, *, extra: bool = True, limit: int | None = None) -> Swept:
+    """One kind's share of the sweep: its ``extra``, then up to ``limit`` (the kind's) rows to send (see the
+    module's docstring)."""
     kind = kind_of(kind) if isinstance(kind, str) else kind
     done = kind.extra() if extra and kind.extra is not None else 0
     now = now or timezone.now()
     model = kind.model
     with transaction.atomic():
         rows = list(model._default_manager.select_for_update(skip_locked=True).filter(kind.rows_to_send(now))
-                    .order_by(model.CREATED_FIELD, "pk")[:kind.limit])
+                    .order_by(model.CREATED_FIELD, "pk")[:limit or kind.limit])
         if not rows:
             return Swept(done, 0)
         taken = {"dispatched_at": now, "heartbeat": now}

@@ -259,11 +259,11 @@ CELERY_BEAT_SCHEDULE = {
     "Warn before quotas and reservations end": {
         "task": "workloads.warn_expiring", "schedule": crontab(minute="0", hour="9")},  # 09:00 program time
     "sync-open-support-cases": {"task": "workloads.support.sync_open_cases", "schedule": 15 * 60},
-    "clusters: sweep launch jobs": {"task": "clusters.tasks.sweep_launch_jobs", "schedule": 60},
+    # Every kind of background job (portal.jobs.registry): each kind's own part (launch deadlines, validation
+    # time-outs, automatic remediation proposals, leftover push bodies), then what the broker missed and what a
+    # dead worker held. The six sweeps it replaces keep their task names for one release.
+    "Sweep background jobs": {"task": "portal.jobs.sweep", "schedule": 60},
     "Pull cluster health from Prometheus": {"task": "clusters.health.tasks.pull_all", "schedule": 5 * 60},
-    "Send notifications the broker missed": {"task": "portal.notifications.sweep_pending", "schedule": 60},
-    "Log Slack threads the broker missed": {"task": "engagement.sweep_captures", "schedule": 60},
-    "Send queued health pushes": {"task": "clusters.health.tasks.sweep_pushes", "schedule": 60},
     "Forget expired submission keys": {"task": "portal.expire_submissions", "schedule": 60 * 60},
     # A next cycle scheduled for a later day starts that day (hourly, so a beat down at midnight catches up).
     "Start a scheduled program cycle": {"task": "engagement.switch_cycles", "schedule": crontab(minute="5")},
@@ -272,9 +272,6 @@ CELERY_BEAT_SCHEDULE = {
     # What AWS says of the reservations in force against what the portal counts held (reservation_checks).
     "Cross-check reservations with AWS": {"task": "accounting.check_all_reservations",
                                           "schedule": crontab(minute="40", hour="*/3")},
-    "Remediation: automatic proposals, actions the broker missed": {"task": "remediation.sweep", "schedule": 60},
-    "Validation: time out silent jobs, send what the broker missed": {
-        "task": "clusters.health.tasks.sweep_validations", "schedule": 60},
     # Cost Explorer updates a day's figures for about a day after it ends: fetch once a day, early in program time.
     "Fetch cost from Cost Explorer": {"task": "workloads.spend.fetch_all_costs", "schedule": crontab(minute="30", hour="6")},
 }  # queues come from the task routes in portal/celery.py

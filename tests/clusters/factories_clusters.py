@@ -68,7 +68,7 @@ def ready_cluster(org, *, name: str, **fields) -> Cluster:
         stack.status, stack.resources_done = "CREATE_COMPLETE", stack.resources_total
         stack.stack_id = f"arn:aws:cloudformation:{org.home_region}:123456789012:stack/{stack.stack_name}/{uuid.uuid4()}"
         stack.save()
-    cluster.jobs.update(status=JobStatus.SUCCEEDED, started=timezone.now(), finished=timezone.now(), dispatched=True)
+    cluster.jobs.update(status=JobStatus.SUCCEEDED, started=timezone.now(), finished=timezone.now(), dispatched_at=timezone.now())
     Cluster.objects.filter(pk=cluster.pk).update(state=ClusterState.READY, outputs=READY_OUTPUTS,
                                                  stack_status="cluster: CREATE_COMPLETE", **fields)
     cluster.refresh_from_db()

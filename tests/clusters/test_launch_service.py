@@ -263,7 +263,7 @@ def test_a_job_past_its_deadline_fails_the_cluster_with_the_reason(world, aws):
 
 def test_the_sweep_fails_a_job_past_its_deadline_that_no_worker_steps(world):
     cluster = launched_cluster(world.org_a, name="orphan")
-    LaunchJob.objects.filter(cluster=cluster).update(deadline=timezone.now() - timedelta(seconds=1), dispatched=True)
+    LaunchJob.objects.filter(cluster=cluster).update(deadline=timezone.now() - timedelta(seconds=1), dispatched_at=timezone.now())
     sweep_launch_jobs()
     cluster.refresh_from_db()
     assert cluster.state == ClusterState.FAILED and cluster.failure_reason == "deadline"

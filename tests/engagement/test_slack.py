@@ -144,8 +144,8 @@ def test_a_shortcut_the_broker_missed_is_sent_by_the_sweep(client, world, linked
         response = _signed(client, reverse("engagement:slack_interactivity"), _shortcut())
     assert response.status_code == 200
     capture = SlackCapture.objects.get()
-    assert capture.status == "pending" and capture.queued_at is None  # kept, not lost
-    assert sweep_captures() == 0 and SlackCapture.objects.get().queued_at is None
+    assert capture.status == "pending" and capture.dispatched_at is None  # kept, not lost
+    assert sweep_captures() == 0 and SlackCapture.objects.get().dispatched_at is None
     private_redis.start()
     app._pool = None
     app.amqp._producer_pool = None

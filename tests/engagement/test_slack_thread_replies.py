@@ -41,9 +41,9 @@ def test_a_reply_the_broker_missed_is_kept_and_sent_by_the_sweep(
     with django_capture_on_commit_callbacks(execute=True):
         notify(_event(thread))
     delivery = NotificationDelivery.objects.get()
-    assert (delivery.channel, delivery.status, delivery.queued_at) == ("thread", "pending", None)
+    assert (delivery.channel, delivery.status, delivery.dispatched_at) == ("thread", "pending", None)
     assert delivery.setting is None and delivery.payload["thread"] == thread.pk
-    assert sweep_pending() == 0 and NotificationDelivery.objects.get().queued_at is None  # still down: kept
+    assert sweep_pending() == 0 and NotificationDelivery.objects.get().dispatched_at is None  # still down: kept
 
     private_redis.start()
     app._pool = None

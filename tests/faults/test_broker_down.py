@@ -104,14 +104,14 @@ def test_notifications_the_broker_missed_are_sent_by_the_sweep(world, private_re
     with django_capture_on_commit_callbacks(execute=True):
         notify(Event(kind="health_fault", title="XID 79 on node 3", organization_id=world.org_a.pk, severity="critical"))
     delivery = NotificationDelivery.objects.get()
-    assert delivery.status == "pending" and delivery.queued_at is None  # kept, not lost
+    assert delivery.status == "pending" and delivery.dispatched_at is None  # kept, not lost
     assert sweep_pending() == 0  # still down: nothing sent, nothing claimed
-    assert NotificationDelivery.objects.get().queued_at is None
+    assert NotificationDelivery.objects.get().dispatched_at is None
 
     private_redis.start()
     app._pool = None
     app.amqp._producer_pool = None
     assert sweep_pending() == 1
-    assert NotificationDelivery.objects.get().queued_at is not None
+    assert NotificationDelivery.objects.get().dispatched_at is not None
     assert redis_lib.Redis.from_url(private_redis.url).llen("notifications") == 1  # the task is on its queue
     assert sweep_pending() == 0  # claimed once: a second sweep does not send it again

@@ -247,10 +247,10 @@ def test_an_escalations_notification_is_kept_for_the_sweep(live_server, world, r
     print(f"notification (escalation): {took:.2f} s")
     assert "Escalated." in browser.page(response)
     delivery = NotificationDelivery.objects.get(channel="email")
-    assert delivery.status == "pending" and delivery.queued_at is None  # kept for the sweep
+    assert delivery.status == "pending" and delivery.dispatched_at is None  # kept for the sweep
     restart(redis)
     assert sweep_pending() >= 1
-    assert NotificationDelivery.objects.get(channel="email").queued_at is not None
+    assert NotificationDelivery.objects.get(channel="email").dispatched_at is not None
 
 
 def test_a_slack_capture_is_acknowledged_and_kept_for_the_sweep(live_server, world, linked, slack_api,  # noqa: F811
@@ -270,7 +270,7 @@ def test_a_slack_capture_is_acknowledged_and_kept_for_the_sweep(live_server, wor
     print(f"Slack capture: {took:.2f} s")
     assert response.status_code == 200, response.text[:500]
     capture = SlackCapture.objects.get()
-    assert capture.status == "pending" and capture.queued_at is None  # kept for the sweep
+    assert capture.status == "pending" and capture.dispatched_at is None  # kept for the sweep
 
 
 def test_a_support_sync_says_the_periodic_sync_will_take_it(live_server, world, redis):

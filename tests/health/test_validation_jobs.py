@@ -452,7 +452,7 @@ def test_the_sweep_sends_what_the_broker_lost_and_a_send_cut_short_fails_visibly
     settings.PORTAL_BASE_URL = "http://portal.invalid"
     cluster = reported(ClusterFactory(organization=world.org_a, name="alpha", orchestrator="parallelcluster"))
     job = ValidationJob.objects.create(cluster=cluster, key="lost", expected=["all_reduce"], upload_base="http://p",
-                                       collectives=["all_reduce"], dispatched=False)
+                                       collectives=["all_reduce"], dispatched_at=None)
     if not settings.REDIS_URL:
         pytest.skip("the sweep sends to the broker (Redis)")
     assert validation.sweep() == (0, 1)
