@@ -82,7 +82,7 @@ def process_push(push_id: int) -> int | None:
 
 PUSH = registry.register(registry.Kind(
     name="push", model=HealthPush, task=process_push, numbered=False, waiting=pushes.waiting,
-    extra=pushes.delete_leftover_bodies,
+    extra=pushes.delete_leftover_bodies, extra_last=True,
 ))
 
 

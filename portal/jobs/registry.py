@@ -38,7 +38,8 @@ class Kind:
     ``stuck_setting``: the setting whose seconds without a heartbeat make an open, unleased row's worker dead
     (empty: only rows the broker never took are sent again). ``only``: narrows the rows the sweep sends, given the
     time. ``waiting``: replaces the standard choice of rows to send, given the time. ``extra``: what the sweep does
-    first for this kind; it answers a count. ``limit``: rows sent per sweep."""
+    for this kind besides, first (``extra_last``: after the sends); it answers a count. ``limit``: rows sent per
+    sweep."""
 
     name: str
     model: Any
@@ -48,6 +49,7 @@ class Kind:
     only: Callable[[datetime], Q] | None = None
     waiting: Callable[[datetime], Q] | None = None
     extra: Callable[[], int] | None = None
+    extra_last: bool = False
     limit: int = 500
 
     def task_for(self, row):
@@ -108,14 +110,21 @@ def sweep_kind(kind: Kind | str, now: datetime | None = None, *, extra: bool = T
     """One kind's share of the sweep: its ``extra``, then up to ``limit`` (the kind's) rows to send (see the
     module's docstring)."""
     kind = kind_of(kind) if isinstance(kind, str) else kind
-    done = kind.extra() if extra and kind.extra is not None else 0
-    now = now or timezone.now()
+    run_extra = extra and kind.extra is not None
+    done = kind.extra() if run_extra and not kind.extra_last else 0
+    sent = _send_waiting(kind, now or timezone.now(), limit or kind.limit)
+    if run_extra and kind.extra_last:
+        done = kind.extra()
+    return Swept(done, sent)
+
+
+def _send_waiting(kind: Kind, now: datetime, limit: int) -> int:
     model = kind.model
     with transaction.atomic():
         rows = list(model._default_manager.select_for_update(skip_locked=True).filter(kind.rows_to_send(now))
-                    .order_by(model.CREATED_FIELD, "pk")[:limit or kind.limit])
+                    .order_by(model.CREATED_FIELD, "pk")[:limit])
         if not rows:
-            return Swept(done, 0)
+            return 0
         taken = {"dispatched_at": now, "heartbeat": now}
         if kind.numbered:
             taken["attempts"] = F("attempts") + 1
@@ -134,7 +143,7 @@ def sweep_kind(kind: Kind | str, now: datetime | None = None, *, extra: bool = T
         break
     if sent:
         logger.info("sweep sent %d %s jobs", sent, kind.name)
-    return Swept(done, sent)
+    return sent
 
 
 def sweep(now: datetime | None = None) -> dict[str, Swept]:
