@@ -137,6 +137,7 @@ class LaunchSerializer(serializers.Serializer):
 
 class LaunchJobSerializer(serializers.ModelSerializer):
     requested_by = serializers.SlugRelatedField(slug_field="username", read_only=True, allow_null=True)
+    dispatched = serializers.BooleanField(read_only=True)
 
     class Meta:
         model = LaunchJob
