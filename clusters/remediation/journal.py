@@ -6,6 +6,7 @@ Slack bridge's listener follows). Steps and refusals are told at low severity, s
 One function, called inside the transaction that changes the action."""
 from __future__ import annotations
 
+from clusters.remediation.models import RemediationAction
 from portal import timeline
 from portal.choices import TimelineKind, Visibility
 from portal.notifications import Event, notify
@@ -13,8 +14,6 @@ from portal.notifications import Event, notify
 
 def interaction_of(action) -> int | None:
     """The interaction the action's story belongs to: its escalation's, else the one its faults are linked to."""
-    from clusters.remediation.models import RemediationAction
-
     if action.escalation_id:
         return (RemediationAction.objects.filter(pk=action.pk).values_list("escalation__interaction_id", flat=True)
                 .first())

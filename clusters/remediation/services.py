@@ -23,7 +23,9 @@ from clusters.remediation.models import (
     RemediationNode,
 )
 from portal import access, locks, timeline
+from portal.choices import TimelineKind, Visibility
 from portal.jobs import registry
+from workloads.interactions import services as interactions
 
 
 class Refused(Exception):
@@ -169,9 +171,6 @@ def open_support_case(action: RemediationAction, actor) -> bool:
     """Open an AWS Support case with the escalation's evidence, through the organization's role (the interactions'
     support sync does it: ``CreateCase``, retried when throttled, a refusal kept on the interaction). Lead SAs and
     staff only; once per escalation (False when the interaction has its case already)."""
-    from portal.choices import TimelineKind, Visibility
-    from workloads.interactions import services as interactions
-
     if not access.can(actor, access.CHANGE, action):
         raise PermissionDenied(gettext("Only the organization's lead SAs (and staff) open an AWS Support case."))
     with transaction.atomic():

@@ -18,10 +18,29 @@ from django.db import IntegrityError, transaction
 from django.db.models import F
 from django.utils import timezone
 from django.utils.translation import gettext as _
+from slack_sdk import WebClient
+from slack_sdk.errors import SlackApiError, SlackClientError
+from slack_sdk.signature import SignatureVerifier
+from slack_sdk.webhook import WebhookClient
 
-from portal import access
-from portal.engagement.models import SlackCapture, SlackChannelLink, SlackThread, SlackUserLink
+from clusters.models import Cluster
+from portal import access, notifications
+from portal.engagement.cycle_filter import in_active_cycle
+from portal.engagement.models import (
+    Milestone,
+    SlackCapture,
+    SlackChannelLink,
+    SlackThread,
+    SlackUserLink,
+    active_cycle_id,
+)
 from portal.language import program_language
+from portal.models import Organization
+from portal.notifications import DeliveryError, DeliveryRefused, _absolute
+from portal.vocabulary import OPEN_STATUSES
+from workloads.interactions import services
+from workloads.interactions.choices import InteractionKind
+from workloads.models import CapacityReservation, Interaction
 
 logger = logging.getLogger(__name__)
 SHORTCUT_CALLBACK = "log_interaction"
@@ -36,8 +55,6 @@ class SlackRefused(Exception):
 
 
 def verified(body: bytes, headers) -> bool:
-    from slack_sdk.signature import SignatureVerifier
-
     secret = settings.SLACK_SIGNING_SECRET
     timestamp, signature = headers.get("X-Slack-Request-Timestamp", ""), headers.get("X-Slack-Signature", "")
     if not secret or not timestamp.isdigit() or len(timestamp) > 12 or not signature:
@@ -46,8 +63,6 @@ def verified(body: bytes, headers) -> bool:
 
 
 def client():
-    from slack_sdk import WebClient
-
     return WebClient(token=settings.SLACK_BOT_TOKEN, base_url=settings.SLACK_API_URL, timeout=5)
 
 
@@ -87,8 +102,6 @@ def request_capture(payload: dict):
 
 
 def _request_capture(payload: dict):
-    from workloads.models import Interaction
-
     team_id, slack_user_id = payload.get("team", {}).get("id", ""), payload.get("user", {}).get("id", "")
     channel_id = payload.get("channel", {}).get("id", "")
     message = payload.get("message", {})
@@ -128,8 +141,6 @@ def _request_capture(payload: dict):
 
 def _read_thread(channel_id: str, thread_ts: str) -> tuple[str, list[dict]]:
     """The thread's permalink and messages from Slack's Web API."""
-    from slack_sdk.errors import SlackApiError, SlackClientError
-
     web = client()
     try:
         permalink = web.chat_getPermalink(channel=channel_id, message_ts=thread_ts).get("permalink", "")
@@ -151,10 +162,6 @@ def capture(capture_id: int) -> str:
 
     Idempotent: a capture already done, or a thread already logged, makes no second interaction. Raises
     ``TryLater`` on Slack's rate limits and failures (the task retries); a refusal is recorded and told."""
-    from workloads.interactions import services
-    from workloads.interactions.choices import InteractionKind
-    from workloads.models import Interaction
-
     row = SlackCapture.objects.select_related("link__organization", "user", "interaction").filter(
         pk=capture_id).first()
     if row is None:
@@ -209,8 +216,6 @@ def fail(capture_id: int, reason: str) -> str:
 
 
 def _tell_outcome(row: SlackCapture, created: bool) -> None:
-    from portal.notifications import _absolute
-
     with program_language():
         if row.status == SlackCapture.DONE and row.interaction is not None:
             url = _absolute(row.interaction.get_absolute_url())
@@ -232,12 +237,6 @@ def status_text(user, organization) -> str:
 
 
 def _status_text(user, organization) -> str:
-    from clusters.models import Cluster
-    from portal.engagement.cycle_filter import in_active_cycle
-    from portal.engagement.models import Milestone, active_cycle_id
-    from portal.vocabulary import OPEN_STATUSES
-    from workloads.models import CapacityReservation, Interaction
-
     clusters = in_active_cycle(Cluster.objects.restrict(user).filter(organization=organization)).exclude(state="deleted")
     states: dict[str, int] = {}
     for state in clusters.values_list("state", flat=True):
@@ -261,8 +260,6 @@ def _status_text(user, organization) -> str:
 def command(form) -> str:
     """The slash command (``/geniac [organization-slug]``): the status of the named organization, or of the
     channel's."""
-    from portal.models import Organization
-
     user = portal_user(form.get("team_id", ""), form.get("user_id", ""))
     slug = (form.get("text") or "").strip().split(" ")[0].lower()
     visible = Organization.objects.restrict(user)
@@ -282,8 +279,6 @@ def thread_listener(event) -> None:
     posted in its thread (in a customer-facing channel, only events that are not internal), as a
     ``NotificationDelivery`` of channel "thread": retried like the others, and sent by the sweep when the
     broker could not take it."""
-    from portal import notifications
-
     interaction_id = (event.extra or {}).get("interaction")
     if not interaction_id:
         return
@@ -296,10 +291,6 @@ def thread_listener(event) -> None:
 def send_thread_reply(delivery) -> None:
     """Registered in portal.notifications.SENDERS for "thread": post the event in the interaction's thread.
     Rate limits, Slack's own errors and network failures are retried; any other refusal fails at once."""
-    from slack_sdk.errors import SlackApiError, SlackClientError
-
-    from portal.notifications import DeliveryError, DeliveryRefused, _absolute
-
     thread = SlackThread.objects.select_related("channel", "interaction").filter(
         pk=delivery.payload.get("thread")).first()
     if thread is None:
@@ -321,9 +312,6 @@ def send_thread_reply(delivery) -> None:
 def tell(payload: dict, text: str) -> None:
     """An ephemeral message to the user who used the shortcut: through the shortcut's ``response_url`` (valid for
     30 minutes), else (or when that fails) with ``chat.postEphemeral``. A failure is logged, never raised."""
-    from slack_sdk.errors import SlackClientError
-    from slack_sdk.webhook import WebhookClient
-
     if payload.get("response_url"):
         try:
             if WebhookClient(payload["response_url"], timeout=5).send(text=text, response_type="ephemeral").status_code \
