@@ -176,3 +176,18 @@ def test_the_old_sweep_task_names_still_run_and_sweep_their_kind_alone(task_name
 def test_the_one_sweep_task_runs(cluster, sent):
     _rows(cluster)
     assert current_app.tasks["portal.jobs.sweep"].apply().get() == len(OLD_SWEEPS)
+
+
+def test_the_job_core_imports_no_app_above_it():
+    """The kinds register themselves: the base and the registry name no app above the core."""
+    import ast
+    from pathlib import Path
+
+    import portal.jobs
+
+    above = ("workloads", "clusters", "portal.engagement", "portal.review")
+    for path in Path(portal.jobs.__file__).parent.glob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text())):
+            names = [a.name for a in node.names] if isinstance(node, ast.Import) else (
+                [node.module or ""] if isinstance(node, ast.ImportFrom) else [])
+            assert not [n for n in names if n.startswith(above)], (path.name, names)
