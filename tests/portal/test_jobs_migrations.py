@@ -38,10 +38,11 @@ def test_dispatch_flags_become_times_and_queued_at_is_kept():
         PeriodicTask.objects.update_or_create(name="Send notifications the broker missed", defaults={
             "task": "portal.notifications.sweep_pending", "interval": every})
         migrate(AFTER)
+        from django_celery_beat.models import PeriodicTask as NewPeriodicTask
+
         from clusters.health.models import ValidationJob as NewValidationJob
         from clusters.models import LaunchJob as NewLaunchJob
         from clusters.remediation.models import RemediationAction
-        from django_celery_beat.models import PeriodicTask as NewPeriodicTask
         from portal.engagement.models import SlackCapture
         from portal.models import NotificationDelivery
 
