@@ -5,8 +5,11 @@ class ClustersConfig(AppConfig):
     name = "clusters"
 
     def ready(self) -> None:
+        from clusters.models import HOLDING_STATES, Cluster
         from clusters.views import organization_clusters_section
         from portal import sections
+        from workloads import usage
 
         sections.register(sections.ORGANIZATION_PAGE, "clusters/htmx/organization_section.html",
                           organization_clusters_section, order=40)
+        usage.register_holder(lambda: Cluster.objects.filter(state__in=HOLDING_STATES))

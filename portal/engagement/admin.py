@@ -1,18 +1,8 @@
 from django.contrib import admin
 from simple_history.admin import SimpleHistoryAdmin
 
-from portal.engagement.models import (
-    Cycle,
-    CycleParticipation,
-    Escalation,
-    EscalationTarget,
-    Milestone,
-    SlackCapture,
-    SlackChannelLink,
-    SlackUserLink,
-    Specialist,
-    TrainedModel,
-)
+from portal.engagement.models import Escalation, Milestone, SlackCapture, SlackChannelLink, SlackUserLink, TrainedModel
+from portal.models import Cycle, CycleParticipation, EscalationTarget, Specialist
 
 
 class SpecialistInline(admin.TabularInline):

@@ -8,18 +8,11 @@ from datetime import timedelta
 
 from django.utils import timezone
 
+from portal.choices import CycleStatus
 from portal.demo import _user
 from portal.engagement import services, targets
-from portal.engagement.choices import CycleStatus
-from portal.engagement.models import (
-    Cycle,
-    CycleParticipation,
-    Escalation,
-    EscalationTarget,
-    Milestone,
-    Specialist,
-    TrainedModel,
-)
+from portal.engagement.models import Escalation, Milestone, TrainedModel
+from portal.models import Cycle, CycleParticipation, EscalationTarget, Specialist
 from workloads.models import Interaction
 
 SPECIALISTS = (("frameworks", "Takeshi", "Mori", "frameworks"), ("ec2", "Yuki", "Hayashi", "ec2"))

@@ -4,9 +4,10 @@ from django import forms
 from django.utils.translation import gettext_lazy as _
 
 from portal import access
+from portal.cycle_filter import CycleFilterMixin
 from portal.engagement.choices import OPEN_STATES, EscalationState
-from portal.engagement.cycle_filter import CycleFilterMixin
-from portal.engagement.models import Escalation, EscalationTarget, Milestone
+from portal.engagement.models import Escalation, Milestone
+from portal.models import EscalationTarget
 from workloads.interactions.filtersets import visible_organizations
 
 

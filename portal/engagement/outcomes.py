@@ -18,7 +18,7 @@ KINDS = [kind for kind, _label in MilestoneKind.choices]
 
 def current(organization, user=None) -> dict[str, Milestone]:
     """The organization's milestones in the active cycle."""
-    from portal.engagement.models import active_cycle_id
+    from portal.models import active_cycle_id
 
     qs = Milestone.objects.filter(organization=organization) if user is None else \
         Milestone.objects.restrict(user).filter(organization=organization)
@@ -73,9 +73,9 @@ def figures(user, cycle=None) -> list[dict]:
     A fixed number of queries whatever the number of organizations (JSON-ready: a frozen review keeps them)."""
     from django.db.models import OuterRef, Q, Subquery
 
-    from portal.engagement.choices import CarryKind
-    from portal.engagement.cycle_filter import in_active_cycle
-    from portal.engagement.models import CycleCarry
+    from portal.choices import CarryKind
+    from portal.cycle_filter import in_active_cycle
+    from portal.models import CycleCarry
 
     rows: dict[int, dict] = {}
 

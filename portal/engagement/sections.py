@@ -58,8 +58,8 @@ def organization_outcomes_section(request, organization) -> dict:
 def organization_wind_down_section(request, organization) -> dict:
     """What the organization still holds in a cycle it did not continue into (its running clusters, quotas and
     reservations in force), so that its page does not read "No clusters yet" while they run."""
+    from portal.choices import CycleStatus
     from portal.engagement import carry, cycles
-    from portal.engagement.choices import CycleStatus
 
     if organization.participations.filter(cycle__status=CycleStatus.ACTIVE).exists():
         return {"organization": organization, "wind_down": [], "active": None}  # it continues: nothing left behind

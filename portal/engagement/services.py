@@ -14,7 +14,8 @@ from django.utils.translation import gettext_lazy as _
 from portal import access, timeline
 from portal.choices import TimelineKind, Visibility
 from portal.engagement.choices import TRANSITIONS, EscalationState
-from portal.engagement.models import Escalation, EscalationTarget
+from portal.engagement.models import Escalation
+from portal.models import EscalationTarget
 from portal.notifications import Event, notify
 
 

@@ -140,7 +140,7 @@ def escalate(interaction: Interaction, actor, reason: str, target=None):
     """
     from portal.engagement import services as engagement
     from portal.engagement import targets
-    from portal.engagement.models import EscalationTarget
+    from portal.models import EscalationTarget
 
     if target is None:
         target = EscalationTarget.objects.filter(slug=targets.LEGACY_TARGET).first() \

@@ -13,7 +13,7 @@ from django.utils.translation import gettext
 from django.utils.translation import gettext_lazy as _
 
 from portal.engagement.choices import MilestoneKind, Modality
-from portal.engagement.models.cycle import cycle_field
+from portal.models import cycle_field
 from portal.querysets import RestrictedQuerySet
 
 
