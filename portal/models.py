@@ -347,7 +347,7 @@ class CycleCarry(models.Model):
 class EscalationTarget(models.Model):
     """A team escalations go to (the Frameworks specialists, a service team, the account manager).
 
-    The rows come from the curated list in ``portal/engagement/targets.py``; staff add the people who
+    The rows come from the curated list in ``portal/escalation_targets.py``; staff add the people who
     answer for a team (``Specialist``), and those people see what is escalated to it, nothing else.
     """
 

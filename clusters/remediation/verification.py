@@ -17,7 +17,7 @@ from django.utils import timezone
 from clusters.health.models import GpuFault, NodeHealth
 from clusters.remediation.choices import ActionKind, ActionState, FaultOutcome
 from clusters.remediation.models import RemediationAction, RemediationFault
-from portal.engagement import targets
+from portal import escalation_targets as targets
 from portal.models import EscalationTarget
 from portal.vocabulary import NodeVerdict
 from workloads.interactions import services as interactions

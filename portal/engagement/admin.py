@@ -13,7 +13,7 @@ class SpecialistInline(admin.TabularInline):
 
 @admin.register(EscalationTarget)
 class EscalationTargetAdmin(admin.ModelAdmin):
-    """Targets come from portal/engagement/targets.py; staff manage who answers for each team here."""
+    """Targets come from portal/escalation_targets.py; staff manage who answers for each team here."""
 
     list_display = ("name", "slug", "kind")
     readonly_fields = ("slug",)

@@ -12,7 +12,8 @@ class EngagementConfig(AppConfig):
     def ready(self) -> None:
         from portal import notifications, sections
         from portal.engagement import sections as engagement
-        from portal.engagement import slack, tasks  # noqa: F401 - registers the Celery task
+        from portal.engagement import services, slack, tasks  # noqa: F401 - registers the Celery task
+        from workloads.interactions import hooks
 
         sections.register(sections.ORGANIZATION_PAGE, "engagement/htmx/org_outcomes_section.html",
                           engagement.organization_outcomes_section, order=70)
@@ -25,3 +26,6 @@ class EngagementConfig(AppConfig):
         if slack.thread_listener not in notifications.LISTENERS:
             notifications.LISTENERS.append(slack.thread_listener)
         notifications.SENDERS[slack.THREAD_CHANNEL] = slack.send_thread_reply
+        hooks.provide(hooks.RAISE_ESCALATION, services.raise_escalation)
+        hooks.provide(hooks.ESCALATIONS_OF, services.escalations_of)
+        hooks.provide(hooks.CUSTOMER_CHANNELS, services.customer_channels)

@@ -8,9 +8,10 @@ from datetime import timedelta
 
 from django.utils import timezone
 
+from portal import escalation_targets as targets
 from portal.choices import CycleStatus
 from portal.demo import _user
-from portal.engagement import services, targets
+from portal.engagement import services
 from portal.engagement.models import Escalation, Milestone, TrainedModel
 from portal.models import Cycle, CycleParticipation, EscalationTarget, Specialist
 from workloads.models import Interaction

@@ -14,7 +14,7 @@ from django.utils.translation import gettext_lazy as _
 from portal import access, timeline
 from portal.choices import TimelineKind, Visibility
 from portal.engagement.choices import TRANSITIONS, EscalationState
-from portal.engagement.models import Escalation
+from portal.engagement.models import Escalation, SlackChannelLink
 from portal.models import EscalationTarget
 from portal.notifications import Event, notify
 
@@ -197,3 +197,14 @@ def open_by_target(user) -> list[dict]:
         group["rows"].append(row)
         group["oldest"] = group["oldest"] or row.age
     return list(groups.values())
+
+
+def escalations_of(user, interaction):
+    """The escalations of ``interaction`` that ``user`` sees, for the interaction's page."""
+    return Escalation.objects.restrict(user).filter(interaction=interaction).select_related("target", "assignee")
+
+
+def customer_channels(organization_ids):
+    """The organizations' customer-facing Slack channel links, where their customers may ask."""
+    return (SlackChannelLink.objects.filter(organization_id__in=organization_ids, customer_facing=True)
+            .select_related("organization").order_by("name"))
