@@ -5,6 +5,7 @@ class ClustersConfig(AppConfig):
     name = "clusters"
 
     def ready(self) -> None:
+        # deferred: the models and what imports them load once the app registry is ready
         from clusters import choices
         from clusters.models import HOLDING_STATES, Cluster
         from clusters.views import organization_clusters_section

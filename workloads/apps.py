@@ -6,6 +6,7 @@ class WorkloadsConfig(AppConfig):
     name = "workloads"
 
     def ready(self) -> None:
+        # deferred: the models and what imports them load once the app registry is ready
         from portal import notifications, sections
         from portal.templatetags.portal_display import add_label_source
         from workloads import (

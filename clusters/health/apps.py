@@ -9,6 +9,7 @@ class HealthConfig(AppConfig):
     verbose_name = _("Cluster health")
 
     def ready(self) -> None:
+        # deferred: the models and what imports them load once the app registry is ready
         from clusters.health import choices
         from clusters.health.readiness import readiness_section
         from portal import sections
