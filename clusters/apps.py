@@ -5,8 +5,15 @@ class ClustersConfig(AppConfig):
     name = "clusters"
 
     def ready(self) -> None:
+        # deferred: the models and what imports them load once the app registry is ready
+        from clusters import choices
+        from clusters.models import HOLDING_STATES, Cluster
         from clusters.views import organization_clusters_section
         from portal import sections
+        from portal.templatetags.portal_display import add_label_source
+        from workloads import usage
 
         sections.register(sections.ORGANIZATION_PAGE, "clusters/htmx/organization_section.html",
                           organization_clusters_section, order=40)
+        add_label_source(choices)
+        usage.register_holder(lambda: Cluster.objects.filter(state__in=HOLDING_STATES))

@@ -4,7 +4,7 @@ from django.utils.translation import gettext_lazy as _
 
 from clusters.choices import ClusterState
 from clusters.models import Cluster, LaunchJob, StackEvent
-from portal.engagement.cycle_filter import CycleFilterMixin
+from portal.cycle_filter import CycleFilterMixin
 from portal.forms import RestrictedFilterSet
 
 

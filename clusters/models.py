@@ -23,8 +23,8 @@ from clusters.choices import (
     StackRole,
 )
 from portal.choices import REGION_CHOICES
-from portal.engagement.models.cycle import cycle_field
 from portal.jobs.models import Job
+from portal.models import cycle_field
 from portal.querysets import RestrictedQuerySet
 
 # States in which a cluster holds (or is about to hold) its instances: they count against quota.

@@ -22,7 +22,7 @@ from clusters.models import Blueprint, Cluster, StackEvent
 from clusters.pipeline import REASONS
 from portal import access
 from portal.aws import AwsError
-from portal.engagement.cycle_filter import in_active_cycle
+from portal.cycle_filter import in_active_cycle
 from portal.generic import ObjectListView, ObjectView
 
 BROKER_DOWN = _("The task queue is unreachable: the request is saved as scheduled and will be sent "

@@ -3,7 +3,8 @@
 This module is the only place that decides. Every model that reaches a user has a
 ``RestrictedQuerySet`` manager whose ``restrict(user, action)`` calls :func:`restrict`; the base views,
 API viewsets, exports, search and htmx partials go through it. A model missing from ``POLICY`` is
-invisible to everyone but staff: access is denied by default.
+invisible to everyone but staff: access is denied by default. The models it reads (memberships, specialist teams,
+cycles) are looked up in the app registry, so the module imports no models and the querysets can import it.
 
 Roles: ``customer`` and ``lead_sa`` are per organization (``Membership``); program managers read
 everything and approve; staff administer everything.
@@ -14,6 +15,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from django.apps import apps
+from django.core.exceptions import FieldDoesNotExist, PermissionDenied
 from django.db.models import CharField, Model, Q, QuerySet, Value
 from django.utils.translation import gettext
 
@@ -78,11 +81,22 @@ POLICY: dict[str, Rule] = {
     "portal.organization": Rule(path="", lead_sa=R({VIEW})),
     "portal.membership": Rule(path="organization", lead_sa=R({VIEW})),
     "portal.timelineentry": Rule(path="organization", customer_scope=_shared),
+    # Cycles: seen through the organizations taking part; program managers start the next one (staff administer).
+    "portal.cycle": Rule(path="participations__organization", lead_sa=R({VIEW}), distinct=True,
+                         program_manager=R({VIEW, CHANGE})),
+    "portal.cycleparticipation": Rule(path="organization", lead_sa=R({VIEW}), program_manager=R({VIEW, CHANGE}),
+                                      cycle_path="cycle"),
+    # Escalation targets (specialist teams): internal, program-wide.
+    "portal.escalationtarget": Rule(path=None, customer=R(), lead_sa=R({VIEW})),
     # review: program-wide, no organization; program managers (and staff) only
     "review.weeklyreview": Rule(path="", customer=R(), lead_sa=R(), program_manager=R({VIEW, CHANGE}),
                                 cycle_path="cycle"),
     "review.actionitem": Rule(path="", customer=R(), lead_sa=R(), program_manager=R({VIEW, CHANGE}),
                               cycle_path="review__cycle"),
+    # The overview's pre-aggregates of interactions: seen exactly as the interactions they count.
+    "review.interactioncount": Rule(path="organization", lead_sa=R({VIEW}), customer_scope=_shared),
+    "review.interactionweek": Rule(path="organization", lead_sa=R({VIEW}), customer_scope=_shared),
+    "review.tagmention": Rule(path="organization", lead_sa=R({VIEW}), customer_scope=_shared),
     # workloads
     "workloads.workload": Rule(path="organization"),
     "workloads.instancequota": Rule(path="organization", lead_sa=R({VIEW}), program_manager=R({VIEW, CHANGE}),
@@ -94,11 +108,10 @@ POLICY: dict[str, Rule] = {
     "workloads.quotachangerequest": Rule(
         path="organization", program_manager=R({VIEW, APPROVE}), cycle_path="quota__cycle"
     ),
-    "workloads.interaction": Rule(path="organization", customer_scope=_shared),
-    # The overview's pre-aggregates of interactions: seen exactly as the interactions they count.
-    "review.interactioncount": Rule(path="organization", lead_sa=R({VIEW}), customer_scope=_shared),
-    "review.interactionweek": Rule(path="organization", lead_sa=R({VIEW}), customer_scope=_shared),
-    "review.tagmention": Rule(path="organization", lead_sa=R({VIEW}), customer_scope=_shared),
+    # Specialists also read the interactions escalated to their teams.
+    "workloads.interaction": Rule(
+        path="organization", customer_scope=_shared, specialist=R({VIEW}), specialist_path="escalations__target"
+    ),
     "workloads.interactioncomment": Rule(
         path="interaction__organization",
         customer=R({VIEW, CHANGE}),
@@ -112,10 +125,16 @@ POLICY: dict[str, Rule] = {
     ),
     "workloads.enablementattendance": Rule(path="organization", program_manager=R({VIEW, CHANGE}),
                                            cycle_path="session__cycle"),
+    # Cost from Cost Explorer: written by the fetch only; everyone who sees the organization reads it.
+    "workloads.costday": Rule(path="organization", lead_sa=R({VIEW})),
+    "workloads.costfetch": Rule(path="organization", lead_sa=R({VIEW})),
     # clusters
     "clusters.cluster": Rule(path="organization", lead_sa=ALL_LEAD | {TEAR_DOWN}, cycle_path="cycle"),
     "clusters.launchjob": Rule(path="cluster__organization", lead_sa=ALL_LEAD, cycle_path="cluster__cycle"),
     "clusters.stackevent": Rule(path="stack__cluster__organization", cycle_path="stack__cluster__cycle"),
+    "clusters.stack": Rule(path="cluster__organization", cycle_path="cluster__cycle"),
+    # Program-wide catalog data: every signed-in member with a role reads it (path=None: no organization).
+    "clusters.blueprint": Rule(path=None, lead_sa=R({VIEW})),
     # health: customers see their own clusters' health and upload validation runs; the ingestion
     # settings (token, pull credentials) are for lead SAs only.
     # A cluster's health belongs to the cluster's cycle (and moves on with it when it is carried over).
@@ -128,15 +147,14 @@ POLICY: dict[str, Rule] = {
                                        cycle_path="cluster__cycle"),
     "health.clusterhealthstate": Rule(path="cluster__organization", cycle_path="cluster__cycle"),
     "health.healthpush": Rule(path="cluster__organization", cycle_path="cluster__cycle"),
-    "clusters.stack": Rule(path="cluster__organization", cycle_path="cluster__cycle"),
-    # Program-wide catalog data: every signed-in member with a role reads it (path=None: no organization).
-    "clusters.blueprint": Rule(path=None, lead_sa=R({VIEW})),
-    # engagement: escalations are internal (never customers'); specialists reach what is escalated to their
-    # teams across organizations, and the interaction it is about, nothing else.
-    "engagement.escalationtarget": Rule(path=None, customer=R(), lead_sa=R({VIEW})),
-    "engagement.escalation": Rule(
-        path="interaction__organization", customer=R(), specialist=R({VIEW, CHANGE}), specialist_path="target"
-    ),
+    # Node remediation: lead SAs propose and cancel (change); a customer engineer of the organization approves or
+    # declines (approve); the consent policy is set by the lead SA, read by the customer.
+    "remediation.remediationaction": Rule(path="organization", customer=R({VIEW, APPROVE}),
+                                          cycle_path="cluster__cycle"),
+    "remediation.remediationpolicy": Rule(path="organization"),
+    "remediation.remediationstep": Rule(path="action__organization", cycle_path="action__cluster__cycle"),
+    "remediation.remediationnode": Rule(path="action__organization", cycle_path="action__cluster__cycle"),
+    "remediation.remediationfault": Rule(path="action__organization", cycle_path="action__cluster__cycle"),
     # Capacity accounting: a cluster's accelerator-hours are read like its health.
     "accounting.acceleratorusage": Rule(path="organization", cycle_path="cluster__cycle"),
     "accounting.idlenotice": Rule(path="organization", cycle_path="cluster__cycle"),
@@ -144,48 +162,32 @@ POLICY: dict[str, Rule] = {
     "accounting.accountingsettings": Rule(path="organization", customer=R()),
     "accounting.reservationcheck": Rule(path="organization", lead_sa=R({VIEW})),
     "accounting.organizationday": Rule(path="organization"),
+    # engagement: escalations are internal (never customers'); specialists reach what is escalated to their
+    # teams across organizations, and the interaction it is about, nothing else.
+    "engagement.escalation": Rule(
+        path="interaction__organization", customer=R(), specialist=R({VIEW, CHANGE}), specialist_path="target"
+    ),
+    # Outcomes: customers record their own organization's milestones and trained models.
+    "engagement.milestone": Rule(path="organization", customer=R({VIEW, CHANGE}), cycle_path="cycle"),
+    "engagement.trainedmodel": Rule(path="organization", customer=R({VIEW, CHANGE}), cycle_path="cycle"),
+    # Slack links are set by staff; an interaction's thread is seen with the interaction.
+    "engagement.slackchannellink": Rule(path="organization", customer=R(), lead_sa=R({VIEW})),
+    # A message captured from a linked channel belongs to that channel's organization: its lead SAs see the captures
+    # that did not log (customers never; captures from unlinked channels have no organization: staff only).
+    "engagement.slackcapture": Rule(path="link__organization", customer=R(), lead_sa=R({VIEW})),
+    "engagement.slackthread": Rule(path="interaction__organization", customer_scope=lambda: Q(
+        interaction__visibility="shared"), lead_sa=R({VIEW})),
 }
-# Outcomes: customers record their own organization's milestones and trained models.
-POLICY["engagement.milestone"] = Rule(path="organization", customer=R({VIEW, CHANGE}), cycle_path="cycle")
-POLICY["engagement.trainedmodel"] = Rule(path="organization", customer=R({VIEW, CHANGE}), cycle_path="cycle")
-# Cycles: seen through the organizations taking part; program managers start the next one (staff administer).
-POLICY["engagement.cycle"] = Rule(path="participations__organization", lead_sa=R({VIEW}), distinct=True,
-                                  program_manager=R({VIEW, CHANGE}))
-POLICY["engagement.cycleparticipation"] = Rule(path="organization", lead_sa=R({VIEW}),
-                                               program_manager=R({VIEW, CHANGE}), cycle_path="cycle")
-# Slack links are set by staff; an interaction's thread is seen with the interaction.
-POLICY["engagement.slackchannellink"] = Rule(path="organization", customer=R(), lead_sa=R({VIEW}))
-# A message captured from a linked channel belongs to that channel's organization: its lead SAs see the captures
-# that did not log (customers never; captures from unlinked channels have no organization: staff only).
-POLICY["engagement.slackcapture"] = Rule(path="link__organization", customer=R(), lead_sa=R({VIEW}))
-POLICY["engagement.slackthread"] = Rule(path="interaction__organization", customer_scope=lambda: Q(
-    interaction__visibility="shared"), lead_sa=R({VIEW}))
-POLICY["workloads.interaction"] = Rule(
-    path="organization", customer_scope=_shared, specialist=R({VIEW}), specialist_path="escalations__target"
-)
-# Node remediation: lead SAs propose and cancel (change); a customer engineer of the organization approves or
-# declines (approve); the consent policy is set by the lead SA, read by the customer.
-POLICY["remediation.remediationaction"] = Rule(path="organization", customer=R({VIEW, APPROVE}),
-                                               cycle_path="cluster__cycle")
-POLICY["remediation.remediationpolicy"] = Rule(path="organization")
-POLICY["remediation.remediationstep"] = Rule(path="action__organization", cycle_path="action__cluster__cycle")
-POLICY["remediation.remediationnode"] = Rule(path="action__organization", cycle_path="action__cluster__cycle")
-POLICY["remediation.remediationfault"] = Rule(path="action__organization", cycle_path="action__cluster__cycle")
-# Cost from Cost Explorer: written by the fetch only; everyone who sees the organization reads it.
-POLICY["workloads.costday"] = Rule(path="organization", lead_sa=R({VIEW}))
-POLICY["workloads.costfetch"] = Rule(path="organization", lead_sa=R({VIEW}))
 
 
 def _roles(user) -> dict[str, frozenset[int]]:
     """The organizations where the user holds each role, cached on the user object for the request."""
     cached = getattr(user, "_portal_roles", None)
     if cached is None:
-        from portal.engagement.models import Specialist
-        from portal.models import Membership
-
+        membership, specialist = apps.get_model("portal", "Membership"), apps.get_model("portal", "Specialist")
         # One query for both kinds of role: organization memberships and specialist teams.
-        rows = Membership.objects.filter(user=user).order_by().values_list("role", "organization_id").union(
-            Specialist.objects.filter(user=user).order_by()
+        rows = membership.objects.filter(user=user).order_by().values_list("role", "organization_id").union(
+            specialist.objects.filter(user=user).order_by()
             .annotate(kind=Value(SPECIALIST, output_field=CharField())).values_list("kind", "target_id"),
             all=True,
         )
@@ -283,8 +285,6 @@ def archived_cycle(obj):
     Asked of the database from the parent the row names (its foreign key as it stands in memory), so a row not
     saved yet is judged by the parent it is about to be written under, and a parent carried into the active cycle
     meanwhile counts as active."""
-    from portal.engagement.models import Cycle
-
     path = cycle_path(type(obj))
     if not path:
         return None
@@ -293,7 +293,7 @@ def archived_cycle(obj):
     value = getattr(obj, field.attname, None)
     if value is None:
         return None
-    cycles = Cycle.objects.filter(status=ARCHIVED)
+    cycles = apps.get_model("portal", "Cycle").objects.filter(status=ARCHIVED)
     if not rest:
         return cycles.filter(pk=value).first()
     return cycles.filter(pk__in=field.related_model._default_manager.filter(pk=value).values(rest)).first()
@@ -310,8 +310,6 @@ def archived_refusal(obj, action: str = CHANGE) -> str | None:
 
 def refuse_archived(obj, action: str = CHANGE) -> None:
     """Raise PermissionDenied (a 403 with the reason, pages and API alike) for a write under an archived cycle."""
-    from django.core.exceptions import PermissionDenied
-
     reason = archived_refusal(obj, action)
     if reason:
         raise PermissionDenied(reason)
@@ -329,14 +327,12 @@ def in_archived_cycle(obj) -> bool:
 
 
 def _has_cycle(model: type[Model]) -> bool:
-    from django.core.exceptions import FieldDoesNotExist
-
     try:
         field = model._meta.get_field("cycle")
     except FieldDoesNotExist:
         return False
     return getattr(field.related_model, "_meta", None) is not None and field.related_model._meta.label_lower == \
-        "engagement.cycle"
+        "portal.cycle"
 
 
 def _restrict(queryset: QuerySet, user: AbstractBaseUser | AnonymousUser, action: str = VIEW) -> QuerySet:

@@ -36,3 +36,24 @@ class TimelineKind(models.TextChoices):
     VALIDATION = "validation", _("Validation")
     ENABLEMENT = "enablement", _("Enablement")
     NOTE = "note", _("Note")
+
+
+class CycleStatus(models.TextChoices):
+    PLANNED = "planned", _("Planned")
+    ACTIVE = "active", _("Active")
+    ARCHIVED = "archived", _("Archived")
+
+
+class CarryKind(models.TextChoices):
+    """What moves into the next cycle when it starts, for the organizations that continue."""
+
+    CLUSTER = "cluster", _("Cluster not deleted")
+    QUOTA = "quota", _("Quota in force")
+    RESERVATION = "reservation", _("Capacity reservation in force")
+    TRAINED_MODEL = "trained_model", _("Model still in training")
+
+
+class TargetKind(models.TextChoices):
+    SPECIALISTS = "specialists", _("Specialists")
+    SERVICE_TEAM = "service_team", _("Service team")
+    ACCOUNT = "account", _("Account team")

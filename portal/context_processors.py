@@ -1,4 +1,5 @@
-"""Role flags for the navigation, and the chart scripts' texts."""
+"""Role flags for the navigation, and the chart scripts' texts (an app's own badges are in its own context
+processors: ``workloads.context_processors``)."""
 from django.utils.translation import gettext, gettext_noop
 
 from portal import access
@@ -22,23 +23,6 @@ def roles(request) -> dict:
                 or access.is_program_manager(user) or access.is_staff(user)),
         }
     }
-
-
-def pending_quota_requests(request) -> dict:
-    """How many quota requests wait for a decision (the program manager's navigation shows it). A callable,
-    so the count query runs only on pages whose navigation displays it."""
-    user = getattr(request, "user", None)
-    cache: list[int] = []
-
-    def count() -> int:
-        from workloads.choices import RequestStatus
-        from workloads.models import QuotaChangeRequest
-
-        if not cache:
-            cache.append(QuotaChangeRequest.objects.restrict(user).filter(status=RequestStatus.PENDING).count())
-        return cache[0]
-
-    return {"pending_quota_requests": count}
 
 
 def csp_nonce(request) -> dict:

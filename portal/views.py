@@ -7,10 +7,10 @@ from django.views.decorators.http import require_safe
 from django.views.generic import TemplateView
 
 from portal import access, sections
-from portal.choices import MembershipRole
+from portal.choices import CycleStatus, MembershipRole
 from portal.filtersets import OrganizationFilterSet
 from portal.generic import ObjectListView, ObjectView
-from portal.models import Organization
+from portal.models import Organization, active_cycle
 
 
 @require_safe
@@ -85,13 +85,10 @@ class OrganizationView(ObjectView):
 def left_active_cycle(organization_ids) -> tuple[set, object]:
     """Which of the organizations took part in a cycle but not in the active one (they are winding down), and that cycle
     (one query; a second for the cycle's name only when some left). None left when no cycle is active."""
-    from portal.engagement import cycles
-    from portal.engagement.choices import CycleStatus
-
     # Organizations that never took part in a cycle count as the active cycle's, as on the overview.
     left = set(Organization.objects.filter(pk__in=organization_ids, participations__isnull=False)
                .exclude(participations__cycle__status=CycleStatus.ACTIVE).values_list("pk", flat=True))
-    active = cycles.active() if left else None
+    active = active_cycle() if left else None
     return (left, active) if active is not None else (set(), None)
 
 

@@ -6,9 +6,15 @@ class WorkloadsConfig(AppConfig):
     name = "workloads"
 
     def ready(self) -> None:
+        # deferred: the models and what imports them load once the app registry is ready
         from portal import notifications, sections
+        from portal.templatetags.portal_display import add_label_source
+        from workloads import (
+            choices,
+            signals,  # noqa: F401  (history → timeline)
+        )
         from workloads import sections as workload_sections
-        from workloads import signals  # noqa: F401  (history → timeline)
+        from workloads.interactions import choices as interaction_choices
         from workloads.interactions import sections as interaction_sections
         from workloads.interactions import (
             support,  # noqa: F401  (registers the AWS Support Celery tasks)
@@ -16,6 +22,8 @@ class WorkloadsConfig(AppConfig):
         )
 
         notifications.SENDERS[watchers.CHANNEL] = watchers.send
+        add_label_source(choices)
+        add_label_source(interaction_choices)
 
         org = sections.ORGANIZATION_PAGE
         sections.register(org, "workloads/workload_org_section.html", workload_sections.workloads_section, order=10)

@@ -9,7 +9,7 @@ from django.db.models import Q
 from django.utils.translation import gettext_lazy as _
 
 from portal.choices import REGION_CHOICES, MembershipRole
-from portal.engagement.cycle_filter import CycleFilterMixin
+from portal.cycle_filter import CycleFilterMixin
 from portal.forms import OrderingFilter, RestrictedFilterSet
 from portal.models import Organization
 from workloads.choices import FRAMEWORKS, Architecture, Orchestrator, RequestStatus, ReservationKind, WorkloadStatus

@@ -7,25 +7,47 @@ machine. Clusters have no dates: what they hold now counts against the quotas ac
 The launch guard of the clusters app asks :func:`quota_standing` (and nothing else here); with
 ``lock=True`` it first takes the organization's quota lock (``portal.locks.quota``), which quota
 decisions take too, so a launch and a decision never both act on a figure the other is changing.
+
+What holds instances is the clusters app's: it registers its holding rows (``register_holder``, from its
+``ready()``), so this module, below it, imports nothing of it. The quota model is looked up in the app registry:
+its own checks call this module, which imports no model of its app.
 """
 from __future__ import annotations
 
 import datetime
 from collections import defaultdict
+from collections.abc import Callable
 from dataclasses import dataclass
 
-from django.db.models import F, Sum, Value
+from django.apps import apps
+from django.db.models import F, QuerySet, Sum, Value
 from django.db.models.functions import Replace
 from django.utils import timezone
 from django.utils.translation import gettext
 
-from clusters.models import HOLDING_STATES, Cluster
 from portal import locks
 from portal.models import Organization
-from workloads.models import InstanceQuota
 from workloads.validators import base_instance_type
 
 Key = tuple[int, str, str]  # (organization id, instance type without "ml.", region)
+
+# Sources of holding rows: each returns a queryset with ``organization_id``, ``instance_type``, ``region`` and
+# ``node_count`` (clusters in a holding state).
+HOLDERS: list[Callable[[], QuerySet]] = []
+
+
+def register_holder(rows: Callable[[], QuerySet]) -> None:
+    """Count the rows ``rows()`` returns as holding instances against the quotas."""
+    if rows not in HOLDERS:
+        HOLDERS.append(rows)
+
+
+def _holdings() -> list[QuerySet]:
+    return [rows() for rows in HOLDERS]
+
+
+def _quotas() -> QuerySet:
+    return apps.get_model("workloads", "InstanceQuota").objects.all()
 
 
 def _base(field: str):
@@ -42,11 +64,15 @@ def held(organization_ids=None) -> dict[Key, int]:
 
     ``organization_ids``: an iterable or a subquery of organization ids; ``None`` means every organization.
     """
-    qs = Cluster.objects.filter(state__in=HOLDING_STATES)
-    if organization_ids is not None:
-        qs = qs.filter(organization_id__in=organization_ids)
-    rows = qs.annotate(base=_base("instance_type")).values("organization_id", "base", "region").annotate(n=Sum("node_count")).order_by()
-    return {(r["organization_id"], r["base"], r["region"]): r["n"] or 0 for r in rows}
+    found: dict[Key, int] = defaultdict(int)
+    for qs in _holdings():
+        if organization_ids is not None:
+            qs = qs.filter(organization_id__in=organization_ids)
+        rows = qs.annotate(base=_base("instance_type")).values("organization_id", "base", "region").annotate(
+            n=Sum("node_count")).order_by()
+        for r in rows:
+            found[(r["organization_id"], r["base"], r["region"])] += r["n"] or 0
+    return dict(found)
 
 
 def quota_totals(quotas, on_date: datetime.date | None = None) -> dict[Key, int]:
@@ -59,17 +85,15 @@ def quota_totals(quotas, on_date: datetime.date | None = None) -> dict[Key, int]
 
 def held_for(organization, instance_type: str, region: str) -> int:
     org_id = getattr(organization, "pk", organization)
-    total = Cluster.objects.filter(
-        organization_id=org_id, instance_type__in=_names(instance_type), region=region, state__in=HOLDING_STATES
-    ).aggregate(n=Sum("node_count"))["n"]
-    return total or 0
+    return sum(qs.filter(organization_id=org_id, instance_type__in=_names(instance_type), region=region)
+               .aggregate(n=Sum("node_count"))["n"] or 0 for qs in _holdings())
 
 
 def quota_total_for(organization, instance_type: str, region: str, on_date: datetime.date | None = None,
                     exclude_pk: int | None = None) -> int:
     org_id = getattr(organization, "pk", organization)
     day = on_date or timezone.localdate()
-    qs = InstanceQuota.objects.filter(organization_id=org_id, instance_type_name__in=_names(instance_type), region=region,
+    qs = _quotas().filter(organization_id=org_id, instance_type_name__in=_names(instance_type), region=region,
                                       start__lte=day, end__gte=day)
     if exclude_pk is not None:
         qs = qs.exclude(pk=exclude_pk)
@@ -105,7 +129,7 @@ def quota_left(organization, instance_type: str, region: str, on_date: datetime.
     return quota_total_for(organization, instance_type, region, on_date) - held_for(organization, instance_type, region)
 
 
-def refusal_for_quota_change(quota: InstanceQuota) -> str | None:
+def refusal_for_quota_change(quota) -> str | None:
     """Why saving ``quota`` (new or changed, unsaved) would leave less quota today than clusters hold, or None.
 
     Only a change that lowers today's total is refused; a quota already over-used may still grow.
@@ -118,7 +142,7 @@ def refusal_for_quota_change(quota: InstanceQuota) -> str | None:
     after = others + (quota.count if quota.start <= today <= quota.end else 0)
     before = others
     if quota.pk:
-        stored = InstanceQuota.objects.filter(pk=quota.pk).values("count", "start", "end").first()
+        stored = _quotas().filter(pk=quota.pk).values("count", "start", "end").first()
         if stored and stored["start"] <= today <= stored["end"]:
             before += stored["count"]
     if after < holding and after < before:
@@ -160,7 +184,7 @@ def usage_rows(user, organization=None, on_date: datetime.date | None = None) ->
     if organization is not None:
         orgs = orgs.filter(pk=organization.pk)
     names = {o["pk"]: (o["name"], o["slug"]) for o in orgs.values("pk", "name", "slug")}
-    quotas = quota_totals(InstanceQuota.objects.restrict(user).filter(organization_id__in=list(names)), on_date)
+    quotas = quota_totals(_quotas().restrict(user).filter(organization_id__in=list(names)), on_date)
     holding = held(list(names))
     rows = [
         UsageRow(key[0], *names[key[0]], key[1], key[2], quotas.get(key, 0), holding.get(key, 0))

@@ -14,6 +14,7 @@ import datetime
 import random
 from decimal import Decimal
 
+from django.apps import apps
 from django.contrib.contenttypes.models import ContentType
 from django.utils import timezone
 
@@ -33,9 +34,8 @@ FALLBACK_DAYS = 14
 
 
 def up_since(cluster: Cluster, today: datetime.date) -> datetime.datetime:
-    from portal.engagement.models import Milestone
-
-    validated = (Milestone.objects.filter(organization=cluster.organization, kind="cluster_validated",
+    # By label: the engagement app sits above this one.
+    validated = (apps.get_model("engagement", "Milestone").objects.filter(organization=cluster.organization, kind="cluster_validated",
                                           cycle__status="active").order_by("-reached_on")
                  .values_list("reached_on", flat=True).first())
     wired = [value for name, value in ((cluster.parameters or {}).get("cluster") or {}).items()

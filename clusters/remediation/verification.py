@@ -17,8 +17,8 @@ from django.utils import timezone
 from clusters.health.models import GpuFault, NodeHealth
 from clusters.remediation.choices import ActionKind, ActionState, FaultOutcome
 from clusters.remediation.models import RemediationAction, RemediationFault
-from portal.engagement import targets
-from portal.engagement.models import EscalationTarget
+from portal import escalation_targets as targets
+from portal.models import EscalationTarget
 from portal.vocabulary import NodeVerdict
 from workloads.interactions import services as interactions
 from workloads.models import Interaction

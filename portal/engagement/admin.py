@@ -1,18 +1,8 @@
 from django.contrib import admin
 from simple_history.admin import SimpleHistoryAdmin
 
-from portal.engagement.models import (
-    Cycle,
-    CycleParticipation,
-    Escalation,
-    EscalationTarget,
-    Milestone,
-    SlackCapture,
-    SlackChannelLink,
-    SlackUserLink,
-    Specialist,
-    TrainedModel,
-)
+from portal.engagement.models import Escalation, Milestone, SlackCapture, SlackChannelLink, SlackUserLink, TrainedModel
+from portal.models import Cycle, CycleParticipation, EscalationTarget, Specialist
 
 
 class SpecialistInline(admin.TabularInline):
@@ -23,7 +13,7 @@ class SpecialistInline(admin.TabularInline):
 
 @admin.register(EscalationTarget)
 class EscalationTargetAdmin(admin.ModelAdmin):
-    """Targets come from portal/engagement/targets.py; staff manage who answers for each team here."""
+    """Targets come from portal/escalation_targets.py; staff manage who answers for each team here."""
 
     list_display = ("name", "slug", "kind")
     readonly_fields = ("slug",)

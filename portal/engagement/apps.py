@@ -10,9 +10,11 @@ class EngagementConfig(AppConfig):
     verbose_name = _("Engagement")
 
     def ready(self) -> None:
+        # deferred: the models and what imports them load once the app registry is ready
         from portal import notifications, sections
         from portal.engagement import sections as engagement
-        from portal.engagement import slack, tasks  # noqa: F401 - registers the Celery task
+        from portal.engagement import services, slack, tasks  # noqa: F401 - registers the Celery task
+        from workloads.interactions import hooks
 
         sections.register(sections.ORGANIZATION_PAGE, "engagement/htmx/org_outcomes_section.html",
                           engagement.organization_outcomes_section, order=70)
@@ -25,3 +27,6 @@ class EngagementConfig(AppConfig):
         if slack.thread_listener not in notifications.LISTENERS:
             notifications.LISTENERS.append(slack.thread_listener)
         notifications.SENDERS[slack.THREAD_CHANNEL] = slack.send_thread_reply
+        hooks.provide(hooks.RAISE_ESCALATION, services.raise_escalation)
+        hooks.provide(hooks.ESCALATIONS_OF, services.escalations_of)
+        hooks.provide(hooks.CUSTOMER_CHANNELS, services.customer_channels)

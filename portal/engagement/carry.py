@@ -18,25 +18,37 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from django.db.models import Q, QuerySet
+from django.utils import timezone
 
-from portal.engagement.choices import CarryKind, CycleStatus
-from portal.engagement.models import Cycle, CycleCarry, TrainedModel
+from clusters.choices import ClusterState
+from clusters.models import Cluster
+from portal.choices import CarryKind, CycleStatus
+from portal.engagement.models import TrainedModel
+from portal.models import Cycle, CycleCarry
+from workloads.models import CapacityReservation, InstanceQuota, Interaction
 
 
 def _models():
-    from clusters.models import Cluster
-    from workloads.models import CapacityReservation, InstanceQuota
-
     return {CarryKind.CLUSTER: Cluster, CarryKind.QUOTA: InstanceQuota, CarryKind.RESERVATION: CapacityReservation,
             CarryKind.TRAINED_MODEL: TrainedModel}
+
+
+def lessons_of(cycle: Cycle) -> str:
+    """The lessons learned recorded during ``cycle`` by its organizations, as Markdown bullets (the next cycle
+    starts with them)."""
+    qs = Interaction.objects.filter(organization__participations__cycle=cycle).exclude(lesson="")
+    if cycle.starts_on:
+        qs = qs.filter(occurred_at__date__gte=cycle.starts_on)
+    if cycle.ends_on:
+        qs = qs.filter(occurred_at__date__lte=cycle.ends_on)
+    rows = qs.select_related("organization").order_by("occurred_at", "id")
+    return "\n".join(f"- **{i.organization.name}**, {i.summary}: {i.lesson.strip()}" for i in rows)
 
 
 def live_filter(kind: str, day: datetime.date) -> Q:
     """Which rows of ``kind`` are still live on ``day``: one definition for the carry-over, its summary and the
     wind-down list."""
     if kind == CarryKind.CLUSTER:  # running, launching, deleting, or failed (still to retry or tear down)
-        from clusters.choices import ClusterState
-
         return ~Q(state=ClusterState.DELETED)
     if kind in (CarryKind.QUOTA, CarryKind.RESERVATION):
         return Q(end__gte=day)
@@ -89,8 +101,6 @@ def phrase(kind: str, n: int) -> str:
 
 def summary(current: Cycle, continuing_ids: Iterable[int], day: datetime.date) -> Summary:
     """What starting the next cycle on ``day`` with ``continuing_ids`` carries and leaves behind, as things stand."""
-    from portal.engagement.cycles import lessons_of
-
     continuing_ids = set(continuing_ids)
     orgs = [p.organization for p in current.participations.select_related("organization")]
     result = Summary(continuing=[o for o in orgs if o.pk in continuing_ids],
@@ -141,8 +151,6 @@ def wind_down(user, day: datetime.date | None = None, *, organization=None) -> d
     """What archived cycles still hold, as ``user`` may see it: the leaving organizations' running clusters,
     quotas and reservations in force (of one ``organization`` when given). Empty lists once everything has
     ended."""
-    from django.utils import timezone
-
     day = day or timezone.localdate()
     archived = Cycle.objects.filter(status=CycleStatus.ARCHIVED).values_list("pk", flat=True)
     found = {}

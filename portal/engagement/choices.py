@@ -3,12 +3,6 @@ from django.db import models
 from django.utils.translation import gettext_lazy as _
 
 
-class TargetKind(models.TextChoices):
-    SPECIALISTS = "specialists", _("Specialists")
-    SERVICE_TEAM = "service_team", _("Service team")
-    ACCOUNT = "account", _("Account team")
-
-
 class EscalationState(models.TextChoices):
     REQUESTED = "requested", _("Requested")
     ACCEPTED = "accepted", _("Accepted")
@@ -49,18 +43,3 @@ class Modality(models.TextChoices):
     VISION = "vision", _("Vision")
     SCIENCE = "science", _("Scientific data")
     OTHER = "other", _("Other")
-
-
-class CycleStatus(models.TextChoices):
-    PLANNED = "planned", _("Planned")
-    ACTIVE = "active", _("Active")
-    ARCHIVED = "archived", _("Archived")
-
-
-class CarryKind(models.TextChoices):
-    """What moves into the next cycle when it starts, for the organizations that continue."""
-
-    CLUSTER = "cluster", _("Cluster not deleted")
-    QUOTA = "quota", _("Quota in force")
-    RESERVATION = "reservation", _("Capacity reservation in force")
-    TRAINED_MODEL = "trained_model", _("Model still in training")

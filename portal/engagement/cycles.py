@@ -16,8 +16,13 @@ from django.db.models import Avg, Count, Q
 from django.utils import timezone
 from django.utils.translation import gettext
 
-from portal.engagement.choices import CycleStatus, MilestoneKind
-from portal.engagement.models import Cycle, CycleParticipation, Milestone, TrainedModel
+from clusters.models import Cluster
+from portal.choices import CarryKind, CycleStatus
+from portal.engagement import carry
+from portal.engagement.choices import MilestoneKind
+from portal.engagement.models import Milestone, TrainedModel
+from portal.models import Cycle, CycleParticipation, active_cycle
+from workloads.models import EnablementAttendance, EnablementSession, Interaction
 
 
 class CycleError(Exception):
@@ -25,20 +30,7 @@ class CycleError(Exception):
 
 
 def active() -> Cycle | None:
-    return Cycle.objects.filter(status=CycleStatus.ACTIVE).first()
-
-
-def lessons_of(cycle: Cycle) -> str:
-    """The lessons learned recorded during ``cycle`` by its organizations, as Markdown bullets."""
-    from workloads.models import Interaction
-
-    qs = Interaction.objects.filter(organization__participations__cycle=cycle).exclude(lesson="")
-    if cycle.starts_on:
-        qs = qs.filter(occurred_at__date__gte=cycle.starts_on)
-    if cycle.ends_on:
-        qs = qs.filter(occurred_at__date__lte=cycle.ends_on)
-    rows = qs.select_related("organization").order_by("occurred_at", "id")
-    return "\n".join(f"- **{i.organization.name}**, {i.summary}: {i.lesson.strip()}" for i in rows)
+    return active_cycle()
 
 
 def next_name(current: Cycle) -> str:
@@ -92,10 +84,8 @@ def start_next(user, *, continuing: list[int], name: str = "", starts_on: dateti
 def switch(current: Cycle, nxt: Cycle, *, today: datetime.date | None = None, user=None) -> dict[str, int]:
     """Archive ``current`` (ending the day before ``nxt`` starts), make ``nxt`` active with the lessons learned,
     and carry the continuing organizations' live rows over. Inside the caller's transaction, both rows locked."""
-    from portal.engagement import carry
-
     today = today or timezone.localdate()
-    lessons = lessons_of(current)
+    lessons = carry.lessons_of(current)
     if current.lessons_carried:
         lessons = f"{current.lessons_carried}\n{lessons}".strip()
     current.status = CycleStatus.ARCHIVED
@@ -158,8 +148,6 @@ SCHEDULE_REASONS = ("Start moved from", "Scheduled start on")
 def schedule_changes(limit: int = 10) -> list:
     """The latest moves and cancellations of scheduled starts (from the cycles' history, cancelled cycles
     included), newest first, with who made them."""
-    from django.db.models import Q
-
     where = Q()
     for reason in SCHEDULE_REASONS:
         where |= Q(history_change_reason__startswith=reason)
@@ -186,11 +174,6 @@ def report(cycle: Cycle) -> dict:
     History stays where it happened: a cluster launched in this cycle and carried into the next still counts here
     (and not there); a model still in training when the cycle ended is listed in both, labelled in the later one.
     A fixed number of queries whatever the number of organizations (grouped counts, then Python)."""
-    from clusters.models import Cluster
-    from portal.engagement import carry
-    from portal.engagement.choices import CarryKind
-    from workloads.models import EnablementAttendance, EnablementSession, Interaction
-
     orgs = list(cycle.participations.select_related("organization").order_by("organization__name"))
     ids = [p.organization_id for p in orgs]
     rows = {p.organization_id: {"organization": p.organization.name, "slug": p.organization.slug,

@@ -25,17 +25,16 @@ from slack_sdk.webhook import WebhookClient
 
 from clusters.models import Cluster
 from portal import access, notifications
-from portal.engagement.cycle_filter import in_active_cycle
+from portal.cycle_filter import in_active_cycle
 from portal.engagement.models import (
     Milestone,
     SlackCapture,
     SlackChannelLink,
     SlackThread,
     SlackUserLink,
-    active_cycle_id,
 )
 from portal.language import program_language
-from portal.models import Organization
+from portal.models import Organization, active_cycle_id
 from portal.notifications import DeliveryError, DeliveryRefused, _absolute
 from portal.vocabulary import OPEN_STATUSES
 from workloads.interactions import services

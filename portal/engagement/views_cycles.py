@@ -12,11 +12,10 @@ from django.utils.translation import gettext_lazy as _
 from django.views import View
 
 from portal import access, submissions, versions
+from portal.choices import CycleStatus
 from portal.engagement import carry, cycles, reports
-from portal.engagement.choices import CycleStatus
-from portal.engagement.models import Cycle
 from portal.generic import ObjectListView, ObjectView
-from portal.models import Organization
+from portal.models import Cycle, Organization
 
 
 class CycleListView(ObjectListView):

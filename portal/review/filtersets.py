@@ -1,5 +1,5 @@
 """Filters of the weekly reviews (the page and the API share them)."""
-from portal.engagement.cycle_filter import CycleFilterMixin
+from portal.cycle_filter import CycleFilterMixin
 from portal.forms import RestrictedFilterSet
 from portal.review.models import WeeklyReview
 

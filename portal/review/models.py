@@ -11,7 +11,7 @@ from django.utils import timezone
 from django.utils.translation import gettext
 from django.utils.translation import gettext_lazy as _
 
-from portal.engagement.models.cycle import cycle_field
+from portal.models import cycle_field
 from portal.querysets import RestrictedQuerySet
 from portal.weeks import week_start_of  # noqa: F401 - imported from here by the review's modules
 

@@ -84,7 +84,7 @@ TEMPLATES = [
                 "django.contrib.messages.context_processors.messages",
                 "portal.context_processors.roles",
                 "portal.context_processors.csp_nonce",
-                "portal.context_processors.pending_quota_requests",
+                "workloads.context_processors.pending_quota_requests",
                 "portal.context_processors.js_strings",
             ],
             "builtins": ["django.templatetags.i18n", "portal.templatetags.portal_display",

@@ -8,10 +8,15 @@ page never mixes UTC and local times. Exports and the API keep ISO 8601 in UTC.
 from __future__ import annotations
 
 import datetime
+from types import ModuleType
 
 from django import template
+from django.db import models
 from django.utils import timezone
 from django.utils.dateparse import parse_datetime
+
+from portal import choices as portal_choices
+from portal import vocabulary
 
 register = template.Library()
 
@@ -57,23 +62,32 @@ def display_time_zone() -> str:
     return f"{timezone.get_current_timezone_name()} ({now.tzname()})"
 
 
+# Vocabularies whose codes pages show through their models' labels, never as bare codes.
+MODEL_ONLY = (portal_choices.CycleStatus, portal_choices.CarryKind, portal_choices.TargetKind)
+
+# Modules whose choices ``code_label`` knows, besides the core's: each app adds its own in its ``ready()``
+# (``add_label_source``), so this library imports nothing above the core.
+LABEL_SOURCES: list[ModuleType] = []
+
+
+def add_label_source(module: ModuleType) -> None:
+    """Make ``code_label`` know the choices defined in ``module`` (an app's ``choices``)."""
+    global _LABELS
+    if module not in LABEL_SOURCES:
+        LABEL_SOURCES.append(module)
+        _LABELS = None
+
+
 def _labels() -> dict:
     """Every stored code of the portal's choices with its human label ("waiting_customer" → "Waiting for the
     customer", "reset_gpu" → "Reset GPU"), for values that reach a page without their model (frozen figures,
-    timeline entries)."""
-    from django.db import models
-
-    from clusters import choices as cluster_choices
-    from clusters.health import choices as health_choices
-    from portal import choices as portal_choices
-    from portal import vocabulary
-    from workloads import choices as workload_choices
-    from workloads.interactions import choices as interaction_choices
-
+    timeline entries). The first module defining a code names it: the core's choices, the apps' in the order they
+    were added, then the shared vocabulary. The cycle and team vocabularies are shown through their models only."""
     labels: dict[str, str] = {}
-    for module in (portal_choices, workload_choices, interaction_choices, cluster_choices, health_choices, vocabulary):
+    for module in (portal_choices, *LABEL_SOURCES, vocabulary):
         for item in vars(module).values():
-            if isinstance(item, type) and issubclass(item, models.Choices) and item is not models.TextChoices:
+            if (isinstance(item, type) and issubclass(item, models.Choices) and item is not models.TextChoices
+                    and item not in MODEL_ONLY):
                 for member in item:
                     labels.setdefault(str(member.value), member.label)
     return labels

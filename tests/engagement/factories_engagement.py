@@ -2,15 +2,9 @@
 import factory
 from factory.django import DjangoModelFactory
 
-from portal.engagement import targets
-from portal.engagement.models import (
-    Cycle,
-    CycleParticipation,
-    Escalation,
-    EscalationTarget,
-    Specialist,
-    TrainedModel,
-)
+from portal import escalation_targets as targets
+from portal.engagement.models import Escalation, TrainedModel
+from portal.models import Cycle, CycleParticipation, EscalationTarget, Specialist
 from tests.factories import OrganizationFactory, UserFactory
 from tests.workloads.factories_interactions import InteractionFactory
 

@@ -11,7 +11,7 @@ from django.utils import timezone
 
 from clusters.health.models import ClusterHealthConfig, HealthPush, ValidationRun
 from portal import access
-from portal.engagement.models import Cycle, CycleParticipation
+from portal.models import Cycle, CycleParticipation
 from tests.clusters.factories_clusters import ready_cluster
 from tests.health.factories_health import sample
 from tests.workloads.factories_interactions import EnablementSessionFactory

@@ -13,7 +13,7 @@ from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 from django.utils import timezone
 
-from portal.engagement.models import Cycle, CycleParticipation
+from portal.models import Cycle, CycleParticipation
 from portal.review.models import WeeklyReview, week_start_of
 from tests.clusters.factories_clusters import ClusterFactory
 from tests.workloads.factories_interactions import EnablementSessionFactory

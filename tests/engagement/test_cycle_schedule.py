@@ -10,7 +10,7 @@ from django.urls import reverse
 from django.utils import timezone
 
 from portal.engagement import cycles
-from portal.engagement.models import Cycle, CycleParticipation
+from portal.models import Cycle, CycleParticipation
 from tests.workloads.factories_workloads import CapacityReservationFactory, InstanceQuotaFactory
 from workloads.models import CapacityReservation, InstanceQuota
 
@@ -205,7 +205,7 @@ def test_the_overview_lists_what_leaving_organizations_still_hold_to_wind_down(c
 
 
 def test_the_next_cycle_is_named_after_the_current_one_unless_named(current, world, client):
-    from portal.engagement.models import Cycle as C
+    from portal.models import Cycle as C
 
     assert cycles.next_name(C(number=3, name="GENIAC Cycle 3")) == "GENIAC Cycle 4"
     assert cycles.next_name(C(number=3, name="Spring 2026")) == "Cycle 4"

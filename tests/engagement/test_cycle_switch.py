@@ -14,8 +14,7 @@ from django.utils import timezone
 
 from clusters.models import Cluster
 from portal.engagement import cycles
-from portal.engagement.models import Cycle, CycleCarry, CycleParticipation
-from portal.models import Organization, User
+from portal.models import Cycle, CycleCarry, CycleParticipation, Organization, User
 from portal.review.figures.overview import overview
 from workloads.models import CapacityReservation, InstanceQuota
 

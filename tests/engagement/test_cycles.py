@@ -9,7 +9,8 @@ from django.urls import reverse
 from django.utils import timezone
 
 from portal.engagement import cycles
-from portal.engagement.models import Cycle, CycleParticipation, Milestone, TrainedModel
+from portal.engagement.models import Milestone, TrainedModel
+from portal.models import Cycle, CycleParticipation
 from tests.workloads.factories_interactions import (
     AttendanceFactory,
     EnablementSessionFactory,

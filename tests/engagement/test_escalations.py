@@ -33,8 +33,8 @@ def _raise(world, org=None, slug="frameworks", question="NCCL all_reduce at 30 G
 
 
 def test_the_curated_targets_are_loaded_by_the_migration():
-    from portal.engagement.models import EscalationTarget
-    from portal.engagement.targets import TARGETS
+    from portal.escalation_targets import TARGETS
+    from portal.models import EscalationTarget
 
     assert set(EscalationTarget.objects.values_list("slug", flat=True)) >= {t["slug"] for t in TARGETS}
 

@@ -17,7 +17,7 @@ from tests.portal.test_routes import module_world, signed_in_sessions
 
 MATRIX = [(name, role) for name in sorted(ADMIN_ROUTES) for role in ADMIN_ROLES]
 # Rows the superuser's delete confirmation cannot remove: other rows protect them.
-PROTECTED = frozenset({"portal.organization", "engagement.escalationtarget", "clusters.blueprint"})
+PROTECTED = frozenset({"portal.organization", "portal.escalationtarget", "clusters.blueprint"})
 DELETES = sorted(name for name, case in ADMIN_ROUTES.items() if case.view == "delete")
 
 

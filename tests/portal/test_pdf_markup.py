@@ -11,7 +11,8 @@ import pytest
 from django.urls import reverse
 from django.utils import timezone
 
-from portal.engagement.models import Cycle, CycleParticipation, TrainedModel
+from portal.engagement.models import TrainedModel
+from portal.models import Cycle, CycleParticipation
 from portal.review import services
 from portal.review.models import ActionItem
 from tests.workloads.factories_workloads import WorkloadFactory

@@ -8,12 +8,11 @@ from __future__ import annotations
 from portal import access
 from portal.choices import MembershipRole
 from portal.models import Membership
+from workloads.interactions import hooks
 
 
 def ways_to_ask(user) -> list[dict]:
     """One row per organization the user belongs to as a customer: its name, Slack channels, lead SAs."""
-    from portal.engagement.models import SlackChannelLink
-
     org_ids = access._roles(user).get(access.CUSTOMER, frozenset())
     rows: dict[int, dict] = {}
     leads = (Membership.objects.filter(organization_id__in=org_ids, role=MembershipRole.LEAD_SA, user__is_active=True)
@@ -22,8 +21,7 @@ def ways_to_ask(user) -> list[dict]:
         row = rows.setdefault(membership.organization_id,
                               {"organization": membership.organization, "channels": [], "leads": []})
         row["leads"].append(membership.user)
-    channels = (SlackChannelLink.objects.filter(organization_id__in=org_ids, customer_facing=True)
-                .select_related("organization").order_by("name"))
+    channels = hooks.call(hooks.CUSTOMER_CHANNELS, org_ids, default=())
     for link in channels:
         row = rows.setdefault(link.organization_id, {"organization": link.organization, "channels": [], "leads": []})
         row["channels"].append(link.name or link.channel_id)

@@ -159,7 +159,7 @@ class EscalateForm(forms.Form):
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
-        from portal.engagement.models import EscalationTarget
+        from portal.models import EscalationTarget
 
         self.fields["target"].queryset = EscalationTarget.objects.all()
 

@@ -7,10 +7,12 @@ from django.db.models import Count, Min, Q
 from django.utils import timezone
 
 from portal import access, timeline
+from portal import escalation_targets as targets
 from portal.choices import TimelineKind
+from portal.models import EscalationTarget
 from portal.notifications import Event, notify
 from portal.vocabulary import OPEN_STATUSES, InteractionStatus
-from workloads.interactions import signals, watchers
+from workloads.interactions import hooks, signals, watchers
 from workloads.interactions.choices import HistoryKind, InteractionKind
 from workloads.models import Interaction, InteractionComment
 
@@ -138,14 +140,10 @@ def escalate(interaction: Interaction, actor, reason: str, target=None):
 
     Everything about it is internal: the history entry, the timeline entry and the notification.
     """
-    from portal.engagement import services as engagement
-    from portal.engagement import targets
-    from portal.engagement.models import EscalationTarget
-
     if target is None:
         target = EscalationTarget.objects.filter(slug=targets.LEGACY_TARGET).first() \
             or targets.sync(EscalationTarget)[targets.LEGACY_TARGET]
-    return engagement.raise_escalation(interaction, actor, target, reason)
+    return hooks.call(hooks.RAISE_ESCALATION, interaction, actor, target, reason)
 
 
 def request_support_case(interaction: Interaction, *, subject: str, body: str,

@@ -15,7 +15,7 @@ from django.views.generic import TemplateView
 from portal import access, jobs, submissions
 from portal.generic import ObjectEditView, ObjectListView, ObjectView
 from portal.models import Organization
-from workloads.interactions import asking, search, services, tagging
+from workloads.interactions import asking, hooks, search, services, tagging
 from workloads.interactions.filtersets import InteractionFilterSet
 from workloads.interactions.forms import CommentForm, EscalateForm, InteractionForm, InteractionQuickForm
 from workloads.interactions.sections import organization_section
@@ -66,10 +66,7 @@ class InteractionView(ObjectView):
         ctx["sees_internal"] = access.sees_internal(user, obj.organization_id)
         ctx["comment_form"] = CommentForm()
         ctx["escalate_form"] = EscalateForm()
-        from portal.engagement.models import Escalation
-
-        ctx["escalations"] = Escalation.objects.restrict(user).filter(interaction=obj).select_related(
-            "target", "assignee")
+        ctx["escalations"] = hooks.call(hooks.ESCALATIONS_OF, user, obj, default=())
         if ctx["can_change"]:
             chosen = {t.pk for t in obj.tags.all()}
             ctx["suggested_tags"] = [

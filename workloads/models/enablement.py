@@ -7,7 +7,7 @@ from django.db import models
 from django.urls import reverse
 from django.utils.translation import gettext_lazy as _
 
-from portal.engagement.models.cycle import cycle_field
+from portal.models import cycle_field
 from portal.querysets import RestrictedQuerySet
 from workloads.interactions.choices import EnablementKind
 

@@ -15,9 +15,9 @@ from simple_history.models import HistoricalRecords
 
 from portal import locks
 from portal.choices import REGION_CHOICES
-from portal.engagement.models.cycle import cycle_field
+from portal.models import cycle_field
 from portal.querysets import RestrictedQuerySet
-from workloads import validators
+from workloads import usage, validators
 from workloads.choices import RequestStatus, ReservationKind
 
 RESERVATION_ID_RE = r"^cr-[0-9a-f]{8,17}$"
@@ -74,8 +74,6 @@ class InstanceQuota(DatedCapacityMixin, models.Model):
     def save(self, *args, **kwargs) -> None:
         """Check again, under the organization's quota lock (the one launches take), that the clusters
         still fit: a form's check ran before the lock, and a launch may have committed since."""
-        from workloads import usage
-
         with transaction.atomic():
             locks.quota(self.organization_id)
             message = usage.refusal_for_quota_change(self) if self.organization_id and self.start and self.end else None
@@ -87,8 +85,6 @@ class InstanceQuota(DatedCapacityMixin, models.Model):
         errors: dict[str, list[str]] = {}
         _check_dates(self.start, self.end, errors)
         if not errors and self.organization_id and self.instance_type_name and self.region and self.count and self.start:
-            from workloads import usage
-
             message = usage.refusal_for_quota_change(self)
             if message:
                 errors.setdefault("count", []).append(message)
@@ -229,8 +225,6 @@ class QuotaChangeRequest(models.Model):
                     add(field, gettext("Required for a new quota."))
         _check_dates(self.start, self.end, errors)
         if self.quota_id and self.requested_count and not errors and self.status == RequestStatus.PENDING:
-            from workloads import usage
-
             message = usage.refusal_for_quota_change(self.proposed_quota())
             if message:
                 add("requested_count", message)

@@ -13,7 +13,7 @@ from django.utils.translation import gettext_lazy as _
 from django.views import View
 
 from portal import access, submissions
-from portal.engagement.cycle_filter import in_active_cycle
+from portal.cycle_filter import in_active_cycle
 from portal.generic import ObjectEditView, ObjectListView, ObjectView
 from workloads import history, services, usage
 from workloads.choices import RequestStatus

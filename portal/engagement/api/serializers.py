@@ -5,8 +5,8 @@ from django.core.exceptions import ValidationError as DjangoValidationError
 from rest_framework import serializers
 
 from portal.engagement.choices import TRANSITIONS
-from portal.engagement.models import Cycle, Escalation, EscalationTarget, Milestone, TrainedModel
-from portal.models import Organization
+from portal.engagement.models import Escalation, Milestone, TrainedModel
+from portal.models import Cycle, EscalationTarget, Organization
 from workloads.models import Interaction
 
 
@@ -84,7 +84,7 @@ class MilestoneSerializer(_OwnOrganizationMixin, serializers.ModelSerializer):
     def validate(self, attrs):
         if self.instance is not None and "organization" in attrs and attrs["organization"] != self.instance.organization:
             raise serializers.ValidationError({"organization": "A milestone stays in its organization."})
-        from portal.engagement.models import active_cycle_id
+        from portal.models import active_cycle_id
 
         org = attrs.get("organization") or getattr(self.instance, "organization", None)
         kind = attrs.get("kind") or getattr(self.instance, "kind", None)

@@ -23,7 +23,8 @@ from portal.engagement.api.serializers import (
     TransitionSerializer,
 )
 from portal.engagement.filtersets import EscalationFilterSet
-from portal.engagement.models import Cycle, Escalation, EscalationTarget, Milestone, TrainedModel
+from portal.engagement.models import Escalation, Milestone, TrainedModel
+from portal.models import Cycle, EscalationTarget
 
 
 class EscalationTargetViewSet(PortalReadOnlyViewSet):

@@ -1,4 +1,7 @@
-"""Escalations: an interaction's question routed to a team behind the account team, with its answer."""
+"""Escalations: an interaction's question routed to a team behind the account team, with its answer.
+
+The teams and the people who answer for them (``EscalationTarget``, ``Specialist``) are the core's
+(``portal.models``): the access policy reads them."""
 from __future__ import annotations
 
 from datetime import timedelta
@@ -9,46 +12,8 @@ from django.urls import reverse
 from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
 
-from portal.engagement.choices import OPEN_STATES, EscalationState, TargetKind
+from portal.engagement.choices import OPEN_STATES, EscalationState
 from portal.querysets import RestrictedQuerySet
-
-
-class EscalationTarget(models.Model):
-    """A team escalations go to (the Frameworks specialists, a service team, the account manager).
-
-    The rows come from the curated list in ``portal/engagement/targets.py``; staff add the people who
-    answer for a team (``Specialist``), and those people see what is escalated to it, nothing else.
-    """
-
-    slug = models.SlugField(max_length=64, unique=True)
-    name = models.CharField(max_length=100, unique=True)
-    kind = models.CharField(max_length=16, choices=TargetKind.choices)
-    description = models.TextField(blank=True)
-    members = models.ManyToManyField(settings.AUTH_USER_MODEL, through="Specialist", related_name="escalation_teams",
-                                     blank=True)
-
-    objects = RestrictedQuerySet.as_manager()
-
-    class Meta:
-        ordering = ["name"]
-
-    def __str__(self) -> str:
-        return self.name
-
-
-class Specialist(models.Model):
-    """A person who answers for a team: the ``specialist`` role, held per team rather than per organization."""
-
-    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="specialist_of")
-    target = models.ForeignKey(EscalationTarget, on_delete=models.CASCADE, related_name="specialists")
-    created = models.DateTimeField(auto_now_add=True)
-
-    class Meta:
-        constraints = [models.UniqueConstraint(fields=["user", "target"], name="unique_specialist_team")]
-        ordering = ["target__name", "user__username"]
-
-    def __str__(self) -> str:
-        return f"{self.user} · {self.target}"
 
 
 class EscalationQuerySet(RestrictedQuerySet):
@@ -65,7 +30,7 @@ class Escalation(models.Model):
     """
 
     interaction = models.ForeignKey("workloads.Interaction", on_delete=models.CASCADE, related_name="escalations")
-    target = models.ForeignKey(EscalationTarget, on_delete=models.PROTECT, related_name="escalations")
+    target = models.ForeignKey("portal.EscalationTarget", on_delete=models.PROTECT, related_name="escalations")
     assignee = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL,
                                  related_name="assigned_escalations")
     state = models.CharField(max_length=16, choices=EscalationState.choices, default=EscalationState.REQUESTED)

@@ -12,8 +12,9 @@ from django.utils import timezone
 from django.utils.translation import gettext
 from django.utils.translation import gettext_lazy as _
 
+from clusters import instance_types
 from portal.engagement.choices import MilestoneKind, Modality
-from portal.engagement.models.cycle import cycle_field
+from portal.models import cycle_field
 from portal.querysets import RestrictedQuerySet
 
 
@@ -89,7 +90,5 @@ class TrainedModel(models.Model):
 
     def clean(self) -> None:
         super().clean()
-        from clusters import instance_types
-
         if self.instance_type and instance_types.find(self.instance_type) is None:
             raise ValidationError({"instance_type": gettext("Unknown instance type “%(name)s”.") % {"name": self.instance_type}})

@@ -6,10 +6,8 @@ from collections import defaultdict
 from django.db.models import Q
 
 from portal import access
-from portal.choices import MembershipRole
-from portal.engagement.choices import CycleStatus
-from portal.engagement.models import CycleParticipation
-from portal.models import Membership, Organization
+from portal.choices import CycleStatus, MembershipRole
+from portal.models import CycleParticipation, Membership, Organization
 from portal.review.figures.scope import Scope
 from workloads.models import Workload
 

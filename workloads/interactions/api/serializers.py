@@ -6,7 +6,7 @@ from django.contrib.auth import get_user_model
 from rest_framework import serializers
 
 from portal import access, provider_errors
-from portal.engagement.models import EscalationTarget
+from portal.models import EscalationTarget
 from workloads.models import (
     ChallengeTag,
     EnablementAttendance,

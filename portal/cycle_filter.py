@@ -13,14 +13,12 @@ from django.db.models import Q
 from django.utils.translation import gettext_lazy as _
 
 from portal.api.filtering import IdFilter
-from portal.engagement.choices import CycleStatus
-from portal.engagement.models import Cycle
+from portal.choices import CycleStatus
+from portal.models import Cycle, Organization
 
 
 def cycles_for(request):
     """The cycles a user may pick: those their organizations took part in, and the active one."""
-    from portal.models import Organization
-
     visible = Organization.objects.restrict(getattr(request, "user", None))
     return Cycle.objects.filter(Q(participations__organization__in=visible) | Q(status=CycleStatus.ACTIVE)).distinct()
 

@@ -1,4 +1,5 @@
-"""The curated list of escalation targets: the teams behind the account team in the engagement model.
+"""The curated list of escalation targets: the teams behind the account team in the engagement model (the rows
+are the core's ``EscalationTarget``, which the access policy reads for specialists).
 
 Loaded by a data migration and by ``seed_demo``; editing a name here and migrating again (or running the
 demo seed) updates the row with the same slug. New teams are added here, not in the admin, so every
