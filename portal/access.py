@@ -94,12 +94,12 @@ POLICY: dict[str, Rule] = {
     "workloads.quotachangerequest": Rule(
         path="organization", program_manager=R({VIEW, APPROVE}), cycle_path="quota__cycle"
     ),
-    "workloads.interaction": Rule(path="organization", customer_scope=_shared),
+    "interactions.interaction": Rule(path="organization", customer_scope=_shared),
     # The overview's pre-aggregates of interactions: seen exactly as the interactions they count.
     "review.interactioncount": Rule(path="organization", lead_sa=R({VIEW}), customer_scope=_shared),
     "review.interactionweek": Rule(path="organization", lead_sa=R({VIEW}), customer_scope=_shared),
     "review.tagmention": Rule(path="organization", lead_sa=R({VIEW}), customer_scope=_shared),
-    "workloads.interactioncomment": Rule(
+    "interactions.interactioncomment": Rule(
         path="interaction__organization",
         customer=R({VIEW, CHANGE}),
         customer_scope=lambda: Q(interaction__visibility="shared", internal=False),
@@ -107,10 +107,10 @@ POLICY: dict[str, Rule] = {
     # Sessions are program-wide: seen through the organizations invited (their audience); program
     # managers alone write them (customers of every invited organization read them). Attendance rows
     # (names, scores) are per organization: lead SAs record their organizations' attendance.
-    "workloads.enablementsession": Rule(
+    "enablement.enablementsession": Rule(
         path="audience", lead_sa=R({VIEW}), program_manager=R({VIEW, CHANGE}), distinct=True, cycle_path="cycle"
     ),
-    "workloads.enablementattendance": Rule(path="organization", program_manager=R({VIEW, CHANGE}),
+    "enablement.enablementattendance": Rule(path="organization", program_manager=R({VIEW, CHANGE}),
                                            cycle_path="session__cycle"),
     # clusters
     "clusters.cluster": Rule(path="organization", lead_sa=ALL_LEAD | {TEAR_DOWN}, cycle_path="cycle"),
@@ -160,7 +160,7 @@ POLICY["engagement.slackchannellink"] = Rule(path="organization", customer=R(), 
 POLICY["engagement.slackcapture"] = Rule(path="link__organization", customer=R(), lead_sa=R({VIEW}))
 POLICY["engagement.slackthread"] = Rule(path="interaction__organization", customer_scope=lambda: Q(
     interaction__visibility="shared"), lead_sa=R({VIEW}))
-POLICY["workloads.interaction"] = Rule(
+POLICY["interactions.interaction"] = Rule(
     path="organization", customer_scope=_shared, specialist=R({VIEW}), specialist_path="escalations__target"
 )
 # Node remediation: lead SAs propose and cancel (change); a customer engineer of the organization approves or

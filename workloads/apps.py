@@ -1,4 +1,5 @@
-"""What each organization is doing: workloads, quotas and capacity, support interactions, enablement."""
+"""What each organization is doing: workloads, quotas and capacity, spend (interactions and enablement are apps of
+their own inside this package)."""
 from django.apps import AppConfig
 
 
@@ -6,22 +7,11 @@ class WorkloadsConfig(AppConfig):
     name = "workloads"
 
     def ready(self) -> None:
-        from portal import notifications, sections
+        from portal import sections
         from workloads import sections as workload_sections
         from workloads import signals  # noqa: F401  (history → timeline)
-        from workloads.interactions import sections as interaction_sections
-        from workloads.interactions import (
-            support,  # noqa: F401  (registers the AWS Support Celery tasks)
-            watchers,
-        )
-
-        notifications.SENDERS[watchers.CHANNEL] = watchers.send
 
         org = sections.ORGANIZATION_PAGE
         sections.register(org, "workloads/workload_org_section.html", workload_sections.workloads_section, order=10)
         sections.register(org, "workloads/quota_org_section.html", workload_sections.quotas_section, order=20)
         sections.register(org, "workloads/htmx/cost_org_section.html", workload_sections.cost_section, order=25)
-        sections.register(org, "workloads/interactions/htmx/interaction_org_section.html",
-                          interaction_sections.organization_section, order=30)
-        sections.register(sections.LEAD_HOME, "workloads/interactions/htmx/interaction_lead_section.html",
-                          interaction_sections.lead_home_section, order=10)

@@ -30,7 +30,7 @@ def active() -> Cycle | None:
 
 def lessons_of(cycle: Cycle) -> str:
     """The lessons learned recorded during ``cycle`` by its organizations, as Markdown bullets."""
-    from workloads.models import Interaction
+    from workloads.interactions.models import Interaction
 
     qs = Interaction.objects.filter(organization__participations__cycle=cycle).exclude(lesson="")
     if cycle.starts_on:
@@ -189,7 +189,8 @@ def report(cycle: Cycle) -> dict:
     from clusters.models import Cluster
     from portal.engagement import carry
     from portal.engagement.choices import CarryKind
-    from workloads.models import EnablementAttendance, EnablementSession, Interaction
+    from workloads.enablement.models import EnablementAttendance, EnablementSession
+    from workloads.interactions.models import Interaction
 
     orgs = list(cycle.participations.select_related("organization").order_by("organization__name"))
     ids = [p.organization_id for p in orgs]

@@ -20,7 +20,7 @@ from portal.engagement.models import (
     Specialist,
     TrainedModel,
 )
-from workloads.models import Interaction
+from workloads.interactions.models import Interaction
 
 SPECIALISTS = (("frameworks", "Takeshi", "Mori", "frameworks"), ("ec2", "Yuki", "Hayashi", "ec2"))
 

@@ -56,7 +56,7 @@ def allowed_transitions(user, escalation: Escalation) -> list[str]:
 
 def _history(interaction, actor, title: str, body: str = "", state: str = "") -> None:
     from workloads.interactions.choices import HistoryKind
-    from workloads.models import InteractionComment
+    from workloads.interactions.models import InteractionComment
 
     InteractionComment.objects.create(
         interaction=interaction, kind=HistoryKind.ESCALATION, author=actor if _signed_in(actor) else None,
@@ -84,7 +84,7 @@ def raise_escalation(interaction, actor, target: EscalationTarget, question: str
         interaction=interaction, target=target, question=question, requested_by=_user(actor),
         requested_at=now, state_changed_at=now,
     )
-    from workloads.models import Interaction
+    from workloads.interactions.models import Interaction
 
     updates = {"last_activity_at": now}
     if interaction.escalated_at is None:

@@ -87,7 +87,7 @@ def request_capture(payload: dict):
 
 
 def _request_capture(payload: dict):
-    from workloads.models import Interaction
+    from workloads.interactions.models import Interaction
 
     team_id, slack_user_id = payload.get("team", {}).get("id", ""), payload.get("user", {}).get("id", "")
     channel_id = payload.get("channel", {}).get("id", "")
@@ -153,7 +153,7 @@ def capture(capture_id: int) -> str:
     ``TryLater`` on Slack's rate limits and failures (the task retries); a refusal is recorded and told."""
     from workloads.interactions import services
     from workloads.interactions.choices import InteractionKind
-    from workloads.models import Interaction
+    from workloads.interactions.models import Interaction
 
     row = SlackCapture.objects.select_related("link__organization", "user", "interaction").filter(
         pk=capture_id).first()
@@ -237,7 +237,8 @@ def _status_text(user, organization) -> str:
     from portal.engagement.cycle_filter import in_active_cycle
     from portal.engagement.models import Milestone, active_cycle_id
     from portal.vocabulary import OPEN_STATUSES
-    from workloads.models import CapacityReservation, Interaction
+    from workloads.interactions.models import Interaction
+    from workloads.models import CapacityReservation
 
     clusters = in_active_cycle(Cluster.objects.restrict(user).filter(organization=organization)).exclude(state="deleted")
     states: dict[str, int] = {}

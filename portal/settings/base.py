@@ -40,6 +40,8 @@ INSTALLED_APPS = [
     "csp",
     "portal",
     "workloads",
+    "workloads.interactions",
+    "workloads.enablement",
     "clusters",
     "clusters.health",
     "portal.review",
@@ -258,7 +260,7 @@ CELERY_TIMEZONE = TIME_ZONE
 CELERY_BEAT_SCHEDULE = {
     "Warn before quotas and reservations end": {
         "task": "workloads.warn_expiring", "schedule": crontab(minute="0", hour="9")},  # 09:00 program time
-    "sync-open-support-cases": {"task": "workloads.support.sync_open_cases", "schedule": 15 * 60},
+    "sync-open-support-cases": {"task": "interactions.support.sync_open_cases", "schedule": 15 * 60},
     "clusters: sweep launch jobs": {"task": "clusters.tasks.sweep_launch_jobs", "schedule": 60},
     "Pull cluster health from Prometheus": {"task": "clusters.health.tasks.pull_all", "schedule": 5 * 60},
     "Send notifications the broker missed": {"task": "portal.notifications.sweep_pending", "schedule": 60},

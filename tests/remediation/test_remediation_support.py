@@ -14,8 +14,8 @@ from clusters.remediation import services, verification
 from clusters.remediation.models import RemediationAction
 from portal import aws as portal_aws
 from tests.remediation.factories_remediation import FAULTY, RemediationPolicyFactory, hyperpod_cluster
-from workloads.interactions import support
-from workloads.models import Interaction
+from workloads.interactions import support, tasks
+from workloads.interactions.models import Interaction
 
 
 def _escalated(world) -> RemediationAction:
@@ -35,7 +35,7 @@ def _case(world, case_id: str) -> dict:
 
 def _open(action) -> str:
     interaction = action.escalation.interaction
-    return support.open_case_task.apply(args=[interaction.pk, "subject", action.escalation.question,
+    return tasks.open_case_task.apply(args=[interaction.pk, "subject", action.escalation.question,
                                               "amazon-elastic-compute-cloud-linux", "instance-issue"]).get()
 
 
@@ -78,7 +78,7 @@ def test_throttled_create_case_is_retried_then_given_up_in_the_portals_words(wor
     assert _open(action) == case_id  # a repeat keeps the case: CreateCase is not called again
 
     other = _escalated_again(world)
-    moto_throttle.throttle("CreateCase", support.OPEN_CASE_RETRIES + 1)
+    moto_throttle.throttle("CreateCase", tasks.OPEN_CASE_RETRIES + 1)
     assert _open(other) == "failed"
     interaction = Interaction.objects.get(pk=other.escalation.interaction_id)
     assert (interaction.support_case_id, interaction.sync_status) == ("", "failed")

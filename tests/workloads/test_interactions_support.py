@@ -4,8 +4,9 @@ from django.urls import reverse
 
 from portal import aws as portal_aws
 from tests.workloads.factories_interactions import InteractionFactory
-from workloads.interactions.support import sync_case, sync_interaction
-from workloads.models import Interaction
+from workloads.interactions.models import Interaction
+from workloads.interactions.support import sync_interaction
+from workloads.interactions.tasks import sync_case
 
 
 @pytest.fixture

@@ -10,7 +10,7 @@ from portal.forms import RestrictedFilterSet
 from portal.models import Organization
 from portal.vocabulary import OPEN_STATUSES, InteractionStatus, Severity
 from workloads.interactions.choices import InteractionKind
-from workloads.models import ChallengeTag, EnablementAttendance, Interaction
+from workloads.interactions.models import ChallengeTag, Interaction
 
 
 def visible_organizations(request):
@@ -74,9 +74,3 @@ class InteractionFilterSet(RestrictedFilterSet):
         if value is None:
             return queryset
         return queryset.filter(status__in=OPEN_STATUSES) if value else queryset.exclude(status__in=OPEN_STATUSES)
-
-
-class EnablementAttendanceFilterSet(RestrictedFilterSet):
-    class Meta:
-        model = EnablementAttendance
-        fields = ["session", "organization", "satisfaction"]

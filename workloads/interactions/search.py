@@ -12,7 +12,7 @@ from django.db.models import Q, QuerySet
 
 from portal import access
 from portal.vocabulary import InteractionStatus
-from workloads.models import Interaction
+from workloads.interactions.models import Interaction
 
 
 def may_search(user) -> bool:

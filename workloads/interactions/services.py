@@ -12,10 +12,10 @@ from portal.notifications import Event, notify
 from portal.vocabulary import OPEN_STATUSES, InteractionStatus
 from workloads.interactions import signals, watchers
 from workloads.interactions.choices import HistoryKind, InteractionKind
-from workloads.models import Interaction, InteractionComment
+from workloads.interactions.models import Interaction, InteractionComment
 
 TRACKED = ("status", "owner_id", "severity", "visibility")
-OPEN_CASE_TASK = "workloads.support.open_case"
+OPEN_CASE_TASK = "interactions.support.open_case"
 
 
 def snapshot(interaction: Interaction) -> dict:

@@ -7,7 +7,7 @@ from rest_framework import serializers
 from portal.engagement.choices import TRANSITIONS
 from portal.engagement.models import Cycle, Escalation, EscalationTarget, Milestone, TrainedModel
 from portal.models import Organization
-from workloads.models import Interaction
+from workloads.interactions.models import Interaction
 
 
 class EscalationTargetSerializer(serializers.ModelSerializer):

@@ -1,0 +1,10 @@
+"""Enablement is an app of its own (label ``enablement``): its sessions are program-wide, invited organizations
+attend them, and nothing of the workload records depends on them."""
+from django.apps import AppConfig
+from django.utils.translation import gettext_lazy as _
+
+
+class EnablementConfig(AppConfig):
+    name = "workloads.enablement"
+    label = "enablement"
+    verbose_name = _("Enablement")
