@@ -7,6 +7,7 @@ class WorkloadsConfig(AppConfig):
     name = "workloads"
 
     def ready(self) -> None:
+        # deferred: these modules import models, which exist only once the app registry is ready
         from portal import sections
         from workloads import sections as workload_sections
         from workloads import signals  # noqa: F401  (history → timeline)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import time
 
 import pytest
+from celery import signature
 from django.core.exceptions import PermissionDenied
 from django.urls import reverse
 
@@ -92,6 +93,19 @@ def _escalated_again(world) -> RemediationAction:
     verification.escalate(action, f"{FAULTY} failed 2 replacements")
     action.refresh_from_db()
     return action
+
+
+@pytest.mark.django_db
+def test_a_case_opened_under_the_old_task_name_is_opened_once(world, aws):
+    """A message queued while the task was named ``workloads.support.open_case`` still opens the case."""
+    action = _escalated(world)
+    interaction = action.escalation.interaction
+    case_id = signature("workloads.support.open_case", args=[
+        interaction.pk, "subject", action.escalation.question, "amazon-elastic-compute-cloud-linux", "instance-issue",
+    ]).apply().get()
+    interaction.refresh_from_db()
+    assert case_id.startswith("case-") and interaction.support_case_id == case_id
+    assert _open(action) == case_id
 
 
 @pytest.mark.django_db

@@ -10,6 +10,7 @@ class InteractionsConfig(AppConfig):
     verbose_name = _("Interactions")
 
     def ready(self) -> None:
+        # deferred: these modules import models, which exist only once the app registry is ready
         from portal import notifications, sections
         from workloads.interactions import sections as interaction_sections
         from workloads.interactions import (

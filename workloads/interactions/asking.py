@@ -7,13 +7,12 @@ from __future__ import annotations
 
 from portal import access
 from portal.choices import MembershipRole
+from portal.engagement.models import SlackChannelLink
 from portal.models import Membership
 
 
 def ways_to_ask(user) -> list[dict]:
     """One row per organization the user belongs to as a customer: its name, Slack channels, lead SAs."""
-    from portal.engagement.models import SlackChannelLink
-
     org_ids = access._roles(user).get(access.CUSTOMER, frozenset())
     rows: dict[int, dict] = {}
     leads = (Membership.objects.filter(organization_id__in=org_ids, role=MembershipRole.LEAD_SA, user__is_active=True)

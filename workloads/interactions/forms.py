@@ -12,6 +12,7 @@ from django.utils.translation import gettext_lazy as _
 
 from portal import access
 from portal.choices import MembershipRole
+from portal.engagement.models import EscalationTarget
 from portal.field_labels import FIELD_LABELS
 from portal.forms import scope_form_choices
 from portal.models import Organization
@@ -160,6 +161,4 @@ class EscalateForm(forms.Form):
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
-        from portal.engagement.models import EscalationTarget
-
         self.fields["target"].queryset = EscalationTarget.objects.all()

@@ -34,6 +34,7 @@ def lessons(user, query: str = "", tag: str = "") -> QuerySet[Interaction]:
     if not query:
         return qs.order_by("-resolved_at", "-id")
     if connection.vendor == "postgresql":
+        # deferred: PostgreSQL only; SQLite runs the plain search below
         from django.contrib.postgres.search import SearchQuery, SearchRank, SearchVector
 
         vector = (

@@ -3,11 +3,16 @@ timeline, and notifications. Views, the API and the AWS Support sync all go thro
 three never disagree."""
 from __future__ import annotations
 
+from celery import signature
+from django.contrib.auth import get_user_model
 from django.db.models import Count, Min, Q
 from django.utils import timezone
 
-from portal import access, timeline
+from portal import access, jobs, timeline
 from portal.choices import TimelineKind
+from portal.engagement import services as engagement
+from portal.engagement import targets
+from portal.engagement.models import EscalationTarget
 from portal.notifications import Event, notify
 from portal.vocabulary import OPEN_STATUSES, InteractionStatus
 from workloads.interactions import signals, watchers
@@ -82,8 +87,6 @@ def changed(interaction: Interaction, before: dict, actor) -> list[InteractionCo
                           f"Support case at {interaction.organization} is now {interaction.get_status_display()}: "
                           f"{interaction.summary}"))
     if before["owner_id"] != interaction.owner_id:
-        from django.contrib.auth import get_user_model
-
         names = {u.pk: u.display_name for u in get_user_model().objects.filter(
             pk__in=[before["owner_id"], interaction.owner_id])}
         entries.append(InteractionComment(
@@ -138,10 +141,6 @@ def escalate(interaction: Interaction, actor, reason: str, target=None):
 
     Everything about it is internal: the history entry, the timeline entry and the notification.
     """
-    from portal.engagement import services as engagement
-    from portal.engagement import targets
-    from portal.engagement.models import EscalationTarget
-
     if target is None:
         target = EscalationTarget.objects.filter(slug=targets.LEGACY_TARGET).first() \
             or targets.sync(EscalationTarget)[targets.LEGACY_TARGET]
@@ -154,10 +153,6 @@ def request_support_case(interaction: Interaction, *, subject: str, body: str,
     """Ask for the interaction's AWS Support case to be opened with ``body`` (the support sync's ``open_case``
     task, sent after commit by name so callers outside this package need not import the sync). False when the
     interaction has a case already."""
-    from celery import signature
-
-    from portal import jobs
-
     if interaction.support_case_id:
         return False
     jobs.send_on_commit(signature(OPEN_CASE_TASK), interaction.pk, subject, body, service_code, category_code)

@@ -13,6 +13,7 @@ from django.views import View
 from django.views.generic import TemplateView
 
 from portal import access, jobs, submissions
+from portal.engagement.models import Escalation
 from portal.generic import ObjectEditView, ObjectListView, ObjectView
 from portal.models import Organization
 from workloads.interactions import asking, search, services, tagging
@@ -66,8 +67,6 @@ class InteractionView(ObjectView):
         ctx["sees_internal"] = access.sees_internal(user, obj.organization_id)
         ctx["comment_form"] = CommentForm()
         ctx["escalate_form"] = EscalateForm()
-        from portal.engagement.models import Escalation
-
         ctx["escalations"] = Escalation.objects.restrict(user).filter(interaction=obj).select_related(
             "target", "assignee")
         if ctx["can_change"]:
