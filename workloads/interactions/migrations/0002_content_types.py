@@ -8,9 +8,19 @@ MODELS = ("challengetag", "interaction", "interactioncomment")
 
 def _move(apps, old: str, new: str) -> None:
     ContentType = apps.get_model("contenttypes", "ContentType")
+    Permission = apps.get_model("auth", "Permission")
     for model in MODELS:
-        if not ContentType.objects.filter(app_label=new, model=model).exists():
-            ContentType.objects.filter(app_label=old, model=model).update(app_label=new)
+        source = ContentType.objects.filter(app_label=old, model=model).first()
+        if source is None:
+            continue
+        # A row under the other label exists only when post_migrate ran while part of the apps were migrated (a
+        # partial rollback): it holds nothing but its own copies of the permissions, which the moved row has.
+        duplicate = ContentType.objects.filter(app_label=new, model=model).first()
+        if duplicate is not None:
+            Permission.objects.filter(content_type=duplicate).delete()
+            duplicate.delete()
+        source.app_label = new
+        source.save(update_fields=["app_label"])
 
 
 def forwards(apps, schema_editor):
@@ -24,6 +34,7 @@ def backwards(apps, schema_editor):
 class Migration(migrations.Migration):
 
     dependencies = [
+        ("auth", "0012_alter_user_first_name_max_length"),
         ("contenttypes", "0002_remove_content_type_name"),
         ("interactions", "0001_initial"),
     ]
