@@ -1,4 +1,4 @@
-"""Forms for interactions and enablement sessions. Choices are narrowed to what the user may touch."""
+"""Forms for interactions. Choices are narrowed to what the user may touch."""
 from __future__ import annotations
 
 import re
