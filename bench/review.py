@@ -39,7 +39,8 @@ def seed(rng: random.Random) -> dict:
     from clusters.health.models import GpuFault
     from clusters.models import Cluster
     from portal.models import Membership, Organization, User
-    from workloads.models import CapacityReservation, InstanceQuota, Interaction
+    from workloads.interactions.models import Interaction
+    from workloads.models import CapacityReservation, InstanceQuota
 
     now = timezone.now()
     today = timezone.localdate()

@@ -64,7 +64,7 @@ def seed(first: int, count: int, rng: random.Random, leads) -> list:
     from portal.models import Membership, Organization, TimelineEntry
     from portal.review import tallies
     from portal.weeks import week_of
-    from workloads.models import Interaction
+    from workloads.interactions.models import Interaction
 
     now = timezone.now()
     orgs = Organization.objects.bulk_create([

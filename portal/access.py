@@ -109,10 +109,10 @@ POLICY: dict[str, Rule] = {
         path="organization", program_manager=R({VIEW, APPROVE}), cycle_path="quota__cycle"
     ),
     # Specialists also read the interactions escalated to their teams.
-    "workloads.interaction": Rule(
+    "interactions.interaction": Rule(
         path="organization", customer_scope=_shared, specialist=R({VIEW}), specialist_path="escalations__target"
     ),
-    "workloads.interactioncomment": Rule(
+    "interactions.interactioncomment": Rule(
         path="interaction__organization",
         customer=R({VIEW, CHANGE}),
         customer_scope=lambda: Q(interaction__visibility="shared", internal=False),
@@ -120,10 +120,10 @@ POLICY: dict[str, Rule] = {
     # Sessions are program-wide: seen through the organizations invited (their audience); program
     # managers alone write them (customers of every invited organization read them). Attendance rows
     # (names, scores) are per organization: lead SAs record their organizations' attendance.
-    "workloads.enablementsession": Rule(
+    "enablement.enablementsession": Rule(
         path="audience", lead_sa=R({VIEW}), program_manager=R({VIEW, CHANGE}), distinct=True, cycle_path="cycle"
     ),
-    "workloads.enablementattendance": Rule(path="organization", program_manager=R({VIEW, CHANGE}),
+    "enablement.enablementattendance": Rule(path="organization", program_manager=R({VIEW, CHANGE}),
                                            cycle_path="session__cycle"),
     # Cost from Cost Explorer: written by the fetch only; everyone who sees the organization reads it.
     "workloads.costday": Rule(path="organization", lead_sa=R({VIEW})),

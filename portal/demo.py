@@ -97,6 +97,7 @@ DEMO_SEEDERS: list[str] = [
     "workloads.demo_workloads.seed",
     "workloads.demo_spend.seed",
     "workloads.interactions.demo.seed",
+    "workloads.enablement.demo.seed",
     "clusters.demo_clusters.seed",
     "clusters.health.demo_health.seed",
     "portal.review.demo_review.seed",

@@ -1,7 +1,7 @@
 from django.contrib import admin
 from simple_history.admin import SimpleHistoryAdmin
 
-from workloads.models import CapacityReservation, InstanceQuota, Interaction, QuotaChangeRequest, Workload
+from workloads.models import CapacityReservation, InstanceQuota, QuotaChangeRequest, Workload
 
 
 @admin.register(Workload)
@@ -28,18 +28,3 @@ class CapacityReservationAdmin(SimpleHistoryAdmin):
 class QuotaChangeRequestAdmin(SimpleHistoryAdmin):
     list_display = ("organization", "instance_type_name", "current_count", "requested_count", "status", "created")
     list_filter = ("status", "organization")
-
-
-@admin.register(Interaction)
-class InteractionAdmin(admin.ModelAdmin):
-    """Listed for staff to find and correct a row; new interactions come through the portal's form, which records
-    their history, timeline entry and notifications (the admin's add form would skip them)."""
-
-    list_display = ("summary", "organization", "kind", "status", "severity", "visibility", "owner", "occurred_at")
-    list_filter = ("kind", "status", "severity", "visibility", "organization")
-    search_fields = ("summary", "support_case_id")
-    raw_id_fields = ("owner", "workload")
-    filter_horizontal = ()
-
-    def has_add_permission(self, request) -> bool:
-        return False

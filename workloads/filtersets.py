@@ -13,7 +13,7 @@ from portal.cycle_filter import CycleFilterMixin
 from portal.forms import OrderingFilter, RestrictedFilterSet
 from portal.models import Organization
 from workloads.choices import FRAMEWORKS, Architecture, Orchestrator, RequestStatus, ReservationKind, WorkloadStatus
-from workloads.models import CapacityReservation, EnablementSession, InstanceQuota, QuotaChangeRequest, Workload
+from workloads.models import CapacityReservation, InstanceQuota, QuotaChangeRequest, Workload
 
 
 def _organizations(request):
@@ -129,9 +129,3 @@ class QuotaChangeRequestFilterSet(RestrictedFilterSet):
     class Meta:
         model = QuotaChangeRequest
         fields = ["organization", "status", "instance_type", "quota"]
-
-
-class EnablementSessionFilterSet(CycleFilterMixin, RestrictedFilterSet):
-    class Meta:
-        model = EnablementSession
-        fields = ["kind", "date"]

@@ -12,7 +12,7 @@ from clusters.health.models import ClusterHealthConfig, GpuFault
 from portal import access, outbound
 from portal.choices import REGION_CODES
 from portal.field_labels import FIELD_LABELS
-from workloads.models import Interaction
+from workloads.interactions.models import Interaction
 
 
 class ValidationUploadForm(forms.Form):

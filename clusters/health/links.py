@@ -15,7 +15,7 @@ from django.utils.translation import gettext
 from clusters.health.models import GpuFault, check_same_organization
 from portal import access
 from workloads.interactions import services
-from workloads.models import Interaction
+from workloads.interactions.models import Interaction
 
 LINK_CHOICES_SHOWN = 50
 

@@ -21,7 +21,7 @@ from portal import escalation_targets as targets
 from portal.models import EscalationTarget
 from portal.vocabulary import NodeVerdict
 from workloads.interactions import services as interactions
-from workloads.models import Interaction
+from workloads.interactions.models import Interaction
 
 PENDING, CLEARED, RETURNED = "pending", "cleared", "returned"
 

@@ -25,7 +25,8 @@ from clusters.models import Cluster
 from portal.choices import CarryKind, CycleStatus
 from portal.engagement.models import TrainedModel
 from portal.models import Cycle, CycleCarry
-from workloads.models import CapacityReservation, InstanceQuota, Interaction
+from workloads.interactions.models import Interaction
+from workloads.models import CapacityReservation, InstanceQuota
 
 
 def _models():

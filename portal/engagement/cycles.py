@@ -22,7 +22,8 @@ from portal.engagement import carry
 from portal.engagement.choices import MilestoneKind
 from portal.engagement.models import Milestone, TrainedModel
 from portal.models import Cycle, CycleParticipation, active_cycle
-from workloads.models import EnablementAttendance, EnablementSession, Interaction
+from workloads.enablement.models import EnablementAttendance, EnablementSession
+from workloads.interactions.models import Interaction
 
 
 class CycleError(Exception):

@@ -15,7 +15,7 @@ from portal.demo import _user
 from portal.engagement import services
 from portal.engagement.models import Escalation, Milestone, SlackChannelLink, SlackUserLink, TrainedModel
 from portal.models import Cycle, CycleParticipation, EscalationTarget, Specialist
-from workloads.models import Interaction
+from workloads.interactions.models import Interaction
 
 SPECIALISTS = (("frameworks", "Takeshi", "Mori", "frameworks"), ("ec2", "Yuki", "Hayashi", "ec2"))
 

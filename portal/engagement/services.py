@@ -20,7 +20,7 @@ from portal.engagement.models import Escalation, SlackChannelLink
 from portal.models import EscalationTarget, User
 from portal.notifications import Event, notify
 from workloads.interactions.choices import HistoryKind
-from workloads.models import Interaction, InteractionComment
+from workloads.interactions.models import Interaction, InteractionComment
 
 
 class TransitionError(Exception):

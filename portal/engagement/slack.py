@@ -39,7 +39,8 @@ from portal.notifications import DeliveryError, DeliveryRefused, _absolute
 from portal.vocabulary import OPEN_STATUSES
 from workloads.interactions import services
 from workloads.interactions.choices import InteractionKind
-from workloads.models import CapacityReservation, Interaction
+from workloads.interactions.models import Interaction
+from workloads.models import CapacityReservation
 
 logger = logging.getLogger(__name__)
 SHORTCUT_CALLBACK = "log_interaction"

@@ -135,9 +135,9 @@ class TagMention(models.Model):
     interaction). The overview's heat map counts a window of these rows from one index, instead of joining
     the interactions to their tags over the whole history."""
 
-    interaction = models.ForeignKey("workloads.Interaction", on_delete=models.CASCADE, related_name="+",
+    interaction = models.ForeignKey("interactions.Interaction", on_delete=models.CASCADE, related_name="+",
                                     db_index=False)  # the unique key leads with it
-    tag = models.ForeignKey("workloads.ChallengeTag", on_delete=models.CASCADE, related_name="+")
+    tag = models.ForeignKey("interactions.ChallengeTag", on_delete=models.CASCADE, related_name="+")
     organization = models.ForeignKey("portal.Organization", on_delete=models.CASCADE, related_name="+")
     visibility = models.CharField(max_length=16)
     occurred_at = models.DateTimeField()

@@ -23,7 +23,8 @@ from portal.models import Organization
 from portal.review.figures.health import verdict_text
 from portal.vocabulary import OPEN_STATUSES, worst_verdict
 from workloads.interactions import services as interactions
-from workloads.models import CapacityReservation, Interaction
+from workloads.interactions.models import Interaction
+from workloads.models import CapacityReservation
 
 LEAD_LIST_LIMIT = 20
 

@@ -40,6 +40,8 @@ INSTALLED_APPS = [
     "csp",
     "portal",
     "workloads",
+    "workloads.interactions",
+    "workloads.enablement",
     "clusters",
     "clusters.health",
     "portal.review",
@@ -258,7 +260,7 @@ CELERY_TIMEZONE = TIME_ZONE
 CELERY_BEAT_SCHEDULE = {
     "Warn before quotas and reservations end": {
         "task": "workloads.warn_expiring", "schedule": crontab(minute="0", hour="9")},  # 09:00 program time
-    "sync-open-support-cases": {"task": "workloads.support.sync_open_cases", "schedule": 15 * 60},
+    "sync-open-support-cases": {"task": "interactions.support.sync_open_cases", "schedule": 15 * 60},
     # Every kind of background job (portal.jobs.registry): each kind's own part (launch deadlines, validation
     # time-outs, automatic remediation proposals, leftover push bodies), then what the broker missed and what a
     # dead worker held. The six sweeps it replaces keep their task names for one release.

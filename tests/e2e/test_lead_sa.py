@@ -41,7 +41,7 @@ def test_quick_log_updates_the_page_without_a_reload(page, live_server, world):
     form.get_by_role("button", name="Log it").click()
     page.get_by_text("EFA traffic is zero on two nodes after the driver update").first.wait_for(timeout=15000)
     assert page.evaluate("window.__no_reload") == "still here"
-    from workloads.models import Interaction
+    from workloads.interactions.models import Interaction
 
     assert Interaction.objects.filter(organization=world.org_a, summary__startswith="EFA traffic is zero").count() == 1
     screenshot(page, "lead-quick-log")

@@ -16,7 +16,8 @@ from tests.clusters.factories_clusters import ready_cluster
 from tests.health.factories_health import sample
 from tests.workloads.factories_interactions import EnablementSessionFactory
 from tests.workloads.factories_workloads import InstanceQuotaFactory, QuotaChangeRequestFactory
-from workloads.models import EnablementAttendance, InstanceQuota, QuotaChangeRequest
+from workloads.enablement.models import EnablementAttendance
+from workloads.models import InstanceQuota, QuotaChangeRequest
 
 pytestmark = pytest.mark.django_db
 REASON = "which is archived: its rows are read-only"
@@ -90,7 +91,7 @@ def test_attendance_of_an_archived_session_is_refused_in_the_api(old, world, cli
     session = EnablementSessionFactory(audience=[world.org_a])
     archive(old)
     client.force_login(world.lead_a)
-    response = client.post(reverse("interactions-api:enablementattendance-list"), {
+    response = client.post(reverse("enablement-api:enablementattendance-list"), {
         "session": session.pk, "organization": world.org_a.pk, "attendee": "Late engineer", "satisfaction": 5},
         content_type="application/json")
     assert response.status_code == 403 and REASON in _detail(response)

@@ -49,13 +49,13 @@ PAGES = {  # list page → (url name, the old row's text, the new row's text)
     "reservations": ("workloads:quota_list", "cr-old", "cr-new"),  # the reservations ending soon, on the quota page
     "reservation list": ("workloads:reservation_list", "cr-old", "cr-new"),
     "clusters": ("clusters:cluster_list", "old-cluster", "new-cluster"),
-    "enablement": ("interactions:enablement_list", "OLD-SESSION", "NEW-SESSION"),
+    "enablement": ("enablement:enablement_list", "OLD-SESSION", "NEW-SESSION"),
 }
 APIS = {  # API list → (url name, field, the old row's value prefix)
     "quotas": ("workloads-api:instancequota-list", "notes", "OLD"),
     "reservations": ("workloads-api:capacityreservation-list", "reservation_id", "cr-old"),
     "clusters": ("clusters-api:cluster-list", "name", "old"),
-    "enablement": ("interactions-api:enablementsession-list", "topic", "OLD"),
+    "enablement": ("enablement-api:enablementsession-list", "topic", "OLD"),
     "reviews": ("review-api:weeklyreview-list", "week_start", None),
 }
 
@@ -100,7 +100,7 @@ def test_htmx_partials_and_csv_exports_follow_the_cycle(client, world, cycles):
     for name, old_text, new_text in (("workloads:quota_list", "OLD-QUOTA", "NEW-QUOTA"),
                                      ("workloads:reservation_list", "cr-old", "cr-new"),
                                      ("clusters:cluster_list", "old-cluster", "new-cluster"),
-                                     ("interactions:enablement_list", "OLD-SESSION", "NEW-SESSION")):
+                                     ("enablement:enablement_list", "OLD-SESSION", "NEW-SESSION")):
         csv = _csv(client.get(reverse(name), {"export": "csv"}))
         assert new_text in csv and old_text not in csv, name
         csv = _csv(client.get(reverse(name), {"export": "csv", "cycle": old.pk}))
@@ -129,17 +129,17 @@ def test_a_past_cycle_is_read_only_no_buttons_and_edits_refused_with_the_reason(
     assert reverse("workloads:reservation_add") not in reservations and "/edit/" not in reservations
     reservations = client.get(reverse("workloads:reservation_list")).content.decode()
     assert reverse("workloads:reservation_add") in reservations and "/edit/" in reservations
-    sessions = client.get(reverse("interactions:enablement_list"), {"cycle": old.pk}).content.decode()
-    assert reverse("interactions:enablement_add") not in sessions
-    assert reverse("interactions:enablement_add") in client.get(reverse("interactions:enablement_list")).content.decode()
+    sessions = client.get(reverse("enablement:enablement_list"), {"cycle": old.pk}).content.decode()
+    assert reverse("enablement:enablement_add") not in sessions
+    assert reverse("enablement:enablement_add") in client.get(reverse("enablement:enablement_list")).content.decode()
 
-    from workloads.models import EnablementAttendance, EnablementSession
+    from workloads.enablement.models import EnablementAttendance, EnablementSession
 
     session = EnablementSession.objects.get(cycle=old)
     current_session = EnablementSession.objects.get(cycle=new)
-    add_url = reverse("interactions:enablement_attendance", args=[session.pk])
+    add_url = reverse("enablement:enablement_attendance", args=[session.pk])
     assert add_url not in client.get(session.get_absolute_url()).content.decode()  # no attendance form
-    assert reverse("interactions:enablement_attendance", args=[current_session.pk]) in client.get(
+    assert reverse("enablement:enablement_attendance", args=[current_session.pk]) in client.get(
         current_session.get_absolute_url()).content.decode()
     added = client.post(add_url, {"organization": world.org_a.pk, "attendee": "x", "satisfaction": 5})
     assert added.status_code == 403 and "Cycle 49, which is archived" in added.content.decode()
@@ -169,7 +169,7 @@ def test_a_customer_of_another_organization_sees_nothing_in_any_cycle(client, wo
     client.force_login(world.customer_b)
     for cycle in (None, old.pk, new.pk):
         params = {"cycle": cycle} if cycle else {}
-        for name in ("clusters:cluster_list", "interactions:enablement_list"):
+        for name in ("clusters:cluster_list", "enablement:enablement_list"):
             page = client.get(reverse(name), params).content.decode()
             assert "ZZ-ORG-A-SECRET" not in page and "old-cluster" not in page and "new-cluster" not in page
             assert "SESSION" not in page

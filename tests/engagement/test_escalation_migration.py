@@ -25,7 +25,7 @@ def test_legacy_escalations_become_internal_records():
         Comment.objects.create(interaction=plain, kind="comment", body="a shared comment", internal=False)
         migrate(AFTER)
         from portal.engagement.models import Escalation
-        from workloads.models import InteractionComment
+        from workloads.interactions.models import InteractionComment
 
         rows = {e.interaction.summary: e for e in Escalation.objects.select_related("interaction", "target")}
         assert set(rows) == {"flagged", "done"}

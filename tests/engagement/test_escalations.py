@@ -12,7 +12,7 @@ from portal.models import TimelineEntry
 from tests.engagement.factories_engagement import EscalationFactory, specialist, target
 from tests.queries import assert_flat_queries
 from tests.workloads.factories_interactions import InteractionFactory
-from workloads.models import Interaction, InteractionComment
+from workloads.interactions.models import Interaction, InteractionComment
 
 pytestmark = pytest.mark.django_db
 

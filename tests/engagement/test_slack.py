@@ -15,7 +15,7 @@ from portal.engagement.tasks import CAPTURE_RETRIES, capture_thread, sweep_captu
 from portal.models import NotificationDelivery
 from tests.engagement.conftest import SECRET, TEAM
 from tests.faults.test_broker_down import private_redis  # noqa: F401 - fixture
-from workloads.models import Interaction
+from workloads.interactions.models import Interaction
 
 pytestmark = pytest.mark.django_db
 

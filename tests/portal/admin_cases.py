@@ -50,7 +50,7 @@ def admin_object(objs: dict, model: type):
 # Logs written by the sign-in throttle: its ModelAdmins let nobody add rows.
 ADMIN_READ_ONLY = ("axes.accessattempt", "axes.accesslog", "axes.accessfailurelog",
                    # Made by the portal's own flows (form, launch pipeline, blueprint sync), never added in the admin.
-                   "workloads.interaction", "clusters.cluster", "clusters.blueprint",
+                   "interactions.interaction", "clusters.cluster", "clusters.blueprint",
                    # Proposed and moved by the remediation services; a policy is set on its page (versioned).
                    "remediation.remediationaction", "remediation.remediationpolicy",
                    # Started, followed and cancelled by clusters.health.validation, never added in the admin.

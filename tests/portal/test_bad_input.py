@@ -137,7 +137,7 @@ def test_json_text_that_only_looks_like_nul_is_kept(client, world):
 
     from django.urls import reverse
 
-    from workloads.models import Interaction
+    from workloads.interactions.models import Interaction
 
     client.force_login(world.lead_a)
     url = reverse("interactions-api:interaction-list")

@@ -11,7 +11,7 @@ from django.urls import reverse
 
 from portal.models import NotificationDelivery, NotificationSetting
 from portal.notifications import MAX_RETRIES, Event, deliver, notify
-from workloads.models import Interaction
+from workloads.interactions.models import Interaction
 
 
 class _Receiver(BaseHTTPRequestHandler):

@@ -69,7 +69,7 @@ def test_interactions_clusters_and_blueprints_are_in_the_admin_index(client, wor
     admin_user = get_user_model().objects.create_superuser("root", "root@example.com", "x")
     client.force_login(admin_user)
     html = client.get("/admin/").content.decode()
-    for path in ("/admin/workloads/interaction/", "/admin/clusters/cluster/", "/admin/clusters/blueprint/"):
+    for path in ("/admin/interactions/interaction/", "/admin/clusters/cluster/", "/admin/clusters/blueprint/"):
         assert f'href="{path}"' in html
         assert client.get(path).status_code == 200
 

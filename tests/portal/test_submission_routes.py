@@ -19,14 +19,14 @@ PAGES = (
     "interactions:interaction_quick_log", "interactions:interaction_add", "interactions:interaction_comment",
     "interactions:interaction_escalate", "engagement:escalation_transition", "workloads:changerequest_add",
     "workloads:changerequest_decide", "engagement:outcomes", "engagement:trainedmodel_add",
-    "interactions:enablement_add", "interactions:enablement_attendance", "health:validationrun_add",
+    "enablement:enablement_add", "enablement:enablement_attendance", "health:validationrun_add",
     "review:review_freeze", "review:actionitem_add", "engagement:cycle_start_next", "workloads:workload_add",
     "workloads:quota_add", "workloads:reservation_add",
     "remediation:action_propose", "health:validationjob_add",
 )
 APIS = (
     "interactions-api:interaction-list", "interactions-api:interaction-history", "interactions-api:interaction-escalate",
-    "interactions-api:enablementattendance-list", "engagement-api:escalation-list",
+    "enablement-api:enablementattendance-list", "engagement-api:escalation-list",
     "engagement-api:escalation-transition", "engagement-api:milestone-list", "engagement-api:trainedmodel-list",
     "engagement-api:cycle-start-next", "workloads-api:quotachangerequest-list",
     "workloads-api:quotachangerequest-decide", "workloads-api:workload-list", "workloads-api:instancequota-list",

@@ -19,7 +19,7 @@ from portal.models import Submission
 from tests.concurrency import race, signed_in
 from tests.engagement.factories_engagement import target
 from tests.workloads.factories_interactions import InteractionFactory
-from workloads.models import Interaction, InteractionComment
+from workloads.interactions.models import Interaction, InteractionComment
 
 N = 10
 KEY_INPUT = re.compile(r'name="submission_key" value="([^"]+)"')

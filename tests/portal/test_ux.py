@@ -123,7 +123,7 @@ def test_filter_bars_say_what_an_empty_choice_means(client, world):
     the quota filters are labelled in words, not field lookups."""
     client.force_login(world.pm)
     for name in ("workloads:quota_list", "workloads:workload_list", "interactions:interaction_list",
-                 "clusters:cluster_list", "interactions:enablement_list", "workloads:changerequest_list"):
+                 "clusters:cluster_list", "enablement:enablement_list", "workloads:changerequest_list"):
         body = client.get(reverse(name)).content.decode()
         assert "---------" not in body, name
         assert ">Any</option>" in body or "Active cycle" in body, name

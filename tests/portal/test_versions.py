@@ -36,7 +36,7 @@ PAGES = {
     "workloads:reservation_edit": ("reservation", PM, _PK("reservation"), "notes", 302),
     "workloads:changerequest_edit": ("change_request", LEAD, _PK("change_request"), "justification", 302),
     "interactions:interaction_edit": ("interaction", LEAD, _PK("interaction"), "summary", 302),
-    "interactions:enablement_edit": ("enablement_session", PM, _PK("enablement_session"), "topic", 302),
+    "enablement:enablement_edit": ("enablement_session", PM, _PK("enablement_session"), "topic", 302),
     "engagement:trainedmodel_edit": ("trained_model", LEAD, _PK("trained_model"), "notes", 302),
     "health:cluster_health_settings": ("cluster", LEAD, _CL, "username", 302),
 }

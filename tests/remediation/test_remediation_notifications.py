@@ -13,7 +13,7 @@ from portal.engagement.models import SlackChannelLink, SlackThread
 from portal.models import NotificationDelivery, NotificationSetting
 from tests.remediation.factories_remediation import FAULTY, RemediationPolicyFactory, clean_report, hyperpod_cluster
 from tests.remediation.test_remediation import run
-from workloads.models import Interaction
+from workloads.interactions.models import Interaction
 
 
 @pytest.mark.django_db

@@ -6,6 +6,7 @@ from __future__ import annotations
 import time
 
 import pytest
+from celery import signature
 from django.core.exceptions import PermissionDenied
 from django.urls import reverse
 
@@ -14,8 +15,8 @@ from clusters.remediation import services, verification
 from clusters.remediation.models import RemediationAction
 from portal import aws as portal_aws
 from tests.remediation.factories_remediation import FAULTY, RemediationPolicyFactory, hyperpod_cluster
-from workloads.interactions import support
-from workloads.models import Interaction
+from workloads.interactions import support, tasks
+from workloads.interactions.models import Interaction
 
 
 def _escalated(world) -> RemediationAction:
@@ -35,7 +36,7 @@ def _case(world, case_id: str) -> dict:
 
 def _open(action) -> str:
     interaction = action.escalation.interaction
-    return support.open_case_task.apply(args=[interaction.pk, "subject", action.escalation.question,
+    return tasks.open_case_task.apply(args=[interaction.pk, "subject", action.escalation.question,
                                               "amazon-elastic-compute-cloud-linux", "instance-issue"]).get()
 
 
@@ -78,7 +79,7 @@ def test_throttled_create_case_is_retried_then_given_up_in_the_portals_words(wor
     assert _open(action) == case_id  # a repeat keeps the case: CreateCase is not called again
 
     other = _escalated_again(world)
-    moto_throttle.throttle("CreateCase", support.OPEN_CASE_RETRIES + 1)
+    moto_throttle.throttle("CreateCase", tasks.OPEN_CASE_RETRIES + 1)
     assert _open(other) == "failed"
     interaction = Interaction.objects.get(pk=other.escalation.interaction_id)
     assert (interaction.support_case_id, interaction.sync_status) == ("", "failed")
@@ -92,6 +93,19 @@ def _escalated_again(world) -> RemediationAction:
     verification.escalate(action, f"{FAULTY} failed 2 replacements")
     action.refresh_from_db()
     return action
+
+
+@pytest.mark.django_db
+def test_a_case_opened_under_the_old_task_name_is_opened_once(world, aws):
+    """A message queued while the task was named ``workloads.support.open_case`` still opens the case."""
+    action = _escalated(world)
+    interaction = action.escalation.interaction
+    case_id = signature("workloads.support.open_case", args=[
+        interaction.pk, "subject", action.escalation.question, "amazon-elastic-compute-cloud-linux", "instance-issue",
+    ]).apply().get()
+    interaction.refresh_from_db()
+    assert case_id.startswith("case-") and interaction.support_case_id == case_id
+    assert _open(action) == case_id
 
 
 @pytest.mark.django_db

@@ -10,7 +10,8 @@ from factory.django import DjangoModelFactory
 from clusters.models import Cluster
 from portal.models import Membership, Organization
 from portal.review.models import WeeklyReview, week_start_of
-from workloads.models import CapacityReservation, InstanceQuota, Interaction
+from workloads.interactions.models import Interaction
+from workloads.models import CapacityReservation, InstanceQuota
 
 
 def program(n: int, *, lead=None, clusters: int = 3, interactions: int = 4, prefix: str = "org") -> list[Organization]:

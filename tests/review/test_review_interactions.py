@@ -12,7 +12,7 @@ from portal.review import figures
 from tests.conftest import MARKER_A
 from tests.queries import assert_flat_queries
 from tests.review.factories_review import grow_program
-from workloads.models import Interaction
+from workloads.interactions.models import Interaction
 
 
 def _tag(slug):

@@ -19,7 +19,7 @@ from portal.review.models import InteractionCount, InteractionWeek, TagMention
 from portal.vocabulary import OPEN_STATUSES, SEVERITIES_WORST_FIRST
 from tests.concurrency import race
 from workloads.interactions import services
-from workloads.models import ChallengeTag, Interaction
+from workloads.interactions.models import ChallengeTag, Interaction
 
 
 def _raw(user, now) -> dict:

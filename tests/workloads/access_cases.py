@@ -132,20 +132,20 @@ ROUTES.update({
     ),
     # Lessons are shared across organizations with every lead SA; customers never search them.
     "interactions:lesson_search": Case(foreign=FORBIDDEN, expect={"customer_a": FORBIDDEN, "lead_b": LIST}),
-    "interactions:enablement_list": Case(foreign=LIST),
-    "interactions:enablement_add": Case(foreign=FORBIDDEN, expect=PM_WRITES),
-    "interactions:enablement_detail": Case(kwargs=_session_pk),
-    "interactions:enablement_edit": Case(kwargs=_session_pk, expect=PM_WRITES),
-    "interactions:enablement_attendance": Case(kwargs=_session_pk),
+    "enablement:enablement_list": Case(foreign=LIST),
+    "enablement:enablement_add": Case(foreign=FORBIDDEN, expect=PM_WRITES),
+    "enablement:enablement_detail": Case(kwargs=_session_pk),
+    "enablement:enablement_edit": Case(kwargs=_session_pk, expect=PM_WRITES),
+    "enablement:enablement_attendance": Case(kwargs=_session_pk),
     "interactions-api:api-root": Case(api=True, foreign=LIST),
     "interactions-api:interaction-list": Case(api=True, foreign=LIST, shown_to=_SPECIALIST),
     "interactions-api:interaction-detail": Case(api=True, kwargs=_interaction_pk),
     "interactions-api:interaction-history": Case(api=True, kwargs=_interaction_pk),
     "interactions-api:interaction-escalate": Case(api=True, kwargs=_interaction_pk),
-    "interactions-api:enablementsession-list": Case(api=True, foreign=LIST),
-    "interactions-api:enablementsession-detail": Case(api=True, kwargs=_session_pk),
-    "interactions-api:enablementattendance-list": Case(api=True, foreign=LIST),
-    "interactions-api:enablementattendance-detail": Case(
+    "enablement-api:enablementsession-list": Case(api=True, foreign=LIST),
+    "enablement-api:enablementsession-detail": Case(api=True, kwargs=_session_pk),
+    "enablement-api:enablementattendance-list": Case(api=True, foreign=LIST),
+    "enablement-api:enablementattendance-detail": Case(
         api=True, kwargs=lambda o: {"pk": o["enablement_session"].attendances.first().pk}
     ),
     "interactions-api:challengetag-list": Case(api=True, foreign=LIST),
@@ -198,7 +198,7 @@ _writes("interactions-api:interaction-detail", api_data("interactions-api:intera
 _writes("interactions-api:interaction-history", _static({"body": "A comment"}), {"customer_a", "lead_a", "staff"})
 _writes("interactions-api:interaction-escalate", _static({"target": "frameworks", "reason": "Why so slow?"}),
         LEAD, success=200)
-_writes("interactions-api:enablementattendance-list", lambda o: {
+_writes("enablement-api:enablementattendance-list", lambda o: {
     "session": o["enablement_session"].pk, "organization": o["organization"].pk, "attendee": "Second engineer",
     "satisfaction": 5}, {"lead_a", "pm", "staff"}, refused=_UNSEEN_ORG)
 _writes("interactions:interaction_add", form_data("interactions:interaction_edit", "interaction",
@@ -214,10 +214,10 @@ _writes("interactions:interaction_escalate", _static({"target": "frameworks", "r
 _writes("interactions:interaction_sync", _static({}), LEAD, writes_rows=False)
 _writes("interactions:interaction_suggest_tags", _static({"summary": "NCCL falls back to sockets", "body": "EFA"}),
         {"lead_a", "lead_b", "pm", "staff"}, success=200, writes_rows=False)
-_writes("interactions:enablement_add", form_data("interactions:enablement_edit", "enablement_session",
+_writes("enablement:enablement_add", form_data("enablement:enablement_edit", "enablement_session",
                                                  topic="Second session"), PM, page_put=400)
-_writes("interactions:enablement_edit", form_data("interactions:enablement_edit", "enablement_session",
+_writes("enablement:enablement_edit", form_data("enablement:enablement_edit", "enablement_session",
                                                   topic="Changed"), PM, page_put=400)
-_writes("interactions:enablement_attendance", lambda o: {"organization": o["organization"].pk,
+_writes("enablement:enablement_attendance", lambda o: {"organization": o["organization"].pk,
                                                          "attendee": "Second engineer", "satisfaction": 5},
         {"lead_a", "pm", "staff"})

@@ -5,7 +5,8 @@ import factory
 from factory.django import DjangoModelFactory
 
 from tests.factories import OrganizationFactory
-from workloads.models import EnablementAttendance, EnablementSession, Interaction
+from workloads.enablement.models import EnablementAttendance, EnablementSession
+from workloads.interactions.models import Interaction
 
 
 class InteractionFactory(DjangoModelFactory):

@@ -13,7 +13,7 @@ from tests.conftest import MARKER_A
 from tests.queries import assert_flat_queries
 from tests.workloads.factories_interactions import InteractionFactory
 from workloads.interactions import services, tagging
-from workloads.models import ChallengeTag, Interaction, InteractionComment
+from workloads.interactions.models import ChallengeTag, Interaction, InteractionComment
 
 
 @pytest.fixture

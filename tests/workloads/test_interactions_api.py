@@ -4,7 +4,7 @@ from django.urls import reverse
 
 from portal.models import TimelineEntry
 from tests.workloads.factories_interactions import InteractionFactory
-from workloads.models import ChallengeTag, Interaction
+from workloads.interactions.models import ChallengeTag, Interaction
 
 LIST = "interactions-api:interaction-list"
 
@@ -120,7 +120,7 @@ def test_escalation_through_the_api(client, world):
 def test_support_sync_is_scheduled_for_beat():
     from portal.celery import app
 
-    assert app.conf.beat_schedule["sync-open-support-cases"]["task"] == "workloads.support.sync_open_cases"
+    assert app.conf.beat_schedule["sync-open-support-cases"]["task"] == "interactions.support.sync_open_cases"
 
 
 def test_interaction_names_a_workload_of_its_own_organization(client, world):

@@ -47,8 +47,9 @@ def test_lesson_page_links_only_to_interactions_the_lead_may_open(client, world,
 def test_demo_seed_is_idempotent_and_models_the_case_study(db):
     from django.core.management import call_command
 
-    from workloads.models import EnablementAttendance, EnablementSession, Interaction
-    from workloads.views.enablement import with_scores
+    from workloads.enablement.models import EnablementAttendance, EnablementSession
+    from workloads.enablement.views import with_scores
+    from workloads.interactions.models import Interaction
 
     call_command("seed_demo")
     counts = (Interaction.objects.count(), EnablementAttendance.objects.count())

@@ -1,11 +1,13 @@
 """Syncing AWS Support cases through the embedded endpoint (moto's server over HTTP)."""
 import pytest
+from celery import signature
 from django.urls import reverse
 
 from portal import aws as portal_aws
 from tests.workloads.factories_interactions import InteractionFactory
-from workloads.interactions.support import sync_case, sync_interaction
-from workloads.models import Interaction
+from workloads.interactions.models import Interaction
+from workloads.interactions.support import sync_interaction
+from workloads.interactions.tasks import sync_case
 
 
 @pytest.fixture
@@ -29,6 +31,22 @@ def test_sync_stores_status_and_communications_once(world, aws, case_id):
     assert comms.count() == 1 and comms.get().body == "fi_info -p efa returns no provider"
     assert sync_case.apply(args=[obj.pk]).get() == "ok, 0 new communication(s)"
     assert obj.history.filter(kind="aws").count() == 1
+
+
+def test_sync_answers_to_its_old_task_name(world, aws, case_id):
+    """Messages and beat rows written while the tasks were named ``workloads.support.*`` still run."""
+    obj = InteractionFactory(organization=world.org_a, kind="support_case", support_case_id=case_id)
+    assert signature("workloads.support.sync_case", args=[obj.pk]).apply().get().startswith("ok, 1 new")
+    assert obj.history.filter(kind="aws").count() == 1
+
+
+def test_sync_of_open_cases_answers_to_its_old_task_name(world, monkeypatch):
+    sent = []
+    monkeypatch.setattr("portal.jobs.send", lambda task, *args, **options: sent.append((task.name, args)) or True)
+    obj = InteractionFactory(organization=world.org_a, kind="support_case", support_case_id="case-123456789012-2026-abcdefgh12345678")
+    InteractionFactory(organization=world.org_a, kind="support_case", support_case_id="", summary="no case")
+    assert signature("workloads.support.sync_open_cases").apply().get() == 1
+    assert sent == [("interactions.support.sync_case", (obj.pk,))]
 
 
 def test_sync_maps_aws_status_to_portal_status(world, aws, case_id):

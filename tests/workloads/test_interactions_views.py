@@ -5,7 +5,8 @@ from django.utils import timezone
 
 from tests import viewtests
 from tests.workloads.factories_interactions import AttendanceFactory, EnablementSessionFactory, InteractionFactory
-from workloads.models import ChallengeTag, EnablementSession, Interaction
+from workloads.enablement.models import EnablementSession
+from workloads.interactions.models import ChallengeTag, Interaction
 
 
 class InteractionCase(viewtests.ModelCase):
@@ -75,9 +76,9 @@ class EnablementCase(viewtests.ModelCase):
     factory = EnablementSessionFactory
     writer = "pm"
     read_only = ("customer_a", "lead_a")
-    url_names = {"list": "interactions:enablement_list", "detail": "interactions:enablement_detail",
-                 "add": "interactions:enablement_add", "edit": "interactions:enablement_edit"}
-    api_basename = "interactions-api:enablementsession"
+    url_names = {"list": "enablement:enablement_list", "detail": "enablement:enablement_detail",
+                 "add": "enablement:enablement_add", "edit": "enablement:enablement_edit"}
+    api_basename = "enablement-api:enablementsession"
     api_methods = ()
     flat_roles = ("customer_a", "pm")
     invalid_status = 400

@@ -1,2 +1,2 @@
-"""Support interactions, lessons learned and enablement: a room of the workloads app (its models keep the
-``workloads`` label; they are registered through ``workloads.models``)."""
+"""Support interactions and lessons learned: every meeting, chat thread and support case with a customer (app label
+``interactions``; its tables keep their ``workloads_`` names)."""

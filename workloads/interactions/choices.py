@@ -1,4 +1,4 @@
-"""Vocabularies of support interactions and enablement sessions."""
+"""Vocabularies of support interactions."""
 from django.db import models
 from django.utils.translation import gettext_lazy as _
 
@@ -41,9 +41,3 @@ AWS_CASE_STATUS = {
     "resolved": InteractionStatus.RESOLVED,
 }
 
-
-class EnablementKind(models.TextChoices):
-    LECTURE = "lecture", _("Lecture")
-    LAB = "lab", _("Hands-on lab")
-    WORKSHOP = "workshop", _("Workshop")
-    ONBOARDING = "onboarding", _("Onboarding")

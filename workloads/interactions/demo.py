@@ -1,18 +1,15 @@
-"""Demo interactions and enablement, modeled on the case study: Kotoba Labs' NCCL falling back to
-sockets (resolved, with its lesson), Shirakawa AI's FSx throughput, a critical open EFA issue, and
-the program's distributed-training workshop (84 attendees, average 4.75). Idempotent."""
+"""Demo interactions, modeled on the case study: Kotoba Labs' NCCL falling back to sockets (resolved, with its
+lesson), Shirakawa AI's FSx throughput and a critical open EFA issue. Idempotent."""
 from __future__ import annotations
 
-import datetime
 from datetime import timedelta
 
 from django.utils import timezone
 
-from portal import timeline
-from portal.choices import TimelineKind
 from workloads.interactions import services
+from workloads.interactions.models import ChallengeTag, Interaction
 from workloads.interactions.taxonomy import ensure_taxonomy
-from workloads.models import ChallengeTag, EnablementAttendance, EnablementSession, Interaction, Workload
+from workloads.models import Workload
 
 INTERACTIONS = (
     {
@@ -52,7 +49,6 @@ INTERACTIONS = (
     },
 )
 
-WORKSHOP_TOPIC = "Distributed training on AWS: P5, EFA and FSx for Lustre"
 
 
 def seed(context: dict) -> None:
@@ -78,25 +74,4 @@ def seed(context: dict) -> None:
         )
         obj.tags.set([tags[s] for s in spec["tags"]])
         services.created(obj, owner)
-    _workshop(orgs, context["pm"])
 
-
-def _workshop(orgs: dict, pm) -> None:
-    session, created = EnablementSession.objects.get_or_create(
-        topic=WORKSHOP_TOPIC,
-        defaults={"kind": "workshop", "date": datetime.date(2026, 10, 16), "created_by": pm,
-                  "description": "Hands-on: launching a cluster from the reference architecture, running nccl-tests, "
-                                 "reading the EFA provider line, FSx for Lustre throughput."},
-    )
-    if not created:
-        return
-    session.audience.set(orgs.values())
-    # 84 participants from the twelve organizations: 63 gave 5, 21 gave 4 (average 4.75).
-    org_list = list(orgs.values())
-    EnablementAttendance.objects.bulk_create(
-        EnablementAttendance(session=session, organization=org_list[i % len(org_list)],
-                             attendee=f"Participant {i + 1:02d}", satisfaction=5 if i < 63 else 4)
-        for i in range(84)
-    )
-    for org in org_list:
-        timeline.record(org, TimelineKind.ENABLEMENT, f"Workshop: {WORKSHOP_TOPIC}", source=session, actor=pm)

@@ -1,16 +1,17 @@
 """Filters for interaction lists (pages and API share them)."""
 import django_filters
 from django import forms
+from django.contrib.auth import get_user_model
 from django.db.models import Q
 from django.utils.translation import gettext_lazy as _
 
-from portal.choices import Visibility
+from portal.choices import MembershipRole, Visibility
 from portal.filters import IsoDateTimeFilter
 from portal.forms import RestrictedFilterSet
 from portal.models import Organization
 from portal.vocabulary import OPEN_STATUSES, InteractionStatus, Severity
 from workloads.interactions.choices import InteractionKind
-from workloads.models import ChallengeTag, EnablementAttendance, Interaction
+from workloads.interactions.models import ChallengeTag, Interaction
 
 
 def visible_organizations(request):
@@ -30,10 +31,6 @@ class OpenSelect(forms.NullBooleanSelect):
 
 def _owners(request):
     """Lead SAs of the organizations the user sees (never the whole user table)."""
-    from django.contrib.auth import get_user_model
-
-    from portal.choices import MembershipRole
-
     return get_user_model().objects.filter(
         memberships__role=MembershipRole.LEAD_SA, memberships__organization__in=visible_organizations(request)
     ).distinct().order_by("first_name", "last_name", "username")
@@ -74,9 +71,3 @@ class InteractionFilterSet(RestrictedFilterSet):
         if value is None:
             return queryset
         return queryset.filter(status__in=OPEN_STATUSES) if value else queryset.exclude(status__in=OPEN_STATUSES)
-
-
-class EnablementAttendanceFilterSet(RestrictedFilterSet):
-    class Meta:
-        model = EnablementAttendance
-        fields = ["session", "organization", "satisfaction"]

@@ -1,4 +1,4 @@
-"""Forms for interactions and enablement sessions. Choices are narrowed to what the user may touch."""
+"""Forms for interactions. Choices are narrowed to what the user may touch."""
 from __future__ import annotations
 
 import re
@@ -14,8 +14,9 @@ from portal import access
 from portal.choices import MembershipRole
 from portal.field_labels import FIELD_LABELS
 from portal.forms import scope_form_choices
-from portal.models import Organization
-from workloads.models import ChallengeTag, EnablementAttendance, EnablementSession, Interaction, Workload
+from portal.models import EscalationTarget, Organization
+from workloads.interactions.models import ChallengeTag, Interaction
+from workloads.models import Workload
 
 
 class TagChoiceField(forms.ModelMultipleChoiceField):
@@ -159,43 +160,4 @@ class EscalateForm(forms.Form):
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
-        from portal.models import EscalationTarget
-
         self.fields["target"].queryset = EscalationTarget.objects.all()
-
-
-class EnablementSessionForm(forms.ModelForm):
-    class Meta:
-        model = EnablementSession
-        labels = FIELD_LABELS
-        fields = ["kind", "topic", "date", "description", "audience"]
-        widgets = {"date": forms.DateInput(attrs={"type": "date"}), "audience": forms.CheckboxSelectMultiple}
-
-    def __init__(self, *args, user=None, **kwargs):
-        super().__init__(*args, **kwargs)
-        ids = access.organization_ids(user, access.CHANGE, EnablementSession)
-        if ids is not None:
-            self.fields["audience"].queryset = Organization.objects.filter(pk__in=ids)
-            self._fixed = list(self.instance.audience.exclude(pk__in=ids)) if self.instance.pk else []
-        else:
-            self._fixed = []
-
-    def audience_with_fixed(self):
-        """Organizations the user cannot choose stay in the audience they were already in."""
-        return list(self.cleaned_data["audience"]) + self._fixed
-
-
-class AttendanceForm(forms.ModelForm):
-    class Meta:
-        model = EnablementAttendance
-        labels = FIELD_LABELS
-        fields = ["organization", "attendee", "satisfaction", "comment"]
-        widgets = {"satisfaction": forms.NumberInput(attrs={"min": 1, "max": 5}), "comment": forms.TextInput}
-
-    def __init__(self, *args, user=None, session=None, **kwargs):
-        super().__init__(*args, **kwargs)
-        ids = access.organization_ids(user, access.CHANGE, EnablementAttendance)
-        orgs = session.audience.all() if session is not None else Organization.objects.all()
-        if ids is not None:
-            orgs = orgs.filter(pk__in=ids)
-        self.fields["organization"].queryset = orgs

@@ -42,6 +42,7 @@ class ChallengeTag(models.Model):
     signatures = models.JSONField(default=list, blank=True)
 
     class Meta:
+        db_table = "workloads_challengetag"
         ordering = ["name"]
 
     def __str__(self) -> str:
@@ -99,6 +100,7 @@ class Interaction(models.Model):
     objects = InteractionQuerySet.as_manager()
 
     class Meta:
+        db_table = "workloads_interaction"
         ordering = ["-occurred_at", "-id"]
         indexes = [
             models.Index(fields=["organization", "status", "occurred_at"], name="interaction_org_open"),
@@ -172,6 +174,7 @@ class InteractionComment(models.Model):
     objects = RestrictedQuerySet.as_manager()
 
     class Meta:
+        db_table = "workloads_interactioncomment"
         ordering = ["created", "id"]
         constraints = [
             models.UniqueConstraint(

@@ -12,7 +12,7 @@ from django.db.models import Q, QuerySet
 
 from portal import access
 from portal.vocabulary import InteractionStatus
-from workloads.models import Interaction
+from workloads.interactions.models import Interaction
 
 
 def may_search(user) -> bool:
@@ -34,6 +34,7 @@ def lessons(user, query: str = "", tag: str = "") -> QuerySet[Interaction]:
     if not query:
         return qs.order_by("-resolved_at", "-id")
     if connection.vendor == "postgresql":
+        # deferred: PostgreSQL only; SQLite runs the plain search below
         from django.contrib.postgres.search import SearchQuery, SearchRank, SearchVector
 
         vector = (

@@ -5,7 +5,7 @@ from __future__ import annotations
 from portal import access
 from workloads.interactions import services
 from workloads.interactions.forms import InteractionQuickForm
-from workloads.models import Interaction
+from workloads.interactions.models import Interaction
 
 OPEN_LIMIT = 25
 

@@ -3,10 +3,12 @@ timeline, and notifications. Views, the API and the AWS Support sync all go thro
 three never disagree."""
 from __future__ import annotations
 
+from celery import signature
+from django.contrib.auth import get_user_model
 from django.db.models import Count, Min, Q
 from django.utils import timezone
 
-from portal import access, timeline
+from portal import access, jobs, timeline
 from portal import escalation_targets as targets
 from portal.choices import TimelineKind
 from portal.models import EscalationTarget
@@ -14,10 +16,10 @@ from portal.notifications import Event, notify
 from portal.vocabulary import OPEN_STATUSES, InteractionStatus
 from workloads.interactions import hooks, signals, watchers
 from workloads.interactions.choices import HistoryKind, InteractionKind
-from workloads.models import Interaction, InteractionComment
+from workloads.interactions.models import Interaction, InteractionComment
 
 TRACKED = ("status", "owner_id", "severity", "visibility")
-OPEN_CASE_TASK = "workloads.support.open_case"
+OPEN_CASE_TASK = "interactions.support.open_case"
 
 
 def snapshot(interaction: Interaction) -> dict:
@@ -84,8 +86,6 @@ def changed(interaction: Interaction, before: dict, actor) -> list[InteractionCo
                           f"Support case at {interaction.organization} is now {interaction.get_status_display()}: "
                           f"{interaction.summary}"))
     if before["owner_id"] != interaction.owner_id:
-        from django.contrib.auth import get_user_model
-
         names = {u.pk: u.display_name for u in get_user_model().objects.filter(
             pk__in=[before["owner_id"], interaction.owner_id])}
         entries.append(InteractionComment(
@@ -152,10 +152,6 @@ def request_support_case(interaction: Interaction, *, subject: str, body: str,
     """Ask for the interaction's AWS Support case to be opened with ``body`` (the support sync's ``open_case``
     task, sent after commit by name so callers outside this package need not import the sync). False when the
     interaction has a case already."""
-    from celery import signature
-
-    from portal import jobs
-
     if interaction.support_case_id:
         return False
     jobs.send_on_commit(signature(OPEN_CASE_TASK), interaction.pk, subject, body, service_code, category_code)

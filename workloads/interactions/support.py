@@ -5,10 +5,11 @@ endpoint implements CreateCase, DescribeCases (with communications) and ResolveC
 DescribeCommunications, so communications come from ``DescribeCases(includeCommunications=True)``
 (its ``recentCommunications``). Every failure is stored on the interaction and shown on its page.
 
-Opening a case (``open_case``, sent by ``services.request_support_case``) happens once per interaction: the
-interaction's row is locked around ``CreateCase`` and a case id already there is kept. Throttling is retried by the
-task with a doubling countdown; any other refusal (an account without a Business or Enterprise support plan
-answers ``SubscriptionRequiredException``) is stored on the interaction as a sync failure, in the portal's words.
+Opening a case (``open_case``, run by the task ``services.request_support_case`` sends) happens once per
+interaction: the interaction's row is locked around ``CreateCase`` and a case id already there is kept. Throttling
+is retried by the task (``tasks.open_case_task``) with a doubling countdown; any other refusal (an account without
+a Business or Enterprise support plan answers ``SubscriptionRequiredException``) is stored on the interaction as a
+sync failure, in the portal's words.
 """
 from __future__ import annotations
 
@@ -16,7 +17,6 @@ import hashlib
 import logging
 from datetime import UTC
 
-from celery import shared_task
 from django.db import transaction
 from django.utils import timezone
 from django.utils.dateparse import parse_datetime
@@ -25,11 +25,10 @@ from django.utils.html import strip_tags
 from portal import aws
 from workloads.interactions import services
 from workloads.interactions.choices import AWS_CASE_STATUS, HistoryKind, SyncStatus
-from workloads.models import Interaction, InteractionComment
+from workloads.interactions.models import Interaction, InteractionComment
 
 logger = logging.getLogger(__name__)
 SUPPORT_REGION = "us-east-1"
-OPEN_CASE_RETRIES = 5
 # Interaction severity → AWS Support severity code (an urgent case needs a Business plan, critical Enterprise).
 CASE_SEVERITY = {"low": "low", "normal": "normal", "high": "high", "critical": "urgent"}
 
@@ -96,23 +95,7 @@ def sync_interaction(interaction_id: int) -> str:
     return f"ok, {new} new communication(s)"
 
 
-@shared_task(name="workloads.support.sync_case", acks_late=True)
-def sync_case(interaction_id: int) -> str:
-    return sync_interaction(interaction_id)
-
-
-@shared_task(name="workloads.support.sync_open_cases")
-def sync_open_cases() -> int:
-    """Sync every open interaction that has a support case (run periodically by beat)."""
-    from portal import jobs
-
-    ids = list(Interaction.objects.open().exclude(support_case_id="").values_list("pk", flat=True))
-    for pk in ids:
-        jobs.send(sync_case, pk)
-    return len(ids)
-
-
-def _failed(interaction_id: int, error: aws.AwsError) -> None:
+def record_failure(interaction_id: int, error: aws.AwsError) -> None:
     words = ("AWS Support needs a Business or Enterprise support plan in this account to open a case."
              if "SubscriptionRequired" in (error.code or "") else
              "AWS Support slowed down the portal's requests; the case was not opened." if error.retryable else
@@ -143,16 +126,3 @@ def open_case(interaction_id: int, *, subject: str, body: str, service_code: str
                                           body=f"Opened AWS Support case {answer['caseId']}: {subject[:200]}")
     sync_interaction(interaction_id)
     return interaction.support_case_id
-
-
-@shared_task(bind=True, name=services.OPEN_CASE_TASK, acks_late=True, max_retries=OPEN_CASE_RETRIES)
-def open_case_task(self, interaction_id: int, subject: str, body: str, service_code: str, category_code: str) -> str:
-    try:
-        return open_case(interaction_id, subject=subject, body=body, service_code=service_code,
-                         category_code=category_code)
-    except aws.AwsError as exc:
-        if exc.retryable and self.request.retries < OPEN_CASE_RETRIES:
-            raise self.retry(countdown=min(5 * 2 ** self.request.retries, 300)) from exc
-        _failed(interaction_id, exc)
-        logger.warning("support case for interaction %s not opened: %s", interaction_id, exc)
-        return "failed"

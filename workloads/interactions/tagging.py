@@ -4,7 +4,7 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
-from workloads.models import ChallengeTag
+from workloads.interactions.models import ChallengeTag
 
 
 @lru_cache(maxsize=512)

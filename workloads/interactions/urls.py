@@ -1,8 +1,7 @@
-"""Pages of support interactions, lessons learned and enablement (namespace "interactions")."""
+"""Pages of support interactions and lessons learned (namespace "interactions")."""
 from django.urls import path
 
 from workloads.interactions import views as interaction
-from workloads.views import enablement
 
 app_name = "interactions"
 
@@ -18,9 +17,4 @@ urlpatterns = [
     path("organizations/<slug:slug>/interactions/quick-log/", interaction.QuickLogView.as_view(),
          name="interaction_quick_log"),
     path("lessons/", interaction.LessonSearchView.as_view(), name="lesson_search"),
-    path("enablement/", enablement.EnablementListView.as_view(), name="enablement_list"),
-    path("enablement/new/", enablement.EnablementEditView.as_view(), name="enablement_add"),
-    path("enablement/<int:pk>/", enablement.EnablementView.as_view(), name="enablement_detail"),
-    path("enablement/<int:pk>/edit/", enablement.EnablementEditView.as_view(), name="enablement_edit"),
-    path("enablement/<int:pk>/attendance/", enablement.AttendanceAddView.as_view(), name="enablement_attendance"),
 ]

@@ -18,9 +18,9 @@ from portal.models import Organization
 from workloads.interactions import asking, hooks, search, services, tagging
 from workloads.interactions.filtersets import InteractionFilterSet
 from workloads.interactions.forms import CommentForm, EscalateForm, InteractionForm, InteractionQuickForm
+from workloads.interactions.models import ChallengeTag, Interaction, InteractionComment
 from workloads.interactions.sections import organization_section
-from workloads.interactions.support import sync_case
-from workloads.models import ChallengeTag, Interaction, InteractionComment
+from workloads.interactions.tasks import sync_case
 
 LIST_QUERYSET = Interaction.objects.select_related("organization", "owner").prefetch_related("tags")
 

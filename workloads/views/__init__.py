@@ -1,2 +1,2 @@
-"""Pages of the workloads app: workload documents (workload.py), quotas and capacity (quota.py),
-enablement (enablement.py). Interaction pages are in workloads.interactions.views."""
+"""Pages of the workloads app: workload documents (workload.py), quotas and capacity (quota.py). Interaction and
+enablement pages are in their own apps (workloads.interactions, workloads.enablement)."""

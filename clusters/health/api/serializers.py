@@ -18,7 +18,7 @@ from clusters.health.models import (
     check_same_organization,
 )
 from clusters.models import Cluster
-from workloads.models import Interaction
+from workloads.interactions.models import Interaction
 
 
 class HealthReportSerializer(serializers.ModelSerializer):

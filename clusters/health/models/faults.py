@@ -51,7 +51,7 @@ class GpuFault(models.Model):
     evidence = models.JSONField(default=dict, blank=True,
                                 help_text="What opened a cluster-wide fault: the GPU and EFA traces it was read from.")
     interaction = models.ForeignKey(
-        "workloads.Interaction", null=True, blank=True, on_delete=models.SET_NULL, related_name="gpu_faults",
+        "interactions.Interaction", null=True, blank=True, on_delete=models.SET_NULL, related_name="gpu_faults",
         help_text=_("The support interaction that follows this fault (same organization as the cluster)."),
     )
 

@@ -7,7 +7,7 @@ from rest_framework import serializers
 from portal.engagement.choices import TRANSITIONS
 from portal.engagement.models import Escalation, Milestone, TrainedModel
 from portal.models import Cycle, EscalationTarget, Organization
-from workloads.models import Interaction
+from workloads.interactions.models import Interaction
 
 
 class EscalationTargetSerializer(serializers.ModelSerializer):

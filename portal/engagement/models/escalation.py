@@ -29,7 +29,7 @@ class Escalation(models.Model):
     (``portal.engagement.services.transition``), so two people cannot accept the same escalation.
     """
 
-    interaction = models.ForeignKey("workloads.Interaction", on_delete=models.CASCADE, related_name="escalations")
+    interaction = models.ForeignKey("interactions.Interaction", on_delete=models.CASCADE, related_name="escalations")
     target = models.ForeignKey("portal.EscalationTarget", on_delete=models.PROTECT, related_name="escalations")
     assignee = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL,
                                  related_name="assigned_escalations")

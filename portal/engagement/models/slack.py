@@ -44,7 +44,7 @@ class SlackUserLink(models.Model):
 class SlackThread(models.Model):
     """The Slack thread an interaction was logged from; notifications about the interaction reply in it."""
 
-    interaction = models.OneToOneField("workloads.Interaction", on_delete=models.CASCADE, related_name="slack_thread")
+    interaction = models.OneToOneField("interactions.Interaction", on_delete=models.CASCADE, related_name="slack_thread")
     channel = models.ForeignKey(SlackChannelLink, on_delete=models.PROTECT, related_name="threads")
     thread_ts = models.CharField(max_length=32)
     permalink = models.URLField(max_length=500, blank=True)
@@ -86,7 +86,7 @@ class SlackCapture(Job):
     status = models.CharField(max_length=8, choices=STATUSES, default=PENDING)
     OPEN = (PENDING,)
     error = models.TextField(blank=True, help_text=_("Why it was refused or failed, as told to the user in Slack."))
-    interaction = models.ForeignKey("workloads.Interaction", null=True, blank=True, on_delete=models.SET_NULL,
+    interaction = models.ForeignKey("interactions.Interaction", null=True, blank=True, on_delete=models.SET_NULL,
                                     related_name="+")
     attempts = models.PositiveSmallIntegerField(default=0)
     created = models.DateTimeField(auto_now_add=True)

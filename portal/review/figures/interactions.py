@@ -13,7 +13,7 @@ from portal.review.figures.scope import Scope, at, days, iso
 from portal.review.models import InteractionCount, InteractionWeek, TagMention
 from portal.vocabulary import OPEN_STATUSES
 from portal.vocabulary import SEVERITIES_WORST_FIRST as SEVERITIES
-from workloads.models import ChallengeTag, Interaction
+from workloads.interactions.models import ChallengeTag, Interaction
 
 OUTSTANDING_LIMIT = 50
 LESSONS_LIMIT = 50

@@ -1,5 +1,4 @@
-"""Serializers of interactions (with their history and escalation), enablement sessions and attendance, and
-the challenge taxonomy."""
+"""Serializers of interactions (with their history and escalation) and the challenge taxonomy."""
 from __future__ import annotations
 
 from django.contrib.auth import get_user_model
@@ -7,14 +6,8 @@ from rest_framework import serializers
 
 from portal import access, provider_errors
 from portal.models import EscalationTarget
-from workloads.models import (
-    ChallengeTag,
-    EnablementAttendance,
-    EnablementSession,
-    Interaction,
-    InteractionComment,
-    Workload,
-)
+from workloads.interactions.models import ChallengeTag, Interaction, InteractionComment
+from workloads.models import Workload
 
 
 class InteractionSerializer(serializers.ModelSerializer):
@@ -98,27 +91,6 @@ class EscalateSerializer(serializers.Serializer):
         slug_field="slug", queryset=EscalationTarget.objects.all(), required=False,
         help_text="The team asked (see /api/engagement/targets/); the account manager when omitted.",
     )
-
-
-class EnablementSessionSerializer(serializers.ModelSerializer):
-    attendance_count = serializers.IntegerField(read_only=True)
-    average_score = serializers.FloatField(read_only=True, allow_null=True)
-
-    class Meta:
-        model = EnablementSession
-        fields = ["id", "kind", "topic", "description", "date", "audience", "attendance_count", "average_score"]
-
-
-class EnablementAttendanceSerializer(serializers.ModelSerializer):
-    class Meta:
-        model = EnablementAttendance
-        fields = ["id", "session", "organization", "attendee", "satisfaction", "comment"]
-
-    def validate(self, attrs):
-        session, org = attrs.get("session"), attrs.get("organization")
-        if session and org and not session.audience.filter(pk=org.pk).exists():
-            raise serializers.ValidationError({"organization": "This organization was not invited to the session."})
-        return attrs
 
 
 class ChallengeTagSerializer(serializers.ModelSerializer):

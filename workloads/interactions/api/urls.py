@@ -1,4 +1,4 @@
-"""API routes of interactions, enablement and the challenge taxonomy (namespace "interactions-api")."""
+"""API routes of interactions and the challenge taxonomy (namespace "interactions-api")."""
 from rest_framework.routers import DefaultRouter
 
 from workloads.interactions.api import views
@@ -7,7 +7,5 @@ app_name = "interactions-api"
 
 router = DefaultRouter()
 router.register("interactions", views.InteractionViewSet)
-router.register("enablement-sessions", views.EnablementSessionViewSet)
-router.register("enablement-attendances", views.EnablementAttendanceViewSet)
 router.register("challenge-tags", views.ChallengeTagViewSet)
 urlpatterns = router.urls

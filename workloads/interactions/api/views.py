@@ -1,28 +1,24 @@
-"""API for interactions (with their history), enablement sessions and attendance."""
+"""API for interactions (with their history) and the challenge taxonomy."""
 from __future__ import annotations
 
 from django.db import transaction
 from drf_spectacular.utils import extend_schema
-from rest_framework import mixins, serializers, viewsets
+from rest_framework import serializers, viewsets
 from rest_framework.decorators import action
 from rest_framework.exceptions import PermissionDenied
 from rest_framework.response import Response
 
 from portal import access, submissions
-from portal.api.base import IdempotentCreateMixin, PortalModelViewSet, PortalReadOnlyViewSet, PortalViewSetMixin
-from workloads.filtersets import EnablementSessionFilterSet
+from portal.api.base import PortalModelViewSet
 from workloads.interactions import services
 from workloads.interactions.api.serializers import (
     ChallengeTagSerializer,
-    EnablementAttendanceSerializer,
-    EnablementSessionSerializer,
     EscalateSerializer,
     InteractionCommentSerializer,
     InteractionSerializer,
 )
-from workloads.interactions.filtersets import EnablementAttendanceFilterSet, InteractionFilterSet
-from workloads.models import ChallengeTag, EnablementAttendance, EnablementSession, Interaction, InteractionComment
-from workloads.views.enablement import with_scores
+from workloads.interactions.filtersets import InteractionFilterSet
+from workloads.interactions.models import ChallengeTag, Interaction, InteractionComment
 
 
 class InteractionViewSet(PortalModelViewSet):
@@ -86,22 +82,6 @@ class InteractionViewSet(PortalModelViewSet):
         if self.action == "history":  # commenting is its own permission, checked above
             return viewsets.GenericViewSet.check_object_permissions(self, request, obj)
         return super().check_object_permissions(request, obj)
-
-
-class EnablementSessionViewSet(PortalReadOnlyViewSet):
-    queryset = EnablementSession.objects.prefetch_related("audience")
-    serializer_class = EnablementSessionSerializer
-    filterset_class = EnablementSessionFilterSet
-
-    def get_queryset(self):
-        return with_scores(super().get_queryset()).order_by("-date", "-id")
-
-
-class EnablementAttendanceViewSet(PortalViewSetMixin, IdempotentCreateMixin, mixins.CreateModelMixin, mixins.ListModelMixin,
-                                  mixins.RetrieveModelMixin, viewsets.GenericViewSet):
-    queryset = EnablementAttendance.objects.select_related("organization")
-    serializer_class = EnablementAttendanceSerializer
-    filterset_class = EnablementAttendanceFilterSet
 
 
 class ChallengeTagViewSet(viewsets.ReadOnlyModelViewSet):

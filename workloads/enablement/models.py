@@ -9,7 +9,7 @@ from django.utils.translation import gettext_lazy as _
 
 from portal.models import cycle_field
 from portal.querysets import RestrictedQuerySet
-from workloads.interactions.choices import EnablementKind
+from workloads.enablement.choices import EnablementKind
 
 
 class EnablementSession(models.Model):
@@ -29,13 +29,14 @@ class EnablementSession(models.Model):
     objects = RestrictedQuerySet.as_manager()
 
     class Meta:
+        db_table = "workloads_enablementsession"
         ordering = ["-date", "-id"]
 
     def __str__(self) -> str:
         return f"{self.topic} ({self.date:%Y-%m-%d})"
 
     def get_absolute_url(self) -> str:
-        return reverse("interactions:enablement_detail", kwargs={"pk": self.pk})
+        return reverse("enablement:enablement_detail", kwargs={"pk": self.pk})
 
 
 class EnablementAttendance(models.Model):
@@ -53,6 +54,7 @@ class EnablementAttendance(models.Model):
     objects = RestrictedQuerySet.as_manager()
 
     class Meta:
+        db_table = "workloads_enablementattendance"
         ordering = ["organization__name", "attendee"]
         constraints = [
             models.CheckConstraint(

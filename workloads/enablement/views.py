@@ -13,9 +13,9 @@ from django.views import View
 from portal import access, submissions, timeline, versions
 from portal.choices import TimelineKind
 from portal.generic import ObjectEditView, ObjectListView, ObjectView
-from workloads.filtersets import EnablementSessionFilterSet
-from workloads.interactions.forms import AttendanceForm, EnablementSessionForm
-from workloads.models import EnablementAttendance, EnablementSession
+from workloads.enablement.filtersets import EnablementSessionFilterSet
+from workloads.enablement.forms import AttendanceForm, EnablementSessionForm
+from workloads.enablement.models import EnablementAttendance, EnablementSession
 
 
 def with_scores(qs):

@@ -1,0 +1,1 @@
+"""REST API of enablement sessions and attendance."""
