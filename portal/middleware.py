@@ -61,7 +61,7 @@ class RejectNulBytesMiddleware:
     def _check_multipart(self, request):
         from django.http import JsonResponse
 
-        from portal.uploads import UploadTooLarge
+        from portal.upload_limits import UploadTooLarge
 
         try:
             post, files = request.POST, request.FILES

@@ -8,7 +8,7 @@ from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitVie
 
 from portal import language, timeline_views, views
 from portal.api.root import ObtainTokenView, RevokeTokenView, api_root, not_found
-from portal.health import healthz
+from portal.probes import healthz
 from portal.review import views as review_views
 
 portal_patterns = (

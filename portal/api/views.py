@@ -3,7 +3,7 @@ from rest_framework.permissions import IsAuthenticated
 
 from portal.api.base import PortalModelViewSet, PortalReadOnlyViewSet
 from portal.api.serializers import MembershipSerializer, OrganizationSerializer, TimelineEntrySerializer
-from portal.filters import IsoDateTimeFilter
+from portal.filter_fields import IsoDateTimeFilter
 from portal.models import Membership, Organization, TimelineEntry
 
 

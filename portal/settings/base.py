@@ -167,7 +167,7 @@ FILE_UPLOAD_MAX_MEMORY_SIZE = DATA_UPLOAD_MAX_MEMORY_SIZE
 # Multipart uploads over this size are refused while they stream in (portal/uploads.py), with 413.
 FILE_UPLOAD_MAX_BYTES = env.int("FILE_UPLOAD_MAX_BYTES", default=16 * 1024 * 1024)
 FILE_UPLOAD_HANDLERS = [
-    "portal.uploads.SizeLimitedUploadHandler",
+    "portal.upload_limits.SizeLimitedUploadHandler",
     "django.core.files.uploadhandler.MemoryFileUploadHandler",
     "django.core.files.uploadhandler.TemporaryFileUploadHandler",
 ]

@@ -5,7 +5,7 @@ from django.db.models import Q
 from django.utils.translation import gettext_lazy as _
 
 from portal.choices import Visibility
-from portal.filters import IsoDateTimeFilter
+from portal.filter_fields import IsoDateTimeFilter
 from portal.forms import RestrictedFilterSet
 from portal.models import Organization
 from portal.vocabulary import OPEN_STATUSES, InteractionStatus, Severity
