@@ -9,7 +9,8 @@ from django.core.validators import RegexValidator
 from django.utils.translation import gettext
 from django.utils.translation import gettext_lazy as _
 
-from clusters import capacity, catalog, guards, labels, launch
+from clusters import capacity, guards, labels, launch
+from clusters.blueprints import catalog
 from clusters.choices import StackRole
 from clusters.models import Cluster
 from portal import access

@@ -23,7 +23,8 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 from django.utils.translation import gettext
 
-from clusters import capacity, catalog, cfn, guards
+from clusters import capacity, guards
+from clusters.blueprints import catalog, cfn
 from clusters.choices import ClusterState, JobKind, JobStatus, StackRole
 from clusters.models import Cluster, LaunchJob, LaunchSubmission, Stack
 from portal import access, locks, timeline

@@ -19,8 +19,9 @@ from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
 
-from clusters import catalog, provisioning, uploads
+from clusters import provisioning, uploads
 from clusters.backend import LAUNCH_TAG, CloudFormation
+from clusters.blueprints import catalog
 from clusters.choices import STACK_DONE, STACK_FAILED, ClusterState, JobKind, JobStatus
 from clusters.models import Cluster, IllegalTransition, LaunchJob, Stack, StackEvent, StateChanged
 from portal.aws import AwsError

@@ -14,7 +14,9 @@ from django.views import View
 from django.views.decorators.http import require_POST, require_safe
 from django_htmx.http import HttpResponseStopPolling
 
-from clusters import board, catalog, cfn, config, launch, software
+from clusters import board, launch, software
+from clusters.blueprints import catalog, cfn
+from clusters.blueprints import pcluster_config as config
 from clusters.choices import ClusterState, StackRole
 from clusters.filtersets import ClusterFilterSet
 from clusters.forms import LaunchForm

@@ -6,7 +6,7 @@ from rest_framework.exceptions import APIException, NotFound, ValidationError
 from rest_framework.response import Response
 from rest_framework.serializers import as_serializer_error
 
-from clusters import catalog, config, launch
+from clusters import launch
 from clusters.api.serializers import (
     BlueprintSerializer,
     ClusterConfigSerializer,
@@ -16,6 +16,8 @@ from clusters.api.serializers import (
     StackEventSerializer,
     refusal_errors,
 )
+from clusters.blueprints import catalog
+from clusters.blueprints import pcluster_config as config
 from clusters.filtersets import ClusterFilterSet, LaunchJobFilterSet, StackEventFilterSet
 from clusters.models import Blueprint, Cluster, LaunchJob, Stack, StackEvent
 from portal import access

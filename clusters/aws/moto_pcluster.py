@@ -21,8 +21,8 @@ from moto.cloudformation.exceptions import (
 )
 from moto.core.common_models import CloudFormationModel
 
-from clusters import pcluster
 from clusters.aws.moto_resources import _Attributes, _drop_no_value, _hex
+from clusters.blueprints import pcluster_spec as pcluster
 
 _PROVIDER_URL = re.compile(
     r"https://[a-z0-9-]+-aws-parallelcluster\.s3\.[a-z0-9-]+\.amazonaws\.com"

@@ -3,7 +3,9 @@ import pytest
 import yaml
 from django.core.management import CommandError, call_command
 
-from clusters import catalog, config, software
+from clusters import software
+from clusters.blueprints import catalog
+from clusters.blueprints import pcluster_config as config
 from clusters.choices import ClusterState
 from clusters.models import Blueprint, Cluster
 from tests.clusters.factories_clusters import launched_cluster, ready_cluster

@@ -3,8 +3,9 @@ from __future__ import annotations
 
 import pytest
 
-from clusters import catalog, software
+from clusters import software
 from clusters.backend import LAUNCH_TAG
+from clusters.blueprints import catalog
 from clusters.choices import ClusterState, JobKind, JobStatus
 from clusters.models import LaunchJob
 from portal.aws import client as aws_client

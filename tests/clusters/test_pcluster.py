@@ -3,7 +3,7 @@
 import pytest
 import yaml
 
-from clusters import pcluster
+from clusters.blueprints import pcluster_spec as pcluster
 
 SUBNET = "subnet-0123456789abcdef0"
 GROUP = "sg-0123456789abcdef0"

@@ -11,7 +11,9 @@ from pcluster.validators.slurm_settings_validator import (
     CustomSlurmSettingsValidator,
 )
 
-from clusters import catalog, cfn_resolve, config, pcluster
+from clusters.blueprints import catalog, cfn_resolve
+from clusters.blueprints import pcluster_config as config
+from clusters.blueprints import pcluster_spec as pcluster
 from clusters.health import dashboards
 from portal.engagement import grafana
 

@@ -5,7 +5,8 @@ compute nodes (before slurmd starts). NCCL: the instance type's settings reach t
 """
 from __future__ import annotations
 
-from clusters import config, software
+from clusters import software
+from clusters.blueprints import pcluster_config as config
 from tests.clusters.script_sandbox import Sandbox
 
 

@@ -9,7 +9,9 @@ import subprocess
 import pytest
 import yaml
 
-from clusters import catalog, config, software
+from clusters import software
+from clusters.blueprints import catalog
+from clusters.blueprints import pcluster_config as config
 from clusters.choices import ClusterState, JobStatus
 from clusters.health.models import ClusterHealthConfig
 from portal.aws import client as aws_client

@@ -1,7 +1,7 @@
 """Print a cluster's generated ParallelCluster configuration (YAML)."""
 from django.core.management.base import BaseCommand, CommandError
 
-from clusters import config
+from clusters.blueprints import pcluster_config as config
 from clusters.models import Cluster
 
 

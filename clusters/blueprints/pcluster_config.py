@@ -16,7 +16,7 @@ from typing import Any
 
 import yaml
 
-from clusters import catalog, cfn_resolve
+from clusters.blueprints import catalog, cfn_resolve
 from clusters.choices import StackRole
 
 _WIRED_FROM = {"PublicSubnetId": "network", "PrivateSubnetId": "network", "SecurityGroupId": "network",
