@@ -13,8 +13,9 @@ from datetime import timedelta
 from django.conf import settings
 from django.utils import timezone
 
-from clusters import capacity, launch, pipeline, software
+from clusters import launch, pipeline, software
 from clusters.choices import ClusterState, JobStatus
+from clusters.launches import capacity
 from clusters.models import Cluster, StackEvent
 
 logger = logging.getLogger(__name__)

@@ -23,9 +23,9 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 from django.utils.translation import gettext
 
-from clusters import capacity, guards
 from clusters.blueprints import catalog, cfn
 from clusters.choices import ClusterState, JobKind, JobStatus, StackRole
+from clusters.launches import capacity, guards
 from clusters.models import Cluster, LaunchJob, LaunchSubmission, Stack
 from portal import access, locks, timeline
 from portal.choices import REGION_CODES, TimelineKind

@@ -45,7 +45,7 @@ def provision_dashboards(job: LaunchJob, cluster: Cluster) -> None:
 
 
 def apply_kubernetes(job: LaunchJob, cluster: Cluster) -> None:
-    from clusters import kubernetes
+    from clusters.launches import kubernetes
 
     try:
         applied = kubernetes.install_stack(cluster)

@@ -14,12 +14,13 @@ from django.views import View
 from django.views.decorators.http import require_POST, require_safe
 from django_htmx.http import HttpResponseStopPolling
 
-from clusters import board, launch, software
+from clusters import launch, software
 from clusters.blueprints import catalog, cfn
 from clusters.blueprints import pcluster_config as config
 from clusters.choices import ClusterState, StackRole
 from clusters.filtersets import ClusterFilterSet
 from clusters.forms import LaunchForm
+from clusters.launches import board
 from clusters.models import Blueprint, Cluster, StackEvent
 from clusters.pipeline import REASONS
 from portal import access
@@ -138,7 +139,7 @@ def preview(form: LaunchForm) -> dict:
         result["config"] = config.generate(form.cleaned_data["region"],
                                            {k: str(v) for k, v in params.get("cluster", {}).items()}, {})
     if not settings.AWS_ENDPOINT_URL:
-        from clusters.backend import CloudFormation
+        from clusters.launches.backend import CloudFormation
 
         role, slug = form.plan.stacks[0]
         try:

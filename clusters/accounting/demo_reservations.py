@@ -31,7 +31,7 @@ def running(reservation: CapacityReservation, held: dict[str, int]) -> int:
 def _planned(organization_ids) -> dict[str, int]:
     """Instances of the clusters launched into each reservation, those still launching included (AWS runs the
     instances a launch asks for; the portal counts them held once the cluster is ready)."""
-    from clusters import capacity
+    from clusters.launches import capacity
     from clusters.models import Cluster
 
     planned: dict[str, int] = {}

@@ -19,9 +19,9 @@ from collections import defaultdict
 from django.utils import timezone
 from django.utils.html import strip_tags
 
-from clusters import capacity
 from clusters.accounting.compute import UP_STATES
 from clusters.accounting.models import CheckStatus, ReservationCheck
+from clusters.launches import capacity
 from clusters.models import Cluster
 from portal import aws
 from portal.models import Organization

@@ -8,8 +8,8 @@ from django.urls import reverse
 from moto.cloudformation.models import cloudformation_backends
 from rest_framework.test import APIClient
 
-from clusters import capacity
 from clusters.blueprints import pcluster_config as config
+from clusters.launches import capacity
 from clusters.models import Cluster
 from tests.clusters.factories_clusters import deploy, launched_cluster
 from tests.clusters.test_launch_views import _form

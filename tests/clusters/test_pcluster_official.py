@@ -8,10 +8,10 @@ from __future__ import annotations
 import pytest
 import yaml
 
-from clusters import capacity
 from clusters.aws import moto_ec2
 from clusters.blueprints import pcluster_config as config
 from clusters.blueprints import pcluster_spec as pcluster
+from clusters.launches import capacity
 from portal.aws import client as aws_client
 from tests.clusters import pcluster_official
 from tests.clusters.factories_clusters import deploy, launched_cluster

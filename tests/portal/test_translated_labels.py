@@ -257,8 +257,8 @@ def test_filters_named_after_model_fields_read_japanese(japanese, world):
 def test_every_blueprint_parameter_has_a_japanese_label(japanese):
     from pathlib import Path
 
-    from clusters import labels
     from clusters.blueprints import cfn
+    from clusters.launches import labels
 
     _fields, entries = parse()
     translated = {e.msgid for e in entries}
