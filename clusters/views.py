@@ -15,8 +15,7 @@ from django.views.decorators.http import require_POST, require_safe
 from django_htmx.http import HttpResponseStopPolling
 
 from clusters import launch, software
-from clusters.blueprints import catalog, cfn
-from clusters.blueprints import pcluster_config as config
+from clusters.blueprints import catalog, cfn, pcluster_config
 from clusters.choices import ClusterState, StackRole
 from clusters.filtersets import ClusterFilterSet
 from clusters.forms import LaunchForm
@@ -136,7 +135,7 @@ def preview(form: LaunchForm) -> dict:
         stacks.append({"role": role, "blueprint": catalog.entry(slug), "parameters": sorted(values.items())})
     result = {"stacks": stacks, "quota": form.quota, "config": None, "change_set": None, "change_set_error": ""}
     if form.entry.kind == "parallelcluster":
-        result["config"] = config.generate(form.cleaned_data["region"],
+        result["config"] = pcluster_config.generate(form.cleaned_data["region"],
                                            {k: str(v) for k, v in params.get("cluster", {}).items()}, {})
     if not settings.AWS_ENDPOINT_URL:
         from clusters.launches.backend import CloudFormation
@@ -221,7 +220,7 @@ def cluster_progress(request, pk):
 def cluster_config(request, pk):
     """The cluster's generated ParallelCluster configuration as a YAML download."""
     cluster = get_object_or_404(Cluster.objects.restrict(request.user).select_related("organization", "blueprint"), pk=pk)
-    text = config.for_cluster(cluster)
+    text = pcluster_config.for_cluster(cluster)
     if text is None:
         raise Http404("This cluster is not a ParallelCluster cluster.")
     response = HttpResponse(text, content_type="application/yaml; charset=utf-8")

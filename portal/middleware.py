@@ -24,7 +24,7 @@ class RejectNulBytesMiddleware:
 
     No field of the portal holds a NUL, and PostgreSQL refuses them in text, so a query string, form,
     JSON body or multipart field (name, value or file name) with one would otherwise reach the database
-    as an error. Multipart bodies are parsed here, through ``portal.uploads.SizeLimitedUploadHandler``,
+    as an error. Multipart bodies are parsed here, through ``portal.upload_limits.SizeLimitedUploadHandler``,
     so an oversized upload is refused before the rest of it is read. Raw ingestion bodies (Prometheus
     text) are left to their own reader.
     """

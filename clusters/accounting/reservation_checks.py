@@ -3,7 +3,7 @@
 ODCRs and Capacity Blocks are asked with EC2's ``GetCapacityReservationUsage`` (its ``TotalInstanceCount`` and
 ``AvailableInstanceCount``), training plans with SageMaker's ``DescribeTrainingPlan`` (``TotalInstanceCount`` and
 ``InUseInstanceCount``), each in the reservation's region. The portal's own count is the instances of its
-clusters up (ready or deleting) that were launched into the reservation (``clusters.capacity``'s parameter). A
+clusters up (ready or deleting) that were launched into the reservation (``clusters.launches.capacity``'s parameter). A
 reservation AWS reports with fewer instances in use than the portal counts held is **flagged**: the portal
 accounts held capacity that AWS does not see used (the cluster runs outside it, or the recorded id is wrong).
 

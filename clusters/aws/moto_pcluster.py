@@ -22,7 +22,7 @@ from moto.cloudformation.exceptions import (
 from moto.core.common_models import CloudFormationModel
 
 from clusters.aws.moto_resources import _Attributes, _drop_no_value, _hex
-from clusters.blueprints import pcluster_spec as pcluster
+from clusters.blueprints import pcluster_spec
 
 _PROVIDER_URL = re.compile(
     r"https://[a-z0-9-]+-aws-parallelcluster\.s3\.[a-z0-9-]+\.amazonaws\.com"
@@ -107,7 +107,7 @@ def _missing_scripts(account_id: str, config: dict[str, Any]) -> list[str]:
 class PclusterCluster(_Attributes, CloudFormationModel):
     """``Custom::PclusterCluster``: what ParallelCluster's provider Lambda would do, done in place.
 
-    The configuration is checked with :func:`clusters.pcluster.validate` and its ``s3://`` custom
+    The configuration is checked with :func:`clusters.blueprints.pcluster_spec.validate` and its ``s3://`` custom
     actions must exist (ParallelCluster's URL validator), the cluster's own stack is
     created, and the head node is launched in moto's EC2; attributes are the flattened
     ``describe-cluster`` result the provider returns (``headNode.publicIpAddress`` ...).
@@ -144,7 +144,7 @@ class PclusterCluster(_Attributes, CloudFormationModel):
             raise ValidationError(message='DeletionPolicy must be one of ["Retain", "Delete"].')
         if not isinstance(config, dict):
             raise ValidationError(message="ClusterConfiguration must be a mapping, not text")
-        errors = pcluster.validate(config) + _missing_scripts(account_id, config)
+        errors = pcluster_spec.validate(config) + _missing_scripts(account_id, config)
         if errors:
             raise ValidationError(message=f"{name}: invalid cluster configuration: {'; '.join(errors)}")
         version = _provider_version(account_id, region_name, props["ServiceToken"])
