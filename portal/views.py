@@ -19,7 +19,7 @@ def home(request):
     organizations, a customer to their organization's page."""
     user = request.user
     if access.is_program_manager(user) or access.is_staff(user):
-        return redirect("portal:overview")
+        return redirect("review:overview")
     roles = access._roles(user)
     if roles.get(access.LEAD_SA):
         return redirect("portal:lead_home")

@@ -31,7 +31,7 @@ def _live(request) -> dict:
 
 @require_GET
 def overview(request):
-    """The program overview (``portal:overview``): live figures for every organization."""
+    """The program overview (``review:overview``): live figures for every organization."""
     require_program_manager(request.user)
     data = _live(request)
     return render(request, "review/overview.html", {
