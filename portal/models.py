@@ -15,9 +15,8 @@ from django.utils import timezone
 from django.utils.translation import gettext
 from django.utils.translation import gettext_lazy as _
 
-from portal.choices import REGION_CHOICES, MembershipRole, TimelineKind, Visibility
+from portal.choices import REGION_CHOICES, MembershipRole, Severity, TimelineKind, Visibility
 from portal.querysets import RestrictedQuerySet
-from portal.vocabulary import Severity
 
 ROLE_ARN_RE = re.compile(r"^arn:aws[a-z-]*:iam::\d{12}:role/[\w+=,.@/-]{1,512}$")
 

@@ -20,7 +20,7 @@ from django.core.mail import send_mail
 from django.db.models import Q
 from django.utils import timezone
 
-from portal.vocabulary import Severity, severity_rank
+from portal.choices import Severity, severity_rank
 
 logger = logging.getLogger("portal.notifications")
 

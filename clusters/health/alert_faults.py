@@ -29,7 +29,7 @@ from clusters.health.prometheus import EfaReading, GpuReading, Scrape, host_of
 from clusters.health.summary import DEGRADED, STATE_VERSION, Fault, summarize
 from clusters.health.thresholds import EFA_THRESHOLDS
 from clusters.models import Cluster
-from portal.vocabulary import FAULT_SEVERITY_RANK
+from portal.choices import FAULT_SEVERITY_RANK
 from portal.weeks import week_of
 
 GPU_FIELDS = {"uncorrectable_remapped_rows": "uncorrectable_remapped_rows", "row_remap_failure": "row_remap_failure",

@@ -33,8 +33,7 @@ from clusters.health.choices import JOB_OPEN, JobState, RunVerdict, ValidationMo
 from clusters.health.models import IllegalTransition, NodeHealth, ValidationJob, ValidationRun
 from portal import access, jobs, locks, provider_errors, timeline
 from portal.aws import AwsError
-from portal.choices import Visibility
-from portal.vocabulary import Severity
+from portal.choices import Severity, Visibility
 
 logger = logging.getLogger(__name__)
 

@@ -17,9 +17,9 @@ from django.utils import timezone
 from clusters.health.models import GpuFault, NodeHealth
 from clusters.remediation.choices import ActionKind, ActionState, FaultOutcome
 from clusters.remediation.models import RemediationAction, RemediationFault
+from portal.choices import NodeVerdict
 from portal.engagement import targets
 from portal.engagement.models import EscalationTarget
-from portal.vocabulary import NodeVerdict
 from workloads.interactions import services as interactions
 from workloads.models import Interaction
 

@@ -234,9 +234,9 @@ def status_text(user, organization) -> str:
 
 def _status_text(user, organization) -> str:
     from clusters.models import Cluster
+    from portal.choices import OPEN_STATUSES
     from portal.engagement.cycle_filter import in_active_cycle
     from portal.engagement.models import Milestone, active_cycle_id
-    from portal.vocabulary import OPEN_STATUSES
     from workloads.models import CapacityReservation, Interaction
 
     clusters = in_active_cycle(Cluster.objects.restrict(user).filter(organization=organization)).exclude(state="deleted")

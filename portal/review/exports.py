@@ -10,10 +10,10 @@ from collections.abc import Callable
 from django.http import Http404, HttpResponse
 from django.utils import timezone
 
+from portal.choices import SEVERITIES_WORST_FIRST as SEVERITIES
 from portal.csv import csv_response, signed
 from portal.pdf import paragraph, stylesheet
 from portal.templatetags.portal_display import code_label, local_day
-from portal.vocabulary import SEVERITIES_WORST_FIRST as SEVERITIES
 from portal.xlsx import xlsx_response
 
 Table = tuple[list[str], list[list]]

@@ -27,8 +27,8 @@ from django.db.models import Count, OuterRef, Q, Subquery
 from django.utils import timezone
 
 from portal import locks
+from portal.choices import OPEN_STATUSES
 from portal.review.models import InteractionCount, InteractionWeek, TagMention
-from portal.vocabulary import OPEN_STATUSES
 from portal.weeks import week_of
 
 TOUCHED = "_tally_touched"  # on the interaction instance: {organization id: {week, ...}} to recount

@@ -224,9 +224,9 @@ SPECTACULAR_SETTINGS = {
     "REDOC_DIST": "SIDECAR",
     "COMPONENT_SPLIT_REQUEST": True,
     "SERVE_PERMISSIONS": ["rest_framework.permissions.IsAuthenticated"],
-    "ENUM_NAME_OVERRIDES": {"NodeVerdictEnum": "portal.vocabulary.NodeVerdict",
-                            "SeverityEnum": "portal.vocabulary.Severity",
-                            "FaultSeverityEnum": "portal.vocabulary.FaultSeverity",
+    "ENUM_NAME_OVERRIDES": {"NodeVerdictEnum": "portal.choices.NodeVerdict",
+                            "SeverityEnum": "portal.choices.Severity",
+                            "FaultSeverityEnum": "portal.choices.FaultSeverity",
                             "RunVerdictEnum": "clusters.health.choices.RunVerdict",
                             "RemediationKindEnum": "clusters.remediation.choices.ActionKind"},
     "OAS_VERSION": "3.1.0",  # propertyNames (field names without NUL) needs JSON Schema 2020-12

@@ -66,7 +66,7 @@ def _labels() -> dict:
     from clusters import choices as cluster_choices
     from clusters.health import choices as health_choices
     from portal import choices as portal_choices
-    from portal import vocabulary
+    from portal import choices as vocabulary
     from workloads import choices as workload_choices
     from workloads.interactions import choices as interaction_choices
 

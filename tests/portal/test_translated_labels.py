@@ -120,8 +120,7 @@ def test_every_choice_label_of_the_portal_is_marked_and_translated(japanese):
 
 def test_choice_labels_read_japanese_and_stay_english_by_default(japanese):
     from clusters.choices import ClusterState
-    from portal.choices import REGION_CHOICES
-    from portal.vocabulary import InteractionStatus, NodeVerdict, Severity
+    from portal.choices import REGION_CHOICES, InteractionStatus, NodeVerdict, Severity
     from workloads.choices import LANGUAGES, ReservationKind
 
     assert InteractionStatus.WAITING_CUSTOMER.label == "顧客の回答待ち"

@@ -4,11 +4,10 @@ from django import forms
 from django.db.models import Q
 from django.utils.translation import gettext_lazy as _
 
-from portal.choices import Visibility
+from portal.choices import OPEN_STATUSES, InteractionStatus, Severity, Visibility
 from portal.filter_fields import IsoDateTimeFilter
 from portal.forms import RestrictedFilterSet
 from portal.models import Organization
-from portal.vocabulary import OPEN_STATUSES, InteractionStatus, Severity
 from workloads.interactions.choices import InteractionKind
 from workloads.models import ChallengeTag, EnablementAttendance, Interaction
 

@@ -7,9 +7,8 @@ from django.db.models import Count, Min, Q
 from django.utils import timezone
 
 from portal import access, timeline
-from portal.choices import TimelineKind
+from portal.choices import OPEN_STATUSES, InteractionStatus, TimelineKind
 from portal.notifications import Event, notify
-from portal.vocabulary import OPEN_STATUSES, InteractionStatus
 from workloads.interactions import signals, watchers
 from workloads.interactions.choices import HistoryKind, InteractionKind
 from workloads.models import Interaction, InteractionComment
