@@ -5,6 +5,7 @@ class ClustersConfig(AppConfig):
     name = "clusters"
 
     def ready(self) -> None:
+        # Django's idiom: ready() imports the modules that register with the portal, once the app registry is loaded.
         from clusters.views import organization_clusters_section
         from portal import sections
 

@@ -19,7 +19,9 @@ from clusters.blueprints import catalog, cfn, pcluster_config
 from clusters.choices import ClusterState, StackRole
 from clusters.filtersets import ClusterFilterSet
 from clusters.forms import LaunchForm
+from clusters.health.models import ClusterHealthConfig, ValidationRun
 from clusters.launches import board
+from clusters.launches.backend import CloudFormation
 from clusters.models import Blueprint, Cluster, StackEvent
 from clusters.pipeline import REASONS
 from portal import access
@@ -138,8 +140,6 @@ def preview(form: LaunchForm) -> dict:
         result["config"] = pcluster_config.generate(form.cleaned_data["region"],
                                            {k: str(v) for k, v in params.get("cluster", {}).items()}, {})
     if not settings.AWS_ENDPOINT_URL:
-        from clusters.launches.backend import CloudFormation
-
         role, slug = form.plan.stacks[0]
         try:
             cf = CloudFormation(organization=form.cleaned_data["organization"], region=form.cleaned_data["region"])
@@ -193,8 +193,6 @@ class ClusterView(ObjectView):
         ctx = super().get_context_data(**kwargs)
         ctx.update(_detail_context(self.request, self.object))
         ctx["software"] = software.for_cluster(self.object)
-        from clusters.health.models import ClusterHealthConfig, ValidationRun
-
         user, org_id = self.request.user, self.object.organization_id
         writable = not access.in_archived_cycle(self.object)  # an archived cycle's cluster takes no upload
         ctx["can_validate"] = writable and access.can_in_organization(user, access.CHANGE, ValidationRun, org_id)

@@ -2,6 +2,11 @@
 import re
 
 from django.contrib.auth.middleware import LoginRequiredMiddleware
+from django.http import JsonResponse
+from django.utils import translation
+from django.utils.translation import gettext
+
+from portal.upload_limits import UploadTooLarge
 
 # A JSON escape for NUL: "\u0000" preceded by an even number of backslashes (an odd number escapes the backslash).
 JSON_NUL_ESCAPE = re.compile(rb"(?<!\\)(?:\\\\)*\\u0000")
@@ -59,10 +64,6 @@ class RejectNulBytesMiddleware:
         return self.get_response(request)
 
     def _check_multipart(self, request):
-        from django.http import JsonResponse
-
-        from portal.upload_limits import UploadTooLarge
-
         try:
             post, files = request.POST, request.FILES
         except UploadTooLarge as exc:
@@ -77,9 +78,6 @@ class RejectNulBytesMiddleware:
 
     @staticmethod
     def _refuse():
-        from django.http import JsonResponse
-        from django.utils.translation import gettext
-
         return JsonResponse({"detail": gettext("Input must not contain NUL characters.")}, status=400)
 
 
@@ -93,8 +91,6 @@ class UserLanguageMiddleware:
         self.get_response = get_response
 
     def __call__(self, request):
-        from django.utils import translation
-
         user = getattr(request, "user", None)
         language = getattr(user, "language", "") if user is not None and user.is_authenticated else ""
         if language:

@@ -3,11 +3,16 @@ from __future__ import annotations
 
 from django.db.models import Count, Q
 from django.shortcuts import redirect, render
+from django.urls import reverse
+from django.utils.html import format_html
+from django.utils.translation import gettext as _
 from django.views.decorators.http import require_safe
 from django.views.generic import TemplateView
 
 from portal import access, sections
 from portal.choices import MembershipRole
+from portal.engagement import cycles
+from portal.engagement.choices import CycleStatus
 from portal.filtersets import OrganizationFilterSet
 from portal.generic import ObjectListView, ObjectView
 from portal.models import Organization
@@ -51,10 +56,6 @@ class OrganizationListView(ObjectListView):
 
     def empty_hint(self):
         """Why the list is empty, and where to go instead (an empty list without a reason is a dead end)."""
-        from django.urls import reverse
-        from django.utils.html import format_html
-        from django.utils.translation import gettext as _
-
         user = self.request.user
         if self.request.GET.get("q", "").strip():
             return _("No organization matches your search.")
@@ -85,9 +86,6 @@ class OrganizationView(ObjectView):
 def left_active_cycle(organization_ids) -> tuple[set, object]:
     """Which of the organizations took part in a cycle but not in the active one (they are winding down), and that cycle
     (one query; a second for the cycle's name only when some left). None left when no cycle is active."""
-    from portal.engagement import cycles
-    from portal.engagement.choices import CycleStatus
-
     # Organizations that never took part in a cycle count as the active cycle's, as on the overview.
     left = set(Organization.objects.filter(pk__in=organization_ids, participations__isnull=False)
                .exclude(participations__cycle__status=CycleStatus.ACTIVE).values_list("pk", flat=True))

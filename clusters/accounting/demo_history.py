@@ -24,6 +24,7 @@ from clusters.choices import ClusterState
 from clusters.demo_clusters import READY
 from clusters.launches import capacity
 from clusters.models import Cluster
+from portal.engagement.models import Milestone
 from portal.models import TimelineEntry
 from workloads.models import CapacityReservation
 
@@ -33,8 +34,6 @@ FALLBACK_DAYS = 14
 
 
 def up_since(cluster: Cluster, today: datetime.date) -> datetime.datetime:
-    from portal.engagement.models import Milestone
-
     validated = (Milestone.objects.filter(organization=cluster.organization, kind="cluster_validated",
                                           cycle__status="active").order_by("-reached_on")
                  .values_list("reached_on", flat=True).first())

@@ -9,6 +9,7 @@ class HealthConfig(AppConfig):
     verbose_name = _("Cluster health")
 
     def ready(self) -> None:
+        # Django's idiom: ready() imports the modules that register with the portal, once the app registry is loaded.
         from clusters.health.readiness import readiness_section
         from portal import sections
 

@@ -10,6 +10,7 @@ class EngagementConfig(AppConfig):
     verbose_name = _("Engagement")
 
     def ready(self) -> None:
+        # Django's idiom: ready() imports the modules that register with the portal, once the app registry is loaded.
         from portal import notifications, sections
         from portal.engagement import sections as engagement
         from portal.engagement import slack, tasks  # noqa: F401 - registers the Celery task

@@ -8,6 +8,7 @@ from datetime import timedelta
 
 from django.utils import timezone
 
+from clusters.models import Blueprint
 from portal.demo import _user
 from portal.engagement import services, targets
 from portal.engagement.choices import CycleStatus
@@ -17,6 +18,8 @@ from portal.engagement.models import (
     Escalation,
     EscalationTarget,
     Milestone,
+    SlackChannelLink,
+    SlackUserLink,
     Specialist,
     TrainedModel,
 )
@@ -60,8 +63,6 @@ def seed_current_milestones(context: dict) -> None:
 
 def seed_slack(context: dict) -> None:
     """Kotoba Labs' shared channel, linked; the lead SA and the Kotoba engineer mapped to their Slack users."""
-    from portal.engagement.models import SlackChannelLink, SlackUserLink
-
     SlackChannelLink.objects.get_or_create(channel_id="C0GENIACKOT", defaults={
         "name": "#geniac-kotoba-labs", "organization": context["organizations"]["kotoba-labs"]})
     for slack_id, username in (("U0DEMOLEAD", "lead"), ("U0DEMOKOTOBA", "kotoba")):
@@ -81,8 +82,6 @@ CARRIED = (
 def seed_cycles(context: dict) -> Cycle:
     """Cycle 2 archived (the case study's cycle, ten organizations), cycle 3 active with all twelve: the cycle
     the database started with becomes cycle 3, so the demo's current rows belong to it."""
-    from clusters.models import Blueprint
-
     existing = Cycle.objects.filter(number=2).first()
     if existing is not None:
         return existing

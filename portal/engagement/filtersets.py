@@ -7,6 +7,7 @@ from portal import access
 from portal.engagement.choices import OPEN_STATES, EscalationState
 from portal.engagement.cycle_filter import CycleFilterMixin
 from portal.engagement.models import Escalation, EscalationTarget, Milestone
+from portal.models import Organization
 from workloads.interactions.filtersets import visible_organizations
 
 
@@ -36,8 +37,6 @@ def offered_targets(request):
 def offered_organizations(request):
     """A specialist holds no organization role: they are offered the organizations of their escalations."""
     if request is not None and getattr(request.user, "is_authenticated", False) and _only_a_specialist(request.user):
-        from portal.models import Organization
-
         return Organization.objects.filter(
             interactions__escalations__target_id__in=access.teams(request.user)).distinct()
     return visible_organizations(request)

@@ -6,11 +6,13 @@ from __future__ import annotations
 import datetime
 
 from django.db import transaction
+from django.db.models import OuterRef, Q, Subquery
 
 from portal import timeline, versions
 from portal.choices import TimelineKind, Visibility
-from portal.engagement.choices import MilestoneKind
-from portal.engagement.models import Milestone, TrainedModel
+from portal.engagement.choices import CarryKind, MilestoneKind
+from portal.engagement.cycle_filter import in_active_cycle
+from portal.engagement.models import CycleCarry, Milestone, TrainedModel, active_cycle_id
 from portal.models import Organization
 
 KINDS = [kind for kind, _label in MilestoneKind.choices]
@@ -18,8 +20,6 @@ KINDS = [kind for kind, _label in MilestoneKind.choices]
 
 def current(organization, user=None) -> dict[str, Milestone]:
     """The organization's milestones in the active cycle."""
-    from portal.engagement.models import active_cycle_id
-
     qs = Milestone.objects.filter(organization=organization) if user is None else \
         Milestone.objects.restrict(user).filter(organization=organization)
     return {m.kind: m for m in qs.filter(cycle_id=active_cycle_id())}
@@ -71,12 +71,6 @@ def figures(user, cycle=None) -> list[dict]:
     the models it carried on into the next.
 
     A fixed number of queries whatever the number of organizations (JSON-ready: a frozen review keeps them)."""
-    from django.db.models import OuterRef, Q, Subquery
-
-    from portal.engagement.choices import CarryKind
-    from portal.engagement.cycle_filter import in_active_cycle
-    from portal.engagement.models import CycleCarry
-
     rows: dict[int, dict] = {}
 
     def row_of(org) -> dict:

@@ -10,7 +10,9 @@ import datetime
 from django.utils import timezone
 
 from portal import access
-from portal.engagement.models import Escalation
+from portal.engagement import carry, cycles, outcomes
+from portal.engagement.choices import CycleStatus, MilestoneKind
+from portal.engagement.models import Escalation, Milestone, SlackCapture, TrainedModel
 
 LEAD_LIMIT = 25
 
@@ -29,8 +31,6 @@ CAPTURE_DAYS = 14
 def lead_failed_captures_section(request) -> dict:
     """Slack messages captured in the lead SA's organizations' channels that did not become interactions in
     the last two weeks, with the reason the capturer was told in Slack."""
-    from portal.engagement.models import SlackCapture
-
     led = access._roles(request.user).get(access.LEAD_SA, frozenset())
     since = timezone.now() - datetime.timedelta(days=CAPTURE_DAYS)
     rows = list(SlackCapture.objects.restrict(request.user)
@@ -41,10 +41,6 @@ def lead_failed_captures_section(request) -> dict:
 
 
 def organization_outcomes_section(request, organization) -> dict:
-    from portal.engagement import outcomes
-    from portal.engagement.choices import MilestoneKind
-    from portal.engagement.models import Milestone, TrainedModel
-
     reached = outcomes.current(organization, request.user)
     return {
         "organization": organization,
@@ -58,9 +54,6 @@ def organization_outcomes_section(request, organization) -> dict:
 def organization_wind_down_section(request, organization) -> dict:
     """What the organization still holds in a cycle it did not continue into (its running clusters, quotas and
     reservations in force), so that its page does not read "No clusters yet" while they run."""
-    from portal.engagement import carry, cycles
-    from portal.engagement.choices import CycleStatus
-
     if organization.participations.filter(cycle__status=CycleStatus.ACTIVE).exists():
         return {"organization": organization, "wind_down": [], "active": None}  # it continues: nothing left behind
     rows = carry.wind_down_rows(request.user, organization=organization)

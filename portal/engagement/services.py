@@ -7,15 +7,22 @@ Everything recorded about an escalation is internal: customers never see it.
 """
 from __future__ import annotations
 
+import logging
+
 from django.utils import timezone
 from django.utils.translation import gettext
 from django.utils.translation import gettext_lazy as _
 
-from portal import access, timeline
-from portal.choices import TimelineKind, Visibility
+from portal import access, notifications, timeline
+from portal.choices import MembershipRole, TimelineKind, Visibility
 from portal.engagement.choices import TRANSITIONS, EscalationState
 from portal.engagement.models import Escalation, EscalationTarget
+from portal.models import User
 from portal.notifications import Event, notify
+from workloads.interactions.choices import HistoryKind
+from workloads.models import Interaction, InteractionComment
+
+logger = logging.getLogger(__name__)
 
 
 class TransitionError(Exception):
@@ -55,9 +62,6 @@ def allowed_transitions(user, escalation: Escalation) -> list[str]:
 
 
 def _history(interaction, actor, title: str, body: str = "", state: str = "") -> None:
-    from workloads.interactions.choices import HistoryKind
-    from workloads.models import InteractionComment
-
     InteractionComment.objects.create(
         interaction=interaction, kind=HistoryKind.ESCALATION, author=actor if _signed_in(actor) else None,
         body=body, new_value=state[:200], internal=True,
@@ -84,8 +88,6 @@ def raise_escalation(interaction, actor, target: EscalationTarget, question: str
         interaction=interaction, target=target, question=question, requested_by=_user(actor),
         requested_at=now, state_changed_at=now,
     )
-    from workloads.models import Interaction
-
     updates = {"last_activity_at": now}
     if interaction.escalated_at is None:
         updates["escalated_at"] = now
@@ -149,9 +151,6 @@ def transition(escalation: Escalation, actor, name: str, answer: str = "") -> Es
 def _lead_recipients(escalation: Escalation, actor) -> list:
     """Who raised the escalation; when nobody did (or they left, or have no address), the organization's lead
     SAs. Whoever answered is never told of their own answer."""
-    from portal.choices import MembershipRole
-    from portal.models import User
-
     actor_id = getattr(actor, "pk", None)
     requester = escalation.requested_by
     if requester is not None and requester.is_active and requester.email and requester.pk != actor_id:
@@ -166,8 +165,6 @@ def _lead_recipients(escalation: Escalation, actor) -> list:
 def _tell_answered(escalation: Escalation, actor) -> None:
     """An answer is what the lead SA waits for: it goes to the channels that take internal events, as
     "escalated" does, and by e-mail to the lead SA who asked (the "watcher" channel's one-person e-mail)."""
-    from portal import notifications
-
     interaction = escalation.interaction
     event = Event(
         kind="interaction.escalation_answered",
@@ -181,9 +178,7 @@ def _tell_answered(escalation: Escalation, actor) -> None:
         for lead in _lead_recipients(escalation, actor):
             notifications.queue(event, "watcher", recipient=lead.email, watcher=lead.pk)
     except Exception:  # noqa: BLE001 - telling the lead SA must never undo the answer
-        import logging
-
-        logging.getLogger(__name__).exception("could not queue the answer e-mail for escalation %s", escalation.pk)
+        logger.exception("could not queue the answer e-mail for escalation %s", escalation.pk)
 
 
 def open_by_target(user) -> list[dict]:
