@@ -139,7 +139,7 @@ def _floor(specs, organizations) -> float:
     """The same CloudFormation calls, made directly with boto3 in one loop (same endpoint, same roles)."""
     from botocore.exceptions import ClientError
 
-    from clusters import catalog
+    from clusters.blueprints import catalog
     from portal.aws import client
 
     bodies = {slug: catalog.template_body(slug) for slug in ("parallelcluster", "hyperpod", "network", "storage")}
@@ -175,7 +175,7 @@ def _floor(specs, organizations) -> float:
 
 def _networks(organizations, run: str) -> dict:
     """One network stack per organization, shared by its single-stack launches (not timed)."""
-    from clusters import catalog
+    from clusters.blueprints import catalog
     from portal.aws import client
 
     found = {}
@@ -258,7 +258,7 @@ def _held_against_quota(organizations):
 
 
 def _names(slug: str) -> set[str]:
-    from clusters import catalog
+    from clusters.blueprints import catalog
 
     return {p.name for p in catalog.entry(slug).parameters}
 

@@ -3,7 +3,7 @@
 Seeds (bulk inserts) 120 organizations, 5,000 clusters, 100,000 interactions with challenge tags and 50,000 GPU
 faults — each only when its models are installed — into a fresh PostgreSQL database, then:
 
-- server time: the median of R requests of the overview page (``portal:overview``, as a program manager, through
+- server time: the median of R requests of the overview page (``review:overview``, as a program manager, through
   Django's test client: URL routing, middleware, the figures, template rendering);
 - floor: the median of R replays of the very SQL statements the figures issue (captured from one request, minus
   the session and user look-ups), executed alone on the same connection and fully fetched.
@@ -154,7 +154,7 @@ def main() -> None:
 
     client = Client()
     client.force_login(ctx["pm"])
-    path = reverse("portal:overview")
+    path = reverse("review:overview")
     assert client.get(path).status_code == 200  # warm caches and connections
     with CaptureQueriesContext(connection) as captured:
         response = client.get(path)

@@ -182,7 +182,7 @@ def pages(org) -> dict[str, str]:
     from django.urls import reverse
 
     return {
-        "overview": reverse("portal:overview"),
+        "overview": reverse("review:overview"),
         "overview API": "/api/review/overview/",
         "program health": reverse("health:program_health"),
         "program health API": "/api/health/faults/?open=true",

@@ -13,9 +13,11 @@ from datetime import timedelta
 from django.conf import settings
 from django.utils import timezone
 
-from clusters import capacity, launch, pipeline, software
+from clusters import launch, pipeline, software
 from clusters.choices import ClusterState, JobStatus
+from clusters.launches import capacity
 from clusters.models import Cluster, StackEvent
+from workloads.models import CapacityReservation
 
 logger = logging.getLogger(__name__)
 
@@ -44,8 +46,6 @@ def _parameters(name, blueprint, instance_type, count, zone):
 
 def _reservation(org, blueprint, instance_type):
     """The organization's reservation this cluster runs on: an EC2 one for ParallelCluster, a training plan for HyperPod."""
-    from workloads.models import CapacityReservation
-
     return (CapacityReservation.objects.filter(organization=org, kind__in=capacity.kinds_for(blueprint),
                                                instance_type_name__in=(instance_type, f"ml.{instance_type}"))
             .order_by("end").first())

@@ -9,8 +9,10 @@ from django.core.validators import RegexValidator
 from django.utils.translation import gettext
 from django.utils.translation import gettext_lazy as _
 
-from clusters import capacity, catalog, guards, labels, launch
+from clusters import launch
+from clusters.blueprints import catalog
 from clusters.choices import StackRole
+from clusters.launches import capacity, guards, labels
 from clusters.models import Cluster
 from portal import access
 from portal.choices import REGION_CHOICES

@@ -24,8 +24,9 @@ from django.urls import reverse
 from django.utils import timezone
 from django.utils.translation import gettext
 
-from clusters import capacity, catalog, cfn, guards
+from clusters.blueprints import catalog, cfn
 from clusters.choices import ClusterState, JobKind, JobStatus, StackRole
+from clusters.launches import capacity, guards
 from clusters.models import Cluster, LaunchJob, LaunchSubmission, Stack
 from portal import access, locks, timeline
 from portal.choices import REGION_CODES, TimelineKind
@@ -183,7 +184,7 @@ def _reservation(req: LaunchRequest, params: dict, instance_type: str, count: in
     It must be the organization's, of a kind the blueprint takes (an EC2 reservation or capacity block for
     ParallelCluster, a training plan for HyperPod), for the same instance type, region and availability zone,
     large enough for the nodes, and active on the launch date. The reservation then decides the capacity type,
-    a block's static node count and the network's availability zone (:mod:`clusters.capacity`).
+    a block's static node count and the network's availability zone (:mod:`clusters.launches.capacity`).
     """
     kind = catalog.entry(req.blueprint).kind
     cluster_params = params.get(StackRole.CLUSTER, {})

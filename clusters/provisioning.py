@@ -4,7 +4,7 @@
   Grafana workspace (:func:`clusters.health.grafana_provision.provision_cluster`); CloudFormation has no
   dashboard resource. The launch log says whether its alert topic is subscribed to the portal.
 - A HyperPod cluster on EKS gets the software stack's plain manifests applied through the EKS cluster's
-  Kubernetes API (:mod:`clusters.kubernetes`): the FSx for Lustre storage class, volume and claim, the DCGM
+  Kubernetes API (:mod:`clusters.launches.kubernetes`): the FSx for Lustre storage class, volume and claim, the DCGM
   counters config map and the EFA exporter. The Helm releases (HyperPod's dependency chart, dcgm-exporter,
   the Prometheus agent) and the NCCL MPIJob stay with ``apply.sh`` (docs/blueprints.md says why).
 
@@ -15,7 +15,7 @@ for CloudFormation calls; a refusal raises :class:`StepFailed` and fails the clu
 """
 from __future__ import annotations
 
-from clusters import kubernetes, launch
+from clusters import launch
 from clusters.health import grafana_provision
 from clusters.models import Cluster, LaunchJob
 from portal.aws import AwsError
@@ -44,6 +44,8 @@ def provision_dashboards(job: LaunchJob, cluster: Cluster) -> None:
 
 
 def apply_kubernetes(job: LaunchJob, cluster: Cluster) -> None:
+    from clusters.launches import kubernetes
+
     try:
         applied = kubernetes.install_stack(cluster)
     except kubernetes.KubernetesError as exc:

@@ -14,10 +14,14 @@ from django.views import View
 from django.views.decorators.http import require_POST, require_safe
 from django_htmx.http import HttpResponseStopPolling
 
-from clusters import board, catalog, cfn, config, launch, software
+from clusters import launch, software
+from clusters.blueprints import catalog, cfn, pcluster_config
 from clusters.choices import ClusterState, StackRole
 from clusters.filtersets import ClusterFilterSet
 from clusters.forms import LaunchForm
+from clusters.health.models import ClusterHealthConfig, ValidationRun
+from clusters.launches import board
+from clusters.launches.backend import CloudFormation
 from clusters.models import Blueprint, Cluster, StackEvent
 from clusters.pipeline import REASONS
 from portal import access
@@ -133,11 +137,9 @@ def preview(form: LaunchForm) -> dict:
         stacks.append({"role": role, "blueprint": catalog.entry(slug), "parameters": sorted(values.items())})
     result = {"stacks": stacks, "quota": form.quota, "config": None, "change_set": None, "change_set_error": ""}
     if form.entry.kind == "parallelcluster":
-        result["config"] = config.generate(form.cleaned_data["region"],
+        result["config"] = pcluster_config.generate(form.cleaned_data["region"],
                                            {k: str(v) for k, v in params.get("cluster", {}).items()}, {})
     if not settings.AWS_ENDPOINT_URL:
-        from clusters.backend import CloudFormation
-
         role, slug = form.plan.stacks[0]
         try:
             cf = CloudFormation(organization=form.cleaned_data["organization"], region=form.cleaned_data["region"])
@@ -191,8 +193,6 @@ class ClusterView(ObjectView):
         ctx = super().get_context_data(**kwargs)
         ctx.update(_detail_context(self.request, self.object))
         ctx["software"] = software.for_cluster(self.object)
-        from clusters.health.models import ClusterHealthConfig, ValidationRun
-
         user, org_id = self.request.user, self.object.organization_id
         writable = not access.in_archived_cycle(self.object)  # an archived cycle's cluster takes no upload
         ctx["can_validate"] = writable and access.can_in_organization(user, access.CHANGE, ValidationRun, org_id)
@@ -218,7 +218,7 @@ def cluster_progress(request, pk):
 def cluster_config(request, pk):
     """The cluster's generated ParallelCluster configuration as a YAML download."""
     cluster = get_object_or_404(Cluster.objects.restrict(request.user).select_related("organization", "blueprint"), pk=pk)
-    text = config.for_cluster(cluster)
+    text = pcluster_config.for_cluster(cluster)
     if text is None:
         raise Http404("This cluster is not a ParallelCluster cluster.")
     response = HttpResponse(text, content_type="application/yaml; charset=utf-8")

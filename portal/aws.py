@@ -6,15 +6,21 @@ organization's account trusts us with, assumed through STS with its external id.
 """
 from __future__ import annotations
 
+import ssl
 import threading
 from datetime import timedelta
+from urllib.parse import urlsplit
 
 import boto3
+import urllib3
 from botocore.config import Config
+from botocore.credentials import Credentials
 from botocore.exceptions import BotoCoreError, ClientError
 from botocore.parsers import ResponseParserError
 from django.conf import settings
 from django.utils import timezone
+
+from portal import outbound
 
 _lock = threading.Lock()
 _credentials: dict[tuple[str, str], dict] = {}
@@ -117,8 +123,6 @@ def signing_credentials(organization):
 
     Only the organization's role: the portal's own identity never signs a request to a URL a user gave.
     """
-    from botocore.credentials import Credentials
-
     if organization is None or not getattr(organization, "role_arn", ""):
         raise AwsError("The organization has no IAM role for the portal to assume.", code="NoRole")
     creds = _assumed(organization.role_arn, organization.external_id, organization.home_region)
@@ -140,8 +144,6 @@ def service_url(host_or_url: str) -> str:
 
     Real AWS: ``https://<host><path>``. With ``AWS_ENDPOINT_URL``: ``<endpoint>/_aws/<host><path>``, where the
     embedded endpoint answers for those hosts (``clusters/aws/moto_http.py``)."""
-    from urllib.parse import urlsplit
-
     text = host_or_url.strip()
     parts = urlsplit(text if "://" in text else f"https://{text}")
     if parts.scheme != "https" or not parts.hostname:
@@ -159,12 +161,6 @@ def service_request(method: str, url: str, *, body: bytes | None = None, headers
     The embedded endpoint is the operator's own, called as boto3 calls it (no address guard); AWS hosts go
     through the guarded client, and an EKS API server (``ca_data``: the cluster's certificate authority, PEM)
     is verified against its own authority instead of the public ones."""
-    import ssl
-
-    import urllib3
-
-    from portal import outbound
-
     endpoint = (settings.AWS_ENDPOINT_URL or "").rstrip("/")
     if not endpoint or not url.startswith(endpoint + SERVICE_PREFIX):
         if ca_data is None:

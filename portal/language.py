@@ -3,6 +3,7 @@ pages before sign-in, in the language cookie. ``Accept-Language`` decides while 
 from __future__ import annotations
 
 from django.conf import settings
+from django.contrib.auth import get_user_model
 from django.contrib.auth.decorators import login_not_required
 from django.http import HttpResponseBadRequest, HttpResponseRedirect
 from django.utils import translation
@@ -16,8 +17,6 @@ def remember(user, language: str) -> None:
     """Store ``language`` as ``user``'s preference (blank: none, follow the browser)."""
     if language and language not in CODES:
         raise ValueError(f"unknown language {language!r}")
-    from django.contrib.auth import get_user_model
-
     get_user_model().objects.filter(pk=user.pk).update(language=language)
     user.language = language
 

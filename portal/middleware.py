@@ -2,6 +2,11 @@
 import re
 
 from django.contrib.auth.middleware import LoginRequiredMiddleware
+from django.http import JsonResponse
+from django.utils import translation
+from django.utils.translation import gettext
+
+from portal.upload_limits import UploadTooLarge
 
 # A JSON escape for NUL: "\u0000" preceded by an even number of backslashes (an odd number escapes the backslash).
 JSON_NUL_ESCAPE = re.compile(rb"(?<!\\)(?:\\\\)*\\u0000")
@@ -24,7 +29,7 @@ class RejectNulBytesMiddleware:
 
     No field of the portal holds a NUL, and PostgreSQL refuses them in text, so a query string, form,
     JSON body or multipart field (name, value or file name) with one would otherwise reach the database
-    as an error. Multipart bodies are parsed here, through ``portal.uploads.SizeLimitedUploadHandler``,
+    as an error. Multipart bodies are parsed here, through ``portal.upload_limits.SizeLimitedUploadHandler``,
     so an oversized upload is refused before the rest of it is read. Raw ingestion bodies (Prometheus
     text) are left to their own reader.
     """
@@ -59,10 +64,6 @@ class RejectNulBytesMiddleware:
         return self.get_response(request)
 
     def _check_multipart(self, request):
-        from django.http import JsonResponse
-
-        from portal.uploads import UploadTooLarge
-
         try:
             post, files = request.POST, request.FILES
         except UploadTooLarge as exc:
@@ -77,9 +78,6 @@ class RejectNulBytesMiddleware:
 
     @staticmethod
     def _refuse():
-        from django.http import JsonResponse
-        from django.utils.translation import gettext
-
         return JsonResponse({"detail": gettext("Input must not contain NUL characters.")}, status=400)
 
 
@@ -93,8 +91,6 @@ class UserLanguageMiddleware:
         self.get_response = get_response
 
     def __call__(self, request):
-        from django.utils import translation
-
         user = getattr(request, "user", None)
         language = getattr(user, "language", "") if user is not None and user.is_authenticated else ""
         if language:

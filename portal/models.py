@@ -18,10 +18,9 @@ from django.utils.translation import gettext_lazy as _
 from simple_history.models import HistoricalRecords
 
 from portal import outbound
-from portal.choices import REGION_CHOICES, CarryKind, CycleStatus, MembershipRole, TargetKind, TimelineKind, Visibility
+from portal.choices import REGION_CHOICES, CarryKind, CycleStatus, MembershipRole, Severity, TargetKind, TimelineKind, Visibility
 from portal.jobs.models import Job
 from portal.querysets import RestrictedQuerySet
-from portal.vocabulary import Severity
 
 ROLE_ARN_RE = re.compile(r"^arn:aws[a-z-]*:iam::\d{12}:role/[\w+=,.@/-]{1,512}$")
 

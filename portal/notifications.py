@@ -26,10 +26,10 @@ from django.utils import timezone, translation
 from django.utils.translation import pgettext
 
 from portal import jobs, outbound
+from portal.choices import Severity, severity_rank
 from portal.jobs import registry
 from portal.language import program_language
 from portal.models import NotificationDelivery, NotificationSetting, User
-from portal.vocabulary import Severity, severity_rank
 
 logger = logging.getLogger("portal.notifications")
 

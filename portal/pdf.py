@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from xml.sax.saxutils import escape
 
+from django.utils import translation
+
 
 def markup(value) -> str:
     """``value`` as paragraph markup that prints it literally (None prints as nothing)."""
@@ -18,7 +20,7 @@ def markup(value) -> str:
 
 def paragraph(value, style):
     """A reportlab paragraph of ``value``'s text, never of its markup."""
-    from reportlab.platypus import Paragraph
+    from reportlab.platypus import Paragraph  # deferred: reportlab is heavy
 
     return Paragraph(markup(value), style)
 
@@ -31,16 +33,14 @@ LATIN_FONT, LATIN_BOLD = "Helvetica", "Helvetica-Bold"
 
 
 def _japanese() -> bool:
-    from django.utils import translation
-
     return (translation.get_language() or "").split("-")[0] == "ja"
 
 
 def font(bold: bool = False) -> str:
     """The font name for the active language (the Japanese one has a single weight)."""
     if _japanese():
-        from reportlab.pdfbase import pdfmetrics
-        from reportlab.pdfbase.cidfonts import UnicodeCIDFont
+        from reportlab.pdfbase import pdfmetrics  # deferred: reportlab is heavy
+        from reportlab.pdfbase.cidfonts import UnicodeCIDFont  # deferred: reportlab is heavy
 
         if JAPANESE_FONT not in pdfmetrics.getRegisteredFontNames():
             pdfmetrics.registerFont(UnicodeCIDFont(JAPANESE_FONT))
@@ -51,7 +51,7 @@ def font(bold: bool = False) -> str:
 def stylesheet():
     """reportlab's sample styles in the active language's font; Japanese lines break between any two characters
     (``wordWrap="CJK"``), as Japanese has no spaces between words."""
-    from reportlab.lib.styles import getSampleStyleSheet
+    from reportlab.lib.styles import getSampleStyleSheet  # deferred: reportlab is heavy
 
     styles = getSampleStyleSheet()
     if _japanese():

@@ -23,6 +23,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+import uuid
 from dataclasses import dataclass
 from datetime import timedelta
 from functools import wraps
@@ -35,6 +36,9 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect
 from django.utils import timezone
 from django.utils.translation import gettext_lazy
+from rest_framework.exceptions import ValidationError
+from rest_framework.renderers import JSONRenderer
+from rest_framework.response import Response
 
 from portal.models import Submission
 
@@ -47,8 +51,6 @@ OTHER_BODY = ("This Idempotency-Key was already used for a request with a differ
 
 
 def new_key() -> str:
-    import uuid
-
     return uuid.uuid4().hex
 
 
@@ -210,10 +212,6 @@ def idempotent(handler):
     repeat gets it again (status and body, with ``Idempotent-Replayed: true``); another answer (a 400) is not
     stored and its writes are rolled back, so a corrected request may use the key again. A repeat whose body
     differs from the first's is refused with 409, as the launch API refuses a key reused for another cluster."""
-    from rest_framework.exceptions import ValidationError
-    from rest_framework.renderers import JSONRenderer
-    from rest_framework.response import Response
-
     @wraps(handler)
     def wrapper(self, request, *args, **kwargs):
         key = request.headers.get(HEADER, "").strip()

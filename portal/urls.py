@@ -8,8 +8,7 @@ from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitVie
 
 from portal import language, timeline_views, views
 from portal.api.root import ObtainTokenView, RevokeTokenView, api_root, not_found
-from portal.health import healthz
-from portal.review import views as review_views
+from portal.probes import healthz
 
 portal_patterns = (
     [
@@ -17,7 +16,6 @@ portal_patterns = (
         path("organizations/<slug:slug>/", views.OrganizationView.as_view(), name="organization_detail"),
         path("organizations/<slug:slug>/timeline/", timeline_views.TimelineView.as_view(), name="timeline"),
         path("lead/", views.LeadHomeView.as_view(), name="lead_home"),
-        path("overview/", review_views.overview, name="overview"),
     ],
     "portal",
 )

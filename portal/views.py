@@ -3,6 +3,9 @@ from __future__ import annotations
 
 from django.db.models import Count, Q
 from django.shortcuts import redirect, render
+from django.urls import reverse
+from django.utils.html import format_html
+from django.utils.translation import gettext as _
 from django.views.decorators.http import require_safe
 from django.views.generic import TemplateView
 
@@ -19,7 +22,7 @@ def home(request):
     organizations, a customer to their organization's page."""
     user = request.user
     if access.is_program_manager(user) or access.is_staff(user):
-        return redirect("portal:overview")
+        return redirect("review:overview")
     roles = access._roles(user)
     if roles.get(access.LEAD_SA):
         return redirect("portal:lead_home")
@@ -51,10 +54,6 @@ class OrganizationListView(ObjectListView):
 
     def empty_hint(self):
         """Why the list is empty, and where to go instead (an empty list without a reason is a dead end)."""
-        from django.urls import reverse
-        from django.utils.html import format_html
-        from django.utils.translation import gettext as _
-
         user = self.request.user
         if self.request.GET.get("q", "").strip():
             return _("No organization matches your search.")

@@ -9,10 +9,9 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from portal import aws, jobs, timeline
-from portal.choices import TimelineKind
+from portal.choices import Severity, TimelineKind
 from portal.models import Organization
 from portal.notifications import Event, notify
-from portal.vocabulary import Severity
 from workloads import spend
 from workloads.choices import EXPIRY_THRESHOLDS
 from workloads.models import CapacityReservation, ExpiryWarning, InstanceQuota

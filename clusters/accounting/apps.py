@@ -9,6 +9,7 @@ class AccountingConfig(AppConfig):
     verbose_name = _("Capacity accounting")
 
     def ready(self) -> None:
+        # Django's idiom: ready() imports the modules that register with the portal, once the app registry is loaded.
         from clusters.accounting import sections as accounting_sections  # the sections read the app's models
         from portal import sections
 

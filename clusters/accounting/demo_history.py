@@ -18,12 +18,12 @@ from django.apps import apps
 from django.contrib.contenttypes.models import ContentType
 from django.utils import timezone
 
-from clusters import capacity
 from clusters.accounting import services
 from clusters.accounting.compute import HOUR, accelerators_per_node, floor_hour, q
 from clusters.accounting.models import AcceleratorUsage, Granularity
 from clusters.choices import ClusterState
 from clusters.demo_clusters import READY
+from clusters.launches import capacity
 from clusters.models import Cluster
 from portal.models import TimelineEntry
 from workloads.models import CapacityReservation

@@ -13,6 +13,8 @@ from django.utils import timezone
 from clusters.accounting import reservation_checks
 from clusters.aws import control
 from clusters.choices import ClusterState
+from clusters.launches import capacity
+from clusters.models import Cluster
 from workloads.models import CapacityReservation
 
 # Reservation id → instances AWS reports running in it, where that is fewer than the portal holds.
@@ -31,9 +33,6 @@ def running(reservation: CapacityReservation, held: dict[str, int]) -> int:
 def _planned(organization_ids) -> dict[str, int]:
     """Instances of the clusters launched into each reservation, those still launching included (AWS runs the
     instances a launch asks for; the portal counts them held once the cluster is ready)."""
-    from clusters import capacity
-    from clusters.models import Cluster
-
     planned: dict[str, int] = {}
     for params, nodes in (Cluster.objects.filter(organization_id__in=list(organization_ids))
                           .exclude(state__in=_GONE).values_list("parameters", "node_count")):

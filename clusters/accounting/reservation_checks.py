@@ -3,7 +3,7 @@
 ODCRs and Capacity Blocks are asked with EC2's ``GetCapacityReservationUsage`` (its ``TotalInstanceCount`` and
 ``AvailableInstanceCount``), training plans with SageMaker's ``DescribeTrainingPlan`` (``TotalInstanceCount`` and
 ``InUseInstanceCount``), each in the reservation's region. The portal's own count is the instances of its
-clusters up (ready or deleting) that were launched into the reservation (``clusters.capacity``'s parameter). A
+clusters up (ready or deleting) that were launched into the reservation (``clusters.launches.capacity``'s parameter). A
 reservation AWS reports with fewer instances in use than the portal counts held is **flagged**: the portal
 accounts held capacity that AWS does not see used (the cluster runs outside it, or the recorded id is wrong).
 
@@ -19,9 +19,9 @@ from collections import defaultdict
 from django.utils import timezone
 from django.utils.html import strip_tags
 
-from clusters import capacity
 from clusters.accounting.compute import UP_STATES
 from clusters.accounting.models import CheckStatus, ReservationCheck
+from clusters.launches import capacity
 from clusters.models import Cluster
 from portal import aws
 from portal.models import Organization

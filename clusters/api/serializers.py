@@ -1,7 +1,8 @@
 from django.core.exceptions import PermissionDenied
 from rest_framework import exceptions, serializers
 
-from clusters import catalog, launch
+from clusters import launch
+from clusters.blueprints import catalog, cfn
 from clusters.models import Blueprint, Cluster, LaunchJob, Stack, StackEvent
 from portal import provider_errors
 from portal.choices import REGION_CODES
@@ -40,8 +41,6 @@ class BlueprintSerializer(serializers.ModelSerializer):
                 for o in (entry.outputs if entry else ())]
 
     def get_resources(self, obj) -> dict[str, int]:
-        from clusters import cfn
-
         return cfn.resources_summary(catalog.template(obj.slug)) if self._entry(obj) else {}
 
 

@@ -6,7 +6,7 @@ from rest_framework.exceptions import APIException, NotFound, ValidationError
 from rest_framework.response import Response
 from rest_framework.serializers import as_serializer_error
 
-from clusters import catalog, config, launch
+from clusters import launch
 from clusters.api.serializers import (
     BlueprintSerializer,
     ClusterConfigSerializer,
@@ -16,6 +16,7 @@ from clusters.api.serializers import (
     StackEventSerializer,
     refusal_errors,
 )
+from clusters.blueprints import catalog, pcluster_config
 from clusters.filtersets import ClusterFilterSet, LaunchJobFilterSet, StackEventFilterSet
 from clusters.models import Blueprint, Cluster, LaunchJob, Stack, StackEvent
 from portal import access
@@ -118,7 +119,7 @@ class ClusterViewSet(mixins.CreateModelMixin, mixins.DestroyModelMixin, PortalRe
     def pcluster_config(self, request, pk=None):
         """The generated ParallelCluster configuration; the YAML text is in ``config``."""
         cluster = self.get_object()
-        text = config.for_cluster(cluster)
+        text = pcluster_config.for_cluster(cluster)
         if text is None:
             raise NotFound("This cluster is not a ParallelCluster cluster.")
         return Response({"cluster": cluster.pk, "config": text,

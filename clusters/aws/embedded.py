@@ -16,7 +16,7 @@ import urllib.request
 
 from moto.server import ThreadedMotoServer
 
-from clusters.aws.moto_resources import install
+from clusters.aws.moto_install import install
 
 
 def _free_port(host: str) -> int:

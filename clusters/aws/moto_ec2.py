@@ -16,18 +16,21 @@ validators hit: instance store block device mappings, and AWS managed policies (
 from __future__ import annotations
 
 import datetime
+import json
 from typing import Any
 
 from moto.core.responses import ActionResult
 from moto.ec2.exceptions import EC2ClientError
+from moto.ec2.models import ec2_backends
 from moto.ec2.responses import EC2Response
+from moto.ec2.responses.instances import InstanceResponse
+from moto.iam.aws_managed_policies import aws_managed_policies_data
+from moto.iam.models import AWSManagedPolicy, IAMBackend
 from moto.moto_api._internal import mock_random
 
 
 def _store(account_id: str, region: str, kind: str = "capacity_reservations") -> dict[str, dict[str, Any]]:
     """One account and region's reservations (or placement groups), kept on moto's EC2 backend so a reset empties them."""
-    from moto.ec2.models import ec2_backends
-
     backend = ec2_backends[account_id][region]
     return backend.__dict__.setdefault(f"geniac_{kind}", {})
 
@@ -141,8 +144,6 @@ def get_capacity_reservation_usage(self: EC2Response) -> ActionResult:
 
 def _accept_instance_store_mappings() -> None:
     """``{"DeviceName": ..., "VirtualName": "ephemeral0"}`` maps an instance store volume; AWS takes it, moto wants Ebs."""
-    from moto.ec2.responses.instances import InstanceResponse
-
     original = InstanceResponse._validate_block_device_mapping
 
     def validate(device_mapping: dict[str, Any]) -> None:
@@ -159,11 +160,6 @@ def _aws_managed_policies_on_demand() -> None:
     ParallelCluster checks that every policy a node role attaches exists; moto knows AWS's managed
     policies but loads all of them into every account only when told to, which makes each reset slow.
     """
-    import json
-
-    from moto.iam.aws_managed_policies import aws_managed_policies_data
-    from moto.iam.models import AWSManagedPolicy, IAMBackend
-
     original = IAMBackend.get_policy
     published = json.loads(aws_managed_policies_data)
 

@@ -16,7 +16,7 @@ no add-ons, and its SageMaker ``create_cluster`` knows nothing of orchestrators.
   HyperPod knows. A Slurm cluster (no orchestrator) is untouched.
 - ``!GetAZs ""`` returns the stack's region's zones (moto answers with us-east-1's whatever the region).
 
-Used only by the embedded endpoint; :func:`clusters.aws.moto_resources.install` calls :func:`apply`.
+Used only by the embedded endpoint; :func:`clusters.aws.moto_install.install` calls :func:`apply`.
 """
 from __future__ import annotations
 
@@ -26,7 +26,10 @@ from typing import Any
 from moto.cloudformation import parsing
 from moto.cloudformation.exceptions import UnformattedGetAttTemplateException, ValidationError
 from moto.core.common_models import CloudFormationModel
+from moto.ec2.models import ec2_backends
+from moto.eks.models import eks_backends
 
+from clusters.aws import moto_kubernetes
 from clusters.aws.moto_resources import SageMakerCluster
 
 # Add-ons EKS offers that the blueprint (or an operator) may name.
@@ -42,8 +45,6 @@ _originals: dict[str, Any] = {}
 
 
 def _eks(account_id: str, region_name: str) -> Any:
-    from moto.eks.models import eks_backends
-
     return eks_backends[account_id][region_name]
 
 
@@ -93,8 +94,6 @@ class EksCluster(CloudFormationModel):
     def create_from_cloudformation_json(  # type: ignore[misc]
         cls, resource_name: str, cloudformation_json: dict[str, Any], account_id: str, region_name: str, **kwargs: Any
     ) -> EksCluster:
-        from moto.ec2.models import ec2_backends
-
         props = cloudformation_json["Properties"]
         vpc = props.get("ResourcesVpcConfig") or {}
         subnet_ids = [str(s) for s in vpc.get("SubnetIds") or []]
@@ -125,8 +124,6 @@ class EksCluster(CloudFormationModel):
             tags={t["Key"]: str(t["Value"]) for t in props.get("Tags") or []},
             encryption_config=encryption or None,
         )
-        from clusters.aws import moto_kubernetes
-
         cluster.endpoint = moto_kubernetes.endpoint_for(name, account_id, region_name)  # its own API server
         cluster.geniac_access_config = {"authenticationMode": mode}
         cluster.geniac_addons = {}
@@ -216,8 +213,6 @@ def _create_sagemaker_cluster(cls, resource_name, cloudformation_json, account_i
 
 def _clean_json(resource_json: Any, resources_map: Any) -> Any:
     if isinstance(resource_json, dict) and "Fn::GetAZs" in resource_json and not resource_json["Fn::GetAZs"]:
-        from moto.ec2.models import ec2_backends
-
         region = resources_map._region_name
         ec2 = ec2_backends[resources_map._account_id][region]
         return sorted(zone.name for zone in ec2.describe_availability_zones())

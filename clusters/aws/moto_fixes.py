@@ -17,6 +17,14 @@ from moto.cloudformation import parsing
 from moto.cloudformation import responses as cfn_responses
 from moto.cloudformation import utils as cfn_utils
 from moto.cloudformation.exceptions import UnformattedGetAttTemplateException
+from moto.ec2.models import ec2_backends
+from moto.ec2.models.elastic_ip_addresses import ElasticAddress
+from moto.ec2.models.internet_gateways import InternetGateway
+from moto.ec2.models.nat_gateways import NatGateway
+from moto.ec2.models.route_tables import RouteTable
+from moto.ec2.models.subnets import Subnet
+from moto.ec2.models.vpcs import VPCEndPoint
+from moto.ec2.models.vpn_gateway import VPCGatewayAttachment
 
 
 def _get_att_constructor() -> None:
@@ -80,13 +88,6 @@ def _detach_gateway(ec2: Any, gateway_id: str) -> None:
 
 def _ec2_deletes() -> dict[type, Any]:
     """How to delete the network resources whose moto models cannot be deleted by a stack."""
-    from moto.ec2.models.elastic_ip_addresses import ElasticAddress
-    from moto.ec2.models.internet_gateways import InternetGateway
-    from moto.ec2.models.nat_gateways import NatGateway
-    from moto.ec2.models.route_tables import RouteTable
-    from moto.ec2.models.vpcs import VPCEndPoint
-    from moto.ec2.models.vpn_gateway import VPCGatewayAttachment
-
     def delete_gateway(ec2: Any, gateway: Any) -> None:
         _detach_gateway(ec2, gateway.id)
         ec2.delete_internet_gateway(gateway.id)
@@ -108,8 +109,6 @@ def _ec2_deletes() -> dict[type, Any]:
 
 def _with_ec2(action: Any) -> Any:
     def delete(self: Any, account_id: str, region_name: str) -> None:
-        from moto.ec2.models import ec2_backends
-
         action(ec2_backends[account_id][region_name], self)
 
     return delete
@@ -117,8 +116,6 @@ def _with_ec2(action: Any) -> Any:
 
 def _subnet_honouring_public_ip() -> Any:
     """moto's Subnet ignores ``MapPublicIpOnLaunch``; the head node's public IP depends on it."""
-    from moto.ec2.models.subnets import Subnet
-
     original = Subnet.create_from_cloudformation_json.__func__  # type: ignore[attr-defined]
 
     def create(cls: Any, resource_name: str, cloudformation_json: Any, account_id: str, region_name: str, **kwargs: Any) -> Any:

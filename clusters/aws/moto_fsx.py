@@ -13,6 +13,7 @@ import json
 from typing import Any
 
 from moto.core.exceptions import JsonRESTError
+from moto.fsx.models import FileSystem
 from moto.fsx.responses import FSxResponse
 
 
@@ -46,8 +47,6 @@ def describe_volumes(self: FSxResponse) -> str:
 
 
 def apply() -> None:
-    from moto.fsx.models import FileSystem
-
     original_to_dict = FileSystem.to_dict
 
     def to_dict(self: Any) -> dict[str, Any]:

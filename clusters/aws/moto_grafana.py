@@ -13,7 +13,7 @@ moto has no Grafana. A workspace the observability stack creates (``AWS::Grafana
   save raises the version) and ``GET /api/dashboards/uid/<uid>``, as Grafana does.
 
 State is kept on moto's Managed Prometheus backend of the workspace's account and region, so moto's reset
-forgets it. Loaded by :func:`clusters.aws.moto_resources.install`.
+forgets it. Loaded by :func:`clusters.aws.moto_install.install`.
 """
 from __future__ import annotations
 
@@ -22,6 +22,7 @@ import secrets
 import time
 from typing import Any
 
+from moto.amp.models import amp_backends
 from werkzeug.wrappers import Request, Response
 
 from clusters.aws.moto_http import account_of, aws_error, aws_host, json_response, signed_service, signer
@@ -38,8 +39,6 @@ def unavailable_for(requests: int) -> None:
 
 
 def _backend_state(account_id: str, region_name: str) -> dict[str, dict]:
-    from moto.amp.models import amp_backends
-
     backend = amp_backends[account_id][region_name]
     if not hasattr(backend, "geniac_grafana"):
         backend.geniac_grafana = {}

@@ -11,7 +11,7 @@ no handler claims fails as a shell would, with ``command not found`` and exit st
 
 The handlers live beside the commands they emulate (Slurm's job commands in
 :mod:`clusters.aws.moto_sbatch`); a module registers its handlers when it is imported, and
-:func:`apply` (called by :func:`clusters.aws.moto_resources.install`) imports those listed in
+:func:`apply` (called by :func:`clusters.aws.moto_install.install`) imports those listed in
 ``HANDLER_MODULES``.
 """
 

@@ -10,7 +10,7 @@ Two kinds of request reach moto's server and find nothing there:
 
 Handlers take a werkzeug ``Request``, the host and the path, and return a werkzeug ``Response``; their
 state lives on moto's backends, so moto's reset forgets it. :func:`apply` (called by
-:func:`clusters.aws.moto_resources.install`) puts the router in front of moto's dispatcher.
+:func:`clusters.aws.moto_install.install`) puts the router in front of moto's dispatcher.
 """
 from __future__ import annotations
 
@@ -19,6 +19,7 @@ import re
 from collections.abc import Callable
 from typing import Any
 
+from moto.iam.models import get_account_id_from
 from moto.moto_server.werkzeug_app import DomainDispatcherApplication
 from werkzeug.wrappers import Request, Response
 
@@ -53,8 +54,6 @@ def signer(request: Request) -> tuple[str, str, str] | None:
 
 
 def account_of(access_key_id: str) -> str:
-    from moto.iam.models import get_account_id_from
-
     return get_account_id_from(access_key_id)
 
 

@@ -16,7 +16,7 @@ portal's push URL for the cluster and its ingestion token), as the demo's remedi
 ``REPORT_DELAY`` seconds after it is ``Running`` again it posts a healthy dcgm-exporter exposition (the health
 samples' healthy P5 node under its own hostname). Without the tags nothing is posted.
 
-Used only by the embedded endpoint; :func:`apply` is called by ``clusters.aws.moto_resources.install``.
+Used only by the embedded endpoint; :func:`apply` is called by ``clusters.aws.moto_install.install``.
 """
 from __future__ import annotations
 

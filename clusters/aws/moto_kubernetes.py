@@ -20,7 +20,7 @@ moto's EKS has clusters but no API server behind their endpoint. Each cluster th
   list, ``DELETE`` removes one.
 
 Objects live on moto's EKS cluster object, so moto's reset forgets them. Loaded by
-:func:`clusters.aws.moto_resources.install`.
+:func:`clusters.aws.moto_install.install`.
 """
 from __future__ import annotations
 
@@ -33,6 +33,7 @@ from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
 import yaml
+from moto.eks.models import eks_backends
 from werkzeug.wrappers import Request, Response
 
 from clusters.aws.moto_http import account_of, aws_host, json_response
@@ -83,13 +84,11 @@ def objects_of(cluster: Any) -> dict[tuple[str, str, str, str], dict]:
 
 
 def _cluster(host: str) -> Any | None:
-    from clusters.aws.moto_eks import _eks
-
     where = _where.get(host)
     if where is None:
         return None
     account, region, name = where
-    cluster = _eks(account, region).clusters.get(name)
+    cluster = eks_backends[account][region].clusters.get(name)
     return cluster if cluster is not None and cluster.endpoint == f"https://{host}" else None
 
 

@@ -6,7 +6,7 @@ checks. ``AWS::SNS::TopicPolicy`` is set as the topic's ``Policy`` attribute. ``
 its stack only: moto's SNS would post notifications to the endpoint from inside the server, which the tests do
 themselves with signed messages. ``AWS::S3::BucketPolicy`` (the storage stack's access-log bucket) is put on moto's
 bucket, and a bucket's ``VersioningConfiguration`` and ``LoggingConfiguration`` (which moto's CloudFormation
-ignores) are applied to it, with moto's own checks of the log bucket's permissions. Loaded by :func:`clusters.aws.moto_resources.install`.
+ignores) are applied to it, with moto's own checks of the log bucket's permissions. Loaded by :func:`clusters.aws.moto_install.install`.
 """
 from __future__ import annotations
 
@@ -15,10 +15,13 @@ import json
 from typing import Any
 
 import yaml
+from moto.amp.models import amp_backends
 from moto.cloudformation.exceptions import ValidationError
 from moto.core.common_models import CloudFormationModel
+from moto.s3.models import FakeBucket, s3_backends
+from moto.sns.models import sns_backends
 
-from clusters.aws.moto_resources import _Attributes, _hex, _tags
+from clusters.aws.moto_common import _Attributes, _hex, _tags
 
 
 def check_rules(data: str) -> None:
@@ -65,8 +68,6 @@ class RuleGroupsNamespace(_Attributes, CloudFormationModel):
     def create_from_cloudformation_json(  # type: ignore[misc]
         cls, resource_name: str, cloudformation_json: dict[str, Any], account_id: str, region_name: str, **kwargs: Any
     ) -> RuleGroupsNamespace:
-        from moto.amp.models import amp_backends
-
         props = cloudformation_json["Properties"]
         data = str(props.get("Data", ""))
         check_rules(data)
@@ -77,8 +78,6 @@ class RuleGroupsNamespace(_Attributes, CloudFormationModel):
         return cls(workspace_id, props["Name"], group.arn)
 
     def delete(self, account_id: str, region_name: str) -> None:
-        from moto.amp.models import amp_backends
-
         backend = amp_backends[account_id][region_name]
         workspace = backend.workspaces.get(self.workspace_id)
         if workspace is not None and self.name in workspace.rule_group_namespaces:
@@ -99,8 +98,6 @@ class SnsTopicPolicy(_Attributes, CloudFormationModel):
     def create_from_cloudformation_json(  # type: ignore[misc]
         cls, resource_name: str, cloudformation_json: dict[str, Any], account_id: str, region_name: str, **kwargs: Any
     ) -> SnsTopicPolicy:
-        from moto.sns.models import sns_backends
-
         props = cloudformation_json["Properties"]
         backend = sns_backends[account_id][region_name]
         for arn in props.get("Topics", []):
@@ -143,8 +140,6 @@ class S3BucketPolicy(_Attributes, CloudFormationModel):
     def create_from_cloudformation_json(  # type: ignore[misc]
         cls, resource_name: str, cloudformation_json: dict[str, Any], account_id: str, region_name: str, **kwargs: Any
     ) -> S3BucketPolicy:
-        from moto.s3.models import s3_backends
-
         props = cloudformation_json["Properties"]
         document = props.get("PolicyDocument")
         if not isinstance(document, dict) or not document.get("Statement"):
@@ -156,8 +151,6 @@ class S3BucketPolicy(_Attributes, CloudFormationModel):
         return cls(account_id, props["Bucket"])
 
     def delete(self, account_id: str, region_name: str) -> None:
-        from moto.s3.models import s3_backends
-
         backend = s3_backends[account_id]["aws"]
         if self.bucket in backend.buckets:
             backend.delete_bucket_policy(self.bucket)
@@ -175,8 +168,6 @@ def _put_logging(backend: Any, bucket: str, config: dict) -> None:
 
 
 def _create_bucket_with_settings(cls, resource_name, cloudformation_json, account_id, region_name, **kwargs):
-    from moto.s3.models import s3_backends
-
     bucket = _bucket_create(resource_name, cloudformation_json, account_id, region_name, **kwargs)
     props = cloudformation_json.get("Properties", {})
     backend = s3_backends[account_id]["aws"]
@@ -200,8 +191,6 @@ def _create_bucket_with_settings(cls, resource_name, cloudformation_json, accoun
 def apply() -> None:
     """Apply the bucket settings above to moto's ``AWS::S3::Bucket`` (idempotent)."""
     global _bucket_create
-    from moto.s3.models import FakeBucket
-
     if _bucket_create is None:
         _bucket_create = FakeBucket.create_from_cloudformation_json
         FakeBucket.create_from_cloudformation_json = classmethod(_create_bucket_with_settings)

@@ -3,7 +3,7 @@
 Real stacks create a cluster with ``Custom::PclusterCluster``, whose ServiceToken is an output of
 ParallelCluster's provider stack (a nested ``AWS::CloudFormation::Stack`` loaded from the
 ``<region>-aws-parallelcluster`` bucket). moto holds neither that template nor a Lambda that could
-run it, so :func:`clusters.aws.moto_resources.install` applies what is here: a stand-in provider
+run it, so :func:`clusters.aws.moto_install.install` applies what is here: a stand-in provider
 template and the emulated cluster resource.
 """
 
@@ -20,9 +20,13 @@ from moto.cloudformation.exceptions import (
     ValidationError,
 )
 from moto.core.common_models import CloudFormationModel
+from moto.core.utils import utcnow
+from moto.ec2.models import ec2_backends
+from moto.ec2.models.amis import Ami, AmiBackend
+from moto.s3.models import s3_backends
 
-from clusters import pcluster
-from clusters.aws.moto_resources import _Attributes, _drop_no_value, _hex
+from clusters.aws.moto_common import _Attributes, _drop_no_value, _hex
+from clusters.blueprints import pcluster_spec
 
 _PROVIDER_URL = re.compile(
     r"https://[a-z0-9-]+-aws-parallelcluster\.s3\.[a-z0-9-]+\.amazonaws\.com"
@@ -90,8 +94,6 @@ def _scripts(config: dict[str, Any]) -> list[str]:
 
 def _missing_scripts(account_id: str, config: dict[str, Any]) -> list[str]:
     """ParallelCluster's URL validator: an ``s3://`` custom action must exist before the cluster is created."""
-    from moto.s3.models import s3_backends
-
     buckets = s3_backends[account_id]["aws"].buckets
     errors = []
     for script in _scripts(config):
@@ -107,7 +109,7 @@ def _missing_scripts(account_id: str, config: dict[str, Any]) -> list[str]:
 class PclusterCluster(_Attributes, CloudFormationModel):
     """``Custom::PclusterCluster``: what ParallelCluster's provider Lambda would do, done in place.
 
-    The configuration is checked with :func:`clusters.pcluster.validate` and its ``s3://`` custom
+    The configuration is checked with :func:`clusters.blueprints.pcluster_spec.validate` and its ``s3://`` custom
     actions must exist (ParallelCluster's URL validator), the cluster's own stack is
     created, and the head node is launched in moto's EC2; attributes are the flattened
     ``describe-cluster`` result the provider returns (``headNode.publicIpAddress`` ...).
@@ -134,8 +136,6 @@ class PclusterCluster(_Attributes, CloudFormationModel):
     def create_from_cloudformation_json(  # type: ignore[misc]
         cls, resource_name: str, cloudformation_json: dict[str, Any], account_id: str, region_name: str, **kwargs: Any
     ) -> PclusterCluster:
-        from moto.ec2.models import ec2_backends
-
         props = _drop_no_value(copy.deepcopy(cloudformation_json["Properties"]))
         name, config = props.get("ClusterName"), props.get("ClusterConfiguration")
         if not name:
@@ -144,7 +144,7 @@ class PclusterCluster(_Attributes, CloudFormationModel):
             raise ValidationError(message='DeletionPolicy must be one of ["Retain", "Delete"].')
         if not isinstance(config, dict):
             raise ValidationError(message="ClusterConfiguration must be a mapping, not text")
-        errors = pcluster.validate(config) + _missing_scripts(account_id, config)
+        errors = pcluster_spec.validate(config) + _missing_scripts(account_id, config)
         if errors:
             raise ValidationError(message=f"{name}: invalid cluster configuration: {'; '.join(errors)}")
         version = _provider_version(account_id, region_name, props["ServiceToken"])
@@ -191,8 +191,6 @@ class PclusterCluster(_Attributes, CloudFormationModel):
         return created
 
     def delete(self, account_id: str, region_name: str) -> None:
-        from moto.ec2.models import ec2_backends
-
         ec2_backends[account_id][region_name].terminate_instances([self.instance_id])
         cfn_models.cloudformation_backends[account_id][region_name].delete_stack(self.stack_name)
 
@@ -204,9 +202,6 @@ _IMAGE_OS_PARTS = ("amzn2023-hvm", "ubuntu-2204-lts-hvm")
 
 
 def _publish_official_images(backend: Any) -> None:
-    from moto.core.utils import utcnow
-    from moto.ec2.models.amis import Ami
-
     for version in PUBLISHED_VERSIONS:
         for os_part in _IMAGE_OS_PARTS:
             for arch in ("x86_64", "arm64"):
@@ -243,8 +238,6 @@ def apply() -> None:
 
     parsing.resource_class_from_type = resource_class_from_type
     cfn_models.get_stack_from_s3_url = get_stack_from_s3_url
-
-    from moto.ec2.models.amis import AmiBackend
 
     original_load_amis = AmiBackend._load_amis
 

@@ -11,7 +11,7 @@ the ``create_stack`` call fail with a ValidationError (AWS would roll the stack 
 ``Custom::PclusterCluster`` is in :mod:`clusters.aws.moto_pcluster`, corrections to moto's own
 behaviour in :mod:`clusters.aws.moto_fixes`.
 
-Used only by the embedded endpoint; call :func:`install` in the process that runs moto's server.
+Used only by the embedded endpoint; call :func:`clusters.aws.moto_install.install` in the process that runs moto's server.
 """
 
 from __future__ import annotations
@@ -19,78 +19,23 @@ from __future__ import annotations
 import copy
 import re
 import string
-import threading
 from typing import Any
 
+from moto.amp.models import amp_backends
 from moto.cloudformation import models as cfn_models
-from moto.cloudformation import parsing
 from moto.cloudformation.exceptions import (
-    UnformattedGetAttTemplateException,
     ValidationError,
 )
 from moto.core.common_models import CloudFormationModel
+from moto.ec2.models import ec2_backends
+from moto.fsx.models import fsx_backends
 from moto.moto_api._internal import mock_random
+from moto.s3.models import s3_backends
+from moto.sagemaker.models import sagemaker_backends
 
-_install_lock = threading.Lock()
-_installed = False
-
-
-def _hex(length: int) -> str:
-    return "".join(mock_random.choice("0123456789abcdef") for _ in range(length))
-
-
-def _tags(properties: dict[str, Any]) -> list[dict[str, str]]:
-    tags = properties.get("Tags") or []
-    if isinstance(tags, dict):  # AWS::APS::Workspace and a few others take a map
-        return [{"Key": k, "Value": str(v)} for k, v in tags.items()]
-    return [{"Key": t["Key"], "Value": str(t["Value"])} for t in tags]
-
-
-def _drop_no_value(value: Any) -> Any:
-    """Remove what ``!Ref AWS::NoValue`` leaves inside lists (CloudFormation drops it; moto keeps None)."""
-    if isinstance(value, dict):
-        return {k: _drop_no_value(v) for k, v in value.items() if v is not None}
-    if isinstance(value, list):
-        return [_drop_no_value(v) for v in value if v is not None]
-    return value
-
-
-class _Attributes:
-    """Mixin: ``Ref`` is ``self.ref``, ``GetAtt`` reads ``self.attributes`` (names in ATTRIBUTES).
-
-    A mixin, not a base class: moto finds resource types among the *direct* subclasses of
-    ``CloudFormationModel`` only.
-    """
-
-    CFN_TYPE = ""
-    CFN_NAME_TYPE = ""  # the property that names the resource ("GroupName"), if it has one
-    ATTRIBUTES: tuple[str, ...] = ()
-    ref: str
-    attributes: dict[str, Any]
-
-    @classmethod
-    def cloudformation_type(cls) -> str:
-        return cls.CFN_TYPE
-
-    @classmethod
-    def cloudformation_name_type(cls) -> str:
-        return cls.CFN_NAME_TYPE
-
-    @classmethod
-    def has_cfn_attr(cls, attr: str) -> bool:
-        return attr in cls.ATTRIBUTES
-
-    @property
-    def physical_resource_id(self) -> str:
-        return self.ref
-
-    def get_cfn_attribute(self, attribute_name: str) -> Any:
-        if attribute_name not in self.ATTRIBUTES:
-            raise UnformattedGetAttTemplateException()
-        return self.attributes[attribute_name]
-
-    def delete(self, account_id: str, region_name: str) -> None:
-        """Resources without a moto backend hold nothing outside their object."""
+from clusters.aws import moto_ec2, moto_grafana
+from clusters.aws.moto_common import _Attributes, _hex, _tags
+from clusters.aws.moto_observability import check_alert_manager_definition
 
 
 class SecurityGroupEgress(_Attributes, CloudFormationModel):
@@ -109,8 +54,6 @@ class SecurityGroupEgress(_Attributes, CloudFormationModel):
     def create_from_cloudformation_json(  # type: ignore[misc]
         cls, resource_name: str, cloudformation_json: dict[str, Any], account_id: str, region_name: str, **kwargs: Any
     ) -> SecurityGroupEgress:
-        from moto.ec2.models import ec2_backends
-
         props = cloudformation_json["Properties"]
         if not props.get("GroupId") or not props.get("IpProtocol"):
             raise ValidationError(message="SecurityGroupEgress needs GroupId and IpProtocol")
@@ -127,8 +70,6 @@ class SecurityGroupEgress(_Attributes, CloudFormationModel):
         return cls(props["GroupId"], rule)
 
     def delete(self, account_id: str, region_name: str) -> None:
-        from moto.ec2.models import ec2_backends
-
         ec2 = ec2_backends[account_id][region_name]
         if ec2.get_security_group_from_id(self.group_id) is not None:  # the group may have gone first
             ec2.revoke_security_group_egress(self.group_id, **self.rule)
@@ -151,8 +92,6 @@ class PlacementGroup(_Attributes, CloudFormationModel):
     def create_from_cloudformation_json(  # type: ignore[misc]
         cls, resource_name: str, cloudformation_json: dict[str, Any], account_id: str, region_name: str, **kwargs: Any
     ) -> PlacementGroup:
-        from clusters.aws import moto_ec2
-
         strategy = cloudformation_json["Properties"].get("Strategy", "cluster")
         if strategy not in cls.STRATEGIES:
             raise ValidationError(message=f"Placement group strategy {strategy!r} is not one of {cls.STRATEGIES}")
@@ -160,8 +99,6 @@ class PlacementGroup(_Attributes, CloudFormationModel):
         return cls(resource_name, strategy)
 
     def delete(self, account_id: str, region_name: str) -> None:
-        from clusters.aws import moto_ec2
-
         moto_ec2.forget_placement_group(account_id, region_name, self.ref)
 
 
@@ -197,8 +134,6 @@ class FsxFileSystem(_Attributes, CloudFormationModel):
     def create_from_cloudformation_json(  # type: ignore[misc]
         cls, resource_name: str, cloudformation_json: dict[str, Any], account_id: str, region_name: str, **kwargs: Any
     ) -> FsxFileSystem:
-        from moto.fsx.models import fsx_backends
-
         props = copy.deepcopy(cloudformation_json["Properties"])
         capacity = int(props.get("StorageCapacity", 0))
         storage_type = props.get("StorageType", "SSD")
@@ -232,9 +167,6 @@ class FsxFileSystem(_Attributes, CloudFormationModel):
         return cls(file_system)
 
     def delete(self, account_id: str, region_name: str) -> None:
-        from moto.ec2.models import ec2_backends
-        from moto.fsx.models import fsx_backends
-
         backend = fsx_backends[account_id][region_name]
         if self.file_system.file_system_id in backend.file_systems:
             backend.delete_file_system(self.file_system.file_system_id, str(mock_random.uuid4()), None, None, None)
@@ -244,8 +176,6 @@ class FsxFileSystem(_Attributes, CloudFormationModel):
 
 def _attach_network_interface(account_id: str, region_name: str, file_system: Any) -> None:
     """FSx puts an ENI with the file system's security groups in its subnet; ParallelCluster checks its rules."""
-    from moto.ec2.models import ec2_backends
-
     ec2 = ec2_backends[account_id][region_name]
     subnet = ec2.get_subnet(file_system.subnet_ids[0]) if file_system.subnet_ids else None
     if subnet is None:
@@ -285,9 +215,6 @@ class DataRepositoryAssociation(_Attributes, CloudFormationModel):
     def create_from_cloudformation_json(  # type: ignore[misc]
         cls, resource_name: str, cloudformation_json: dict[str, Any], account_id: str, region_name: str, **kwargs: Any
     ) -> DataRepositoryAssociation:
-        from moto.fsx.models import fsx_backends
-        from moto.s3.models import s3_backends
-
         props = cloudformation_json["Properties"]
         file_system = fsx_backends[account_id][region_name].file_systems.get(props.get("FileSystemId"))
         if file_system is None or file_system.file_system_type != "LUSTRE":
@@ -309,8 +236,6 @@ def _check_lifecycle(account_id: str, group: dict[str, Any]) -> None:
 
     AWS fails the cluster ("lifecycle script … not found") once the instances try; here the create fails.
     """
-    from moto.s3.models import s3_backends
-
     lifecycle = group.get("LifeCycleConfig") or {}
     uri, script = str(lifecycle.get("SourceS3Uri", "")), str(lifecycle.get("OnCreate", ""))
     match = re.fullmatch(r"s3://([^/]+)/?(.*)", uri)
@@ -350,8 +275,6 @@ class SageMakerCluster(_Attributes, CloudFormationModel):
     def create_from_cloudformation_json(  # type: ignore[misc]
         cls, resource_name: str, cloudformation_json: dict[str, Any], account_id: str, region_name: str, **kwargs: Any
     ) -> SageMakerCluster:
-        from moto.sagemaker.models import sagemaker_backends
-
         props = copy.deepcopy(cloudformation_json["Properties"])
         groups = []
         for group in props.get("InstanceGroups", []):
@@ -369,8 +292,6 @@ class SageMakerCluster(_Attributes, CloudFormationModel):
         return cls(backend.clusters[resource_name], node_recovery)
 
     def delete(self, account_id: str, region_name: str) -> None:
-        from moto.sagemaker.models import sagemaker_backends
-
         backend = sagemaker_backends[account_id][region_name]
         if self.cluster.cluster_name in backend.clusters:
             backend.delete_cluster(self.cluster.cluster_name)
@@ -395,10 +316,6 @@ class PrometheusWorkspace(_Attributes, CloudFormationModel):
     def create_from_cloudformation_json(  # type: ignore[misc]
         cls, resource_name: str, cloudformation_json: dict[str, Any], account_id: str, region_name: str, **kwargs: Any
     ) -> PrometheusWorkspace:
-        from moto.amp.models import amp_backends
-
-        from clusters.aws.moto_observability import check_alert_manager_definition
-
         props = cloudformation_json["Properties"]
         if props.get("AlertManagerDefinition"):  # moto's AMP has no alert manager: checked, then kept here
             check_alert_manager_definition(props["AlertManagerDefinition"])
@@ -408,8 +325,6 @@ class PrometheusWorkspace(_Attributes, CloudFormationModel):
         return workspace
 
     def delete(self, account_id: str, region_name: str) -> None:
-        from moto.amp.models import amp_backends
-
         amp_backends[account_id][region_name].delete_workspace(self.workspace.workspace_id)
 
 
@@ -440,66 +355,9 @@ class GrafanaWorkspace(_Attributes, CloudFormationModel):
         missing = [name for name in cls.REQUIRED if not props.get(name)]
         if missing:
             raise ValidationError(message=f"Grafana workspace is missing {', '.join(missing)}")
-        from clusters.aws import moto_grafana
-
         workspace = cls(f"g-{_hex(10)}", region_name)
         moto_grafana.register(workspace.ref, account_id, region_name)  # its service accounts and HTTP API
         return workspace
 
     def delete(self, account_id: str, region_name: str) -> None:
-        from clusters.aws import moto_grafana
-
         moto_grafana.unregister(self.ref, account_id, region_name)
-
-
-
-def install() -> None:
-    """Register the resource types above with moto's CloudFormation (idempotent).
-
-    Call it in the process that runs moto's server, before any stack is created. It also applies
-    :mod:`clusters.aws.moto_fixes` (moto behaviours the blueprints trip over),
-    :mod:`clusters.aws.moto_pcluster` (ParallelCluster's custom resource, provider stack and official
-    images), :mod:`clusters.aws.moto_ec2` (reservations, placement groups, what ParallelCluster's
-    validators read), :mod:`clusters.aws.moto_fsx` (FSx volumes and network interfaces),
-    :mod:`clusters.aws.moto_headnode` (SSM Run Command on an emulated head node),
-    :mod:`clusters.aws.moto_training_plans` (SageMaker training plans) and
-    :mod:`clusters.aws.moto_http` (Amazon Managed Grafana, :mod:`clusters.aws.moto_grafana`, and the EKS
-    clusters' Kubernetes API servers, :mod:`clusters.aws.moto_kubernetes`, and the demo's registrations,
-    :mod:`clusters.aws.moto_control`).
-    """
-    global _installed
-    with _install_lock:
-        if _installed:
-            return
-        from clusters.aws import (
-            moto_control,  # noqa: F401 - importing it registers its HTTP handler
-            moto_ec2,
-            moto_eks,
-            moto_fixes,
-            moto_fsx,
-            moto_grafana,  # noqa: F401 - importing it registers its HTTP handlers
-            moto_headnode,
-            moto_http,
-            moto_hyperpod_nodes,
-            moto_kubernetes,  # noqa: F401 - importing it registers its HTTP handlers
-            moto_observability,
-            moto_pcluster,
-            moto_scontrol,  # noqa: F401 - importing it registers its head-node commands
-            moto_support,
-            moto_training_plans,
-        )
-
-        moto_fixes.apply()
-        moto_pcluster.apply()
-        moto_ec2.apply()
-        moto_fsx.apply()
-        moto_observability.apply()
-        moto_eks.apply()
-        moto_http.apply()
-        moto_headnode.apply()
-        moto_hyperpod_nodes.apply()
-        moto_support.apply()
-        moto_training_plans.apply()
-        for cached in (parsing.get_model_list, parsing.get_model_map, parsing.get_name_type_map):
-            cached.cache_clear()
-        _installed = True

@@ -5,7 +5,7 @@ Node states live in the head node's memory (``cluster.state["slurm_nodes"]``). A
 its reason; ``scontrol reboot ASAP nextstate=RESUME`` reboots it and it comes back IDLE (healthy, as a rebooted
 node whose fault was transient does); ``state=POWER_DOWN_FORCE`` powers it down and ParallelCluster brings it
 back IDLE on a new instance (a new instance id). A node name the cluster does not have fails as scontrol does.
-Imported by ``clusters.aws.moto_resources.install`` (importing it registers the handlers).
+Imported by ``clusters.aws.moto_install.install`` (importing it registers the handlers).
 """
 from __future__ import annotations
 

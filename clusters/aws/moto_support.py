@@ -2,7 +2,7 @@
 (``clusters.aws.moto_throttle.throttle("CreateCase")``) and an account without a Business or Enterprise support
 plan (``without_plan(account)``), which AWS answers with ``SubscriptionRequiredException``.
 
-Used only by the embedded endpoint; :func:`apply` is called by ``clusters.aws.moto_resources.install``.
+Used only by the embedded endpoint; :func:`apply` is called by ``clusters.aws.moto_install.install``.
 """
 from __future__ import annotations
 

@@ -4,7 +4,7 @@ Training plans are bought from offerings on AWS; here :func:`add_training_plan` 
 server's process, like a Capacity Block in :mod:`clusters.aws.moto_ec2`) and :func:`set_training_plan_usage` says
 how many of its instances run. Capacity accounting reads ``TotalInstanceCount`` and ``InUseInstanceCount``.
 
-Used only by the embedded endpoint; :func:`apply` is called by ``clusters.aws.moto_resources.install``.
+Used only by the embedded endpoint; :func:`apply` is called by ``clusters.aws.moto_install.install``.
 """
 from __future__ import annotations
 
@@ -13,13 +13,12 @@ from typing import Any
 
 from moto.core.exceptions import JsonRESTError
 from moto.core.responses import ActionResult
+from moto.sagemaker.models import sagemaker_backends
 from moto.sagemaker.responses import SageMakerResponse
 
 
 def _store(account_id: str, region: str) -> dict[str, dict[str, Any]]:
     """One account and region's plans, kept on moto's SageMaker backend so a reset empties them."""
-    from moto.sagemaker.models import sagemaker_backends
-
     return sagemaker_backends[account_id][region].__dict__.setdefault("geniac_training_plans", {})
 
 

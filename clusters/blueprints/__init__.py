@@ -1,4 +1,4 @@
-"""CloudFormation blueprints the portal launches; read them with :mod:`clusters.cfn`."""
+"""CloudFormation blueprints the portal launches; read them with :mod:`clusters.blueprints.cfn`."""
 
 from pathlib import Path
 

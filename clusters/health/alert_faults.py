@@ -26,10 +26,11 @@ from clusters import instance_types
 from clusters.health import alerts, xid
 from clusters.health.models import ClusterHealthState, GpuFault
 from clusters.health.prometheus import EfaReading, GpuReading, Scrape, host_of
+from clusters.health.services import _announce
 from clusters.health.summary import DEGRADED, STATE_VERSION, Fault, summarize
 from clusters.health.thresholds import EFA_THRESHOLDS
 from clusters.models import Cluster
-from portal.vocabulary import FAULT_SEVERITY_RANK
+from portal.choices import FAULT_SEVERITY_RANK
 from portal.weeks import week_of
 
 GPU_FIELDS = {"uncorrectable_remapped_rows": "uncorrectable_remapped_rows", "row_remap_failure": "row_remap_failure",
@@ -142,8 +143,6 @@ def _open_key(fault: Fault) -> dict:
 
 def _apply_to_cluster(cluster, cluster_alerts: list[dict], result: Applied) -> None:
     """In one transaction, serialized with the cluster's ingestions by the same row lock."""
-    from clusters.health.services import _announce
-
     now = timezone.now()
     with transaction.atomic():
         list(Cluster.objects.select_for_update().filter(pk=cluster.pk).values_list("pk"))

@@ -24,6 +24,7 @@ from django.db.models.functions import Greatest
 from django.utils import timezone
 from django.utils.translation import ngettext
 
+from clusters.health.models import ClusterHealthState, NodeHealth
 from clusters.health.summary import VERDICTS, HealthSummary
 
 FULL, NODES = "full", "nodes"
@@ -103,8 +104,6 @@ def silent_cutoff(now=None):
 def not_reporting(cluster_ids, now=None) -> dict[int, int]:
     """Nodes not reporting per cluster (only clusters that ever reported): nodes the cluster's size
     promises that never reported, plus known nodes silent past the threshold. Two queries."""
-    from clusters.health.models import ClusterHealthState, NodeHealth
-
     ids = list(cluster_ids)
     if not ids:
         return {}
@@ -126,8 +125,6 @@ def silent_q(now=None) -> Q:
 
 def not_reporting_by_organization(clusters, now=None) -> dict[int, int]:
     """Nodes not reporting per organization, over the given cluster queryset (two grouped queries)."""
-    from clusters.health.models import ClusterHealthState, NodeHealth
-
     cutoff = silent_cutoff(now)
     # Every cluster (a program manager's view): no need to match each row against the list of them.
     within = {"cluster__in": clusters} if clusters.query.where else {}

@@ -199,7 +199,7 @@ def host_of(labels: dict[str, str]) -> str:
 def parse(text: str | bytes | Iterable) -> Scrape:
     """Parse one exposition (a string, bytes, a binary file, or an iterable of lines such as an open file)
     into a ``Scrape``; raise ``ParseError`` for text we cannot use. The reading is ``reader.read``'s."""
-    from clusters.health import reader
+    from clusters.health import reader  # deferred: closes the cycle clusters.health.reader -> clusters.health.prometheus
 
     return reader.read(text)
 

@@ -13,6 +13,8 @@ import math
 from collections import defaultdict
 from urllib.parse import urlencode, urlsplit
 
+from botocore.auth import SigV4Auth
+from botocore.awsrequest import AWSRequest
 from django.conf import settings
 from prometheus_client.metrics_core import Metric
 from prometheus_client.samples import Sample
@@ -63,9 +65,6 @@ def query_url(base: str) -> str:
 
 def sigv4_headers(url: str, method: str, body: bytes, region: str, credentials) -> dict[str, str]:
     """Headers of a request signed for AMP (service ``aps``) with botocore's SigV4 signer."""
-    from botocore.auth import SigV4Auth
-    from botocore.awsrequest import AWSRequest
-
     request = AWSRequest(method=method, url=url, data=body,
                          headers={"Content-Type": "application/x-www-form-urlencoded"})
     SigV4Auth(credentials.get_frozen_credentials() if hasattr(credentials, "get_frozen_credentials") else credentials,

@@ -35,8 +35,9 @@ import string
 import sys
 from collections.abc import Iterable
 
-from prometheus_client.parser import parse_labels
+from prometheus_client.parser import parse_labels, text_fd_to_metric_families
 
+from clusters.health import prometheus
 from clusters.health.prometheus import (
     _EFA_SLOT,
     _GPU_SLOTS,
@@ -699,10 +700,6 @@ def _unquote(text: str) -> tuple[str, bool]:
 def oracle_parse(text: str) -> Scrape:
     """The same reading through ``prometheus_client``'s parser (every family, every sample object), with
     the same cleaning of pasted text: what the tests hold ``read`` to. Slow by design."""
-    from prometheus_client.parser import text_fd_to_metric_families
-
-    from clusters.health import prometheus
-
     lines = PastedLines(io.StringIO(_as_text(text)))
     try:
         scrape = prometheus.parse_families(text_fd_to_metric_families(lines))

@@ -32,9 +32,8 @@ from clusters.health.prometheus import ParseError, Scrape, parse
 from clusters.health.summary import HealthSummary, summarize
 from clusters.models import Cluster
 from portal import timeline
-from portal.choices import Visibility
+from portal.choices import VERDICT_RANK, Severity, Visibility
 from portal.notifications import Event, notify
-from portal.vocabulary import VERDICT_RANK, Severity
 
 logger = logging.getLogger(__name__)
 

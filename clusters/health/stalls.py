@@ -27,7 +27,7 @@ from django.db import IntegrityError, transaction
 
 from clusters.accounting import thresholds
 from clusters.health.models import GpuFault, HealthReport
-from portal.vocabulary import FAULT_SEVERITY_RANK
+from portal.choices import FAULT_SEVERITY_RANK
 from portal.weeks import week_of
 
 KIND = "training_stalled"

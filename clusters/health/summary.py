@@ -18,8 +18,8 @@ from clusters.health import baselines
 from clusters.health import xid as xids
 from clusters.health.prometheus import EFA_FIELDS, EfaReading, GpuReading, Scrape, parse
 from clusters.health.thresholds import EFA_THRESHOLDS, exceeds
-from portal.vocabulary import VERDICT_RANK as _RANK
-from portal.vocabulary import VERDICTS
+from portal.choices import VERDICT_RANK as _RANK
+from portal.choices import VERDICTS
 
 HEALTHY, DEGRADED, RESET_GPU, REBOOT, REPLACE = VERDICTS
 _FROM_CONSEQUENCE = {

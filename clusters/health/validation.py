@@ -46,9 +46,8 @@ from clusters.health.validation_slurm import (  # noqa: F401 - part of this modu
 from clusters.health.validation_trend import trend  # noqa: F401 - part of this module's names
 from portal import access, jobs, locks, provider_errors, timeline
 from portal.aws import AwsError
-from portal.choices import Visibility
+from portal.choices import Severity, Visibility
 from portal.jobs import registry
-from portal.vocabulary import Severity
 
 logger = logging.getLogger(__name__)
 

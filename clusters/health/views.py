@@ -39,8 +39,8 @@ from clusters.health.models import (
 )
 from clusters.models import Cluster
 from portal import access, submissions, versions
+from portal.choices import VERDICT_RANK, VERDICTS
 from portal.generic import ObjectView
-from portal.vocabulary import VERDICT_RANK, VERDICTS
 
 NOT_REPORTING, NEVER = "not_reporting", "never_reported"
 TREND_REPORTS = 60

@@ -12,7 +12,7 @@ from clusters.choices import ClusterState, Orchestrator
 from clusters.health.models import NodeHealth
 from clusters.remediation.choices import AUTOMATIC_RULES, ActionKind, ActionState
 from clusters.remediation.models import RemediationNode, RemediationPolicy
-from portal.vocabulary import NodeVerdict
+from portal.choices import NodeVerdict
 
 # XIDs the program replaces a node for on the first sight (the XID table says "reboot; replace if it recurs"
 # for 79; the program's consent policies name it as a replacement, as the issue of record asks).

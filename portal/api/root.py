@@ -1,4 +1,6 @@
 """The API root: one index of every app's API, so a client discovers them from /api/."""
+from django.http import JsonResponse
+from django.views.defaults import page_not_found
 from drf_spectacular.utils import OpenApiResponse, extend_schema, inline_serializer
 from knox.models import get_token_model
 from knox.settings import knox_settings
@@ -63,9 +65,6 @@ class RevokeTokenView(APIView):
 
 def not_found(request, exception=None):
     """404 in the API's own shape (JSON) for API paths no route matches; the usual page elsewhere."""
-    from django.http import JsonResponse
-    from django.views.defaults import page_not_found
-
     if request.path.startswith("/api/"):
         return JsonResponse({"detail": "Not found."}, status=404)
     return page_not_found(request, exception)

@@ -1,8 +1,8 @@
 from rest_framework import serializers
 
 from portal import access
+from portal.choices import Severity
 from portal.models import Membership, Organization, TimelineEntry
-from portal.vocabulary import Severity
 
 
 class OrganizationSerializer(serializers.ModelSerializer):

@@ -3,8 +3,9 @@ from rest_framework.permissions import IsAuthenticated
 
 from portal.api.base import PortalModelViewSet, PortalReadOnlyViewSet
 from portal.api.serializers import MembershipSerializer, OrganizationSerializer, TimelineEntrySerializer
-from portal.filters import IsoDateTimeFilter
+from portal.filter_fields import IsoDateTimeFilter
 from portal.models import Membership, Organization, TimelineEntry
+from portal.timeline_views import with_tag
 
 
 class StaffWritesOnly(IsAuthenticated):
@@ -46,8 +47,6 @@ class TimelineEntryFilterSet(filters.FilterSet):
         fields = ["organization", "kind"]
 
     def filter_tag(self, queryset, name, value):
-        from portal.timeline_views import with_tag
-
         return with_tag(queryset, value)
 
 

@@ -2,6 +2,9 @@
 from django import forms
 from django.utils.translation import gettext_lazy as _
 
+from portal.engagement.choices import MilestoneKind
+from portal.engagement.models import TrainedModel
+from portal.engagement.models.outcome import not_in_future
 from portal.field_labels import FIELD_LABELS
 
 
@@ -15,9 +18,6 @@ class MilestonesForm(forms.Form):
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
-        from portal.engagement.choices import MilestoneKind
-        from portal.engagement.models.outcome import not_in_future
-
         for kind, label in MilestoneKind.choices:
             self.fields[kind] = forms.DateField(label=label, required=False, validators=[not_in_future],
                                                 widget=forms.DateInput(attrs={"type": "date"}))
@@ -34,8 +34,6 @@ class TrainedModelForm(forms.ModelForm):
         widgets = {"released_on": forms.DateInput(attrs={"type": "date"}), "notes": forms.Textarea(attrs={"rows": 3})}
 
     def clean_name(self):
-        from portal.engagement.models import TrainedModel
-
         name = self.cleaned_data["name"].strip()
         org_id = self.instance.organization_id
         if org_id and TrainedModel.objects.filter(organization_id=org_id, name__iexact=name).exclude(

@@ -10,6 +10,7 @@ from __future__ import annotations
 from urllib.parse import urlsplit
 
 from clusters.health.dashboards import TITLES
+from clusters.models import Cluster
 
 DASHBOARDS = tuple((label, uid) for uid, (label, _title) in TITLES.items())
 OUTPUT_KEY = "GrafanaEndpoint"
@@ -26,8 +27,6 @@ def _safe(url: str) -> str | None:
 def workspaces(user, organization) -> list[dict]:
     """The organization's Grafana workspaces the user may see, each with its dashboard links (one query: a
     cluster's ``outputs`` merge the outputs of all its stacks, the observability stack's included)."""
-    from clusters.models import Cluster
-
     found = [outputs.get(OUTPUT_KEY) for outputs in Cluster.objects.restrict(user).filter(
         organization=organization, outputs__has_key=OUTPUT_KEY).order_by("pk").values_list("outputs", flat=True)]
     result, seen = [], set()

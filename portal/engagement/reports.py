@@ -24,10 +24,10 @@ def csv_of(data: dict):
 
 
 def pdf_of(data: dict) -> HttpResponse:
-    from reportlab.lib import colors
-    from reportlab.lib.pagesizes import A4, landscape
-    from reportlab.lib.units import mm
-    from reportlab.platypus import LongTable, SimpleDocTemplate, Spacer, TableStyle
+    from reportlab.lib import colors  # deferred: reportlab is heavy
+    from reportlab.lib.pagesizes import A4, landscape  # deferred: reportlab is heavy
+    from reportlab.lib.units import mm  # deferred: reportlab is heavy
+    from reportlab.platypus import LongTable, SimpleDocTemplate, Spacer, TableStyle  # deferred: reportlab is heavy
 
     styles = stylesheet()
     small = styles["BodyText"].clone("small", fontSize=7, leading=8.5)

@@ -22,6 +22,8 @@ from portal.notifications import Event, notify
 from workloads.interactions.choices import HistoryKind
 from workloads.interactions.models import Interaction, InteractionComment
 
+logger = logging.getLogger(__name__)
+
 
 class TransitionError(Exception):
     """A transition that is unknown, not allowed from the current state, or not allowed to this user."""
@@ -176,7 +178,7 @@ def _tell_answered(escalation: Escalation, actor) -> None:
         for lead in _lead_recipients(escalation, actor):
             notifications.queue(event, "watcher", recipient=lead.email, watcher=lead.pk)
     except Exception:  # noqa: BLE001 - telling the lead SA must never undo the answer
-        logging.getLogger(__name__).exception("could not queue the answer e-mail for escalation %s", escalation.pk)
+        logger.exception("could not queue the answer e-mail for escalation %s", escalation.pk)
 
 
 def open_by_target(user) -> list[dict]:

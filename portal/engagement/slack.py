@@ -25,6 +25,7 @@ from slack_sdk.webhook import WebhookClient
 
 from clusters.models import Cluster
 from portal import access, notifications
+from portal.choices import OPEN_STATUSES
 from portal.cycle_filter import in_active_cycle
 from portal.engagement.models import (
     Milestone,
@@ -36,7 +37,6 @@ from portal.engagement.models import (
 from portal.language import program_language
 from portal.models import Organization, active_cycle_id
 from portal.notifications import DeliveryError, DeliveryRefused, _absolute
-from portal.vocabulary import OPEN_STATUSES
 from workloads.interactions import services
 from workloads.interactions.choices import InteractionKind
 from workloads.interactions.models import Interaction

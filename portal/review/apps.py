@@ -10,6 +10,7 @@ class ReviewConfig(AppConfig):
     verbose_name = _("Weekly review")
 
     def ready(self) -> None:
+        # Django's idiom: ready() imports the modules that register with the portal, once the app registry is loaded.
         from portal import sections
         from portal.review import sections as review
         from portal.review import tallies

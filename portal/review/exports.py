@@ -10,10 +10,13 @@ from collections.abc import Callable
 from django.http import Http404, HttpResponse
 from django.utils import timezone
 
+from portal import pdf_charts
+from portal.choices import SEVERITIES_WORST_FIRST as SEVERITIES
 from portal.csv import csv_response, signed
+from portal.engagement.choices import MilestoneKind
+from portal.engagement.outcomes import models_label
 from portal.pdf import paragraph, stylesheet
 from portal.templatetags.portal_display import code_label, local_day
-from portal.vocabulary import SEVERITIES_WORST_FIRST as SEVERITIES
 from portal.xlsx import xlsx_response
 
 Table = tuple[list[str], list[list]]
@@ -69,9 +72,6 @@ def _lessons(f: dict) -> Table:
 
 
 def _outcomes(f: dict) -> Table:
-    from portal.engagement.choices import MilestoneKind
-    from portal.engagement.outcomes import models_label
-
     kinds = MilestoneKind.choices
     header = ["Organization", *[label for _, label in kinds], "Trained models"]
     rows = [[o["organization"], *[o["milestones"].get(k, "") for k, _ in kinds], models_label(o["models"])]
@@ -161,9 +161,7 @@ def chart_flowables(figures: dict) -> list:
     per week, quota use by type) two to a row, then the common-challenges heat map. Reviews frozen before a
     figure existed chart what they hold."""
     # reportlab (and the charts drawn with it) loads when a PDF is asked for, not with every page.
-    from reportlab.platypus import Table as Grid
-
-    from portal import pdf_charts
+    from reportlab.platypus import Table as Grid  # deferred: reportlab is heavy
 
     charts = figures.get("charts", {})
     states = sorted(figures.get("totals", {}).get("clusters", {}).items())
@@ -200,9 +198,9 @@ def chart_flowables(figures: dict) -> list:
 def pdf_story(review, changes: list[dict], items) -> list:
     """The PDF's flowables: heading, notes, charts, action items, changes, then every table of the snapshot.
     Headings keep with what follows them, so none is left alone at the bottom of a page."""
-    from reportlab.lib import colors
-    from reportlab.lib.units import mm
-    from reportlab.platypus import LongTable, Spacer, TableStyle
+    from reportlab.lib import colors  # deferred: reportlab is heavy
+    from reportlab.lib.units import mm  # deferred: reportlab is heavy
+    from reportlab.platypus import LongTable, Spacer, TableStyle  # deferred: reportlab is heavy
 
     styles = stylesheet()
     small = styles["BodyText"].clone("small", fontSize=7, leading=8.5)
@@ -251,9 +249,9 @@ def pdf_story(review, changes: list[dict], items) -> list:
 
 def pdf_response(review, changes: list[dict], items) -> HttpResponse:
     """A PDF of the frozen review (landscape A4), from :func:`pdf_story`."""
-    from reportlab.lib.pagesizes import A4, landscape
-    from reportlab.lib.units import mm
-    from reportlab.platypus import SimpleDocTemplate
+    from reportlab.lib.pagesizes import A4, landscape  # deferred: reportlab is heavy
+    from reportlab.lib.units import mm  # deferred: reportlab is heavy
+    from reportlab.platypus import SimpleDocTemplate  # deferred: reportlab is heavy
 
     buffer = io.BytesIO()
     doc = SimpleDocTemplate(buffer, pagesize=landscape(A4), leftMargin=12 * mm, rightMargin=12 * mm,

@@ -18,10 +18,10 @@ from clusters.health import current
 from clusters.health.models import ClusterHealthState, GpuFault, ValidationRun
 from clusters.models import Cluster
 from portal import access
+from portal.choices import OPEN_STATUSES, worst_verdict
 from portal.cycle_filter import in_active_cycle
 from portal.models import Organization
 from portal.review.figures.health import verdict_text
-from portal.vocabulary import OPEN_STATUSES, worst_verdict
 from workloads.interactions import services as interactions
 from workloads.interactions.models import Interaction
 from workloads.models import CapacityReservation

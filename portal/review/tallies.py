@@ -24,12 +24,15 @@ from collections import defaultdict
 
 from django.db import transaction
 from django.db.models import Count, OuterRef, Q, Subquery
+from django.db.models.signals import m2m_changed, post_delete, post_save, pre_delete, pre_save
 from django.utils import timezone
 
 from portal import locks
+from portal.choices import OPEN_STATUSES
 from portal.review.models import InteractionCount, InteractionWeek, TagMention
-from portal.vocabulary import OPEN_STATUSES
 from portal.weeks import week_of
+from workloads.interactions.models import Interaction
+from workloads.interactions.signals import interaction_written
 
 TOUCHED = "_tally_touched"  # on the interaction instance: {organization id: {week, ...}} to recount
 STORED = "_tally_stored"  # on the interaction instance: the copied fields as stored before this save
@@ -91,7 +94,7 @@ def add_mentions(*, interaction_ids, tag_ids, model=None) -> None:
     """Mentions of ``tag_ids`` on ``interaction_ids``, copied from the interactions as stored now (their rows
     locked: an edit of one in flight commits first, and this reads what it wrote)."""
     if model is None:
-        from workloads.interactions.models import Interaction as model
+        model = Interaction
     rows = (model._default_manager.select_for_update().filter(pk__in=interaction_ids).order_by("pk")
             .values_list("pk", *COPIED))
     TagMention.objects.bulk_create([
@@ -122,7 +125,7 @@ def recount_organization(organization_id: int, weeks: set[datetime.date] | None 
                          count_model=InteractionCount, week_model=InteractionWeek) -> None:
     """Recount an organization's open interactions and the given ``weeks`` (every week when ``None``)."""
     if model is None:
-        from workloads.interactions.models import Interaction as model
+        model = Interaction
     rows = model._default_manager.filter(organization_id=organization_id)
     counts = (rows.filter(status__in=OPEN_STATUSES).values("visibility", "severity")
               .annotate(n=Count("id"), unbounded=Count("id", filter=Q(resolved_at__isnull=True))).order_by())
@@ -167,7 +170,7 @@ def rebuild(*, model=None, count_model=InteractionCount, week_model=InteractionW
             organization_ids=None) -> int:
     """Recount everything (after bulk loads, and the back-fill migration); returns the organizations recounted."""
     if model is None:
-        from workloads.interactions.models import Interaction as model
+        model = Interaction
     if organization_ids is None:
         organization_ids = sorted(set(model._default_manager.values_list("organization_id", flat=True).distinct()))
         with transaction.atomic():
@@ -200,10 +203,8 @@ def copy_mentions(organization_id: int, *, model, mention_model=TagMention) -> N
 
 
 def connect() -> None:
-    from django.db.models.signals import m2m_changed, post_delete, post_save, pre_delete, pre_save
 
     from workloads.interactions.models import Interaction
-    from workloads.interactions.signals import interaction_written
 
     pre_save.connect(before_write, sender=Interaction, dispatch_uid="review-tally-pre-save")
     post_save.connect(after_save, sender=Interaction, dispatch_uid="review-tally-post-save")

@@ -5,6 +5,7 @@ from portal.review import views
 app_name = "review"
 
 urlpatterns = [
+    path("overview/", views.overview, name="overview"),
     path("overview/export/<slug:table>.csv", views.overview_csv, name="overview_csv"),
     path("reviews/", views.review_list, name="review_list"),
     path("reviews/freeze/", views.review_freeze, name="review_freeze"),

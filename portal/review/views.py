@@ -14,10 +14,13 @@ from django.utils.translation import gettext
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from portal import access, submissions
+from portal.engagement import carry
 from portal.review import exports, figures, services
 from portal.review.filtersets import WeeklyReviewFilterSet
 from portal.review.forms import ActionItemForm, NotesForm
 from portal.review.models import ActionItem, WeeklyReview, week_start_of
+from workloads.choices import RequestStatus
+from workloads.models import QuotaChangeRequest
 
 
 def require_program_manager(user) -> None:
@@ -31,7 +34,7 @@ def _live(request) -> dict:
 
 @require_GET
 def overview(request):
-    """The program overview (``portal:overview``): live figures for every organization."""
+    """The program overview (``review:overview``): live figures for every organization."""
     require_program_manager(request.user)
     data = _live(request)
     return render(request, "review/overview.html", {
@@ -45,16 +48,11 @@ def overview(request):
 def _wind_down(user) -> list:
     """What organizations that left the program still hold in an archived cycle (the overview lists it so that
     it is ended, not forgotten: the figures count the active cycle's organizations only)."""
-    from portal.engagement import carry
-
     return carry.wind_down_rows(user)
 
 
 def _pending_quota_requests(user) -> int:
     """Quota requests waiting for a program manager's decision (the overview links them)."""
-    from workloads.choices import RequestStatus
-    from workloads.models import QuotaChangeRequest
-
     return QuotaChangeRequest.objects.restrict(user).filter(status=RequestStatus.PENDING).count()
 
 

@@ -169,7 +169,7 @@ FILE_UPLOAD_MAX_MEMORY_SIZE = DATA_UPLOAD_MAX_MEMORY_SIZE
 # Multipart uploads over this size are refused while they stream in (portal/uploads.py), with 413.
 FILE_UPLOAD_MAX_BYTES = env.int("FILE_UPLOAD_MAX_BYTES", default=16 * 1024 * 1024)
 FILE_UPLOAD_HANDLERS = [
-    "portal.uploads.SizeLimitedUploadHandler",
+    "portal.upload_limits.SizeLimitedUploadHandler",
     "django.core.files.uploadhandler.MemoryFileUploadHandler",
     "django.core.files.uploadhandler.TemporaryFileUploadHandler",
 ]
@@ -226,9 +226,9 @@ SPECTACULAR_SETTINGS = {
     "REDOC_DIST": "SIDECAR",
     "COMPONENT_SPLIT_REQUEST": True,
     "SERVE_PERMISSIONS": ["rest_framework.permissions.IsAuthenticated"],
-    "ENUM_NAME_OVERRIDES": {"NodeVerdictEnum": "portal.vocabulary.NodeVerdict",
-                            "SeverityEnum": "portal.vocabulary.Severity",
-                            "FaultSeverityEnum": "portal.vocabulary.FaultSeverity",
+    "ENUM_NAME_OVERRIDES": {"NodeVerdictEnum": "portal.choices.NodeVerdict",
+                            "SeverityEnum": "portal.choices.Severity",
+                            "FaultSeverityEnum": "portal.choices.FaultSeverity",
                             "RunVerdictEnum": "clusters.health.choices.RunVerdict",
                             "RemediationKindEnum": "clusters.remediation.choices.ActionKind"},
     "OAS_VERSION": "3.1.0",  # propertyNames (field names without NUL) needs JSON Schema 2020-12

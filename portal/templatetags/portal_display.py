@@ -16,7 +16,6 @@ from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 
 from portal import choices as portal_choices
-from portal import vocabulary
 
 register = template.Library()
 
@@ -82,9 +81,9 @@ def _labels() -> dict:
     """Every stored code of the portal's choices with its human label ("waiting_customer" → "Waiting for the
     customer", "reset_gpu" → "Reset GPU"), for values that reach a page without their model (frozen figures,
     timeline entries). The first module defining a code names it: the core's choices, the apps' in the order they
-    were added, then the shared vocabulary. The cycle and team vocabularies are shown through their models only."""
+    were added. The cycle and team vocabularies are shown through their models only."""
     labels: dict[str, str] = {}
-    for module in (portal_choices, *LABEL_SOURCES, vocabulary):
+    for module in (portal_choices, *LABEL_SOURCES):
         for item in vars(module).values():
             if (isinstance(item, type) and issubclass(item, models.Choices) and item is not models.TextChoices
                     and item not in MODEL_ONLY):

@@ -50,7 +50,7 @@ def test_review_csv_api_and_frozen_week_carry_the_gpu_hours(world, client):
                                  for service, amount in (("Amazon Elastic Compute Cloud - Compute", Decimal("1400.4")),
                                                          ("Amazon FSx", Decimal("78")))])
     client.force_login(world.pm)
-    page = client.get(reverse("portal:overview"))
+    page = client.get(reverse("review:overview"))
     row = row_of(page.context["figures"], world.org_a)
     for column, value in COLUMNS.items():
         assert row[column] == pytest.approx(value), column
@@ -123,7 +123,7 @@ def test_idle_capacity_notifies_once_and_is_listed(world, client):
     client.force_login(world.lead_b)
     assert cluster.name not in client.get(reverse("portal:lead_home")).content.decode()
     client.force_login(world.pm)
-    idle_rows = client.get(reverse("portal:overview")).context["figures"]["capacity"]["idle"]
+    idle_rows = client.get(reverse("review:overview")).context["figures"]["capacity"]["idle"]
     assert [r["cluster"] for r in idle_rows] == [cluster.name]
     # Busy again: the notice ends, a later idle stretch would notify again.
     AcceleratorUsage.objects.filter(cluster=cluster, start=floor_hour(timezone.now()) - HOUR).update(busy=10)
@@ -146,7 +146,7 @@ def grow(n: int) -> None:
 
 def test_overview_queries_do_not_grow_with_organizations(world, client):
     client.force_login(world.pm)
-    small, large = assert_flat_queries(client, reverse("portal:overview"), grow=grow, sizes=(12, 120))
+    small, large = assert_flat_queries(client, reverse("review:overview"), grow=grow, sizes=(12, 120))
     print(f"overview with accounting: {small} queries at 12 organizations, {large} at 120")
 
 
@@ -191,7 +191,7 @@ def test_forecast_at_the_last_two_weeks_burn(world, client):
     body = client.get(reverse("portal:organization_detail", kwargs={"slug": world.org_a.slug})).content.decode()
     assert "Forecast at the last two weeks" in body and "cr-0000000000000000a" in body
     client.force_login(world.pm)
-    row = row_of(client.get(reverse("portal:overview")).context["figures"], world.org_a)
+    row = row_of(client.get(reverse("review:overview")).context["figures"], world.org_a)
     assert row["forecast"]["runs_out"] == end.isoformat()
 
 
@@ -231,7 +231,7 @@ def test_capacity_csvs_read_their_figures_only_and_do_not_grow(world, client, ta
     client.force_login(world.pm)
     url = reverse("review:overview_csv", kwargs={"table": table})
     small, large = assert_flat_queries(client, url, grow=grow, sizes=(12, 120))
-    overview = count_queries(page(client, reverse("portal:overview")))
+    overview = count_queries(page(client, reverse("review:overview")))
     assert small < overview / 2, (small, overview)
     print(f"{table} CSV: {small} queries at 12 organizations, {large} at 120 (the overview: {overview})")
 

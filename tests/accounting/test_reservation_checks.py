@@ -161,7 +161,7 @@ def test_the_flag_shows_in_the_weekly_review_its_csv_and_api(aws, world, client)
     cluster_on(org, unused_id, 4)
     reservation_checks.check_organization(org.pk)
     client.force_login(world.pm)
-    page = client.get(reverse("portal:overview"))
+    page = client.get(reverse("review:overview"))
     assert "AWS reports 0 of 4 instances in use; the portal counts 4 held" in page.content.decode()
     rows = {o["id"]: o for o in page.context["figures"]["organizations"]}
     assert (rows[org.pk]["reservations_flagged"], rows[world.org_b.pk]["reservations_flagged"]) == (1, 0)

@@ -29,7 +29,7 @@ def LAZY_CLUSTER(w):  # noqa: N802
 
 
 def _blueprint(w):
-    from clusters import catalog
+    from clusters.blueprints import catalog
 
     return catalog.sync()["parallelcluster"]
 

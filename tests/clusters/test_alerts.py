@@ -18,7 +18,7 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import padding, rsa
 from cryptography.x509.oid import NameOID
 
-from clusters import cfn
+from clusters.blueprints import cfn
 from clusters.health import alert_faults, alerts, services, summary, thresholds
 from clusters.health.models import GpuFault, SnsMessage
 from clusters.health.sns import SIGNED_FIELDS

@@ -6,8 +6,7 @@ from pathlib import Path
 import pytest
 from cfnlint.api import ManualArgs, lint_file
 
-from clusters import cfn
-from clusters.blueprints import BLUEPRINTS_DIR, path
+from clusters.blueprints import BLUEPRINTS_DIR, cfn, path
 
 SLUGS = ["network", "storage", "parallelcluster", "hyperpod", "hyperpod-eks", "observability"]
 

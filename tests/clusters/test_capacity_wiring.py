@@ -8,7 +8,8 @@ from django.urls import reverse
 from moto.cloudformation.models import cloudformation_backends
 from rest_framework.test import APIClient
 
-from clusters import capacity, config
+from clusters.blueprints import pcluster_config
+from clusters.launches import capacity
 from clusters.models import Cluster
 from tests.clusters.factories_clusters import deploy, launched_cluster
 from tests.clusters.test_launch_views import _form
@@ -21,7 +22,7 @@ CLUSTERS = reverse("clusters-api:cluster-list")
 
 
 def _queue(params):
-    return config.build("ap-northeast-1", params, {})["Scheduling"]["SlurmQueues"][0]
+    return pcluster_config.build("ap-northeast-1", params, {})["Scheduling"]["SlurmQueues"][0]
 
 
 def _block(org, **fields):
@@ -139,8 +140,8 @@ def test_printed_configuration_is_exactly_what_the_capacity_block_cluster_deploy
     cluster = launched_cluster(world.org_a, name="blk", count=4)
     cluster = deploy(cluster, capacity.wire(cluster.parameters, block, blueprint_kind="parallelcluster"))
     deployed = _deployed_configuration(cluster.stacks.get(role="cluster").stack_id)
-    printed = yaml.safe_load(config.for_cluster(cluster))
-    assert printed == config._typed(deployed)
+    printed = yaml.safe_load(pcluster_config.for_cluster(cluster))
+    assert printed == pcluster_config._typed(deployed)
     queue = printed["Scheduling"]["SlurmQueues"][0]
     assert queue["CapacityType"] == "CAPACITY_BLOCK" and queue["Networking"]["PlacementGroup"] == {"Enabled": False}
     assert printed["HeadNode"]["Networking"]["SubnetId"] == cluster.outputs["PublicSubnetId"]

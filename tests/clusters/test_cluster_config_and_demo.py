@@ -3,7 +3,8 @@ import pytest
 import yaml
 from django.core.management import CommandError, call_command
 
-from clusters import catalog, config, software
+from clusters import software
+from clusters.blueprints import catalog, pcluster_config
 from clusters.choices import ClusterState
 from clusters.models import Blueprint, Cluster
 from tests.clusters.factories_clusters import launched_cluster, ready_cluster
@@ -72,7 +73,7 @@ def test_demo_seeds_ready_launching_and_failed_clusters_once(db, aws, django_cap
 def _demo_capacity_is_wired():
     """Each demo cluster runs on its organization's reservation, and its printed YAML has no placeholder."""
     by_name = {c.name: c for c in Cluster.objects.select_related("organization", "blueprint")}
-    queue = lambda c: yaml.safe_load(config.for_cluster(c))["Scheduling"]["SlurmQueues"][0]  # noqa: E731
+    queue = lambda c: yaml.safe_load(pcluster_config.for_cluster(c))["Scheduling"]["SlurmQueues"][0]  # noqa: E731
     kotoba, shirakawa = queue(by_name["kotoba-p5-pretrain"]), queue(by_name["shirakawa-p5-cpt"])
     assert kotoba["CapacityType"] == "ONDEMAND"
     assert kotoba["ComputeResources"][0]["CapacityReservationTarget"] == {"CapacityReservationId": "cr-0a1b2c3d4e5f60001"}
@@ -84,7 +85,7 @@ def _demo_capacity_is_wired():
     assert sakura.availability_zone == "us-east-1b"
     for cluster in by_name.values():  # a launching cluster's network does not exist yet: placeholders are honest there
         if cluster.state == ClusterState.READY:
-            text = config.for_cluster(cluster)
+            text = pcluster_config.for_cluster(cluster)
             assert text is None or "<network:" not in text and "<storage:" not in text, cluster.name
             assert cluster.software_hash == software.content_hash()
 

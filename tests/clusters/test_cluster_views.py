@@ -3,7 +3,7 @@ import itertools
 
 import pytest
 
-from clusters import catalog
+from clusters.blueprints import catalog
 from clusters.choices import ClusterState
 from clusters.models import Blueprint, Cluster
 from tests import viewtests

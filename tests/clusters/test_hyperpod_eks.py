@@ -7,8 +7,9 @@ import re
 import pytest
 import yaml
 
-from clusters import kubernetes, launch, pipeline, software
+from clusters import launch, pipeline, software
 from clusters.choices import ClusterState, JobStatus
+from clusters.launches import kubernetes
 from portal.aws import client as aws_client
 from tests.clusters.factories_clusters import launched_cluster, run_pipeline
 

@@ -9,8 +9,8 @@ import pytest
 from botocore.stub import Stubber
 
 from clusters import pipeline
-from clusters.backend import CloudFormation
 from clusters.choices import ClusterState, JobStatus
+from clusters.launches.backend import CloudFormation
 from tests.clusters.factories_clusters import launched_cluster
 
 pytestmark = pytest.mark.django_db

@@ -3,9 +3,10 @@ from __future__ import annotations
 
 import pytest
 
-from clusters import catalog, software
-from clusters.backend import LAUNCH_TAG
+from clusters import software
+from clusters.blueprints import catalog
 from clusters.choices import ClusterState, JobKind, JobStatus
+from clusters.launches.backend import LAUNCH_TAG
 from clusters.models import LaunchJob
 from portal.aws import client as aws_client
 from portal.models import TimelineEntry

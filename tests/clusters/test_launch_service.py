@@ -19,8 +19,8 @@ from django.utils import timezone
 from rest_framework.test import APIClient
 
 from clusters import launch, pipeline
-from clusters.backend import CloudFormation
 from clusters.choices import ClusterState, JobStatus
+from clusters.launches.backend import CloudFormation
 from clusters.models import Cluster, LaunchJob, StateChanged
 from clusters.tasks import sweep_launch_jobs
 from portal.aws import translate

@@ -67,7 +67,7 @@ def test_a_launch_through_the_api_becomes_ready_on_a_real_worker(client, world, 
 
 
 def test_an_eks_launch_becomes_ready_on_a_real_worker_and_shows_on_the_board(client, world, aws, redis_ready, quotas):
-    from clusters import kubernetes
+    from clusters.launches import kubernetes
 
     worker = start_worker(aws, "launch-eks", WORKER_ENV)
     try:

@@ -9,7 +9,7 @@ from botocore.exceptions import ClientError
 from moto.cloudformation import parsing
 
 from clusters import software
-from clusters.aws import moto_resources
+from clusters.aws import moto_install
 from clusters.aws.embedded import reset, start_server
 from clusters.blueprints import path
 
@@ -74,8 +74,8 @@ def _network_and_storage(cf, **storage):
 
 
 def test_install_is_idempotent_and_registers_every_type():
-    moto_resources.install()
-    moto_resources.install()
+    moto_install.install()
+    moto_install.install()
     for resource_type in (
         "AWS::EC2::SecurityGroupEgress", "AWS::EC2::PlacementGroup", "AWS::FSx::FileSystem",
         "AWS::FSx::DataRepositoryAssociation", "AWS::SageMaker::Cluster", "AWS::APS::Workspace",

@@ -3,7 +3,7 @@
 import pytest
 import yaml
 
-from clusters import pcluster
+from clusters.blueprints import pcluster_spec
 
 SUBNET = "subnet-0123456789abcdef0"
 GROUP = "sg-0123456789abcdef0"
@@ -18,7 +18,7 @@ def _spec(*queues, **overrides):
         "lustre_file_system_id": "fs-0123456789abcdef0",
     }
     values.update(overrides)
-    return pcluster.ClusterSpec(**values)
+    return pcluster_spec.ClusterSpec(**values)
 
 
 def _queues(config_text):
@@ -26,11 +26,11 @@ def _queues(config_text):
 
 
 def test_p5_queue_on_a_capacity_reservation():
-    queue = pcluster.Queue(
+    queue = pcluster_spec.Queue(
         name="train", instance_type="p5.48xlarge", min_count=0, max_count=4,
         placement_group="net-ClusterPlacementGroup-ABC", capacity_reservation_id="cr-0123456789abcdef0",
     )
-    text = pcluster.generate(_spec(queue))
+    text = pcluster_spec.generate(_spec(queue))
     # Targeted ODCR: no placement group forced onto it; SMT left on as in the reference; NVMe at /scratch.
     assert _queues(text) == [{
         "Name": "train",
@@ -48,25 +48,25 @@ def test_p5_queue_on_a_capacity_reservation():
             "CapacityReservationTarget": {"CapacityReservationId": "cr-0123456789abcdef0"},
         }],
     }]
-    assert pcluster.validate(text) == []
+    assert pcluster_spec.validate(text) == []
 
 
 def test_on_demand_queue_uses_the_placement_group():
-    queue = pcluster.Queue(name="train", instance_type="p5.48xlarge", max_count=4,
+    queue = pcluster_spec.Queue(name="train", instance_type="p5.48xlarge", max_count=4,
                            placement_group="net-ClusterPlacementGroup-ABC", disable_smt=True)
-    (generated,) = _queues(pcluster.generate(_spec(queue)))
+    (generated,) = _queues(pcluster_spec.generate(_spec(queue)))
     assert generated["Networking"]["PlacementGroup"] == {"Enabled": True, "Name": "net-ClusterPlacementGroup-ABC"}
     assert generated["ComputeResources"][0]["DisableSimultaneousMultithreading"] is True
 
 
 def test_validate_refuses_a_placement_group_on_a_reservation_and_gpu_checks_on_trainium():
-    config = yaml.safe_load(pcluster.generate(_spec(pcluster.Queue(
+    config = yaml.safe_load(pcluster_spec.generate(_spec(pcluster_spec.Queue(
         name="train", instance_type="trn1.32xlarge", max_count=2, capacity_reservation_id="cr-0123456789abcdef0"))))
     queue = config["Scheduling"]["SlurmQueues"][0]
-    assert pcluster.validate(config) == []
+    assert pcluster_spec.validate(config) == []
     queue["Networking"]["PlacementGroup"] = {"Enabled": True}
     queue["HealthChecks"] = {"Gpu": {"Enabled": True}}
-    assert pcluster.validate(config) == [
+    assert pcluster_spec.validate(config) == [
         "Scheduling.SlurmQueues[0].ComputeResources[0]: trn1.32xlarge has no GPUs; HealthChecks.Gpu must be off",
         "Scheduling.SlurmQueues[0].ComputeResources[0]: no placement group on a targeted reservation or capacity block "
         "(it can fail with insufficient capacity while the reservation has room)",
@@ -74,11 +74,11 @@ def test_validate_refuses_a_placement_group_on_a_reservation_and_gpu_checks_on_t
 
 
 def test_p5_queue_on_a_capacity_block_runs_every_node_statically():
-    queue = pcluster.Queue(
+    queue = pcluster_spec.Queue(
         name="block", instance_type="p5.48xlarge", min_count=0, max_count=2,
         capacity_reservation_id="cr-0123456789abcdef1", capacity_block=True,
     )
-    (generated,) = _queues(pcluster.generate(_spec(queue)))
+    (generated,) = _queues(pcluster_spec.generate(_spec(queue)))
     assert generated["CapacityType"] == "CAPACITY_BLOCK"
     resource = generated["ComputeResources"][0]
     assert (resource["MinCount"], resource["MaxCount"]) == (2, 2)
@@ -88,9 +88,9 @@ def test_p5_queue_on_a_capacity_block_runs_every_node_statically():
 
 
 def test_trn1_queue_gets_efa_but_no_gpu_health_checks_and_plain_queue_gets_neither():
-    trn1 = pcluster.Queue(name="neuron", instance_type="trn1.32xlarge", max_count=8)
-    cpu = pcluster.Queue(name="cpu", instance_type="c6i.32xlarge", max_count=2)
-    neuron, plain = _queues(pcluster.generate(_spec(trn1, cpu)))
+    trn1 = pcluster_spec.Queue(name="neuron", instance_type="trn1.32xlarge", max_count=8)
+    cpu = pcluster_spec.Queue(name="cpu", instance_type="c6i.32xlarge", max_count=2)
+    neuron, plain = _queues(pcluster_spec.generate(_spec(trn1, cpu)))
     assert neuron["ComputeResources"][0]["Efa"] == {"Enabled": True}
     assert "HealthChecks" not in neuron["ComputeResources"][0] and "HealthChecks" not in neuron
     assert neuron["Networking"]["PlacementGroup"] == {"Enabled": True}
@@ -99,9 +99,9 @@ def test_trn1_queue_gets_efa_but_no_gpu_health_checks_and_plain_queue_gets_neith
 
 
 def test_cluster_level_sections():
-    actions = pcluster.CustomActions(on_node_configured="s3://bucket/setup.sh", args=("--efa",))
-    queue = pcluster.Queue(name="train", instance_type="p5.48xlarge", max_count=1, subnet_id="subnet-0aaaaaaaaaaaaaaaa")
-    config = yaml.safe_load(pcluster.generate(_spec(
+    actions = pcluster_spec.CustomActions(on_node_configured="s3://bucket/setup.sh", args=("--efa",))
+    queue = pcluster_spec.Queue(name="train", instance_type="p5.48xlarge", max_count=1, subnet_id="subnet-0aaaaaaaaaaaaaaaa")
+    config = yaml.safe_load(pcluster_spec.generate(_spec(
         queue, os="ubuntu2204", key_name="ops", openzfs_volume_id="fsvol-0123456789abcdef0",
         custom_actions=actions, tags={"geniac:organization": "org-1"}, dashboards=False, custom_ami="ami-0123456789abcdef0",
     )))
@@ -131,28 +131,28 @@ def test_cluster_level_sections():
 
 
 def test_key_pair_and_storage_are_optional():
-    queue = pcluster.Queue(name="train", instance_type="p5.48xlarge", max_count=1)
-    config = yaml.safe_load(pcluster.generate(_spec(queue, key_name=None, lustre_file_system_id=None)))
+    queue = pcluster_spec.Queue(name="train", instance_type="p5.48xlarge", max_count=1)
+    config = yaml.safe_load(pcluster_spec.generate(_spec(queue, key_name=None, lustre_file_system_id=None)))
     assert "Ssh" not in config["HeadNode"]
     assert "SharedStorage" not in config
     assert config["HeadNode"]["LocalStorage"] == {"RootVolume": {"Size": 500}}  # /home lives on the head node
-    assert pcluster.validate(config) == []
+    assert pcluster_spec.validate(config) == []
 
 
 def test_build_refuses_unknown_os_and_empty_queues():
-    queue = pcluster.Queue(name="train", instance_type="p5.48xlarge")
+    queue = pcluster_spec.Queue(name="train", instance_type="p5.48xlarge")
     with pytest.raises(ValueError, match="unsupported OS 'centos7'"):
-        pcluster.build(_spec(queue, os="centos7"))
+        pcluster_spec.build(_spec(queue, os="centos7"))
     with pytest.raises(ValueError, match="at least one queue"):
-        pcluster.build(_spec())
+        pcluster_spec.build(_spec())
 
 
 def _valid_config():
-    queue = pcluster.Queue(
+    queue = pcluster_spec.Queue(
         name="block", instance_type="p5.48xlarge", max_count=2,
         capacity_reservation_id="cr-0123456789abcdef1", capacity_block=True,
     )
-    return pcluster.build(_spec(queue))
+    return pcluster_spec.build(_spec(queue))
 
 
 def test_validate_finds_capacity_block_and_efa_mistakes():
@@ -164,7 +164,7 @@ def test_validate_finds_capacity_block_and_efa_mistakes():
     del resource["HealthChecks"]
     del config["Scheduling"]["SlurmQueues"][0]["HealthChecks"]
     where = "Scheduling.SlurmQueues[0].ComputeResources[0]"
-    assert pcluster.validate(yaml.safe_dump(config)) == [
+    assert pcluster_spec.validate(yaml.safe_dump(config)) == [
         f"{where}: CAPACITY_BLOCK needs CapacityReservationTarget.CapacityReservationId",
         f"{where}: with CAPACITY_BLOCK MinCount must equal MaxCount and be above 0",
         f"{where}: p5.48xlarge needs Efa.Enabled: true",
@@ -180,7 +180,7 @@ def test_validate_finds_structural_mistakes():
     config["Scheduling"]["SlurmQueues"][1]["ComputeResources"] = [{"Name": "x", "InstanceType": "c5.large", "MinCount": 3, "MaxCount": 2}]
     config["Scheduling"]["SlurmQueues"][1]["CapacityType"] = "ONDEMAND"
     config["SharedStorage"].append({"Name": "again", "MountDir": "/fsx", "StorageType": "FsxOpenZfs"})
-    assert pcluster.validate(config) == [
+    assert pcluster_spec.validate(config) == [
         "Image.Os: one of alinux2023, ubuntu2204",
         "HeadNode.Networking.SubnetId: required",
         "Scheduling.SlurmQueues[1].Name: lowercase letters, digits and hyphens, at most 25 characters",
@@ -191,8 +191,8 @@ def test_validate_finds_structural_mistakes():
 
 
 def test_validate_handles_text_that_is_not_a_configuration():
-    assert pcluster.validate("Region: [unclosed")[0].startswith("not valid YAML")
-    assert pcluster.validate("- a\n- b\n") == ["the configuration must be a mapping"]
+    assert pcluster_spec.validate("Region: [unclosed")[0].startswith("not valid YAML")
+    assert pcluster_spec.validate("- a\n- b\n") == ["the configuration must be a mapping"]
 
 
 def test_validate_accepts_numbers_given_as_text_by_cloudformation():
@@ -200,4 +200,4 @@ def test_validate_accepts_numbers_given_as_text_by_cloudformation():
     resource = config["Scheduling"]["SlurmQueues"][0]["ComputeResources"][0]
     resource["MinCount"], resource["MaxCount"] = "2", "2"
     resource["Efa"]["Enabled"] = "true"
-    assert pcluster.validate(config) == []
+    assert pcluster_spec.validate(config) == []

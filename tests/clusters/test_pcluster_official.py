@@ -8,8 +8,9 @@ from __future__ import annotations
 import pytest
 import yaml
 
-from clusters import capacity, config, pcluster
 from clusters.aws import moto_ec2
+from clusters.blueprints import pcluster_config, pcluster_spec
+from clusters.launches import capacity
 from portal.aws import client as aws_client
 from tests.clusters import pcluster_official
 from tests.clusters.factories_clusters import deploy, launched_cluster
@@ -46,7 +47,7 @@ def _launch(org, name, *, instance_type="p5.48xlarge", count=2, reservation=None
 
 
 def _findings(cluster, monkeypatch):
-    printed = yaml.safe_load(config.for_cluster(cluster))
+    printed = yaml.safe_load(pcluster_config.for_cluster(cluster))
     return pcluster_official.check(printed, cluster_name=cluster.name, organization=cluster.organization,
                                    monkeypatch=monkeypatch)
 
@@ -84,26 +85,26 @@ def test_parallelclusters_validators_catch_a_block_outside_the_subnets_zone_and_
     odcr = _reservation(org, "odcr", "ap-northeast-1a", 2)
     cluster = _launch(org, "odcrblock", reservation=odcr, CapacityType="CAPACITY_BLOCK", ComputeMinCount="2")
     cluster.parameters["cluster"]["CapacityType"] = "CAPACITY_BLOCK"  # as if wired wrongly
-    printed = yaml.safe_load(config.generate(cluster.region, cluster.parameters["cluster"], cluster.outputs))
+    printed = yaml.safe_load(pcluster_config.generate(cluster.region, cluster.parameters["cluster"], cluster.outputs))
     messages = [f.message for f in pcluster_official.check(printed, cluster_name=cluster.name, organization=org,
                                                             monkeypatch=monkeypatch) if f.level == "ERROR"]
     assert any("is not a Capacity Block reservation" in m for m in messages)
 
 
 @pytest.mark.parametrize("queue", [
-    pcluster.Queue(name="train", instance_type="p5.48xlarge", max_count=4, placement_group="pg-a"),
-    pcluster.Queue(name="odcr", instance_type="p5.48xlarge", max_count=4, capacity_reservation_id="cr-0123456789abcdef0"),
-    pcluster.Queue(name="block", instance_type="p5.48xlarge", max_count=2, capacity_reservation_id="cr-0123456789abcdef1",
+    pcluster_spec.Queue(name="train", instance_type="p5.48xlarge", max_count=4, placement_group="pg-a"),
+    pcluster_spec.Queue(name="odcr", instance_type="p5.48xlarge", max_count=4, capacity_reservation_id="cr-0123456789abcdef0"),
+    pcluster_spec.Queue(name="block", instance_type="p5.48xlarge", max_count=2, capacity_reservation_id="cr-0123456789abcdef1",
                    capacity_block=True),
-    pcluster.Queue(name="neuron", instance_type="trn1.32xlarge", max_count=8, disable_smt=True),
+    pcluster_spec.Queue(name="neuron", instance_type="trn1.32xlarge", max_count=8, disable_smt=True),
 ], ids=lambda q: q.name)
 def test_library_configurations_load_in_parallelclusters_schema(world, aws, monkeypatch, queue):
-    spec = pcluster.ClusterSpec(region="ap-northeast-1", subnet_id="subnet-0123456789abcdef0", queues=(queue,),
+    spec = pcluster_spec.ClusterSpec(region="ap-northeast-1", subnet_id="subnet-0123456789abcdef0", queues=(queue,),
                                 security_group_id="sg-0123456789abcdef0", lustre_file_system_id="fs-0123456789abcdef0",
                                 openzfs_volume_id="fsvol-0123456789abcdef0", custom_ami="ami-0123456789abcdef0",
-                                custom_actions=pcluster.CustomActions(on_node_configured="s3://b/x.sh"))
-    assert pcluster.validate(pcluster.build(spec)) == []
-    pcluster_official.check(pcluster.build(spec), cluster_name="lib", organization=world.org_a,
+                                custom_actions=pcluster_spec.CustomActions(on_node_configured="s3://b/x.sh"))
+    assert pcluster_spec.validate(pcluster_spec.build(spec)) == []
+    pcluster_official.check(pcluster_spec.build(spec), cluster_name="lib", organization=world.org_a,
                             monkeypatch=monkeypatch, validate=False)
 
 
@@ -115,7 +116,7 @@ def test_blueprint_options_print_and_load_in_parallelclusters_schema(world, aws,
     params = {"ClusterName": "opts", "CustomAmi": "ami-0123456789abcdef0", "AccountingDatabaseUri": "slurmdb.internal:3306",
               "AccountingDatabaseUserName": "slurm", "AccountingDatabasePasswordSecretArn": secret,
               "DisableSimultaneousMultithreading": "true", "ComputeInstanceType": "trn1.32xlarge"}
-    printed = config.build("ap-northeast-1", params, outputs)
+    printed = pcluster_config.build("ap-northeast-1", params, outputs)
     assert printed["Image"] == {"Os": "alinux2023", "CustomAmi": "ami-0123456789abcdef0"}
     assert printed["Scheduling"]["SlurmSettings"]["Database"] == {
         "Uri": "slurmdb.internal:3306", "UserName": "slurm", "PasswordSecretArn": secret}
@@ -125,7 +126,7 @@ def test_blueprint_options_print_and_load_in_parallelclusters_schema(world, aws,
     resource = queue["ComputeResources"][0]
     assert resource["DisableSimultaneousMultithreading"] is True and resource["Efa"] == {"Enabled": True}
     assert "HealthChecks" not in queue and "HealthChecks" not in resource  # Trainium has no GPUs
-    plain = config.build("ap-northeast-1", {"ClusterName": "plain"}, outputs)
+    plain = pcluster_config.build("ap-northeast-1", {"ClusterName": "plain"}, outputs)
     assert "Database" not in plain["Scheduling"]["SlurmSettings"] and "CustomAmi" not in plain["Image"]
     assert plain["Scheduling"]["SlurmQueues"][0]["ComputeResources"][0]["DisableSimultaneousMultithreading"] is False
     for each in (printed, plain):

@@ -11,7 +11,7 @@ from pcluster.validators.slurm_settings_validator import (
     CustomSlurmSettingsValidator,
 )
 
-from clusters import catalog, cfn_resolve, config, pcluster
+from clusters.blueprints import catalog, cfn_resolve, pcluster_config, pcluster_spec
 from clusters.health import dashboards
 from portal.engagement import grafana
 
@@ -23,12 +23,12 @@ DATABASE = {"AccountingDatabaseUri": "slurmdb.internal:3306", "AccountingDatabas
 
 
 def test_slurm_accounting_and_scaledown_as_the_reference():
-    plain = config.build("ap-northeast-1", {"ClusterName": "c1"}, OUTPUTS)["Scheduling"]["SlurmSettings"]
+    plain = pcluster_config.build("ap-northeast-1", {"ClusterName": "c1"}, OUTPUTS)["Scheduling"]["SlurmSettings"]
     assert plain["ScaledownIdletime"] == 60
     assert plain["CustomSlurmSettings"] == [{"JobAcctGatherType": "jobacct_gather/linux"},
                                             {"JobCompType": "jobcomp/filetxt"},
                                             {"JobCompLoc": "/home/slurm/slurm-job-completions.txt"}]
-    with_db = config.build("ap-northeast-1", {"ClusterName": "c1", **DATABASE}, OUTPUTS)["Scheduling"]["SlurmSettings"]
+    with_db = pcluster_config.build("ap-northeast-1", {"ClusterName": "c1", **DATABASE}, OUTPUTS)["Scheduling"]["SlurmSettings"]
     assert "CustomSlurmSettings" not in with_db and with_db["Database"]["Uri"] == "slurmdb.internal:3306"
     # Why: with a database, ParallelCluster's own validator refuses the gather plugin in CustomSlurmSettings.
     refused = CustomSlurmSettingsValidator().execute(
@@ -37,13 +37,13 @@ def test_slurm_accounting_and_scaledown_as_the_reference():
     assert [f.message for f in refused] == [
         "Using the following custom Slurm settings at SlurmConf level is not allowed: JobAcctGatherType"]
     # The library builds the same.
-    spec = pcluster.ClusterSpec(region="ap-northeast-1", subnet_id="subnet-0123456789abcdef0",
-                                queues=(pcluster.Queue(name="q", instance_type="p5.48xlarge"),))
-    assert pcluster.build(spec)["Scheduling"]["SlurmSettings"] == {
+    spec = pcluster_spec.ClusterSpec(region="ap-northeast-1", subnet_id="subnet-0123456789abcdef0",
+                                queues=(pcluster_spec.Queue(name="q", instance_type="p5.48xlarge"),))
+    assert pcluster_spec.build(spec)["Scheduling"]["SlurmSettings"] == {
         "ScaledownIdletime": 60, "QueueUpdateStrategy": "DRAIN", "CustomSlurmSettings": plain["CustomSlurmSettings"]}
-    with_db_spec = pcluster.ClusterSpec(region="ap-northeast-1", subnet_id="subnet-0123456789abcdef0",
+    with_db_spec = pcluster_spec.ClusterSpec(region="ap-northeast-1", subnet_id="subnet-0123456789abcdef0",
                                         queues=spec.queues, accounting_database=True)
-    assert "CustomSlurmSettings" not in pcluster.build(with_db_spec)["Scheduling"]["SlurmSettings"]
+    assert "CustomSlurmSettings" not in pcluster_spec.build(with_db_spec)["Scheduling"]["SlurmSettings"]
 
 
 def _hyperpod(**values):

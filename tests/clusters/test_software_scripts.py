@@ -5,7 +5,8 @@ compute nodes (before slurmd starts). NCCL: the instance type's settings reach t
 """
 from __future__ import annotations
 
-from clusters import config, software
+from clusters import software
+from clusters.blueprints import pcluster_config
 from tests.clusters.script_sandbox import Sandbox
 
 
@@ -38,7 +39,7 @@ def test_without_a_running_slurmd_nothing_is_restarted(tmp_path):
     assert box.run("install_pyxis.sh", env=env).returncode == 0
     assert not any(c.startswith("systemctl restart") for c in box.calls())
     assert (tmp_path / "slurm" / "etc" / "plugstack.conf.d" / "pyxis.conf").is_file()
-    printed = config.build("ap-northeast-1", {"ClusterName": "c1", "BucketName": "b1"}, {})
+    printed = pcluster_config.build("ap-northeast-1", {"ClusterName": "c1", "BucketName": "b1"}, {})
     queue = printed["Scheduling"]["SlurmQueues"][0]["CustomActions"]
     assert [a["Script"] for a in queue["OnNodeStart"]["Sequence"]] == ["s3://b1/geniac/c1/software/install_pyxis.sh"]
     assert not any("install_pyxis" in a["Script"] for a in queue["OnNodeConfigured"]["Sequence"])

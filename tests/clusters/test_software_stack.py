@@ -9,7 +9,8 @@ import subprocess
 import pytest
 import yaml
 
-from clusters import catalog, config, software
+from clusters import software
+from clusters.blueprints import catalog, pcluster_config
 from clusters.choices import ClusterState, JobStatus
 from clusters.health.models import ClusterHealthConfig
 from portal.aws import client as aws_client
@@ -59,7 +60,7 @@ def test_manifest_and_blueprint_name_only_scripts_that_exist():
     assert listed <= names
     shipped = {p.name for p in (software.SOFTWARE_DIR / software.CURRENT_VERSION / "scripts").iterdir()}
     assert set(manifest["files"]) <= shipped
-    printed = config.build("ap-northeast-1", {"ClusterName": "c1", "BucketName": "b1"}, {})
+    printed = pcluster_config.build("ap-northeast-1", {"ClusterName": "c1", "BucketName": "b1"}, {})
     head = [a["Script"] for a in printed["HeadNode"]["CustomActions"]["OnNodeConfigured"]["Sequence"]]
     actions = printed["Scheduling"]["SlurmQueues"][0]["CustomActions"]
     compute = [a["Script"] for a in actions["OnNodeConfigured"]["Sequence"]]
@@ -189,6 +190,6 @@ def test_without_a_home_file_system_home_lives_on_a_500_gb_head_node_root(world,
     cluster.refresh_from_db()
     assert cluster.state == ClusterState.READY, cluster.error_message
     assert "OpenZfsRootVolumeId" not in cluster.outputs
-    printed = yaml.safe_load(config.for_cluster(cluster))
+    printed = yaml.safe_load(pcluster_config.for_cluster(cluster))
     assert [s["MountDir"] for s in printed["SharedStorage"]] == ["/fsx"]
     assert printed["HeadNode"]["LocalStorage"]["RootVolume"]["Size"] == 500

@@ -260,7 +260,7 @@ def test_the_overview_counts_the_active_cycles_clusters_and_reservations(client,
     reservation are history, not launches or reservations ending soon."""
     client.force_login(world.pm)
     for figures in (client.get(reverse("review-api:overview")).json(),
-                    client.get(reverse("portal:overview")).context["figures"]):
+                    client.get(reverse("review:overview")).context["figures"]):
         a = next(row for row in figures["organizations"] if row["id"] == world.org_a.pk)
         assert a["clusters_total"] == 1, a["clusters"]
         assert a["expiring"]["count"] == 1

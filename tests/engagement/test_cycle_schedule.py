@@ -183,7 +183,7 @@ def test_the_api_answers_the_summary_first_then_starts_on_confirmation(current, 
 def test_the_overview_lists_what_leaving_organizations_still_hold_to_wind_down(current, world, client):
     from tests.clusters.factories_clusters import ready_cluster
 
-    overview = reverse("portal:overview")
+    overview = reverse("review:overview")
     ready_cluster(world.org_b, name="beta-leaving")
     InstanceQuotaFactory(organization=world.org_b, end=timezone.localdate() + datetime.timedelta(days=60))
     ready_cluster(world.org_a, name="alpha-staying")

@@ -48,7 +48,7 @@ def test_the_next_cycle_as_a_program_manager_starts_it_on_the_demo(client):
     def live_view():
         client.force_login(pm)
         listed = _text(client.get(reverse("clusters:cluster_list")))
-        page = _text(client.get(reverse("portal:overview")))
+        page = _text(client.get(reverse("review:overview")))
         client.force_login(lead)
         cluster_page = _text(client.get(kotoba_cluster.get_absolute_url()))
         client.force_login(kotoba)
@@ -204,7 +204,7 @@ def test_carried_models_are_labelled_and_outcomes_show_one_cycle(current, world,
     past = _text(client.get(reverse("engagement:outcome_list"), {"cycle": current.pk}))
     assert "Alpha-Done" in past and "Alpha-Training" in past and current.starts_on.isoformat() in past
     assert "carried over from" not in past
-    overview_page = _text(client.get(reverse("portal:overview")))
+    overview_page = _text(client.get(reverse("review:overview")))
     assert f"Outcomes in {nxt.name}" in overview_page and "carried over from Cycle 60" in overview_page
     assert "Alpha-Done" not in overview_page
     # The export (and the PDF, from the same figures) carries the label too, and one cycle's milestones only.

@@ -68,7 +68,7 @@ def test_archived_cycle_rows_are_read_only_for_everyone(cycle, world, client):
 
 
 def test_start_next_cycle_carries_organizations_leads_blueprints_and_lessons(cycle, world, client):
-    from clusters import catalog
+    from clusters.blueprints import catalog
 
     blueprint = catalog.sync()["parallelcluster"]
     cycle.blueprints.set([blueprint])

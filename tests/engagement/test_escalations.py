@@ -198,7 +198,7 @@ def test_weekly_review_shows_open_escalations_by_target_and_age(client, world):
     closed = _raise(world, world.org_a, "frameworks", summary="already closed")
     services.transition(closed, world.lead_a, "close")
     client.force_login(world.pm)
-    page = client.get(reverse("portal:overview")).content.decode()
+    page = client.get(reverse("review:overview")).content.decode()
     section = page[page.index("Open escalations by team"):]
     assert "WWSO Frameworks specialists · 1 open" in section and "SageMaker HyperPod service team · 1 open" in section
     assert "fw question one" in section and "already closed" not in section

@@ -98,7 +98,7 @@ def test_organization_page_overview_and_pdf_show_outcomes(client, world):
     page = client.get(world.org_a.get_absolute_url()).content.decode()
     assert "Alpha-405B" in page and "Model trained 2026-09-01" in page
     client.force_login(world.pm)
-    overview = client.get(reverse("portal:overview")).content.decode()
+    overview = client.get(reverse("review:overview")).content.decode()
     assert "Alpha-405B (405B, Text, 16 × p5.48xlarge)" in overview
     csv = _body(client.get(reverse("review:overview_csv", args=["outcomes"])))
     assert "Alpha-405B (405B Text, 16 × p5.48xlarge)" in csv and "2026-09-01" in csv

@@ -86,7 +86,7 @@ def test_silent_and_missing_nodes_are_not_reporting(client, world, cluster, sett
     org = client.get(world.org_a.get_absolute_url()).content.decode()
     assert "2 nodes not reporting" in org
     client.force_login(world.pm)
-    overview = client.get(reverse("portal:overview")).content.decode()
+    overview = client.get(reverse("review:overview")).content.decode()
     assert "2 nodes not reporting" in overview
 
 

@@ -114,7 +114,7 @@ def test_api_upload_errors(client, world, cluster):
 def test_readiness_checklist(world, cluster):
     items = {i.key: i for i in readiness.checklist(world.org_a)}
     assert items["cluster"].ok and items["network"].ok and "derived from cluster state" in items["network"].detail
-    from clusters import catalog
+    from clusters.blueprints import catalog
 
     stack = Stack.objects.create(cluster=cluster, role="network", order=0, blueprint=catalog.sync()["network"],
                                  stack_name="geniac-alpha-net-1", status="CREATE_IN_PROGRESS")

@@ -30,7 +30,7 @@ ROUTES.update({
     "portal:organization_list": Case(foreign=LIST),
     "portal:organization_detail": Case(kwargs=lambda o: {"slug": o["organization"].slug}),
     "portal:lead_home": Case(foreign=LIST, shown_to=_SPECIALIST),
-    "portal:overview": Case(foreign=FORBIDDEN, expect={"customer_a": FORBIDDEN, "lead_a": FORBIDDEN}),
+    "review:overview": Case(foreign=FORBIDDEN, expect={"customer_a": FORBIDDEN, "lead_a": FORBIDDEN}),
     "api-root": Case(api=True, foreign=LIST),
     "api-schema": Case(api=True, foreign=LIST),
     "api-docs": Case(api=True, foreign=LIST),

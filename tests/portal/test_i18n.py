@@ -253,7 +253,7 @@ def test_the_overview_gives_its_chart_script_the_japanese_texts(client, world):
     world.pm.language = "ja"
     world.pm.save(update_fields=["language"])
     client.force_login(world.pm)
-    page = client.get(reverse("portal:overview")).text
+    page = client.get(reverse("review:overview")).text
     found = re.search(r'<script id="portal-js-strings" type="application/json">(.*?)</script>', page)
     strings = json.loads(found.group(1))
     assert strings["Open interactions per week"] == "週ごとの未解決の問い合わせ"

@@ -67,7 +67,7 @@ def test_lead_home_lists_only_assigned(client, world):
 
 def test_overview_is_for_program_managers(client, world):
     client.force_login(world.lead_a)
-    assert client.get(reverse("portal:overview")).status_code == 403
+    assert client.get(reverse("review:overview")).status_code == 403
 
 
 def test_organization_list_query_count_is_constant(client, world):
@@ -106,7 +106,7 @@ def test_healthz_never_tells_anonymous_callers_an_error_text(client, db, setting
 
 def test_static_assets_are_local(client, world):
     client.force_login(world.pm)
-    html = client.get(reverse("portal:overview")).content.decode()
+    html = client.get(reverse("review:overview")).content.decode()
     assert "https://" not in html.split("<body")[0]
     assert "/static/django_htmx/htmx-2.min.js" in html or "htmx" in html
 

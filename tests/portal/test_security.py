@@ -32,7 +32,7 @@ def test_every_script_tag_is_external_or_carries_the_nonce(client, world):
     import re
 
     client.force_login(world.pm)
-    response = client.get(reverse("portal:overview"))
+    response = client.get(reverse("review:overview"))
     nonce = re.search(r"'nonce-([^']+)'", response["Content-Security-Policy"]).group(1)
     tags = re.findall(r"<script[^>]*>", response.content.decode())
     # A data block (json_script: type="application/json") is never run, so it needs neither.

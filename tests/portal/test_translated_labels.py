@@ -120,8 +120,7 @@ def test_every_choice_label_of_the_portal_is_marked_and_translated(japanese):
 
 def test_choice_labels_read_japanese_and_stay_english_by_default(japanese):
     from clusters.choices import ClusterState
-    from portal.choices import REGION_CHOICES
-    from portal.vocabulary import InteractionStatus, NodeVerdict, Severity
+    from portal.choices import REGION_CHOICES, InteractionStatus, NodeVerdict, Severity
     from workloads.choices import LANGUAGES, ReservationKind
 
     assert InteractionStatus.WAITING_CUSTOMER.label == "顧客の回答待ち"
@@ -257,7 +256,8 @@ def test_filters_named_after_model_fields_read_japanese(japanese, world):
 def test_every_blueprint_parameter_has_a_japanese_label(japanese):
     from pathlib import Path
 
-    from clusters import cfn, labels
+    from clusters.blueprints import cfn
+    from clusters.launches import labels
 
     _fields, entries = parse()
     translated = {e.msgid for e in entries}

@@ -19,7 +19,7 @@ def test_times_are_shown_in_the_display_time_zone(client, world, settings):
     assert when(utc) == "2026-12-01 19:52" and when(utc.isoformat()) == "2026-12-01 19:52"
     assert when(utc, True) == "2026-12-01 19:52 JST" and when(None) == ""
     client.force_login(world.pm)
-    body = client.get(reverse("portal:overview")).content.decode()
+    body = client.get(reverse("review:overview")).content.decode()
     assert "Times in Asia/Tokyo (JST)" in body
     header = body.split("<hgroup>", 1)[1].split("</hgroup>", 1)[0]
     assert not re.search(r"\d{4}-\d\d-\d\dT\d\d:\d\d", header) and "UTC" not in header
@@ -39,7 +39,7 @@ def test_program_manager_navigation_is_grouped_with_pending_requests(client, wor
     QuotaChangeRequestFactory(quota=InstanceQuotaFactory(organization=world.org_a), requested_count=40,
                               justification="scale-up", requested_by=world.lead_a)
     client.force_login(world.pm)
-    body = client.get(reverse("portal:overview")).content.decode()
+    body = client.get(reverse("review:overview")).content.decode()
     nav = body.split('<nav aria-label="Main">', 1)[1].split("</nav>", 1)[0]
     assert _top_level_links(nav) == ["Overview", "Organizations", "Work", "Capacity 1", "Clusters", "Program",
                                      "Weekly reviews", "pm"]

@@ -37,7 +37,7 @@ def test_last_contact_is_the_local_day(client, world):
     Interaction.objects.create(organization=world.org_b, summary="late call", occurred_at=moment, status="open",
                                severity="normal", visibility="internal")
     client.force_login(world.pm)
-    page = client.get(reverse("portal:overview")).content.decode()
+    page = client.get(reverse("review:overview")).content.decode()
     row = page.split(f'href="{world.org_b.get_absolute_url()}"', 1)[1].split("</tr>", 1)[0]
     assert f"<td>{local_day}</td>" in row and utc_day not in row
     csv = _body(client.get(reverse("review:overview_csv", args=["organizations"])))

@@ -131,7 +131,7 @@ def test_freezing_asks_for_notes_and_a_confirmation_first(world, client):
     ActionItem.objects.create(review=last, title="Share the NCCL fix", owner=world.lead_a)
     ActionItem.objects.create(review=last, title="Closed already", owner=world.lead_a, done=True)
     client.force_login(world.pm)
-    overview = client.get(reverse("portal:overview")).content.decode()
+    overview = client.get(reverse("review:overview")).content.decode()
     assert f'hx-get="{reverse("review:review_freeze")}"' in overview and 'id="freeze-dialog"' in overview
 
     page = client.get(reverse("review:review_freeze"))

@@ -113,7 +113,7 @@ def test_overview_query_count_with_health(world, client):
             _fault(cluster, 2)
             _run(cluster, "pass")
 
-    assert_flat_queries(client, reverse("portal:overview"), grow=grow, sizes=(12, 120))
+    assert_flat_queries(client, reverse("review:overview"), grow=grow, sizes=(12, 120))
 
 
 def test_customer_landing_page_puts_health_problems_first_and_lists_clusters_once(world, client):

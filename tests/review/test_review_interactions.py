@@ -60,7 +60,7 @@ def test_heat_map_counts_are_exact(world):
 def test_heat_map_page_renders_classes(world, client):
     _interaction(world.org_a, 1, tags=["nccl-config"])
     client.force_login(world.pm)
-    body = client.get(reverse("portal:overview"), {"window": "14"}).content.decode()
+    body = client.get(reverse("review:overview"), {"window": "14"}).content.decode()
     assert "Common challenges, last 14 days" in body and 'class="heat heat-4"' in body
 
 
@@ -81,7 +81,7 @@ def test_organization_row_and_week_figures(world):
 
 def test_overview_query_count_with_interactions(world, client):
     client.force_login(world.pm)
-    assert_flat_queries(client, reverse("portal:overview"), grow=grow_program(interactions=6), sizes=(12, 120))
+    assert_flat_queries(client, reverse("review:overview"), grow=grow_program(interactions=6), sizes=(12, 120))
 
 
 def test_customer_sees_only_shared_interactions_of_their_organization(world, client):

@@ -13,7 +13,7 @@ from tests.review.factories_review import grow_program, program
 @pytest.mark.parametrize("role", ["customer_a", "customer_b", "lead_a", "lead_b"])
 def test_overview_is_for_program_managers_only(world, client, role):
     client.force_login(getattr(world, role))
-    assert client.get(reverse("portal:overview")).status_code == 403
+    assert client.get(reverse("review:overview")).status_code == 403
     assert client.get(reverse("review:overview_csv", kwargs={"table": "organizations"})).status_code == 403
     assert client.get(reverse("review:review_list")).status_code == 403
 
@@ -22,7 +22,7 @@ def test_overview_is_for_program_managers_only(world, client, role):
 def test_program_manager_and_staff_see_every_organization(world, client, role):
     program(3, prefix="extra")
     client.force_login(getattr(world, role))
-    response = client.get(reverse("portal:overview"))
+    response = client.get(reverse("review:overview"))
     assert response.status_code == 200
     body = response.content.decode()
     assert MARKER_A in body and "Beta Works" in body and "Extra 0002" in body
@@ -33,7 +33,7 @@ def test_program_manager_and_staff_see_every_organization(world, client, role):
 def test_overview_query_count_does_not_grow(world, client):
     """12 and 120 organizations (each with clusters, quotas, reservations and interactions): same count."""
     client.force_login(world.pm)
-    url = reverse("portal:overview")
+    url = reverse("review:overview")
     # 13 on clusters and quotas, +7 interactions (pre-aggregates and probes), +4 health, the rest outcomes, the
     # active cycle (its name heads the outcomes) and the navigation's pending quota requests, +9 accelerator-hours
     # (the window and its reservations, the weeks and theirs, idle clusters, forecast, cost), +2 node remediation (the week's actions, the
@@ -47,7 +47,7 @@ def test_overview_query_count_does_not_grow(world, client):
 def test_organization_row_figures(world, client):
     orgs = program(2, clusters=4, prefix="row")
     client.force_login(world.pm)
-    data = client.get(reverse("portal:overview")).context["figures"]
+    data = client.get(reverse("review:overview")).context["figures"]
     row = next(o for o in data["organizations"] if o["slug"] == orgs[0].slug)
     assert row["clusters"] == {"ready": 1, "creating": 1, "failed": 1, "deleted": 1}
     assert row["clusters_total"] == 4
@@ -63,9 +63,9 @@ def test_organization_row_figures(world, client):
 
 def test_window_parameter_is_clamped(world, client):
     client.force_login(world.pm)
-    assert client.get(reverse("portal:overview"), {"window": "7"}).context["figures"]["window"] == 7
-    assert client.get(reverse("portal:overview"), {"window": "9999"}).context["figures"]["window"] == 365
-    assert client.get(reverse("portal:overview"), {"window": "x"}).context["figures"]["window"] == 28
+    assert client.get(reverse("review:overview"), {"window": "7"}).context["figures"]["window"] == 7
+    assert client.get(reverse("review:overview"), {"window": "9999"}).context["figures"]["window"] == 365
+    assert client.get(reverse("review:overview"), {"window": "x"}).context["figures"]["window"] == 28
 
 
 def test_organizations_without_records_get_no_invented_numbers(world):
@@ -94,7 +94,7 @@ def test_charts_carry_their_data_and_text_alternatives(world, client):
 
     program(1, prefix="chart", clusters=2)
     client.force_login(world.pm)
-    body = client.get(reverse("portal:overview")).content.decode()
+    body = client.get(reverse("review:overview")).content.decode()
     series = {m.group(1): json.loads(html.unescape(m.group(2)))
               for m in re.finditer(r'data-chart="([\w-]+)" data-series="([^"]*)"', body)}
     assert set(series) == {"open-per-week", "launches-per-day", "quota-by-type", "faults-per-week"}

@@ -11,12 +11,12 @@ import pytest
 from django.db import connection, connections, transaction
 from django.utils import timezone
 
+from portal.choices import OPEN_STATUSES, SEVERITIES_WORST_FIRST
 from portal.review import tallies
 from portal.review.figures.interactions import heatmap, interaction_figures
 from portal.review.figures.organizations import organization_rows
 from portal.review.figures.scope import CHART_WEEKS, Scope
 from portal.review.models import InteractionCount, InteractionWeek, TagMention
-from portal.vocabulary import OPEN_STATUSES, SEVERITIES_WORST_FIRST
 from tests.concurrency import race
 from workloads.interactions import services
 from workloads.interactions.models import ChallengeTag, Interaction

@@ -7,7 +7,7 @@ from rest_framework import serializers
 
 from portal.choices import REGION_CODES
 from portal.models import Organization
-from workloads import validators
+from workloads import usage, validators
 from workloads.models import CapacityReservation, InstanceQuota, QuotaChangeRequest, Workload
 
 
@@ -112,8 +112,6 @@ class InstanceQuotaSerializer(ModelCleanMixin, InstanceTypeFieldMixin, serialize
     def get_used(self, obj) -> int:
         held = self.context.get("held")
         if held is None:
-            from workloads import usage
-
             return usage.held_for(obj.organization_id, obj.instance_type_name, obj.region)
         return held.get((obj.organization_id, validators.base_instance_type(obj.instance_type_name), obj.region), 0)
 

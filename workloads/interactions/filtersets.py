@@ -5,11 +5,10 @@ from django.contrib.auth import get_user_model
 from django.db.models import Q
 from django.utils.translation import gettext_lazy as _
 
-from portal.choices import MembershipRole, Visibility
-from portal.filters import IsoDateTimeFilter
+from portal.choices import OPEN_STATUSES, InteractionStatus, MembershipRole, Severity, Visibility
+from portal.filter_fields import IsoDateTimeFilter
 from portal.forms import RestrictedFilterSet
 from portal.models import Organization
-from portal.vocabulary import OPEN_STATUSES, InteractionStatus, Severity
 from workloads.interactions.choices import InteractionKind
 from workloads.interactions.models import ChallengeTag, Interaction
 

@@ -13,9 +13,8 @@ from django.utils import timezone
 from django.utils.translation import gettext
 from django.utils.translation import gettext_lazy as _
 
-from portal.choices import Visibility
+from portal.choices import OPEN_STATUSES, InteractionStatus, Severity, Visibility
 from portal.querysets import RestrictedQuerySet
-from portal.vocabulary import OPEN_STATUSES, InteractionStatus, Severity
 from workloads.interactions.choices import HistoryKind, InteractionKind, SyncStatus
 
 # Real AWS: case-<account>-<year>-<16 hex>; the embedded endpoint uses letters beyond hex.

@@ -11,7 +11,7 @@ from django.db import connection
 from django.db.models import Q, QuerySet
 
 from portal import access
-from portal.vocabulary import InteractionStatus
+from portal.choices import InteractionStatus
 from workloads.interactions.models import Interaction
 
 

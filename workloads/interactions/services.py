@@ -10,10 +10,9 @@ from django.utils import timezone
 
 from portal import access, jobs, timeline
 from portal import escalation_targets as targets
-from portal.choices import TimelineKind
+from portal.choices import OPEN_STATUSES, InteractionStatus, TimelineKind
 from portal.models import EscalationTarget
 from portal.notifications import Event, notify
-from portal.vocabulary import OPEN_STATUSES, InteractionStatus
 from workloads.interactions import hooks, signals, watchers
 from workloads.interactions.choices import HistoryKind, InteractionKind
 from workloads.interactions.models import Interaction, InteractionComment

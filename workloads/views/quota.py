@@ -15,7 +15,7 @@ from django.views import View
 from portal import access, submissions
 from portal.cycle_filter import in_active_cycle
 from portal.generic import ObjectEditView, ObjectListView, ObjectView
-from workloads import history, services, usage
+from workloads import decision_facts, history, services, usage
 from workloads.choices import RequestStatus
 from workloads.filtersets import CapacityReservationFilterSet, InstanceQuotaFilterSet, QuotaChangeRequestFilterSet
 from workloads.forms import CapacityReservationForm, DecisionForm, InstanceQuotaForm, QuotaChangeRequestForm
@@ -135,8 +135,6 @@ class ChangeRequestView(ObjectView):
         req, user = self.object, self.request.user
         ctx["can_decide"] = req.status == RequestStatus.PENDING and access.can(user, access.APPROVE, req)
         if ctx["can_decide"]:
-            from workloads import decision_facts
-
             ctx["facts"] = decision_facts.for_request(req, user)
         ctx["can_edit"] = req.status == RequestStatus.PENDING and access.can(user, access.CHANGE, req)
         ctx.setdefault("decision_form", DecisionForm())

@@ -5,8 +5,8 @@ from django.contrib.auth.models import AnonymousUser
 from drf_spectacular.extensions import OpenApiAuthenticationExtension
 from rest_framework import authentication, exceptions, permissions
 
-from clusters.health import services
-from clusters.health.models import ClusterHealthConfig
+from clusters.health import services, validation
+from clusters.health.models import ClusterHealthConfig, ValidationJob
 from portal import access
 
 
@@ -61,8 +61,6 @@ class ValidationJobTokenAuthentication(authentication.BaseAuthentication):
     keyword = "Bearer"
 
     def authenticate(self, request):
-        from clusters.health import validation
-
         header = authentication.get_authorization_header(request).decode("latin-1").split()
         if not header or header[0] != self.keyword:
             return None
@@ -80,8 +78,6 @@ class ValidationJobTokenAuthentication(authentication.BaseAuthentication):
 
 class HasValidationJobToken(permissions.BasePermission):
     def has_permission(self, request, view):
-        from clusters.health.models import ValidationJob
-
         return isinstance(request.auth, ValidationJob)
 
 

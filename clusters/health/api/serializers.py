@@ -18,6 +18,7 @@ from clusters.health.models import (
     check_same_organization,
 )
 from clusters.models import Cluster
+from portal import access
 from workloads.interactions.models import Interaction
 
 
@@ -119,8 +120,6 @@ class VisibleClusterField(serializers.PrimaryKeyRelatedField):
         request = self.context.get("request")
         if request is None:
             return Cluster.objects.none()
-        from portal import access
-
         ids = access.organization_ids(request.user, access.CHANGE, self.model)
         qs = Cluster.objects.restrict(request.user).select_related("organization")
         return qs if ids is None else qs.filter(organization_id__in=ids)

@@ -8,9 +8,9 @@ from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
 
 from clusters.health.choices import Source
+from portal.choices import NodeVerdict
 from portal.jobs.models import Job
 from portal.querysets import RestrictedQuerySet
-from portal.vocabulary import NodeVerdict
 
 
 class HealthReport(models.Model):

@@ -1,7 +1,7 @@
 """Print a cluster's generated ParallelCluster configuration (YAML)."""
 from django.core.management.base import BaseCommand, CommandError
 
-from clusters import config
+from clusters.blueprints import pcluster_config
 from clusters.models import Cluster
 
 
@@ -15,7 +15,7 @@ class Command(BaseCommand):
         cluster = Cluster.objects.select_related("organization", "blueprint").filter(pk=cluster_id).first()
         if cluster is None:
             raise CommandError(f"No cluster with id {cluster_id}.")
-        text = config.for_cluster(cluster)
+        text = pcluster_config.for_cluster(cluster)
         if text is None:
             raise CommandError(f"Cluster {cluster} is not a ParallelCluster cluster "
                                f"({cluster.blueprint.slug if cluster.blueprint else 'no blueprint'}).")

@@ -6,7 +6,7 @@ from rest_framework import serializers
 
 from portal.engagement.choices import TRANSITIONS
 from portal.engagement.models import Escalation, Milestone, TrainedModel
-from portal.models import Cycle, EscalationTarget, Organization
+from portal.models import Cycle, EscalationTarget, Organization, active_cycle_id
 from workloads.interactions.models import Interaction
 
 
@@ -84,8 +84,6 @@ class MilestoneSerializer(_OwnOrganizationMixin, serializers.ModelSerializer):
     def validate(self, attrs):
         if self.instance is not None and "organization" in attrs and attrs["organization"] != self.instance.organization:
             raise serializers.ValidationError({"organization": "A milestone stays in its organization."})
-        from portal.models import active_cycle_id
-
         org = attrs.get("organization") or getattr(self.instance, "organization", None)
         kind = attrs.get("kind") or getattr(self.instance, "kind", None)
         cycle_id = self.instance.cycle_id if self.instance is not None else active_cycle_id()

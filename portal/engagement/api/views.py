@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from django.db import transaction
+from django.utils import timezone
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema
 from rest_framework import serializers
@@ -11,7 +12,7 @@ from rest_framework.response import Response
 
 from portal import access, submissions
 from portal.api.base import PortalModelViewSet, PortalReadOnlyViewSet
-from portal.engagement import cycles, services
+from portal.engagement import carry, cycles, services
 from portal.engagement.api.serializers import (
     CycleSerializer,
     CycleStartSummarySerializer,
@@ -126,10 +127,6 @@ class CycleViewSet(PortalReadOnlyViewSet):
         without ``starts_on``) archives the active cycle and carries what is live over at once (201); a later
         ``starts_on`` schedules the switch for that day (the answer's ``status`` is then "planned"). Send an
         ``Idempotency-Key`` to make a retried confirmation start one cycle."""
-        from django.utils import timezone
-
-        from portal.engagement import carry
-
         current = cycles.active()
         if current is None or not access.can(request.user, access.CHANGE, current):
             raise PermissionDenied("Program managers start the next cycle.")

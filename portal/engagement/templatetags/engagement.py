@@ -1,7 +1,8 @@
 """Template tags other apps' pages use to show engagement data without their views knowing about it."""
 from django import template
 
-from portal.engagement import services
+from portal.engagement import grafana, services
+from portal.engagement.choices import MilestoneKind
 
 register = template.Library()
 
@@ -16,15 +17,11 @@ def open_escalations_by_target(context):
 @register.inclusion_tag("engagement/htmx/outcomes_section.html")
 def outcomes_table(rows, cycle_name=""):
     """The outcomes of the overview's (or a frozen review's) figures: one cycle's (named when known)."""
-    from portal.engagement.choices import MilestoneKind
-
     return {"rows": rows or [], "kinds": MilestoneKind.choices, "cycle_name": cycle_name or ""}
 
 
 @register.inclusion_tag("engagement/htmx/grafana_links.html", takes_context=True)
 def grafana_links(context, cluster):
     """The organization's Grafana dashboards, for a cluster's health page."""
-    from portal.engagement import grafana
-
     request = context.get("request")
     return {"workspaces": grafana.workspaces(request.user, cluster.organization) if request is not None else []}

@@ -17,7 +17,7 @@ class Command(BaseCommand):
 
     def handle(self, *args, **options):
         try:
-            import polib
+            import polib  # deferred: polib is a development dependency
         except ImportError as exc:  # production installs only requirements.lock
             raise CommandError("polib is a development requirement: install requirements-dev.lock") from exc
         for root in settings.LOCALE_PATHS:

@@ -1,6 +1,7 @@
 """API shapes of the overview figures and of frozen reviews (described in /api/schema/)."""
 from rest_framework import serializers
 
+from portal.review import figures, services
 from portal.review.models import ActionItem, WeeklyReview
 
 
@@ -53,7 +54,5 @@ class WeeklyReviewDetailSerializer(WeeklyReviewSerializer):
         fields = [*WeeklyReviewSerializer.Meta.fields, "figures", "changes"]
 
     def get_changes(self, obj) -> list[dict]:
-        from portal.review import figures, services
-
         previous = services.previous_of(obj)
         return ChangeSerializer(figures.diff(previous.figures if previous else None, obj.figures), many=True).data

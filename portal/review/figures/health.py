@@ -10,8 +10,8 @@ from django.utils.translation import gettext_lazy as _
 from clusters.health import current
 from clusters.health.models import ClusterHealthState, GpuFault, ValidationRun
 from clusters.models import Cluster
+from portal.choices import worst_verdict
 from portal.review.figures.scope import Scope
-from portal.vocabulary import worst_verdict
 
 VERDICT_LABELS = {"degraded": _("degraded"), "reset_gpu": _("reset GPU"), "reboot": _("reboot node"),
                   "replace": _("replace node")}

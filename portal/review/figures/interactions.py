@@ -8,11 +8,11 @@ from collections import defaultdict
 from django.db.models import Count, OuterRef, Q, Subquery, Sum
 from django.urls import reverse
 
+from portal.choices import OPEN_STATUSES
+from portal.choices import SEVERITIES_WORST_FIRST as SEVERITIES
 from portal.models import Organization
 from portal.review.figures.scope import Scope, at, days, iso
 from portal.review.models import InteractionCount, InteractionWeek, TagMention
-from portal.vocabulary import OPEN_STATUSES
-from portal.vocabulary import SEVERITIES_WORST_FIRST as SEVERITIES
 from workloads.interactions.models import ChallengeTag, Interaction
 
 OUTSTANDING_LIMIT = 50

@@ -6,6 +6,7 @@ value. The markup matches the rest of the page's templates.
 """
 from __future__ import annotations
 
+import json
 from html import escape as _html_escape
 
 from django import template
@@ -85,6 +86,4 @@ def to_json(value) -> str:
     """JSON text for a ``data-*`` attribute (autoescaping then escapes its quotes). Chart data travels in
     attributes rather than ``<script type="application/json">`` blocks: every script tag on a page must be
     external or carry the CSP nonce."""
-    import json
-
     return json.dumps(value, separators=(",", ":"))

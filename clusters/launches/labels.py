@@ -11,6 +11,8 @@ import re
 from django.utils.translation import gettext, gettext_noop
 from django.utils.translation import gettext_lazy as _
 
+from portal.choices import REGIONS
+
 # Where splitting the CamelCase name would not read well.
 OVERRIDES = {
     "Os": _("Operating system"),
@@ -77,8 +79,6 @@ def parameter_label(name: str) -> str:
 
 def zone_choices() -> list:
     """Zones grouped by region, for a <select> with <optgroup>s."""
-    from portal.choices import REGIONS
-
     return [("", gettext("Choose a zone"))] + [
         (label, [(f"{code}{z}", f"{code}{z}") for z in ZONES.get(code, ("a", "b", "c"))]) for code, label in REGIONS
     ]

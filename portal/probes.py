@@ -7,6 +7,8 @@ from django.http import JsonResponse
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_safe
 
+from portal.celery import app
+
 
 def _database() -> tuple[bool, str]:
     try:
@@ -19,8 +21,6 @@ def _database() -> tuple[bool, str]:
 
 
 def _broker() -> tuple[bool, str]:
-    from portal.celery import app
-
     try:
         with app.connection_for_write() as conn:
             # One try, bounded by the broker's socket timeouts (portal/celery.py): a monitor gets its answer
@@ -32,8 +32,6 @@ def _broker() -> tuple[bool, str]:
 
 
 def _workers() -> tuple[bool, str]:
-    from portal.celery import app
-
     try:
         replies = app.control.ping(timeout=1.0)
     except Exception as exc:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from django import forms
 from django.contrib import messages
 from django.core.exceptions import PermissionDenied
+from django.db import transaction
 from django.shortcuts import get_object_or_404, redirect, render
 from django.utils import timezone
 from django.utils.translation import gettext
@@ -191,8 +192,6 @@ class ScheduleView(View):
         return self._render(form, scheduled=self._scheduled())
 
     def post(self, request, pk):
-        from django.db import transaction
-
         if not self._scheduled():
             return self._render(ScheduleForm(instance=self.object), status=400, scheduled=False)
         action = request.POST.get("action")

@@ -20,6 +20,7 @@ from clusters.choices import ClusterState
 from clusters.models import Cluster
 from portal import access
 from portal.models import Organization
+from workloads.models import InstanceQuota
 
 DEFAULT_TARGET = "p5.48xlarge=127,trn1.32xlarge=24"
 BUSY = (ClusterState.SCHEDULED, ClusterState.CREATING)
@@ -44,8 +45,6 @@ def measures_own_quota(user) -> bool:
 
 def own_quota(user) -> dict[str, int]:
     """Instance type → the instances the user's organizations' quotas allow today (all regions together)."""
-    from workloads.models import InstanceQuota
-
     goal: dict[str, int] = {}
     rows = (InstanceQuota.objects.restrict(user).active_on(timezone.localdate())
             .values("instance_type_name").annotate(n=Sum("count")).order_by())

@@ -13,6 +13,8 @@ from botocore.exceptions import BotoCoreError, ClientError
 
 from clusters import software
 from clusters.choices import ClusterState, StackRole
+from clusters.health.choices import AuthKind
+from clusters.health.models import ClusterHealthConfig
 from clusters.models import Cluster, LaunchJob, Stack
 from portal import aws
 
@@ -67,9 +69,6 @@ def upload_software(job: LaunchJob, cluster: Cluster, stack: Stack, inputs: dict
 
 def _fill_pull_settings(cluster: Cluster, endpoint: str, region: str) -> None:
     """Point the cluster's health pull at the workspace its nodes write to, unless someone set it."""
-    from clusters.health.choices import AuthKind
-    from clusters.health.models import ClusterHealthConfig
-
     settings, _ = ClusterHealthConfig.objects.get_or_create(cluster=cluster)
     if settings.pull_url:
         return

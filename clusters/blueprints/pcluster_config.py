@@ -2,7 +2,7 @@
 
 The blueprint's ``Custom::PclusterCluster`` property ``ClusterConfiguration`` is the one source;
 here it is evaluated with the cluster's parameters and the earlier stacks' outputs
-(:mod:`clusters.cfn_resolve`), so the printed YAML carries the same ``Iam``, storage, custom
+(:mod:`clusters.blueprints.cfn_resolve`), so the printed YAML carries the same ``Iam``, storage, custom
 actions, capacity wiring and placement as the deployed cluster. Values of stacks that do not exist
 yet (a preview) are shown as ``<network:PrivateSubnetId>`` placeholders.
 
@@ -16,7 +16,7 @@ from typing import Any
 
 import yaml
 
-from clusters import catalog, cfn_resolve
+from clusters.blueprints import catalog, cfn_resolve
 from clusters.choices import StackRole
 
 _WIRED_FROM = {"PublicSubnetId": "network", "PrivateSubnetId": "network", "SecurityGroupId": "network",

@@ -12,6 +12,8 @@ from django.views.generic import TemplateView
 from portal import access, submissions, versions
 from portal.engagement import outcomes
 from portal.engagement.choices import MilestoneKind
+from portal.engagement.cycles import active
+from portal.engagement.filtersets import OutcomeCycleFilterSet
 from portal.engagement.forms import MilestonesForm, TrainedModelForm
 from portal.engagement.models import Milestone, TrainedModel
 from portal.generic import ObjectEditView
@@ -86,9 +88,6 @@ class OutcomeListView(TemplateView):
 
     def get_context_data(self, **kwargs):
         """The active cycle's outcomes, or a past cycle's with ``?cycle=<id>`` (one cycle per row, never two)."""
-        from portal.engagement.cycles import active
-        from portal.engagement.filtersets import OutcomeCycleFilterSet
-
         ctx = super().get_context_data(**kwargs)
         filterset = OutcomeCycleFilterSet(self.request.GET or None, queryset=Milestone.objects.none(),
                                           request=self.request)

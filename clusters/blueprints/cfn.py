@@ -20,7 +20,7 @@ from typing import Any
 
 import yaml
 
-BLUEPRINTS_DIR = Path(__file__).resolve().parent / "blueprints"
+BLUEPRINTS_DIR = Path(__file__).resolve().parent
 
 KINDS = ("network", "storage", "parallelcluster", "hyperpod", "hyperpod-eks", "observability")
 

@@ -6,7 +6,7 @@ architect should not hand-write YAML to combine them. ``generate`` turns a small
 configuration file that ``pcluster create-cluster`` takes, and always switches on what accelerated
 training needs (EFA; GPU health checks on GPU nodes; a placement group unless a reservation or
 capacity block already places the nodes; NVMe at /scratch). The blueprint's own
-``ClusterConfiguration`` (printed by :mod:`clusters.config`) follows the same rules. ``validate`` catches
+``ClusterConfiguration`` (printed by :mod:`clusters.blueprints.pcluster_config`) follows the same rules. ``validate`` catches
 the structural mistakes ParallelCluster would reject, before a cluster launch is attempted; it also
 accepts the configuration as a mapping, the shape the CloudFormation custom resource receives.
 """

@@ -9,7 +9,7 @@ from functools import lru_cache
 
 from django.utils import timezone
 
-from clusters import cfn
+from clusters.blueprints import cfn
 from clusters.models import Blueprint
 
 # The stack each kind of blueprint plays in a cluster, and which kinds make a cluster on their own.
