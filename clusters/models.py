@@ -22,9 +22,11 @@ from clusters.choices import (
     Orchestrator,
     StackRole,
 )
-from portal.choices import REGION_CHOICES
+from portal import provider_errors, timeline
+from portal.choices import REGION_CHOICES, TimelineKind, Visibility
 from portal.jobs.models import Job
 from portal.models import cycle_field
+from portal.notifications import Event, notify
 from portal.querysets import RestrictedQuerySet
 
 # States in which a cluster holds (or is about to hold) its instances: they count against quota.
@@ -133,10 +135,6 @@ class Cluster(models.Model):
         reloads the copy and raises ``StateChanged``, so a stale copy never overwrites a newer state
         (a delete requested while a worker held the cluster in memory stays a delete).
         """
-        from portal import provider_errors, timeline
-        from portal.choices import TimelineKind, Visibility
-        from portal.notifications import Event, notify
-
         if not self.can_transition(to):
             raise IllegalTransition(f"{self}: {self.state} → {to} is not allowed")
         previous = self.state

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from clusters import launch
 from clusters.health import grafana_provision
+from clusters.launches import kubernetes
 from clusters.models import Cluster, LaunchJob
 from portal.aws import AwsError
 
@@ -44,8 +45,6 @@ def provision_dashboards(job: LaunchJob, cluster: Cluster) -> None:
 
 
 def apply_kubernetes(job: LaunchJob, cluster: Cluster) -> None:
-    from clusters.launches import kubernetes
-
     try:
         applied = kubernetes.install_stack(cluster)
     except kubernetes.KubernetesError as exc:

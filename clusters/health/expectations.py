@@ -16,12 +16,29 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from clusters import instance_types
 
-if TYPE_CHECKING:
-    from clusters.health.nccl import NcclResult
+
+class Run(Protocol):
+    """What a verdict reads of a parsed run: ``nccl.NcclResult`` and the nccom-test result both have it (named by
+    shape so this table imports neither parser)."""
+
+    collective: str
+    rows: list
+    nodes: int | None
+    gpus_per_node: int | None
+    gpu_model: str | None
+    hardware: str | None
+    peak_busbw: float
+    plateau_busbw: float | None
+    out_of_bounds: int | None
+    out_of_bounds_ok: bool | None
+    wrong_total: int
+    complete: bool
+    transport: str | None
+
 
 PASS, WARN, FAIL, NONE = "pass", "warn", "fail", "none"
 _LEVEL = {PASS: 0, WARN: 1, FAIL: 2}
@@ -155,7 +172,7 @@ def reference(instance_type: str | None, collective: str, nodes: int | None,
     return table[max(buckets)] if buckets else None
 
 
-def verdict(result: NcclResult, instance_type: str | None, nodes: int | None) -> Judgement:
+def verdict(result: Run, instance_type: str | None, nodes: int | None) -> Judgement:
     """Judge a run: data errors and a wrong transport fail it; bandwidth is compared when a reference
     exists; when nothing could be judged the verdict is ``none``."""
     findings: list[tuple[str, str]] = []
@@ -256,7 +273,7 @@ def _reference_type(result, itype, tool, multi_node, findings, notes, unjudged) 
     return types[0]
 
 
-def _bandwidth(result: NcclResult, nodes: int, ref: Reference) -> tuple[str, str]:
+def _bandwidth(result: Run, nodes: int, ref: Reference) -> tuple[str, str]:
     measured = result.plateau_busbw
     partial = measured is None
     if partial:

@@ -196,13 +196,6 @@ def host_of(labels: dict[str, str]) -> str:
     return instance.rsplit(":", 1)[0] if instance.count(":") == 1 else instance
 
 
-def parse(text: str | bytes | Iterable) -> Scrape:
-    """Parse one exposition (a string, bytes, a binary file, or an iterable of lines such as an open file)
-    into a ``Scrape``; raise ``ParseError`` for text we cannot use. The reading is ``reader.read``'s."""
-    from clusters.health import reader  # deferred: closes the cycle clusters.health.reader -> clusters.health.prometheus
-
-    return reader.read(text)
-
 
 # What a paste adds around a scrape. Each kind is removed with a note; nothing else is.
 # Shell prompts a command line can be pasted with: bash's ``user@host:path$``/``#``, RHEL's
@@ -295,12 +288,6 @@ class PastedLines:
             self._note("Markdown code fences were removed")
             return None
         return line
-
-
-def parse_stream(stream) -> Scrape:
-    """Parse an exposition read as it streams (a binary file over a gzip body, read in blocks), never
-    holding the whole text; the same reader as :func:`parse`."""
-    return parse(stream)
 
 
 def parse_families(families: Iterable[Metric]) -> Scrape:

@@ -35,7 +35,8 @@ from django.utils import timezone
 from clusters.health import bodies, current, services
 from clusters.health.choices import Source
 from clusters.health.models import HealthPush, PushStatus
-from clusters.health.prometheus import ParseError, parse_stream
+from clusters.health.prometheus import ParseError
+from clusters.health.reader import parse_stream
 from portal import jobs
 from portal.jobs import registry
 

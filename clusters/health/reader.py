@@ -714,3 +714,15 @@ def oracle_parse(text: str) -> Scrape:
     scrape.notes = lines.notes + scrape.notes
     scrape.excerpt = lines.elided
     return scrape
+
+
+def parse(text: str | bytes | Iterable) -> Scrape:
+    """Parse one exposition (a string, bytes, a binary file, or an iterable of lines such as an open file)
+    into a ``Scrape``; raise ``ParseError`` for text we cannot use. Every caller reads through this one entry."""
+    return read(text)
+
+
+def parse_stream(stream) -> Scrape:
+    """Parse an exposition read as it streams (a binary file over a gzip body, read in blocks), never
+    holding the whole text; the same reader as :func:`parse`."""
+    return read(stream)

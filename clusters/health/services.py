@@ -28,7 +28,8 @@ from clusters.health.models import (
     NodeHealth,
     ValidationRun,
 )
-from clusters.health.prometheus import ParseError, Scrape, parse
+from clusters.health.prometheus import ParseError, Scrape
+from clusters.health.reader import parse
 from clusters.health.summary import HealthSummary, summarize
 from clusters.models import Cluster
 from portal import timeline

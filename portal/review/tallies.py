@@ -203,9 +203,6 @@ def copy_mentions(organization_id: int, *, model, mention_model=TagMention) -> N
 
 
 def connect() -> None:
-
-    from workloads.interactions.models import Interaction
-
     pre_save.connect(before_write, sender=Interaction, dispatch_uid="review-tally-pre-save")
     post_save.connect(after_save, sender=Interaction, dispatch_uid="review-tally-post-save")
     pre_delete.connect(before_write, sender=Interaction, dispatch_uid="review-tally-pre-delete")

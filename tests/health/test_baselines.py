@@ -4,7 +4,7 @@ from __future__ import annotations
 import math
 
 from clusters.health import baselines
-from clusters.health.prometheus import parse
+from clusters.health.reader import parse
 from clusters.health.summary import summarize
 from tests.health.factories_health import sample
 

@@ -4,7 +4,8 @@ from pathlib import Path
 
 import pytest
 
-from clusters.health.prometheus import ParseError, host_of, parse
+from clusters.health.prometheus import ParseError, host_of
+from clusters.health.reader import parse
 
 DATA = Path(__file__).resolve().parents[1] / "data"
 

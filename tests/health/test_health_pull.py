@@ -15,7 +15,7 @@ import requests
 from clusters.health import prometheus_pull, services
 from clusters.health.choices import AuthKind
 from clusters.health.models import ClusterHealthConfig, HealthReport
-from clusters.health.prometheus import parse
+from clusters.health.reader import parse
 from clusters.health.summary import summarize
 from clusters.health.tasks import pull_all, pull_cluster
 from portal import outbound

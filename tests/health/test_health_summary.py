@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 
 from clusters.health import baselines
-from clusters.health.prometheus import parse
+from clusters.health.reader import parse
 from clusters.health.summary import VERDICTS, summarize, worse
 from clusters.instance_types import UnknownInstanceType
 

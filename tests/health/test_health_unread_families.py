@@ -10,7 +10,8 @@ from prometheus_client.parser import text_fd_to_metric_families
 
 from clusters.health import pushes, services
 from clusters.health.models import GpuFault, HealthPush, NodeHealth
-from clusters.health.prometheus import ParseError, parse, parse_families
+from clusters.health.prometheus import ParseError, parse_families
+from clusters.health.reader import parse
 from tests.health.factories_health import ClusterFactory, sample
 
 SCRAPE = sample("dcgm_p5_xid79_missing_gpu.prom") + sample("efa_p5_two_nodes.prom")

@@ -12,7 +12,7 @@ import pytest
 
 from clusters.health import expectations, nccl, nccom, runs
 from clusters.health.nccl import NcclParseError
-from clusters.health.prometheus import parse
+from clusters.health.reader import parse
 
 REAL = Path(__file__).resolve().parent / "data" / "real"
 

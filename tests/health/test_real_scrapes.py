@@ -10,7 +10,8 @@ import pytest
 from django.urls import reverse
 
 from clusters.health import services
-from clusters.health.prometheus import ParseError, parse
+from clusters.health.prometheus import ParseError
+from clusters.health.reader import parse
 from clusters.health.summary import summarize
 from tests.health.factories_health import ClusterFactory
 

@@ -13,6 +13,7 @@ from django.utils.translation import gettext_lazy as _
 from simple_history.models import HistoricalRecords
 
 from portal.choices import MembershipRole
+from portal.models import Membership
 from portal.querysets import RestrictedQuerySet
 from workloads import validators
 from workloads.choices import (
@@ -149,12 +150,9 @@ class Workload(models.Model):
                 add("data_repository_path", gettext("A file system path starts with /."))
             if not self.s3_bucket:
                 add("s3_bucket", gettext("A data repository association needs an S3 bucket."))
-        if self.lead_sa_id and self.organization_id:
-            from portal.models import Membership
-
-            if not Membership.objects.filter(
-                user_id=self.lead_sa_id, organization_id=self.organization_id, role=MembershipRole.LEAD_SA
-            ).exists():
-                add("lead_sa", gettext("The lead SA must be a lead solutions architect of this organization."))
+        if self.lead_sa_id and self.organization_id and not Membership.objects.filter(
+            user_id=self.lead_sa_id, organization_id=self.organization_id, role=MembershipRole.LEAD_SA
+        ).exists():
+            add("lead_sa", gettext("The lead SA must be a lead solutions architect of this organization."))
         if errors:
             raise ValidationError(errors)
