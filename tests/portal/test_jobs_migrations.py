@@ -18,7 +18,8 @@ def test_dispatch_flags_become_times_and_queued_at_is_kept():
         Organization = old.get_model("portal", "Organization")
         Cluster = old.get_model("clusters", "Cluster")
         org = Organization.objects.create(name="Before", slug="before", aws_account_id="123456789012")
-        cluster = Cluster.objects.create(organization=org, name="before-jobs", region="ap-northeast-1")
+        cluster = Cluster.objects.create(organization=org, name="before-jobs", region="ap-northeast-1", node_count=2,
+                                         instance_type="p5.48xlarge")
         LaunchJob = old.get_model("clusters", "LaunchJob")
         sent, unsent = LaunchJob.objects.create(cluster=cluster, dispatched=True), LaunchJob.objects.create(cluster=cluster)
         ValidationJob = old.get_model("health", "ValidationJob")
