@@ -1,7 +1,19 @@
 from django.contrib import admin
 from django.contrib.auth.admin import UserAdmin
+from simple_history.admin import SimpleHistoryAdmin
 
-from portal.models import Membership, NotificationDelivery, NotificationSetting, Organization, TimelineEntry, User
+from portal.models import (
+    Cycle,
+    CycleParticipation,
+    EscalationTarget,
+    Membership,
+    NotificationDelivery,
+    NotificationSetting,
+    Organization,
+    Specialist,
+    TimelineEntry,
+    User,
+)
 
 
 @admin.register(User)
@@ -41,3 +53,31 @@ class NotificationDeliveryAdmin(admin.ModelAdmin):
     list_display = ("created", "channel", "title", "status", "attempts", "error")
     list_filter = ("status", "channel")
     readonly_fields = [f.name for f in NotificationDelivery._meta.fields]
+
+
+class SpecialistInline(admin.TabularInline):
+    model = Specialist
+    extra = 0
+    autocomplete_fields = ["user"]
+
+
+@admin.register(EscalationTarget)
+class EscalationTargetAdmin(admin.ModelAdmin):
+    """Targets come from portal/escalation_targets.py; staff manage who answers for each team here."""
+
+    list_display = ("name", "slug", "kind")
+    readonly_fields = ("slug",)
+    inlines = [SpecialistInline]
+
+
+class ParticipationInline(admin.TabularInline):
+    model = CycleParticipation
+    extra = 0
+    filter_horizontal = ["lead_sas"]
+
+
+@admin.register(Cycle)
+class CycleAdmin(SimpleHistoryAdmin):
+    list_display = ("name", "number", "status", "starts_on", "ends_on")
+    inlines = [ParticipationInline]
+    filter_horizontal = ["blueprints"]

@@ -6,7 +6,7 @@ import re
 from django.core.exceptions import ValidationError
 from django.utils.translation import gettext
 
-from clusters import instance_types
+from portal import instance_types
 from portal.choices import REGION_CODES
 
 

@@ -21,10 +21,10 @@ from decimal import ROUND_HALF_EVEN, Decimal
 
 from django.contrib.contenttypes.models import ContentType
 
-from clusters import instance_types
 from clusters.choices import ClusterState
 from clusters.health.models import HealthReport
 from clusters.models import Cluster
+from portal import instance_types
 from portal.models import TimelineEntry
 
 HOUR = datetime.timedelta(hours=1)

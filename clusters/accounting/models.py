@@ -1,7 +1,7 @@
 """Stored accelerator-hours per cluster: one row per hour for recent weeks, one per day after that.
 
 The unit is one accelerator for one hour: a GPU on P and G instances, a Trainium chip on Trn instances
-(``clusters.instance_types.InstanceType.accelerator_count``). Pages and exports call it "GPU-hours" where every
+(``portal.instance_types.InstanceType.accelerator_count``). Pages and exports call it "GPU-hours" where every
 accelerator is a GPU and "accelerator-hours" otherwise; the columns keep the issue's ``gpu_hours_*`` names.
 
 Rows are figures, not samples, so a year of a program stays small (``docs/DECISIONS.md``): hourly rows older

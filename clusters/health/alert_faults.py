@@ -22,7 +22,6 @@ from django.db import transaction
 from django.db.models import Count, Q
 from django.utils import timezone
 
-from clusters import instance_types
 from clusters.health import alerts, xid
 from clusters.health.models import ClusterHealthState, GpuFault
 from clusters.health.prometheus import EfaReading, GpuReading, Scrape, host_of
@@ -30,6 +29,7 @@ from clusters.health.services import _announce
 from clusters.health.summary import DEGRADED, STATE_VERSION, Fault, summarize
 from clusters.health.thresholds import EFA_THRESHOLDS
 from clusters.models import Cluster
+from portal import instance_types
 from portal.choices import FAULT_SEVERITY_RANK
 from portal.weeks import week_of
 

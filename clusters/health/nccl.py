@@ -40,8 +40,8 @@ from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field, replace
 from statistics import median
 
-from clusters import instance_types
 from clusters.health import expectations
+from portal import instance_types
 
 COLLECTIVES: tuple[str, ...] = (
     "all_reduce", "all_gather", "reduce_scatter", "alltoall", "broadcast", "reduce", "sendrecv",

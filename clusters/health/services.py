@@ -17,7 +17,6 @@ from django.db.models import Count, Min, Q
 from django.urls import reverse
 from django.utils import timezone
 
-from clusters import instance_types
 from clusters.health import current, faults, nccl, runs, stalls
 from clusters.health.choices import RunVerdict
 from clusters.health.models import (
@@ -32,7 +31,7 @@ from clusters.health.prometheus import ParseError, Scrape
 from clusters.health.reader import parse
 from clusters.health.summary import HealthSummary, summarize
 from clusters.models import Cluster
-from portal import timeline
+from portal import instance_types, timeline
 from portal.choices import VERDICT_RANK, Severity, Visibility
 from portal.notifications import Event, notify
 

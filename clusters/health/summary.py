@@ -13,12 +13,12 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
 
-from clusters import instance_types
 from clusters.health import baselines
 from clusters.health import xid as xids
 from clusters.health.prometheus import EFA_FIELDS, EfaReading, GpuReading, Scrape
 from clusters.health.reader import parse
 from clusters.health.thresholds import EFA_THRESHOLDS, exceeds
+from portal import instance_types
 from portal.choices import VERDICT_RANK as _RANK
 from portal.choices import VERDICTS
 

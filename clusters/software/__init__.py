@@ -27,7 +27,7 @@ from pathlib import Path
 
 import yaml
 
-from clusters import instance_types
+from portal import instance_types
 
 SOFTWARE_DIR = Path(__file__).resolve().parent
 CURRENT_VERSION = "2026.12.0"

@@ -1,23 +1,6 @@
 from django.contrib import admin
-from simple_history.admin import SimpleHistoryAdmin
 
 from portal.engagement.models import Escalation, Milestone, SlackCapture, SlackChannelLink, SlackUserLink, TrainedModel
-from portal.models import Cycle, CycleParticipation, EscalationTarget, Specialist
-
-
-class SpecialistInline(admin.TabularInline):
-    model = Specialist
-    extra = 0
-    autocomplete_fields = ["user"]
-
-
-@admin.register(EscalationTarget)
-class EscalationTargetAdmin(admin.ModelAdmin):
-    """Targets come from portal/escalation_targets.py; staff manage who answers for each team here."""
-
-    list_display = ("name", "slug", "kind")
-    readonly_fields = ("slug",)
-    inlines = [SpecialistInline]
 
 
 @admin.register(Escalation)
@@ -51,19 +34,6 @@ class SlackCaptureAdmin(admin.ModelAdmin):
     list_filter = ("status",)
     readonly_fields = [f.name for f in SlackCapture._meta.fields]
     search_fields = ("channel_id", "message_ts", "error")
-
-
-class ParticipationInline(admin.TabularInline):
-    model = CycleParticipation
-    extra = 0
-    filter_horizontal = ["lead_sas"]
-
-
-@admin.register(Cycle)
-class CycleAdmin(SimpleHistoryAdmin):
-    list_display = ("name", "number", "status", "starts_on", "ends_on")
-    inlines = [ParticipationInline]
-    filter_horizontal = ["blueprints"]
 
 
 @admin.register(Milestone)

@@ -2,8 +2,8 @@
 
 import pytest
 
-from clusters import instance_types
 from clusters.health import xid
+from portal import instance_types
 
 
 def test_get_accepts_sagemaker_prefix_and_case():

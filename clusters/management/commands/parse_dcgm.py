@@ -8,8 +8,8 @@ from django.core.management.base import BaseCommand, CommandError
 
 from clusters.health.prometheus import ParseError
 from clusters.health.summary import summarize
-from clusters.instance_types import UnknownInstanceType
 from clusters.management.commands._input import read_input
+from portal.instance_types import UnknownInstanceType
 
 
 class Command(BaseCommand):

@@ -12,7 +12,7 @@ from django.utils import timezone
 from django.utils.translation import gettext
 from django.utils.translation import gettext_lazy as _
 
-from clusters import instance_types
+from portal import instance_types
 from portal.engagement.choices import MilestoneKind, Modality
 from portal.models import cycle_field
 from portal.querysets import RestrictedQuerySet
