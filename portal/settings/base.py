@@ -166,7 +166,7 @@ WHITENOISE_USE_FINDERS = True
 # Request bodies: uploads (NCCL logs, Prometheus text) are bounded; larger bodies get 413.
 DATA_UPLOAD_MAX_MEMORY_SIZE = env.int("DATA_UPLOAD_MAX_MEMORY_SIZE", default=10 * 1024 * 1024)
 FILE_UPLOAD_MAX_MEMORY_SIZE = DATA_UPLOAD_MAX_MEMORY_SIZE
-# Multipart uploads over this size are refused while they stream in (portal/uploads.py), with 413.
+# Multipart uploads over this size are refused while they stream in (portal/upload_limits.py), with 413.
 FILE_UPLOAD_MAX_BYTES = env.int("FILE_UPLOAD_MAX_BYTES", default=16 * 1024 * 1024)
 FILE_UPLOAD_HANDLERS = [
     "portal.upload_limits.SizeLimitedUploadHandler",
