@@ -22,7 +22,6 @@ def _redis_reachable(host: str = "127.0.0.1", port: int = 6379) -> bool:
 
 # "gw0", "gw1", ... in an xdist worker process (xdist sets it before the settings load); None in a serial run.
 XDIST_WORKER = os.environ.get("PYTEST_XDIST_WORKER") or None
-_worker_index = int(XDIST_WORKER[2:]) if XDIST_WORKER else 0
 
 
 def worker_redis_url(url: str, index: int, default_db: int | None = None) -> str:
@@ -40,16 +39,31 @@ def worker_redis_url(url: str, index: int, default_db: int | None = None) -> str
     return f"{match.group(1)}/{db}"
 
 
-# The environment is rewritten once: processes the tests start (a Celery worker) inherit it already moved.
-_moved = os.environ.get("PORTAL_TEST_REDIS_MOVED_FOR") == (XDIST_WORKER or "main")
-if not os.environ.get("REDIS_URL") and _redis_reachable():
-    os.environ["REDIS_URL"] = worker_redis_url("redis://127.0.0.1:6379/15", _worker_index, default_db=15)
-elif os.environ.get("REDIS_URL") and not _moved:
-    os.environ["REDIS_URL"] = worker_redis_url(os.environ["REDIS_URL"], _worker_index)
-for _name in ("CELERY_BROKER_URL", "CELERY_RESULT_BACKEND"):
-    if os.environ.get(_name, "").startswith("redis://") and not _moved:
-        os.environ[_name] = worker_redis_url(os.environ[_name], _worker_index)
-os.environ["PORTAL_TEST_REDIS_MOVED_FOR"] = XDIST_WORKER or "main"
+DEFAULT_TEST_REDIS = "redis://127.0.0.1:6379/15"
+
+
+def move_redis_env(environ, worker: str | None, reachable=_redis_reachable) -> None:
+    """Point this process's Redis URLs at its worker's database, once per process: a process the tests start (a
+    Celery worker) inherits the environment already moved. Without ``REDIS_URL`` the default database is used,
+    counting down per worker; the pytest-xdist controller loads these settings first and its workers inherit what
+    it wrote, so the flag ``PORTAL_TEST_REDIS_DEFAULT`` tells a worker the URL is still the default."""
+    me = worker or "main"
+    if environ.get("PORTAL_TEST_REDIS_MOVED_FOR") == me:
+        return
+    index = int(worker[2:]) if worker else 0
+    if not environ.get("REDIS_URL") or environ.get("PORTAL_TEST_REDIS_DEFAULT") == "1":
+        if reachable():
+            environ["REDIS_URL"] = worker_redis_url(DEFAULT_TEST_REDIS, index, default_db=15)
+            environ["PORTAL_TEST_REDIS_DEFAULT"] = "1"
+    else:
+        environ["REDIS_URL"] = worker_redis_url(environ["REDIS_URL"], index)
+    for name in ("CELERY_BROKER_URL", "CELERY_RESULT_BACKEND"):
+        if environ.get(name, "").startswith("redis://"):
+            environ[name] = worker_redis_url(environ[name], index)
+    environ["PORTAL_TEST_REDIS_MOVED_FOR"] = me
+
+
+move_redis_env(os.environ, XDIST_WORKER)
 
 from .base import *  # noqa: F403
 from .base import REDIS_URL, REST_FRAMEWORK, env

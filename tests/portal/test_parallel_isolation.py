@@ -8,7 +8,7 @@ import pytest
 from django.conf import settings
 
 from portal.models import Organization
-from portal.settings.test import worker_redis_url
+from portal.settings.test import move_redis_env, worker_redis_url
 from tests.conftest import MARKER_A
 
 
@@ -37,6 +37,40 @@ def test_each_process_moves_to_the_redis_database_of_its_index():
     assert worker_redis_url("redis://127.0.0.1:6379/7", 2) == "redis://127.0.0.1:6379/9"
     assert worker_redis_url("redis://127.0.0.1:6379", 1) == "redis://127.0.0.1:6379/1"
     assert worker_redis_url("redis://127.0.0.1:6379/15", 1, default_db=15) == "redis://127.0.0.1:6379/14"
+
+
+def _controller_then_worker(environ: dict, worker: str) -> tuple[dict, dict]:
+    """What xdist does: the controller loads the settings first, each worker inherits its environment."""
+    controller = dict(environ)
+    move_redis_env(controller, None, reachable=lambda: True)
+    inherited = dict(controller)
+    move_redis_env(inherited, worker, reachable=lambda: True)
+    return controller, inherited
+
+
+def test_without_redis_url_each_worker_counts_down_from_the_default():
+    controller, gw1 = _controller_then_worker({}, "gw1")
+    assert controller["REDIS_URL"] == "redis://127.0.0.1:6379/15"
+    assert gw1["REDIS_URL"] == "redis://127.0.0.1:6379/14"
+    assert _controller_then_worker({}, "gw3")[1]["REDIS_URL"] == "redis://127.0.0.1:6379/12"
+    # A Celery worker the test process starts inherits the moved environment and keeps it.
+    celery = dict(gw1)
+    move_redis_env(celery, "gw1", reachable=lambda: True)
+    assert celery["REDIS_URL"] == "redis://127.0.0.1:6379/14"
+
+
+def test_a_given_redis_url_counts_up_per_worker():
+    controller, gw2 = _controller_then_worker(
+        {"REDIS_URL": "redis://127.0.0.1:6379/10", "CELERY_BROKER_URL": "redis://127.0.0.1:6379/10"}, "gw2")
+    assert controller["REDIS_URL"] == "redis://127.0.0.1:6379/10"
+    assert gw2["REDIS_URL"] == gw2["CELERY_BROKER_URL"] == "redis://127.0.0.1:6379/12"
+    assert "PORTAL_TEST_REDIS_DEFAULT" not in gw2
+
+
+def test_without_redis_the_url_stays_unset():
+    environ: dict = {}
+    move_redis_env(environ, "gw1", reachable=lambda: False)
+    assert "REDIS_URL" not in environ
 
 
 def test_a_database_past_15_stops_the_run_with_the_fix():
