@@ -48,8 +48,9 @@ def move_redis_env(environ, worker: str | None, reachable=_redis_reachable) -> N
     counting down per worker; the pytest-xdist controller loads these settings first and its workers inherit what
     it wrote, so the flag ``PORTAL_TEST_REDIS_DEFAULT`` tells a worker the URL is still the default."""
     me = worker or "main"
-    if environ.get("PORTAL_TEST_REDIS_MOVED_FOR") == me:
-        return
+    moved_for = environ.get("PORTAL_TEST_REDIS_MOVED_FOR")
+    if moved_for == me or (moved_for and worker is None):
+        return  # moved already: by this process, or by the test process that started this one
     index = int(worker[2:]) if worker else 0
     if not environ.get("REDIS_URL") or environ.get("PORTAL_TEST_REDIS_DEFAULT") == "1":
         if reachable():

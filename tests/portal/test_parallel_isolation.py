@@ -53,10 +53,12 @@ def test_without_redis_url_each_worker_counts_down_from_the_default():
     assert controller["REDIS_URL"] == "redis://127.0.0.1:6379/15"
     assert gw1["REDIS_URL"] == "redis://127.0.0.1:6379/14"
     assert _controller_then_worker({}, "gw3")[1]["REDIS_URL"] == "redis://127.0.0.1:6379/12"
-    # A Celery worker the test process starts inherits the moved environment and keeps it.
-    celery = dict(gw1)
-    move_redis_env(celery, "gw1", reachable=lambda: True)
-    assert celery["REDIS_URL"] == "redis://127.0.0.1:6379/14"
+    # A Celery worker the test process starts inherits the moved environment and keeps it, whether or not it
+    # inherits the xdist worker's name too.
+    for name in ("gw1", None):
+        celery = dict(gw1)
+        move_redis_env(celery, name, reachable=lambda: True)
+        assert celery["REDIS_URL"] == "redis://127.0.0.1:6379/14"
 
 
 def test_a_given_redis_url_counts_up_per_worker():
@@ -65,6 +67,9 @@ def test_a_given_redis_url_counts_up_per_worker():
     assert controller["REDIS_URL"] == "redis://127.0.0.1:6379/10"
     assert gw2["REDIS_URL"] == gw2["CELERY_BROKER_URL"] == "redis://127.0.0.1:6379/12"
     assert "PORTAL_TEST_REDIS_DEFAULT" not in gw2
+    celery = dict(gw2)
+    move_redis_env(celery, None, reachable=lambda: True)
+    assert celery["REDIS_URL"] == "redis://127.0.0.1:6379/12"
 
 
 def test_without_redis_the_url_stays_unset():
