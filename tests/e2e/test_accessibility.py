@@ -24,7 +24,7 @@ BLOCKING = {"serious", "critical"}
 @pytest.fixture
 def program_pages(world):
     """Enough of a program for every main page to show real rows."""
-    from tests.workloads.factories_interactions import InteractionFactory
+    from tests.interactions.factories_interactions import InteractionFactory
     from tests.workloads.factories_workloads import (
         CapacityReservationFactory,
         InstanceQuotaFactory,

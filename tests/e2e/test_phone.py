@@ -12,7 +12,7 @@ from tests.e2e.conftest import LOCALES, SHOTS, sign_in
 from tests.e2e.test_accessibility import _axe
 from tests.engagement.factories_engagement import EscalationFactory, TrainedModelFactory, specialist
 from tests.health.factories_health import ClusterFactory, sample
-from tests.workloads.factories_interactions import InteractionFactory
+from tests.interactions.factories_interactions import InteractionFactory
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 

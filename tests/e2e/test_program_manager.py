@@ -8,7 +8,7 @@ pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 def test_overview_freeze_and_csv(page, live_server, world):
     from portal.review.models import WeeklyReview
-    from tests.workloads.factories_interactions import InteractionFactory
+    from tests.interactions.factories_interactions import InteractionFactory
 
     InteractionFactory(organization=world.org_a, owner=world.lead_a, summary="NCCL falls back to sockets", severity="high")
     sign_in(page, live_server, "pm")

@@ -6,7 +6,7 @@ from portal import escalation_targets as targets
 from portal.engagement.models import Escalation, TrainedModel
 from portal.models import Cycle, CycleParticipation, EscalationTarget, Specialist
 from tests.factories import OrganizationFactory, UserFactory
-from tests.workloads.factories_interactions import InteractionFactory
+from tests.interactions.factories_interactions import InteractionFactory
 
 
 def target(slug: str = "frameworks") -> EscalationTarget:

@@ -14,7 +14,7 @@ from portal import access
 from portal.models import Cycle, CycleParticipation
 from tests.clusters.factories_clusters import ready_cluster
 from tests.health.factories_health import sample
-from tests.workloads.factories_interactions import EnablementSessionFactory
+from tests.interactions.factories_interactions import EnablementSessionFactory
 from tests.workloads.factories_workloads import InstanceQuotaFactory, QuotaChangeRequestFactory
 from workloads.enablement.models import EnablementAttendance
 from workloads.models import InstanceQuota, QuotaChangeRequest

@@ -16,7 +16,7 @@ from django.utils import timezone
 from portal.models import Cycle, CycleParticipation
 from portal.review.models import WeeklyReview, week_start_of
 from tests.clusters.factories_clusters import ClusterFactory
-from tests.workloads.factories_interactions import EnablementSessionFactory
+from tests.interactions.factories_interactions import EnablementSessionFactory
 from tests.workloads.factories_workloads import CapacityReservationFactory, InstanceQuotaFactory
 from workloads.models import CapacityReservation, InstanceQuota
 

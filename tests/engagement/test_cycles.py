@@ -11,7 +11,7 @@ from django.utils import timezone
 from portal.engagement import cycles
 from portal.engagement.models import Milestone, TrainedModel
 from portal.models import Cycle, CycleParticipation
-from tests.workloads.factories_interactions import (
+from tests.interactions.factories_interactions import (
     AttendanceFactory,
     EnablementSessionFactory,
     InteractionFactory,

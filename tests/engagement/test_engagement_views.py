@@ -3,7 +3,7 @@ from portal.engagement.models import Escalation, Milestone, TrainedModel
 from portal.models import Cycle
 from tests import viewtests
 from tests.engagement.factories_engagement import CycleFactory, EscalationFactory, TrainedModelFactory
-from tests.workloads.factories_interactions import InteractionFactory
+from tests.interactions.factories_interactions import InteractionFactory
 
 
 class EscalationCase(viewtests.ModelCase):

@@ -11,7 +11,7 @@ from portal.models import NotificationDelivery, NotificationSetting
 from portal.notifications import deliver
 from tests.engagement.factories_engagement import specialist, target
 from tests.factories import MembershipFactory, UserFactory
-from tests.workloads.factories_interactions import InteractionFactory
+from tests.interactions.factories_interactions import InteractionFactory
 
 pytestmark = pytest.mark.django_db
 

@@ -10,8 +10,8 @@ from portal.engagement import services
 from portal.engagement.models import Escalation
 from portal.models import TimelineEntry
 from tests.engagement.factories_engagement import EscalationFactory, specialist, target
+from tests.interactions.factories_interactions import InteractionFactory
 from tests.queries import assert_flat_queries
-from tests.workloads.factories_interactions import InteractionFactory
 from workloads.interactions.models import Interaction, InteractionComment
 
 pytestmark = pytest.mark.django_db

@@ -208,7 +208,7 @@ def test_shortcut_needs_a_mapped_user_a_linked_channel_and_the_right_to_log(
 
 def test_slash_command_shows_status_to_members_only(client, world, linked, slack_api):
     from tests.clusters.factories_clusters import ready_cluster
-    from tests.workloads.factories_interactions import InteractionFactory
+    from tests.interactions.factories_interactions import InteractionFactory
 
     ready_cluster(world.org_a, name="alpha-p5")
     InteractionFactory(organization=world.org_a, visibility="shared")

@@ -10,7 +10,7 @@ from portal.engagement.models import SlackThread
 from portal.models import NotificationDelivery
 from portal.notifications import MAX_RETRIES, Event, deliver, notify, sweep_pending
 from tests.faults.test_broker_down import private_redis  # noqa: F401 - fixture
-from tests.workloads.factories_interactions import InteractionFactory
+from tests.interactions.factories_interactions import InteractionFactory
 
 pytestmark = pytest.mark.django_db
 

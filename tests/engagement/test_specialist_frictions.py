@@ -9,7 +9,7 @@ from django.urls import reverse
 
 from portal.engagement import services
 from tests.engagement.factories_engagement import specialist, target
-from tests.workloads.factories_interactions import InteractionFactory
+from tests.interactions.factories_interactions import InteractionFactory
 
 pytestmark = pytest.mark.django_db
 

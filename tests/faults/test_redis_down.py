@@ -33,7 +33,7 @@ from tests.clusters.factories_clusters import launched_cluster, ready_cluster
 from tests.engagement.conftest import SECRET, TEAM, linked, slack_api  # noqa: F401 - fixtures
 from tests.faults.test_broker_down import PrivateRedis
 from tests.health.factories_health import ClusterFactory, sample
-from tests.workloads.factories_interactions import InteractionFactory
+from tests.interactions.factories_interactions import InteractionFactory
 from tests.workloads.factories_workloads import InstanceQuotaFactory
 
 pytestmark = pytest.mark.django_db(transaction=True)  # senders send after commit: real commits

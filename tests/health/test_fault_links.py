@@ -9,8 +9,8 @@ from clusters.health.models import INTERACTION_OTHER_ORGANIZATION, GpuFault
 from portal import access
 from tests.factories import MembershipFactory, UserFactory
 from tests.health.factories_health import ClusterFactory, GpuFaultFactory
+from tests.interactions.factories_interactions import InteractionFactory
 from tests.queries import assert_flat_queries
-from tests.workloads.factories_interactions import InteractionFactory
 
 INTERNAL = "ZZ-INTERNAL-ONLY suspect a bad HBM stack"
 SHARED = "NCCL hangs on node-3"

@@ -4,7 +4,7 @@ from clusters.health.models import GpuFault, HealthReport, ValidationRun
 from clusters.models import Cluster
 from tests import viewtests
 from tests.health.factories_health import ClusterFactory, GpuFaultFactory, sample, validation_run
-from tests.workloads.factories_interactions import InteractionFactory
+from tests.interactions.factories_interactions import InteractionFactory
 
 XID79 = "dcgm_p5_xid79_missing_gpu.prom"
 EFA = "nccl_allreduce_2xp5_efa_srun.txt"

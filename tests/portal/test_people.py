@@ -9,7 +9,7 @@ from portal.engagement import services
 from portal.templatetags.portal_display import person
 from tests.engagement.factories_engagement import specialist, target
 from tests.factories import UserFactory
-from tests.workloads.factories_interactions import InteractionFactory
+from tests.interactions.factories_interactions import InteractionFactory
 
 pytestmark = pytest.mark.django_db
 

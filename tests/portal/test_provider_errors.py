@@ -9,7 +9,7 @@ from clusters.choices import ClusterState
 from portal import provider_errors
 from portal.models import TimelineEntry
 from tests.clusters.factories_clusters import ready_cluster
-from tests.workloads.factories_interactions import InteractionFactory
+from tests.interactions.factories_interactions import InteractionFactory
 
 # What botocore gives for a refused AssumeRole (the shape AWS answers; the ARNs are the secrets).
 ACCESS_DENIED = ("AccessDenied: User: arn:aws:iam::999988887777:user/geniac-portal is not authorized to perform: "

@@ -18,7 +18,7 @@ from portal.engagement.models import Escalation
 from portal.models import Submission
 from tests.concurrency import race, signed_in
 from tests.engagement.factories_engagement import target
-from tests.workloads.factories_interactions import InteractionFactory
+from tests.interactions.factories_interactions import InteractionFactory
 from workloads.interactions.models import Interaction, InteractionComment
 
 N = 10

@@ -85,7 +85,7 @@ def _top_level_links(nav_html: str) -> list[str]:
 
 
 def test_interactions_filter_bar_is_grouped_with_from_and_to_dates(client, world):
-    from tests.workloads.factories_interactions import InteractionFactory
+    from tests.interactions.factories_interactions import InteractionFactory
 
     day = timezone.localtime().replace(hour=23, minute=30)
     late = InteractionFactory(organization=world.org_a, summary="late in the day", occurred_at=day)

@@ -86,14 +86,14 @@ ROUTES.update(_WL)
 
 # --- interactions: support interactions, lessons, enablement ---------------------------------------
 def _interaction(w):
-    from tests.workloads.factories_interactions import InteractionFactory
+    from tests.interactions.factories_interactions import InteractionFactory
 
     return InteractionFactory(organization=w.org_a, summary="ZZ-ORG-A-SECRET NCCL falls back to sockets",
                               visibility="shared", owner=w.lead_a)
 
 
 def _enablement_session(w):
-    from tests.workloads.factories_interactions import AttendanceFactory, EnablementSessionFactory
+    from tests.interactions.factories_interactions import AttendanceFactory, EnablementSessionFactory
 
     session = EnablementSessionFactory(topic="ZZ-ORG-A-SECRET private onboarding", audience=[w.org_a])
     AttendanceFactory(session=session, organization=w.org_a, attendee="ZZ-ORG-A-SECRET engineer")
@@ -106,7 +106,7 @@ INTERNAL_MARKER = "ZZ-INTERNAL-ONLY"
 
 
 def _internal_interaction(w):
-    from tests.workloads.factories_interactions import InteractionFactory
+    from tests.interactions.factories_interactions import InteractionFactory
 
     return InteractionFactory(organization=w.org_a, visibility="internal",
                               summary=f"{INTERNAL_MARKER} ZZ-ORG-A-SECRET retro")

@@ -4,7 +4,7 @@ import datetime
 from django.utils import timezone
 
 from tests import viewtests
-from tests.workloads.factories_interactions import AttendanceFactory, EnablementSessionFactory, InteractionFactory
+from tests.interactions.factories_interactions import AttendanceFactory, EnablementSessionFactory, InteractionFactory
 from workloads.enablement.models import EnablementSession
 from workloads.interactions.models import ChallengeTag, Interaction
 

@@ -3,7 +3,7 @@ import pytest
 from django.urls import reverse
 
 from portal.models import TimelineEntry
-from tests.workloads.factories_interactions import InteractionFactory
+from tests.interactions.factories_interactions import InteractionFactory
 from workloads.interactions.models import ChallengeTag, Interaction
 
 LIST = "interactions-api:interaction-list"
@@ -47,7 +47,7 @@ def test_bad_input_gets_field_errors_and_writes_nothing(client, world, field, va
 
 
 def test_a_customer_cannot_reach_an_internal_interaction(client, world):
-    """Writes by each role: tests/workloads/test_interactions_views.py (TestInteractionApi)."""
+    """Writes by each role: tests/interactions/test_interactions_views.py (TestInteractionApi)."""
     obj = InteractionFactory(organization=world.org_a, visibility="internal")
     client.force_login(world.customer_a)
     url = reverse("interactions-api:interaction-detail", args=[obj.pk])

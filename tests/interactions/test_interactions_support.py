@@ -4,7 +4,7 @@ from celery import signature
 from django.urls import reverse
 
 from portal import aws as portal_aws
-from tests.workloads.factories_interactions import InteractionFactory
+from tests.interactions.factories_interactions import InteractionFactory
 from workloads.interactions.models import Interaction
 from workloads.interactions.support import sync_interaction
 from workloads.interactions.tasks import sync_case

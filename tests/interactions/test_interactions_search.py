@@ -4,7 +4,7 @@ import pytest
 from django.urls import reverse
 
 from tests.conftest import MARKER_A
-from tests.workloads.factories_interactions import InteractionFactory
+from tests.interactions.factories_interactions import InteractionFactory
 from workloads.interactions import search
 
 

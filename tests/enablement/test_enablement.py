@@ -5,7 +5,7 @@ import pytest
 from django.urls import reverse
 
 from portal.models import TimelineEntry
-from tests.workloads.factories_interactions import AttendanceFactory, EnablementSessionFactory
+from tests.interactions.factories_interactions import AttendanceFactory, EnablementSessionFactory
 from workloads.enablement.models import EnablementAttendance, EnablementSession
 
 
@@ -102,7 +102,7 @@ def test_attendance_only_for_organizations_one_may_write_for(client, world):
 
 
 def test_api_lists_sessions_with_scores(client, world):
-    """Query counts: tests/workloads/test_interactions_views.py (TestEnablementApi)."""
+    """Query counts: tests/interactions/test_interactions_views.py (TestEnablementApi)."""
     client.force_login(world.customer_a)
     for i in range(3):
         session = EnablementSessionFactory(audience=[world.org_a], date=datetime.date(2026, 1, 1 + i))

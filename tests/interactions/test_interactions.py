@@ -10,8 +10,8 @@ from django.utils import timezone
 from portal.markdown import render
 from portal.models import TimelineEntry
 from tests.conftest import MARKER_A
+from tests.interactions.factories_interactions import InteractionFactory
 from tests.queries import assert_flat_queries
-from tests.workloads.factories_interactions import InteractionFactory
 from workloads.interactions import services, tagging
 from workloads.interactions.models import ChallengeTag, Interaction, InteractionComment
 
@@ -318,7 +318,7 @@ def test_every_role_on_the_interaction_pages(client, world, shared_and_internal,
     (lambda world: reverse("portal:lead_home"), 14),
 ])
 def test_pages_listing_interactions_keep_their_query_count(client, world, url, at_most):
-    """The interaction list itself: tests/workloads/test_interactions_views.py."""
+    """The interaction list itself: tests/interactions/test_interactions_views.py."""
     tags = list(ChallengeTag.objects.all()[:2])
     client.force_login(world.lead_a)
 

@@ -11,7 +11,7 @@ from portal.models import NotificationDelivery
 from portal.notifications import deliver
 from tests.factories import MembershipFactory, UserFactory
 from tests.health.factories_health import ClusterFactory, GpuFaultFactory
-from tests.workloads.factories_interactions import InteractionFactory
+from tests.interactions.factories_interactions import InteractionFactory
 
 
 @pytest.fixture
