@@ -26,12 +26,15 @@ seed: install
 	$(BIN)/python manage.py migrate --no-input
 	$(BIN)/python manage.py seed_demo
 
-# In parallel (pytest-xdist, TEST_WORKERS processes, one per core by default), then the tests marked serial alone
-# (browser, fuzz, the migration copy, anything that cannot share the machine; see tests/conftest.py). With a
-# selection in PYTEST_ARGS a part may select nothing (pytest's exit status 5); the whole suite must run tests in
-# both (a run whose processes all crash also ends with 5). Serial: make test PYTEST_ARGS=-n0 (or -p no:xdist).
-TEST_WORKERS ?= auto
-PYTEST := DJANGO_SETTINGS_MODULE=portal.settings.test $(BIN)/python -m pytest
+# In parallel (pytest-xdist, TEST_WORKERS processes, the longest tests first), then the few tests marked serial
+# alone (they restart a shared service); see tests/conftest.py. With a selection in PYTEST_ARGS a part may select
+# nothing (pytest's exit status 5); the whole suite must run tests in both (a run whose processes all crash also
+# ends with 5). Serial: make test PYTEST_ARGS=-n0 (or -p no:xdist).
+# One process more than the cores: the tests wait on live servers, browsers and Celery workers often enough that
+# one per core leaves the cores a quarter idle. Compiled modules are kept (__pycache__, ignored by git) even where
+# the environment says not to write them: every process of the run imports the same ones.
+TEST_WORKERS ?= $(shell echo $$(( $$(nproc) + 1 )))
+PYTEST := PYTHONDONTWRITEBYTECODE= DJANGO_SETTINGS_MODULE=portal.settings.test $(BIN)/python -m pytest
 NO_XDIST := $(findstring no:xdist,$(PYTEST_ARGS))
 
 test: install

@@ -132,13 +132,55 @@ def build_world() -> World:
     return World(org_a, org_b, customer_a, customer_b, lead_a, lead_b, pm, staff)
 
 
-# The tests that cannot share the machine with other test processes. `make test` runs the rest in parallel
+# The longest tests: the browser walks (Chromium, seconds per page), the API fuzzer (schemathesis against a live
+# server, as every role: minutes of CPU) and the migration copy (seeds and migrates demo databases in
+# subprocesses), and any test marked `slow`.
+HEAVY_DIRS = ("tests/e2e/", "tests/fuzz/", "tests/data_safety/")
+
+
+def _heavy(item) -> bool:
+    path = Path(str(item.path)).resolve().relative_to(ROOT).as_posix()
+    return path.startswith(HEAVY_DIRS) or bool(item.get_closest_marker("browser") or item.get_closest_marker("slow"))
+
+
+def _uses_db(item) -> bool:
+    return item.get_closest_marker("django_db") is not None or bool(
+        {"db", "world"} & set(getattr(item, "fixturenames", ())))
+
+
+def _heaviest_modules_first(items) -> None:
+    """Reorder ``items`` so that each test process ends its run on short tests, never idle behind a long one.
+
+    Three parts, in this order: the tests that touch no database, those that run in a transaction rolled back,
+    then those that commit. Those that commit flush every table when they end, the rows the migrations wrote
+    included, so in each process they come after every test that may read those rows (Django's and
+    pytest-django's rule, kept: pytest-xdist's default scheduling hands each process its tests in this order).
+    Within each part the modules with a heavy test come first; a module's tests of one part stay together, in
+    their order (the module's shared fixtures are built once per process that runs it)."""
+    groups: dict = {}
+    for index, item in enumerate(items):
+        part = (2 if _commits(item) else 1) if _uses_db(item) else 0
+        key = (part, item.getparent(pytest.Module) or item)
+        heavy, first, tests = groups.get(key, (False, index, []))
+        tests.append(item)
+        groups[key] = (heavy or _heavy(item), first, tests)
+    order = sorted(groups.items(), key=lambda kv: (kv[0][0], not kv[1][0], kv[1][1]))
+    items[:] = [item for _, (_, _, tests) in order for item in tests]
+
+
+# Tests that cannot share the machine with other test processes (`@pytest.mark.serial`: one that restarts a
+# shared service, measures the machine or binds a fixed port): `make test` runs every other test in parallel
 # (pytest-xdist, `--group parallel`), then these alone (`--group serial`); a plain `pytest` runs both.
-SERIAL_DIRS = (
-    "tests/e2e/",  # Chromium: a browser per worker is too much memory for 2 cores, and its waits time out under load
-    "tests/fuzz/",  # schemathesis against a live server, as every role: minutes of CPU, bounded by time per call
-    "tests/data_safety/",  # seeds and migrates copies of the demo database in subprocesses
-)
+
+
+def pytest_ignore_collect(collection_path, config):
+    """``--group serial`` imports only the test files that mark a test serial (the marker's text is in the file:
+    ``@pytest.mark.serial`` or ``pytestmark = pytest.mark.serial``), instead of every module of the suite."""
+    if config.getoption("--group") != "serial" or not collection_path.is_file():
+        return None
+    if collection_path.name.startswith("test_") and collection_path.suffix == ".py":
+        return "mark.serial" not in collection_path.read_text(encoding="utf-8") or None
+    return None
 
 
 def pytest_addoption(parser):
@@ -158,10 +200,7 @@ def pytest_collection_modifyitems(config, items):
         if module is not None and module.nodeid in shared and "_module_world" not in item.fixturenames \
                 and ("db" in item.fixturenames or item.get_closest_marker("django_db") is not None):
             item.fixturenames.insert(0, "_module_world")
-    for item in items:
-        path = Path(str(item.path)).resolve().relative_to(ROOT).as_posix()
-        if path.startswith(SERIAL_DIRS) or item.get_closest_marker("browser"):
-            item.add_marker(pytest.mark.serial)
+    _heaviest_modules_first(items)
     group = config.getoption("--group")
     if group == "all":
         return

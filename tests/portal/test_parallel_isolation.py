@@ -9,7 +9,7 @@ from django.conf import settings
 
 from portal.models import Organization
 from portal.settings.test import move_redis_env, worker_redis_url
-from tests.conftest import MARKER_A
+from tests.conftest import MARKER_A, ROOT, _heaviest_modules_first
 
 
 @pytest.mark.django_db
@@ -92,3 +92,44 @@ def test_this_process_writes_its_own_directory_and_broker():
         if os.environ.get("CELERY_BROKER_URL", settings.REDIS_URL) == settings.REDIS_URL:
             assert settings.CELERY_BROKER_URL == settings.REDIS_URL
         assert os.environ["PORTAL_TEST_REDIS_MOVED_FOR"] == (worker or "main")  # a worker it starts inherits it
+
+
+class _Item:
+    """What the ordering reads of a collected test: its file, module, markers and fixtures."""
+
+    def __init__(self, path: str, name: str, markers=(), fixtures=()):
+        self.path, self.name, self.markers, self.fixturenames = ROOT / path, name, set(markers), list(fixtures)
+        self.module = path
+
+    def getparent(self, cls):
+        return self.module
+
+    def get_closest_marker(self, name):
+        return getattr(pytest.mark, name).mark if name in self.markers else None
+
+    def __repr__(self):
+        return f"{self.module}::{self.name}"
+
+
+def test_each_part_of_the_run_starts_with_its_heaviest_modules_and_keeps_each_module_together():
+    items = [
+        _Item("tests/accounting/test_a.py", "light_1", fixtures=["db"]),
+        _Item("tests/accounting/test_b.py", "commits", fixtures=["db", "transactional_db"]),
+        _Item("tests/accounting/test_a.py", "light_2", fixtures=["db"]),
+        _Item("tests/clusters/test_c.py", "light", fixtures=["world"]),
+        _Item("tests/clusters/test_c.py", "slow", markers=["slow"], fixtures=["world"]),
+        _Item("tests/e2e/test_d.py", "browser", fixtures=["db", "live_server"]),
+        _Item("tests/workloads/test_e.py", "no_database"),
+        _Item("tests/workloads/test_e.py", "commits", fixtures=["db", "live_server"]),
+        _Item("tests/data_safety/test_f.py", "no_database"),
+    ]
+    _heaviest_modules_first(items)
+    assert [repr(i) for i in items] == [
+        # no database: the heavy module first
+        "tests/data_safety/test_f.py::no_database", "tests/workloads/test_e.py::no_database",
+        # rolled back: the module with a test marked slow first, each module's tests together and in order
+        "tests/clusters/test_c.py::light", "tests/clusters/test_c.py::slow",
+        "tests/accounting/test_a.py::light_1", "tests/accounting/test_a.py::light_2",
+        # committing, after every test that may read the migrations' rows: the browser walk first
+        "tests/e2e/test_d.py::browser", "tests/accounting/test_b.py::commits", "tests/workloads/test_e.py::commits",
+    ]
