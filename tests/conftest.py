@@ -134,13 +134,14 @@ def build_world() -> World:
 
 # The longest tests: the browser walks (Chromium, seconds per page), the API fuzzer (schemathesis against a live
 # server, as every role: minutes of CPU) and the migration copy (seeds and migrates demo databases in
-# subprocesses), and any test marked `slow`.
+# subprocesses), the tests that start a real Celery worker (seconds each), and any test marked `slow`.
 HEAVY_DIRS = ("tests/e2e/", "tests/fuzz/", "tests/data_safety/")
 
 
 def _heavy(item) -> bool:
     path = Path(str(item.path)).resolve().relative_to(ROOT).as_posix()
-    return path.startswith(HEAVY_DIRS) or bool(item.get_closest_marker("browser") or item.get_closest_marker("slow"))
+    return path.startswith(HEAVY_DIRS) or "celery_worker_process" in getattr(item, "fixturenames", ()) or any(
+        item.get_closest_marker(name) for name in ("browser", "slow", "worker"))
 
 
 def _uses_db(item) -> bool:

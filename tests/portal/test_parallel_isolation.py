@@ -122,6 +122,7 @@ def test_each_part_of_the_run_starts_with_its_heaviest_modules_and_keeps_each_mo
         _Item("tests/workloads/test_e.py", "no_database"),
         _Item("tests/workloads/test_e.py", "commits", fixtures=["db", "live_server"]),
         _Item("tests/data_safety/test_f.py", "no_database"),
+        _Item("tests/health/test_g.py", "worker", fixtures=["db", "transactional_db", "celery_worker_process"]),
     ]
     _heaviest_modules_first(items)
     assert [repr(i) for i in items] == [
@@ -131,5 +132,6 @@ def test_each_part_of_the_run_starts_with_its_heaviest_modules_and_keeps_each_mo
         "tests/clusters/test_c.py::light", "tests/clusters/test_c.py::slow",
         "tests/accounting/test_a.py::light_1", "tests/accounting/test_a.py::light_2",
         # committing, after every test that may read the migrations' rows: the browser walk first
-        "tests/e2e/test_d.py::browser", "tests/accounting/test_b.py::commits", "tests/workloads/test_e.py::commits",
+        "tests/e2e/test_d.py::browser", "tests/health/test_g.py::worker",  # a browser walk, a real worker
+        "tests/accounting/test_b.py::commits", "tests/workloads/test_e.py::commits",
     ]
