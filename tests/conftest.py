@@ -145,8 +145,7 @@ def _heavy(item) -> bool:
 
 
 def _uses_db(item) -> bool:
-    return item.get_closest_marker("django_db") is not None or bool(
-        {"db", "world"} & set(getattr(item, "fixturenames", ())))
+    return item.get_closest_marker("django_db") is not None or "db" in getattr(item, "fixturenames", ())
 
 
 def _heaviest_modules_first(items) -> None:
@@ -202,6 +201,11 @@ def pytest_collection_modifyitems(config, items):
                 and ("db" in item.fixturenames or item.get_closest_marker("django_db") is not None):
             item.fixturenames.insert(0, "_module_world")
     _heaviest_modules_first(items)
+    for item in items:
+        # `--group serial` finds the serial tests by the marker's text in their file (pytest_ignore_collect): a
+        # test marked another way would run in neither part.
+        if item.get_closest_marker("serial") and "mark.serial" not in Path(str(item.path)).read_text(encoding="utf-8"):
+            raise pytest.UsageError(f"{item.nodeid} is marked serial outside its file; write the marker in the file")
     group = config.getoption("--group")
     if group == "all":
         return
