@@ -217,6 +217,40 @@ def pytest_collection_modifyitems(config, items):
         items[:] = keep
 
 
+@pytest.fixture(scope="session")
+def django_db_setup(request, django_test_environment, django_db_blocker, django_db_use_migrations, django_db_keepdb,
+                    django_db_createdb, django_db_modify_db_settings):
+    """pytest-django's fixture of this name, except that a pytest-xdist process copies a template database the
+    run migrated once instead of migrating its own (tests/databases.py). ``--reuse-db`` and ``--nomigrations``
+    take pytest-django's way."""
+    from django.test.utils import setup_databases, teardown_databases
+    from pytest_django import fixtures as pytest_django_fixtures
+
+    from tests.databases import setup_from_template, teardown_copy
+
+    verbosity = request.config.option.verbose
+    workerinput = getattr(request.config, "workerinput", None)
+    aliases, serialized_aliases = pytest_django_fixtures._get_databases_for_setup(request.session.items)
+    keepdb = django_db_keepdb and not django_db_createdb
+    if workerinput and django_db_use_migrations and not keepdb and set(aliases) <= {"default"}:
+        with django_db_blocker.unblock():
+            copy = setup_from_template(worker=workerinput["workerid"], run=workerinput["testrunuid"],
+                                       verbosity=verbosity, serialized="default" in serialized_aliases)
+        yield
+        with django_db_blocker.unblock():
+            teardown_copy(*copy)
+        return
+    if not django_db_use_migrations:
+        pytest_django_fixtures._disable_migrations()
+    with django_db_blocker.unblock():
+        config = setup_databases(verbosity=verbosity, interactive=False, aliases=aliases,
+                                 serialized_aliases=serialized_aliases, keepdb=keepdb)
+    yield
+    if not django_db_keepdb:
+        with django_db_blocker.unblock():
+            teardown_databases(config, verbosity=verbosity)
+
+
 def _free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))

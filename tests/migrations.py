@@ -1,5 +1,6 @@
-"""Data-migration tests: roll the database back to a migration, write rows with its historical models, migrate
-forward to the one under test, and always return to the latest migrations, even when the test fails halfway."""
+"""Data-migration tests: on a copy of the test database, roll back to a migration, write rows with its historical
+models and migrate forward to the one under test. The copy is dropped when the test ends, even halfway, so the
+test database stays at the latest migrations without migrating forward again (tests/databases.py)."""
 from __future__ import annotations
 
 from contextlib import contextmanager
@@ -7,17 +8,17 @@ from contextlib import contextmanager
 from django.db import connection
 from django.db.migrations.executor import MigrationExecutor
 
+from tests.databases import scratch_copy
+
 
 @contextmanager
 def rolled_back_to(target: list[tuple[str, str]]):
-    """The database at ``target`` (e.g. ``[("review", "0003_interaction_tallies")]``); yields that state's apps."""
-    executor = MigrationExecutor(connection)
-    try:
+    """A copy of the database at ``target`` (e.g. ``[("review", "0003_interaction_tallies")]``); yields that
+    state's apps. Inside the block the default connection is on the copy."""
+    with scratch_copy():
+        executor = MigrationExecutor(connection)
         executor.migrate(target)
         yield executor.loader.project_state(target).apps
-    finally:
-        latest = MigrationExecutor(connection)
-        latest.migrate(latest.loader.graph.leaf_nodes())
 
 
 def migrate(target: list[tuple[str, str]]) -> None:

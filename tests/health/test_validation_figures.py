@@ -78,5 +78,5 @@ def test_runs_stored_before_get_their_plateau_column():
         without = Run.objects.create(result={"plateau_busbw": None}, **common)
         empty = Run.objects.create(result={}, **common)
         migrate([("health", "0009_validationrun_plateau_busbw")])
-    assert dict(ValidationRun.objects.values_list("pk", "plateau_busbw")) == {
-        with_plateau.pk: 477.55, without.pk: None, empty.pk: None}
+        assert dict(ValidationRun.objects.values_list("pk", "plateau_busbw")) == {
+            with_plateau.pk: 477.55, without.pk: None, empty.pk: None}
