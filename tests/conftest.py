@@ -5,9 +5,6 @@ from __future__ import annotations
 import copy
 import os
 import socket
-import subprocess
-import sys
-import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -18,7 +15,6 @@ os.environ.setdefault("AWS_SECRET_ACCESS_KEY", "testing")
 os.environ.setdefault("AWS_SESSION_TOKEN", "testing")
 os.environ.setdefault("AWS_DEFAULT_REGION", "ap-northeast-1")
 
-from portal.processes import die_with_parent  # noqa: E402
 from tests.factories import MembershipFactory, OrganizationFactory, UserFactory  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -159,7 +155,7 @@ def _heaviest_modules_first(items) -> None:
     their order (the module's shared fixtures are built once per process that runs it)."""
     groups: dict = {}
     for index, item in enumerate(items):
-        part = (2 if _commits(item) else 1) if _uses_db(item) else 0
+        part = 2 if _commits(item) else 1 if _uses_db(item) else 0  # a committing test may not ask for `db`
         key = (part, item.getparent(pytest.Module) or item)
         heavy, first, tests = groups.get(key, (False, index, []))
         tests.append(item)
@@ -302,52 +298,16 @@ def redis_url() -> str | None:
 def celery_worker_process(transactional_db, aws, settings):
     """A real `celery worker` process consuming the test broker (Redis) and the test database."""
     import redis as redis_lib
-    from django.db import connection
+
+    from tests.workers import start_worker, stop_worker, worker_env
 
     url = redis_url()
     if not url:
         pytest.skip("Redis is not reachable")
     redis_lib.Redis.from_url(url).flushdb()
-    env = dict(os.environ)
-    db = connection.settings_dict
-    if db["ENGINE"].endswith("sqlite3"):
-        env["DATABASE_URL"] = f"sqlite:///{db['NAME']}"
-    else:
-        env["DATABASE_URL"] = (
-            f"postgres://{db['USER']}:{db.get('PASSWORD') or ''}@{db['HOST'] or '127.0.0.1'}:{db['PORT'] or 5432}/{db['NAME']}"
-        )
-    env.update(
-        DJANGO_SETTINGS_MODULE="portal.settings.test",
-        REDIS_URL=url,
-        CELERY_BROKER_URL=url,
-        AWS_ENDPOINT_URL=aws,
-    )
-    log = Path(settings.TEST_VAR_DIR) / "celery-worker.log"
-    with open(log, "ab") as out:
-        proc = subprocess.Popen(
-            [sys.executable, "-m", "celery", "-A", "portal", "worker", "-Q", "default,launches,health,notifications",
-             "--concurrency", "2", "--pool", "prefork", "--loglevel", "INFO", "--without-gossip", "--without-mingle",
-             "--hostname", f"test-{os.getpid()}@%h"],
-            cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT, preexec_fn=die_with_parent,
-        )
-    from portal.celery import app
-
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            pytest.fail(f"the worker exited early; see {log}")
-        if app.control.ping(timeout=0.5):
-            break
-    else:
-        proc.kill()
-        pytest.fail(f"no worker answered within 60 s; see {log}")
+    proc = start_worker("test", env=worker_env(aws), log=Path(settings.TEST_VAR_DIR) / "celery-worker.log")
     yield proc
-    if proc.poll() is None:
-        os.killpg(proc.pid, 15)
-        try:
-            proc.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, 9)
+    stop_worker(proc)
 
 
 @pytest.fixture

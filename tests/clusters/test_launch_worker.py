@@ -11,8 +11,9 @@ from clusters.choices import ClusterState
 from clusters.models import Cluster, Stack
 from clusters.tasks import sweep_launch_jobs
 from portal.aws import client as aws_client
-from tests.clusters.conftest import start_worker, stop_worker
+from tests.clusters.conftest import start_worker
 from tests.conftest import redis_url
+from tests.workers import stop_worker
 
 WORKER_ENV = {"CLUSTERS_POLL_SECONDS": "1", "CLUSTERS_LEASE_SECONDS": "3"}
 pytestmark = [pytest.mark.worker, pytest.mark.django_db(transaction=True)]

@@ -24,6 +24,7 @@ from clusters.health.models import HealthPush, HealthReport, NodeHealth
 from tests.conftest import MARKER_A
 from tests.faults.test_broker_down import private_redis  # noqa: F401 - fixture
 from tests.health.factories_health import ClusterFactory, sample
+from tests.workers import start_worker, worker_env
 
 XID79 = "dcgm_p5_xid79_missing_gpu.prom"
 HEALTHY = "dcgm_p5_healthy.prom"
@@ -313,21 +314,9 @@ def test_the_sweep_deletes_bodies_a_finished_push_left_and_the_bucket_expires_th
             == [("pushes/", 1, {"DaysAfterInitiation": 1})]
 
 
-def _start_worker(env: dict, log: Path) -> subprocess.Popen:
-    """A real health worker in a process group of its own (so SIGKILL takes the pool's children too)."""
-    from portal.celery import app
-
-    with open(log, "ab") as out:
-        proc = subprocess.Popen(
-            [sys.executable, "-m", "celery", "-A", "portal", "worker", "-Q", "health", "--concurrency", "1",
-             "--pool", "prefork", "--loglevel", "INFO", "--without-gossip", "--without-mingle",
-             "--hostname", f"kill-{os.getpid()}-{time.monotonic_ns()}@%h"],
-            cwd=Path(__file__).resolve().parents[2], env=env, stdout=out, stderr=subprocess.STDOUT,
-            start_new_session=True)
-    deadline = time.monotonic() + 60
-    while not app.control.ping(timeout=0.5):
-        assert proc.poll() is None and time.monotonic() < deadline, log.read_text()[-2000:]
-    return proc
+def _start_worker(env: dict, log: Path):
+    """A real health worker with one pool child, in a process group of its own (SIGKILL takes the child too)."""
+    return start_worker("kill", env=env, log=log, queues="health", concurrency=1)
 
 
 @pytest.mark.worker
@@ -340,16 +329,10 @@ def test_a_worker_killed_mid_read_leaves_the_push_to_be_processed_once(client, w
     celery_worker_process.send_signal(signal.SIGTERM)  # the shared worker would take the push too
     celery_worker_process.wait(timeout=60)
     settings.HEALTH_PUSH_LEASE_SECONDS = 3
-    env = {**os.environ, "HEALTH_PUSH_STORAGE": storage, "HEALTH_PUSH_DIR": settings.HEALTH_PUSH_DIR,
-           "HEALTH_PUSH_LEASE_SECONDS": "3", "AWS_ENDPOINT_URL": settings.AWS_ENDPOINT_URL or "",
-           "REDIS_URL": settings.REDIS_URL, "CELERY_BROKER_URL": settings.REDIS_URL,
-           "DJANGO_SETTINGS_MODULE": "portal.settings.test"}
-    from django.db import connection
-
-    db = connection.settings_dict
-    env["DATABASE_URL"] = f"postgres://{db['USER']}:{db.get('PASSWORD') or ''}@{db['HOST'] or '127.0.0.1'}:" \
-                          f"{db['PORT'] or 5432}/{db['NAME']}"
-    if db["ENGINE"].endswith("sqlite3"):
+    env = worker_env(settings.AWS_ENDPOINT_URL, {"HEALTH_PUSH_STORAGE": storage,
+                                                 "HEALTH_PUSH_DIR": settings.HEALTH_PUSH_DIR,
+                                                 "HEALTH_PUSH_LEASE_SECONDS": "3"})
+    if env["DATABASE_URL"].startswith("sqlite"):
         pytest.skip("two processes on one SQLite test database")
     cluster = ClusterFactory(organization=world.org_a, name="alpha-kill")
     token = services.rotate_token(cluster)

@@ -118,11 +118,11 @@ def test_each_part_of_the_run_starts_with_its_heaviest_modules_and_keeps_each_mo
         _Item("tests/accounting/test_a.py", "light_2", fixtures=["db"]),
         _Item("tests/clusters/test_c.py", "light", fixtures=["world", "db"]),
         _Item("tests/clusters/test_c.py", "slow", markers=["slow"], fixtures=["world", "db"]),
-        _Item("tests/e2e/test_d.py", "browser", fixtures=["db", "live_server"]),
+        _Item("tests/e2e/test_d.py", "browser", fixtures=["live_server"]),
         _Item("tests/workloads/test_e.py", "no_database"),
         _Item("tests/workloads/test_e.py", "commits", fixtures=["db", "live_server"]),
         _Item("tests/data_safety/test_f.py", "no_database"),
-        _Item("tests/health/test_g.py", "worker", fixtures=["db", "transactional_db", "celery_worker_process"]),
+        _Item("tests/health/test_g.py", "worker", fixtures=["transactional_db", "celery_worker_process"]),
     ]
     _heaviest_modules_first(items)
     assert [repr(i) for i in items] == [
@@ -135,3 +135,19 @@ def test_each_part_of_the_run_starts_with_its_heaviest_modules_and_keeps_each_mo
         "tests/e2e/test_d.py::browser", "tests/health/test_g.py::worker",  # a browser walk, a real worker
         "tests/accounting/test_b.py::commits", "tests/workloads/test_e.py::commits",
     ]
+
+
+def test_in_this_run_no_test_that_commits_comes_before_one_that_reads_the_migrations_rows(request):
+    """The real collection: a test that commits (its fixtures' closure: ``transactional_db`` or ``live_server``,
+    neither of which asks for ``db``) flushes every table when it ends, so it must follow every rolled-back test."""
+    def commits(item):
+        marker = item.get_closest_marker("django_db")
+        return bool({"transactional_db", "live_server"} & set(item.fixturenames)) or bool(
+            marker and (marker.kwargs.get("transaction") or (marker.args and marker.args[0])))
+
+    seen_commit = None
+    for item in request.session.items:
+        if commits(item):
+            seen_commit = seen_commit or item.nodeid
+        elif "db" in item.fixturenames or item.get_closest_marker("django_db"):
+            assert seen_commit is None, f"{item.nodeid} runs after {seen_commit}, which commits"
