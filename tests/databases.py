@@ -37,7 +37,7 @@ def copy_database(connection, source: str, target: str) -> None:
     if connection.vendor != "postgresql":
         raise NotImplementedError(f"no database copy for {connection.vendor}")
     name, template = connection.ops.quote_name(target), connection.ops.quote_name(source)
-    for attempt in range(20):
+    for attempt in range(10):
         try:
             # Django's own test-database creation connects the same way (to the server's "postgres" database).
             with connection._nodb_cursor() as cursor:
@@ -45,10 +45,15 @@ def copy_database(connection, source: str, target: str) -> None:
                 cursor.execute(f"CREATE DATABASE {name} TEMPLATE {template}")
             return
         except DatabaseError as error:
-            # A template must have no session; autovacuum may hold one for a moment after the migrations' writes.
-            if "being accessed by other users" not in str(error) or attempt == 19:
+            # A template must have no session. The source is this run's template or this process's own test
+            # database, so a session on it is a leftover of this process (a thread's connection that an earlier
+            # test left open, a killed worker's) or autovacuum's: end them and try again.
+            if "being accessed by other users" not in str(error) or attempt == 9:
                 raise
-            time.sleep(0.5)
+            with connection._nodb_cursor() as cursor:
+                cursor.execute("SELECT pg_terminate_backend(pid) FROM pg_stat_activity"
+                               " WHERE datname = %s AND pid <> pg_backend_pid()", [source])
+            time.sleep(0.2 * (attempt + 1))
 
 
 def drop_database(connection, name: str) -> None:

@@ -65,3 +65,4 @@ def test_a_migration_test_that_fails_halfway_leaves_the_database_at_the_latest_m
         raise AssertionError("halfway")
     assert connection.settings_dict["NAME"] == original and not _exists(scratch)
     assert _fully_migrated()
+
