@@ -393,7 +393,13 @@ def dispatch_on_commit(job: LaunchJob, outcome: dict | None = None) -> None:
 
 
 class ActionRefused(Exception):
-    """A retry or delete the cluster's state (or the quota) does not allow."""
+    """A retry or delete the cluster's state (or the quota) does not allow. ``field`` says what refused it:
+    ``state`` or ``quota`` (the data as it stands, which the API answers 409), or ``confirm`` (the request lacks
+    the cluster's name, 400)."""
+
+    def __init__(self, message: str, field: str = "state"):
+        super().__init__(message)
+        self.field = field
 
 
 def _cancel_open_jobs(cluster: Cluster, why: str) -> None:
@@ -423,7 +429,7 @@ def request_retry(cluster: Cluster, user=None, outcome: dict | None = None) -> L
         quota = guards.check_quota(cluster.organization, cluster.instance_type, cluster.region, cluster.node_count,
                                    lock=True)
         if not quota.allowed:
-            raise ActionRefused(gettext("Over quota: %(message)s.") % {"message": quota.message})
+            raise ActionRefused(gettext("Over quota: %(message)s.") % {"message": quota.message}, field="quota")
         _cancel_open_jobs(cluster, "superseded by a retry")
         cluster.transition(ClusterState.SCHEDULED, actor=user)
         job = _new_job(cluster, JobKind.RETRY, user, "retry requested")
@@ -440,7 +446,7 @@ def request_delete(cluster: Cluster, user=None, confirmed: bool = False, outcome
             raise ActionRefused(gettext("A %(state)s cluster cannot be deleted now.") % {"state": cluster.get_state_display().lower()})
         if cluster.state == ClusterState.READY and not confirmed:
             raise ActionRefused(gettext("Type the cluster's name (%(name)s) to confirm deleting a ready cluster.")
-                                % {"name": cluster.name})
+                                % {"name": cluster.name}, field="confirm")
         _cancel_open_jobs(cluster, "cancelled: the cluster is being deleted")
         cluster.transition(ClusterState.DELETING, actor=user)
         job = _new_job(cluster, JobKind.DELETE, user, "delete requested")

@@ -29,6 +29,14 @@ class Conflict(APIException):
     default_code = "conflict"
 
 
+def _refusal(exc: launch.ActionRefused) -> APIException:
+    """A missing or wrong confirmation is bad input (400); a state or quota that does not allow the action now
+    is a conflict with the data (409), as for the other transitions the API refuses."""
+    if exc.field == "confirm":
+        return ValidationError({"confirm": str(exc)})
+    return Conflict({exc.field: str(exc)})
+
+
 class BlueprintViewSet(PortalReadOnlyViewSet):
     queryset = Blueprint.objects.all()
     serializer_class = BlueprintSerializer
@@ -99,7 +107,7 @@ class ClusterViewSet(mixins.CreateModelMixin, mixins.DestroyModelMixin, PortalRe
         try:
             job = launch.request_retry(cluster, user=request.user)
         except launch.ActionRefused as exc:
-            raise ValidationError({"state": str(exc)}) from exc
+            raise _refusal(exc) from exc
         return _job_answer(job)
 
     @extend_schema(parameters=[OpenApiParameter("confirm", str, description="The cluster's name, to delete a ready cluster")],
@@ -111,7 +119,7 @@ class ClusterViewSet(mixins.CreateModelMixin, mixins.DestroyModelMixin, PortalRe
         try:
             job = launch.request_delete(cluster, user=request.user, confirmed=confirm == cluster.name)
         except launch.ActionRefused as exc:
-            raise ValidationError({"confirm": str(exc)}) from exc
+            raise _refusal(exc) from exc
         return _job_answer(job)
 
     @extend_schema(responses={200: ClusterConfigSerializer})

@@ -22,8 +22,9 @@ DESCRIPTIONS = {
     "401": "Not signed in (no valid session or API token).",
     "403": "Signed in, but this role may not do this.",
     "404": "No such object, or one the caller may not see.",
-    "409": "The change conflicts with the data (a row that refers to it, or a change made at the same time), or "
-           "an Idempotency-Key was used before for a request with another body.",
+    "409": "The change conflicts with the data (a row that refers to it, a change made at the same time, or a "
+           "state that does not allow it now, such as a retry of a cluster that has not failed), or an "
+           "Idempotency-Key was used before for a request with another body.",
     "412": "`If-Match` names a version the row no longer has: GET it again (its `ETag`) and re-apply the change.",
     "413": "The upload is over the limit.",
 }

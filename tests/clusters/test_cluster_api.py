@@ -87,12 +87,19 @@ def test_delete_needs_the_name_for_a_ready_cluster_and_retry_needs_failed(world)
     cluster = ready_cluster(world.org_a, name="api-ready")
     url = reverse("clusters-api:cluster-detail", kwargs={"pk": cluster.pk})
     api = _api(world.lead_a)
-    assert api.delete(url).status_code == 400
-    assert api.post(reverse("clusters-api:cluster-retry", kwargs={"pk": cluster.pk})).status_code == 400
+    response = api.delete(url)
+    assert response.status_code == 400 and "api-ready" in response.json()["confirm"]
+    assert api.delete(f"{url}?confirm=another-name").status_code == 400
+    response = api.post(reverse("clusters-api:cluster-retry", kwargs={"pk": cluster.pk}))
+    assert response.status_code == 409, "the cluster's state refuses it, not the request's shape"
+    assert "Only a failed cluster can be retried" in response.json()["state"]
     response = api.delete(f"{url}?confirm=api-ready")
     assert response.status_code == 202 and response.json()["kind"] == JobKind.DELETE
     cluster.refresh_from_db()
     assert cluster.state == ClusterState.DELETING
+    response = api.delete(f"{url}?confirm=api-ready")
+    assert response.status_code == 409 and "cannot be deleted now" in response.json()["state"]
+    assert cluster.jobs.filter(kind=JobKind.DELETE).count() == 1
 
 
 def test_customers_cannot_retry(world):

@@ -134,9 +134,9 @@ def test_retry_of_a_failed_cluster_is_refused_when_the_quota_is_full(world, quot
     Cluster.objects.filter(pk=failed.pk).update(state=ClusterState.FAILED, failure_reason="stack_failed")
     launched_cluster(world.org_a, name="took-its-place", count=8)  # the quota is full again
     response = _api(world.lead_a).post(reverse("clusters-api:cluster-retry", kwargs={"pk": failed.pk}))
-    assert response.status_code == 400
-    assert "8 × p5.48xlarge requested in ap-northeast-1" in response.json()["state"]
-    assert "only 0 of the organization's quota of 8 are left" in response.json()["state"]
+    assert response.status_code == 409  # the quota as it stands refuses it, not the request
+    assert "8 × p5.48xlarge requested in ap-northeast-1" in response.json()["quota"]
+    assert "only 0 of the organization's quota of 8 are left" in response.json()["quota"]
     failed.refresh_from_db()
     assert failed.state == ClusterState.FAILED and failed.jobs.count() == 1
     Cluster.objects.filter(name="took-its-place").update(state=ClusterState.DELETED)
