@@ -47,6 +47,22 @@ def _wait(predicate, timeout=90, sweep=False):
     return False
 
 
+def _launch_report(cluster_pk: int) -> str:
+    """What a failed wait leaves to read: the cluster, its jobs and the end of this process's worker log."""
+    from pathlib import Path
+
+    from django.conf import settings
+
+    cluster = Cluster.objects.get(pk=cluster_pk)
+    jobs = list(cluster.jobs.order_by("pk").values("pk", "kind", "status", "attempts", "polls", "aws_errors",
+                                                   "dispatched_at", "started", "finished", "lease_until",
+                                                   "heartbeat", "log"))
+    log = Path(settings.TEST_VAR_DIR) / "celery-worker.log"
+    tail = log.read_text(errors="replace").splitlines()[-30:] if log.exists() else []
+    return "\n".join([f"cluster {cluster.name}: {cluster.state} {cluster.failure_reason} {cluster.error_message!r}",
+                      *map(repr, jobs), "worker log:", *tail])
+
+
 def test_a_launch_through_the_api_becomes_ready_on_a_real_worker(client, world, aws, redis_ready, quotas):
     worker = start_worker(aws, "launch", WORKER_ENV)
     try:
@@ -60,7 +76,7 @@ def test_a_launch_through_the_api_becomes_ready_on_a_real_worker(client, world, 
         assert response.status_code == 202, response.content
         cluster = Cluster.objects.get(pk=response.json()["id"])
         assert _wait(lambda: Cluster.objects.get(pk=cluster.pk).state == ClusterState.READY), \
-            Cluster.objects.get(pk=cluster.pk).error_message
+            _launch_report(cluster.pk)
         cluster.refresh_from_db()
         assert cluster.outputs["HeadNodeIp"] and cluster.jobs.get().status == "succeeded"
     finally:
@@ -81,10 +97,12 @@ def test_an_eks_launch_becomes_ready_on_a_real_worker_and_shows_on_the_board(cli
         }, content_type="application/json")
         assert response.status_code == 202, response.content
         cluster = Cluster.objects.get(pk=response.json()["id"])
-        assert _wait(lambda: Cluster.objects.get(pk=cluster.pk).state in (ClusterState.READY, ClusterState.FAILED))
+        assert _wait(lambda: Cluster.objects.get(pk=cluster.pk).state in (ClusterState.READY, ClusterState.FAILED)), \
+            _launch_report(cluster.pk)
         cluster.refresh_from_db()
+        assert cluster.jobs.count() == 1, _launch_report(cluster.pk)
         job = cluster.jobs.get()
-        assert cluster.state == ClusterState.READY and job.status == "succeeded", (cluster.error_message, job.log)
+        assert cluster.state == ClusterState.READY and job.status == "succeeded", _launch_report(cluster.pk)
         assert cluster.orchestrator == "hyperpod-eks" and cluster.outputs["EksClusterArn"]
         assert "applied 5 objects in the EKS cluster" in job.log
         # What the worker applied is in the cluster's API server (the embedded endpoint, in this process).
