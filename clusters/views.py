@@ -93,23 +93,24 @@ class LaunchView(View):
         return render(request, self.template_name, {"form": form, "entry": form.entry})
 
     def post(self, request, slug):
-        if "preview" not in request.POST:
-            earlier = _earlier_submission(request)
-            if earlier is not None:  # the same page submitted twice (a double click): show the first
-                messages.info(request, gettext("This launch was already submitted: %(name)s.") % {"name": earlier.name})
-                return redirect(earlier.get_absolute_url())
+        submitting = "preview" not in request.POST
+        if submitting and (earlier := self._already_submitted(request)):
+            return earlier
         form = LaunchForm(request.POST, blueprint_slug=slug, user=request.user)
         ctx = {"form": form, "entry": form.entry}
         if not form.is_valid():
-            return render(request, self.template_name, ctx, status=400)
-        if "preview" in request.POST:
+            # The other click of a double click may have committed while this one was validated: its cluster now
+            # holds the name (and the quota), so this one answers with it rather than with a name already taken.
+            return (submitting and self._already_submitted(request)) or render(
+                request, self.template_name, ctx, status=400)
+        if not submitting:
             ctx["preview"] = preview(form)
             return render(request, self.template_name, ctx)
         try:
             submitted = launch.submit(form.launch_request())
         except launch.LaunchRefused as refusal:  # lost a race for the quota or the name since the form's check
             form.add_refusal(refusal)
-            return render(request, self.template_name, ctx, status=400)
+            return self._already_submitted(request) or render(request, self.template_name, ctx, status=400)
         cluster = submitted.cluster
         if not submitted.created:
             messages.info(request, gettext("This launch was already submitted: %(name)s.") % {"name": cluster.name})
@@ -118,6 +119,15 @@ class LaunchView(View):
         else:
             messages.warning(request, BROKER_DOWN)
         return redirect(cluster.get_absolute_url())
+
+    @staticmethod
+    def _already_submitted(request):
+        """A redirect to the cluster an earlier submission of this page made (a double click), or None."""
+        earlier = _earlier_submission(request)
+        if earlier is None:
+            return None
+        messages.info(request, gettext("This launch was already submitted: %(name)s.") % {"name": earlier.name})
+        return redirect(earlier.get_absolute_url())
 
 
 def _earlier_submission(request) -> Cluster | None:

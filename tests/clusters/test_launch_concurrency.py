@@ -95,6 +95,32 @@ def test_a_double_submitted_form_makes_one_cluster_and_both_answers_lead_to_it(w
     assert LaunchJob.objects.count() == 1
 
 
+def test_a_click_whose_twin_commits_while_it_is_validated_answers_with_the_twins_cluster(world, client, monkeypatch):
+    """The interleaving behind a double click, made to happen: the other click's launch commits while this one's
+    form is being validated, so the name is taken by the time the form checks it. The page answers with the
+    cluster the page made, not with "name already taken"."""
+    from clusters.forms import LaunchForm
+
+    _p5_quota(world, 16)
+    client.force_login(world.lead_a)
+    clean, twin = LaunchForm.clean, {}
+
+    def clean_after_the_twin(form):
+        if "cluster" not in twin:
+            twin["cluster"] = None  # the twin's own form is validated by the real clean below, once
+            other = LaunchForm(_form(world.org_a, "twice", 4, key="same-page"), blueprint_slug="parallelcluster",
+                               user=world.lead_a)
+            assert other.is_valid(), other.errors
+            twin["cluster"] = launch.submit(other.launch_request()).cluster
+        return clean(form)
+
+    monkeypatch.setattr(LaunchForm, "clean", clean_after_the_twin)
+    response = client.post(LAUNCH, _form(world.org_a, "twice", 4, key="same-page"))
+    assert twin["cluster"] is not None and Cluster.objects.get() == twin["cluster"]
+    assert response.status_code == 302 and response["Location"] == twin["cluster"].get_absolute_url()
+    assert LaunchJob.objects.count() == 1
+
+
 def test_a_retried_api_launch_with_its_key_makes_one_cluster_and_answers_both(world):
     _p5_quota(world, 16)
     clients = signed_in(world.lead_a, 3, api=True)
