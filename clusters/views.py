@@ -94,15 +94,16 @@ class LaunchView(View):
 
     def post(self, request, slug):
         submitting = "preview" not in request.POST
-        if submitting and (earlier := self._already_submitted(request)):
-            return earlier
+        if submitting and (earlier := _earlier_submission(request)):  # the same page submitted twice (a double click)
+            return _show_earlier(request, earlier)
         form = LaunchForm(request.POST, blueprint_slug=slug, user=request.user)
         ctx = {"form": form, "entry": form.entry}
         if not form.is_valid():
-            # The other click of a double click may have committed while this one was validated: its cluster now
-            # holds the name (and the quota), so this one answers with it rather than with a name already taken.
-            return (submitting and self._already_submitted(request)) or render(
-                request, self.template_name, ctx, status=400)
+            # The other click of a double click may have committed while this one was validated (outside the
+            # launch service's lock): its cluster holds the name now, so this click answers with that cluster.
+            if submitting and (earlier := _earlier_submission(request)):
+                return _show_earlier(request, earlier)
+            return render(request, self.template_name, ctx, status=400)
         if not submitting:
             ctx["preview"] = preview(form)
             return render(request, self.template_name, ctx)
@@ -110,24 +111,20 @@ class LaunchView(View):
             submitted = launch.submit(form.launch_request())
         except launch.LaunchRefused as refusal:  # lost a race for the quota or the name since the form's check
             form.add_refusal(refusal)
-            return self._already_submitted(request) or render(request, self.template_name, ctx, status=400)
+            return render(request, self.template_name, ctx, status=400)
         cluster = submitted.cluster
-        if not submitted.created:
-            messages.info(request, gettext("This launch was already submitted: %(name)s.") % {"name": cluster.name})
-        elif submitted.dispatched:
+        if not submitted.created:  # the key seen under the service's lock
+            return _show_earlier(request, cluster)
+        if submitted.dispatched:
             messages.success(request, gettext("Launch of %(name)s started.") % {"name": cluster.name})
         else:
             messages.warning(request, BROKER_DOWN)
         return redirect(cluster.get_absolute_url())
 
-    @staticmethod
-    def _already_submitted(request):
-        """A redirect to the cluster an earlier submission of this page made (a double click), or None."""
-        earlier = _earlier_submission(request)
-        if earlier is None:
-            return None
-        messages.info(request, gettext("This launch was already submitted: %(name)s.") % {"name": earlier.name})
-        return redirect(earlier.get_absolute_url())
+
+def _show_earlier(request, cluster: Cluster):
+    messages.info(request, gettext("This launch was already submitted: %(name)s.") % {"name": cluster.name})
+    return redirect(cluster.get_absolute_url())
 
 
 def _earlier_submission(request) -> Cluster | None:
