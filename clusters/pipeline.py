@@ -82,6 +82,7 @@ def step(job_id: int, attempt: int | None = None) -> str:
     if job.started is None:
         job.started, job.status = timezone.now(), JobStatus.RUNNING
     job.polls += 1
+    outcome = DONE
     try:
         if job.deadline is not None and timezone.now() > job.deadline:
             raise Failed(deadline_message(job), "deadline")
@@ -95,24 +96,39 @@ def step(job_id: int, attempt: int | None = None) -> str:
             outcome = POLL
         else:
             extra = f" (after {job.aws_errors + 1} attempts)" if exc.retryable else ""
-            outcome = _fail(job, cluster, f"{exc}{extra}", classify(exc))
+            _fail(job, cluster, f"{exc}{extra}", classify(exc))
     except (Failed, provisioning.StepFailed) as exc:
-        outcome = _fail(job, cluster, str(exc), exc.reason)
+        _fail(job, cluster, str(exc), exc.reason)
     except IllegalTransition as exc:  # a delete overtook this launch: stop quietly
         job.add_log(f"stopped: {exc}")
         outcome = DONE
     except Exception as exc:  # a bug or an answer we do not understand: fail visibly, never hang
         logger.exception("launch job %s failed unexpectedly", job_id)
-        outcome = _fail(job, cluster, f"Unexpected error: {type(exc).__name__}: {exc}", "error")
-    if outcome == DONE and job.finished is None:
-        job.finished, job.status = timezone.now(), JobStatus.SUCCEEDED
-    saved = LaunchJob.release(job.pk, if_open=True, status=job.status, started=job.started, finished=job.finished,
-                              polls=job.polls, aws_errors=job.aws_errors, log=job.log, error=job.error)
-    if not saved:
-        # Cancelled while this step ran (a delete or a retry superseded it): keep that verdict.
-        LaunchJob.objects.filter(pk=job.pk).update(lease_until=None)
+        _fail(job, cluster, f"Unexpected error: {type(exc).__name__}: {exc}", "error")
+    if job.finished is not None:  # concluded: written beside the cluster's final state
         return DONE
-    return outcome
+    if outcome == DONE:  # nothing left to do, or a delete overtook it
+        job.finished, job.status = timezone.now(), JobStatus.SUCCEEDED
+    return outcome if _record(job) else DONE
+
+
+def _record(job: LaunchJob) -> bool:
+    """Write what the step did to the job's row and drop its lease. False when a delete or a retry cancelled the
+    job while the step ran: that verdict stands, only the lease goes."""
+    if LaunchJob.release(job.pk, if_open=True, status=job.status, started=job.started, finished=job.finished,
+                         polls=job.polls, aws_errors=job.aws_errors, log=job.log, error=job.error):
+        return True
+    LaunchJob.objects.filter(pk=job.pk).update(lease_until=None)
+    return False
+
+
+def _conclude(job: LaunchJob, status: str) -> bool:
+    """Give the job its verdict in the caller's transaction, the one that sets the cluster's final state: no
+    reader ever sees a ready, failed or deleted cluster whose job still says it is running."""
+    job.status, job.finished = status, timezone.now()
+    if status == JobStatus.SUCCEEDED:
+        job.aws_errors = 0  # the step that succeeds met no AWS error
+    return _record(job)
 
 
 def expire(job_id: int) -> bool:
@@ -120,8 +136,7 @@ def expire(job_id: int) -> bool:
     if not LaunchJob.claim(job_id):
         return False
     job = LaunchJob.objects.select_related("cluster__organization").get(pk=job_id)
-    _fail(job, job.cluster, deadline_message(job), "deadline")
-    return LaunchJob.fail(job.pk, job.error, status=job.status, finished=job.finished, log=job.log)
+    return _fail(job, job.cluster, deadline_message(job), "deadline")
 
 
 def expire_overdue() -> int:
@@ -140,9 +155,10 @@ def cloudformation_for(cluster: Cluster) -> CloudFormation:
     return CloudFormation(organization=cluster.organization, region=cluster.region)
 
 
-def _fail(job: LaunchJob, cluster: Cluster, message: str, reason: str) -> str:
+def _fail(job: LaunchJob, cluster: Cluster, message: str, reason: str) -> bool:
     """Fail the job, and the cluster if it is still in a state this job owns (a launch job never
-    fails a cluster a delete has taken over, and a delete job only a deleting one)."""
+    fails a cluster a delete has taken over, and a delete job only a deleting one), in one transaction; False
+    when the job had been cancelled meanwhile (its verdict kept)."""
     own = (ClusterState.DELETING,) if job.kind == JobKind.DELETE else (ClusterState.SCHEDULED, ClusterState.CREATING)
     with transaction.atomic():
         cluster.refresh_from_db()
@@ -151,9 +167,9 @@ def _fail(job: LaunchJob, cluster: Cluster, message: str, reason: str) -> str:
                 cluster.transition(ClusterState.FAILED, error=message, reason=reason)
             except StateChanged:
                 job.add_log(f"the cluster moved on to {cluster.state}; left as it is")
-        job.status, job.finished, job.error = JobStatus.FAILED, timezone.now(), message
+        job.error = message
         job.add_log(f"failed: {message}")
-    return DONE
+        return _conclude(job, JobStatus.FAILED)
 
 
 def _inputs(stack: Stack, earlier: list[Stack]) -> dict[str, str]:
@@ -251,6 +267,7 @@ def _advance_launch(job: LaunchJob, cluster: Cluster, cf: CloudFormation) -> str
     with transaction.atomic():
         cluster.transition(ClusterState.READY)
         job.add_log("cluster ready")
+        _conclude(job, JobStatus.SUCCEEDED)
     return DONE
 
 
@@ -300,4 +317,5 @@ def _advance_delete(job: LaunchJob, cluster: Cluster, cf: CloudFormation) -> str
         cluster.save(update_fields=["stack_status", "updated"])
         cluster.transition(ClusterState.DELETED)
         job.add_log("cluster deleted")
+        _conclude(job, JobStatus.SUCCEEDED)
     return DONE
