@@ -20,6 +20,7 @@ from simple_history.models import HistoricalRecords
 from portal import outbound
 from portal.choices import REGION_CHOICES, CarryKind, CycleStatus, MembershipRole, Severity, TargetKind, TimelineKind, Visibility
 from portal.jobs.models import Job
+from portal.model_fields import HttpsURLField
 from portal.querysets import RestrictedQuerySet
 
 ROLE_ARN_RE = re.compile(r"^arn:aws[a-z-]*:iam::\d{12}:role/[\w+=,.@/-]{1,512}$")
@@ -152,7 +153,7 @@ class NotificationSetting(models.Model):
         Organization, null=True, blank=True, on_delete=models.CASCADE, related_name="notification_settings"
     )
     name = models.CharField(max_length=100, help_text=_("What this channel is, e.g. '#geniac-support'."))
-    slack_webhook_url = models.URLField(_("Slack incoming webhook URL"), max_length=500, blank=True)
+    slack_webhook_url = HttpsURLField(_("Slack incoming webhook URL"), max_length=500, blank=True)
     email_recipients = models.TextField(blank=True, help_text=_("E-mail addresses, one per line or comma-separated."))
     min_severity = models.CharField(
         max_length=16,

@@ -11,6 +11,7 @@ from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
 
 from clusters.health.choices import AuthKind
+from portal.model_fields import HttpsURLField
 from portal.querysets import RestrictedQuerySet
 
 TOKEN_PREFIX = "gh"
@@ -28,7 +29,7 @@ class ClusterHealthConfig(models.Model):
     token_hint = models.CharField(max_length=12, blank=True, help_text=_("The token's first characters, to recognise it."))
     token_rotated_at = models.DateTimeField(null=True, blank=True)
     pull_enabled = models.BooleanField(default=False)
-    pull_url = models.URLField(blank=True, help_text=_("Prometheus-compatible base URL; /api/v1/query is appended."))
+    pull_url = HttpsURLField(blank=True, help_text=_("Prometheus-compatible base URL; /api/v1/query is appended."))
     auth_kind = models.CharField(max_length=8, choices=AuthKind.choices, default=AuthKind.NONE)
     username = models.CharField(max_length=200, blank=True)
     secret = models.CharField(max_length=500, blank=True, help_text=_("Password or bearer token; never shown again."))

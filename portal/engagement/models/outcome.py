@@ -14,6 +14,7 @@ from django.utils.translation import gettext_lazy as _
 
 from portal import instance_types
 from portal.engagement.choices import MilestoneKind, Modality
+from portal.model_fields import HttpsURLField
 from portal.models import cycle_field
 from portal.querysets import RestrictedQuerySet
 
@@ -66,7 +67,7 @@ class TrainedModel(models.Model):
     )
     instance_type = models.CharField(max_length=32, help_text=_("e.g. p5.48xlarge, trn1.32xlarge"))
     instance_count = models.PositiveIntegerField(validators=[MinValueValidator(1)])
-    release_url = models.URLField(_("release link"), max_length=500, blank=True)
+    release_url = HttpsURLField(_("release link"), max_length=500, blank=True)
     released_on = models.DateField(null=True, blank=True, validators=[not_in_future])
     notes = models.TextField(blank=True)
     updated_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL,

@@ -6,6 +6,7 @@ from django.db import models
 from django.utils.translation import gettext_lazy as _
 
 from portal.jobs.models import Job
+from portal.model_fields import HttpsURLField
 from portal.querysets import RestrictedQuerySet
 
 
@@ -47,7 +48,7 @@ class SlackThread(models.Model):
     interaction = models.OneToOneField("interactions.Interaction", on_delete=models.CASCADE, related_name="slack_thread")
     channel = models.ForeignKey(SlackChannelLink, on_delete=models.PROTECT, related_name="threads")
     thread_ts = models.CharField(max_length=32)
-    permalink = models.URLField(max_length=500, blank=True)
+    permalink = HttpsURLField(max_length=500, blank=True)
     created = models.DateTimeField(auto_now_add=True)
 
     objects = RestrictedQuerySet.as_manager()
@@ -78,7 +79,7 @@ class SlackCapture(Job):
     message_ts = models.CharField(max_length=32)
     thread_ts = models.CharField(max_length=32)
     message = models.JSONField(default=dict, blank=True, help_text=_("The message as Slack sent it."))
-    response_url = models.URLField(max_length=500, blank=True, help_text=_("Where Slack takes the ephemeral answer."))
+    response_url = HttpsURLField(max_length=500, blank=True, help_text=_("Where Slack takes the ephemeral answer."))
     user = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.CASCADE,
                              related_name="+")
     link = models.ForeignKey(SlackChannelLink, null=True, blank=True, on_delete=models.CASCADE,
