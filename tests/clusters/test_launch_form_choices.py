@@ -56,8 +56,9 @@ def test_choosing_an_organization_reloads_its_reservations(client, world, two_or
     block = _reservation_block(html)
     assert ours.reservation_id not in block and gammas.reservation_id not in block
     assert "Choose the organization first." in block
-    head = block.split(">", 1)[0]
-    assert f'hx-get="{LAUNCH}"' in head and 'hx-select="#reservation-choices"' in head
+    head = block.split("\">", 1)[0]  # the opening tag (its hx-select holds a ">")
+    assert f'hx-get="{LAUNCH}"' in head and 'hx-select="#reservation-choices > *"' in head
+    assert 'hx-swap="innerHTML' in head
     assert "change from:#id_organization" in head and "change from:#id_cluster__ComputeInstanceType" in head
     assert f"#id_{FIELD}" in head.split("hx-include=", 1)[1]
 
