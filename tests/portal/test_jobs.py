@@ -165,6 +165,7 @@ def test_the_sweeps_queries_do_not_grow_with_the_rows(name, cluster, sent):
 
 @pytest.mark.parametrize("task_name", list(OLD_SWEEPS))
 def test_the_old_sweep_task_names_still_run_and_sweep_their_kind_alone(task_name, cluster, sent):
+    current_app.loader.import_default_modules()  # what a worker does at start: every app's tasks module
     rows = _rows(cluster)
     kind = OLD_SWEEPS[task_name]
     current_app.tasks[task_name].apply().get()
@@ -174,6 +175,7 @@ def test_the_old_sweep_task_names_still_run_and_sweep_their_kind_alone(task_name
 
 
 def test_the_one_sweep_task_runs(cluster, sent):
+    current_app.loader.import_default_modules()
     _rows(cluster)
     assert current_app.tasks["portal.jobs.sweep"].apply().get() == len(OLD_SWEEPS)
 
