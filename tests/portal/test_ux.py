@@ -118,6 +118,40 @@ def test_human_labels_for_codes_and_people():
     assert lower_first("Status and lead SA") == "status and lead SA" and lower_first("NCCL runs") == "NCCL runs"
 
 
+def test_code_labels_follow_the_language_of_each_call():
+    """The labels are translated once per language and kept: a Japanese call after an English one (and back)
+    still reads its own language, and a choice module added later is known at once."""
+    import types
+
+    from django.db import models
+    from django.utils import translation
+
+    from portal.templatetags import portal_display
+    from portal.templatetags.portal_display import code_label
+
+    english = code_label("waiting_customer")
+    with translation.override("ja"):
+        japanese = code_label("waiting_customer")
+    assert english == "Waiting on customer" and japanese not in ("", english, "waiting customer")
+    assert code_label("waiting_customer") == english
+    with translation.override("ja"):
+        assert code_label("waiting_customer") == japanese
+
+    class Later(models.TextChoices):
+        BRAND_NEW = "brand_new_code_for_labels", "A label added later"
+
+    module = types.ModuleType("later_choices")
+    module.Later = Later
+    assert code_label("brand_new_code_for_labels") == "brand new code for labels"
+    try:
+        portal_display.add_label_source(module)
+        assert code_label("brand_new_code_for_labels") == "A label added later"
+    finally:
+        portal_display.LABEL_SOURCES.remove(module)
+        portal_display._LABELS = None
+        portal_display._TRANSLATED.clear()
+
+
 def test_filter_bars_say_what_an_empty_choice_means(client, world):
     """A choice with nothing picked reads "Any" (or "Default order", "Active cycle"), never "---------", and
     the quota filters are labelled in words, not field lookups."""

@@ -1,4 +1,5 @@
-"""The overview's two big tables (a row per organization; tags × organizations), rendered in Python.
+"""The overview's big tables (a row per organization, its accelerator-hours; tags × organizations), rendered in
+Python.
 
 At 120 organizations these tables hold thousands of cells; the template engine spends more time on them than
 the database spends on every figure (see bench/review.py), so they are built here with ``escape`` on every
@@ -10,10 +11,11 @@ import json
 from html import escape as _html_escape
 
 from django import template
+from django.template.defaultfilters import floatformat
 from django.urls import reverse
 from django.utils.safestring import mark_safe
 
-from portal.templatetags.portal_display import code_label, local_day
+from portal.templatetags.portal_display import code_label, local_day, whole_number
 
 register = template.Library()
 
@@ -79,6 +81,23 @@ def heatmap_rows(rows: list[dict]) -> str:
         out.append(f'<tr><th scope="row">{escape(row["name"])}</th>{"".join(cells)}<td><strong>{row["total"]}</strong>'
                    f'</td><td>{_signed(row["delta"])}</td><td>{row["organizations"]}</td></tr>')
     return mark_safe("\n".join(out))  # noqa: S308 (every value above is escaped or a number)
+
+
+@register.simple_tag
+def capacity_rows(organizations: list[dict]) -> str:
+    """The accelerator-hours table: a row per organization that reserved or held any (goodput as a percentage,
+    costs to the cent, "—" where there are none). A frozen week's figures may predate a column: it shows empty."""
+    out = []
+    for o in organizations:
+        if not (o.get("gpu_hours_reserved") or o.get("gpu_hours_held")):
+            continue
+        hours = "".join(f"<td>{whole_number(o.get(f'gpu_hours_{key}'))}</td>"
+                        for key in ("reserved", "held", "healthy", "busy"))
+        goodput = "—" if o.get("goodput") is None else f"{round(float(o['goodput']) * 100)} %"
+        costs = "".join(f"<td>{floatformat(o.get(key), 2) or '—'}</td>" for key in ("cost_usd", "cost_per_busy_gpu_hour"))
+        out.append(f'<tr><th scope="row">{escape(o.get("name", ""))}</th>{hours}<td>{goodput}</td>{costs}'
+                   f'<td>{o.get("reservations_flagged") or ""}</td></tr>')
+    return mark_safe("".join(out))  # noqa: S308 (every value above is escaped or a number)
 
 
 @register.filter
