@@ -112,7 +112,7 @@ def seed_faults(GpuFault, clusters, rng, now) -> int:
     """XID faults as ingestion stores them (the catalogue's meaning, action, severity and verdict), a third still
     open; one per (cluster, node, GPU, code), as the one-open-fault constraint wants of the open ones."""
     from clusters.health import xid
-    from clusters.health.summary import _FROM_CONSEQUENCE
+    from clusters.health.summary import _verdict_for  # the verdict ingestion gives an XID
     from portal.choices import FAULT_SEVERITY_RANK
     from portal.weeks import week_of
 
@@ -123,7 +123,7 @@ def seed_faults(GpuFault, clusters, rng, now) -> int:
         rows.append(GpuFault(
             cluster=clusters[i % len(clusters)], hostname=f"ip-10-0-{i // 250 % 250}-{i % 250}", gpu=str(i % 8),
             kind="xid", xid=info.code, severity=info.severity, severity_rank=FAULT_SEVERITY_RANK[info.severity],
-            verdict=_FROM_CONSEQUENCE[info.consequence], meaning=info.meaning[:300], action=info.action[:300],
+            verdict=_verdict_for(info), meaning=info.meaning[:300], action=info.action[:300],
             first_seen=seen, first_week=week_of(seen), last_seen=seen,
             cleared_at=None if i % 3 == 0 else seen + datetime.timedelta(hours=1),
         ))

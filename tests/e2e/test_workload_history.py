@@ -8,7 +8,7 @@ pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 def test_a_change_announced_while_the_history_is_being_swapped_is_not_lost(page, live_server, world):
     """A second save lands in the instant the first save's history answer is swapped in, before htmx has settled
-    it: the history is still fetched again, so it ends showing both saves."""
+    it: the history is still fetched again (two fetches, one section), so it can show the second save too."""
     from tests.workloads.factories_workloads import WorkloadFactory
 
     workload = WorkloadFactory(organization=world.org_a, name="History workload")
