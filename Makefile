@@ -38,11 +38,16 @@ TEST_WORKERS ?= $(shell echo $$(( $$(nproc) * 2 )))
 PYTEST := PYTHONDONTWRITEBYTECODE= DJANGO_SETTINGS_MODULE=portal.settings.test $(BIN)/python -m pytest
 NO_XDIST := $(findstring no:xdist,$(PYTEST_ARGS))
 
+# The database: DATABASE_URL when set, else PostgreSQL when one answers on 127.0.0.1:5432 (user postgres, trust),
+# else SQLite (tests/pick_database.py; PORTAL_TEST_SQLITE=1 keeps SQLite).
 test: install
 	mkdir -p var
-	$(PYTEST) $(if $(NO_XDIST),,-n $(TEST_WORKERS)) --group parallel $(PYTEST_ARGS); \
-		status=$$?; [ $$status -eq 0 ] || { [ $$status -eq 5 ] && [ -n "$(PYTEST_ARGS)" ]; } || exit $$status
-	$(PYTEST) $(if $(NO_XDIST),,-n0) --group serial $(PYTEST_ARGS); \
+	@url=$$($(BIN)/python tests/pick_database.py); \
+		if [ -n "$$url" ]; then export DATABASE_URL="$$url"; echo "Testing on PostgreSQL ($$url)"; \
+		else echo "Testing on SQLite (no PostgreSQL answered on 127.0.0.1:5432)"; fi; \
+		$(PYTEST) $(if $(NO_XDIST),,-n $(TEST_WORKERS)) --group parallel $(PYTEST_ARGS); \
+		status=$$?; [ $$status -eq 0 ] || { [ $$status -eq 5 ] && [ -n "$(PYTEST_ARGS)" ]; } || exit $$status; \
+		$(PYTEST) $(if $(NO_XDIST),,-n0) --group serial $(PYTEST_ARGS); \
 		status=$$?; [ $$status -eq 0 ] || { [ $$status -eq 5 ] && [ -n "$(PYTEST_ARGS)" ]; } || exit $$status
 
 lint: install
