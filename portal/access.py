@@ -175,6 +175,9 @@ POLICY: dict[str, Rule] = {
     # A message captured from a linked channel belongs to that channel's organization: its lead SAs see the captures
     # that did not log (customers never; captures from unlinked channels have no organization: staff only).
     "engagement.slackcapture": Rule(path="link__organization", customer=R(), lead_sa=R({VIEW})),
+    # The audit trail: an organization's events (its customers' sign-ins and exports, actions in its account)
+    # are read by its people; program-wide events (AWS staff signing in, unknown names refused) by staff alone.
+    "audit.auditevent": Rule(path="organization", lead_sa=R({VIEW}), program_manager=R()),
     "engagement.slackthread": Rule(path="interaction__organization", customer_scope=lambda: Q(
         interaction__visibility="shared"), lead_sa=R({VIEW})),
 }
@@ -197,6 +200,13 @@ def _roles(user) -> dict[str, frozenset[int]]:
         cached = {role: frozenset(ids) for role, ids in by_role.items()}
         user._portal_roles = cached
     return cached
+
+
+def roles_of(user) -> dict[str, frozenset[int]]:
+    """The organizations (or, under ``SPECIALIST``, the teams) where a signed-in user holds each role."""
+    if not getattr(user, "is_authenticated", False):
+        return {}
+    return _roles(user)
 
 
 def forget(user) -> None:

@@ -21,6 +21,7 @@ from django.conf import settings
 from django.utils import timezone
 
 from portal import outbound
+from portal.audit import recording as audit
 
 _lock = threading.Lock()
 _credentials: dict[tuple[str, str], dict] = {}
@@ -115,7 +116,11 @@ def client(service: str, organization=None, region: str | None = None, *, endpoi
             aws_secret_access_key=creds["SecretAccessKey"],
             aws_session_token=creds["SessionToken"],
         )
-    return boto3.client(service, **kwargs)
+    made = boto3.client(service, **kwargs)
+    if organization is not None and getattr(organization, "pk", None) is not None:
+        # Every action (not a read) made in an organization's account goes on the audit trail.
+        made.meta.events.register("after-call", audit.aws_call_recorder(organization.pk, service))
+    return made
 
 
 def signing_credentials(organization):

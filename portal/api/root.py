@@ -12,6 +12,10 @@ from rest_framework.reverse import reverse
 from rest_framework.throttling import ScopedRateThrottle
 from rest_framework.views import APIView
 
+from portal.audit import recording as audit
+from portal.audit.auth import token_label
+from portal.audit.models import AuditKind
+
 # Each app adds (name, url name of its router root) here through its api/urls.py import.
 API_APPS = [("portal", "portal-api:api-root"), ("interactions", "interactions-api:api-root"), ("clusters", "clusters-api:api-root")]
 
@@ -49,6 +53,8 @@ class ObtainTokenView(APIView):
             keep = model.objects.filter(user=user).order_by("-created").values_list("pk", flat=True)[: limit - 1]
             model.objects.filter(user=user).exclude(pk__in=list(keep)).delete()
         instance, token = model.objects.create(user=user, expiry=knox_settings.TOKEN_TTL)
+        audit.record(AuditKind.TOKEN_CREATED, request=request, user=user,
+                     organization_id=audit.customer_organization_id(user), method=token_label(instance), outcome="ok")
         return Response({"token": token, "expiry": instance.expiry})
 
 
@@ -59,6 +65,9 @@ class RevokeTokenView(APIView):
     def post(self, request):
         if not isinstance(request.auth, get_token_model()):
             return Response({"detail": "This request was not made with an API token; sign out instead."}, status=400)
+        audit.record(AuditKind.TOKEN_REVOKED, request=request, user=request.user,
+                     organization_id=audit.customer_organization_id(request.user), method=token_label(request.auth),
+                     outcome="ok")
         request.auth.delete()
         return Response(status=204)
 

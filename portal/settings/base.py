@@ -39,6 +39,7 @@ INSTALLED_APPS = [
     "axes",
     "csp",
     "portal",
+    "portal.audit",
     "workloads",
     "workloads.interactions",
     "workloads.enablement",
@@ -63,6 +64,7 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "portal.middleware.UserLanguageMiddleware",
     "portal.middleware.PortalLoginRequiredMiddleware",
+    "portal.audit.recording.AuditMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
@@ -180,7 +182,7 @@ FILTERS_EMPTY_CHOICE_LABEL = gettext_lazy("Any")
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
         "rest_framework.authentication.SessionAuthentication",
-        "knox.auth.TokenAuthentication",
+        "portal.audit.auth.AuditedTokenAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
     "DEFAULT_FILTER_BACKENDS": [
@@ -209,6 +211,8 @@ REST_FRAMEWORK = {
     "TEST_REQUEST_DEFAULT_FORMAT": "json",
     "EXCEPTION_HANDLER": "portal.api.errors.exception_handler",
 }
+# The audit trail (portal/audit): how long its events are kept (docs/security.md).
+AUDIT_RETENTION_DAYS = env.int("AUDIT_RETENTION_DAYS", default=400)
 # API tokens (django-rest-knox): stored hashed, expire, revoked when their user signs out.
 REST_KNOX = {
     "TOKEN_TTL": timedelta(hours=env.int("API_TOKEN_TTL_HOURS", default=10)),
@@ -258,6 +262,8 @@ CELERY_TIMEZONE = TIME_ZONE
 # Every periodic task, in one place. Beat's database scheduler writes these entries (by name) when it starts;
 # the admin can then pause one or change its interval. Earlier migrations created some of the same names.
 CELERY_BEAT_SCHEDULE = {
+    "Purge the audit trail past its retention": {
+        "task": "audit.purge", "schedule": crontab(minute="30", hour="3")},
     "Warn before quotas and reservations end": {
         "task": "workloads.warn_expiring", "schedule": crontab(minute="0", hour="9")},  # 09:00 program time
     "sync-open-support-cases": {"task": "interactions.support.sync_open_cases", "schedule": 15 * 60},

@@ -79,3 +79,16 @@ _writes("api-token-revoke", _static({}), (), refused={r: 400 for r in ROLES if r
 # The language switcher: anyone may choose a language (signed in, it is remembered for them); GET is not served.
 ROUTES["set_language"] = Case(public=True, foreign=405, expect={r: 405 for r in ROLES})
 _writes("set_language", _static({"language": "ja", "next": "/"}), ROLES, success=302, writes_rows=False)
+
+# The audit trail: organization A's people read its events; outsiders get the page with none of A's.
+ROUTES["audit:event_list"] = Case(foreign=LIST)
+
+
+def _audit_event(w):
+    from portal.audit.models import AuditEvent, AuditKind
+
+    return AuditEvent.objects.create(kind=AuditKind.AWS_ACTION, organization=w.org_a, actor_name="worker",
+                                     method="ec2:RunInstances", target="ZZ-ORG-A-SECRET instance")
+
+
+OBJECTS["audit_event"] = _audit_event

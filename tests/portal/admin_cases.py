@@ -54,7 +54,11 @@ ADMIN_READ_ONLY = ("axes.accessattempt", "axes.accesslog", "axes.accessfailurelo
                    # Proposed and moved by the remediation services; a policy is set on its page (versioned).
                    "remediation.remediationaction", "remediation.remediationpolicy",
                    # Started, followed and cancelled by clusters.health.validation, never added in the admin.
-                   "health.validationjob")
+                   "health.validationjob",
+                   # Appended by the portal itself: the audit trail (append-only, purged by its retention).
+                   "audit.auditevent")
+# Rows no one deletes in the admin, not even a superuser (the audit trail is append-only).
+ADMIN_NO_DELETE = ("audit.auditevent",)
 
 
 def _new_row(objs: dict, label: str):
@@ -127,7 +131,8 @@ def _model_cases(model: type, model_admin) -> dict[str, AdminCase]:
         f"admin:{info}_add": AdminCase(lambda objs: f"{prefix}add/", model, "add",
                                        {**staff_refused, **({"superuser": 403} if no_add else {})}),
         f"admin:{info}_change": AdminCase(obj_url("change/"), model, "change", staff_refused),
-        f"admin:{info}_delete": AdminCase(obj_url("delete/"), model, "delete", staff_refused),
+        f"admin:{info}_delete": AdminCase(obj_url("delete/"), model, "delete", {
+            **staff_refused, **({"superuser": 403} if model._meta.label_lower in ADMIN_NO_DELETE else {})}),
         f"admin:{info}_history": AdminCase(obj_url("history/"), model, "history", staff_refused),
         # The bare object URL redirects staff to its change page.
         f"admin:admin/{model._meta.app_label}/{model._meta.model_name}/<path:object_id>/": AdminCase(

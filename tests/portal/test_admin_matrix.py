@@ -12,7 +12,7 @@ import pytest
 from django.conf import settings
 
 from tests.access_cases import LOGIN
-from tests.portal.admin_cases import ADMIN_LOGIN, ADMIN_ROLES, ADMIN_ROUTES, REDIRECT, admin_object
+from tests.portal.admin_cases import ADMIN_LOGIN, ADMIN_NO_DELETE, ADMIN_ROLES, ADMIN_ROUTES, REDIRECT, admin_object
 from tests.portal.test_routes import module_world, signed_in_sessions
 
 MATRIX = [(name, role) for name in sorted(ADMIN_ROUTES) for role in ADMIN_ROLES]
@@ -68,7 +68,9 @@ def test_admin_delete_confirmation(name, role, admin_world, db, client):
     response = client.post(case.url(admin_world.objs), {"post": "yes"})
     key = row._meta.pk.attname  # a proxy's ``pk`` may be another field (DRF's TokenProxy: the user id)
     exists = case.model._default_manager.filter(**{key: getattr(row, key)}).exists()
-    if role == "superuser":
+    if role == "superuser" and case.model._meta.label_lower in ADMIN_NO_DELETE:
+        assert response.status_code == 403 and exists, f"superuser deleted {row!r} ({response.status_code})"
+    elif role == "superuser":
         # Deleted, then on to the changelist; where protected rows block it, the page lists them (200).
         blocked = case.model._meta.label_lower in PROTECTED
         assert response.status_code == (200 if blocked else 302), f"superuser: {response.status_code}"
