@@ -31,6 +31,7 @@ urlpatterns = [
     path("language/", language.set_language, name="set_language"),
     path("healthz", healthz, name="healthz"),
     path("", include("portal.audit.urls")),
+    path("", include("portal.factors.urls")),
     path("favicon.ico", login_not_required(RedirectView.as_view(url="/static/img/favicon.svg")), name="favicon"),
     path("admin/", admin.site.urls),
     path("api/", api_root, name="api-root"),

@@ -1,4 +1,5 @@
 """The API root: one index of every app's API, so a client discovers them from /api/."""
+from django.conf import settings
 from django.http import JsonResponse
 from django.views.defaults import page_not_found
 from drf_spectacular.utils import OpenApiResponse, extend_schema, inline_serializer
@@ -15,6 +16,7 @@ from rest_framework.views import APIView
 from portal.audit import recording as audit
 from portal.audit.auth import token_label
 from portal.audit.models import AuditKind
+from portal.factors import devices
 
 # Each app adds (name, url name of its router root) here through its api/urls.py import.
 API_APPS = [("portal", "portal-api:api-root"), ("interactions", "interactions-api:api-root"), ("clusters", "clusters-api:api-root")]
@@ -40,12 +42,16 @@ class ObtainTokenView(APIView):
         request=AuthTokenSerializer,
         responses={200: inline_serializer("ApiToken", {"token": serializers.CharField(),
                                                        "expiry": serializers.DateTimeField()}),
-                   400: OpenApiResponse(description="Wrong username or password.")},
+                   400: OpenApiResponse(description="Wrong username or password."),
+                   403: OpenApiResponse(description="A second factor is required and was not given.")},
     )
     def post(self, request):
         serializer = AuthTokenSerializer(data=request.data, context={"request": request})
         serializer.is_valid(raise_exception=True)
         user = serializer.validated_data["user"]
+        refusal = second_factor_refusal(request, user)
+        if refusal is not None:
+            return refusal
         limit = knox_settings.TOKEN_LIMIT_PER_USER
         model = get_token_model()
         if limit is not None:
@@ -56,6 +62,23 @@ class ObtainTokenView(APIView):
         audit.record(AuditKind.TOKEN_CREATED, request=request, user=user,
                      organization_id=audit.customer_organization_id(user), method=token_label(instance), outcome="ok")
         return Response({"token": token, "expiry": instance.expiry})
+
+
+def second_factor_refusal(request, user):
+    """Creating an API token is a protected action: with a second factor required, the request carries a current
+    code (``otp``) of the person's authenticator, or an unused recovery code."""
+    if not settings.SECOND_FACTOR_REQUIRED:
+        return None
+    device, kind = devices.verify(user, str(request.data.get("otp", "")))
+    audit.record(AuditKind.SECOND_FACTOR, request=request, user=user,
+                 organization_id=audit.customer_organization_id(user), method=kind or "code",
+                 target=request.path, outcome="verified" if device else "refused")
+    if device is not None:
+        return None
+    detail = ("Creating an API token needs a second factor: send the code your authenticator shows now as "
+              "\"otp\"." if devices.has_factor(user) else
+              "Creating an API token needs a second factor: set one up in the portal first.")
+    return Response({"detail": detail, "code": "second_factor_required"}, status=403)
 
 
 class RevokeTokenView(APIView):

@@ -12,3 +12,4 @@ class AuditConfig(AppConfig):
     def ready(self) -> None:
         # deferred: the receivers import the models, which load once the app registry is ready
         from portal.audit import receivers  # noqa: F401 - connects the sign-in signals
+        from portal.factors import receivers as factors  # noqa: F401 - records factors removed

@@ -37,6 +37,9 @@ INSTALLED_APPS = [
     "django_celery_beat",
     "simple_history",
     "axes",
+    "django_otp",
+    "django_otp.plugins.otp_totp",
+    "django_otp.plugins.otp_static",
     "csp",
     "portal",
     "portal.audit",
@@ -65,6 +68,8 @@ MIDDLEWARE = [
     "portal.middleware.UserLanguageMiddleware",
     "portal.middleware.PortalLoginRequiredMiddleware",
     "portal.audit.recording.AuditMiddleware",
+    "django_otp.middleware.OTPMiddleware",
+    "portal.factors.middleware.SecondFactorMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
@@ -213,6 +218,11 @@ REST_FRAMEWORK = {
 }
 # The audit trail (portal/audit): how long its events are kept (docs/security.md).
 AUDIT_RETENTION_DAYS = env.int("AUDIT_RETENTION_DAYS", default=400)
+# A second factor before acting on customer accounts (portal/factors/policy.py): off here, on in production.
+SECOND_FACTOR_REQUIRED = env.bool("SECOND_FACTOR_REQUIRED", default=False)
+SECOND_FACTOR_SESSION_HOURS = env.int("SECOND_FACTOR_SESSION_HOURS", default=12)
+SECOND_FACTOR_FRESH_MINUTES = env.int("SECOND_FACTOR_FRESH_MINUTES", default=10)
+OTP_TOTP_ISSUER = "GENIAC program portal"
 # API tokens (django-rest-knox): stored hashed, expire, revoked when their user signs out.
 REST_KNOX = {
     "TOKEN_TTL": timedelta(hours=env.int("API_TOKEN_TTL_HOURS", default=10)),

@@ -92,3 +92,14 @@ def _audit_event(w):
 
 
 OBJECTS["audit_event"] = _audit_event
+
+# A person's own second factor: every signed-in role reaches its own pages (nothing of another's is there); a
+# wrong code answers the form again, a request for new recovery codes without a fresh factor goes to confirm one.
+_SIGNED_IN = [r for r in ROLES if r != "anonymous"]
+for _name in ("factors:factors", "factors:setup"):
+    ROUTES[_name] = Case(foreign=LIST)
+# Confirming needs a factor set up first: without one, the page sends the person to set one up.
+ROUTES["factors:verify"] = Case(foreign=302, expect={r: 302 for r in _SIGNED_IN})
+_writes("factors:setup", _static({"code": "000000"}), _SIGNED_IN, success=200, writes_rows=False)
+_writes("factors:verify", _static({"code": "000000"}), _SIGNED_IN, success=200, writes_rows=False)
+_writes("factors:factors", _static({}), _SIGNED_IN, success=302, writes_rows=False)

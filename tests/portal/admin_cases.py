@@ -56,7 +56,9 @@ ADMIN_READ_ONLY = ("axes.accessattempt", "axes.accesslog", "axes.accessfailurelo
                    # Started, followed and cancelled by clusters.health.validation, never added in the admin.
                    "health.validationjob",
                    # Appended by the portal itself: the audit trail (append-only, purged by its retention).
-                   "audit.auditevent")
+                   "audit.auditevent",
+                   # Second factors are set up by their owner; staff only reset them (delete).
+                   "otp_totp.totpdevice", "otp_static.staticdevice")
 # Rows no one deletes in the admin, not even a superuser (the audit trail is append-only).
 ADMIN_NO_DELETE = ("audit.auditevent",)
 
@@ -109,6 +111,10 @@ def _new_row(objs: dict, label: str):
         "portal.notificationdelivery": lambda: NotificationDelivery.objects.create(channel="email", title="admin-matrix"),
         "remediation.remediationpolicy": lambda: apps.get_model("remediation", "RemediationPolicy").objects.create(
             organization=objs["organization"]),
+        "otp_totp.totpdevice": lambda: apps.get_model("otp_totp", "TOTPDevice").objects.create(
+            user=user, name="admin-matrix", confirmed=True),
+        "otp_static.staticdevice": lambda: apps.get_model("otp_static", "StaticDevice").objects.create(
+            user=user, name="admin-matrix"),
     }
     if label not in builders:
         raise LookupError(f"no {label} row to open its admin pages with: add one to admin_cases._new_row")
