@@ -32,6 +32,7 @@ urlpatterns = [
     path("healthz", healthz, name="healthz"),
     path("", include("portal.audit.urls")),
     path("", include("portal.factors.urls")),
+    path("", include("portal.sso.urls")),
     path("favicon.ico", login_not_required(RedirectView.as_view(url="/static/img/favicon.svg")), name="favicon"),
     path("admin/", admin.site.urls),
     path("api/", api_root, name="api-root"),

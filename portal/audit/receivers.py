@@ -10,8 +10,10 @@ from portal.audit.recording import customer_organization_id, record
 
 
 def _method(user) -> str:
+    if getattr(user, "sso_method", ""):
+        return user.sso_method
     backend = getattr(user, "backend", "") or ""
-    return "password" if backend.endswith(("ModelBackend", "AxesStandaloneBackend", "AxesBackend")) else backend
+    return "password" if backend.endswith(("Backend",)) else backend
 
 
 @receiver(user_logged_in, dispatch_uid="audit_sign_in")

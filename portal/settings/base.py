@@ -43,6 +43,7 @@ INSTALLED_APPS = [
     "csp",
     "portal",
     "portal.audit",
+    "portal.sso",
     "workloads",
     "workloads.interactions",
     "workloads.enablement",
@@ -120,7 +121,8 @@ DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 AUTH_USER_MODEL = "portal.User"
 AUTHENTICATION_BACKENDS = [
     "axes.backends.AxesStandaloneBackend",
-    "django.contrib.auth.backends.ModelBackend",
+    # Passwords (Django's ModelBackend), refused where an organization's identity provider turned them off.
+    "portal.sso.backends.PasswordPolicyBackend",
 ]
 # Sign-in throttling: five failures for one username from one address lock it for 15 minutes.
 AXES_FAILURE_LIMIT = env.int("AXES_FAILURE_LIMIT", default=5)
@@ -272,6 +274,8 @@ CELERY_TIMEZONE = TIME_ZONE
 # Every periodic task, in one place. Beat's database scheduler writes these entries (by name) when it starts;
 # the admin can then pause one or change its interval. Earlier migrations created some of the same names.
 CELERY_BEAT_SCHEDULE = {
+    "Ask identity providers about the people they signed in": {
+        "task": "sso.check_identities", "schedule": 60 * 60},
     "Purge the audit trail past its retention": {
         "task": "audit.purge", "schedule": crontab(minute="30", hour="3")},
     "Warn before quotas and reservations end": {

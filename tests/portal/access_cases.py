@@ -103,3 +103,9 @@ ROUTES["factors:verify"] = Case(foreign=302, expect={r: 302 for r in _SIGNED_IN}
 _writes("factors:setup", _static({"code": "000000"}), _SIGNED_IN, success=200, writes_rows=False)
 _writes("factors:verify", _static({"code": "000000"}), _SIGNED_IN, success=200, writes_rows=False)
 _writes("factors:factors", _static({}), _SIGNED_IN, success=302, writes_rows=False)
+
+# Single sign-on: reached before signing in. Starting posts an address (an unknown domain goes back to the
+# sign-in page, nothing written); the callback without a sign-in started in this session goes back there too.
+ROUTES["sso:start"] = Case(public=True, foreign=405, expect={r: 405 for r in ROLES})
+_writes("sso:start", _static({"email": "someone@nowhere.example"}), ROLES, success=LOGIN, writes_rows=False)
+ROUTES["sso:callback"] = Case(public=True, foreign=LOGIN, expect={r: LOGIN for r in ROLES})

@@ -58,7 +58,9 @@ ADMIN_READ_ONLY = ("axes.accessattempt", "axes.accesslog", "axes.accessfailurelo
                    # Appended by the portal itself: the audit trail (append-only, purged by its retention).
                    "audit.auditevent",
                    # Second factors are set up by their owner; staff only reset them (delete).
-                   "otp_totp.totpdevice", "otp_static.staticdevice")
+                   "otp_totp.totpdevice", "otp_static.staticdevice",
+                   # Linked by signing in through a provider, never added by hand.
+                   "sso.externalidentity")
 # Rows no one deletes in the admin, not even a superuser (the audit trail is append-only).
 ADMIN_NO_DELETE = ("audit.auditevent",)
 
@@ -111,6 +113,13 @@ def _new_row(objs: dict, label: str):
         "portal.notificationdelivery": lambda: NotificationDelivery.objects.create(channel="email", title="admin-matrix"),
         "remediation.remediationpolicy": lambda: apps.get_model("remediation", "RemediationPolicy").objects.create(
             organization=objs["organization"]),
+        "sso.identityprovider": lambda: apps.get_model("sso", "IdentityProvider").objects.create(
+            organization=objs["organization"], name="admin-matrix", issuer="https://idp.example",
+            client_id="c", client_secret="s"),
+        "sso.externalidentity": lambda: apps.get_model("sso", "ExternalIdentity").objects.create(
+            provider=apps.get_model("sso", "IdentityProvider").objects.create(
+                name="admin-matrix-2", issuer="https://idp.example", client_id="c", client_secret="s"),
+            subject="admin-matrix", user=user),
         "otp_totp.totpdevice": lambda: apps.get_model("otp_totp", "TOTPDevice").objects.create(
             user=user, name="admin-matrix", confirmed=True),
         "otp_static.staticdevice": lambda: apps.get_model("otp_static", "StaticDevice").objects.create(
