@@ -4,8 +4,6 @@ Expected values were read off the fixtures by hand (see data/real/SOURCES.md).
 """
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 from django.urls import reverse
 
@@ -13,13 +11,9 @@ from clusters.health import services
 from clusters.health.prometheus import ParseError
 from clusters.health.reader import parse
 from clusters.health.summary import summarize
+from tests import samples
 from tests.health.factories_health import ClusterFactory
-
-REAL = Path(__file__).resolve().parent / "data" / "real"
-
-
-def text(name: str) -> str:
-    return (REAL / name).read_text()
+from tests.samples import text
 
 
 def test_readme_scrape_pasted_with_its_commands_and_elisions():
@@ -97,10 +91,10 @@ def test_efa_scrape_with_curl_meter_and_trailer():
 
 def test_streamed_file_reads_like_the_text():
     whole = parse(text("dcgm_lke_rtx4000_with_xid.txt"))
-    with open(REAL / "dcgm_lke_rtx4000_with_xid.txt", "rb") as handle:
+    with open(samples.path("dcgm_lke_rtx4000_with_xid.txt"), "rb") as handle:
         streamed = parse(handle)
     assert streamed.to_dict() == whole.to_dict()
-    with open(REAL / "efa_exporter_curl_progress.txt") as handle:
+    with open(samples.path("efa_exporter_curl_progress.txt")) as handle:
         assert parse(iter(handle)).notes == parse(text("efa_exporter_curl_progress.txt")).notes
 
 
@@ -116,7 +110,7 @@ def test_a_line_that_is_not_paste_noise_is_still_an_error_with_its_number():
 def test_parse_dcgm_says_not_collected(capsys):
     from django.core.management import call_command
 
-    call_command("parse_dcgm", str(REAL / "dcgm_kops_l4_no_xid.txt"), "--instance-type", "p5.48xlarge")
+    call_command("parse_dcgm", str(samples.path("dcgm_kops_l4_no_xid.txt")), "--instance-type", "p5.48xlarge")
     out = capsys.readouterr().out
     assert "  xid_errors: not collected" in out
     assert "i-030791dc5a37cd257: degraded (NVIDIA L4, 1 GPUs, EFA not collected)" in out
