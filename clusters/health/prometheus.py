@@ -211,8 +211,9 @@ _PROGRESS_HEAD = ("% Total", "Dload  Upload")
 _PORT_FORWARD = re.compile(r"^(?:Handling connection for \d+|Forwarding from \S+ -> \d+)")
 _ELISIONS = {"...", "…", "[...]"}
 # A sentence of Markdown prose (or a list item) around the code blocks a scrape was pasted in: a word, then
-# another word, never a metric name with a number after it.
-_PROSE = re.compile(r"^(?:[-*+]\s+|\d+[.)]\s+)?[A-Za-z][a-z'’]*[,:;.!?]?\s+[A-Za-z(\"'`]")
+# another word, and no braces or equals sign; never a metric name with a number (or NaN, Inf) after it, and never
+# a broken sample line, which stays an error with its number.
+_PROSE = re.compile(r"^(?:[-*+]\s+|\d+[.)]\s+)?[A-Za-z][a-z'’]*[,:;.!?]?\s+(?![Nn]a[Nn]\b|[Ii]nf\b)[A-Za-z(\"'`][^{}=]*$")
 
 
 class PastedLines:
