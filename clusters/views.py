@@ -20,7 +20,7 @@ from clusters.choices import ClusterState, StackRole
 from clusters.filtersets import ClusterFilterSet
 from clusters.forms import LaunchForm
 from clusters.health.models import ClusterHealthConfig, ValidationRun
-from clusters.launches import board
+from clusters.launches import board, retention
 from clusters.launches.backend import CloudFormation
 from clusters.models import Blueprint, Cluster, StackEvent
 from clusters.pipeline import REASONS
@@ -259,7 +259,8 @@ class ClusterDeleteView(View):
 
     def get(self, request, pk):
         cluster = _launchable(request, pk, access.TEAR_DOWN)
-        return render(request, "clusters/cluster_confirm_delete.html", {"object": cluster, "cluster": cluster})
+        return render(request, "clusters/cluster_confirm_delete.html",
+                      {"object": cluster, "cluster": cluster, "retention": retention.on_delete(cluster)})
 
     def post(self, request, pk):
         cluster = _launchable(request, pk, access.TEAR_DOWN)
@@ -269,7 +270,8 @@ class ClusterDeleteView(View):
             launch.request_delete(cluster, user=request.user, confirmed=confirmed, outcome=outcome)
         except launch.ActionRefused as exc:
             return render(request, "clusters/cluster_confirm_delete.html",
-                          {"object": cluster, "cluster": cluster, "error": str(exc)}, status=400)
+                          {"object": cluster, "cluster": cluster, "error": str(exc),
+                           "retention": retention.on_delete(cluster)}, status=400)
         (messages.success(request, gettext("Deleting the cluster's stacks.")) if outcome.get("dispatched")
          else messages.warning(request, BROKER_DOWN))
         return redirect(cluster.get_absolute_url())

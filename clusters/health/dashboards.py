@@ -65,14 +65,27 @@ def _replace_bare(expr: str, family: str) -> str:
         i = end
 
 
+def _when_collected(count: str, family: str) -> str:
+    """``count`` (zero when nothing matches) only where the exporters export ``family`` at all: a family the
+    exporter lacks gives no value, which the panel shows as "not collected" rather than a flat zero."""
+    return f'({count} or vector(0)) and on() count({{__name__=~"{family}(_total)?",cluster=~"$cluster"}})'
+
+
+# What a panel shows where its series is absent (dcgm-exporter's default counters lack some; older EFA
+# exporters lack some counters): the health page's words.
+NOT_COLLECTED = "not collected"
+
 # Each figure of the health page as a PromQL count or sum over the same series and threshold.
 FIGURE_EXPRESSIONS = {
     "uncorrectable_remapped_rows": f"sum(DCGM_FI_DEV_UNCORRECTABLE_REMAPPED_ROWS{CLUSTER})",
     "correctable_remapped_rows": f"sum(DCGM_FI_DEV_CORRECTABLE_REMAPPED_ROWS{CLUSTER})",
-    "xid_errors": f"count({alerts.XID_FAMILY}{CLUSTER} > {thresholds.THRESHOLDS['xid'].above:g}) or vector(0)",
-    "row_remap_failures": f"count({_scoped(_rule_expr('row_remap_failure'))}) or vector(0)",
-    "thermal_violations": f"count({_scoped(_rule_expr('thermal_violation'))}) or vector(0)",
-    "missing_gpus": f"count({_scoped(_rule_expr(alerts.MISSING_GPU))}) or vector(0)",
+    "xid_errors": _when_collected(f"count({alerts.XID_FAMILY}{CLUSTER} > {thresholds.THRESHOLDS['xid'].above:g})",
+                                  alerts.XID_FAMILY),
+    "row_remap_failures": _when_collected(f"count({_scoped(_rule_expr('row_remap_failure'))})",
+                                          thresholds.THRESHOLDS["row_remap_failure"].family),
+    "thermal_violations": _when_collected(f"count({_scoped(_rule_expr('thermal_violation'))})",
+                                          thresholds.THRESHOLDS["thermal_violation"].family),
+    "missing_gpus": _when_collected(f"count({_scoped(_rule_expr(alerts.MISSING_GPU))})", alerts.PRESENCE_FAMILY),
 }
 GPU_SERIES = (
     ("GPU busy (graphics engine active)", f"avg by (Hostname) (DCGM_FI_PROF_GR_ENGINE_ACTIVE{CLUSTER})", "percentunit"),
@@ -97,7 +110,8 @@ NODE_SERIES = (
 
 def _panel(pid: int, title: str, expr: str, kind: str, unit: str, x: int, y: int, w: int = 8, h: int = 8) -> dict:
     return {"id": pid, "type": kind, "title": title, "datasource": {"type": "prometheus", "uid": "${datasource}"},
-            "gridPos": {"x": x, "y": y, "w": w, "h": h}, "fieldConfig": {"defaults": {"unit": unit}, "overrides": []},
+            "gridPos": {"x": x, "y": y, "w": w, "h": h},
+            "fieldConfig": {"defaults": {"unit": unit, "noValue": NOT_COLLECTED}, "overrides": []},
             "targets": [{"refId": "A", "expr": expr, "datasource": {"type": "prometheus", "uid": "${datasource}"}}]}
 
 

@@ -37,10 +37,11 @@ from __future__ import annotations
 import re
 from collections import Counter
 from collections.abc import Iterable
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import dataclass, field, replace
 from statistics import median
 
-from clusters.health import expectations
+from clusters.health import expectations, nccl_facts
+from clusters.health.nccl_rows import ELEMENT_BYTES, NcclResult, NcclRow, columns_of, row_of
 from portal import instance_types
 
 COLLECTIVES: tuple[str, ...] = (
@@ -49,14 +50,6 @@ COLLECTIVES: tuple[str, ...] = (
 _ALIASES = {"allreduce": "all_reduce", "allgather": "all_gather", "reducescatter": "reduce_scatter",
             "all_to_all": "alltoall", "alltoall": "alltoall", "send_recv": "sendrecv"}
 GIB = 1 << 30
-TOOL = "nccl-tests"
-
-# Bytes per element of the type names nccl-tests prints (src/common.cu test_typenames).
-ELEMENT_BYTES = {
-    "int8": 1, "uint8": 1, "char": 1, "int32": 4, "uint32": 4, "int": 4, "int64": 8, "uint64": 8,
-    "half": 2, "float16": 2, "bfloat16": 2, "float": 4, "float32": 4, "double": 8, "float64": 8,
-    "f8e4m3": 1, "f8e5m2": 1, "fp8_e4m3": 1, "fp8_e5m2": 1,
-}
 
 _PREFIXES = (
     re.compile(r"^\s*\[(\d+),(\d+)\]<std(?:out|err)>:\s?"),                     # mpirun --tag-output
@@ -81,100 +74,11 @@ _NCCL_VERSION = re.compile(r"NCCL version (\S+)")
 _OFI_VERSION = re.compile(r"aws-ofi-nccl\s+v?(\d[\w.+-]*)")
 _PROVIDER = re.compile(r"Selected provider is (\w+)", re.IGNORECASE)
 _NETWORK = re.compile(r"Using network (.+?)\s*$")
-_TIMESTAMP = re.compile(r"^\d{4}-\d{2}-\d{2}$")
-_CLOCK = re.compile(r"^\d{2}:\d{2}:\d{2}$")
 _ELISION = {"...", "…", "[...]", "(...)"}
 
 
 class NcclParseError(ValueError):
     """The text holds no usable nccl-tests result; the message says why."""
-
-
-@dataclass
-class NcclRow:
-    """One message size: out-of-place then in-place figures.
-
-    ``*_wrong`` is the ``#wrong`` count (None for ``N/A`` or when the release printed an
-    ``error`` column instead, whose value is then in ``*_error``). ``ip_*`` is None for tools
-    that measure one placement only (nccom-test).
-    """
-
-    size: int
-    count: int
-    type: str | None
-    redop: str | None
-    root: int | None
-    oop_time_us: float
-    oop_algbw: float
-    oop_busbw: float
-    oop_wrong: int | None
-    ip_time_us: float | None = None
-    ip_algbw: float | None = None
-    ip_busbw: float | None = None
-    ip_wrong: int | None = None
-    oop_error: float | None = None
-    ip_error: float | None = None
-    per_iteration: list[float] | None = None  # -I 1: oop i_min i_max i_p99 i_cv%, then in-place
-    timestamp: str | None = None               # -S 1
-
-    @property
-    def busbw(self) -> float:
-        """The better of the two placements, which is what people quote."""
-        return self.oop_busbw if self.ip_busbw is None else max(self.oop_busbw, self.ip_busbw)
-
-    @property
-    def algbw(self) -> float:
-        return self.oop_algbw if self.ip_algbw is None else max(self.oop_algbw, self.ip_algbw)
-
-
-@dataclass
-class NcclResult:
-    """A parsed run plus the verdict against the expected bandwidth."""
-
-    collective: str
-    rows: list[NcclRow]
-    ranks: int | None = None
-    nodes: int | None = None
-    hosts: list[str] = field(default_factory=list)
-    gpus_per_node: int | None = None
-    gpu_model: str | None = None
-    hardware: str | None = None
-    n_threads: int | None = None
-    n_gpus: int | None = None
-    min_bytes: int | None = None
-    max_bytes: int | None = None
-    step: str | None = None
-    peak_busbw: float = 0.0
-    avg_busbw: float = 0.0
-    large_message_busbw: float | None = None  # busbw of the smallest message >= 1 GiB
-    plateau_busbw: float | None = None        # best busbw among messages >= 1 GiB
-    out_of_bounds: int | None = None
-    out_of_bounds_ok: bool | None = None
-    wrong_total: int = 0
-    complete: bool = False
-    excerpt: bool = False
-    transport: str | None = None
-    nccl_version: str | None = None
-    ofi_version: str | None = None
-    nccl_tests_version: str | None = None
-    tool: str = TOOL
-    collective_source: str = "log"  # given | log | command | inferred
-    warnings: list[str] = field(default_factory=list)
-    notes: list[str] = field(default_factory=list)
-    instance_type: str | None = None
-    verdict: str | None = None
-    diagnosis: str = ""
-    expected_busbw: float | None = None
-    reference_source: str | None = None
-    reference_for: str | None = None  # the run the expected figure was published for ("2 × p5.48xlarge")
-    runs: list[NcclResult] = field(default_factory=list)
-    primary_run: int = 0
-
-    def to_dict(self) -> dict:
-        """JSON-safe dict; ``rows`` is a list of dicts, ``runs`` every run (the primary one included)."""
-        data = asdict(replace(self, runs=[]))
-        data["runs"] = [asdict(replace(run, runs=[])) for run in self.runs]
-        return data
 
 
 @dataclass
@@ -197,6 +101,10 @@ class _Run:
     elided: bool = False
     elided_head: bool = False  # '...' before the first row: rank lines may be among what was left out
     warnings: list[str] = field(default_factory=list)
+    failures: list[str] = field(default_factory=list)  # error lines printed while this run was current
+    launch: dict | None = None  # the launcher's command line: ranks and nodes (nccl_facts.launch_of)
+    launch_line: str | None = None
+    split_note: str | None = None
 
 
 def normalize_collective(name: str) -> str:
@@ -224,7 +132,7 @@ def parse(
     """
     wanted = normalize_collective(collective) if collective else None
     runs, failures = _scan(_lines(text))
-    with_rows = [run for run in runs if run.rows]
+    with_rows = [part for run in runs if run.rows for part in _apart(run)]
     if not with_rows:
         if any(run.header for run in runs):
             detail = _failure_detail(failures, [w for run in runs for w in run.warnings])
@@ -251,9 +159,21 @@ def parse(
     return primary
 
 
+def _apart(run: _Run) -> list[_Run]:
+    """A run whose sizes restart mid-table holds the rows of several runs: one run each."""
+    parts = nccl_facts.split_restarts(run.rows)
+    if len(parts) == 1:
+        return [run]
+    note = (f"the sizes restart mid-table: the rows of {len(parts)} runs were printed into one table "
+            "(interleaved or pasted together); read as separate runs")
+    return [replace(run, rows=part, avg=nccl_facts.average_busbw(part), warnings=list(run.warnings),
+                    failures=list(run.failures), split_note=note) for part in parts]
+
+
 def _judged(run: _Run, wanted: str | None, instance_type: str | None, nodes: int | None,
             single: bool) -> NcclResult:
     result = _result(run, nodes)
+    nccl_facts.apply_launch(result, run.launch, run.launch_line)
     if wanted:
         result.collective, result.collective_source = wanted, "given"
     elif run.collective:
@@ -279,6 +199,11 @@ def _judged(run: _Run, wanted: str | None, instance_type: str | None, nodes: int
     result.expected_busbw, result.reference_source = judged.expected_busbw, judged.reference_source
     result.reference_for = judged.reference_for
     result.notes.extend(judged.notes)
+    if run.split_note:
+        result.notes.insert(0, run.split_note)
+    if nccl_facts.unchecked(result.rows):
+        nccl_facts.mark_unchecked(result)
+    nccl_facts.judge_failures(result, run.failures, run.warnings)
     return result
 
 
@@ -399,7 +324,8 @@ def _scan(lines: Iterable[str]) -> tuple[list[_Run], list[str]]:
         elif _HEADER.match(line):
             header = _HEADER.match(line)
             run = _Run(label=label, header=header, collective=pending.pop("starting", None),
-                       tests_version=pending.pop("version", None), command=pending.pop("command", None))
+                       tests_version=pending.pop("version", None), command=pending.pop("command", None),
+                       launch=pending.pop("launch", None), launch_line=pending.pop("launch_line", None))
             if not runs:
                 if preamble.rows:  # a table whose header was cut off: a run of its own
                     runs.append(preamble)
@@ -411,7 +337,7 @@ def _scan(lines: Iterable[str]) -> tuple[list[_Run], list[str]]:
             if opening:  # printed just before the header of the run it names
                 pending[opening.group(1) or opening.group(2)] = opening.group(3)
                 continue
-            columns = _columns(line)
+            columns = columns_of(line)
             if columns is not None:
                 if current is preamble and preamble.rows:  # a table before any header: a run of its own
                     runs.append(preamble)
@@ -425,28 +351,25 @@ def _scan(lines: Iterable[str]) -> tuple[list[_Run], list[str]]:
                 continue
             _comment_line(current, line)
         else:
-            row = _row(line.split(), current.columns)
+            row = row_of(line.split(), current.columns)
             if row is not None:
                 current.rows.append(row)
                 continue
             found = _COMMAND.search(line) if "`" not in line else None
             if found:
                 pending["command"] = found.group(1)
+                launch = nccl_facts.launch_of(line)
+                if launch:
+                    pending["launch"], pending["launch_line"] = launch, line
             if "failure" in line.lower() or "error" in line.lower():
                 failures.append(line[:200])
+                current.failures.append(line[:300])
     if not runs and preamble.rows:
         preamble.collective = preamble.collective or pending.get("starting")
         preamble.command = preamble.command or pending.get("command")
+        preamble.launch, preamble.launch_line = pending.get("launch"), pending.get("launch_line")
         runs.append(preamble)
     return runs, failures
-
-
-def _columns(line: str) -> list[str] | None:
-    """The column names of a result table header line (``#  size  count  type …  busbw #wrong …``)."""
-    tokens = line.lstrip("#").split()
-    if len(tokens) < 6 or tokens[0] != "size" or "busbw" not in tokens:
-        return None
-    return tokens
 
 
 def _failure_detail(failures: list[str], warnings: list[str]) -> str:
@@ -497,7 +420,8 @@ def _comment_line(run: _Run, line: str) -> None:
 
 def _merge_log(run: _Run, other: _Run) -> None:
     """Give ``run`` the log facts seen in ``other`` that it lacks (NCCL logs before the header)."""
-    for name in ("provider", "network", "nccl_version", "ofi_version", "collective", "tests_version", "command"):
+    for name in ("provider", "network", "nccl_version", "ofi_version", "collective", "tests_version", "command",
+                 "launch", "launch_line"):
         if getattr(run, name) is None:
             setattr(run, name, getattr(other, name))
     run.socket_seen = run.socket_seen or other.socket_seen
@@ -513,92 +437,6 @@ def _inherit_log(run: _Run, runs: list[_Run]) -> None:
                 break
     if run.nccl_version is None:
         run.nccl_version = next((other.nccl_version for other in runs if other.nccl_version), None)
-
-
-def _number(token: str) -> float:
-    return float(token.rstrip("*"))
-
-
-def _is_number(token: str) -> bool:
-    try:
-        _number(token)
-    except ValueError:
-        return False
-    return True
-
-
-def _row(tokens: list[str], columns: list[str] | None) -> NcclRow | None:
-    """A table row, or None for any other line.
-
-    The column header names the leading columns and says whether per-iteration columns follow
-    each block; without it, the last eight tokens are the two result blocks.
-    """
-    if len(tokens) < 7 or not tokens[0].isdigit() or not tokens[1].isdigit():
-        return None
-    timestamp = None
-    if len(tokens) > 2 and _TIMESTAMP.match(tokens[-2]) and _CLOCK.match(tokens[-1]):
-        timestamp, tokens = f"{tokens[-2]} {tokens[-1]}", tokens[:-2]
-    n = len(tokens)
-    block = 4
-    if columns is not None:
-        lead_names = columns[:next((i for i, c in enumerate(columns) if c in ("time", "cputime")), len(columns))]
-        if "i_min" in columns:
-            block = 8
-        lead = len(lead_names)
-    else:
-        lead_names = None
-        if 19 <= n <= 21:
-            block, lead = 8, n - 16
-        else:
-            lead = n - 8
-    if not 2 <= lead <= 5 or n != lead + 2 * block:
-        return None
-    head, oop, ip = tokens[:lead], tokens[lead:lead + block], tokens[lead + block:]
-    names = lead_names or _lead_names(head)
-    if names is None:
-        return None
-    values = dict(zip(names, head, strict=False))
-    counts = None if columns is None else "error" not in columns
-    try:
-        root = int(values["root"]) if "root" in values else None
-        oop_wrong, oop_error = _wrong(oop[3], counts)
-        ip_wrong, ip_error = _wrong(ip[3], counts)
-        return NcclRow(
-            size=int(values["size"]), count=int(values["count"]), type=values.get("type"),
-            redop=values.get("redop"), root=root,
-            oop_time_us=_number(oop[0]), oop_algbw=_number(oop[1]), oop_busbw=_number(oop[2]), oop_wrong=oop_wrong,
-            ip_time_us=_number(ip[0]), ip_algbw=_number(ip[1]), ip_busbw=_number(ip[2]), ip_wrong=ip_wrong,
-            oop_error=oop_error, ip_error=ip_error,
-            per_iteration=[_number(t) for t in oop[4:] + ip[4:]] if block == 8 else None, timestamp=timestamp,
-        )
-    except (ValueError, KeyError):
-        return None
-
-
-def _lead_names(head: list[str]) -> list[str] | None:
-    """Column names of the leading tokens when there is no column header to say."""
-    if len(head) == 2:
-        return ["size", "count"]
-    if _is_number(head[2]):
-        return None
-    if len(head) == 3:
-        return ["size", "count", "type"]
-    if len(head) == 4:
-        return ["size", "count", "type", "root" if _is_number(head[3]) else "redop"]
-    return ["size", "count", "type", "redop", "root"]
-
-
-def _wrong(token: str, counts: bool | None) -> tuple[int | None, float | None]:
-    """``#wrong`` as a count, or an old release's ``error`` column (a maximum deviation) as a float.
-
-    ``counts`` says which column the header named (None: no header, told by the token's form).
-    """
-    if token.upper() == "N/A":
-        return None, None
-    value = _number(token)
-    if counts or (counts is None and token.isdigit()):
-        return int(value), None
-    return None, value
 
 
 def _transport(run: _Run) -> str | None:
@@ -626,7 +464,7 @@ def _result(run: _Run, nodes: int | None) -> NcclResult:
     ids = {rank for rank, _, _ in run.ranks}
     partial = bool(ids) and ids != set(range(len(ids)))  # e.g. only "Rank 71" of an excerpt
     ranks = None if partial else len(ids) or None
-    if ranks is None and header and nodes in (None, 1) and not run.label and not run.elided_head and not partial:
+    if ranks is None and header and nodes in (None, 1) and not (run.label or run.elided_head or partial or run.launch):
         ranks = n_threads * n_gpus  # one process drove every GPU: the header counts them
     node_count = (None if partial else len(hosts)) or nodes
     model = Counter(model for _, _, model in run.ranks).most_common(1)[0][0] if run.ranks else None

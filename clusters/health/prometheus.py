@@ -210,6 +210,10 @@ _PROGRESS = re.compile(r"^\s*\d{1,3}\s+[\d.]+[kMGT]?\s+\d{1,3}\s+[\d.]+[kMGT]?\s
 _PROGRESS_HEAD = ("% Total", "Dload  Upload")
 _PORT_FORWARD = re.compile(r"^(?:Handling connection for \d+|Forwarding from \S+ -> \d+)")
 _ELISIONS = {"...", "…", "[...]"}
+# A sentence of Markdown prose (or a list item) around the code blocks a scrape was pasted in: a word, then
+# another word, and no braces or equals sign; never a metric name with a number (or NaN, Inf) after it, and never
+# a broken sample line, which stays an error with its number.
+_PROSE = re.compile(r"^(?:[-*+]\s+|\d+[.)]\s+)?[A-Za-z][a-z'’]*[,:;.!?]?\s+(?![Nn]a[Nn]\b|[Ii]nf\b)[A-Za-z(\"'`][^{}=]*$")
 
 
 class PastedLines:
@@ -226,6 +230,8 @@ class PastedLines:
         self.last = ""
         self.elided = False
         self._continued = False
+        self._fence_open = False  # inside a Markdown code block
+        self._fenced = False  # a code block has been seen: text outside the blocks is prose
         self._seen: dict[str, int] = {}
 
     @property
@@ -286,6 +292,10 @@ class PastedLines:
             return None
         if line.startswith("```") or line.startswith("~~~"):
             self._note("Markdown code fences were removed")
+            self._fence_open, self._fenced = not self._fence_open, True
+            return None
+        if (self._fenced and not self._fence_open) or (not self._fence_open and _PROSE.match(line)):
+            self._note("Markdown text around the code blocks was removed")
             return None
         return line
 

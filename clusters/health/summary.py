@@ -17,7 +17,7 @@ from clusters.health import baselines
 from clusters.health import xid as xids
 from clusters.health.prometheus import EFA_FIELDS, EfaReading, GpuReading, Scrape
 from clusters.health.reader import parse
-from clusters.health.thresholds import EFA_THRESHOLDS, exceeds
+from clusters.health.thresholds import EFA_THRESHOLDS, THRESHOLDS, exceeds
 from portal import instance_types
 from portal.choices import VERDICT_RANK as _RANK
 from portal.choices import VERDICTS
@@ -44,7 +44,17 @@ SIGNALS: tuple[tuple[str, tuple[str, ...], str], ...] = (
     ("thermal_violations", ("DCGM_FI_DEV_THERMAL_VIOLATION",),
      _CSV + "'DCGM_FI_DEV_THERMAL_VIOLATION, counter, Throttling duration due to thermal constraints (in ns).' "
      "(commented out by default)"),
+    ("ecc_dbe", ("DCGM_FI_DEV_ECC_DBE_VOL_TOTAL",),
+     _CSV + "'DCGM_FI_DEV_ECC_DBE_VOL_TOTAL, counter, Double-bit volatile ECC errors.' (not in the default file)"),
+    ("power_violations", ("DCGM_FI_DEV_POWER_VIOLATION",),
+     _CSV + "'DCGM_FI_DEV_POWER_VIOLATION, counter, Throttling duration due to power constraints.' "
+     "(commented out by default)"),
 )
+# The EFA counters older EFA node exporters do not export: their panels and alerts are empty, not zero.
+EFA_SIGNALS: tuple[tuple[str, str], ...] = tuple(
+    (row.kind, row.family) for row in THRESHOLDS.values()
+    if row.kind in ("efa_retrans_timeout", "efa_unresponsive_remote", "efa_impaired_remote"))
+OLD_EFA = "update the EFA node exporter: releases before this counter was added do not export it"
 EXCERPT_NOTE = "the scrape is an excerpt: GPUs it leaves out are not reported missing"
 NO_DCGM = "run dcgm-exporter on every GPU node and send its scrape with the EFA exporter's"
 NO_EFA = ("run the EFA node exporter (node_exporter with the amazonefa collector, see aws-samples/"
@@ -226,6 +236,8 @@ def signals(scrape: Scrape, itype: instance_types.InstanceType | None) -> tuple[
     collected = {key: dcgm and any(name in scrape.families_seen for name in names) for key, names, _ in SIGNALS}
     collected["missing_gpus"] = dcgm
     collected["efa"] = bool(scrape.efa)
+    for key, family in EFA_SIGNALS:
+        collected[key] = collected["efa"] and family in scrape.families_seen
     missing = []
     for key, names, how in SIGNALS:
         if not collected[key]:
@@ -234,6 +246,9 @@ def signals(scrape: Scrape, itype: instance_types.InstanceType | None) -> tuple[
         missing.append({"signal": "missing_gpus", "metric": "DCGM_FI_DEV_* (any)", "how": NO_DCGM})
     if not collected["efa"] and (itype is None or itype.efa_devices):
         missing.append({"signal": "efa", "metric": "node_amazonefa_*", "how": NO_EFA})
+    elif collected["efa"]:
+        missing += [{"signal": key, "metric": family, "how": OLD_EFA} for key, family in EFA_SIGNALS
+                    if not collected[key]]
     return collected, missing
 
 

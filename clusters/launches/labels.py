@@ -26,6 +26,7 @@ OVERRIDES = {
     "ComputeMaxCount": _("Maximum compute nodes"),
     "WorkerCount": _("Worker nodes"),
     "CreateHomeFileSystem": _("Create a home file system"),
+    "LustreDeletionPolicy": _("When the storage stack is deleted, the Lustre file system is"),
     "VpcCidr": _("VPC address range (CIDR)"),
     "PublicSubnetCidr": _("Public subnet address range (CIDR)"),
     "PrivateSubnetCidr": _("Private subnet address range (CIDR)"),

@@ -58,6 +58,27 @@ def test_promtool_accepts_the_generated_rules(tmp_path):
     assert f"SUCCESS: {len(alerts.rules())} rules found" in result.stdout
 
 
+def test_the_rule_file_beside_its_cases_is_the_generated_one():
+    assert alerts.main(["--check"]) == 0, "run python -m clusters.health.alerts"
+    assert yaml.safe_load(alerts.RULES_FILE.read_text())["groups"][0]["rules"] == alerts.rules()
+
+
+def test_a_missing_gpu_is_keyed_on_the_gpu_not_the_exporter_pod():
+    expr = {r["alert"]: r for r in alerts.rules()}["GpuMissing"]["expr"]
+    for label in ("pod", "instance", "container", "namespace"):
+        assert label not in expr.replace("geniac_cluster_id", "")
+    assert "by (cluster, geniac_cluster_id, Hostname, hostname, UUID, gpu)" in expr
+
+
+@pytest.mark.skipif(shutil.which("promtool") is None, reason="promtool is not installed (Debian: prometheus)")
+def test_promtool_rule_cases_pass():
+    # XID 79 and a row-remap failure are critical, a thermal violation warns, an exporter restart raises nothing
+    # and a node gone makes its GPUs missing (gpu-health.test.yml)
+    result = subprocess.run(["promtool", "test", "rules", str(alerts.RULES_TEST)], capture_output=True, text=True)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "SUCCESS" in result.stdout + result.stderr
+
+
 def test_the_summary_judges_by_the_same_table(monkeypatch):
     text = 'DCGM_FI_DEV_UNCORRECTABLE_REMAPPED_ROWS{gpu="0",Hostname="h1"} 3\n'
     assert [f.kind for f in summary.summarize(text, None).faults] == ["uncorrectable_remapped_rows"]

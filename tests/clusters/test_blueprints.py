@@ -17,6 +17,22 @@ def test_blueprint_passes_cfn_lint_without_findings(slug):
     assert [str(m) for m in matches] == []
 
 
+@pytest.mark.parametrize("slug", SLUGS)
+def test_every_stateful_resource_says_what_deletion_and_replacement_do(slug):
+    # cfn-lint's informational I3011: the default (delete) is never left implicit for data, keys or logs
+    matches = lint_file(Path(path(slug)), ManualArgs(regions=["ap-northeast-1"], include_checks=["I3011"]))
+    assert [str(m) for m in matches if m.rule.id == "I3011"] == []
+
+
+def test_home_is_kept_and_scratch_follows_the_launch_forms_choice():
+    resources = cfn.load(path("storage"))["Resources"]
+    home, lustre = resources["HomeFileSystem"], resources["LustreFileSystem"]
+    assert (home["DeletionPolicy"], home["UpdateReplacePolicy"]) == ("Retain", "Retain")
+    assert lustre["DeletionPolicy"] == lustre["UpdateReplacePolicy"] == {"Ref": "LustreDeletionPolicy"}
+    parameter = cfn.load(path("storage"))["Parameters"]["LustreDeletionPolicy"]
+    assert (parameter["Default"], parameter["AllowedValues"]) == ("Delete", ["Delete", "Retain"])
+
+
 def test_catalog_lists_every_blueprint_in_launch_order_with_metadata():
     blueprints = cfn.catalog()
     assert [b.slug for b in blueprints] == SLUGS
@@ -31,8 +47,10 @@ def test_catalog_lists_every_blueprint_in_launch_order_with_metadata():
     ]
     # The cluster blueprints carry the software stack and capacity wiring (2.0.0).
     # 2.1.0 / 1.1.0: the reference's settings (round two); observability 2.0.0: alert rules and alerts to SNS.
-    assert {b.slug: b.version for b in blueprints} == {"network": "1.1.0", "storage": "1.1.0", "parallelcluster": "2.1.0",
-                                                      "hyperpod": "2.1.0", "hyperpod-eks": "1.0.0", "observability": "2.0.0"}
+    # 2.2.0 / 1.2.0 / 1.1.0: explicit deletion and replacement policies, configless Slurm, HyperPod EKS's
+    # continuous provisioning and deep health checks on Trainium.
+    assert {b.slug: b.version for b in blueprints} == {"network": "1.2.0", "storage": "1.2.0", "parallelcluster": "2.2.0",
+                                                      "hyperpod": "2.2.0", "hyperpod-eks": "1.1.0", "observability": "2.0.0"}
     for blueprint in blueprints:
         assert blueprint.summary
         assert blueprint.description.startswith("GENIAC")
@@ -53,7 +71,7 @@ EXPECTED_PARAMETERS = {
     "network": ["AvailabilityZone", "VpcCidr", "PublicSubnetCidr", "PrivateSubnetCidr", "FlowLogRetentionInDays"],
     "storage": [
         "PrivateSubnetId", "SecurityGroupId", "LustreStorageCapacity", "LustreThroughputPerTiB",
-        "DataRepositoryPrefix", "CreateHomeFileSystem", "HomeDeploymentType", "HomeStorageCapacity",
+        "DataRepositoryPrefix", "LustreDeletionPolicy", "CreateHomeFileSystem", "HomeDeploymentType", "HomeStorageCapacity",
         "HomeThroughputCapacity",
     ],
     "parallelcluster": [

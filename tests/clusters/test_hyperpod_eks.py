@@ -8,8 +8,10 @@ import pytest
 import yaml
 
 from clusters import launch, pipeline, software
+from clusters.blueprints import cfn, path
 from clusters.choices import ClusterState, JobStatus
 from clusters.launches import kubernetes
+from portal import instance_types
 from portal.aws import client as aws_client
 from tests.clusters.factories_clusters import launched_cluster, run_pipeline
 
@@ -84,7 +86,9 @@ def test_the_eks_bundle_renders_every_placeholder_and_sizes_the_mpijob():
     worker = job["spec"]["mpiReplicaSpecs"]["Worker"]
     assert job["kind"] == "MPIJob" and worker["replicas"] == 4
     limits = worker["template"]["spec"]["containers"][0]["resources"]["limits"]
-    assert limits == {"nvidia.com/gpu": 8, "vpc.amazonaws.com/efa": 32}
+    assert limits == {"nvidia.com/gpu": 8, "vpc.amazonaws.com/efa": 32, "hugepages-2Mi": "5120Mi", "memory": "32000Mi"}
+    requests = worker["template"]["spec"]["containers"][0]["resources"]["requests"]
+    assert requests["hugepages-2Mi"] == "5120Mi" and requests["vpc.amazonaws.com/efa"] == 32
     agent = yaml.safe_load(files["prometheus-agent.values.yaml"])["server"]
     assert agent["remoteWrite"] == [{"url": "https://aps/w/api/v1/remote_write", "sigv4": {"region": "us-east-1"}}]
     assert agent["global"]["external_labels"] == {"cluster": "e1", "geniac_cluster_id": "9"}
@@ -95,6 +99,38 @@ def test_the_eks_bundle_renders_every_placeholder_and_sizes_the_mpijob():
     assert yaml.safe_load(trn["prometheus-agent.values.yaml"])["server"]["remoteWrite"] == []
     with pytest.raises(ValueError, match="LustreFileSystemId is missing"):
         software.kubernetes_objects({"ClusterName": "e1"}, region="us-east-1")
+
+
+def test_the_efa_exporter_runs_unprivileged_within_a_budget_and_says_why_for_what_it_cannot():
+    inputs = {"ClusterName": "e1", "WorkerInstanceType": "ml.p5.48xlarge", "WorkerCount": "2",
+              "LustreFileSystemId": "fs-0123456789abcdef0", "LustreDnsName": "fs-1.fsx", "LustreMountName": "abc"}
+    daemonset = yaml.safe_load(software.kubernetes_objects(inputs, region="us-east-1")["efa-exporter.yaml"])
+    pod = daemonset["spec"]["template"]["spec"]
+    (container,) = pod["containers"]
+    assert set(container["resources"]["requests"]) == set(container["resources"]["limits"]) == {"cpu", "memory"}
+    assert container["livenessProbe"]["httpGet"]["port"] == container["readinessProbe"]["httpGet"]["port"] == "metrics"
+    assert pod["securityContext"]["seccompProfile"] == {"type": "RuntimeDefault"}
+    assert pod["securityContext"]["runAsNonRoot"] is True and pod["securityContext"]["runAsUser"] > 10000
+    assert container["securityContext"]["capabilities"] == {"drop": ["ALL"]}
+    assert container["securityContext"]["allowPrivilegeEscalation"] is False
+    assert "hostPID" not in pod and pod["automountServiceAccountToken"] is False
+    skips = {v.split("=", 1)[0]: v.split("=", 1)[1] for k, v in daemonset["metadata"]["annotations"].items()
+             if k.startswith("checkov.io/skip")}
+    assert set(skips) == {"CKV_K8S_19", "CKV_K8S_43", "CKV2_K8S_6"} and all(len(reason) > 40 for reason in skips.values())
+
+
+def test_hyperpod_eks_provisions_continuously_and_checks_every_accelerated_type():
+    template = cfn.load(path("hyperpod-eks"))
+    cluster = template["Resources"]["Cluster"]["Properties"]
+    assert cluster["NodeProvisioningMode"] == "Continuous"
+    assert template["Conditions"]["RunsDeepHealthChecks"] == {"Fn::Equals": [{"Ref": "DeepHealthChecks"}, "true"]}
+    assert cluster["InstanceGroups"][0]["OnStartDeepHealthChecks"]["Fn::If"][0] == "RunsDeepHealthChecks"
+    allowed = template["Parameters"]["WorkerInstanceType"]["AllowedValues"]
+    assert {"ml.p5e.48xlarge", "ml.p5en.48xlarge", "ml.p6-b200.48xlarge", "ml.trn2.48xlarge", "ml.trn1.32xlarge",
+            "ml.trn1n.32xlarge"} <= set(allowed)
+    for name in allowed:  # every type the form offers is one the portal's catalog knows (GPUs or NeuronCores, EFA)
+        itype = instance_types.find(name)
+        assert itype is not None and itype.efa_devices > 0, name
 
 
 def test_the_eks_cluster_shows_on_the_board_and_its_health_page(client, world, aws):

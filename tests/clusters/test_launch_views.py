@@ -174,6 +174,27 @@ def test_delete_a_ready_cluster_asks_for_its_name(client, world):
     assert cluster.jobs.filter(kind=JobKind.DELETE).count() == 1
 
 
+def test_the_delete_confirmation_says_what_the_storage_stack_keeps(client, world):
+    cluster = ready_cluster(world.org_a, name="kept")  # launched with a home file system, Lustre by default
+    url = reverse("clusters:cluster_delete", kwargs={"pk": cluster.pk})
+    client.force_login(world.lead_a)
+    page = client.get(url).content.decode()
+    assert "keeps the data bucket" in page and "keeps the FSx for OpenZFS home file system" in page
+    assert "<strong>deletes the FSx for Lustre scratch file system" in page  # the blueprint's default: Delete
+    storage = cluster.stacks.get(role="storage")
+    storage.parameters = {**storage.parameters, "LustreDeletionPolicy": "Retain"}
+    storage.save()
+    page = client.get(url).content.decode()
+    assert "keeps the FSx for Lustre scratch file system" in page and "<strong>deletes" not in page
+
+
+def test_the_launch_form_offers_the_lustre_deletion_policy(client, world):
+    client.force_login(world.lead_a)
+    page = client.get(LAUNCH).content.decode()
+    assert "When the storage stack is deleted, the Lustre file system is" in page
+    assert 'name="storage__LustreDeletionPolicy"' in page and '<option value="Retain">' in page
+
+
 def test_retry_only_for_failed_clusters(client, world):
     cluster = ready_cluster(world.org_a, name="fine")
     client.force_login(world.lead_a)

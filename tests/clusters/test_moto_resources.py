@@ -160,7 +160,8 @@ def test_network_storage_parallelcluster_chain(aws):
     assert any(re.fullmatch(r"/aws/lambda/pcluster-cfn-[0-9a-f-]{36}", g) for g in log_groups)
 
     _delete(cf, "pc", "sto", "net")
-    assert fsx.describe_file_systems()["FileSystems"] == []
+    # the scratch Lustre goes with the stack (LustreDeletionPolicy's default); the home file system is kept
+    assert [f["FileSystemId"] for f in fsx.describe_file_systems()["FileSystems"]] == [sto["OpenZfsFileSystemId"]]
     head = ec2.describe_instances(InstanceIds=[pc["HeadNodeInstanceId"]])["Reservations"][0]["Instances"][0]
     assert head["State"]["Name"] == "terminated"
     assert cf.describe_stacks(StackName=cluster_stack["StackId"])["Stacks"][0]["StackStatus"] == "DELETE_COMPLETE"
@@ -280,6 +281,9 @@ def test_emulated_reservations_placement_groups_fsx_volumes_and_managed_policies
         iam.get_policy(PolicyArn="arn:aws:iam::aws:policy/NoSuchPolicy")
     _delete(cf, "sto", "net")
     left = ec2.describe_network_interfaces(Filters=[{"Name": "vpc-id", "Values": [lustre["VpcId"]]}])["NetworkInterfaces"]
-    assert [e for e in left if e["Description"].startswith("ENI for FSx")] == []
+    # Lustre's interfaces went with it; only the kept home file system's remain (DeletionPolicy: Retain)
+    assert {e["Description"] for e in left if e["Description"].startswith("ENI for FSx")} <= {
+        f"ENI for FSx {sto['OpenZfsFileSystemId']}"}
+    assert not any(lustre["FileSystemId"] in e["Description"] for e in left)
     with pytest.raises(ClientError, match="InvalidPlacementGroup.Unknown"):
         ec2.describe_placement_groups(GroupNames=[net["PlacementGroupName"]])

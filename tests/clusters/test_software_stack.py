@@ -37,7 +37,7 @@ def test_versions_live_in_the_manifest_and_reach_every_script_through_stack_env(
     env = software.stack_env(cluster_name="c1", region="ap-northeast-1", remote_write_url="https://aps/x/api/v1/remote_write")
     values = dict(re.findall(r"^(\w+)='([^']*)'$", env, re.M))
     pinned = {c.name: c.version for c in software.components()}
-    assert pinned["nccl"] == "v2.27.7-1" and pinned["aws_ofi_nccl"] == "v1.16.3"
+    assert pinned["nccl"] == "v2.29.3-1" and pinned["aws_ofi_nccl"] == "v1.16.3"
     for name, version in pinned.items():
         assert values[f"{name.upper()}_VERSION"] == version
     used = set()
@@ -169,7 +169,7 @@ def test_cluster_page_shows_the_pinned_versions_and_the_recorded_hash(client, wo
     client.force_login(world.customer_a)
     html = client.get(cluster.get_absolute_url()).content.decode()
     assert f"Software stack {software.CURRENT_VERSION}" in html and software.content_hash()[:12] in html
-    assert "<td>nccl</td><td><code>v2.27.7-1</code></td>" in html
+    assert "<td>nccl</td><td><code>v2.29.3-1</code></td>" in html
     assert "<td>aws_ofi_nccl</td><td><code>v1.16.3</code></td>" in html
     pending = launched_cluster(world.org_a, name="pending")
     html = client.get(pending.get_absolute_url()).content.decode()

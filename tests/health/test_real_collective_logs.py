@@ -6,19 +6,13 @@ averages of runs without a footer were summed from the fixture's busbw columns i
 from __future__ import annotations
 
 import io
-from pathlib import Path
 
 import pytest
 
 from clusters.health import nccl, nccom, runs
 from clusters.health.nccl import NcclParseError
-
-REAL = Path(__file__).resolve().parent / "data" / "real"
-
-
-def text(name: str) -> str:
-    return (REAL / name).read_text()
-
+from tests import samples
+from tests.samples import text
 
 # fixture, instance type -> collective, source, rows, peak, avg, plateau, ranks, nodes, hardware, transport,
 #                           nccl version, verdict
@@ -106,7 +100,12 @@ def test_elided_excerpt_is_read_not_refused():
 
 
 def test_readme_with_three_runs_gives_three_runs():
-    result = nccl.parse(text("nccl_awsome_readme_three_runs.md"), instance_type="p5.48xlarge")
+    # The README publishes these three outputs in one document, fenced, with prose between them; the document
+    # itself is not kept, so its shape is rebuilt here around the three published blocks.
+    blocks = [text(name) for name in ("nccl_awsome_p4de_2node_srun.txt", "nccl_awsome_p5_2node_srun.txt",
+                                      "nccl_awsome_eks_p5_excerpt.txt")]
+    document = "".join(f"Run {i} of the guide, as printed:\n\n```\n{block}```\n\n" for i, block in enumerate(blocks))
+    result = nccl.parse(document, instance_type="p5.48xlarge")
     assert [(len(run.rows), run.peak_busbw) for run in result.runs] == [(29, 78.33), (32, 487.26), (7, 437.89)]
     assert result.primary_run == 2 and len(result.rows) == 7
     assert [run.collective for run in result.runs] == ["all_reduce"] * 3
@@ -165,7 +164,7 @@ def test_nccom_failure_and_non_output():
 
 def test_streamed_lines_read_like_the_whole_text():
     whole = nccl.parse(text("nccl_eks_p4d_2node_old_ranks.txt"), instance_type="p4d.24xlarge")
-    with open(REAL / "nccl_eks_p4d_2node_old_ranks.txt", "rb") as handle:
+    with open(samples.path("nccl_eks_p4d_2node_old_ranks.txt"), "rb") as handle:
         streamed = nccl.parse(handle, instance_type="p4d.24xlarge")
     assert streamed.to_dict() == whole.to_dict()
     assert runs.parse_run(io.StringIO(text("nccom_trn1_2node_allr.txt"))).peak_busbw == 47.09

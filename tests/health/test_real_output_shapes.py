@@ -6,19 +6,13 @@ values were read off the fixtures by hand.
 """
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
 from clusters.health import expectations, nccl, nccom, runs
 from clusters.health.nccl import NcclParseError
 from clusters.health.reader import parse
-
-REAL = Path(__file__).resolve().parent / "data" / "real"
-
-
-def text(name: str) -> str:
-    return (REAL / name).read_text()
+from tests import samples
+from tests.samples import text
 
 
 def test_every_new_fixture_names_its_source():
@@ -26,7 +20,7 @@ def test_every_new_fixture_names_its_source():
                     "nccl_tests_issue290_h100_1node_elided_edited.txt", "nccom_trn_multistream_two_blocks.txt",
                     "nccom_awsome_slurm_no_command.txt", "dcgm_kops_l4_rhel_prompt_edited.txt",
                     "nccl_coreweave_h100_64gpu_elided.txt", "nccl_coreweave_gb200_rack_graphics_device.txt"):
-        note = (REAL / f"{fixture}.source").read_text()
+        note = samples.text(f"{fixture}.source")
         assert "github.com/" in note or "commit" in note, fixture
         assert note.startswith("Built by editing") == fixture.endswith("_edited.txt"), fixture
 
@@ -148,7 +142,7 @@ def test_nccom_output_without_its_command_line_is_read_from_its_figures():
 
 
 def test_nccom_gathering_figures_without_a_command_line_say_why_they_are_refused():
-    gathered = "\n".join(line for line in (REAL / "nccom_trn_multistream_two_blocks.txt").read_text().splitlines()
+    gathered = "\n".join(line for line in samples.text("nccom_trn_multistream_two_blocks.txt").splitlines()
                          if "nccom-test" not in line)
     with pytest.raises(NcclParseError, match="every bandwidth is 0, so the figures cannot tell"):
         nccom.parse(gathered)

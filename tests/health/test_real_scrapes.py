@@ -4,8 +4,6 @@ Expected values were read off the fixtures by hand (see data/real/SOURCES.md).
 """
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 from django.urls import reverse
 
@@ -13,13 +11,9 @@ from clusters.health import services
 from clusters.health.prometheus import ParseError
 from clusters.health.reader import parse
 from clusters.health.summary import summarize
+from tests import samples
 from tests.health.factories_health import ClusterFactory
-
-REAL = Path(__file__).resolve().parent / "data" / "real"
-
-
-def text(name: str) -> str:
-    return (REAL / name).read_text()
+from tests.samples import text
 
 
 def test_readme_scrape_pasted_with_its_commands_and_elisions():
@@ -38,7 +32,7 @@ def test_readme_scrape_pasted_with_its_commands_and_elisions():
     assert not summary.collected["xid_errors"] and not summary.collected["efa"]
     missing = {m["signal"]: m for m in summary.missing_signals}
     assert set(missing) == {"xid_errors", "uncorrectable_remapped_rows", "correctable_remapped_rows",
-                            "row_remap_failures", "thermal_violations", "efa"}
+                            "row_remap_failures", "thermal_violations", "ecc_dbe", "power_violations", "efa"}
     assert "'DCGM_FI_DEV_XID_ERRORS, gauge, Value of the last XID error encountered.'" in missing["xid_errors"]["how"]
 
 
@@ -54,7 +48,9 @@ def test_l4_node_read_as_p5_is_other_hardware_not_seven_missing_gpus():
                              "XIDs are not collected: the healthy GPU share only covers the signals that are"]
     assert summary.collected == {"xid_errors": False, "uncorrectable_remapped_rows": True,
                                  "correctable_remapped_rows": True, "row_remap_failures": True,
-                                 "thermal_violations": False, "missing_gpus": True, "efa": False}
+                                 "thermal_violations": False, "ecc_dbe": False, "power_violations": False,
+                                 "missing_gpus": True, "efa": False, "efa_retrans_timeout": False,
+                                 "efa_unresponsive_remote": False, "efa_impaired_remote": False}
     assert (node.efa_devices_seen, node.efa_collected) == (0, False)
 
 
@@ -91,16 +87,18 @@ def test_efa_scrape_with_curl_meter_and_trailer():
     assert summary.faults == []  # p4d has 4 EFA devices
     assert {m["signal"] for m in summary.missing_signals} == {
         "xid_errors", "uncorrectable_remapped_rows", "correctable_remapped_rows", "row_remap_failures",
-        "thermal_violations", "missing_gpus"}
+        "thermal_violations", "ecc_dbe", "power_violations", "missing_gpus",
+        # an older EFA exporter: three counters it does not export read "not collected", not zero
+        "efa_retrans_timeout", "efa_unresponsive_remote", "efa_impaired_remote"}
     assert summary.nodes[0].reasons == ["no DCGM series for this node: is dcgm-exporter running?"]
 
 
 def test_streamed_file_reads_like_the_text():
     whole = parse(text("dcgm_lke_rtx4000_with_xid.txt"))
-    with open(REAL / "dcgm_lke_rtx4000_with_xid.txt", "rb") as handle:
+    with open(samples.path("dcgm_lke_rtx4000_with_xid.txt"), "rb") as handle:
         streamed = parse(handle)
     assert streamed.to_dict() == whole.to_dict()
-    with open(REAL / "efa_exporter_curl_progress.txt") as handle:
+    with open(samples.path("efa_exporter_curl_progress.txt")) as handle:
         assert parse(iter(handle)).notes == parse(text("efa_exporter_curl_progress.txt")).notes
 
 
@@ -116,7 +114,7 @@ def test_a_line_that_is_not_paste_noise_is_still_an_error_with_its_number():
 def test_parse_dcgm_says_not_collected(capsys):
     from django.core.management import call_command
 
-    call_command("parse_dcgm", str(REAL / "dcgm_kops_l4_no_xid.txt"), "--instance-type", "p5.48xlarge")
+    call_command("parse_dcgm", str(samples.path("dcgm_kops_l4_no_xid.txt")), "--instance-type", "p5.48xlarge")
     out = capsys.readouterr().out
     assert "  xid_errors: not collected" in out
     assert "i-030791dc5a37cd257: degraded (NVIDIA L4, 1 GPUs, EFA not collected)" in out
@@ -131,4 +129,4 @@ def test_dcgm_only_push_shows_efa_and_xid_as_not_collected_not_zero(client, worl
     assert "<td>not collected</td>" in page  # the node's EFA devices
     assert page.count('health-panel-missing') == 2  # XID errors and thermal violations
     assert "reports NVIDIA L4 GPUs, not p5.48xlarge&#x27;s H100" in page
-    assert "Not collected by this cluster's exporters: xid_errors, thermal_violations, efa" in page
+    assert "Not collected by this cluster's exporters: xid_errors, thermal_violations, ecc_dbe, power_violations, efa" in page

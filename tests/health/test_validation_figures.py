@@ -3,21 +3,19 @@ the diagnosis and the Expected row alike."""
 from __future__ import annotations
 
 import re
-from pathlib import Path
 
 import pytest
 from django.urls import reverse
 
 from clusters.health import services
 from clusters.health.models import ValidationRun
+from tests import samples
 from tests.health.factories_health import ClusterFactory
 from tests.migrations import migrate, rolled_back_to
 
-REAL = Path(__file__).resolve().parent / "data" / "real"
-
 
 def real(name: str) -> str:
-    return (REAL / name).read_text()
+    return samples.text(name)
 
 
 @pytest.fixture

@@ -116,7 +116,7 @@ def test_parallelcluster_validation_started_through_the_api_reaches_a_verdict_on
     assert job.slurm_job_id or job.command_id  # the worker saw sbatch's answer, or the job posted first
     runs = ValidationRun.objects.filter(job=job).order_by("pk")
     assert [r.collective for r in runs] == ["all_reduce", "all_gather"]
-    assert runs[0].nodes == 4 and runs[0].plateau_busbw > 400 and runs[0].nccl_version.startswith("2.27.7")
+    assert runs[0].nodes == 4 and runs[0].plateau_busbw > 400 and runs[0].nccl_version.startswith("2.29.3")
     assert "all_reduce: pass" in job.summary
     assert TimelineEntry.objects.filter(organization=world.org_a, title__contains="validation (all_reduce, all_gather) "
                                                                                   "passed").exists()

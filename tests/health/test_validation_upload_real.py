@@ -3,7 +3,6 @@ Trainium clusters validated by nccom-test."""
 from __future__ import annotations
 
 import html
-from pathlib import Path
 
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
@@ -12,13 +11,12 @@ from django.urls import reverse
 from clusters.health import readiness
 from clusters.health.models import ValidationRun
 from portal.models import TimelineEntry
+from tests import samples
 from tests.health.factories_health import ClusterFactory, sample
-
-REAL = Path(__file__).resolve().parent / "data" / "real"
 
 
 def real(name: str) -> str:
-    return (REAL / name).read_text()
+    return samples.text(name)
 
 
 @pytest.fixture

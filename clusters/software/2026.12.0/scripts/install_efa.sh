@@ -1,7 +1,10 @@
 #!/bin/bash
-# EFA installer at the pinned version: libfabric, the EFA kernel module and rdma-core. The AMIs ship
-# an EFA installer already; it is replaced only when its version differs, so NCCL always runs on the
-# libfabric this stack version was validated with.
+# EFA: libfabric, the EFA kernel module and rdma-core. The AMIs every blueprint uses ship them (HyperPod's
+# and ParallelCluster's own AMIs, the Deep Learning AMIs; docs/blueprints.md, "What the AMIs ship"), so a node
+# that has them keeps them: re-running the installer on every node costs boot time and internet egress from
+# private subnets, and replaces the driver the AMI was validated with. The stack's pinned installer version
+# is installed only where no EFA installer is present (a custom AMI without it), or where the stack asks for
+# its pin everywhere (EFA_INSTALLER_POLICY=pinned in stack.env).
 set -euo pipefail
 
 # stack.env (versions and cluster settings) sits next to this script in a HyperPod lifecycle prefix;
@@ -13,9 +16,11 @@ fi
 # shellcheck source=/dev/null
 source "$here/stack.env"
 
-installed="$(sed -n 's/^# EFA installer version: //p' /opt/amazon/efa_installed_packages 2>/dev/null || true)"
-if [[ "$installed" == "$EFA_INSTALLER_VERSION" ]]; then
-    echo "EFA installer $EFA_INSTALLER_VERSION already installed"
+packages="${EFA_INSTALLED_PACKAGES:-/opt/amazon/efa_installed_packages}"
+installed="$(sed -n 's/^# EFA installer version: //p' "$packages" 2>/dev/null || true)"
+policy="${EFA_INSTALLER_POLICY:-ami}"
+if [[ -n "$installed" && ( "$policy" != pinned || "$installed" == "$EFA_INSTALLER_VERSION" ) ]]; then
+    echo "EFA installer $installed shipped with the AMI: kept (the stack pins $EFA_INSTALLER_VERSION for images and AMIs without EFA)"
     exit 0
 fi
 work="$(mktemp -d)"
