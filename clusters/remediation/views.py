@@ -53,7 +53,10 @@ def panel_context(request, cluster, form=None) -> dict:
         initial = {"kind": recommended or "reboot", "nodes": sorted({f.hostname for f in faults if f.recommended})[:1]}
         form = ProposeForm(initial=initial, hostnames=hosts, kinds=kinds)
     policy = rules.policy_for(cluster.organization_id)
+    waiting = (RemediationPolicyChange.objects.restrict(user)
+               .filter(organization_id=cluster.organization_id, state=PolicyChangeState.PENDING).exists())
     return {"object": cluster, "cluster": cluster, "faults": faults, "actions": actions, "form": form,
+            "change_waiting": waiting,
             "can_propose": can_propose, "recommended": recommended, "policy": policy,
             "limit": rules.node_limit(policy, cluster),
             "what": [(k, *rules.describe(cluster.orchestrator, k)) for k in kinds]}

@@ -50,6 +50,8 @@ def test_a_lead_sas_widening_waits_for_a_customer_engineer_who_approves_it_on_th
     assert action.state == ActionState.PROPOSED  # still the customer's approval per action
 
     client.force_login(world.customer_a)
+    panel = client.get(reverse("remediation:cluster_panel", args=[cluster.pk])).content.decode()
+    assert "A change that widens the consent waits for a customer engineer" in panel
     page = client.get(_page(world.org_a)).content.decode()
     assert "A change waiting for a customer engineer" in page and "Approve the change" in page
     response = client.post(reverse("remediation:policy_change_approve", args=[change.pk]))
