@@ -152,6 +152,9 @@ POLICY: dict[str, Rule] = {
     "remediation.remediationaction": Rule(path="organization", customer=R({VIEW, APPROVE}),
                                           cycle_path="cluster__cycle"),
     "remediation.remediationpolicy": Rule(path="organization"),
+    # A change that widens the policy: the lead SA proposes it (change), a customer engineer approves it (approve).
+    # Of the organization, not of a cycle: an archived cycle's clusters take no proposal whatever the policy says.
+    "remediation.remediationpolicychange": Rule(path="organization", customer=R({VIEW, APPROVE})),
     "remediation.remediationstep": Rule(path="action__organization", cycle_path="action__cluster__cycle"),
     "remediation.remediationnode": Rule(path="action__organization", cycle_path="action__cluster__cycle"),
     "remediation.remediationfault": Rule(path="action__organization", cycle_path="action__cluster__cycle"),
@@ -388,6 +391,36 @@ def _restrict(queryset: QuerySet, user: AbstractBaseUser | AnonymousUser, action
 def can(user, action: str, obj: Model) -> bool:
     """Whether ``user`` may ``action`` this saved object, asked of the database through the policy."""
     return restrict(type(obj)._default_manager.all(), user, action).filter(pk=obj.pk).exists()
+
+
+def can_create(user, action: str, obj: Model) -> bool:
+    """Whether ``user`` may ``action`` the unsaved row ``obj`` (a proposal on a cluster, a job on a cluster): the
+    role in the organization the row's policy path leads to, and no archived cycle on its path to the cycle
+    (judged by the parent it names). Writes that make a row rather than change one ask this, so the archived rule
+    holds for them as ``restrict`` makes it hold for the rows that exist."""
+    rule = rule_for(type(obj))
+    organization_id = _organization_of(obj, rule.path) if rule is not None and rule.path is not None else None
+    return can_in_organization(user, action, type(obj), organization_id) and archived_refusal(obj, action) is None
+
+
+def refuse_create(user, action: str, obj: Model, refused: str) -> None:
+    """Raise PermissionDenied unless ``user`` may ``action`` the unsaved ``obj``: the archived cycle's reason when
+    that is why, else ``refused`` (the role's words)."""
+    if not can_create(user, action, obj):
+        raise PermissionDenied(archived_refusal(obj, action) or refused)
+
+
+def _organization_of(obj: Model, path: str) -> int | None:
+    """The organization id an unsaved row names through ``path`` (its parents as they stand in memory)."""
+    if path == "":
+        return obj.pk
+    *parents, last = path.split("__")
+    current = obj
+    for part in parents:
+        current = getattr(current, part, None)
+        if current is None:
+            return None
+    return getattr(current, type(current)._meta.get_field(last).attname, None)
 
 
 def can_in_organization(user, action: str, model: type[Model], organization_id: int | None) -> bool:

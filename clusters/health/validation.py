@@ -70,12 +70,14 @@ class Rejected(ValueError):
 
 
 def may_start(user, cluster) -> bool:
-    return access.can_in_organization(user, access.CHANGE, ValidationJob, cluster.organization_id)
+    """Lead SAs, customers of the cluster's organization and staff, on a cluster whose cycle is not archived."""
+    return access.can_create(user, access.CHANGE, ValidationJob(cluster=cluster))
 
 
 def may_cancel(user, job: ValidationJob) -> bool:
-    """Whoever may start a validation on the job's cluster may cancel it (lead SAs, its customers, staff)."""
-    return job.is_open and access.can_in_organization(user, access.CHANGE, ValidationJob, job.cluster.organization_id)
+    """Whoever may start a validation on the job's cluster may cancel it (lead SAs, its customers, staff); a job of
+    an archived cycle's cluster was closed when the cycle was archived (``close_archived``) and is read-only."""
+    return job.is_open and access.can(user, access.CHANGE, job)
 
 
 def startable(cluster) -> str:
@@ -395,15 +397,38 @@ def cancel(job: ValidationJob, actor) -> ValidationJob:
     """End an open job "cancelled" with who and when (compare-and-set: a cancel racing the job's own finish, a
     timeout or a failure leaves whichever came first); the worker then sends ``scancel`` on the head node.
     Raises ``PermissionDenied`` for a user who may not, ``Refused`` for a finished job."""
-    if not access.can_in_organization(actor, access.CHANGE, ValidationJob, job.cluster.organization_id):
-        raise PermissionDenied("Only the organization's customers and lead SAs (and staff) cancel validations.")
+    if not access.can(actor, access.CHANGE, job):
+        raise PermissionDenied(access.archived_refusal(job)
+                               or "Only the organization's customers and lead SAs (and staff) cancel validations.")
+    return _cancel(job, actor, f"Cancelled by {actor.get_full_name() or actor.get_username()}.")
+
+
+def close_archived(cycle, actor=None) -> int:
+    """Cancel the open validations of the clusters ``cycle`` keeps as it is archived (inside the archiving
+    transaction): nobody may cancel a row of an archived cycle afterwards, and a job left open would keep its nodes
+    busy until its time-out. The worker sends ``scancel`` as for any cancel."""
+    closed = 0
+    for job in ValidationJob.objects.filter(cluster__cycle=cycle, state__in=JOB_OPEN).select_related("cluster"):
+        try:
+            _cancel(job, actor, f"Cancelled: {cycle.name} was archived.")
+        except Refused:  # it finished meanwhile
+            continue
+        closed += 1
+    return closed
+
+
+def on_cycle_archived(sender, cycle, actor=None, **kwargs) -> None:
+    close_archived(cycle, actor)
+
+
+def _cancel(job: ValidationJob, actor, summary: str) -> ValidationJob:
     with transaction.atomic():
         job.refresh_from_db(fields=["state"])
         if job.state not in JOB_OPEN:
             raise Refused(f"Validation {job.pk} is already {job.get_state_display().lower()}: nothing to cancel.")
         try:
-            job.transition(JobState.CANCELLED, cancelled_by=actor, cancelled_at=timezone.now(),
-                           summary=f"Cancelled by {actor.get_full_name() or actor.get_username()}.")
+            job.transition(JobState.CANCELLED, cancelled_by=actor if getattr(actor, "is_authenticated", False)
+                           else None, cancelled_at=timezone.now(), summary=summary)
         except IllegalTransition as exc:
             job.refresh_from_db(fields=["state"])
             raise Refused(f"Validation {job.pk} is already {job.get_state_display().lower()}: nothing to cancel.") \

@@ -8,3 +8,10 @@ class RemediationConfig(AppConfig):
     name = "clusters.remediation"
     label = "remediation"
     verbose_name = _("Node remediation")
+
+    def ready(self) -> None:
+        # deferred: the services import the models, which load once the app registry is ready
+        from clusters.remediation import services
+        from portal import signals
+
+        signals.cycle_archived.connect(services.on_cycle_archived, dispatch_uid="remediation.close_archived")

@@ -42,6 +42,17 @@ class ConsentMode(models.TextChoices):
     AUTOMATIC = "automatic", _("The lead SA may act; the chosen fault kinds are remediated automatically")
 
 
+# Consent from the narrowest to the widest: a move to the right gives the portal more power over the nodes.
+CONSENT_ORDER = (ConsentMode.APPROVAL, ConsentMode.LEAD_SA, ConsentMode.AUTOMATIC)
+
+
+class PolicyChangeState(models.TextChoices):
+    PENDING = "pending", _("Waiting for a customer engineer")
+    APPROVED = "approved", _("Approved")
+    DECLINED = "declined", _("Declined")
+    WITHDRAWN = "withdrawn", _("Replaced by a later change")
+
+
 class StepStatus(models.TextChoices):
     OK = "ok", _("Done")
     FAILED = "failed", _("Failed")

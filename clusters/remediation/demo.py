@@ -102,8 +102,7 @@ def seed(context: dict) -> dict:
     ensure_on_endpoint(cluster)
     if not HealthReport.objects.filter(cluster=cluster).exists():
         health.ingest(cluster, report({host: host == FAULTY for host in HOSTS}), Source.PUSH)
-    RemediationPolicy.objects.get_or_create(organization=org,
-                                            defaults={"agreed_with": "the customer's ML infrastructure lead"})
+    RemediationPolicy.objects.get_or_create(organization=org)  # approval: nothing widened, nobody had to agree
     fault = (GpuFault.objects.filter(cluster=cluster, hostname=FAULTY, kind="xid", xid=79).order_by("pk").first())
     if fault is None:
         return context

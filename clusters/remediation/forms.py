@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from django import forms
+from django.conf import settings
 from django.utils.translation import gettext_lazy as _
 
 from clusters.remediation.choices import AUTOMATIC_CHOICES, ActionKind
@@ -33,7 +34,8 @@ class RemediationPolicyForm(forms.ModelForm):
     class Meta:
         model = RemediationPolicy
         labels = FIELD_LABELS
-        fields = ["mode", "automatic_kinds", "max_nodes", "cooldown_hours", "agreed_with"]
+        # Who agreed is not typed in: a change that widens the policy waits for a customer engineer's approval.
+        fields = ["mode", "automatic_kinds", "max_nodes", "cooldown_hours"]
 
     def clean_max_nodes(self):
         value = self.cleaned_data["max_nodes"]
@@ -41,3 +43,15 @@ class RemediationPolicyForm(forms.ModelForm):
             # xgettext:no-python-format
             raise forms.ValidationError(_("Between 1 and 1000 (the portal also keeps it under 10 % of each cluster)."))
         return value
+
+    def clean_cooldown_hours(self):
+        value = self.cleaned_data["cooldown_hours"]
+        floor = settings.REMEDIATION_MIN_COOLDOWN_HOURS
+        if value < floor:
+            raise forms.ValidationError(_("At least %(hours)s hours: a node just remediated is watched that long."),
+                                        params={"hours": floor})
+        return value
+
+
+class PolicyChangeDeclineForm(forms.Form):
+    why = forms.CharField(required=False, max_length=250, label=_("Why"))

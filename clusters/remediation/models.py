@@ -19,6 +19,7 @@ from clusters.remediation.choices import (
     ActionState,
     ConsentMode,
     FaultOutcome,
+    PolicyChangeState,
     StepStatus,
 )
 from portal.jobs.models import Job
@@ -41,7 +42,8 @@ class RemediationPolicy(models.Model):
         # xgettext:no-python-format
         default=1, help_text=_("Nodes of one cluster in remediation at once (never more than 10 % of the cluster)."))
     cooldown_hours = models.PositiveSmallIntegerField(default=24, help_text=_("Hours between two actions on one node."))
-    agreed_with = models.CharField(max_length=200, blank=True, help_text=_("The customer engineer who agreed."))
+    agreed_with = models.CharField(max_length=200, blank=True,
+                                   help_text=_("The customer engineer who approved the last change that widened it."))
     updated_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL,
                                    related_name="+")
     updated = models.DateTimeField(auto_now=True)
@@ -50,6 +52,42 @@ class RemediationPolicy(models.Model):
 
     def __str__(self) -> str:
         return f"remediation policy of {self.organization_id}: {self.mode}"
+
+    def get_absolute_url(self) -> str:
+        return reverse("remediation:policy_edit", kwargs={"org_pk": self.organization_id})
+
+
+class RemediationPolicyChange(models.Model):
+    """A change of an organization's consent that gives the portal more power over its nodes, proposed by a lead
+    SA: it takes effect only when a customer engineer of the organization approves it (``consent.approve``). The
+    values are the whole policy as it would be; ``before`` is the policy it was proposed against. At most one waits
+    per organization: a later save of the policy replaces it (withdrawn)."""
+
+    organization = models.ForeignKey("portal.Organization", on_delete=models.CASCADE,
+                                     related_name="remediation_policy_changes")
+    mode = models.CharField(max_length=12, choices=ConsentMode.choices)
+    automatic_kinds = models.JSONField(default=list, blank=True)
+    max_nodes = models.PositiveSmallIntegerField()
+    cooldown_hours = models.PositiveSmallIntegerField()
+    before = models.JSONField(default=dict, help_text=_("The policy's values when the change was proposed."))
+    widens = models.JSONField(default=list, help_text=_("What the change widens, in words."))
+    state = models.CharField(max_length=10, choices=PolicyChangeState.choices, default=PolicyChangeState.PENDING)
+    proposed_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+")
+    proposed_at = models.DateTimeField(default=timezone.now)
+    decided_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL,
+                                   related_name="+")
+    decided_at = models.DateTimeField(null=True, blank=True)
+    why = models.CharField(max_length=250, blank=True, help_text=_("Why the customer engineer declined it."))
+
+    objects = RestrictedQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["-proposed_at", "-pk"]
+        constraints = [models.UniqueConstraint(fields=["organization"], condition=models.Q(state="pending"),
+                                               name="remediation_one_pending_policy_change")]
+
+    def __str__(self) -> str:
+        return f"consent change {self.pk} of {self.organization_id}: {self.state}"
 
     def get_absolute_url(self) -> str:
         return reverse("remediation:policy_edit", kwargs={"org_pk": self.organization_id})
@@ -76,6 +114,9 @@ class RemediationAction(Job):
     automatic = models.BooleanField(default=False)
     refused_rule = models.CharField(max_length=32, blank=True)
     refusal = models.CharField(max_length=300, blank=True, help_text=_("Which rule refused the action, in words."))
+    repeats = models.PositiveIntegerField(
+        default=0, help_text=_("Proposals refused again for the same nodes, kind and rule within the window, counted "
+                               "here rather than recorded again."))
     error = models.TextField(blank=True, help_text=_("The provider's text (lead SAs and staff only)."))
     failure_reason = models.CharField(max_length=32, blank=True)
     provider_nodes = models.JSONField(default=dict, blank=True, help_text=_("Hostname → provider node id."))

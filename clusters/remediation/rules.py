@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import timedelta
 
+from django.conf import settings
 from django.utils import timezone
 
 from clusters.choices import ClusterState, Orchestrator
@@ -50,6 +51,7 @@ RULE_WORDS = {
     "max_nodes": "too many nodes of the cluster would be in remediation at once",
     "cooldown": "the node was remediated too recently",
     "declined": "a customer engineer declined it",
+    "cycle_archived": "the cluster's program cycle was archived",
 }
 
 
@@ -123,10 +125,11 @@ def refusal(cluster, kind: str, nodes: list[str], policy: RemediationPolicy) -> 
     active = RemediationNode.objects.filter(cluster=cluster, active=True).count()
     if active + len(nodes) > limit:
         return refuse("max_nodes", f"{active} in remediation, at most {limit} of {cluster.node_count} at once")
-    since = timezone.now() - timedelta(hours=policy.cooldown_hours)
+    hours = max(policy.cooldown_hours, settings.REMEDIATION_MIN_COOLDOWN_HOURS)  # a policy saved below the floor
+    since = timezone.now() - timedelta(hours=hours)
     recent = sorted(set(RemediationNode.objects.filter(
         cluster=cluster, hostname__in=nodes, released_at__gte=since,
         action__state__in=(ActionState.DONE, ActionState.FAILED)).values_list("hostname", flat=True)))
     if recent:
-        return refuse("cooldown", f"{', '.join(recent)} within {policy.cooldown_hours} h")
+        return refuse("cooldown", f"{', '.join(recent)} within {hours} h")
     return None

@@ -7,13 +7,18 @@ idempotency key, or the same nodes and kind while the first is open) lands on th
 from __future__ import annotations
 
 import uuid
+from datetime import timedelta
 
+from django.conf import settings
 from django.core.exceptions import PermissionDenied
 from django.db import IntegrityError, transaction
+from django.db.models import F
 from django.utils import timezone
 from django.utils.translation import gettext
 
+from clusters.choices import ClusterState
 from clusters.health.models import GpuFault
+from clusters.models import Cluster
 from clusters.remediation import journal, rules
 from clusters.remediation.choices import AUTOMATIC_RULES, ActionState, ConsentMode
 from clusters.remediation.models import (
@@ -36,16 +41,28 @@ def _lock(cluster) -> None:
     locks.hold("remediation", cluster.pk)
 
 
+def _proposal(cluster) -> RemediationAction:
+    """The action a proposal on ``cluster`` would write, unsaved: what the access policy judges a new one by."""
+    return RemediationAction(organization_id=cluster.organization_id, cluster=cluster)
+
+
 def may_propose(user, cluster) -> bool:
-    return access.can_in_organization(user, access.CHANGE, RemediationAction, cluster.organization_id)
+    """Lead SAs of the cluster's organization (and staff), on a cluster whose cycle is not archived."""
+    return access.can_create(user, access.CHANGE, _proposal(cluster))
+
+
+def refuse_proposal(user, cluster) -> None:
+    """Raise PermissionDenied with the reason (the archived cycle's, or the role's) unless ``user`` may propose."""
+    access.refuse_create(user, access.CHANGE, _proposal(cluster),
+                         gettext("Only the organization's lead SAs (and staff) propose remediation."))
 
 
 def propose(cluster, *, kind: str, nodes: list[str], actor=None, faults=(), key: str = "", reason: str = "",
             automatic: bool = False) -> tuple[RemediationAction, bool]:
     """Propose ``kind`` on ``nodes`` of ``cluster``; returns (action, created). A guardrail that refuses makes a
     refused action saying which rule refused it; consent decides whether it waits for a customer's approval."""
-    if actor is not None and not may_propose(actor, cluster):
-        raise PermissionDenied(gettext("Only the organization's lead SAs (and staff) propose remediation."))
+    if actor is not None:
+        refuse_proposal(actor, cluster)
     nodes = sorted({n.strip() for n in nodes if n and n.strip()})
     faults = list(faults)
     if not faults and nodes:
@@ -54,7 +71,10 @@ def propose(cluster, *, kind: str, nodes: list[str], actor=None, faults=(), key:
     try:
         with transaction.atomic():
             _lock(cluster)
-            cluster.refresh_from_db(fields=["state"])
+            cluster.refresh_from_db(fields=["state", "cycle"])
+            # Under the lock the archive takes too (``close_archived``): no proposal, automatic or not, lands on
+            # the cluster of a cycle archived meanwhile.
+            access.refuse_archived(_proposal(cluster))
             earlier = RemediationAction.objects.filter(organization_id=cluster.organization_id, key=key).first()
             if earlier is not None:
                 return earlier, False
@@ -63,6 +83,12 @@ def propose(cluster, *, kind: str, nodes: list[str], actor=None, faults=(), key:
                 return same, False
             policy = rules.policy_for(cluster.organization_id)
             refused = rules.refusal(cluster, kind, nodes, policy)
+            if refused:
+                again = _refused_lately(cluster, kind, nodes, refused.rule)
+                if again is not None:  # told once: a repeat (or a racing twin) is counted, not recorded again
+                    RemediationAction.objects.filter(pk=again.pk).update(repeats=F("repeats") + 1)
+                    again.refresh_from_db(fields=["repeats"])
+                    return again, False
             first_seen = min((f.first_seen for f in faults), default=None)
             action = RemediationAction.objects.create(
                 organization_id=cluster.organization_id, cluster=cluster, kind=kind, nodes=nodes, key=key,
@@ -92,6 +118,16 @@ def propose(cluster, *, kind: str, nodes: list[str], actor=None, faults=(), key:
         if same is None:
             raise
         return same, False
+
+
+def _refused_lately(cluster, kind: str, nodes: list[str], rule: str) -> RemediationAction | None:
+    """The action refused by ``rule`` for the same nodes and kind on ``cluster`` within
+    ``REMEDIATION_REFUSAL_WINDOW_SECONDS``: one refused record (and one timeline entry) per node and reason is
+    enough. Called under the cluster's remediation lock, so racing proposals find the first one's."""
+    since = timezone.now() - timedelta(seconds=settings.REMEDIATION_REFUSAL_WINDOW_SECONDS)
+    return (RemediationAction.objects.filter(cluster=cluster, kind=kind, nodes=nodes, state=ActionState.REFUSED,
+                                             refused_rule=rule, proposed_at__gte=since)
+            .order_by("-proposed_at", "-pk").first())
 
 
 def _open_same(cluster, kind: str, nodes: list[str]) -> RemediationAction | None:
@@ -190,14 +226,40 @@ def open_support_case(action: RemediationAction, actor) -> bool:
     return asked
 
 
+def close_archived(cycle, actor=None) -> int:
+    """Close the open actions that have not started on the clusters ``cycle`` keeps as it is archived (a leaving
+    organization's, or clusters that ended): nobody may approve, decline or cancel a row of an archived cycle, so an
+    action left waiting would hold its nodes and the cluster's slots for good, and the worker must not start one
+    after the archive. Running and verifying actions are mid-command on the nodes: they finish on their own (their
+    deadline bounds them). Inside the archiving transaction, under each cluster's remediation lock, so a proposal
+    racing the archive either lands first (and is closed here) or finds the cycle archived."""
+    cluster_ids = list(Cluster.objects.filter(cycle=cycle).exclude(state=ClusterState.DELETED)
+                       .order_by("pk").values_list("pk", flat=True))
+    for pk in cluster_ids:
+        locks.hold("remediation", pk)
+    closed = 0
+    for action in (RemediationAction.objects.filter(cluster_id__in=cluster_ids,
+                                                    state__in=(ActionState.PROPOSED, ActionState.APPROVED))
+                   .select_related("cluster")):
+        action.transition(ActionState.CANCELLED, refused_rule="cycle_archived",
+                          refusal=f"Cancelled: {rules.RULE_WORDS['cycle_archived']} ({cycle.name}).")
+        journal.record(action, f"cancelled: {cycle.name} was archived", actor=actor)
+        closed += 1
+    return closed
+
+
+def on_cycle_archived(sender, cycle, actor=None, **kwargs) -> None:
+    close_archived(cycle, actor)
+
+
 def propose_automatic(limit: int = 50) -> int:
     """Open faults of organizations whose policy names their kind: propose (and so start) the action. Each fault is
     proposed once (its key), and the guardrails still apply: a busy node or a full cluster refuses it."""
     made = 0
-    faults = (GpuFault.objects.filter(cleared_at__isnull=True, cluster__state="ready",
-                                      cluster__organization__remediation_policy__mode=ConsentMode.AUTOMATIC,
-                                      remediations__isnull=True)
-              .select_related("cluster__organization__remediation_policy").order_by("first_seen")[:limit])
+    faults = (access.not_archived(GpuFault.objects.filter(
+        cleared_at__isnull=True, cluster__state="ready", remediations__isnull=True,
+        cluster__organization__remediation_policy__mode=ConsentMode.AUTOMATIC))
+        .select_related("cluster__organization__remediation_policy").order_by("first_seen")[:limit])
     for fault in faults:
         rule = rules.automatic_rule(fault)
         if not rule or rule not in fault.cluster.organization.remediation_policy.automatic_kinds:
@@ -205,10 +267,13 @@ def propose_automatic(limit: int = 50) -> int:
         kind = AUTOMATIC_RULES[rule][1]
         if kind not in rules.KINDS_BY_ORCHESTRATOR.get(fault.cluster.orchestrator, ()):
             continue
-        _action, created = propose(fault.cluster, kind=kind, nodes=[fault.hostname], faults=[fault],
-                                   key=f"auto-fault-{fault.pk}", automatic=True,
-                                   reason=f"{AUTOMATIC_RULES[rule][0]} on {fault.hostname}: remediated automatically "
-                                          "under the organization's consent policy.")
+        try:
+            _action, created = propose(
+                fault.cluster, kind=kind, nodes=[fault.hostname], faults=[fault], key=f"auto-fault-{fault.pk}",
+                automatic=True, reason=f"{AUTOMATIC_RULES[rule][0]} on {fault.hostname}: remediated automatically "
+                                       "under the organization's consent policy.")
+        except PermissionDenied:  # its cycle was archived since the query: nothing to do there any more
+            continue
         made += created
     return made
 

@@ -14,4 +14,8 @@ urlpatterns = [
     path("remediation/<int:pk>/cancel/", views.CancelView.as_view(), name="action_cancel"),
     path("remediation/<int:pk>/support-case/", views.SupportCaseView.as_view(), name="action_support_case"),
     path("organizations/<int:org_pk>/remediation-policy/", views.PolicyView.as_view(), name="policy_edit"),
+    path("remediation/policy-changes/<int:pk>/approve/", views.PolicyChangeApproveView.as_view(),
+         name="policy_change_approve"),
+    path("remediation/policy-changes/<int:pk>/decline/", views.PolicyChangeDeclineView.as_view(),
+         name="policy_change_decline"),
 ]

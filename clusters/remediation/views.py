@@ -12,9 +12,10 @@ from django.views import View
 
 from clusters.health.models import GpuFault, NodeHealth
 from clusters.models import Cluster
-from clusters.remediation import rules, services
-from clusters.remediation.forms import DeclineForm, ProposeForm, RemediationPolicyForm
-from clusters.remediation.models import RemediationAction, RemediationPolicy
+from clusters.remediation import consent, rules, services
+from clusters.remediation.choices import PolicyChangeState
+from clusters.remediation.forms import DeclineForm, PolicyChangeDeclineForm, ProposeForm, RemediationPolicyForm
+from clusters.remediation.models import RemediationAction, RemediationPolicy, RemediationPolicyChange
 from portal import access, provider_errors, submissions, versions
 from portal.generic import ObjectView
 from portal.models import Organization
@@ -52,7 +53,10 @@ def panel_context(request, cluster, form=None) -> dict:
         initial = {"kind": recommended or "reboot", "nodes": sorted({f.hostname for f in faults if f.recommended})[:1]}
         form = ProposeForm(initial=initial, hostnames=hosts, kinds=kinds)
     policy = rules.policy_for(cluster.organization_id)
+    waiting = (RemediationPolicyChange.objects.restrict(user)
+               .filter(organization_id=cluster.organization_id, state=PolicyChangeState.PENDING).exists())
     return {"object": cluster, "cluster": cluster, "faults": faults, "actions": actions, "form": form,
+            "change_waiting": waiting,
             "can_propose": can_propose, "recommended": recommended, "policy": policy,
             "limit": rules.node_limit(policy, cluster),
             "what": [(k, *rules.describe(cluster.orchestrator, k)) for k in kinds]}
@@ -76,8 +80,7 @@ class ProposeView(View):
     @submissions.once
     def post(self, request, pk):
         cluster = _cluster(request, pk)
-        if not services.may_propose(request.user, cluster):
-            raise PermissionDenied(gettext("Only the organization's lead SAs (and staff) propose remediation."))
+        services.refuse_proposal(request.user, cluster)
         hosts = NodeHealth.objects.filter(cluster=cluster).values_list("hostname", flat=True)
         form = ProposeForm(request.POST, hostnames=hosts, kinds=rules.KINDS_BY_ORCHESTRATOR[cluster.orchestrator])
         if not form.is_valid():
@@ -164,9 +167,11 @@ class SupportCaseView(_Decide):
 
 
 class PolicyView(View):
-    """The organization's consent policy: lead SAs set it (with the customer's agreement); customers read it."""
+    """The organization's consent policy: lead SAs set it; a change that widens it waits for a customer engineer
+    of the organization, who approves or declines it here (the page, or its htmx partial with the change)."""
 
     template_name = "remediation/policy_form.html"
+    partial_name = "remediation/htmx/policy_change.html"
 
     def _policy(self, request, org_pk):
         organization = get_object_or_404(Organization.objects.restrict(request.user), pk=org_pk)
@@ -175,12 +180,18 @@ class PolicyView(View):
         may_change = access.can_in_organization(request.user, access.CHANGE, RemediationPolicy, organization.pk)
         return organization, policy, may_change
 
+    def render_page(self, request, organization, policy, form, may_change, status=200, **extra):
+        return render(request, self.template_name, {
+            **change_context(request, organization), "organization": organization, "policy": policy, "form": form,
+            "may_change": may_change, "floor": consent.cooldown_floor(), **extra}, status=status)
+
     def get(self, request, org_pk):
         organization, policy, may_change = self._policy(request, org_pk)
+        if request.htmx:
+            return render(request, self.partial_name, change_context(request, organization))
         form = RemediationPolicyForm(instance=policy)
         versions.add_field(form, policy)
-        return render(request, self.template_name, {"organization": organization, "policy": policy, "form": form,
-                                                    "may_change": may_change})
+        return self.render_page(request, organization, policy, form, may_change)
 
     def post(self, request, org_pk):
         organization, policy, may_change = self._policy(request, org_pk)
@@ -189,20 +200,70 @@ class PolicyView(View):
         form = RemediationPolicyForm(request.POST, instance=policy)
         versions.add_field(form, policy)
         if not form.is_valid():
-            return render(request, self.template_name, {"organization": organization, "policy": policy,
-                                                        "form": form, "may_change": True}, status=400)
+            return self.render_page(request, organization, policy, form, True, status=400)
+        change = None
         with transaction.atomic():
             changes = versions.conflict(form, policy)  # locks the policy's row
             if changes is None:
-                saved = form.save(commit=False)
-                saved.organization, saved.updated_by = organization, request.user
-                saved.save()
+                values = {name: form.cleaned_data[name] for name in consent.FIELDS}
+                _saved, change = consent.save(organization, values, request.user)
         if changes is not None:  # changed since the page was opened: the user's values on the stored version
             stored = form.current_instance
             again = RemediationPolicyForm(versions.reapply_data(form, stored), instance=stored)
             versions.add_field(again, stored)
-            return render(request, self.template_name, {"organization": organization, "policy": stored,
-                                                        "form": again, "may_change": True,
-                                                        "version_conflict": changes}, status=409)
-        messages.success(request, gettext("Saved the remediation policy."))
+            return self.render_page(request, organization, stored, again, True, status=409,
+                                    version_conflict=changes)
+        if change is not None:
+            messages.info(request, gettext("The change gives the portal more power over the organization's nodes: "
+                                           "it takes effect when a customer engineer of the organization approves "
+                                           "it."))
+        else:
+            messages.success(request, gettext("Saved the remediation policy."))
         return redirect("remediation:policy_edit", org_pk=organization.pk)
+
+
+def change_context(request, organization) -> dict:
+    """The change waiting for a customer engineer (as the user may see it) and whether the user may decide it."""
+    change = (RemediationPolicyChange.objects.restrict(request.user)
+              .filter(organization=organization, state=PolicyChangeState.PENDING)
+              .select_related("proposed_by").first())
+    return {"organization": organization, "change": change, "policy_now": consent.current(organization.pk),
+            "can_decide": change is not None and consent.may_decide(request.user, change),
+            "decided": list(RemediationPolicyChange.objects.restrict(request.user).filter(organization=organization)
+                            .exclude(state=PolicyChangeState.PENDING).select_related("proposed_by", "decided_by")[:5])}
+
+
+class _DecideChange(View):
+    """A customer engineer's answer to a change of the consent: back to the policy, or the partial to htmx."""
+
+    def act(self, request, change):
+        raise NotImplementedError
+
+    def post(self, request, pk):
+        change = get_object_or_404(RemediationPolicyChange.objects.restrict(request.user)
+                                   .select_related("organization", "proposed_by"), pk=pk)
+        try:
+            done = self.act(request, change)
+        except consent.Refused as exc:
+            if request.htmx:
+                return HttpResponse(str(exc), status=409)
+            messages.error(request, str(exc))
+        else:
+            if not request.htmx:
+                messages.success(request, done)
+        if request.htmx:
+            return render(request, PolicyView.partial_name, change_context(request, change.organization))
+        return redirect("remediation:policy_edit", org_pk=change.organization_id)
+
+
+class PolicyChangeApproveView(_DecideChange):
+    def act(self, request, change):
+        consent.approve(change, request.user)
+        return gettext("Approved: the remediation policy has changed.")
+
+
+class PolicyChangeDeclineView(_DecideChange):
+    def act(self, request, change):
+        form = PolicyChangeDeclineForm(request.POST)
+        consent.decline(change, request.user, form.cleaned_data["why"] if form.is_valid() else "")
+        return gettext("Declined: the remediation policy stays as it was.")

@@ -17,6 +17,7 @@ from django.utils import timezone
 from django.utils.translation import gettext
 
 from clusters.models import Cluster
+from portal import signals
 from portal.choices import CarryKind, CycleStatus
 from portal.engagement import carry
 from portal.engagement.choices import MilestoneKind
@@ -96,7 +97,12 @@ def switch(current: Cycle, nxt: Cycle, *, today: datetime.date | None = None, us
     nxt.status, nxt.lessons_carried = CycleStatus.ACTIVE, lessons
     nxt.starts_on = nxt.starts_on or today
     nxt.save(update_fields=["status", "lessons_carried", "starts_on"])
-    return carry.carry_over(current, nxt, nxt.participations.values_list("organization_id", flat=True), user=user)
+    moved = carry.carry_over(current, nxt, nxt.participations.values_list("organization_id", flat=True), user=user)
+    # What stays in the archived cycle is read-only from now on: its open work that nobody could close any more
+    # (remediation waiting for consent, validations) is closed with it (docs/DECISIONS.md, "Open work of an
+    # archived cycle").
+    signals.cycle_archived.send(sender=Cycle, cycle=current, actor=user)
+    return moved
 
 
 def scheduled() -> Cycle | None:

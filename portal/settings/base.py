@@ -457,6 +457,12 @@ REMEDIATION_EXECUTION_SECONDS = env.int("REMEDIATION_EXECUTION_SECONDS", default
 REMEDIATION_VERIFY_SECONDS = env.int("REMEDIATION_VERIFY_SECONDS", default=6 * 3600)  # for the next clean report
 REMEDIATION_XID_SPREAD_NODES = env.int("REMEDIATION_XID_SPREAD_NODES", default=3)  # one XID on this many nodes
 REMEDIATION_XID_SPREAD_DAYS = env.int("REMEDIATION_XID_SPREAD_DAYS", default=7)
+# The shortest cool-down between two actions on one node an organization's policy may set: a node just remediated
+# is watched for a verification window (REMEDIATION_VERIFY_SECONDS, 6 h by default) before it is acted on again.
+REMEDIATION_MIN_COOLDOWN_HOURS = env.int("REMEDIATION_MIN_COOLDOWN_HOURS", default=6)
+# A proposal refused again for the same nodes, kind and rule within this window is counted on the first refused
+# action (``repeats``) instead of making another refused row and timeline entry.
+REMEDIATION_REFUSAL_WINDOW_SECONDS = env.int("REMEDIATION_REFUSAL_WINDOW_SECONDS", default=3600)
 # The demo's console (manage.py run_demo sets DEMO_QUIET_CONSOLE): a refused page is one line, not a traceback.
 if env.bool("DEMO_QUIET_CONSOLE", default=False):
     LOGGING["filters"] = {"one_line_refusals": {"()": "portal.logfilters.OneLineRefusals"}}

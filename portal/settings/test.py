@@ -102,3 +102,5 @@ if DATABASES["default"]["ENGINE"].endswith("sqlite3"):  # noqa: F405
     # A file, not memory, so a real worker process can share the test database (pytest-django adds the
     # xdist worker's suffix to the name: test.sqlite3_gw0).
     DATABASES["default"]["TEST"] = {"NAME": str(TEST_VAR_DIR / "test.sqlite3")}  # noqa: F405
+# Remediation tests act on one node again at once (a policy with no cool-down); the floor's own tests set it.
+REMEDIATION_MIN_COOLDOWN_HOURS = env.int("REMEDIATION_MIN_COOLDOWN_HOURS", default=0)

@@ -64,3 +64,32 @@ _writes("remediation-api:remediationaction-cancel", _static({}), LEAD, success=2
 # escalated, so a writer is sent back to the action with the reason and nothing is written.
 ROUTES["remediation:action_support_case"] = Case(kwargs=_ACT)
 _writes("remediation:action_support_case", _static({}), LEAD, success=302, writes_rows=False)
+
+
+# A change of organization A's consent that widens it, waiting for a customer engineer: only customer_a answers it
+# (staff's reach is not the customer's consent; the lead SA who proposed it may not approve it).
+def _policy_change(w):
+    from clusters.remediation.models import RemediationPolicyChange
+
+    return RemediationPolicyChange.objects.create(
+        organization=w.org_a, mode="lead_sa", max_nodes=1, cooldown_hours=24, proposed_by=w.lead_a,
+        before={"mode": "approval", "automatic_kinds": [], "max_nodes": 1, "cooldown_hours": 24},
+        widens=["consent approval → lead_sa (ZZ-ORG-A-SECRET)"])
+
+
+OBJECTS["policy_change"] = lambda w: _memo(w, "policy_change", _policy_change)
+_PC = lambda o: {"pk": o["policy_change"].pk}  # noqa: E731
+ROUTES.update({
+    "remediation:policy_change_approve": Case(kwargs=_PC),
+    "remediation:policy_change_decline": Case(kwargs=_PC),
+    "remediation-api:remediationpolicychange-list": Case(api=True, foreign=LIST),
+    "remediation-api:remediationpolicychange-detail": Case(api=True, kwargs=_PC),
+    "remediation-api:remediationpolicychange-approve": Case(api=True, kwargs=_PC),
+    "remediation-api:remediationpolicychange-decline": Case(api=True, kwargs=_PC),
+})
+_CUSTOMER = {"customer_a"}
+_writes("remediation:policy_change_approve", _static({}), _CUSTOMER, kwargs=_PC)
+_writes("remediation:policy_change_decline", _static({"why": "not this quarter"}), _CUSTOMER, kwargs=_PC)
+_writes("remediation-api:remediationpolicychange-approve", _static({}), _CUSTOMER, success=200)
+_writes("remediation-api:remediationpolicychange-decline", _static({"why": "not this quarter"}), _CUSTOMER,
+        success=200)

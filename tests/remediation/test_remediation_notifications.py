@@ -66,7 +66,8 @@ def test_a_refusal_is_notified_with_the_rule_and_steps_can_be_left_out_by_severi
     rows = NotificationDelivery.objects.filter(channel="email")
     assert list(rows.order_by("pk").values_list("event_kind", flat=True)) == ["remediation.proposed"]
     NotificationSetting.objects.update(min_severity="low")
-    services.propose(cluster, kind="drain", nodes=[FAULTY], actor=world.lead_a)
+    # Another node: the same refusal again within the window would be counted on the first, not told again.
+    services.propose(cluster, kind="drain", nodes=["ip-10-1-0-11"], actor=world.lead_a)
     refusal = rows.get(event_kind="remediation.refused")
     assert "refused" in refusal.title and "this orchestrator has no such action" in refusal.payload["body"]
     assert proposed.state == ActionState.PROPOSED

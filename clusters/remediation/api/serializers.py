@@ -5,7 +5,7 @@ from rest_framework import serializers
 
 from clusters.models import Cluster
 from clusters.remediation.choices import ActionKind
-from clusters.remediation.models import RemediationAction, RemediationStep
+from clusters.remediation.models import RemediationAction, RemediationPolicyChange, RemediationStep
 from portal import access, provider_errors
 
 
@@ -22,7 +22,7 @@ class RemediationActionSerializer(serializers.ModelSerializer):
     class Meta:
         model = RemediationAction
         fields = ["id", "organization", "cluster", "kind", "nodes", "state", "reason", "automatic", "refused_rule",
-                  "refusal", "error", "failure_reason", "provider_nodes", "proposed_by", "approved_by",
+                  "refusal", "repeats", "error", "failure_reason", "provider_nodes", "proposed_by", "approved_by",
                   "proposed_at", "approved_at", "started_at", "executed_at", "finished_at", "escalation",
                   "steps", "faults"]
         read_only_fields = fields
@@ -51,3 +51,13 @@ class ProposeSerializer(serializers.Serializer):
 
 class DeclineSerializer(serializers.Serializer):
     why = serializers.CharField(required=False, allow_blank=True, max_length=250, default="")
+
+
+class RemediationPolicyChangeSerializer(serializers.ModelSerializer):
+    """A change of an organization's consent waiting for (or answered by) a customer engineer."""
+
+    class Meta:
+        model = RemediationPolicyChange
+        fields = ["id", "organization", "mode", "automatic_kinds", "max_nodes", "cooldown_hours", "before", "widens",
+                  "state", "proposed_by", "proposed_at", "decided_by", "decided_at", "why"]
+        read_only_fields = fields

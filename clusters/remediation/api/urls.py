@@ -7,4 +7,5 @@ app_name = "remediation-api"
 
 router = SimpleRouter()
 router.register("remediations", views.RemediationActionViewSet)
+router.register("remediation-policy-changes", views.RemediationPolicyChangeViewSet)
 urlpatterns = router.urls

@@ -9,9 +9,14 @@ from rest_framework.decorators import action as route
 from rest_framework.exceptions import PermissionDenied
 from rest_framework.response import Response
 
-from clusters.remediation import services
-from clusters.remediation.api.serializers import DeclineSerializer, ProposeSerializer, RemediationActionSerializer
-from clusters.remediation.models import RemediationAction
+from clusters.remediation import consent, services
+from clusters.remediation.api.serializers import (
+    DeclineSerializer,
+    ProposeSerializer,
+    RemediationActionSerializer,
+    RemediationPolicyChangeSerializer,
+)
+from clusters.remediation.models import RemediationAction, RemediationPolicyChange
 from portal import access, submissions
 from portal.api.base import PortalReadOnlyViewSet
 
@@ -80,3 +85,41 @@ class RemediationActionViewSet(PortalReadOnlyViewSet):
     @route(detail=True, methods=["post"])
     def cancel(self, request, pk=None):
         return self._decide(request, lambda a: services.cancel(a, request.user))
+
+
+class RemediationPolicyChangeViewSet(PortalReadOnlyViewSet):
+    """Changes of an organization's consent that widen it: a customer engineer of the organization (not staff, not
+    the proposer) approves or declines one; approving applies it."""
+
+    queryset = RemediationPolicyChange.objects.select_related("proposed_by", "decided_by")
+    serializer_class = RemediationPolicyChangeSerializer
+    filterset_fields = ["organization", "state"]
+    ordering_fields = ["proposed_at"]
+    write_action = access.APPROVE
+
+    def get_serializer_class(self):
+        return DeclineSerializer if self.action == "decline" else RemediationPolicyChangeSerializer
+
+    def _decide(self, do):
+        change = self.get_object()
+        try:
+            do(change)
+        except DjangoPermissionDenied as exc:
+            raise PermissionDenied(str(exc)) from exc
+        except consent.Refused as exc:
+            return Response({"detail": str(exc)}, status=status.HTTP_409_CONFLICT)
+        change = self.queryset.get(pk=change.pk)
+        return Response(RemediationPolicyChangeSerializer(change, context=self.get_serializer_context()).data)
+
+    @extend_schema(request=None, responses={200: RemediationPolicyChangeSerializer})
+    @route(detail=True, methods=["post"])
+    def approve(self, request, pk=None):
+        """A customer engineer of the organization consents: the policy changes."""
+        return self._decide(lambda c: consent.approve(c, request.user))
+
+    @extend_schema(request=DeclineSerializer, responses={200: RemediationPolicyChangeSerializer})
+    @route(detail=True, methods=["post"])
+    def decline(self, request, pk=None):
+        serializer = DeclineSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        return self._decide(lambda c: consent.decline(c, request.user, serializer.validated_data["why"]))
