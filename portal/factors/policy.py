@@ -32,6 +32,8 @@ PROTECTED: dict[str, tuple[str, frozenset[str]]] = {
     "remediation-api:remediationaction-approve": (FRESH, WRITES),
     # Consent: what the portal may do to an organization's nodes.
     "remediation:policy_edit": (FRESH, WRITES),
+    "remediation:policy_change_approve": (FRESH, WRITES),
+    "remediation-api:remediationpolicychange-approve": (FRESH, WRITES),
     # A cluster's ingestion token.
     "health:rotate_token": (FRESH, WRITES),
     "health-api:rotate-token": (FRESH, WRITES),
