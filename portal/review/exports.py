@@ -22,7 +22,7 @@ from portal.xlsx import xlsx_response
 Table = tuple[list[str], list[list]]
 # Accelerator-hours (clusters/accounting) as numbers, under the names the API gives them.
 CAPACITY_COLUMNS = ["gpu_hours_reserved", "gpu_hours_held", "gpu_hours_healthy", "gpu_hours_busy", "goodput",
-                    "cost_usd", "cost_per_busy_gpu_hour", "reservations_flagged"]
+                    "cost_usd", "cost_from", "cost_to", "cost_per_busy_gpu_hour", "reservations_flagged"]
 
 
 def _organizations(f: dict) -> Table:

@@ -233,6 +233,24 @@ def test_the_waterfall_draws_each_step_and_its_loss():
                for s in pdf_charts.waterfall("GPU-hours", [("Reserved", 0)], []).contents)
 
 
+def test_a_step_of_nothing_is_not_drawn_as_a_full_bar():
+    """Reserved 3,840 and held 0: "Held" has no filled bar, its loss is an outline and its "0" sits at the axis,
+    not on top of a full-height red bar."""
+    from reportlab.graphics.shapes import Rect
+
+    from portal import pdf_charts
+
+    drawing = pdf_charts.waterfall("GPU-hours", [("Reserved", 3840), ("Held", 0), ("Healthy", 0), ("Busy", 0)],
+                                   ["not held", "not healthy", "idle"])
+    bars = [s for s in drawing.contents if isinstance(s, Rect)]
+    filled = [b for b in bars if b.fillColor is not None and b.height > 0]
+    assert len(filled) == 1 and filled[0].height == bars[0].height  # the reserved bar alone
+    loss = next(b for b in bars if b.height > 0 and b is not bars[0])
+    assert loss.fillColor is None and loss.strokeColor is not None
+    zero = next(s for s in drawing.contents if getattr(s, "text", None) == "0")
+    assert zero.y < bars[0].y + 10  # printed at the axis
+
+
 def test_an_empty_chart_says_so():
     from portal import pdf_charts
 
