@@ -121,6 +121,14 @@ TABLES: dict[str, tuple[str, Callable[[dict], Table]]] = {
 }
 
 
+# A workbook's sheet names hold 31 characters: the tables whose title is longer get a short name of their own
+# (in English and in Japanese), never a title cut mid-word.
+SHEETS = {
+    "capacity": "Accelerator-hours per week",
+    "forecast": "Forecast",
+}
+
+
 def table(figures: dict, name: str) -> Table:
     if name not in TABLES:
         raise Http404("No such table.")
@@ -136,7 +144,7 @@ def workbook_of(figures: dict, prefix: str, first: tuple[tuple[str, Table], ...]
     """Every table of ``TABLES`` (and ``first``, e.g. a review's action items) as one ``.xlsx``, a sheet each,
     with the same headers and rows as the CSVs."""
     sheets = [(title, *t) for title, t in first]
-    sheets += [(title, *builder(figures)) for title, builder in TABLES.values()]
+    sheets += [(SHEETS.get(name, title), *builder(figures)) for name, (title, builder) in TABLES.items()]
     return xlsx_response(f"{prefix}.xlsx", sheets)
 
 

@@ -16,7 +16,7 @@ from django.db import models
 from django.utils import numberformat, timezone
 from django.utils.dateparse import parse_datetime
 from django.utils.formats import get_format
-from django.utils.translation import get_language
+from django.utils.translation import get_language, gettext
 
 from portal import choices as portal_choices
 
@@ -147,6 +147,14 @@ def money(value) -> str:
 
 
 _ONE = Decimal(1)
+
+
+@register.filter
+def stored_words(value) -> str:
+    """Text the portal wrote itself and stored in English (a fault's meaning and advice from the XID table), in
+    the reader's language where the catalogue has it, as it is otherwise; '' for nothing."""
+    text = "" if value is None else str(value)
+    return gettext(text) if text else ""
 
 
 @register.filter

@@ -145,7 +145,8 @@ def test_the_overview_workbook_has_a_sheet_per_table_with_the_csv_headers(world,
     response = client.get(reverse("review:overview_xlsx"), {"window": 14})
     assert response.status_code == 200 and ".xlsx" in response["Content-Disposition"]
     book = _workbook(response)
-    assert book.sheetnames == [title[:31] for title, _ in exports.TABLES.values()]
+    assert book.sheetnames == [exports.SHEETS.get(name, title) for name, (title, _) in exports.TABLES.items()]
+    assert all(len(name) <= 31 for name in book.sheetnames)  # whole names, none cut at 31 characters
     figures_now = overview_figures(world.pm, window=14)
     for (title, builder), sheet in zip(exports.TABLES.values(), book.worksheets, strict=True):
         header, rows = builder(figures_now)
@@ -158,6 +159,23 @@ def test_the_overview_workbook_has_a_sheet_per_table_with_the_csv_headers(world,
     assert all(c.data_type != "f" for row in orgs.iter_rows() for c in row)  # no formula anywhere
     clusters = [c.value for c in orgs["D"][1:]]
     assert clusters and all(isinstance(v, int) for v in clusters)  # numbers as numbers
+
+
+def test_every_sheet_name_is_whole_in_english_and_japanese(world, client):
+    """A sheet name holds 31 characters: each is short enough in both languages, so none is cut."""
+    from django.utils import translation
+
+    from portal.xlsx import heading
+
+    names = [exports.SHEETS.get(name, title) for name, (title, _) in exports.TABLES.items()]
+    names += ["Action items", "Changes since previous review"]
+    for language in ("en", "ja"):
+        with translation.override(language):
+            assert [n for n in names if len(heading(n)) > 31] == [], language
+    client.force_login(world.pm)
+    client.cookies["portal_language"] = "ja"
+    book = _workbook(client.get(reverse("review:overview_xlsx")))
+    assert "週ごとのアクセラレーター時間" in book.sheetnames and "予測" in book.sheetnames
 
 
 def test_the_review_workbook_keeps_dates_numbers_and_neutralizes_text(world, client):
