@@ -51,7 +51,9 @@ def _reservation(org, blueprint, instance_type):
             .order_by("end").first())
 
 
-def _create(context, spec, *, reserved=True):
+def create(context, spec, *, reserved=True):
+    """A demo cluster written by the launch service (its blueprint, stacks and job), on its organization's
+    reservation when ``reserved``; (None, None) when it exists."""
     slug, name, blueprint, instance_type, count, zone = spec
     org = context["organizations"][slug]
     if Cluster.objects.filter(organization=org, name=name).exists():
@@ -72,7 +74,8 @@ def _arn(cluster, stack) -> str:
     return f"arn:aws:cloudformation:{cluster.region}:{account}:stack/{stack.stack_name}/{uuid.uuid4()}"
 
 
-def _record_ready(cluster):
+def record_ready(cluster):
+    """The launch finished as the pipeline finishes it (stacks complete, outputs, ready), without the endpoint."""
     for stack in cluster.stacks.all():
         stack.stack_id = _arn(cluster, stack)
         stack.status, stack.resources_done = "CREATE_COMPLETE", stack.resources_total
@@ -99,7 +102,7 @@ def _record_ready(cluster):
 
 def seed(context: dict) -> dict:
     for spec in READY:
-        cluster, job = _create(context, spec)
+        cluster, job = create(context, spec)
         if cluster is None:
             continue
         if settings.AWS_ENDPOINT_URL:
@@ -110,11 +113,11 @@ def seed(context: dict) -> dict:
             if cluster.state != ClusterState.READY:
                 logger.warning("demo cluster %s did not launch: %s", cluster, cluster.error_message)
         else:
-            _record_ready(cluster)
-    cluster, job = _create(context, LAUNCHING)
+            record_ready(cluster)
+    cluster, job = create(context, LAUNCHING)
     if cluster is not None:
         launch.dispatch_on_commit(job)
-    cluster, job = _create(context, FAILED, reserved=False)  # launched without its training plan: no capacity
+    cluster, job = create(context, FAILED, reserved=False)  # launched without its training plan: no capacity
     if cluster is not None:
         _record_failed(cluster, job)
     return context

@@ -79,6 +79,9 @@ class LaunchForm(forms.Form):
                 self.param_fields.append((role, spec.name))
         self.plan = p
         self.quota: guards.QuotaCheck | None = None
+        self.zone_key = f"{StackRole.NETWORK}__AvailabilityZone" if f"{StackRole.NETWORK}__AvailabilityZone" in self.fields else None
+        if self.zone_key:  # the zones of the region chosen (or of the organization's home region), not all six
+            self.fields[self.zone_key].widget.choices = labels.zone_choices(self._chosen_region(orgs))
         key = f"{StackRole.CLUSTER}__{capacity.parameter_for(self.entry.kind)}"
         self.reservation_key = key if key in self.fields else None
         if self.reservation_key:
@@ -124,6 +127,16 @@ class LaunchForm(forms.Form):
     def refresh_include(self) -> str:
         """What the reload sends: those fields and the current choice (kept when it is still offered)."""
         return ", ".join([*self.refresh_on(), f"#id_{self.reservation_key}"])
+
+    def _chosen_region(self, orgs) -> str:
+        region = self.data.get("region") if self.is_bound else self.initial.get("region")
+        if not region and (org_id := self._chosen_organization_id()) is not None:
+            region = orgs.filter(pk=org_id).values_list("home_region", flat=True).first() or ""
+        return region or ""
+
+    def zone_refresh_include(self) -> str:
+        """What the zone list's reload sends: the region, the organization and the zone chosen."""
+        return ", ".join(f"#id_{name}" for name in ("organization", "region", self.zone_key) if name in self.fields)
 
     def _chosen_organization_id(self) -> int | None:
         raw = self.data.get("organization") if self.is_bound else self.initial.get("organization")
@@ -172,7 +185,11 @@ class LaunchForm(forms.Form):
         for key, message in refusal.errors.items():
             if key in self.fields:
                 plain = "__" not in key or key.endswith(tuple(capacity.PARAMETER_NAMES))
-                self.add_error(key, message if plain else f"{key.split('__', 1)[-1]} {message}")
+                if key == self.zone_key and message == "is required":
+                    # Not the template's raw "AvailabilityZone is required": what to do, in the reader's words.
+                    message = gettext("Choose an availability zone of the region, or a reservation (it sets the zone).")
+                    plain = True
+                self.add_error(key, message if plain else f"{self.fields[key].label}: {message}")
             else:
                 self.add_error(None, message)
         if refusal.quota is not None:

@@ -95,7 +95,6 @@ def seed_core() -> dict:
 # Dotted paths of functions taking the context dict returned by seed_core (and extending it).
 DEMO_SEEDERS: list[str] = [
     "workloads.demo_workloads.seed",
-    "workloads.demo_spend.seed",
     "workloads.interactions.demo.seed",
     "workloads.enablement.demo.seed",
     "clusters.demo_clusters.seed",
@@ -105,6 +104,7 @@ DEMO_SEEDERS: list[str] = [
     "clusters.accounting.demo_accounting.seed",
     "clusters.accounting.demo_history.seed",
     "clusters.accounting.demo_reservations.seed",
+    "clusters.accounting.demo_costs.seed",  # after the accounting seeds: the cost follows the hours they stored
     "clusters.remediation.demo.seed",
     "clusters.health.demo_validation.seed",
 ]

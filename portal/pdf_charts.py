@@ -94,9 +94,9 @@ def heat_map(title: str, rows: Sequence[str], columns: Sequence[str], counts: Se
 
 def waterfall(title: str, steps: Sequence[tuple[str, float]], losses: Sequence[str], *, width: float = 360,
               height: float = 170) -> Drawing:
-    """One bar per step (``steps``: label and value), and above each after the first, in the loss colour, what
-    it lost of the one before (where it is less), named by ``losses`` (one per step after the first). Each bar
-    is printed with its value."""
+    """One bar per step (``steps``: label and value), and above each after the first, outlined in the loss
+    colour, what it lost of the one before (where it is less), named by ``losses`` (one per step after the
+    first). Each bar is printed with its value on top of itself."""
     drawing = Drawing(width, height)
     drawing.add(String(0, height - 12, title, fontName=font(bold=True), fontSize=9))
     top = max((v for _, v in steps), default=0)
@@ -113,11 +113,13 @@ def waterfall(title: str, steps: Sequence[tuple[str, float]], losses: Sequence[s
         shown = max(0.0, value)
         drawing.add(Rect(x, base, bar, room * shown / top, fillColor=PALETTE[0], strokeColor=None))
         if previous is not None and previous > shown:
+            # The loss is an outline, never a filled bar: a step of 0 after a full one must not read as a
+            # full-height bar of its own (its value is printed on its own bar, at the axis).
             drawing.add(Rect(x, base + room * shown / top, bar, room * (previous - shown) / top,
-                             fillColor=loss_colour, strokeColor=None))
-            drawing.add(String(x + bar / 2, base + room * previous / top + 10, _fit(losses[i - 1], slot, 6),
+                             fillColor=None, strokeColor=loss_colour, strokeWidth=0.75, strokeDashArray=[2, 2]))
+            drawing.add(String(x + bar / 2, base + room * previous / top + 2, _fit(losses[i - 1], slot, 6),
                                fontName=font(), fontSize=6, textAnchor="middle", fillColor=loss_colour))
-        drawing.add(String(x + bar / 2, base + room * max(shown, previous or 0) / top + 2, f"{value:,.0f}",
+        drawing.add(String(x + bar / 2, base + room * shown / top + 2, f"{value:,.0f}",
                            fontName=font(), fontSize=7, textAnchor="middle"))
         drawing.add(String(x + bar / 2, base - 10, _fit(label, slot), fontName=font(), fontSize=7, textAnchor="middle"))
         previous = shown

@@ -38,7 +38,7 @@ WORKLOADS = {
                      modality="text", target_languages=["multi"], training_stage="continued_pretraining",
                      frameworks=[fw("nemo", "2.0.0")], orchestrator="hyperpod_slurm", fsx_lustre_size_gib=96000,
                      fsx_lustre_throughput=500, s3_bucket="shirakawa-ckpt", s3_prefix="405b/",
-                     data_repository_path="/fsx"), (P5, "ap-northeast-1", 32)),
+                     data_repository_path="/fsx"), (P5, "ap-northeast-1", 36)),  # 32 on the block, 4 on HyperPod
     "mirai-code": ("Mirai-Code-8B", dict(model_family="Llama 3.1", architecture="dense", parameters_billions=8,
                    modality="code", target_languages=["ja", "code"], training_stage="fine_tuning",
                    frameworks=[fw("torchtitan", "0.1.0"), fw("pytorch-fsdp", "2.4.0")], orchestrator="hyperpod_eks",
@@ -53,7 +53,7 @@ WORKLOADS = {
                     frameworks=[fw("deepspeed", "0.14.4")], orchestrator="parallelcluster_slurm"), (P5, "ap-northeast-1", 8)),
     "hokuto-speech": ("Hokuto-ASR", dict(model_family="Own (Conformer)", architecture="speech", parameters_billions=2,
                       modality="speech", target_languages=["ja"], training_stage="pretraining",
-                      frameworks=[fw("nemo", "2.0.0")], orchestrator="eks"), (P5, "ap-northeast-1", 8)),
+                      frameworks=[fw("nemo", "2.0.0")], orchestrator="eks"), (P5, "ap-northeast-1", 4)),
     "tsubasa-robotics": ("Tsubasa-VLA", dict(model_family="Own", architecture="vla", parameters_billions=7,
                          modality="vision_language", target_languages=["en"], training_stage="pretraining",
                          frameworks=[fw("pytorch-fsdp", "2.4.0")], orchestrator="hyperpod_eks"), (P5, "us-west-2", 8)),

@@ -160,3 +160,16 @@ def cost_by_service(organization_id: int, start: datetime.date, end: datetime.da
     rows = (CostDay.objects.filter(organization_id=organization_id, day__gte=start, day__lt=end)
             .order_by().values("service").annotate(total=Sum("amount_usd")).order_by("-total", "service"))
     return [(row["service"], row["total"]) for row in rows]
+
+
+def cost_by_organization_day(organization_ids, start: datetime.date,
+                             end: datetime.date) -> dict[int, dict[datetime.date, Decimal]]:
+    """Each organization's cost per day over [start, end) (one query): the days Cost Explorer reported, so a
+    figure set against the cost (busy hours) can be taken over the same days."""
+    rows = (CostDay.objects.filter(organization_id__in=list(organization_ids), day__gte=start, day__lt=end)
+            .order_by().values("organization_id", "day").annotate(total=Sum("amount_usd")))
+    found: dict[int, dict[datetime.date, Decimal]] = defaultdict(dict)
+    for row in rows:
+        found[row["organization_id"]][row["day"]] = row["total"]
+    return dict(found)
+

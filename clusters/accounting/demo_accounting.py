@@ -10,10 +10,10 @@ import re
 
 from django.utils import timezone
 
-from clusters import software
+from clusters import demo_clusters
 from clusters.accounting import idle, services
 from clusters.accounting.compute import HOUR, floor_hour
-from clusters.choices import ClusterState
+from clusters.accounting.demo_history import move_launch
 from clusters.health import services as health
 from clusters.health.choices import Source
 from clusters.health.demo_health import _sample
@@ -24,7 +24,8 @@ from workloads.models import CapacityReservation
 DAYS = 4
 # (organization, cluster, GPU utilization %, reservation id): one near full goodput, one idle for days, one
 # whose run stalls (STALLED).
-CLUSTERS = (("sakura-vision", "sakura-p5-longrun", 97, "cr-0acc00000000000a1"),
+# Each runs within its organization's P5 quota of its home region (the demo obeys the quota rule it shows).
+CLUSTERS = (("aozora-docs", "aozora-p5-longrun", 97, "cr-0acc00000000000a1"),
             ("tsubasa-robotics", "tsubasa-p5-idle", 2, "cr-0acc00000000000b2"),
             ("minato-medical", "minato-p5-stalled", 94, "cr-0acc00000000000c3"))
 STALLED = "minato-p5-stalled"
@@ -70,17 +71,19 @@ def seed(context: dict) -> dict:
         org = orgs.get(slug)
         if org is None:
             continue
-        cluster, created = Cluster.objects.get_or_create(
-            organization=org, name=name,
-            defaults={"instance_type": "p5.48xlarge", "node_count": 2, "state": ClusterState.READY,
-                      "region": org.home_region, "software_version": software.CURRENT_VERSION,
-                      "software_hash": software.content_hash()})
-        if created:  # running since before the history begins (no state changes recorded: up since created)
-            Cluster.objects.filter(pk=cluster.pk).update(created=first - HOUR)
         CapacityReservation.objects.get_or_create(reservation_id=reservation, defaults={
             "organization": org, "instance_type_name": "p5.48xlarge", "count": 2, "region": org.home_region,
             "availability_zone": f"{org.home_region}a", "start": today - datetime.timedelta(days=DAYS + 1),
             "end": today + datetime.timedelta(days=30), "notes": "Demo: capacity accounting."})
+        cluster = Cluster.objects.filter(organization=org, name=name).first()
+        if cluster is None:
+            # Launched as every demo cluster is (a ParallelCluster blueprint, wired to its reservation), then
+            # running since before the history begins: its launch is moved back there.
+            cluster, _job = demo_clusters.create(
+                context, (slug, name, "parallelcluster", "p5.48xlarge", 2, f"{org.home_region}a"))
+            demo_clusters.record_ready(cluster)
+            move_launch(cluster, first - HOUR)
+            cluster.refresh_from_db()
         if HealthReport.objects.filter(cluster=cluster, received_at__lt=now - HOUR).exists():
             continue
         text = _scrape(cluster, percent)
@@ -90,6 +93,8 @@ def seed(context: dict) -> dict:
                           received_at=first + hour * HOUR + datetime.timedelta(minutes=5))
         if name == STALLED:
             _stall(cluster, percent, now)
+        else:  # reporting now, as its exporter does: not "2 nodes not reporting" when the demo starts
+            health.ingest(cluster, text, Source.PULL, scope="full", received_at=now)
     services.store(first - HOUR, now)
     idle.check(now)
     return context

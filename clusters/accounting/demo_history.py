@@ -49,7 +49,7 @@ def up_since(cluster: Cluster, today: datetime.date) -> datetime.datetime:
     return services.midnight(day) + datetime.timedelta(hours=9)
 
 
-def _move_launch(cluster: Cluster, since: datetime.datetime) -> None:
+def move_launch(cluster: Cluster, since: datetime.datetime) -> None:
     """The cluster was made, and its state changes recorded, at ``since`` (a few minutes apart, as a launch goes)."""
     Cluster.objects.filter(pk=cluster.pk).update(created=since - datetime.timedelta(minutes=40))
     entries = (TimelineEntry.objects.filter(content_type=ContentType.objects.get_for_model(Cluster), object_id=cluster.pk)
@@ -86,7 +86,7 @@ def seed(context: dict) -> dict:
         if AcceleratorUsage.objects.filter(cluster=cluster, start__lt=now - datetime.timedelta(days=2)).exists():
             continue
         since = up_since(cluster, today)
-        _move_launch(cluster, since)
+        move_launch(cluster, since)
         made = rows(cluster, since, floor_hour(now))
         AcceleratorUsage.objects.bulk_create(
             made, batch_size=2000, update_conflicts=True, unique_fields=["cluster", "start"],

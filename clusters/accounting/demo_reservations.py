@@ -19,14 +19,12 @@ from workloads.models import CapacityReservation
 
 # Reservation id → instances AWS reports running in it, where that is fewer than the portal holds.
 UNDER_USED = {"cr-0a1b2c3d4e5f60006": 4}
-# The demo's accounting clusters are not launched into their reservation (no wired parameter) but run in it.
-RUNNING_UNWIRED = {"cr-0acc00000000000a1": 2, "cr-0acc00000000000b2": 2, "cr-0acc00000000000c3": 2}
 _GONE = (ClusterState.FAILED, ClusterState.DELETED)
 
 
 def running(reservation: CapacityReservation, held: dict[str, int]) -> int:
     """Instances AWS reports running in the reservation: the demo clusters on it, under-used where named."""
-    count = held.get(reservation.reservation_id, 0) + RUNNING_UNWIRED.get(reservation.reservation_id, 0)
+    count = held.get(reservation.reservation_id, 0)
     return min(reservation.count, UNDER_USED.get(reservation.reservation_id, count))
 
 

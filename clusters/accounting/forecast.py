@@ -4,7 +4,8 @@ when the organization's allocation runs out.
 "Delivered" is busy accelerator-hours (capacity that became training) of the organization's clusters of the
 instance type, shared between its reservations (or quotas) of that type in force by their instance counts.
 Quotas and reservations are instance counts over dates, and launches are refused past the quota, so an
-allocation runs out on the last day of its last quota (or reservation); the forecast says how much of it will
+allocation runs out on the last day of its last quota, or of its last reservation when that comes first
+(nothing runs past the capacity reserved); the forecast says how much of it will
 have been used by then. Two queries whatever the number of organizations: the busy hours are summed in the
 database (a correlated subquery per reservation or quota on the day rows' index), not read day by day.
 """
@@ -73,6 +74,11 @@ def forecast(organization_ids, now: datetime.datetime | None = None) -> dict[int
     counts: dict[tuple[str, int, str], int] = defaultdict(int)
     for kind, r in dated:
         counts[(kind, r["organization_id"], base_instance_type(r["instance_type_name"]))] += r["count"]
+    reserved_until: dict[tuple[int, str], datetime.date] = {}
+    for kind, r in dated:
+        key = (r["organization_id"], base_instance_type(r["instance_type_name"]))
+        if kind == "reservation" and (key not in reserved_until or r["end"] > reserved_until[key]):
+            reserved_until[key] = r["end"]
     elapsed = Decimal((now - midnight(today)).total_seconds()) / 3600
     found: dict[int, dict] = defaultdict(lambda: {"reservations": [], "quotas": [], "runs_out": None})
     for kind, r in dated:
@@ -81,7 +87,9 @@ def forecast(organization_ids, now: datetime.datetime | None = None) -> dict[int
         share = Decimal(r["count"]) / counts[(kind, *key)]
         delivered = share * r["busy_since_start"]
         burn = share * r["busy_burn"] / (BURN_DAYS * 24 + elapsed)
-        remaining = _hours(today, r["end"]) - elapsed
+        # A quota burns only while reserved capacity of its type lasts (when there is any).
+        horizon = min(r["end"], reserved_until.get(key, r["end"])) if kind == "quota" else r["end"]
+        remaining = max(Decimal(0), _hours(today, horizon) - elapsed)
         allocated = r["count"] * accelerators_per_node(type_name) * _hours(r["start"], r["end"])
         by_end = min(Decimal(allocated), delivered + burn * remaining)
         entry = {"name": r.get("reservation_id") or f"{r['count']} × {r['instance_type_name']}",
@@ -93,6 +101,10 @@ def forecast(organization_ids, now: datetime.datetime | None = None) -> dict[int
         if kind == "quota" and (org["runs_out"] is None or r["end"].isoformat() > org["runs_out"]):
             org["runs_out"] = r["end"].isoformat()
     for org in found.values():
+        # Capacity ends with what is reserved: a quota allowed past the last reservation in force has nothing
+        # to run on, so no forecast goes beyond the end of what is reserved or allowed, whichever comes first.
+        if org["reservations"] and org["runs_out"] is not None:
+            org["runs_out"] = min(org["runs_out"], max(e["end"] for e in org["reservations"]))
         org["reservations"].sort(key=lambda e: e["end"])
         org["quotas"].sort(key=lambda e: e["end"])
     return dict(found)

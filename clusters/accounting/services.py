@@ -168,6 +168,17 @@ def organization_figures(organization_ids, start: datetime.datetime, end: dateti
     return result
 
 
+def busy_by_day(organization_ids, first: datetime.date, last: datetime.date) -> dict[int, dict[datetime.date, float]]:
+    """Each organization's busy accelerator-hours per program day from ``first`` to ``last`` (one query): what a
+    cost known for some days only is divided by."""
+    days, _ = _restricted(organization_ids)
+    found: dict[int, dict[datetime.date, float]] = defaultdict(dict)
+    for r in (days.filter(day__gte=first, day__lte=last).values("organization_id", "day")
+              .annotate(busy=Sum("busy")).order_by()):
+        found[r["organization_id"]][r["day"]] = float(r["busy"])
+    return dict(found)
+
+
 def program_weeks(organization_ids, weeks: list[datetime.date], end: datetime.datetime) -> list[dict]:
     """The program's figures week by week (``weeks``, their Mondays; the last one up to ``end``), summed over
     the organizations ``organization_ids`` (None: every one), with the losses and goodput of the sums.

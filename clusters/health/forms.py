@@ -163,6 +163,9 @@ class ValidationStartForm(forms.Form):
                                                           "find a slow one"))
 
     def __init__(self, *args, hostnames=(), **kwargs):
+        # The results upload form on the same page has a "nodes" field too: ids of their own, so each label
+        # points at its own control (the names posted stay the same).
+        kwargs.setdefault("auto_id", "id_start_%s")
         super().__init__(*args, **kwargs)
         self.fields["nodes"].choices = [(h, h) for h in hostnames]
         self.fields["nodes"].widget.attrs["size"] = min(max(len(hostnames), 2), 8)

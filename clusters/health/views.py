@@ -384,8 +384,11 @@ class ValidationStartView(View):
         if not validation.may_start(request.user, cluster):
             raise PermissionDenied(gettext("Only the organization's customers and lead SAs start validations."))
         form = ValidationStartForm(request.POST, hostnames=validation.known_hosts(cluster))
+        # htmx swaps no 4xx answer: a refusal it is to show answers 200 to htmx (the panel, with the reason in an
+        # alert), 400 to anything else.
+        refused = 200 if request.htmx else 400
         if not form.is_valid():
-            return render(request, self.template_name, validation_panel_context(request, cluster, form), status=400)
+            return render(request, self.template_name, validation_panel_context(request, cluster, form), status=refused)
         data = form.cleaned_data
         try:
             job, _created = validation.start(cluster, actor=request.user, collectives=data["collectives"],
@@ -393,7 +396,7 @@ class ValidationStartView(View):
                                              upload_base=request.build_absolute_uri("/"))
         except validation.Refused as exc:
             context = validation_panel_context(request, cluster, form, error=str(exc))
-            return render(request, self.template_name, context, status=400)
+            return render(request, self.template_name, context, status=refused)
         submissions.record(request, job, job.get_absolute_url())
         if request.htmx:
             return render(request, self.template_name, validation_panel_context(request, cluster))

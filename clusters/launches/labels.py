@@ -78,8 +78,10 @@ def parameter_label(name: str) -> str:
     return gettext(label)  # translated when DERIVED lists it
 
 
-def zone_choices() -> list:
-    """Zones grouped by region, for a <select> with <optgroup>s."""
+def zone_choices(region: str = "") -> list:
+    """Zones grouped by region, for a <select> with <optgroup>s: those of ``region`` alone once it is chosen
+    (the launch form reloads them when the region changes), every region's before."""
+    regions = [(code, label) for code, label in REGIONS if code == region] or list(REGIONS)
     return [("", gettext("Choose a zone"))] + [
-        (label, [(f"{code}{z}", f"{code}{z}") for z in ZONES.get(code, ("a", "b", "c"))]) for code, label in REGIONS
+        (label, [(f"{code}{z}", f"{code}{z}") for z in ZONES.get(code, ("a", "b", "c"))]) for code, label in regions
     ]

@@ -19,13 +19,14 @@ from django.urls import reverse
 
 from clusters import software
 from clusters.aws import tags
+from clusters.blueprints import catalog
 from clusters.choices import ClusterState
 from clusters.health import services as health
 from clusters.health.choices import Source
 from clusters.health.demo_health import SAMPLES
 from clusters.health.models import ClusterHealthConfig, GpuFault, HealthReport
 from clusters.models import Cluster
-from clusters.remediation import rules, services
+from clusters.remediation import services
 from clusters.remediation.models import RemediationPolicy
 from portal import aws
 from portal.models import Membership
@@ -45,6 +46,7 @@ def _cluster(org) -> Cluster:
     cluster, _ = Cluster.objects.get_or_create(
         organization=org, name=NAME,
         defaults={"instance_type": "p5.48xlarge", "node_count": NODES, "state": ClusterState.READY,
+                  "blueprint": catalog.sync()["hyperpod"],  # a HyperPod cluster of the catalog's blueprint
                   "orchestrator": "hyperpod", "region": org.home_region,
                   "outputs": {"ClusterName": NAME}, "software_version": software.CURRENT_VERSION,
                   "software_hash": software.content_hash()})
@@ -107,8 +109,10 @@ def seed(context: dict) -> dict:
     if fault is None:
         return context
     lead = Membership.objects.filter(organization=org, role="lead_sa").select_related("user").first()
-    action, _ = services.propose(cluster, kind=rules.recommend(fault) or "replace", nodes=[FAULTY],
+    # The XID table's advice for 79 is "reboot the node; replace it if it recurs": it has recurred on this node
+    # (the story the demo tells), so the lead SA proposes the second step.
+    action, _ = services.propose(cluster, kind="replace", nodes=[FAULTY],
                                  actor=lead.user if lead else None, key=f"demo-fault-{fault.pk}",
-                                 reason=f"XID 79 on {FAULTY}: the GPU fell off the bus.")
+                                 reason=f"XID 79 on {FAULTY} again: the GPU fell off the bus a second time.")
     context["remediation_action"] = action
     return context

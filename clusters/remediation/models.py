@@ -50,6 +50,10 @@ class RemediationPolicy(models.Model):
 
     objects = RestrictedQuerySet.as_manager()
 
+    class Meta:
+        verbose_name = _("remediation policy")
+        verbose_name_plural = _("remediation policies")
+
     def __str__(self) -> str:
         return f"remediation policy of {self.organization_id}: {self.mode}"
 

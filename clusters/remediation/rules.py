@@ -8,16 +8,13 @@ from datetime import timedelta
 
 from django.conf import settings
 from django.utils import timezone
+from django.utils.translation import gettext_lazy as _
 
 from clusters.choices import ClusterState, Orchestrator
 from clusters.health.models import NodeHealth
 from clusters.remediation.choices import AUTOMATIC_RULES, ActionKind, ActionState
 from clusters.remediation.models import RemediationNode, RemediationPolicy
 from portal.choices import NodeVerdict
-
-# XIDs the program replaces a node for on the first sight (the XID table says "reboot; replace if it recurs"
-# for 79; the program's consent policies name it as a replacement, as the issue of record asks).
-REPLACE_XIDS = frozenset({54, 79})
 
 KINDS_BY_ORCHESTRATOR = {
     Orchestrator.HYPERPOD: (ActionKind.REBOOT, ActionKind.REPLACE),
@@ -26,19 +23,20 @@ KINDS_BY_ORCHESTRATOR = {
 
 WHAT_IT_DOES = {
     (Orchestrator.HYPERPOD, ActionKind.REBOOT): (
-        "HyperPod reboots the instance (BatchRebootClusterNodes); jobs on the node are interrupted.", "5 to 15 minutes"),
+        _("HyperPod reboots the instance (BatchRebootClusterNodes); jobs on the node are interrupted."),
+        _("5 to 15 minutes")),
     (Orchestrator.HYPERPOD, ActionKind.REPLACE): (
-        "HyperPod terminates the instance and brings up a new one in its place (BatchReplaceClusterNodes); "
-        "the node's local disks are lost.", "15 to 45 minutes"),
+        _("HyperPod terminates the instance and brings up a new one in its place (BatchReplaceClusterNodes); "
+          "the node's local disks are lost."), _("15 to 45 minutes")),
     (Orchestrator.PARALLELCLUSTER, ActionKind.REBOOT): (
-        "Slurm reboots the node once its jobs end (scontrol reboot ASAP nextstate=RESUME).",
-        "5 to 15 minutes after its jobs end"),
+        _("Slurm reboots the node once its jobs end (scontrol reboot ASAP nextstate=RESUME)."),
+        _("5 to 15 minutes after its jobs end")),
     (Orchestrator.PARALLELCLUSTER, ActionKind.REPLACE): (
-        "Slurm powers the node down (state=POWER_DOWN_FORCE); ParallelCluster terminates the instance and "
-        "launches a new one when the queue needs it.", "10 to 30 minutes"),
+        _("Slurm powers the node down (state=POWER_DOWN_FORCE); ParallelCluster terminates the instance and "
+          "launches a new one when the queue needs it."), _("10 to 30 minutes")),
     (Orchestrator.PARALLELCLUSTER, ActionKind.DRAIN): (
-        "Slurm stops scheduling jobs on the node (state=DRAIN) with the fault as its reason; running jobs finish.",
-        "at once"),
+        _("Slurm stops scheduling jobs on the node (state=DRAIN) with the fault as its reason; running jobs finish."),
+        _("at once")),
 }
 
 RULE_WORDS = {
@@ -62,8 +60,10 @@ class Refusal:
 
 
 def recommend(fault) -> str | None:
-    """The action for one fault, or None when the fault needs no node action."""
-    if fault.kind == "row_remap_failure" or (fault.kind == "xid" and fault.xid in REPLACE_XIDS):
+    """The action for one fault, or None when the fault needs no node action: the verdict ingestion gave it from
+    the XID table (``clusters/health/xid.py``) or the remapped-rows rules, so the fault's advice, the node's
+    verdict and this recommendation are one source and read the same (XID 79: reboot, replace if it recurs)."""
+    if fault.kind == "row_remap_failure":
         return ActionKind.REPLACE
     if fault.verdict == NodeVerdict.REPLACE:
         return ActionKind.REPLACE

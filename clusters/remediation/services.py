@@ -13,7 +13,7 @@ from django.conf import settings
 from django.core.exceptions import PermissionDenied
 from django.db import IntegrityError, transaction
 from django.db.models import F
-from django.utils import timezone
+from django.utils import timezone, translation
 from django.utils.translation import gettext
 
 from clusters.choices import ClusterState
@@ -105,7 +105,8 @@ def propose(cluster, *, kind: str, nodes: list[str], actor=None, faults=(), key:
             RemediationNode.objects.bulk_create(RemediationNode(action=action, cluster=cluster, hostname=n)
                                                 for n in nodes)
             RemediationFault.objects.bulk_create(RemediationFault(action=action, fault=f) for f in faults)
-            what, takes = rules.describe(cluster.orchestrator, kind)
+            with translation.override("en"):  # the journal keeps stored text in English (pages translate labels)
+                what, takes = (str(text) for text in rules.describe(cluster.orchestrator, kind))
             who = "automatically" if automatic else f"by {_name(actor)}"
             journal.record(action, f"{action.get_kind_display().lower()} of {', '.join(nodes)} proposed {who}",
                            f"{reason}\n\n{what} It takes {takes}.".strip(), actor=actor)

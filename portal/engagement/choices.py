@@ -1,13 +1,15 @@
 """Vocabularies of the engagement model."""
 from django.db import models
 from django.utils.translation import gettext_lazy as _
+from django.utils.translation import pgettext_lazy
 
 
 class EscalationState(models.TextChoices):
-    REQUESTED = "requested", _("Requested")
-    ACCEPTED = "accepted", _("Accepted")
-    ANSWERED = "answered", _("Answered")
-    CLOSED = "closed", _("Closed")
+    # States, not the columns of when they happened ("Requested" at 12:00): a context of their own.
+    REQUESTED = "requested", pgettext_lazy("escalation state", "Requested")
+    ACCEPTED = "accepted", pgettext_lazy("escalation state", "Accepted")
+    ANSWERED = "answered", pgettext_lazy("escalation state", "Answered")
+    CLOSED = "closed", pgettext_lazy("escalation state", "Closed")
 
 
 OPEN_STATES = (EscalationState.REQUESTED, EscalationState.ACCEPTED, EscalationState.ANSWERED)

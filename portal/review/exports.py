@@ -22,7 +22,7 @@ from portal.xlsx import xlsx_response
 Table = tuple[list[str], list[list]]
 # Accelerator-hours (clusters/accounting) as numbers, under the names the API gives them.
 CAPACITY_COLUMNS = ["gpu_hours_reserved", "gpu_hours_held", "gpu_hours_healthy", "gpu_hours_busy", "goodput",
-                    "cost_usd", "cost_per_busy_gpu_hour", "reservations_flagged"]
+                    "cost_usd", "cost_from", "cost_to", "cost_per_busy_gpu_hour", "reservations_flagged"]
 
 
 def _organizations(f: dict) -> Table:
@@ -121,6 +121,14 @@ TABLES: dict[str, tuple[str, Callable[[dict], Table]]] = {
 }
 
 
+# A workbook's sheet names hold 31 characters: the tables whose title is longer get a short name of their own
+# (in English and in Japanese), never a title cut mid-word.
+SHEETS = {
+    "capacity": "Accelerator-hours per week",
+    "forecast": "Forecast",
+}
+
+
 def table(figures: dict, name: str) -> Table:
     if name not in TABLES:
         raise Http404("No such table.")
@@ -136,7 +144,7 @@ def workbook_of(figures: dict, prefix: str, first: tuple[tuple[str, Table], ...]
     """Every table of ``TABLES`` (and ``first``, e.g. a review's action items) as one ``.xlsx``, a sheet each,
     with the same headers and rows as the CSVs."""
     sheets = [(title, *t) for title, t in first]
-    sheets += [(title, *builder(figures)) for title, builder in TABLES.values()]
+    sheets += [(SHEETS.get(name, title), *builder(figures)) for name, (title, builder) in TABLES.items()]
     return xlsx_response(f"{prefix}.xlsx", sheets)
 
 

@@ -13,9 +13,10 @@ from types import ModuleType
 
 from django import template
 from django.db import models
-from django.utils import timezone
+from django.utils import numberformat, timezone
 from django.utils.dateparse import parse_datetime
-from django.utils.translation import get_language
+from django.utils.formats import get_format
+from django.utils.translation import get_language, gettext
 
 from portal import choices as portal_choices
 
@@ -118,17 +119,42 @@ def code_label(value) -> str:
 
 
 def whole_number(value) -> str:
-    """``floatformat:0`` of a number (rounded half up, "-0" shown as "0") for tables rendered in Python, without
-    the filter's locale look-ups on every call: ``USE_THOUSAND_SEPARATOR`` is off, so no language groups digits
-    (tests/accounting/test_forecast_rows.py holds it to the filter in English and Japanese). No value (a key a
-    frozen week's figures predate) is shown as nothing, as the filter shows it."""
+    """``floatformat:"0g"`` of a number (rounded half up, "-0" shown as "0", digits grouped as the reader's
+    language groups them) for tables rendered in Python (tests/accounting/test_forecast_rows.py holds it to the
+    filter in English and Japanese). No value (a key a frozen week's figures predate) is shown as nothing, as
+    the filter shows it."""
+    return grouped(value, 0)
+
+
+@register.filter
+def grouped(value, places: int = 0) -> str:
+    """A count or an amount as the reader reads it: ``places`` decimals rounded half up, thousands grouped with
+    the active language's separators (``4,172,404.78``, not ``4172404.78``); '' for nothing."""
     if value in (None, ""):
         return ""
-    text = str(Decimal(repr(float(value))).quantize(_ONE, ROUND_HALF_UP))
-    return "0" if text == "-0" else text
+    places = int(places)
+    number = Decimal(repr(float(value))).quantize(_ONE.scaleb(-places), ROUND_HALF_UP)
+    if number == 0:
+        number = abs(number)
+    return numberformat.format(number, get_format("DECIMAL_SEPARATOR"), places, get_format("NUMBER_GROUPING"),
+                               get_format("THOUSAND_SEPARATOR"), force_grouping=True)
+
+
+@register.filter
+def money(value) -> str:
+    """An amount to the cent, grouped for the reader (``grouped`` with two places)."""
+    return grouped(value, 2)
 
 
 _ONE = Decimal(1)
+
+
+@register.filter
+def stored_words(value) -> str:
+    """Text the portal wrote itself and stored in English (a fault's meaning and advice from the XID table), in
+    the reader's language where the catalogue has it, as it is otherwise; '' for nothing."""
+    text = "" if value is None else str(value)
+    return gettext(text) if text else ""
 
 
 @register.filter

@@ -80,7 +80,7 @@ def test_the_customer_sees_their_own_figures_only(world, client):
     cluster = with_history(world)
     client.force_login(world.customer_a)
     body = client.get(reverse("portal:organization_detail", kwargs={"slug": world.org_a.slug})).content.decode()
-    assert "Capacity used" in body and "1280.0" in body and "1232.0" in body and "739.2" in body
+    assert "Capacity used" in body and "1,280.0" in body and "1,232.0" in body and "739.2" in body
     body = client.get(cluster.get_absolute_url()).content.decode()
     assert "Capacity used" in body and "739.2" in body
     client.force_login(world.customer_b)
@@ -271,3 +271,24 @@ def test_program_weeks_are_the_sums_of_the_organizations_weeks(world):
     stored = OrganizationDay.objects.filter(day__gte=mondays[0]).aggregate(busy=Sum("busy"))["busy"]
     assert sum(w["busy"] for w in weeks) == pytest.approx(float(stored)) and stored > 739
     assert weeks[-1]["reserved"] > 0
+
+
+def test_no_forecast_runs_past_the_capacity_reserved(world):
+    """A quota allowed until April while the reservation it runs on ends in ten days: the allocation runs out with
+    the reservation, and the quota's "busy by its end" counts the burn of those ten days only."""
+    today = timezone.localdate()
+    reserved_end, quota_end = today + datetime.timedelta(days=10), today + datetime.timedelta(days=120)
+    CapacityReservation.objects.create(
+        organization=world.org_a, reservation_id="cr-0000000000000000b", instance_type_name="p5.48xlarge", count=2,
+        region="ap-northeast-1", availability_zone="ap-northeast-1a", start=today - datetime.timedelta(days=20),
+        end=reserved_end)
+    InstanceQuota.objects.create(organization=world.org_a, instance_type_name="p5.48xlarge", region="ap-northeast-1",
+                                 count=2, start=today - datetime.timedelta(days=20), end=quota_end)
+    OrganizationDay.objects.bulk_create([
+        OrganizationDay(organization=world.org_a, instance_type="p5.48xlarge", day=today - datetime.timedelta(days=d),
+                        held=384, healthy=384, busy=192, measured=384) for d in range(1, 15)])
+    ahead = forecast.forecast([world.org_a.pk], now=services.midnight(today))[world.org_a.pk]
+    assert ahead["runs_out"] == reserved_end.isoformat()
+    (reservation,), (quota,) = ahead["reservations"], ahead["quotas"]
+    # 14 days at 192 busy hours a day delivered; 192 a day more until the reservation's last day (11 days).
+    assert reservation["by_end"] == quota["by_end"] == pytest.approx(192 * 14 + 192 * 11, rel=0.01)

@@ -9,12 +9,12 @@ from clusters.accounting.templatetags.accounting import forecast_rows
 # The include the tag replaced (templates/accounting/_forecast_row.html), looped as both pages looped it.
 ORACLE = Template(
     '{% for e in forecast.reservations %}<tr>{% if name %}<th scope="row">{{ name }}</th>{% endif %}<td>{{ e.name }}'
-    '</td><td>{{ e.end }}</td><td>{{ e.allocated|floatformat:0 }}</td><td>{{ e.delivered|floatformat:0 }}</td><td>'
-    '{{ e.by_end|floatformat:0 }}{% if e.share is not None %} ({% widthratio e.share 1 100 %} %){% endif %}</td><td>'
+    '</td><td>{{ e.end }}</td><td>{{ e.allocated|floatformat:"0g" }}</td><td>{{ e.delivered|floatformat:"0g" }}</td><td>'
+    '{{ e.by_end|floatformat:"0g" }}{% if e.share is not None %} ({% widthratio e.share 1 100 %} %){% endif %}</td><td>'
     '{{ forecast.runs_out|default:"—" }}</td></tr>{% endfor %}'
     '{% for e in forecast.quotas %}<tr>{% if name %}<th scope="row">{{ name }}</th>{% endif %}<td>{{ e.name }}'
-    '</td><td>{{ e.end }}</td><td>{{ e.allocated|floatformat:0 }}</td><td>{{ e.delivered|floatformat:0 }}</td><td>'
-    '{{ e.by_end|floatformat:0 }}{% if e.share is not None %} ({% widthratio e.share 1 100 %} %){% endif %}</td><td>'
+    '</td><td>{{ e.end }}</td><td>{{ e.allocated|floatformat:"0g" }}</td><td>{{ e.delivered|floatformat:"0g" }}</td><td>'
+    '{{ e.by_end|floatformat:"0g" }}{% if e.share is not None %} ({% widthratio e.share 1 100 %} %){% endif %}</td><td>'
     '{{ forecast.runs_out|default:"—" }}</td></tr>{% endfor %}'
 )
 
@@ -49,9 +49,21 @@ def test_an_organization_without_a_forecast_has_no_rows():
 @pytest.mark.parametrize("value", [0, 0.0, -0.0, -0.4, -0.5, 0.5, 1.5, 2.5, 2.49999, 1234.5, 36864.0, 1e6, 123456789.5,
                                    1e-7, 10 ** 15 + 0.5, 7, -12.5])
 def test_whole_numbers_are_shown_as_floatformat_shows_them(value, language):
+    """Grouped as the reader's language groups them (``1,234``, not ``1234``)."""
     from django.template.defaultfilters import floatformat
 
     from portal.templatetags.portal_display import whole_number
 
     with translation.override(language):
-        assert whole_number(value) == floatformat(value, 0)
+        assert whole_number(value) == floatformat(value, "0g")
+
+
+@pytest.mark.parametrize("language", ["en", "ja"])
+def test_money_and_counts_are_grouped_for_the_reader(language):
+    from django.template import Context, Template
+
+    from portal.templatetags.portal_display import money, whole_number
+
+    with translation.override(language):
+        assert money(4172404.775) == "4,172,404.78" and whole_number(36864.0) == "36,864"
+        assert Template("{{ v|money }}").render(Context({"v": 1234.5})) == "1,234.50"

@@ -104,7 +104,8 @@ def test_without_a_reservation_the_zone_is_still_needed(client, world, two_orgs)
     client.force_login(world.lead_a)
     response = client.post(LAUNCH, _form(world.org_a, network__AvailabilityZone=""))
     assert response.status_code == 400 and not Cluster.objects.exists()
-    assert "AvailabilityZone is required" in str(response.context["form"].errors["network__AvailabilityZone"])
+    assert str(response.context["form"].errors["network__AvailabilityZone"]).count(
+        "Choose an availability zone of the region, or a reservation (it sets the zone).") == 1
     # A reservation that does not fit cannot give its zone: both fields say why.
     unfit = CapacityReservationFactory(organization=world.org_a, reservation_id="cr-0ddddddddddddddd0",
                                        instance_type_name="trn1.32xlarge")
@@ -129,3 +130,26 @@ def test_the_service_takes_the_zone_from_the_reservation_for_the_api_too(world, 
     with pytest.raises(launch.LaunchRefused) as refused:
         launch.check(request)
     assert refused.value.errors["network__AvailabilityZone"] == "is required"
+
+
+def test_the_zones_follow_the_region_and_a_missing_zone_reads_as_words(client, world):
+    """The zone list holds the chosen region's zones (reloaded with the region), not the six regions' together;
+    a launch without zone nor reservation says what to do, not the template's raw ``AvailabilityZone is
+    required``."""
+    from clusters.launches import labels
+
+    form = LaunchForm(blueprint_slug="parallelcluster", user=world.lead_a,
+                      initial={"organization": world.org_a.pk, "region": "us-east-1"})
+    zones = [value for _, group in form.fields["network__AvailabilityZone"].widget.choices[1:] for value, _ in group]
+    assert zones and all(z.startswith("us-east-1") for z in zones)
+    assert len(labels.zone_choices()) > len(labels.zone_choices("us-east-1"))
+    client.force_login(world.lead_a)
+    html = client.get(LAUNCH, {"organization": world.org_a.pk, "region": "ap-northeast-1"}).content.decode()
+    block = html.split('id="zone-choices"', 1)[1].split("</select>", 1)[0]
+    assert "ap-northeast-1a" in block and "us-east-1a" not in block
+    response = client.post(LAUNCH, _form(world.org_a, **{"network__AvailabilityZone": ""}))
+    body = response.content.decode()
+    assert response.status_code == 400 and not Cluster.objects.filter(name="p5-train").exists()
+    assert "AvailabilityZone is required" not in body
+    assert "Choose an availability zone of the region, or a reservation (it sets the zone)." in body
+

@@ -31,7 +31,7 @@ def test_cluster_health_page_shows_panels_nodes_by_severity_and_faults(client, w
     for label in ("Uncorrectable remapped rows", "Correctable remapped rows", "GPUs with XID errors",
                   "Row remap failures", "Thermal violations", "GPUs missing from nvidia-smi"):
         assert label in html
-    nodes = re.findall(r"<tr><td>(ip-[\d-]+)</td><td><span class=\"badge badge-(\w+)\"", html)
+    nodes = re.findall(r"<tr><td class=\"hostname\">(ip-[\d-]+)</td><td><span class=\"badge badge-(\w+)\"", html)
     assert nodes == [("ip-10-1-45-13", "reboot"), ("ip-10-1-45-01", "healthy")]
     assert "reboot the node; replace it if it recurs" in html and "Open faults (2)" in html
     assert 'id="health-trend-data"' in html and "<script>" not in html
@@ -204,3 +204,47 @@ def test_a_fault_under_remediation_is_marked_and_linked_to_its_action_with_flat_
     remediating = RemediationFault.objects.filter(action=action, outcome="remediating").count()
     assert remediating >= 12
     assert client.get(url).content.decode().count(f"remediating (action #{action.pk})") == remediating
+
+
+def test_the_cluster_health_page_has_no_duplicate_ids(client, world, cluster):
+    """The validation start form and the results upload form both have a "nodes" field: each keeps its own id,
+    so a label points at its own control."""
+    services.ingest(cluster, _two_node_scrape(), "push")
+    client.force_login(world.lead_a)
+    html = client.get(reverse("health:cluster_health", kwargs={"pk": cluster.pk})).content.decode()
+    page = html
+    # The page as it stands once htmx has loaded its two panels (each has a form with a "nodes" field).
+    for name in ("health:validationjob_panel", "remediation:cluster_panel"):
+        html += client.get(reverse(name, kwargs={"pk": cluster.pk})).content.decode()
+    ids = re.findall(r'\sid="([^"]+)"', html)
+    assert "id_start_nodes" in ids and "id_nodes" in ids
+    assert sorted({i for i in ids if ids.count(i) > 1}) == []
+    for target in re.findall(r'<label for="([^"]+)"', html):
+        assert target in ids, target
+    # On a phone: a hostname is not broken at its hyphens, and the panels htmx loads keep their place.
+    assert '<td class="hostname">ip-10-1-45-13</td>' in page
+    assert page.count('class="lazy-panel"') == 2
+
+
+def test_a_refused_pairwise_sweep_is_shown_in_the_panel_htmx_swaps(client, world, cluster):
+    """A cluster without health reports has no nodes to pair: the panel says so with a 200 htmx swaps (it swaps
+    no 400, so the page showed nothing); without htmx the refusal is still a 400."""
+    from clusters.health.models import ValidationJob
+
+    client.force_login(world.lead_a)
+    url = reverse("health:validationjob_add", kwargs={"pk": cluster.pk})
+    response = client.post(url, {"pairwise": "on", "collectives": ["all_reduce"]}, headers={"HX-Request": "true"})
+    html = response.content.decode()
+    assert response.status_code == 200 and 'role="alert"' in html
+    assert "A pairwise sweep needs at least two nodes" in html
+    assert client.post(url, {"pairwise": "on"}).status_code == 400
+    assert not ValidationJob.objects.filter(cluster=cluster).exists()
+
+
+def test_the_report_line_reads_as_one_sentence_in_japanese(client, world, cluster):
+    """Not "… 基を検出, 98 正常な GPU の割合（%）": the healthy share is part of the sentence."""
+    services.ingest(cluster, _two_node_scrape(), "push")
+    client.force_login(world.customer_a)
+    client.cookies["portal_language"] = "ja"
+    html = client.get(reverse("health:cluster_health", kwargs={"pk": cluster.pk})).content.decode()
+    assert "正常な GPU は " in html and "正常な GPU の割合（%）" not in html

@@ -145,7 +145,8 @@ def test_the_overview_workbook_has_a_sheet_per_table_with_the_csv_headers(world,
     response = client.get(reverse("review:overview_xlsx"), {"window": 14})
     assert response.status_code == 200 and ".xlsx" in response["Content-Disposition"]
     book = _workbook(response)
-    assert book.sheetnames == [title[:31] for title, _ in exports.TABLES.values()]
+    assert book.sheetnames == [exports.SHEETS.get(name, title) for name, (title, _) in exports.TABLES.items()]
+    assert all(len(name) <= 31 for name in book.sheetnames)  # whole names, none cut at 31 characters
     figures_now = overview_figures(world.pm, window=14)
     for (title, builder), sheet in zip(exports.TABLES.values(), book.worksheets, strict=True):
         header, rows = builder(figures_now)
@@ -158,6 +159,23 @@ def test_the_overview_workbook_has_a_sheet_per_table_with_the_csv_headers(world,
     assert all(c.data_type != "f" for row in orgs.iter_rows() for c in row)  # no formula anywhere
     clusters = [c.value for c in orgs["D"][1:]]
     assert clusters and all(isinstance(v, int) for v in clusters)  # numbers as numbers
+
+
+def test_every_sheet_name_is_whole_in_english_and_japanese(world, client):
+    """A sheet name holds 31 characters: each is short enough in both languages, so none is cut."""
+    from django.utils import translation
+
+    from portal.xlsx import heading
+
+    names = [exports.SHEETS.get(name, title) for name, (title, _) in exports.TABLES.items()]
+    names += ["Action items", "Changes since previous review"]
+    for language in ("en", "ja"):
+        with translation.override(language):
+            assert [n for n in names if len(heading(n)) > 31] == [], language
+    client.force_login(world.pm)
+    client.cookies["portal_language"] = "ja"
+    book = _workbook(client.get(reverse("review:overview_xlsx")))
+    assert "週ごとのアクセラレーター時間" in book.sheetnames and "予測" in book.sheetnames
 
 
 def test_the_review_workbook_keeps_dates_numbers_and_neutralizes_text(world, client):
@@ -231,6 +249,24 @@ def test_the_waterfall_draws_each_step_and_its_loss():
     assert round(bars[1].height + bars[2].height, 6) == round(bars[0].height, 6)
     assert any(getattr(s, "text", "") == "Nothing to chart yet."
                for s in pdf_charts.waterfall("GPU-hours", [("Reserved", 0)], []).contents)
+
+
+def test_a_step_of_nothing_is_not_drawn_as_a_full_bar():
+    """Reserved 3,840 and held 0: "Held" has no filled bar, its loss is an outline and its "0" sits at the axis,
+    not on top of a full-height red bar."""
+    from reportlab.graphics.shapes import Rect
+
+    from portal import pdf_charts
+
+    drawing = pdf_charts.waterfall("GPU-hours", [("Reserved", 3840), ("Held", 0), ("Healthy", 0), ("Busy", 0)],
+                                   ["not held", "not healthy", "idle"])
+    bars = [s for s in drawing.contents if isinstance(s, Rect)]
+    filled = [b for b in bars if b.fillColor is not None and b.height > 0]
+    assert len(filled) == 1 and filled[0].height == bars[0].height  # the reserved bar alone
+    loss = next(b for b in bars if b.height > 0 and b is not bars[0])
+    assert loss.fillColor is None and loss.strokeColor is not None
+    zero = next(s for s in drawing.contents if getattr(s, "text", None) == "0")
+    assert zero.y < bars[0].y + 10  # printed at the axis
 
 
 def test_an_empty_chart_says_so():

@@ -194,20 +194,41 @@ def test_organization_page_shows_cost_to_its_members_only(client, world):
         assert client.get(url).status_code == 404
 
 
-def test_demo_seed_queues_realistic_results_and_fetches_them(aws, world):
-    InstanceQuotaFactory(organization=world.org_a, instance_type_name="p5.48xlarge", count=16)
-    context = {"organizations": {"a": world.org_a, "b": world.org_b}}
-    demo_spend.seed(context)
-    start, end = spend.default_window()
-    totals = spend.cost_by_organization([world.org_a.pk, world.org_b.pk], start, end)
-    # 16 P5 for 14 days at 85-100 % of on-demand price: EC2 alone is 450k-530k USD.
-    assert Decimal(450_000) < totals[world.org_a.pk] < Decimal(560_000)
-    assert world.org_b.pk in totals
-    assert len(spend.cost_by_day(world.org_a.pk, start, end)) == 14
-    services = dict(spend.cost_by_service(world.org_a.pk, start, end))
-    assert {"Amazon FSx", "Amazon Simple Storage Service", "Amazon SageMaker"} <= set(services)  # A is the first
-    demo_spend.seed(context)  # seeding twice changes nothing
-    assert spend.cost_by_organization([world.org_a.pk], start, end) == {world.org_a.pk: totals[world.org_a.pk]}
+def test_demo_cost_follows_the_demos_own_capacity_at_the_regions_prices(aws, world):
+    """Two P5 reserved in Tokyo for the whole window, held ten days, three held on one of them: the EC2 cost is
+    the reservation every hour plus the one instance beyond it On-Demand, and the organization without capacity
+    is billed nothing (it was billed a quarter of a million dollars before)."""
+    from clusters.accounting import demo_costs
+    from clusters.accounting.models import OrganizationDay
+    from workloads import prices
+    from workloads.models import CapacityReservation
+
+    today = datetime.date.today()
+    for org in (world.org_a, world.org_b):
+        org.home_region = "ap-northeast-1"
+        org.save(update_fields=["home_region"])
+    CapacityReservation.objects.create(
+        organization=world.org_a, reservation_id="cr-0000000000000demo", instance_type_name="p5.48xlarge", count=2,
+        region="ap-northeast-1", availability_zone="ap-northeast-1a", start=today - datetime.timedelta(days=40),
+        end=today + datetime.timedelta(days=10))
+    InstanceQuotaFactory(organization=world.org_b, instance_type_name="p5.48xlarge", count=16)  # a quota is no cost
+    OrganizationDay.objects.bulk_create([
+        OrganizationDay(organization=world.org_a, instance_type="p5.48xlarge", day=today - datetime.timedelta(days=d),
+                        held=576 if d == 1 else 384, healthy=300, busy=200, measured=300) for d in range(1, 11)])
+    demo_costs.seed({"organizations": {"a": world.org_a, "b": world.org_b}})
+    start = today - datetime.timedelta(days=demo_spend.WINDOW_DAYS)
+    totals = spend.cost_by_organization([world.org_a.pk, world.org_b.pk], start, today)
+    assert world.org_b.pk not in totals
+    tokyo = prices.on_demand("ap-northeast-1", "p5.48xlarge")
+    services = dict(spend.cost_by_service(world.org_a.pk, start, today))
+    assert services[demo_spend.EC2] == pytest.approx(28 * 2 * 24 * tokyo + 24 * tokyo)
+    fsx_instance_days = 9 * 2 + 3
+    assert services[demo_spend.FSX] == pytest.approx(
+        prices.storage_day(fsx_instance_days * demo_spend.FSX_GB_PER_INSTANCE, prices.FSX_LUSTRE_GB_MONTH["ap-northeast-1"]),
+        abs=Decimal("0.01"))
+    assert len(spend.cost_by_day(world.org_a.pk, start, today)) == 28  # the overview's window, every day
+    demo_costs.seed({"organizations": {"a": world.org_a}})  # seeding twice changes nothing
+    assert spend.cost_by_organization([world.org_a.pk], start, today) == {world.org_a.pk: totals[world.org_a.pk]}
 
 
 def test_organization_page_queries_do_not_grow_with_cost_rows(client, world):

@@ -58,6 +58,8 @@ class GpuFault(models.Model):
     objects = RestrictedQuerySet.as_manager()
 
     class Meta:
+        verbose_name = _("GPU fault")
+        verbose_name_plural = _("GPU faults")
         ordering = ["-severity_rank", "hostname", "gpu", "kind"]
         indexes = [
             models.Index(fields=["cluster", "cleared_at"], name="health_fault_open"),

@@ -93,7 +93,7 @@ def overview(user, *, window: int = DEFAULT_WINDOW, now: datetime.datetime | Non
         "outcomes": engagement_outcomes.figures(scope.user),
         "outcomes_cycle": str(active_cycle or ""),
         # Accelerator-hours: the program's waterfall over the window and per week, and the idle clusters.
-        "capacity": {key: found["capacity"][key] for key in ("program", "per_week", "window_start", "idle", "flagged")},
+        "capacity": {key: found["capacity"][key] for key in ("program", "per_week", "window_start", "idle", "flagged", "departed")},
         "charts": {
             "open_per_week": interactions["per_week"],
             "launches_per_day": clusters["per_day"],

@@ -11,11 +11,11 @@ import json
 from html import escape as _html_escape
 
 from django import template
-from django.template.defaultfilters import floatformat
 from django.urls import reverse
 from django.utils.safestring import mark_safe
+from django.utils.translation import gettext
 
-from portal.templatetags.portal_display import code_label, local_day, whole_number
+from portal.templatetags.portal_display import code_label, local_day, money, whole_number
 
 register = template.Library()
 
@@ -84,18 +84,26 @@ def heatmap_rows(rows: list[dict]) -> str:
 
 
 @register.simple_tag
-def capacity_rows(organizations: list[dict]) -> str:
-    """The accelerator-hours table: a row per organization that reserved or held any (goodput as a percentage,
-    costs to the cent, "—" where there are none). A frozen week's figures may predate a column: it shows empty."""
+def capacity_rows(organizations: list[dict], departed: list[dict] | None = None) -> str:
+    """The accelerator-hours table: a row per organization that reserved or held any or cost something (the
+    program's total is the sum of exactly these rows), then those that took part in the window and left when a
+    cycle started; goodput as a percentage, costs to the cent with the days they cover, figures grouped for the
+    reader's language, "—" where there are none. A frozen week's figures may predate a column: it shows empty."""
     out = []
-    for o in organizations:
-        if not (o.get("gpu_hours_reserved") or o.get("gpu_hours_held")):
+    for o in [*organizations, *(departed or [])]:
+        if not (o.get("gpu_hours_reserved") or o.get("gpu_hours_held") or o.get("cost_usd")):
             continue
         hours = "".join(f"<td>{whole_number(o.get(f'gpu_hours_{key}'))}</td>"
                         for key in ("reserved", "held", "healthy", "busy"))
         goodput = "—" if o.get("goodput") is None else f"{round(float(o['goodput']) * 100)} %"
-        costs = "".join(f"<td>{floatformat(o.get(key), 2) or '—'}</td>" for key in ("cost_usd", "cost_per_busy_gpu_hour"))
-        out.append(f'<tr><th scope="row">{escape(o.get("name", ""))}</th>{hours}<td>{goodput}</td>{costs}'
+        cost = money(o.get("cost_usd")) or "—"
+        if o.get("cost_from"):
+            cost += f' <small>({escape(o["cost_from"])} – {escape(o["cost_to"])})</small>'
+        per_hour = money(o.get("cost_per_busy_gpu_hour")) or "—"
+        name = escape(o.get("name", ""))
+        if o.get("departed"):
+            name += f" <small>({escape(gettext('left the program'))})</small>"
+        out.append(f'<tr><th scope="row">{name}</th>{hours}<td>{goodput}</td><td>{cost}</td><td>{per_hour}</td>'
                    f'<td>{o.get("reservations_flagged") or ""}</td></tr>')
     return mark_safe("".join(out))  # noqa: S308 (every value above is escaped or a number)
 
