@@ -9,7 +9,6 @@ through the same access policy as every page.
 from __future__ import annotations
 
 import datetime
-import json
 import logging
 import re
 
@@ -24,7 +23,7 @@ from slack_sdk.signature import SignatureVerifier
 from slack_sdk.webhook import WebhookClient
 
 from clusters.models import Cluster
-from portal import access, notifications
+from portal import access, json_input, notifications
 from portal.choices import OPEN_STATUSES
 from portal.cycle_filter import in_active_cycle
 from portal.engagement.models import (
@@ -330,7 +329,7 @@ def tell(payload: dict, text: str) -> None:
 
 def parse_payload(post) -> dict:
     try:
-        return json.loads(post.get("payload") or "")
+        return json_input.loads(post.get("payload") or "")
     except (TypeError, ValueError) as exc:
         with program_language():
             raise SlackRefused(_("The request carries no payload.")) from exc
