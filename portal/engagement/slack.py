@@ -2,21 +2,30 @@
 API (slack_sdk's WebClient).
 
 Every inbound request is verified with the app's signing secret and its timestamp (slack_sdk's
-SignatureVerifier: HMAC-SHA256 of ``v0:<timestamp>:<body>``, refused when older than five minutes). A Slack
+SignatureVerifier: HMAC-SHA256 of ``v0:<timestamp>:<body>``, refused when older than five minutes); a slash
+command's signature is remembered for that window (:func:`first_use`), so a captured request replayed within it
+is refused rather than answered again. A Slack
 user sees nothing until staff map them to a portal user; what they then see is what that portal user may see,
 through the same access policy as every page.
 """
 from __future__ import annotations
 
 import datetime
+import functools
 import logging
 import re
+import threading
+import time
+from collections import OrderedDict
 
+import redis
 from django.conf import settings
 from django.db import IntegrityError, transaction
 from django.db.models import F
 from django.utils import timezone
 from django.utils.translation import gettext as _
+from redis.backoff import NoBackoff
+from redis.retry import Retry
 from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError, SlackClientError
 from slack_sdk.signature import SignatureVerifier
@@ -59,6 +68,50 @@ def verified(body: bytes, headers) -> bool:
     if not secret or not timestamp.isdigit() or len(timestamp) > 12 or not signature:
         return False
     return SignatureVerifier(secret).is_valid(body=body, timestamp=timestamp, signature=signature)
+
+
+# slack_sdk accepts a timestamp up to five minutes either side of the clock, so a signature stays valid for at most
+# ten minutes after it is first seen: it is remembered that long.
+SIGNATURE_WINDOW_SECONDS = 2 * 5 * 60
+SEEN_KEY_PREFIX = "portal:slack-signature:"
+SEEN_HERE_MAX = 10_000  # the per-process memory used when Redis cannot answer: bounded, oldest forgotten first
+_seen_here: OrderedDict[str, float] = OrderedDict()
+_seen_here_lock = threading.Lock()
+
+
+@functools.cache
+def _redis(url: str) -> redis.Redis:
+    """Short timeouts and no retry, like the push rate limit: Slack wants its answer within 3 s."""
+    return redis.Redis.from_url(url, socket_timeout=0.5, socket_connect_timeout=0.5, retry=Retry(NoBackoff(), 0))
+
+
+def _first_use_here(signature: str) -> bool:
+    now = time.monotonic()
+    with _seen_here_lock:
+        while _seen_here and (next(iter(_seen_here.values())) < now or len(_seen_here) >= SEEN_HERE_MAX):
+            _seen_here.popitem(last=False)
+        if signature in _seen_here:
+            return False
+        _seen_here[signature] = now + SIGNATURE_WINDOW_SECONDS
+        return True
+
+
+def first_use(headers) -> bool:
+    """Whether this verified request's signature is seen for the first time in its window.
+
+    Remembered in Redis (``SET NX EX``), which every web process shares, and in this process's bounded memory,
+    which still refuses a replay to this process while Redis is down or not configured."""
+    signature = headers.get("X-Slack-Signature", "")
+    here = _first_use_here(signature)
+    if not settings.REDIS_URL:
+        return here
+    try:
+        shared = _redis(settings.REDIS_URL).set(SEEN_KEY_PREFIX + signature, 1, nx=True,
+                                                ex=SIGNATURE_WINDOW_SECONDS)
+    except redis.RedisError as exc:
+        logger.warning("Slack signature kept in this process only, Redis unavailable: %s", exc)
+        return here
+    return here and bool(shared)
 
 
 def client():

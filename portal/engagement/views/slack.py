@@ -56,9 +56,12 @@ def interactivity(request):
 @login_not_required
 @require_POST
 def command(request):
-    """Slack's slash command endpoint: an organization's status, for its members only."""
+    """Slack's slash command endpoint: an organization's status, for its members only. A signed request replayed
+    within its window is refused (Slack itself never sends a slash command twice)."""
     if not _signed(request):
         return HttpResponseForbidden("Invalid Slack signature.")
+    if not slack.first_use(request.headers):
+        return HttpResponseForbidden("This Slack request was already received.")
     try:
         return _ephemeral(slack.command(request.POST))
     except slack.SlackRefused as exc:
