@@ -32,7 +32,7 @@ from slack_sdk.signature import SignatureVerifier
 from slack_sdk.webhook import WebhookClient
 
 from clusters.models import Cluster
-from portal import access, json_input, notifications
+from portal import access, json_input, notifications, slack_markup
 from portal.choices import OPEN_STATUSES
 from portal.cycle_filter import in_active_cycle
 from portal.engagement.models import (
@@ -350,7 +350,9 @@ def send_thread_reply(delivery) -> None:
     try:
         client().chat_postMessage(
             channel=thread.channel.channel_id, thread_ts=thread.thread_ts,
-            text=f"{delivery.payload.get('title', '')}\n{_absolute(thread.interaction.get_absolute_url())}",
+            text=f"{slack_markup.escape(delivery.payload.get('title', ''))}\n"
+                 f"{slack_markup.escape(_absolute(thread.interaction.get_absolute_url()))}",
+            link_names=False, unfurl_links=False, unfurl_media=False,
         )
     except SlackApiError as exc:
         status, error = exc.response.status_code, exc.response.get("error") or ""
@@ -363,7 +365,9 @@ def send_thread_reply(delivery) -> None:
 
 def tell(payload: dict, text: str) -> None:
     """An ephemeral message to the user who used the shortcut: through the shortcut's ``response_url`` (valid for
-    30 minutes), else (or when that fails) with ``chat.postEphemeral``. A failure is logged, never raised."""
+    30 minutes), else (or when that fails) with ``chat.postEphemeral``. A failure is logged, never raised.
+    ``text`` may carry users' words (a reason, a name): it is escaped here, so it is never Slack markup."""
+    text = slack_markup.escape(text)
     if payload.get("response_url"):
         try:
             if WebhookClient(payload["response_url"], timeout=5).send(text=text, response_type="ephemeral").status_code \
@@ -375,7 +379,7 @@ def tell(payload: dict, text: str) -> None:
     if not (channel and user):
         return
     try:
-        client().chat_postEphemeral(channel=channel, user=user, text=text)
+        client().chat_postEphemeral(channel=channel, user=user, text=text, link_names=False)
     except (SlackClientError, OSError):
         logger.exception("could not answer the shortcut in Slack")
 

@@ -13,6 +13,7 @@ from django.http.request import RawPostDataException
 from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_POST
 
+from portal import slack_markup
 from portal.engagement import slack, tasks
 
 
@@ -27,7 +28,8 @@ def _signed(request) -> bool:
 
 
 def _ephemeral(text: str) -> JsonResponse:
-    return JsonResponse({"response_type": "ephemeral", "text": text})
+    """The slash command's answer: names in it are users' words, escaped so they are never Slack markup."""
+    return JsonResponse({"response_type": "ephemeral", "text": slack_markup.escape(text)})
 
 
 @csrf_exempt
