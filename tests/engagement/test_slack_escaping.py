@@ -159,8 +159,9 @@ def test_ephemeral_answers_are_text_on_both_paths(world, linked, slack_api):
 def test_the_slash_commands_answer_is_text(client, world, linked, slack_api):
     world.org_a.name = f"Alpha {HOSTILE}"
     world.org_a.save(update_fields=["name"])
+    # A trigger id of its own: a signature another test sent this second would be refused as a replay.
     body = urlencode({"team_id": TEAM, "command": "/geniac", "channel_id": "C0ALPHA", "user_id": "U0LEAD",
-                      "text": ""})
+                      "text": "", "trigger_id": "escaping-test"})
     ts = str(int(time.time()))
     response = client.generic("POST", reverse("engagement:slack_command"), body,
                               content_type="application/x-www-form-urlencoded", HTTP_X_SLACK_REQUEST_TIMESTAMP=ts,
