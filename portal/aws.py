@@ -35,7 +35,18 @@ class AwsError(Exception):
         self.code = code
         self.retryable = retryable
 
+    @property
+    def unreachable(self) -> bool:
+        """The endpoint could not be reached or did not answer (refused, reset, timed out): retryable like a
+        throttle, but not one, and never to be reported as one."""
+        return self.code in UNREACHABLE_CODES
 
+
+# botocore's exceptions (translate() keeps their class name as the code) for an endpoint that did not answer.
+UNREACHABLE_CODES = frozenset(
+    {"EndpointConnectionError", "ConnectTimeoutError", "ReadTimeoutError", "ConnectionClosedError",
+     "ConnectionError", "HTTPClientError", "ProxyConnectionError"}
+)
 RETRYABLE_CODES = frozenset(
     {"Throttling", "ThrottlingException", "RequestLimitExceeded", "TooManyRequestsException",
      "ServiceUnavailable", "InternalFailure", "InternalError", "RequestTimeout"}
@@ -63,16 +74,16 @@ def translate(exc: Exception) -> AwsError:
 AWS_EXCEPTIONS = (ClientError, BotoCoreError, ResponseParserError)
 
 
-def _config() -> Config:
+def _config(timeouts: tuple[float, float] = (5, 30), max_attempts: int | None = None) -> Config:
     return Config(
-        retries={"mode": "standard", "max_attempts": settings.AWS_MAX_ATTEMPTS},
-        connect_timeout=5,
-        read_timeout=30,
+        retries={"mode": "standard", "max_attempts": max_attempts or settings.AWS_MAX_ATTEMPTS},
+        connect_timeout=timeouts[0],
+        read_timeout=timeouts[1],
     )
 
 
-def _base_kwargs(region: str | None) -> dict:
-    kwargs = {"region_name": region or settings.AWS_DEFAULT_REGION, "config": _config()}
+def _base_kwargs(region: str | None, config: Config | None = None) -> dict:
+    kwargs = {"region_name": region or settings.AWS_DEFAULT_REGION, "config": config or _config()}
     if settings.AWS_ENDPOINT_URL:
         kwargs["endpoint_url"] = settings.AWS_ENDPOINT_URL
     return kwargs
@@ -98,12 +109,15 @@ def _assumed(role_arn: str, external_id: str, region: str | None) -> dict:
 
 
 def client(service: str, organization=None, region: str | None = None, *, endpoint_url: str | None = None,
-           static_keys: tuple[str, str] | None = None):
+           static_keys: tuple[str, str] | None = None, timeouts: tuple[float, float] | None = None,
+           max_attempts: int | None = None):
     """A boto3 client for ``service``; acting in ``organization``'s account when it has a role.
     ``endpoint_url`` and ``static_keys`` point one client at S3-compatible storage of the portal's own
-    (health push bodies on MinIO) without moving the other clients."""
+    (health push bodies on MinIO) without moving the other clients; ``timeouts`` (connect, read seconds) and
+    ``max_attempts`` bound a client that a request waits on (the push store)."""
     region = region or (organization.home_region if organization is not None else None)
-    kwargs = _base_kwargs(region)
+    config = _config(timeouts or (5, 30), max_attempts) if timeouts or max_attempts else None
+    kwargs = _base_kwargs(region, config)
     if endpoint_url:
         kwargs["endpoint_url"] = endpoint_url
     if static_keys and static_keys[0]:

@@ -10,6 +10,8 @@ from decimal import Decimal
 from django.http import StreamingHttpResponse
 from django.utils import translation
 
+from portal.characters import holdable
+
 DANGEROUS_PREFIXES = ("=", "+", "-", "@", "\t", "\r")
 
 # A plain signed number ("-1", "+2", "-0.5") is read by a spreadsheet as that number, never as a formula,
@@ -23,14 +25,15 @@ def signed(value) -> str:
 
 
 def safe_cell(value) -> str:
-    """Neutralize cells a spreadsheet would read as a formula (OWASP CSV injection); numbers stay numbers."""
+    """Neutralize cells a spreadsheet would read as a formula (OWASP CSV injection); numbers stay numbers;
+    characters no export format holds are replaced (``portal.characters``)."""
     if value is None:
         return ""
     if isinstance(value, int | float | Decimal):
         return str(value)
     if isinstance(value, datetime.datetime):
         return iso_utc(value)
-    text = str(value)
+    text = holdable(str(value))
     if text.startswith(DANGEROUS_PREFIXES) and not PLAIN_NUMBER.fullmatch(text):
         return "'" + text
     return text

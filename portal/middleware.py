@@ -1,7 +1,9 @@
 """Pages require a signed-in user unless a view says otherwise; the API answers 401/403 itself."""
 import re
 
+from django.conf import settings
 from django.contrib.auth.middleware import LoginRequiredMiddleware
+from django.core.exceptions import RequestDataTooBig, TooManyFieldsSent, TooManyFilesSent
 from django.http import JsonResponse
 from django.utils import translation
 from django.utils.translation import gettext
@@ -64,12 +66,22 @@ class RejectNulBytesMiddleware:
         return self.get_response(request)
 
     def _check_multipart(self, request):
+        # Parsing reads the body's stream, which cannot be read twice: a body that fails here can be parsed by no
+        # one after (DRF then raised RawPostDataException, a 500 on every API create), so this is its answer.
         try:
             post, files = request.POST, request.FILES
         except UploadTooLarge as exc:
             return JsonResponse({"detail": str(exc)}, status=413)
-        except Exception:  # a malformed body: the view's parser answers for it
-            return None
+        except RequestDataTooBig:
+            return JsonResponse({"detail": gettext("The request body is too large.")}, status=413)
+        except TooManyFieldsSent:
+            return JsonResponse({"detail": gettext("The request has more than %(limit)s fields.")
+                                 % {"limit": settings.DATA_UPLOAD_MAX_NUMBER_FIELDS}}, status=400)
+        except TooManyFilesSent:
+            return JsonResponse({"detail": gettext("The request has more than %(limit)s files.")
+                                 % {"limit": settings.DATA_UPLOAD_MAX_NUMBER_FILES}}, status=400)
+        except Exception:  # any other malformed body: nothing can read it after this
+            return JsonResponse({"detail": gettext("The multipart body could not be read.")}, status=400)
         texts = [*post.keys(), *(v for values in post.lists() for v in values[1]), *files.keys(),
                  *(f.name or "" for values in files.lists() for f in values[1])]
         if any("\x00" in text for text in texts):

@@ -25,7 +25,7 @@ from django.template.loader import render_to_string
 from django.utils import timezone, translation
 from django.utils.translation import pgettext
 
-from portal import jobs, outbound
+from portal import jobs, outbound, slack_markup
 from portal.choices import Severity, severity_rank
 from portal.jobs import registry
 from portal.language import program_language
@@ -123,17 +123,16 @@ def _absolute(url: str) -> str:
 def slack_text(payload: dict) -> tuple[str, list[dict]]:
     """The message for a channel, in the program's language (a channel has many readers; docs/DECISIONS.md)."""
     severity = payload.get("severity", "")
-    title = payload.get("title", "")
+    title = slack_markup.escape(payload.get("title", ""))  # users' words: never mentions or links
     url = _absolute(payload.get("url", ""))
     with program_language():
         label = str(Severity(severity).label).upper() if severity in Severity.values else severity.upper()
-        heading = f"*[{label}]* {title}" if severity else title
+        heading = f"*[{slack_markup.escape(label)}]* {title}" if severity else title
         if url:
-            link = pgettext("a link to a page", "open")
-            heading += f"  <{url}|{link}>"
-    blocks = [{"type": "section", "text": {"type": "mrkdwn", "text": heading}}]
+            heading += "  " + slack_markup.link(url, pgettext("a link to a page", "open"))
+    blocks = [{"type": "section", "text": slack_markup.mrkdwn(heading)}]
     if payload.get("body"):
-        blocks.append({"type": "section", "text": {"type": "mrkdwn", "text": payload["body"][:2900]}})
+        blocks.append({"type": "section", "text": slack_markup.mrkdwn(slack_markup.escape(payload["body"][:2900]))})
     return heading, blocks
 
 

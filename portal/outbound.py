@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import fnmatch
 import ipaddress
-import json
 import logging
 import re
 import socket
@@ -37,6 +36,8 @@ import dns.nameserver
 import dns.resolver
 import urllib3
 from django.conf import settings
+
+from portal import json_input
 
 logger = logging.getLogger("portal.outbound")
 
@@ -81,7 +82,7 @@ class Answer:
 
     def json(self):
         try:
-            return json.loads(self.body)
+            return json_input.loads(self.body)
         except ValueError:
             raise OutboundError("The answer was not JSON.", self.status) from None
 

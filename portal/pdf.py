@@ -12,10 +12,13 @@ from xml.sax.saxutils import escape
 
 from django.utils import translation
 
+from portal.characters import holdable
+
 
 def markup(value) -> str:
-    """``value`` as paragraph markup that prints it literally (None prints as nothing)."""
-    return escape("" if value is None else str(value))
+    """``value`` as paragraph markup that prints it literally (None prints as nothing), without the characters
+    a PDF's text cannot hold (``portal.characters``)."""
+    return escape("" if value is None else holdable(str(value)))
 
 
 def paragraph(value, style):

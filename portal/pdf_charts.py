@@ -17,6 +17,7 @@ from reportlab.graphics.charts.legends import Legend
 from reportlab.graphics.shapes import Drawing, Rect, String
 from reportlab.lib import colors
 
+from portal.characters import holdable
 from portal.pdf import font
 
 PALETTE = (colors.HexColor("#2f6db5"), colors.HexColor("#d9822b"), colors.HexColor("#3a9e5a"),
@@ -37,7 +38,7 @@ def bar_chart(title: str, labels: Sequence[str], series: Sequence[tuple[str, Seq
     chart.x, chart.y = 30, 36
     chart.width, chart.height = width - 40 - (90 if len(series) > 1 else 0), height - 60
     chart.data = values
-    chart.categoryAxis.categoryNames = [str(label) for label in labels]
+    chart.categoryAxis.categoryNames = [holdable(str(label)) for label in labels]
     chart.categoryAxis.labels.fontName = font()
     chart.categoryAxis.labels.fontSize = 6
     chart.categoryAxis.labels.angle = 30 if len(labels) > 6 else 0
@@ -129,5 +130,5 @@ def waterfall(title: str, steps: Sequence[tuple[str, float]], losses: Sequence[s
 def _fit(text: str, width: float, size: float = 7) -> str:
     """``text`` cut to about what fits in ``width`` points at ``size`` (an ellipsis marks a cut)."""
     most = max(3, int(width / (size * 0.5)))
-    text = str(text)
+    text = holdable(str(text))
     return text if len(text) <= most else text[: most - 1] + "…"

@@ -70,6 +70,7 @@ REMEDIATION_FAILURES = {
     "access_denied": gettext_noop("The portal could not act on the node: the IAM role your organization set up for it refused "
                      "the request. Your lead SA has the details."),
     "throttling": gettext_noop("AWS slowed down the portal's requests and the action stopped; your lead SA will propose it again."),
+    "unreachable": gettext_noop("The portal could not reach AWS and the action stopped; your lead SA will propose it again."),
     "node_not_found": gettext_noop("The node was not found in the cluster (it may have been replaced already). Your lead SA has "
                       "the details."),
     "provider_refused": gettext_noop("AWS did not accept the action on the node. Your lead SA has the details."),
@@ -81,6 +82,23 @@ REMEDIATION_FAILURES = {
     "not_verified": gettext_noop("The node did not report again in time to confirm the fault is gone. Your lead SA follows up."),
     "error": gettext_noop("The action failed. Your lead SA has the details and will follow up."),
 }
+
+
+def aws_failure(exc) -> str:
+    """The reason an AWS call failed for good, in the vocabulary of the failure texts here: an endpoint that
+    could not be reached is ``unreachable`` (connection refused is not AWS slowing the portal down)."""
+    if getattr(exc, "unreachable", False):
+        return "unreachable"
+    if getattr(exc, "retryable", False):
+        return "throttling"
+    return "access_denied" if "AccessDenied" in (getattr(exc, "code", "") or "") else "provider_refused"
+
+
+def aws_retry_note(exc) -> str:
+    """What a retried step says about the failure it retries (lead SAs read it)."""
+    if getattr(exc, "unreachable", False):
+        return "The AWS endpoint could not be reached"
+    return "AWS slowed down the portal's requests"
 
 
 def remediation_failure(reason: str) -> str:
@@ -113,6 +131,7 @@ VALIDATION_FAILURES = {
     "access_denied": "The portal could not reach the cluster's head node: the IAM role your organization set up for "
                      "it refused the request (ssm:SendCommand). Your lead SA has the details.",
     "throttling": "AWS kept slowing down the portal's requests and the validation was not submitted; start it again.",
+    "unreachable": "The portal could not reach AWS and the validation was not submitted; start it again.",
     "provider_refused": "AWS did not accept the command for the cluster's head node. Your lead SA has the details.",
     "no_head_node": "The portal could not find the cluster's head node (or HyperPod controller node).",
     "command_failed": "Slurm did not accept the validation job on the head node. Your lead SA has the details.",

@@ -23,6 +23,7 @@ from openpyxl import Workbook
 from openpyxl.styles import Font
 from openpyxl.utils import get_column_letter
 
+from portal.characters import holdable
 from portal.csv import PLAIN_NUMBER, safe_cell
 
 CONTENT_TYPE = "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet"
@@ -65,7 +66,7 @@ def heading(text) -> str:
 
 def sheet_title(title: str, taken: set[str]) -> str:
     """A valid sheet name for ``title``, unique in the workbook."""
-    base = _BAD_TITLE.sub(" ", title).strip()[:31] or "Sheet"
+    base = _BAD_TITLE.sub(" ", holdable(title)).strip()[:31] or "Sheet"
     name, n = base, 2
     while name.lower() in taken:
         suffix = f" ({n})"

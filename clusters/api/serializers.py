@@ -57,7 +57,8 @@ class StackSerializer(serializers.ModelSerializer):
 class ClusterSerializer(serializers.ModelSerializer):
     url = serializers.HyperlinkedIdentityField(view_name="clusters-api:cluster-detail")
     organization = serializers.SlugRelatedField(slug_field="slug", read_only=True)
-    blueprint = serializers.SlugRelatedField(slug_field="slug", read_only=True)
+    # Null for a cluster launched from a template that is not a catalog blueprint: the schema says so.
+    blueprint = serializers.SlugRelatedField(slug_field="slug", read_only=True, allow_null=True)
     stacks = StackSerializer(many=True, read_only=True)
     region = serializers.CharField(read_only=True)
 

@@ -14,7 +14,6 @@ cluster outside the topic's organization, are ignored (and counted in the answer
 """
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from types import SimpleNamespace
 
@@ -29,7 +28,7 @@ from clusters.health.services import _announce
 from clusters.health.summary import DEGRADED, STATE_VERSION, Fault, summarize
 from clusters.health.thresholds import EFA_THRESHOLDS
 from clusters.models import Cluster
-from portal import instance_types
+from portal import instance_types, json_input
 from portal.choices import FAULT_SEVERITY_RANK
 from portal.weeks import week_of
 
@@ -114,7 +113,7 @@ def _cluster_for(labels: dict, organizations: list[int], cache: dict):
 def apply(topic_arn: str, body: str) -> Applied:
     """Open or clear the faults of every alert in one notification (the Alertmanager JSON the rules' template prints)."""
     try:
-        payload = json.loads(body)
+        payload = json_input.loads(body)
     except ValueError:
         payload = None
     items = payload.get("alerts") if isinstance(payload, dict) else None

@@ -12,6 +12,13 @@ S3: a body under 8 MiB is one ``PutObject``; a larger one is a multipart upload,
 first use with a lifecycle rule that expires bodies a day after they were written (a push is done,
 failed or given up long before) and aborts multipart uploads left incomplete. Every client comes from
 ``portal.aws``.
+
+Outages: the storage's client has short connect and read timeouts and few retries
+(``HEALTH_PUSH_S3_*_TIMEOUT``, ``HEALTH_PUSH_S3_MAX_ATTEMPTS``), so a hung store costs a push request seconds, not
+the whole hang. A store that cannot be reached (refused, timed out, 5xx) raises :class:`StorageUnavailable`:
+the push endpoint answers 503 with ``Retry-After`` and the worker tries the read again later, where
+:class:`BodyMissing` (the key or the bucket is gone) is final. No process remembers that the bucket exists:
+a write that meets ``NoSuchBucket`` (S3 came back empty) creates it and writes again.
 """
 from __future__ import annotations
 
@@ -20,6 +27,7 @@ import io
 import uuid
 from pathlib import Path
 
+import urllib3
 from django.conf import settings
 
 from portal import aws
@@ -27,11 +35,23 @@ from portal import aws
 PART = 8 << 20  # S3's minimum part is 5 MiB; 8 MiB keeps a 40 MB body to five requests
 PREFIX = "pushes/"
 S3 = "s3://"
-_ready: set[tuple[str, str]] = set()  # buckets this process has checked (endpoint, bucket)
+GONE = ("NoSuchKey", "NoSuchBucket", "404", "NotFound")
 
 
 class BodyMissing(OSError):
     """The stored body is gone (deleted, expired, or never written)."""
+
+
+class StorageUnavailable(OSError):
+    """The push storage could not be reached or did not answer in time: try again later."""
+
+
+def _unavailable(exc: Exception, doing: str) -> OSError:
+    """``StorageUnavailable`` for an outage (connection refused or reset, a timeout, a 5xx), else ``OSError``."""
+    error = aws.translate(exc)
+    if error.retryable:
+        return StorageUnavailable(f"the push storage is unavailable ({doing}): {error}")
+    return OSError(f"{doing}: {error}")
 
 
 def new_writer():
@@ -54,9 +74,9 @@ def open_body(name: str):
             response = _client().get_object(Bucket=bucket, Key=key)
         except aws.AWS_EXCEPTIONS as exc:
             error = aws.translate(exc)
-            if error.code in ("NoSuchKey", "NoSuchBucket", "404"):
+            if error.code in GONE:
                 raise BodyMissing(f"the stored body {name} is gone ({error.code})") from None
-            raise OSError(f"the stored body {name} cannot be read: {error}") from None
+            raise _unavailable(exc, f"reading {name}") from None
         return _Stream(response["Body"])
     try:
         return open(name, "rb")
@@ -125,7 +145,6 @@ class S3Writer:
     def __init__(self, bucket: str, key: str) -> None:
         self.bucket, self.key = bucket, key
         self.client = _client()
-        ensure_bucket(self.client, bucket)
         self.buffer = bytearray()
         self.size = 0
         self.upload_id: str | None = None
@@ -144,23 +163,32 @@ class S3Writer:
     def tell(self) -> int:
         return self.size
 
+    def _in_bucket(self, call, **kwargs):
+        """``call`` on the bucket, creating the bucket first when S3 says it is not there (came back empty)."""
+        try:
+            return call(Bucket=self.bucket, Key=self.key, **kwargs)
+        except aws.AWS_EXCEPTIONS as exc:
+            if aws.translate(exc).code != "NoSuchBucket":
+                raise
+        ensure_bucket(self.client, self.bucket)
+        return call(Bucket=self.bucket, Key=self.key, **kwargs)
+
     def _send_part(self) -> None:
         try:
             if self.upload_id is None:
-                self.upload_id = self.client.create_multipart_upload(Bucket=self.bucket, Key=self.key)["UploadId"]
+                self.upload_id = self._in_bucket(self.client.create_multipart_upload)["UploadId"]
             number = len(self.parts) + 1
             answer = self.client.upload_part(Bucket=self.bucket, Key=self.key, UploadId=self.upload_id,
                                              PartNumber=number, Body=bytes(self.buffer))
         except aws.AWS_EXCEPTIONS as exc:
-            raise OSError(f"the body could not be stored: {aws.translate(exc)}") from None
+            raise _unavailable(exc, "the body could not be stored") from None
         self.parts.append({"PartNumber": number, "ETag": answer["ETag"]})
         self.buffer.clear()
 
     def close(self) -> str:
         try:
             if self.upload_id is None:
-                self.client.put_object(Bucket=self.bucket, Key=self.key, Body=bytes(self.buffer),
-                                       ContentType="application/gzip")
+                self._in_bucket(self.client.put_object, Body=bytes(self.buffer), ContentType="application/gzip")
             else:
                 if self.buffer:
                     self._send_part()
@@ -168,7 +196,7 @@ class S3Writer:
                                                       MultipartUpload={"Parts": self.parts})
         except aws.AWS_EXCEPTIONS as exc:
             self.abort()
-            raise OSError(f"the body could not be stored: {aws.translate(exc)}") from None
+            raise _unavailable(exc, "the body could not be stored") from None
         self.buffer = bytearray()
         return f"{S3}{self.bucket}/{self.key}"
 
@@ -189,10 +217,13 @@ class _Stream(io.RawIOBase):
         return True
 
     def read(self, size: int = -1) -> bytes:
-        return self.body.read(None if size is None or size < 0 else size)
+        try:
+            return self.body.read(None if size is None or size < 0 else size)
+        except (*aws.AWS_EXCEPTIONS, urllib3.exceptions.HTTPError) as exc:  # the store went away mid-read
+            raise StorageUnavailable(f"the push storage stopped answering mid-read: {exc}") from None
 
     def readinto(self, buffer) -> int:
-        data = self.body.read(len(buffer))
+        data = self.read(len(buffer))
         buffer[:len(data)] = data
         return len(data)
 
@@ -202,23 +233,16 @@ class _Stream(io.RawIOBase):
 
 
 def ensure_bucket(client, bucket: str) -> None:
-    """Create the portal's bucket with its lifecycle rule the first time this process writes to it."""
-    marker = (str(settings.HEALTH_PUSH_S3_ENDPOINT_URL or settings.AWS_ENDPOINT_URL), bucket)
-    if marker in _ready:
-        return
+    """Create the portal's bucket with its lifecycle rule: called when a write finds it missing (first use, or
+    S3 came back without it), so nothing here is remembered between requests."""
+    region = settings.AWS_DEFAULT_REGION
     try:
-        client.head_bucket(Bucket=bucket)
-    except aws.AWS_EXCEPTIONS:
-        region = settings.AWS_DEFAULT_REGION
-        try:
-            extra = {} if region == "us-east-1" else {"CreateBucketConfiguration": {"LocationConstraint": region}}
-            client.create_bucket(Bucket=bucket, **extra)
-            client.put_bucket_lifecycle_configuration(Bucket=bucket, LifecycleConfiguration=LIFECYCLE)
-        except aws.AWS_EXCEPTIONS as exc:
-            error = aws.translate(exc)
-            if error.code not in ("BucketAlreadyOwnedByYou",):
-                raise OSError(f"the push bucket {bucket} is not usable: {error}") from None
-    _ready.add(marker)
+        extra = {} if region == "us-east-1" else {"CreateBucketConfiguration": {"LocationConstraint": region}}
+        client.create_bucket(Bucket=bucket, **extra)
+        client.put_bucket_lifecycle_configuration(Bucket=bucket, LifecycleConfiguration=LIFECYCLE)
+    except aws.AWS_EXCEPTIONS as exc:
+        if aws.translate(exc).code not in ("BucketAlreadyOwnedByYou", "BucketAlreadyExists"):
+            raise _unavailable(exc, f"the push bucket {bucket} is not usable") from None
 
 
 LIFECYCLE = {"Rules": [{
@@ -241,7 +265,9 @@ def _client():
     if client is None:
         client = _clients[str(endpoint)] = aws.client(
             "s3", endpoint_url=endpoint,
-            static_keys=(settings.HEALTH_PUSH_S3_ACCESS_KEY_ID, settings.HEALTH_PUSH_S3_SECRET_ACCESS_KEY))
+            static_keys=(settings.HEALTH_PUSH_S3_ACCESS_KEY_ID, settings.HEALTH_PUSH_S3_SECRET_ACCESS_KEY),
+            timeouts=(settings.HEALTH_PUSH_S3_CONNECT_TIMEOUT, settings.HEALTH_PUSH_S3_READ_TIMEOUT),
+            max_attempts=settings.HEALTH_PUSH_S3_MAX_ATTEMPTS)
     return client
 
 

@@ -51,6 +51,15 @@ class TooLarge(ValueError):
     """The body is over the configured limit (answered with 413)."""
 
 
+class StorageWait(Exception):
+    """The push's body could not be read for a storage outage; the push is pending again and is read after
+    ``countdown`` seconds (the task retries; the sweep sends it should that retry be lost)."""
+
+    def __init__(self, countdown: int):
+        super().__init__(f"read again in {countdown} s")
+        self.countdown = countdown
+
+
 def parse_scope(scope: str | None, nodes: str | None) -> tuple[str, list[str]]:
     """The declared scope (``full`` or ``nodes``) and node list; ``ValueError`` for nonsense."""
     scope = (scope or current.NODES).strip().lower()
@@ -172,8 +181,9 @@ def _finish(push: HealthPush, status: str, *, error: str = "", report=None) -> N
     _delete_bodies([push.body])
 
 
-def process(push_id: int):
-    """Parse and ingest one push (the worker's side). Answers the report, or None."""
+def process(push_id: int, outages: int = 0):
+    """Parse and ingest one push (the worker's side). Answers the report, or None; raises :class:`StorageWait`
+    when the storage is out (``outages``: how many times in a row it was, for the backoff)."""
     if not claim(push_id):
         return None  # done, superseded, or another delivery holds it
     push = HealthPush.objects.select_related("cluster__organization").get(pk=push_id)
@@ -190,11 +200,29 @@ def process(push_id: int):
     except bodies.BodyMissing as exc:
         _finish(push, PushStatus.FAILED, error=f"{exc}: it was deleted or expired before the worker read it")
         return None
+    except bodies.StorageUnavailable as exc:
+        _wait_for_storage(push, exc, outages)
     except (OSError, EOFError, zlib.error) as exc:
         _finish(push, PushStatus.FAILED, error=f"the stored body cannot be read: {exc}")
         return None
     _finish(push, PushStatus.DONE, report=ingested.report)
     return ingested.report
+
+
+def _wait_for_storage(push: HealthPush, exc: Exception, outages: int) -> None:
+    """An outage is not the push's fault: put it back to pending (its attempt not counted, since only workers
+    that died count) and raise :class:`StorageWait` with the backoff, or fail it once it waited as long as a
+    push may (``HEALTH_PUSH_MAX_WAIT_SECONDS``), saying why."""
+    waited = (timezone.now() - push.received_at).total_seconds()
+    if waited >= settings.HEALTH_PUSH_MAX_WAIT_SECONDS:
+        _finish(push, PushStatus.FAILED, error=f"the push storage was unavailable for {int(waited)} s, longer than "
+                                               f"a push may wait: {exc}")
+        raise StorageWait(0) from None
+    base = settings.HEALTH_PUSH_STORAGE_RETRY_SECONDS
+    countdown = min(base * 2 ** min(outages, 10), base * 10)
+    HealthPush.release(push.pk, if_open=True, status=PushStatus.PENDING, attempts=F("attempts") - 1,
+                       started_at=None, dispatched_at=timezone.now(), error=f"waiting for the push storage: {exc}"[:2000])
+    raise StorageWait(countdown) from None
 
 
 def waiting(now) -> Q:

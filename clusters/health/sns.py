@@ -16,7 +16,6 @@ certificate it serves from ``https://sns.<region>.amazonaws.com/…pem``. So:
 from __future__ import annotations
 
 import base64
-import json
 import logging
 import re
 from dataclasses import dataclass
@@ -32,7 +31,7 @@ from django.core.cache import cache
 from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 
-from portal import outbound
+from portal import json_input, outbound
 
 logger = logging.getLogger(__name__)
 
@@ -143,7 +142,9 @@ def verify(data: dict) -> Message:
 
 def parse_body(raw: bytes) -> dict:
     try:
-        data = json.loads(raw)
+        data = json_input.loads(raw)
+    except json_input.TooDeep as exc:
+        raise Refused(f"the body is {exc}") from None
     except (ValueError, UnicodeDecodeError):
         raise Refused("the body is not JSON") from None
     if not isinstance(data, dict):

@@ -70,10 +70,16 @@ def pull_cluster(config_id: int) -> int | None:
     return ingested.report.pk
 
 
-@shared_task(name="clusters.health.tasks.process_push")
-def process_push(push_id: int) -> int | None:
-    """Parse and ingest one pushed scrape (see ``clusters.health.pushes``)."""
-    report = pushes.process(push_id)
+@shared_task(bind=True, name="clusters.health.tasks.process_push", max_retries=None)
+def process_push(self, push_id: int) -> int | None:
+    """Parse and ingest one pushed scrape (see ``clusters.health.pushes``); a storage outage is waited out with
+    backoff (the push stays pending; ``pushes.process`` fails it once it waited as long as a push may)."""
+    try:
+        report = pushes.process(push_id, outages=self.request.retries or 0)
+    except pushes.StorageWait as wait:
+        if not wait.countdown:
+            return None
+        raise self.retry(countdown=wait.countdown) from None
     # The parse streams, so a push's size should not show here; the high-water mark tells if one ever did.
     logger.info("push %s processed: report %s; worker process %s peak memory %s kB", push_id,
                 report.pk if report else None, os.getpid(), pushes.peak_memory_kb())

@@ -198,9 +198,7 @@ def step(job_id: int, attempt: int | None = None) -> tuple[str, int]:
             job.aws_errors += 1
             outcome = POLL
         else:
-            reason = "throttling" if exc.retryable else (
-                "access_denied" if "AccessDenied" in (exc.code or "") else "provider_refused")
-            outcome = fail(job, str(exc), reason)
+            outcome = fail(job, str(exc), provider_errors.aws_failure(exc))
     except IllegalTransition as exc:  # timed out while this step ran: stop quietly
         logger.info("validation %s stopped: %s", job_id, exc)
         outcome = DONE

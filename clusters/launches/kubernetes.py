@@ -23,7 +23,7 @@ import yaml
 
 from clusters import software
 from clusters.models import Cluster
-from portal import aws, outbound
+from portal import aws, json_input, outbound
 
 FIELD_MANAGER = "geniac-portal"
 # The stack's plain manifests, applied in this order. The Helm values files and the MPIJob are not here
@@ -91,7 +91,7 @@ class Api:
         except outbound.OutboundError as exc:
             raise KubernetesError(f"The EKS API server could not be reached: {exc.reason}", retryable=True) from None
         try:
-            data = json.loads(answer.body) if answer.body else {}
+            data = json_input.loads(answer.body) if answer.body else {}
         except ValueError:
             data = {"message": answer.body[:200].decode(errors="replace")}
         return answer.status, data

@@ -60,13 +60,11 @@ def step(action_id: int, attempt: int | None = None) -> tuple[str, int]:
     except AwsError as exc:
         if exc.retryable and action.aws_errors + 1 < settings.REMEDIATION_MAX_AWS_ERRORS:
             action.aws_errors += 1
-            add_step(action, "retry", f"AWS slowed down the portal's requests; retrying in {countdown(action)} s "
+            add_step(action, "retry", f"{provider_errors.aws_retry_note(exc)}; retrying in {countdown(action)} s "
                      f"({action.aws_errors} in a row).", str(exc), StepStatus.WAITING)
             outcome = POLL
         else:
-            reason = "throttling" if exc.retryable else (
-                "access_denied" if "AccessDenied" in (exc.code or "") else "provider_refused")
-            outcome = _fail(action, str(exc), reason)
+            outcome = _fail(action, str(exc), provider_errors.aws_failure(exc))
     except providers.Failed as exc:
         outcome = _fail(action, str(exc), exc.reason)
     except IllegalTransition as exc:  # cancelled while this step ran: stop quietly

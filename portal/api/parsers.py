@@ -1,35 +1,15 @@
-"""A JSON parser that refuses deeply nested documents (a 400, before Python's recursion limit)."""
+"""A JSON parser that refuses deeply nested documents (a 400, before Python's recursion limit), through the one
+reader of outside JSON (``portal.json_input``)."""
 from __future__ import annotations
-
-import json
 
 from django.conf import settings
 from rest_framework.exceptions import ParseError
 from rest_framework.parsers import JSONParser
 
+from portal.json_input import TooDeep, loads, nesting_depth
+
 MAX_DEPTH = 32
-
-
-def nesting_depth(text: str) -> int:
-    """The deepest nesting of arrays and objects, counted outside strings (one linear pass)."""
-    depth = deepest = 0
-    in_string = escaped = False
-    for char in text:
-        if in_string:
-            if escaped:
-                escaped = False
-            elif char == "\\":
-                escaped = True
-            elif char == '"':
-                in_string = False
-        elif char == '"':
-            in_string = True
-        elif char in "[{":
-            depth += 1
-            deepest = max(deepest, depth)
-        elif char in "]}":
-            depth -= 1
-    return deepest
+__all__ = ["DepthLimitedJSONParser", "nesting_depth"]
 
 
 class DepthLimitedJSONParser(JSONParser):
@@ -40,11 +20,11 @@ class DepthLimitedJSONParser(JSONParser):
         except UnicodeDecodeError:
             raise ParseError("JSON parse error: the body is not valid text.") from None
         limit = getattr(settings, "API_JSON_MAX_DEPTH", MAX_DEPTH)
-        if nesting_depth(text) > limit:
-            raise ParseError(f"JSON parse error: nested deeper than {limit} levels.")
         try:
-            return json.loads(text, parse_constant=_refuse_constant)
-        except (ValueError, RecursionError) as exc:
+            return loads(text, max_depth=limit, parse_constant=_refuse_constant)
+        except TooDeep:
+            raise ParseError(f"JSON parse error: nested deeper than {limit} levels.") from None
+        except ValueError as exc:
             raise ParseError(f"JSON parse error: {exc}"[:200]) from None
 
 

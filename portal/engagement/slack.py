@@ -2,29 +2,37 @@
 API (slack_sdk's WebClient).
 
 Every inbound request is verified with the app's signing secret and its timestamp (slack_sdk's
-SignatureVerifier: HMAC-SHA256 of ``v0:<timestamp>:<body>``, refused when older than five minutes). A Slack
+SignatureVerifier: HMAC-SHA256 of ``v0:<timestamp>:<body>``, refused when older than five minutes); a slash
+command's signature is remembered for that window (:func:`first_use`), so a captured request replayed within it
+is refused rather than answered again. A Slack
 user sees nothing until staff map them to a portal user; what they then see is what that portal user may see,
 through the same access policy as every page.
 """
 from __future__ import annotations
 
 import datetime
-import json
+import functools
 import logging
 import re
+import threading
+import time
+from collections import OrderedDict
 
+import redis
 from django.conf import settings
 from django.db import IntegrityError, transaction
 from django.db.models import F
 from django.utils import timezone
 from django.utils.translation import gettext as _
+from redis.backoff import NoBackoff
+from redis.retry import Retry
 from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError, SlackClientError
 from slack_sdk.signature import SignatureVerifier
 from slack_sdk.webhook import WebhookClient
 
 from clusters.models import Cluster
-from portal import access, notifications
+from portal import access, json_input, notifications, slack_markup
 from portal.choices import OPEN_STATUSES
 from portal.cycle_filter import in_active_cycle
 from portal.engagement.models import (
@@ -60,6 +68,50 @@ def verified(body: bytes, headers) -> bool:
     if not secret or not timestamp.isdigit() or len(timestamp) > 12 or not signature:
         return False
     return SignatureVerifier(secret).is_valid(body=body, timestamp=timestamp, signature=signature)
+
+
+# slack_sdk accepts a timestamp up to five minutes either side of the clock, so a signature stays valid for at most
+# ten minutes after it is first seen: it is remembered that long.
+SIGNATURE_WINDOW_SECONDS = 2 * 5 * 60
+SEEN_KEY_PREFIX = "portal:slack-signature:"
+SEEN_HERE_MAX = 10_000  # the per-process memory used when Redis cannot answer: bounded, oldest forgotten first
+_seen_here: OrderedDict[str, float] = OrderedDict()
+_seen_here_lock = threading.Lock()
+
+
+@functools.cache
+def _redis(url: str) -> redis.Redis:
+    """Short timeouts and no retry, like the push rate limit: Slack wants its answer within 3 s."""
+    return redis.Redis.from_url(url, socket_timeout=0.5, socket_connect_timeout=0.5, retry=Retry(NoBackoff(), 0))
+
+
+def _first_use_here(signature: str) -> bool:
+    now = time.monotonic()
+    with _seen_here_lock:
+        while _seen_here and (next(iter(_seen_here.values())) < now or len(_seen_here) >= SEEN_HERE_MAX):
+            _seen_here.popitem(last=False)
+        if signature in _seen_here:
+            return False
+        _seen_here[signature] = now + SIGNATURE_WINDOW_SECONDS
+        return True
+
+
+def first_use(headers) -> bool:
+    """Whether this verified request's signature is seen for the first time in its window.
+
+    Remembered in Redis (``SET NX EX``), which every web process shares, and in this process's bounded memory,
+    which still refuses a replay to this process while Redis is down or not configured."""
+    signature = headers.get("X-Slack-Signature", "")
+    here = _first_use_here(signature)
+    if not settings.REDIS_URL:
+        return here
+    try:
+        shared = _redis(settings.REDIS_URL).set(SEEN_KEY_PREFIX + signature, 1, nx=True,
+                                                ex=SIGNATURE_WINDOW_SECONDS)
+    except redis.RedisError as exc:
+        logger.warning("Slack signature kept in this process only, Redis unavailable: %s", exc)
+        return here
+    return here and bool(shared)
 
 
 def client():
@@ -298,7 +350,9 @@ def send_thread_reply(delivery) -> None:
     try:
         client().chat_postMessage(
             channel=thread.channel.channel_id, thread_ts=thread.thread_ts,
-            text=f"{delivery.payload.get('title', '')}\n{_absolute(thread.interaction.get_absolute_url())}",
+            text=f"{slack_markup.escape(delivery.payload.get('title', ''))}\n"
+                 f"{slack_markup.escape(_absolute(thread.interaction.get_absolute_url()))}",
+            link_names=False, unfurl_links=False, unfurl_media=False,
         )
     except SlackApiError as exc:
         status, error = exc.response.status_code, exc.response.get("error") or ""
@@ -311,7 +365,9 @@ def send_thread_reply(delivery) -> None:
 
 def tell(payload: dict, text: str) -> None:
     """An ephemeral message to the user who used the shortcut: through the shortcut's ``response_url`` (valid for
-    30 minutes), else (or when that fails) with ``chat.postEphemeral``. A failure is logged, never raised."""
+    30 minutes), else (or when that fails) with ``chat.postEphemeral``. A failure is logged, never raised.
+    ``text`` may carry users' words (a reason, a name): it is escaped here, so it is never Slack markup."""
+    text = slack_markup.escape(text)
     if payload.get("response_url"):
         try:
             if WebhookClient(payload["response_url"], timeout=5).send(text=text, response_type="ephemeral").status_code \
@@ -323,14 +379,14 @@ def tell(payload: dict, text: str) -> None:
     if not (channel and user):
         return
     try:
-        client().chat_postEphemeral(channel=channel, user=user, text=text)
+        client().chat_postEphemeral(channel=channel, user=user, text=text, link_names=False)
     except (SlackClientError, OSError):
         logger.exception("could not answer the shortcut in Slack")
 
 
 def parse_payload(post) -> dict:
     try:
-        return json.loads(post.get("payload") or "")
+        return json_input.loads(post.get("payload") or "")
     except (TypeError, ValueError) as exc:
         with program_language():
             raise SlackRefused(_("The request carries no payload.")) from exc

@@ -404,6 +404,16 @@ HEALTH_PUSH_BUCKET = env("HEALTH_PUSH_BUCKET", default="geniac-portal-health-pus
 HEALTH_PUSH_S3_ENDPOINT_URL = env("HEALTH_PUSH_S3_ENDPOINT_URL", default="") or None
 HEALTH_PUSH_S3_ACCESS_KEY_ID = env("HEALTH_PUSH_S3_ACCESS_KEY_ID", default="")
 HEALTH_PUSH_S3_SECRET_ACCESS_KEY = env("HEALTH_PUSH_S3_SECRET_ACCESS_KEY", default="")
+# A push request waits on the store: bounded like a send to Redis (a hung S3 answers 503 in seconds, not after
+# the hang). Reads by the worker use the same client; an outage there is retried (below), never final.
+HEALTH_PUSH_S3_CONNECT_TIMEOUT = env.float("HEALTH_PUSH_S3_CONNECT_TIMEOUT", default=2.0)
+HEALTH_PUSH_S3_READ_TIMEOUT = env.float("HEALTH_PUSH_S3_READ_TIMEOUT", default=5.0)
+HEALTH_PUSH_S3_MAX_ATTEMPTS = env.int("HEALTH_PUSH_S3_MAX_ATTEMPTS", default=2)
+# A push the store cannot give back for an outage is read again with backoff (from RETRY_SECONDS, doubling up to
+# ten times that) for as long as a push may wait: MAX_WAIT_SECONDS after it was received (the bucket expires
+# bodies after a day), then it fails saying so. The push endpoint answers 503 with this Retry-After meanwhile.
+HEALTH_PUSH_STORAGE_RETRY_SECONDS = env.int("HEALTH_PUSH_STORAGE_RETRY_SECONDS", default=30)
+HEALTH_PUSH_MAX_WAIT_SECONDS = env.int("HEALTH_PUSH_MAX_WAIT_SECONDS", default=6 * 3600)
 HEALTH_PUSH_DIR = env("HEALTH_PUSH_DIR", default=str(VAR_DIR / "health-pushes"))
 HEALTH_PUSH_LEASE_SECONDS = env.int("HEALTH_PUSH_LEASE_SECONDS", default=600)  # then a killed worker's push is retaken
 HEALTH_PUSH_RATE = env("HEALTH_PUSH_RATE", default="120/min")  # per cluster token

@@ -37,7 +37,6 @@ def storage(request, settings, tmp_path):
     settings.HEALTH_PUSH_DIR = str(tmp_path / "health-pushes")
     if request.param == "s3":
         request.getfixturevalue("aws")  # the embedded endpoint, empty: the bucket is created on first use
-        bodies._ready.clear()
     return request.param
 
 

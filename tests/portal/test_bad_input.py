@@ -152,3 +152,71 @@ def test_json_text_that_only_looks_like_nul_is_kept(client, world):
         assert response.status_code == 400
         assert response.json() == {"detail": "Input must not contain NUL characters."}
     assert Interaction.objects.count() == 2
+
+
+def test_a_deeply_nested_sns_body_is_a_400_not_a_crash(client, db):
+    """Anonymous: 100,000 nested ``[`` made the decoder raise RecursionError, which the endpoint did not catch."""
+    for body in ("[" * 100_000, '{"Type": ' + "[" * 100_000 + "]" * 100_000 + "}"):
+        response = client.post("/api/health/alerts/sns/", data=body, content_type="text/plain")
+        assert response.status_code == 400, response.content[:200]
+        assert "nested deeper" in response.json()["detail"]
+
+
+def test_every_reader_of_outside_json_bounds_its_nesting():
+    """JSON the portal did not write is read through ``portal.json_input.loads`` only (it bounds nesting before
+    decoding). A ``json.loads``/``json.load`` or ``.json()`` of a third-party client elsewhere fails this test
+    unless it is listed here with why its input is the portal's own."""
+    import re
+    from pathlib import Path
+
+    own_json = {
+        "portal/versions.py": "round-trips a value the portal itself holds through its own encoder",
+        "portal/submissions.py": "reads back the body the portal's own renderer just wrote",
+        "portal/json_input.py": "the bounded reader itself",
+    }
+    root = Path(__file__).resolve().parents[2]
+    found = []
+    for package in ("portal", "workloads", "clusters"):
+        for path in (root / package).rglob("*.py"):
+            relative = path.relative_to(root).as_posix()
+            if "/migrations/" in relative or relative.startswith("clusters/aws/"):  # the embedded endpoint: tests only
+                continue
+            text = path.read_text()
+            if re.search(r"\bjson\.loads?\(|\brequests\b.*\.json\(\)", text) and relative not in own_json:
+                found.append(relative)
+    assert not found, f"decode outside JSON with portal.json_input.loads: {found}"
+
+
+def test_the_bounded_reader_refuses_depth_as_a_value_error():
+    import pytest
+
+    from portal.json_input import TooDeep, loads
+
+    assert loads(b'{"a": [[1]]}') == {"a": [[1]]} and loads('"[[[["') == "[[[["
+    with pytest.raises(TooDeep):
+        loads("[" * 100_000)
+    with pytest.raises(ValueError):
+        loads("[" * 65 + "]" * 65)
+    assert loads("[" * 64 + "]" * 64, max_depth=64)
+
+
+def test_too_many_multipart_fields_is_a_400_on_every_api_create(client, world):
+    """Over DATA_UPLOAD_MAX_NUMBER_FIELDS the body was consumed by a failed parse and every API create then
+    answered 500 (RawPostDataException), with or without an Idempotency-Key."""
+    from django.conf import settings
+
+    from portal.models import Organization, Submission
+
+    client.force_login(world.staff)
+    data = {f"field{i}": "x" for i in range(settings.DATA_UPLOAD_MAX_NUMBER_FIELDS + 1)}
+    data.update(name="Many Fields", slug="many-fields", aws_account_id="123456789055")
+    for headers in ({}, {"HTTP_IDEMPOTENCY_KEY": "many-fields-1"}):
+        for url in ("/api/portal/organizations/", "/api/workloads/workloads/", "/api/interactions/interactions/"):
+            response = client.post(url, data, **headers)  # multipart/form-data
+            assert response.status_code == 400, (url, response.content[:300])
+            assert response.json() == {"detail": f"The request has more than "
+                                                 f"{settings.DATA_UPLOAD_MAX_NUMBER_FIELDS} fields."}
+    assert not Organization.objects.filter(slug="many-fields").exists() and not Submission.objects.exists()
+    # Within the limit the same create works.
+    small = {"name": "Many Fields", "slug": "many-fields", "aws_account_id": "123456789055"}
+    assert client.post("/api/portal/organizations/", small).status_code == 201

@@ -94,3 +94,26 @@ def test_a_failed_support_sync_shows_customers_the_portals_words(client, world):
     assert api["sync_error"] == provider_errors.SUPPORT_SYNC_FAILED
     client.force_login(world.lead_a)
     assert "support-proxy.internal" in client.get(interaction.get_absolute_url()).content.decode()
+
+
+def test_connection_refused_from_the_endpoint_is_not_called_throttling(settings):
+    """A real refused connection (nothing listens on the port): retryable, but unreachable, not throttling, in
+    what a retried remediation step says to lead SAs and in the final reason of an action or a validation."""
+    import pytest as _pytest
+
+    from portal import aws, provider_errors
+    from tests.faults.test_broker_down import _free_port
+
+    settings.AWS_ENDPOINT_URL = f"http://127.0.0.1:{_free_port()}"
+    settings.AWS_MAX_ATTEMPTS = 1
+    with _pytest.raises(aws.AWS_EXCEPTIONS) as refused:
+        aws.client("ec2").describe_instances()
+    error = aws.translate(refused.value)
+    assert error.retryable and error.unreachable
+    assert provider_errors.aws_failure(error) == "unreachable"
+    assert "could not be reached" in provider_errors.aws_retry_note(error)
+    assert "slowed" not in provider_errors.remediation_failure("unreachable")
+    assert "slowed" not in provider_errors.validation_failure("unreachable")
+    throttled = aws.AwsError("Throttling: Rate exceeded", code="Throttling", retryable=True)
+    assert provider_errors.aws_failure(throttled) == "throttling" and not throttled.unreachable
+    assert "slowed" in provider_errors.aws_retry_note(throttled)

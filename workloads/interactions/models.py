@@ -14,6 +14,7 @@ from django.utils.translation import gettext
 from django.utils.translation import gettext_lazy as _
 
 from portal.choices import OPEN_STATUSES, InteractionStatus, Severity, Visibility
+from portal.jobs.models import Job
 from portal.querysets import RestrictedQuerySet
 from workloads.interactions.choices import HistoryKind, InteractionKind, SyncStatus
 
@@ -183,3 +184,32 @@ class InteractionComment(models.Model):
 
     def __str__(self) -> str:
         return f"{self.get_kind_display()} on {self.interaction_id}"
+
+
+class SupportCaseRequest(Job):
+    """A request to open an interaction's AWS Support case: a job of ``portal.jobs`` like every background send,
+    so a broker that is down when it is asked for leaves the row for the sweep instead of losing the request.
+    The ``interactions.support.open_requested_case`` task opens the case (once: ``support.open_case`` answers
+    the case already there) and retries AWS's transient errors itself; no lease, like the Slack captures."""
+
+    FINISHED_FIELD = "finished_at"
+
+    PENDING, DONE, FAILED = "pending", "done", "failed"
+    STATUSES = [(PENDING, _("Pending")), (DONE, _("Opened")), (FAILED, _("Failed"))]
+
+    interaction = models.ForeignKey(Interaction, on_delete=models.CASCADE, related_name="case_requests")
+    subject = models.CharField(max_length=250)
+    body = models.TextField()
+    service_code = models.CharField(max_length=100)
+    category_code = models.CharField(max_length=100)
+    status = models.CharField(max_length=8, choices=STATUSES, default=PENDING)
+    OPEN = (PENDING,)
+    attempts = models.PositiveSmallIntegerField(default=0)
+    created = models.DateTimeField(auto_now_add=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created"]
+
+    def __str__(self) -> str:
+        return f"support case for interaction {self.interaction_id} · {self.status}"

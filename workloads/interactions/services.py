@@ -15,10 +15,11 @@ from portal.models import EscalationTarget
 from portal.notifications import Event, notify
 from workloads.interactions import hooks, signals, watchers
 from workloads.interactions.choices import HistoryKind, InteractionKind
-from workloads.interactions.models import Interaction, InteractionComment
+from workloads.interactions.models import Interaction, InteractionComment, SupportCaseRequest
 
 TRACKED = ("status", "owner_id", "severity", "visibility")
-OPEN_CASE_TASK = "interactions.support.open_case"
+OPEN_CASE_TASK = "interactions.support.open_case"  # messages queued before case requests were rows
+OPEN_REQUESTED_CASE_TASK = "interactions.support.open_requested_case"
 
 
 def snapshot(interaction: Interaction) -> dict:
@@ -148,12 +149,17 @@ def escalate(interaction: Interaction, actor, reason: str, target=None):
 def request_support_case(interaction: Interaction, *, subject: str, body: str,
                          service_code: str = "amazon-elastic-compute-cloud-linux",
                          category_code: str = "instance-issue") -> bool:
-    """Ask for the interaction's AWS Support case to be opened with ``body`` (the support sync's ``open_case``
-    task, sent after commit by name so callers outside this package need not import the sync). False when the
-    interaction has a case already."""
+    """Ask for the interaction's AWS Support case to be opened with ``body``: a ``SupportCaseRequest`` row (a job of
+    ``portal.jobs``), whose task is sent after commit by name so callers outside this package need not import the
+    sync; a broker that cannot take it leaves the row for the sweep. False when the interaction has a case
+    already."""
     if interaction.support_case_id:
         return False
-    jobs.send_on_commit(signature(OPEN_CASE_TASK), interaction.pk, subject, body, service_code, category_code)
+    row = SupportCaseRequest.objects.create(interaction=interaction, subject=subject[:250], body=body,
+                                            service_code=service_code, category_code=category_code,
+                                            dispatched_at=timezone.now())
+    jobs.send_on_commit(signature(OPEN_REQUESTED_CASE_TASK), row.pk,
+                        on_failure=lambda: SupportCaseRequest.mark_dispatched(row.pk, False))
     return True
 
 

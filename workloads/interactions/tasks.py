@@ -11,8 +11,9 @@ import logging
 from celery import shared_task
 
 from portal import aws, jobs
+from portal.jobs import registry
 from workloads.interactions import services
-from workloads.interactions.models import Interaction
+from workloads.interactions.models import Interaction, SupportCaseRequest
 from workloads.interactions.support import open_case, record_failure, sync_interaction
 
 logger = logging.getLogger(__name__)
@@ -43,6 +44,27 @@ def _open_case(task, interaction_id: int, subject: str, body: str, service_code:
         record_failure(interaction_id, exc)
         logger.warning("support case for interaction %s not opened: %s", interaction_id, exc)
         return "failed"
+
+
+@shared_task(bind=True, name=services.OPEN_REQUESTED_CASE_TASK, acks_late=True, max_retries=OPEN_CASE_RETRIES)
+def open_requested_case(self, request_id: int) -> str:
+    """Open the case a ``SupportCaseRequest`` asks for; its row records the outcome (the sweep sends it again
+    while it is pending and the broker never took it)."""
+    row = SupportCaseRequest.objects.filter(pk=request_id, status=SupportCaseRequest.PENDING).first()
+    if row is None:
+        return "skipped"
+    SupportCaseRequest.objects.filter(pk=row.pk).update(attempts=row.attempts + 1)
+    outcome = _open_case(self, row.interaction_id, row.subject, row.body, row.service_code, row.category_code)
+    if outcome == "failed":
+        error = Interaction.objects.filter(pk=row.interaction_id).values_list("sync_error", flat=True).first()
+        SupportCaseRequest.fail(row.pk, error or "AWS Support did not open the case.")
+    else:
+        SupportCaseRequest.finish(row.pk, SupportCaseRequest.DONE)
+    return outcome
+
+
+KIND = registry.register(registry.Kind(name="support case", model=SupportCaseRequest, task=open_requested_case,
+                                       numbered=False))
 
 
 @shared_task(bind=True, name=services.OPEN_CASE_TASK, acks_late=True, max_retries=OPEN_CASE_RETRIES)

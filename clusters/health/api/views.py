@@ -2,6 +2,8 @@
 authenticated by a cluster token; token rotation for lead SAs."""
 from __future__ import annotations
 
+import logging
+
 from django.conf import settings
 from django.shortcuts import get_object_or_404
 from django.urls import reverse
@@ -13,7 +15,7 @@ from rest_framework.response import Response
 from rest_framework.throttling import ScopedRateThrottle
 from rest_framework.views import APIView
 
-from clusters.health import links, pushes, services
+from clusters.health import bodies, links, pushes, services
 from clusters.health.api.authentication import ClusterTokenAuthentication, HasClusterToken
 from clusters.health.api.serializers import (
     GpuFaultSerializer,
@@ -39,6 +41,8 @@ from clusters.models import Cluster
 from portal import access
 from portal.api.base import PortalModelViewSet, PortalReadOnlyViewSet, PortalUpdateMixin
 from portal.api.parsers import DepthLimitedJSONParser
+
+logger = logging.getLogger(__name__)
 
 
 class HealthReportViewSet(PortalReadOnlyViewSet):
@@ -121,7 +125,8 @@ class IngestView(APIView):
         responses={202: HealthPushSerializer, 400: OpenApiResponse(description="bad scope, empty or not gzip"),
                    401: OpenApiResponse(description="bad token"), 403: OpenApiResponse(description="token of another cluster"),
                    413: OpenApiResponse(description="over the size limit"),
-                   429: OpenApiResponse(description="too many pushes for this token")},
+                   429: OpenApiResponse(description="too many pushes for this token"),
+                   503: OpenApiResponse(description="the push storage is unavailable (Retry-After)")},
     )
     def post(self, request, cluster_id: int):
         config: ClusterHealthConfig = request.auth
@@ -146,6 +151,11 @@ class IngestView(APIView):
                                   scope=scope, declared=declared)
         except pushes.TooLarge as exc:
             return Response({"detail": str(exc)}, status=status.HTTP_413_REQUEST_ENTITY_TOO_LARGE)
+        except bodies.StorageUnavailable as exc:  # nothing was kept: the writer aborted and no row was made
+            logger.warning("push of cluster %s refused, storage unavailable: %s", cluster_id, exc)
+            return Response({"detail": "The push storage is unavailable; send the push again later."},
+                            status=status.HTTP_503_SERVICE_UNAVAILABLE,
+                            headers={"Retry-After": str(settings.HEALTH_PUSH_STORAGE_RETRY_SECONDS)})
         except ParseError as exc:
             return Response({"detail": str(exc), "line": exc.line}, status=status.HTTP_400_BAD_REQUEST)
         location = reverse("health-api:push-status", kwargs={"cluster_id": cluster_id, "push_id": push.pk})

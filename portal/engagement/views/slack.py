@@ -13,6 +13,7 @@ from django.http.request import RawPostDataException
 from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_POST
 
+from portal import slack_markup
 from portal.engagement import slack, tasks
 
 
@@ -27,7 +28,8 @@ def _signed(request) -> bool:
 
 
 def _ephemeral(text: str) -> JsonResponse:
-    return JsonResponse({"response_type": "ephemeral", "text": text})
+    """The slash command's answer: names in it are users' words, escaped so they are never Slack markup."""
+    return JsonResponse({"response_type": "ephemeral", "text": slack_markup.escape(text)})
 
 
 @csrf_exempt
@@ -56,9 +58,12 @@ def interactivity(request):
 @login_not_required
 @require_POST
 def command(request):
-    """Slack's slash command endpoint: an organization's status, for its members only."""
+    """Slack's slash command endpoint: an organization's status, for its members only. A signed request replayed
+    within its window is refused (Slack itself never sends a slash command twice)."""
     if not _signed(request):
         return HttpResponseForbidden("Invalid Slack signature.")
+    if not slack.first_use(request.headers):
+        return HttpResponseForbidden("This Slack request was already received.")
     try:
         return _ephemeral(slack.command(request.POST))
     except slack.SlackRefused as exc:
