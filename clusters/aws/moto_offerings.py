@@ -27,18 +27,21 @@ HOURLY_FEE = {"p5": 31.464, "p5e": 34.608, "p5en": 36.184, "p4d": 11.57, "p4de":
               "trn1": 10.7, "trn2": 24.0}
 
 
-def _supply(account_id: str, region: str) -> dict[str, int]:
-    """One account and region's supply per instance type, kept on moto's EC2 backend so a reset empties it."""
+def _supply(account_id: str, region: str) -> dict[tuple[str, str], int]:
+    """One account and region's supply per (service, instance type), kept on moto's EC2 backend so a reset
+    empties it."""
     return ec2_backends[account_id][region].__dict__.setdefault("geniac_offering_supply", {})
 
 
-def set_supply(account_id: str, region: str, instance_type: str, instances: int) -> None:
-    """Say how many instances of ``instance_type`` (EC2 or SageMaker name) AWS could sell in the region."""
-    _supply(account_id, region)[instance_type.removeprefix(SAGEMAKER_PREFIX)] = instances
+def set_supply(account_id: str, region: str, instance_type: str, instances: int, *, service: str = "") -> None:
+    """Say how many instances of ``instance_type`` (EC2 or SageMaker name) AWS could sell in the region, as
+    Capacity Blocks (``service="ec2"``), training plans (``"sagemaker"``) or both (empty)."""
+    for name in ((service,) if service else ("ec2", "sagemaker")):
+        _supply(account_id, region)[(name, instance_type.removeprefix(SAGEMAKER_PREFIX))] = instances
 
 
-def available(account_id: str, region: str, instance_type: str) -> int:
-    return _supply(account_id, region).get(instance_type.removeprefix(SAGEMAKER_PREFIX), DEFAULT_SUPPLY)
+def available(account_id: str, region: str, instance_type: str, service: str) -> int:
+    return _supply(account_id, region).get((service, instance_type.removeprefix(SAGEMAKER_PREFIX)), DEFAULT_SUPPLY)
 
 
 def _start(value: Any) -> datetime.datetime:
@@ -67,7 +70,7 @@ def describe_capacity_block_offerings(self: EC2Response) -> ActionResult:
     hours = int(self._get_param("CapacityDurationHours"))
     start = _start(self._get_param("StartDateRange"))
     offerings = []
-    if instance_type and count <= available(self.current_account, self.region, instance_type):
+    if instance_type and count <= available(self.current_account, self.region, instance_type, "ec2"):
         offerings.append({
             "CapacityBlockOfferingId": _offering_id("cb-", self.region, instance_type, count, hours, start),
             "InstanceType": instance_type, "AvailabilityZone": f"{self.region}a", "InstanceCount": count,
@@ -85,7 +88,7 @@ def search_training_plan_offerings(self: Any) -> ActionResult:
     start = _start(self._get_param("StartTimeAfter"))
     targets = self._get_param("TrainingPlanTargetResources") or self._get_param("TargetResources") or ["training-job"]
     offerings = []
-    if instance_type and count <= available(self.current_account, self.region, instance_type):
+    if instance_type and count <= available(self.current_account, self.region, instance_type, "sagemaker"):
         offerings.append({
             "TrainingPlanOfferingId": _offering_id("tpo-", self.region, instance_type, count, hours, start),
             "TargetResources": targets, "RequestedStartTimeAfter": start, "DurationHours": hours,

@@ -27,6 +27,13 @@ def _window(cycle: Cycle | None, now: datetime.datetime) -> tuple[datetime.datet
     return start, now
 
 
+def _framework(entry) -> str:
+    """A workload's framework entry ({"name", "version"}, or a plain name) as text: "megatron-lm 0.8.0"."""
+    if isinstance(entry, dict):
+        return " ".join(str(entry[k]) for k in ("name", "version") if entry.get(k))
+    return str(entry)
+
+
 def record(organization, cycle: Cycle | None, now: datetime.datetime | None = None) -> dict:
     """What ``organization`` did in ``cycle`` (the current one), as JSON-ready values."""
     now = now or timezone.now()
@@ -49,7 +56,7 @@ def record(organization, cycle: Cycle | None, now: datetime.datetime | None = No
             "name": workload.name, "model_family": workload.model_family,
             "architecture": workload.get_architecture_display(),
             "parameters_billions": float(workload.parameters_billions or 0), "modality": workload.modality,
-            "frameworks": list(workload.frameworks or []), "instance_type": workload.target_instance_type,
+            "frameworks": [_framework(f) for f in workload.frameworks or []], "instance_type": workload.target_instance_type,
             "instance_count": workload.target_instance_count},
         "hours": {k: round(figures.get(k, 0.0), 1) for k in ("reserved", "held", "healthy", "busy")},
         "goodput": figures.get("goodput"),
