@@ -53,13 +53,21 @@ class CriteriaField(forms.CharField):
         return parse_criteria(super().to_python(value) or "")
 
 
+LABELS = {**FIELD_LABELS, "title": _("Title"), "status": _("Status"), "opens_on": _("Opens on"),
+          "closes_on": _("Closes on"), "next_cycle_starts_on": _("Next cycle starts on"),
+          "reservations_planned": _("Reservations planned"), "questions": _("Questions"),
+          "parameters_billions": _("Parameters (billions)"), "tokens_billions": _("Tokens (billions)"),
+          "modality": _("Modality"), "frameworks": _("Frameworks"), "data_plan": _("Data and storage plan"),
+          "milestones_plan": _("Milestones"), "answers": _("Answers to the call's questions")}
+
+
 class CallForm(forms.ModelForm):
     offer = LinesField(label=_("Capacity on offer"), help_text=LINES_HELP)
     criteria = CriteriaField(label=_("Review criteria"), help_text=_("One a line: “name: weight”."))
 
     class Meta:
         model = Call
-        labels = FIELD_LABELS
+        labels = LABELS
         fields = ["title", "description", "status", "opens_on", "closes_on", "next_cycle_starts_on", "offer",
                   "reservations_planned", "questions", "criteria"]
         widgets = {f: forms.DateInput(attrs={"type": "date"}) for f in ("opens_on", "closes_on", "next_cycle_starts_on")}
@@ -76,7 +84,7 @@ class ApplicationForm(forms.ModelForm):
 
     class Meta:
         model = Application
-        labels = FIELD_LABELS
+        labels = LABELS
         fields = ["architecture", "parameters_billions", "tokens_billions", "modality", "frameworks", "requested",
                   "data_plan", "milestones_plan", "answers"]
         widgets = {f: forms.Textarea(attrs={"rows": 4}) for f in ("data_plan", "milestones_plan", "answers")}
