@@ -107,4 +107,5 @@ DEMO_SEEDERS: list[str] = [
     "clusters.accounting.demo_reservations.seed",
     "clusters.remediation.demo.seed",
     "clusters.health.demo_validation.seed",
+    "portal.engagement.calls.demo.seed",
 ]

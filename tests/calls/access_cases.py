@@ -101,7 +101,8 @@ _call_form = dict(offer=OFFER, criteria="Impact: 2\nRecord: 1", opens_on="2026-1
                   next_cycle_starts_on="2027-04-01")
 _writes("calls:call_add", form_data("calls:call_add", title="Call for cycle 92", status="open", **_call_form), PMS)
 _writes("calls:call_edit", form_data("calls:call_edit", "call", **_call_form, description="Edited"), PMS)
-_writes("calls:call_award", _static({"note": ""}), PMS)
+# No application is submitted yet: an award of none decides nothing and writes nothing.
+_writes("calls:call_award", _static({"note": ""}), PMS, writes_rows=False)
 # The application of organization A exists already: starting it again opens it (nothing new is written).
 _writes("calls:application_start", _static({}), APPLICANTS, writes_rows=False)
 _writes("calls:application_edit", form_data("calls:application_edit", "application",
@@ -117,7 +118,7 @@ _writes("calls-api:call-list", lambda o: {
     "offer": [{"instance_type": "p5.48xlarge", "region": "ap-northeast-1", "count": 8, "weeks": 4}]}, PMS)
 _writes("calls-api:call-detail", api_data("calls-api:call-detail", "call", description="Edited"), PMS,
         refused={"customer_b": FORBIDDEN, "lead_b": FORBIDDEN})
-_writes("calls-api:call-award", _static({"decisions": {}, "note": ""}), PMS, success=200,
+_writes("calls-api:call-award", _static({"decisions": {}, "note": ""}), PMS, success=200, writes_rows=False,
         refused={"customer_b": FORBIDDEN, "lead_b": FORBIDDEN})
 _writes("calls-api:application-list", lambda o: {"call": o["call"].pk, "organization": o["organization"].slug},
         APPLICANTS, success=201, writes_rows=False, refused={"customer_b": 404, "lead_b": 404, "specialist": 404})

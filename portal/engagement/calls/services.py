@@ -195,11 +195,12 @@ def summaries(application: Application) -> list[str]:
 
 
 def validate_award(call: Call, decisions: dict[int, list[dict]], applications: dict[int, Application]) -> list[dict]:
-    """Every awarded line within what its application asked, and the sum within the call's offer."""
+    """Every awarded line within what its application asked, and the sum (with what the call awarded before, in
+    earlier rounds) within the call's offer. Answers the lines awarded now."""
     given: list[dict] = []
     for app_id, rows in decisions.items():
         application = applications.get(app_id)
-        if application is None or application.status not in (ApplicationStatus.SUBMITTED,):
+        if application is None or application.status != ApplicationStatus.SUBMITTED:
             raise CallError(gettext("Only submitted applications of this call are awarded."))
         asked = lines.instance_weeks(application.requested)
         for (kind, region), amount in lines.instance_weeks(rows).items():
@@ -207,7 +208,8 @@ def validate_award(call: Call, decisions: dict[int, list[dict]], applications: d
                 raise CallError(gettext("%(organization)s is awarded more %(type)s in %(region)s than it asked for.")
                                 % {"organization": application.organization, "type": kind, "region": region})
         given += rows
-    over = [c for c in lines.compare(call.offer, given) if c["over"] > 0]
+    before = [r for a in applications.values() if a.status == ApplicationStatus.AWARDED for r in a.awarded]
+    over = [c for c in lines.compare(call.offer, before + given) if c["over"] > 0]
     if over:
         raise CallError(gettext("The award exceeds the call's offer: %(lines)s.") % {"lines": "; ".join(
             gettext("%(type)s in %(region)s, %(asked)s instance-weeks awarded of %(offered)s offered") % {
@@ -216,16 +218,16 @@ def validate_award(call: Call, decisions: dict[int, list[dict]], applications: d
     return given
 
 
-def award(call: Call, decisions: dict[int, list], user, note: str = "") -> dict:
-    """Award ``decisions`` ({application id: awarded lines, empty to decline}) for every submitted application of
-    the call; refused (nothing written) when a sum does not fit the offer or AWS cannot supply a line."""
+def award(call: Call, decisions: dict[int, list], user, note: str = "", *, ask_aws: bool = True) -> dict:
+    """Award ``decisions`` ({application id: awarded lines, empty to decline}) to submitted applications of the
+    call, in one round or several; refused (nothing written) when the sum with earlier rounds does not fit the
+    offer or AWS cannot supply a line. The call is awarded once no application is left to decide.
+    ``ask_aws=False`` only for the demo without the embedded endpoint (there is no AWS to ask): its lines then
+    name no offering."""
     decisions = {int(k): lines.clean(v) for k, v in decisions.items()}
     applications = {a.pk: a for a in call.applications.select_related("organization")}
-    submitted = {pk for pk, a in applications.items() if a.status == ApplicationStatus.SUBMITTED}
-    if set(decisions) != submitted:
-        raise CallError(gettext("Decide every submitted application of the call (award some capacity or none)."))
     given = validate_award(call, decisions, applications)
-    supply = offerings.check(given, call.next_cycle_starts_on)
+    supply = offerings.check(given, call.next_cycle_starts_on) if ask_aws else []
     short = [s for s in supply if not s.ok]
     if short:
         raise CallError(" ".join(s.refusal() for s in short))
@@ -242,13 +244,15 @@ def award(call: Call, decisions: dict[int, list], user, note: str = "") -> dict:
         for app_id, rows in decisions.items():
             application = applications[app_id]
             for r in rows:
-                s = by_line[(r["instance_type"], r["region"])]
-                r.update(source=s.source, offering_id=s.offering_id)
+                s = by_line.get((r["instance_type"], r["region"]))
+                r.update(source=s.source if s else "", offering_id=s.offering_id if s else "")
                 quotas.append(_quota(call, cycle, application, r))
             _decide(application, rows, user, note)
-        call.status = CallStatus.AWARDED
-        call._history_user = user
-        call.save(update_fields=["status", "updated"])
+        if decisions and not any(a.status in (ApplicationStatus.DRAFT, ApplicationStatus.SUBMITTED)
+                                 for a in applications.values()):
+            call.status = CallStatus.AWARDED
+            call._history_user = user
+            call.save(update_fields=["status", "updated"])
         transaction.on_commit(lambda: _tell([applications[pk] for pk in decisions], call))
     return {"quotas": len(quotas), "awarded": sum(1 for r in decisions.values() if r),
             "declined": sum(1 for r in decisions.values() if not r)}
@@ -261,8 +265,8 @@ def _quota(call: Call, cycle: Cycle | None, application: Application, row: dict)
     quota = InstanceQuota(organization=application.organization, cycle=cycle, instance_type_name=row["instance_type"],
                           region=row["region"], count=row["count"], start=start,
                           end=start + datetime.timedelta(days=7 * row["weeks"] - 1),
-                          notes=f"Awarded by {call.title}; reservation to request: {row['source']} offering "
-                                f"{row['offering_id']}")
+                          notes=f"Awarded by {call.title}; reservation to request: "
+                                f"{row['source'] or 'no'} offering {row['offering_id'] or '(AWS not asked)'}")
     quota.full_clean(exclude=["cycle"])
     quota.save()
     return quota
