@@ -218,3 +218,26 @@ def test_the_board_shows_scores_side_by_side_and_what_is_asked_against_the_offer
     assert over["p5.48xlarge"] == (12 + 8 - 16) * 4  # instance-weeks asked beyond the offer
     with pytest.raises(Exception, match="Score every criterion"):
         services.score(ReviewAssignment.objects.filter(reviewer=first).first(), first, {"Impact": 3}, "", "")
+
+
+def test_applicants_are_told_in_their_language_and_the_award_page_says_why_it_refuses(
+        world, program, aws, caplog, django_capture_on_commit_callbacks):
+    from portal.models import User
+
+    User.objects.filter(pk=world.customer_a.pk).update(language="ja")
+    a = program.apply(world.org_a, world.customer_a, [line(8)])
+    b = program.apply(world.org_b, world.customer_b, [line(8)])
+    moto_offerings.set_supply(ACCOUNT, "ap-northeast-1", "p5.48xlarge", 4)
+    url = reverse("calls:call_award", kwargs={"pk": program.call.pk})
+    refused = _client(world.pm).post(url, {f"award_{a.pk}": "8 p5.48xlarge ap-northeast-1 4", f"award_{b.pk}": ""})
+    assert refused.status_code == 400 and "AWS offers no Capacity Block" in refused.content.decode()
+    assert not InstanceQuota.objects.exists()
+
+    moto_offerings.set_supply(ACCOUNT, "ap-northeast-1", "p5.48xlarge", 8)
+    with caplog.at_level("INFO", logger="portal.notifications"), django_capture_on_commit_callbacks(execute=True):
+        done = _client(world.pm).post(url, {f"award_{a.pk}": "8 p5.48xlarge ap-northeast-1 4", f"award_{b.pk}": ""})
+    assert done.status_code == 302
+    told = [r.getMessage() for r in caplog.records if "call_decision" in r.getMessage()]
+    assert len(told) == 2
+    assert any("採択" in m and f"'organization_id': {world.org_a.pk}" in m for m in told)  # A reads Japanese
+    assert any("not awarded this time" in m and f"'organization_id': {world.org_b.pk}" in m for m in told)
