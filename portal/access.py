@@ -205,12 +205,13 @@ POLICY: dict[str, Rule] = {
     "calls.call": Rule(path=None, customer=R({VIEW}), lead_sa=R({VIEW}), program_manager=R({VIEW, CHANGE, APPROVE})),
     "calls.application": Rule(path="organization", customer=R({VIEW, CHANGE}), lead_sa=R({VIEW, CHANGE}),
                               program_manager=R({VIEW, CHANGE, APPROVE}), reviewer=R({VIEW}),
-                              reviewer_scope=_reviewed_applications),
+                              reviewer_scope=_reviewed_applications, cycle_path="call__cycle"),
     "calls.applicationversion": Rule(path="application__organization", lead_sa=R({VIEW}),
-                                     reviewer=R({VIEW}), reviewer_scope=_reviewed_versions),
+                                     reviewer=R({VIEW}), reviewer_scope=_reviewed_versions,
+                                     cycle_path="application__call__cycle"),
     "calls.reviewassignment": Rule(path="application__organization", customer=R(), lead_sa=R(),
                                    program_manager=R({VIEW, CHANGE}), reviewer=R({VIEW, CHANGE}),
-                                   reviewer_scope=_own_assignments),
+                                   reviewer_scope=_own_assignments, cycle_path="application__call__cycle"),
     "engagement.slackthread": Rule(path="interaction__organization", customer_scope=lambda: Q(
         interaction__visibility="shared"), lead_sa=R({VIEW})),
 }

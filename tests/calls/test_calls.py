@@ -241,3 +241,14 @@ def test_applicants_are_told_in_their_language_and_the_award_page_says_why_it_re
     assert len(told) == 2
     assert any("採択" in m and f"'organization_id': {world.org_a.pk}" in m for m in told)  # A reads Japanese
     assert any("not awarded this time" in m and f"'organization_id': {world.org_b.pk}" in m for m in told)
+
+
+def test_an_application_of_an_archived_cycles_call_is_read_only(world, program):
+    application = program.apply(world.org_a, world.customer_a, [line(4)], submit=False)
+    program.cycle.status = "archived"
+    program.cycle.save(update_fields=["status"])
+    client = _client(world.customer_a)
+    assert client.get(application.get_absolute_url()).status_code == 200
+    assert client.get(reverse("calls:application_edit", kwargs={"pk": application.pk})).status_code == 403
+    assert client.post(reverse("calls:application_submit", kwargs={"pk": application.pk})).status_code == 403
+    assert not ApplicationVersion.objects.exists()

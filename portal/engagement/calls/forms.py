@@ -8,6 +8,7 @@ from django.utils.translation import gettext
 from django.utils.translation import gettext_lazy as _
 
 from portal.engagement.calls import lines
+from portal.engagement.calls.choices import CallStatus
 from portal.engagement.calls.models import Application, Call
 from portal.field_labels import FIELD_LABELS
 
@@ -71,6 +72,11 @@ class CallForm(forms.ModelForm):
         fields = ["title", "description", "status", "opens_on", "closes_on", "next_cycle_starts_on", "offer",
                   "reservations_planned", "questions", "criteria"]
         widgets = {f: forms.DateInput(attrs={"type": "date"}) for f in ("opens_on", "closes_on", "next_cycle_starts_on")}
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        # Awarded is what the award makes, never a choice on the form.
+        self.fields["status"].choices = [c for c in CallStatus.choices if c[0] != CallStatus.AWARDED]
 
     def clean(self):
         data = super().clean()

@@ -11,7 +11,7 @@ from django.core.exceptions import PermissionDenied, ValidationError
 from django.db.models import Prefetch
 from django.http import Http404
 from django.shortcuts import get_object_or_404, redirect, render
-from django.utils.translation import gettext
+from django.utils.translation import gettext, gettext_lazy
 from django.views import View
 
 from portal import access, submissions
@@ -73,7 +73,7 @@ class CallEditView(ObjectEditView):
     queryset = Call.objects.all()
     form_class = CallForm
     template_name = "calls/call_form.html"
-    create_refusal = "Only a program manager opens a call."
+    create_refusal = gettext_lazy("Only a program manager opens a call.")
 
 
 class CallBoardView(ObjectView):
