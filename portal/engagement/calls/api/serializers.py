@@ -63,7 +63,7 @@ class ApplicationSerializer(PortalModelSerializer):
 
 
 class StartApplicationSerializer(serializers.Serializer):
-    call = serializers.IntegerField()
+    call = serializers.IntegerField(min_value=1, max_value=2**31 - 1)
     organization = serializers.SlugField()
 
 
