@@ -64,6 +64,10 @@ class Rule:
     specialist: frozenset[str] = frozenset()
     specialist_path: str | None = None
     cycle_path: str | None = None
+    # Reviewers of a call reach the rows assigned to them, across organizations, never one of an organization they
+    # lead or belong to, nor one they declared a conflict with: ``reviewer_scope(user, own_org_ids)`` is that Q.
+    reviewer: frozenset[str] = frozenset()
+    reviewer_scope: Callable[[object, frozenset[int]], Q] | None = None
 
     def org_lookup(self) -> str:
         return f"{self.path}__in" if self.path else "pk__in"
@@ -71,6 +75,25 @@ class Rule:
 
 def _shared() -> Q:
     return Q(visibility="shared")
+
+
+def _assigned(user, own: frozenset[int]):
+    """The review assignments ``user`` holds and may act on (no declared conflict, no organization of theirs)."""
+    assignment = apps.get_model("calls", "ReviewAssignment")
+    return (assignment.objects.filter(reviewer=user, conflict_declared=False)
+            .exclude(application__organization_id__in=own))
+
+
+def _reviewed_applications(user, own: frozenset[int]) -> Q:
+    return Q(pk__in=_assigned(user, own).values("application_id"))
+
+
+def _reviewed_versions(user, own: frozenset[int]) -> Q:
+    return Q(application_id__in=_assigned(user, own).values("application_id"))
+
+
+def _own_assignments(user, own: frozenset[int]) -> Q:
+    return Q(pk__in=_assigned(user, own).values("pk"))
 
 
 R = frozenset
@@ -181,6 +204,20 @@ POLICY: dict[str, Rule] = {
     # The audit trail: an organization's events (its customers' sign-ins and exports, actions in its account)
     # are read by its people; program-wide events (AWS staff signing in, unknown names refused) by staff alone.
     "audit.auditevent": Rule(path="organization", lead_sa=R({VIEW}), program_manager=R()),
+    # Calls for the next cycle are public to every signed-in organization; program managers open and award them.
+    # An application is its organization's (customers draft it with their lead SA) and its assigned reviewers'
+    # (never of an organization they lead or belong to, nor one they declared a conflict with); reviews are the
+    # reviewer's own and the program manager's, never the applicant's.
+    "calls.call": Rule(path=None, customer=R({VIEW}), lead_sa=R({VIEW}), program_manager=R({VIEW, CHANGE, APPROVE})),
+    "calls.application": Rule(path="organization", customer=R({VIEW, CHANGE}), lead_sa=R({VIEW, CHANGE}),
+                              program_manager=R({VIEW, CHANGE, APPROVE}), reviewer=R({VIEW}),
+                              reviewer_scope=_reviewed_applications, cycle_path="call__cycle"),
+    "calls.applicationversion": Rule(path="application__organization", lead_sa=R({VIEW}),
+                                     reviewer=R({VIEW}), reviewer_scope=_reviewed_versions,
+                                     cycle_path="application__call__cycle"),
+    "calls.reviewassignment": Rule(path="application__organization", customer=R(), lead_sa=R(),
+                                   program_manager=R({VIEW, CHANGE}), reviewer=R({VIEW, CHANGE}),
+                                   reviewer_scope=_own_assignments, cycle_path="application__call__cycle"),
     "engagement.slackthread": Rule(path="interaction__organization", customer_scope=lambda: Q(
         interaction__visibility="shared"), lead_sa=R({VIEW})),
 }
@@ -375,6 +412,9 @@ def _restrict(queryset: QuerySet, user: AbstractBaseUser | AnonymousUser, action
             by_team = Q(pk__in=model._default_manager.filter(by_team).values("pk"))
         condition |= by_team
     customer_only = customer_ids - lead_ids
+    reviewing = action in rule.reviewer and rule.reviewer_scope is not None
+    if reviewing:
+        condition |= rule.reviewer_scope(user, roles.get(LEAD_SA, frozenset()) | roles.get(CUSTOMER, frozenset()))
     if lead_ids:
         condition |= Q(**{lookup: lead_ids})
     if customer_only:
@@ -382,7 +422,7 @@ def _restrict(queryset: QuerySet, user: AbstractBaseUser | AnonymousUser, action
         if rule.customer_scope is not None:
             customer_q &= rule.customer_scope()
         condition |= customer_q
-    if not lead_ids and not customer_only and not team_ids:
+    if not lead_ids and not customer_only and not team_ids and not reviewing:
         return queryset.none()
     qs = queryset.filter(condition)
     return qs.distinct() if rule.distinct else qs

@@ -137,6 +137,17 @@ def client(service: str, organization=None, region: str | None = None, *, endpoi
     return made
 
 
+def program_client(service: str, region: str | None = None):
+    """A boto3 client acting through the program's own role (``AWS_PROGRAM_ROLE_ARN``; the portal's identity when
+    unset): what the program buys for every organization (Capacity Block and training plan offerings)."""
+    kwargs = _base_kwargs(region)
+    if settings.AWS_PROGRAM_ROLE_ARN:
+        creds = _assumed(settings.AWS_PROGRAM_ROLE_ARN, settings.AWS_PROGRAM_EXTERNAL_ID, region)
+        kwargs.update(aws_access_key_id=creds["AccessKeyId"], aws_secret_access_key=creds["SecretAccessKey"],
+                      aws_session_token=creds["SessionToken"])
+    return boto3.client(service, **kwargs)
+
+
 def signing_credentials(organization):
     """Credentials of ``organization``'s assumed role, for signing a request ourselves (SigV4 to AMP).
 

@@ -107,4 +107,5 @@ DEMO_SEEDERS: list[str] = [
     "clusters.accounting.demo_costs.seed",  # after the accounting seeds: the cost follows the hours they stored
     "clusters.remediation.demo.seed",
     "clusters.health.demo_validation.seed",
+    "portal.engagement.calls.demo.seed",
 ]

@@ -52,6 +52,8 @@ urlpatterns = [
     path("api/health/", include("clusters.health.api.urls")),
     path("", include("portal.engagement.urls")),
     path("api/engagement/", include("portal.engagement.api.urls")),
+    path("", include("portal.engagement.calls.urls")),
+    path("api/calls/", include("portal.engagement.calls.api.urls")),
     path("", include("clusters.remediation.urls")),
     path("", include("clusters.accounting.urls")),
     path("api/accounting/", include("clusters.accounting.api.urls")),

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from tests import routecases
 from tests.accounting import access_cases as _accounting
+from tests.calls import access_cases as _calls
 from tests.clusters import access_cases as _clusters
 from tests.engagement import access_cases as _engagement
 from tests.health import access_cases as _health
@@ -23,7 +24,7 @@ from tests.routecases import LOGIN, OBJECTS, OUTSIDERS, ROLES, ROUTES, Case  # n
 from tests.workloads import access_cases as _workloads
 from tests.workloads.access_cases import INTERNAL_MARKER  # noqa: F401
 
-_AREAS = (routecases, _portal, _workloads, _review, _clusters, _health, _remediation, _engagement, _accounting)
+_AREAS = (routecases, _portal, _workloads, _review, _clusters, _health, _remediation, _engagement, _accounting, _calls)
 for _area in _AREAS:
     globals().update({name: value for name, value in vars(_area).items()
                       if not name.startswith("__") and name not in ("annotations", "OBJECTS", "ROUTES")})

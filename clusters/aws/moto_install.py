@@ -22,6 +22,7 @@ from clusters.aws import (
     moto_hyperpod_nodes,
     moto_kubernetes,  # noqa: F401 - importing it registers its HTTP handlers
     moto_observability,
+    moto_offerings,
     moto_pcluster,
     moto_resources,  # noqa: F401 - importing it registers its resource types
     moto_scontrol,  # noqa: F401 - importing it registers its head-node commands
@@ -42,7 +43,8 @@ def install() -> None:
     images), :mod:`clusters.aws.moto_ec2` (reservations, placement groups, what ParallelCluster's
     validators read), :mod:`clusters.aws.moto_fsx` (FSx volumes and network interfaces),
     :mod:`clusters.aws.moto_headnode` (SSM Run Command on an emulated head node),
-    :mod:`clusters.aws.moto_training_plans` (SageMaker training plans) and
+    :mod:`clusters.aws.moto_training_plans` (SageMaker training plans), :mod:`clusters.aws.moto_offerings`
+    (Capacity Block and training plan offerings) and
     :mod:`clusters.aws.moto_http` (Amazon Managed Grafana, :mod:`clusters.aws.moto_grafana`, and the EKS
     clusters' Kubernetes API servers, :mod:`clusters.aws.moto_kubernetes`, and the demo's registrations,
     :mod:`clusters.aws.moto_control`).
@@ -62,6 +64,7 @@ def install() -> None:
         moto_hyperpod_nodes.apply()
         moto_support.apply()
         moto_training_plans.apply()
+        moto_offerings.apply()
         for cached in (parsing.get_model_list, parsing.get_model_map, parsing.get_name_type_map):
             cached.cache_clear()
         _installed = True

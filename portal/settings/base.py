@@ -51,6 +51,7 @@ INSTALLED_APPS = [
     "clusters.health",
     "portal.review",
     "portal.engagement",
+    "portal.engagement.calls",
     "clusters.accounting",
     "clusters.remediation",
 ]
@@ -313,6 +314,10 @@ AWS_ENDPOINT_URL = env("AWS_ENDPOINT_URL", default="") or None
 AWS_DEFAULT_REGION = env("AWS_DEFAULT_REGION", default="ap-northeast-1")
 AWS_MAX_ATTEMPTS = env.int("AWS_MAX_ATTEMPTS", default=5)
 AWS_ROLE_SESSION_NAME = env("AWS_ROLE_SESSION_NAME", default="geniac-portal")
+# The program's own role (the account that buys Capacity Blocks and training plans for the next cycle): the award
+# of a call asks its offerings through it. Unset: the portal's own identity.
+AWS_PROGRAM_ROLE_ARN = env("AWS_PROGRAM_ROLE_ARN", default="")
+AWS_PROGRAM_EXTERNAL_ID = env("AWS_PROGRAM_EXTERNAL_ID", default="")
 # Cost Explorer (workloads/spend.py): how many recent days each daily fetch asks for again (estimates get revised).
 SPEND_FETCH_DAYS = env.int("SPEND_FETCH_DAYS", default=14)
 

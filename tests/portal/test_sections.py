@@ -17,6 +17,7 @@ def test_organization_page_sections_are_in_their_declared_order():
         "health/readiness_org_section.html",
         "accounting/org_section.html",
         "engagement/htmx/org_outcomes_section.html",
+        "calls/htmx/org_applications_section.html",
     ]
     assert [s.template for s in sections.sections(sections.LEAD_HOME)][0] == "workloads/interactions/htmx/interaction_lead_section.html"
 

@@ -39,6 +39,8 @@ PAGES = {
     "enablement:enablement_edit": ("enablement_session", PM, _PK("enablement_session"), "topic", 302),
     "engagement:trainedmodel_edit": ("trained_model", LEAD, _PK("trained_model"), "notes", 302),
     "health:cluster_health_settings": ("cluster", LEAD, _CL, "username", 302),
+    "calls:call_edit": ("call", PM, _PK("call"), "description", 302),
+    "calls:application_edit": ("application", LEAD, _PK("application"), "data_plan", 302),
 }
 # Every API update: (objects key, the writer, the first body, the second body).
 APIS = {
@@ -53,6 +55,8 @@ APIS = {
                                    {"interaction": None}),
     "engagement-api:milestone-detail": ("milestone", LEAD, {"note": "first"}, {"note": "second"}),
     "engagement-api:trainedmodel-detail": ("trained_model", LEAD, {"notes": "first"}, {"notes": "second"}),
+    "calls-api:call-detail": ("call", PM, {"description": "first"}, {"description": "second"}),
+    "calls-api:application-detail": ("application", LEAD, {"data_plan": "first"}, {"data_plan": "second"}),
 }
 
 
