@@ -21,6 +21,7 @@ from django.conf import settings
 from django.utils import timezone
 
 from portal import outbound
+from portal.metrics.instruments import watch_aws_client
 
 _lock = threading.Lock()
 _credentials: dict[tuple[str, str], dict] = {}
@@ -84,6 +85,7 @@ def _assumed(role_arn: str, external_id: str, region: str | None) -> dict:
         if cached and cached["Expiration"] - timedelta(minutes=5) > timezone.now():
             return cached
     sts = boto3.client("sts", **_base_kwargs(region))
+    watch_aws_client(sts)
     params = {"RoleArn": role_arn, "RoleSessionName": settings.AWS_ROLE_SESSION_NAME, "DurationSeconds": 3600}
     if external_id:
         params["ExternalId"] = external_id
@@ -115,7 +117,9 @@ def client(service: str, organization=None, region: str | None = None, *, endpoi
             aws_secret_access_key=creds["SecretAccessKey"],
             aws_session_token=creds["SessionToken"],
         )
-    return boto3.client(service, **kwargs)
+    made = boto3.client(service, **kwargs)
+    watch_aws_client(made)  # every call counted by operation and error code (/metrics)
+    return made
 
 
 def signing_credentials(organization):

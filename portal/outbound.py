@@ -38,6 +38,8 @@ import dns.resolver
 import urllib3
 from django.conf import settings
 
+from portal.metrics.instruments import count_outbound_refusal
+
 logger = logging.getLogger("portal.outbound")
 
 # Amazon Managed Service for Prometheus data-plane endpoints, as AWS documents them: the IPv4 and the
@@ -62,6 +64,7 @@ class OutboundError(Exception):
         super().__init__(reason)
         self.reason = reason
         self.status = status
+        count_outbound_refusal(reason)  # by a fixed word, never the URL (/metrics)
 
 
 @dataclass

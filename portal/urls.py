@@ -7,6 +7,7 @@ from django.views.generic import RedirectView
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 
 from portal import language, timeline_views, views
+from portal.metrics.views import metrics
 from portal.api.root import ObtainTokenView, RevokeTokenView, api_root, not_found
 from portal.probes import healthz
 
@@ -30,6 +31,7 @@ urlpatterns = [
     path("logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("language/", language.set_language, name="set_language"),
     path("healthz", healthz, name="healthz"),
+    path("metrics", metrics, name="metrics"),
     path("favicon.ico", login_not_required(RedirectView.as_view(url="/static/img/favicon.svg")), name="favicon"),
     path("admin/", admin.site.urls),
     path("api/", api_root, name="api-root"),

@@ -10,10 +10,12 @@ class HealthConfig(AppConfig):
 
     def ready(self) -> None:
         # deferred: the models and what imports them load once the app registry is ready
-        from clusters.health import choices
+        from clusters.health import choices, metrics
         from clusters.health.readiness import readiness_section
         from portal import sections
+        from portal.metrics import collector
         from portal.templatetags.portal_display import add_label_source
 
         sections.register(sections.ORGANIZATION_PAGE, "health/readiness_org_section.html", readiness_section, order=50)
         add_label_source(choices)
+        collector.register("health", metrics.families)

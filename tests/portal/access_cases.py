@@ -79,3 +79,8 @@ _writes("api-token-revoke", _static({}), (), refused={r: 400 for r in ROLES if r
 # The language switcher: anyone may choose a language (signed in, it is remembered for them); GET is not served.
 ROUTES["set_language"] = Case(public=True, foreign=405, expect={r: 405 for r in ROLES})
 _writes("set_language", _static({"language": "ja", "next": "/"}), ROLES, success=302, writes_rows=False)
+
+ROUTES.update({
+    # Off unless METRICS_TOKEN or METRICS_ALLOWED_NETWORKS is set (tests/portal/test_metrics.py covers both).
+    "metrics": Case(public=True, foreign=404, expect={r: 404 for r in ROLES}),
+})
