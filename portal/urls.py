@@ -7,8 +7,8 @@ from django.views.generic import RedirectView
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 
 from portal import language, timeline_views, views
-from portal.metrics.views import metrics
 from portal.api.root import ObtainTokenView, RevokeTokenView, api_root, not_found
+from portal.metrics.views import metrics
 from portal.probes import healthz
 
 portal_patterns = (

@@ -44,9 +44,9 @@ def samples(text: str, name: str) -> dict[tuple, float]:
     """Every sample called ``name`` (the full sample name, e.g. ``portal_http_requests_total``), by its labels."""
     found = {}
     for family in text_string_to_metric_families(text):
-        for sample in family.samples:
-            if sample.name == name:
-                found[tuple(sorted(sample.labels.items()))] = sample.value
+        for point in family.samples:
+            if point.name == name:
+                found[tuple(sorted(point.labels.items()))] = point.value
     return found
 
 
@@ -261,8 +261,8 @@ def test_metrics_name_no_organization_only_ids(client, world, on, settings, tmp_
     assert not leaked, leaked
     # Every label value is an id, a number, a URL name, an AWS name or a fixed word.
     for family in text_string_to_metric_families(text):
-        for sample in family.samples:
-            for label, label_value in sample.labels.items():
+        for point in family.samples:
+            for label, label_value in point.labels.items():
                 if label == "cluster_id":
                     assert label_value.isdigit()
     assert django_settings.METRICS_TOKEN == TOKEN
