@@ -38,6 +38,7 @@ def queue_families(names: list[str]) -> list[Metric]:
 
 def job_families(kinds) -> list[Metric]:
     rows = GaugeMetricFamily("portal_jobs", "Background job rows by kind and state.", labels=["kind", "state"])
+    waiting = GaugeMetricFamily("portal_jobs_open", "Open (unfinished) rows of each kind.", labels=["kind"])
     oldest = GaugeMetricFamily("portal_jobs_oldest_open_age_seconds",
                                "Age of the oldest open row of each kind (0 when none is open).", labels=["kind"])
     now = timezone.now()
@@ -46,9 +47,11 @@ def job_families(kinds) -> list[Metric]:
         manager = model._default_manager
         for state, count in manager.order_by().values_list(model.STATUS_FIELD).annotate(n=Count("pk")):
             rows.add_metric([kind.name, str(state)], count)
-        first = manager.filter(model.open()).aggregate(first=Min(model.CREATED_FIELD))["first"]
+        found = manager.filter(model.open()).aggregate(first=Min(model.CREATED_FIELD), n=Count("pk"))
+        first = found["first"]
+        waiting.add_metric([kind.name], found["n"])
         oldest.add_metric([kind.name], max((now - first).total_seconds(), 0.0) if first else 0.0)
-    return [rows, oldest]
+    return [rows, waiting, oldest]
 
 
 def sweep_families() -> list[Metric]:

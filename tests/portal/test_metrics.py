@@ -137,6 +137,7 @@ def test_jobs_by_kind_and_state_with_the_oldest_open_age(client, world, on):
     text = scrape(client)
     assert value(text, "portal_jobs", kind="notification", state="pending") == 1
     assert value(text, "portal_jobs", kind="notification", state="failed") == 1
+    assert value(text, "portal_jobs_open", kind="notification") == 1
     assert value(text, "portal_jobs_oldest_open_age_seconds", kind="notification") >= 20 * 60
     assert ("kind", "push") in {k[0] for k in samples(text, "portal_jobs_oldest_open_age_seconds")}
     assert value(text, "portal_metrics_source_up", source="jobs") == 1
