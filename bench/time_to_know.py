@@ -300,7 +300,8 @@ class People:
         self.stack, self.clusters, self.tokens, self.count = stack, clusters, people_tokens, count
         self.pages: list[float] = []
         self.api: list[float] = []
-        self.errors = 0
+        self.by_route: dict[str, list[float]] = {}
+        self.errors: list[str] = []
 
     def run(self, until: float, index: int) -> None:
         org_ids = sorted(self.tokens)
@@ -317,6 +318,7 @@ class People:
             pages = ["/", "/clusters/", f"/clusters/{cluster.pk}/", f"/clusters/{cluster.pk}/health/"]
             apis = [f"/api/health/faults/?cluster={cluster.pk}&open=true", f"/api/health/reports/?cluster={cluster.pk}",
                     "/api/clusters/clusters/", f"/api/health/nodes/?cluster={cluster.pk}"]
+            routes = {pages[2]: "/clusters/<pk>/", pages[3]: "/clusters/<pk>/health/"}
             is_page = rng.random() < 0.6
             path = rng.choice(pages if is_page else apis)
             request = urllib.request.Request(self.stack.url + path, headers={} if is_page else {"Authorization": f"Token {key}"})
@@ -324,9 +326,11 @@ class People:
             try:
                 with (opener.open(request, timeout=30) if is_page else urllib.request.urlopen(request, timeout=30)) as answer:  # noqa: S310
                     answer.read()
-            except (urllib.error.URLError, OSError):
-                self.errors += 1
-            (self.pages if is_page else self.api).append(time.time() - started)
+            except (urllib.error.URLError, OSError) as exc:
+                self.errors.append(f"{path}: {exc}")
+            took = time.time() - started
+            (self.pages if is_page else self.api).append(took)
+            collect(self.by_route, routes.get(path, re.sub(r"=\d+", "=<pk>", path)), took)
             time.sleep(1.0)
 
 
@@ -424,7 +428,8 @@ def done(f: Fault) -> bool:
 def report(args, faults, pusher, people, series, grace, wall, logs) -> None:
     print(f"time to know: {args.clusters} clusters x {args.nodes} p5.48xlarge nodes pushing DCGM + EFA every "
           f"{args.interval} s, {args.rounds} rounds, {args.people} people reading; {len(faults)} faults injected "
-          f"({args.per_kind} per kind); stall minutes {args.stall_minutes}; run {wall:.0f} s; logs {logs}")
+          f"({args.per_kind} per kind); stall minutes {args.stall_minutes} (a stall's clock starts when they have "
+          f"passed); run {wall:.0f} s; logs {logs}")
     print(f"pushes: {len(pusher.accepted)} answered (p95 {pct(pusher.accepted, 0.95):.2f} s), {pusher.errors} refused "
           f"or failed, {pusher.late} sent over an interval late")
     stages: dict[str, list] = {}
@@ -435,13 +440,15 @@ def report(args, faults, pusher, people, series, grace, wall, logs) -> None:
             if f.visible is not None:
                 collect(stages, f"silent node known ({f.kind})", f.visible - f.last_with_node)
             continue
+        # A stall is knowable only once the run has been idle for the stall minutes: its clock starts then.
+        known_from = f.accepted + (args.stall_minutes * 60 if f.kind == "stalled" else 0)
         if f.visible is not None:
-            collect(stages, f"accepted -> visible ({f.kind})", f.visible - f.accepted)
-            collect(stages, "accepted -> visible (all)", f.visible - f.accepted)
+            collect(stages, f"accepted -> visible ({f.kind})", f.visible - known_from)
+            collect(stages, "accepted -> visible (all)", f.visible - known_from)
         if f.stored is not None and f.slack and f.email:
             collect(stages, f"stored -> notified ({f.kind})", max(f.slack, f.email) - f.stored)
             collect(stages, "stored -> notified (all)", max(f.slack, f.email) - f.stored)
-            collect(stages, "accepted -> notified (all)", max(f.slack, f.email) - f.accepted)
+            collect(stages, "accepted -> notified (all)", max(f.slack, f.email) - known_from)
         if f.stored is not None and f.provider is not None:
             collect(stages, f"stored -> provider call ({f.kind})", max(f.provider - f.stored, 0.0))
     print("per stage and fault kind (seconds):")
@@ -455,7 +462,10 @@ def report(args, faults, pusher, people, series, grace, wall, logs) -> None:
     for name in sorted(k for k in series if k.startswith("queue ")):
         print(f"  {name} oldest message: max {max(series[name]):.1f} s")
     print(f"pages: {len(people.pages)} p95 {pct(people.pages, 0.95):.2f} s; API reads: {len(people.api)} "
-          f"p95 {pct(people.api, 0.95):.2f} s; errors {people.errors}")
+          f"p95 {pct(people.api, 0.95):.2f} s; errors {len(people.errors)} {people.errors[:3]}")
+    for route in sorted(people.by_route):
+        times = people.by_route[route]
+        print(f"  {route:<46} n={len(times):<4} p50 {statistics.median(times):.2f} s  p95 {pct(times, 0.95):.2f} s")
     notified = stages.get("accepted -> notified (all)", [])
     silent = stages.get("silent node known (node_silent)", [])
     goals = {

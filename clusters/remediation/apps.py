@@ -8,3 +8,11 @@ class RemediationConfig(AppConfig):
     name = "clusters.remediation"
     label = "remediation"
     verbose_name = _("Node remediation")
+
+    def ready(self) -> None:
+        # deferred: the tasks module imports the models
+        from clusters.remediation import tasks
+        from portal import notifications
+
+        if tasks.on_event not in notifications.LISTENERS:
+            notifications.LISTENERS.append(tasks.on_event)
