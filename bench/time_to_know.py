@@ -58,6 +58,7 @@ class Fault:
     gpu: int = 0
     accepted: float | None = None  # the push carrying it answered 202 (epoch seconds)
     last_with_node: float | None = None  # node_silent: the last push with the node accepted
+    knowable: float | None = None  # stalled: the first push received the stall minutes after the idle one
     stored: float | None = None
     visible: float | None = None
     slack: float | None = None
@@ -140,7 +141,9 @@ def schedule(args, rng: random.Random) -> list[Fault]:
             last = args.rounds - 3 - (stall_rounds if kind == "stalled" else 0)
             if last < 2:
                 raise SystemExit(f"--rounds {args.rounds} is too few to inject and measure a {kind}")
-            free = [c for c in range(args.clusters) if (c, kind) not in used] or list(range(args.clusters))
+            # A cluster of its own where there are enough: a stall's EFA trend must not straddle a node going quiet.
+            free = ([c for c in range(args.clusters) if c not in {u for u, _k in used}]
+                    or [c for c in range(args.clusters) if (c, kind) not in used] or list(range(args.clusters)))
             cluster = rng.choice(free)
             used.add((cluster, kind))
             node = rng.choice([n for n in range(args.nodes) if (cluster, n) not in nodes_used] or [0])
@@ -235,12 +238,16 @@ KINDS_STORED = {"xid79": "xid", "remap_failure": "row_remap_failure", "stalled":
 
 def observe(f: Fault, cluster, stack, people_tokens, slack, smtp, now: float) -> None:
     """One look at one fault: each stage's moment, stamped the first time it is seen."""
+    from django.conf import settings
+
     from clusters.health.models import GpuFault
     from clusters.remediation.models import RemediationStep
 
     host = hostnames(f.cluster, cluster.node_count)[f.node]
     _user, key = people_tokens[cluster.organization_id]
     api = {"Authorization": f"Token {key}"}
+    if f.kind == "stalled" and f.knowable is None:
+        f.knowable = knowable_at(cluster.pk, f.accepted, settings.ACCOUNTING_STALL_MINUTES * 60)
     if f.kind == "node_silent":
         if f.visible is None:
             count = read_json(f"{stack.url}/api/health/nodes/?cluster={cluster.pk}&page_size=1", api)["count"]
@@ -265,6 +272,18 @@ def observe(f: Fault, cluster, stack, people_tokens, slack, smtp, now: float) ->
         called = (RemediationStep.objects.filter(action__cluster_id=cluster.pk, action__nodes__contains=[host])
                   .order_by("at").values_list("at", flat=True).first())
         f.provider = called.timestamp() if called else None
+
+
+def knowable_at(cluster_id: int, idle_accepted: float, window: float) -> float | None:
+    """When the push arrived that first spans the stall window from the first idle push (the server's clock)."""
+    from clusters.health.models import HealthPush
+
+    times = [t.timestamp() for t in HealthPush.objects.filter(cluster_id=cluster_id).order_by("received_at")
+             .values_list("received_at", flat=True)]
+    idle = next((t for t in times if t >= idle_accepted - 5), None)  # the injected push, received just before
+    if idle is None:
+        return None
+    return next((t for t in times if t - idle >= window), None)
 
 
 _PAGE_SESSIONS: dict = {}
@@ -440,14 +459,14 @@ def report(args, faults, pusher, people, series, grace, wall, logs) -> None:
             if f.visible is not None:
                 collect(stages, f"silent node known ({f.kind})", f.visible - f.last_with_node)
             continue
-        # A stall is knowable only once the run has been idle for the stall minutes: its clock starts then.
-        known_from = f.accepted + (args.stall_minutes * 60 if f.kind == "stalled" else 0)
+        # A stall is knowable only from the first push received the stall minutes after the first idle one.
+        known_from = f.knowable if f.kind == "stalled" and f.knowable else f.accepted
         if f.visible is not None:
             collect(stages, f"accepted -> visible ({f.kind})", f.visible - known_from)
             collect(stages, "accepted -> visible (all)", f.visible - known_from)
         if f.stored is not None and f.slack and f.email:
-            collect(stages, f"stored -> notified ({f.kind})", max(f.slack, f.email) - f.stored)
-            collect(stages, "stored -> notified (all)", max(f.slack, f.email) - f.stored)
+            collect(stages, f"stored -> notified ({f.kind})", max(max(f.slack, f.email) - f.stored, 0.0))
+            collect(stages, "stored -> notified (all)", max(max(f.slack, f.email) - f.stored, 0.0))
             collect(stages, "accepted -> notified (all)", max(f.slack, f.email) - known_from)
         if f.stored is not None and f.provider is not None:
             collect(stages, f"stored -> provider call ({f.kind})", max(f.provider - f.stored, 0.0))
