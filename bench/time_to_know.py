@@ -238,16 +238,12 @@ KINDS_STORED = {"xid79": "xid", "remap_failure": "row_remap_failure", "stalled":
 
 def observe(f: Fault, cluster, stack, people_tokens, slack, smtp, now: float) -> None:
     """One look at one fault: each stage's moment, stamped the first time it is seen."""
-    from django.conf import settings
-
-    from clusters.health.models import GpuFault
+    from clusters.health.models import GpuFault, HealthPush
     from clusters.remediation.models import RemediationStep
 
     host = hostnames(f.cluster, cluster.node_count)[f.node]
     _user, key = people_tokens[cluster.organization_id]
     api = {"Authorization": f"Token {key}"}
-    if f.kind == "stalled" and f.knowable is None:
-        f.knowable = knowable_at(cluster.pk, f.accepted, settings.ACCOUNTING_STALL_MINUTES * 60)
     if f.kind == "node_silent":
         if f.visible is None:
             count = read_json(f"{stack.url}/api/health/nodes/?cluster={cluster.pk}&page_size=1", api)["count"]
@@ -256,8 +252,12 @@ def observe(f: Fault, cluster, stack, people_tokens, slack, smtp, now: float) ->
         return
     rows = GpuFault.objects.filter(cluster_id=cluster.pk, cleared_at__isnull=True)
     rows = rows.filter(kind=KINDS_STORED[f.kind]) if f.kind == "stalled" else rows.filter(hostname=host)
-    if f.stored is None and rows.exists():
-        f.stored = now
+    first = rows.order_by("first_seen").values_list("first_seen", flat=True).first()
+    if f.stored is None and first is not None:
+        # Stored: when the push that opened it finished (its transaction committed), not when this poll saw it.
+        finished = (HealthPush.objects.filter(cluster_id=cluster.pk, received_at=first, finished_at__isnull=False)
+                    .values_list("finished_at", flat=True).first())
+        f.stored = finished.timestamp() if finished else now
     if f.stored and f.visible is None:
         query = f"cluster={cluster.pk}&open=true" + ("&kind=training_stalled" if f.kind == "stalled" else f"&hostname={host}")
         if read_json(f"{stack.url}/api/health/faults/?{query}", api)["count"] and host_on_page(stack, cluster, f, host):
@@ -431,7 +431,7 @@ def main() -> int:
         stop.set()
         stack.stop()
     wall = time.time() - started_at
-    report(args, faults, pusher, people, series, grace, wall, logs)
+    report(args, faults, clusters, pusher, people, series, grace, wall, logs)
     return 0
 
 
@@ -444,15 +444,19 @@ def done(f: Fault) -> bool:
     return base and (f.provider is not None or f.kind == "stalled")
 
 
-def report(args, faults, pusher, people, series, grace, wall, logs) -> None:
+def report(args, faults, clusters, pusher, people, series, grace, wall, logs) -> None:
     print(f"time to know: {args.clusters} clusters x {args.nodes} p5.48xlarge nodes pushing DCGM + EFA every "
           f"{args.interval} s, {args.rounds} rounds, {args.people} people reading; {len(faults)} faults injected "
           f"({args.per_kind} per kind); stall minutes {args.stall_minutes} (a stall's clock starts when they have "
           f"passed); run {wall:.0f} s; logs {logs}")
     print(f"pushes: {len(pusher.accepted)} answered (p95 {pct(pusher.accepted, 0.95):.2f} s), {pusher.errors} refused "
           f"or failed, {pusher.late} sent over an interval late")
+    from django.conf import settings
+
     stages: dict[str, list] = {}
     for f in faults:
+        if f.kind == "stalled" and f.accepted is not None:
+            f.knowable = knowable_at(clusters[f.cluster].pk, f.accepted, settings.ACCOUNTING_STALL_MINUTES * 60)
         if f.accepted is None:
             continue
         if f.kind == "node_silent":
