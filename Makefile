@@ -71,7 +71,7 @@ messages: install
 # the database it needs): make bench BENCH=scale BENCH_ARGS="--runs 15"
 bench: install
 	@if [ -z "$(BENCH)" ]; then echo "make bench BENCH=<name> [BENCH_ARGS=...], name one of:"; \
-		ls bench/*.py | grep -v harness.py | xargs -n1 basename | sed 's/\.py$$//'; exit 2; fi
+		ls bench/*.py | grep -v -e harness.py -e _stack.py -e _settings.py | xargs -n1 basename | sed 's/\.py$$//'; exit 2; fi
 	$(BIN)/python bench/$(BENCH).py $(BENCH_ARGS)
 
 # Re-pin after editing requirements*.in (needs pip-tools in the venv): production first, then everything else

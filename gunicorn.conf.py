@@ -17,3 +17,18 @@ keepalive = 5
 max_requests = 2000
 max_requests_jitter = 200
 accesslog = "-"
+
+# /metrics adds up every worker's counters from prometheus_client's multiprocess files (docs/metrics.md). An
+# operator who names the directory (shared with the Celery workers, to count their side too) empties it before
+# starting; otherwise each start gets a fresh one. It must be set before a worker imports prometheus_client.
+if not os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
+    import tempfile
+
+    os.environ["PROMETHEUS_MULTIPROC_DIR"] = tempfile.mkdtemp(prefix="geniac-metrics-")
+
+
+def child_exit(server, worker):
+    """A recycled or dead worker's gauges leave the sum (its counters stay counted)."""
+    from prometheus_client import multiprocess
+
+    multiprocess.mark_process_dead(worker.pid)

@@ -22,6 +22,7 @@ from django.utils import timezone
 
 from portal import outbound
 from portal.audit import recording as audit
+from portal.metrics.instruments import watch_aws_client
 
 _lock = threading.Lock()
 _credentials: dict[tuple[str, str], dict] = {}
@@ -96,6 +97,7 @@ def _assumed(role_arn: str, external_id: str, region: str | None) -> dict:
         if cached and cached["Expiration"] - timedelta(minutes=5) > timezone.now():
             return cached
     sts = boto3.client("sts", **_base_kwargs(region))
+    watch_aws_client(sts)
     params = {"RoleArn": role_arn, "RoleSessionName": settings.AWS_ROLE_SESSION_NAME, "DurationSeconds": 3600}
     if external_id:
         params["ExternalId"] = external_id
@@ -134,6 +136,7 @@ def client(service: str, organization=None, region: str | None = None, *, endpoi
     if organization is not None and getattr(organization, "pk", None) is not None:
         # Every action (not a read) made in an organization's account goes on the audit trail.
         made.meta.events.register("after-call", audit.aws_call_recorder(organization.pk, service))
+    watch_aws_client(made)  # every call counted by operation and error code (/metrics)
     return made
 
 
@@ -145,7 +148,9 @@ def program_client(service: str, region: str | None = None):
         creds = _assumed(settings.AWS_PROGRAM_ROLE_ARN, settings.AWS_PROGRAM_EXTERNAL_ID, region)
         kwargs.update(aws_access_key_id=creds["AccessKeyId"], aws_secret_access_key=creds["SecretAccessKey"],
                       aws_session_token=creds["SessionToken"])
-    return boto3.client(service, **kwargs)
+    made = boto3.client(service, **kwargs)
+    watch_aws_client(made)
+    return made
 
 
 def signing_credentials(organization):

@@ -29,6 +29,7 @@ from portal import jobs, outbound, slack_markup
 from portal.choices import Severity, severity_rank
 from portal.jobs import registry
 from portal.language import program_language
+from portal.metrics import instruments
 from portal.models import NotificationDelivery, NotificationSetting, User
 
 logger = logging.getLogger("portal.notifications")
@@ -208,10 +209,13 @@ def deliver(self, delivery_id: int) -> str:
             NotificationDelivery.fail(delivery.pk, delivery.error, status=NotificationDelivery.FAILED,
                                       attempts=delivery.attempts)
             logger.error("notification %s failed after %s attempts: %s", delivery_id, delivery.attempts, exc)
+            instruments.count_delivery(delivery.channel, "failed")
             return "failed"
         delivery.save(update_fields=["attempts", "error"])
+        instruments.count_delivery(delivery.channel, "retry")
         raise self.retry(exc=exc, countdown=RETRY_BACKOFF * (2 ** self.request.retries)) from exc
     NotificationDelivery.finish(delivery.pk, NotificationDelivery.SENT, attempts=delivery.attempts, error="")
+    instruments.count_delivery(delivery.channel, "sent")
     return "sent"
 
 

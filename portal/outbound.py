@@ -38,6 +38,7 @@ import urllib3
 from django.conf import settings
 
 from portal import json_input
+from portal.metrics.instruments import count_outbound_refusal
 
 logger = logging.getLogger("portal.outbound")
 
@@ -63,6 +64,7 @@ class OutboundError(Exception):
         super().__init__(reason)
         self.reason = reason
         self.status = status
+        count_outbound_refusal(reason)  # by a fixed word, never the URL (/metrics)
 
 
 @dataclass

@@ -3,6 +3,7 @@ from celery import shared_task
 
 from portal import submissions
 from portal.jobs import registry
+from portal.metrics import broker, collector
 
 # The notification tasks live beside their service; importing them registers them with the worker.
 from portal.notifications import deliver, sweep_pending  # noqa: F401
@@ -25,4 +26,6 @@ def sweep_jobs() -> int:
     """Every minute: each registered kind of job's own part (time-outs, proposals, leftovers), then the rows the
     broker never took and the rows whose worker died, of every kind (``portal.jobs.registry``). Answers how many
     rows it sent."""
-    return sum(swept.sent for swept in registry.sweep().values())
+    sent = sum(swept.sent for swept in registry.sweep().values())
+    broker.stamp(collector.SWEEP_STAMP)  # /metrics: the alert on a sweep that stopped reads it
+    return sent

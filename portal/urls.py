@@ -8,6 +8,7 @@ from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitVie
 
 from portal import language, timeline_views, views
 from portal.api.root import ObtainTokenView, RevokeTokenView, api_root, not_found
+from portal.metrics.views import metrics
 from portal.probes import healthz
 
 portal_patterns = (
@@ -33,6 +34,7 @@ urlpatterns = [
     path("", include("portal.audit.urls")),
     path("", include("portal.factors.urls")),
     path("", include("portal.sso.urls")),
+    path("metrics", metrics, name="metrics"),
     path("favicon.ico", login_not_required(RedirectView.as_view(url="/static/img/favicon.svg")), name="favicon"),
     path("admin/", admin.site.urls),
     path("api/", api_root, name="api-root"),

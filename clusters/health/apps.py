@@ -10,11 +10,13 @@ class HealthConfig(AppConfig):
 
     def ready(self) -> None:
         # deferred: the models and what imports them load once the app registry is ready
-        from clusters.health import choices, validation
+        from clusters.health import choices, metrics, validation
         from clusters.health.readiness import readiness_section
         from portal import sections, signals
+        from portal.metrics import collector
         from portal.templatetags.portal_display import add_label_source
 
         sections.register(sections.ORGANIZATION_PAGE, "health/readiness_org_section.html", readiness_section, order=50)
         add_label_source(choices)
         signals.cycle_archived.connect(validation.on_cycle_archived, dispatch_uid="health.close_archived")
+        collector.register("health", metrics.families)

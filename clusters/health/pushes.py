@@ -39,6 +39,7 @@ from clusters.health.prometheus import ParseError
 from clusters.health.reader import parse_stream
 from portal import jobs
 from portal.jobs import registry
+from portal.metrics import instruments
 
 logger = logging.getLogger(__name__)
 
@@ -126,6 +127,7 @@ def receive(cluster, stream, *, max_bytes: int, gzipped: bool, scope: str = curr
     except BaseException:
         bodies.delete(name)
         raise
+    instruments.count_push_received(cluster.pk)
     return push
 
 
@@ -178,6 +180,7 @@ def claim(push_id: int) -> bool:
 
 def _finish(push: HealthPush, status: str, *, error: str = "", report=None) -> None:
     HealthPush.finish(push.pk, status, error=error[:2000], report=report)
+    instruments.count_push_finished(push.cluster_id, status, push.received_at)
     _delete_bodies([push.body])
 
 

@@ -10,8 +10,10 @@ class RemediationConfig(AppConfig):
     verbose_name = _("Node remediation")
 
     def ready(self) -> None:
-        # deferred: the services import the models, which load once the app registry is ready
-        from clusters.remediation import services
-        from portal import signals
+        # deferred: the services and tasks import the models, which load once the app registry is ready
+        from clusters.remediation import services, tasks
+        from portal import notifications, signals
 
         signals.cycle_archived.connect(services.on_cycle_archived, dispatch_uid="remediation.close_archived")
+        if tasks.on_event not in notifications.LISTENERS:
+            notifications.LISTENERS.append(tasks.on_event)

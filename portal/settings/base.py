@@ -57,6 +57,8 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
+    # First, so the time counted is the whole answer (portal_http_* on /metrics).
+    "portal.metrics.middleware.RequestMetricsMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
@@ -298,6 +300,11 @@ CELERY_BEAT_SCHEDULE = {
     # Cost Explorer updates a day's figures for about a day after it ends: fetch once a day, early in program time.
     "Fetch cost from Cost Explorer": {"task": "workloads.spend.fetch_all_costs", "schedule": crontab(minute="30", hour="6")},
 }  # queues come from the task routes in portal/celery.py
+
+# /metrics (portal.metrics.views): off until one of these is set. The bearer token the operator's Prometheus
+# sends, and/or the networks it scrapes from (CIDR, comma-separated).
+METRICS_TOKEN = env("METRICS_TOKEN", default="")
+METRICS_ALLOWED_NETWORKS = env.list("METRICS_ALLOWED_NETWORKS", default=[])
 
 CACHES = {
     "default": (

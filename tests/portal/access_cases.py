@@ -109,3 +109,7 @@ _writes("factors:factors", _static({}), _SIGNED_IN, success=302, writes_rows=Fal
 ROUTES["sso:start"] = Case(public=True, foreign=405, expect={r: 405 for r in ROLES})
 _writes("sso:start", _static({"email": "someone@nowhere.example"}), ROLES, success=LOGIN, writes_rows=False)
 ROUTES["sso:callback"] = Case(public=True, foreign=LOGIN, expect={r: LOGIN for r in ROLES})
+ROUTES.update({
+    # Off unless METRICS_TOKEN or METRICS_ALLOWED_NETWORKS is set (tests/portal/test_metrics.py covers both).
+    "metrics": Case(public=True, foreign=404, expect={r: 404 for r in ROLES}),
+})
