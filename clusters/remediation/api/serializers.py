@@ -5,9 +5,9 @@ from rest_framework import serializers
 
 from clusters.models import Cluster
 from clusters.remediation import failure
-from clusters.remediation.rules import policy_for
 from clusters.remediation.choices import ActionKind
 from clusters.remediation.models import RemediationAction, RemediationStep
+from clusters.remediation.rules import policy_for
 from portal import access, provider_errors
 
 
