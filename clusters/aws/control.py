@@ -15,6 +15,24 @@ import urllib.request
 HOST = "control.embedded"
 
 
+def _post(endpoint: str, path: str, spec: dict) -> None:
+    if not endpoint.startswith(("http://", "https://")):
+        raise ValueError(f"not an endpoint URL: {endpoint!r}")
+    url = f"{endpoint.rstrip('/')}/_aws/{HOST}/{path}"
+    headers = {"Content-Type": "application/json"}
+    request = urllib.request.Request(url, data=json.dumps(spec).encode(), method="POST", headers=headers)  # noqa: S310
+    with urllib.request.urlopen(request, timeout=10) as response:  # noqa: S310 - scheme checked
+        response.read()
+
+
+def configure_exporters(endpoint: str, *, account_id: str, region: str, head_node: str, url: str, token: str) -> None:
+    """Make the node exporters of the ParallelCluster whose head node is ``head_node`` push their health to ``url``
+    with ``token`` (what the software stack's exporters would be configured with), as a rebooted or replaced node
+    does when it comes back."""
+    _post(endpoint, "exporters", {"account_id": account_id, "region": region, "head_node": head_node, "url": url,
+                                  "token": token})
+
+
 def register_reservation(endpoint: str, *, account_id: str, region: str, reservation_id: str, kind: str,
                          instance_type: str, availability_zone: str, count: int, in_use: int, days: int) -> None:
     """Record one reservation (``odcr``, ``capacity_block`` or ``training_plan``; a plan by its ARN or name) with

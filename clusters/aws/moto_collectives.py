@@ -5,11 +5,14 @@ nccom-test (Trainium) would print, so that the portal's own readers (:mod:`clust
 :mod:`clusters.health.nccom`) parse it as they parse a real log. The shape of the bandwidth curve is
 read from published runs kept as demo samples (AWS's 2 × p5.48xlarge all_reduce over EFA, Neuron's
 2 × trn1.32xlarge all-reduce); the plateau is scaled to the published figure for the cluster's
-hardware (:mod:`clusters.health.expectations`), times ``factor`` for an emulated slow link.
+hardware (:mod:`clusters.health.expectations`), times ``factor`` for an emulated slow link. Two runs never read
+the same, as on real hardware: each run lands a little under or at the published plateau (``RUN_SPREAD``) and each
+row jitters around the curve, more for the small, latency-bound messages (``ROW_JITTER``).
 """
 
 from __future__ import annotations
 
+import random
 from functools import cache
 from pathlib import Path
 
@@ -28,6 +31,20 @@ BUS_FACTOR = {"all_reduce": lambda n: 2 * (n - 1) / n, "all_gather": lambda n: (
 NCCL_BINARY = {"all_reduce": "all_reduce_perf", "all_gather": "all_gather_perf",
                "reduce_scatter": "reduce_scatter_perf", "alltoall": "alltoall_perf"}
 NCCOM_OPERATION = {"all_reduce": "allr", "all_gather": "allg", "reduce_scatter": "redsct", "alltoall": "alltoall"}
+RUN_SPREAD = (0.95, 1.01)  # a healthy run's plateau as a share of the published one
+ROW_JITTER = (0.04, 0.008)  # relative spread of a row's figures: the smallest message, the largest
+_random = random.Random()
+
+
+def _run_factor(rng: random.Random) -> float:
+    low, high = RUN_SPREAD
+    return min(high, max(low, rng.gauss((low + high) / 2 + 0.01, 0.012)))
+
+
+def _jitter(rng: random.Random, position: float) -> float:
+    """A row's multiplier; ``position`` is 0 for the smallest message and 1 for the largest."""
+    small, large = ROW_JITTER
+    return 1 + rng.gauss(0, small + (large - small) * position)
 
 
 def _plain(instance_type: str) -> str:
@@ -57,8 +74,11 @@ def plateau_for(instance_type: str, nodes: int, trainium: bool) -> float:
 
 
 def nccl_tests(collective: str, hosts: list[str], instance_type: str, *, factor: float = 1.0,
-               nccl_version: str = "2.27.7", ofi_version: str = "1.16.3", gpus_per_node: int = 8) -> str:
-    """What ``srun -l <collective>_perf -b 1M -e 16G -f 2 -g 1`` prints on ``hosts``."""
+               nccl_version: str = "2.27.7", ofi_version: str = "1.16.3", gpus_per_node: int = 8,
+               rng: random.Random | None = None) -> str:
+    """What ``srun -l <collective>_perf -b 1M -e 16G -f 2 -g 1`` prints on ``hosts`` (one run: ``rng`` draws its
+    noise)."""
+    rng = rng or _random
     ranks = len(hosts) * gpus_per_node
     device = next((name for prefix, name in DEVICES.items() if _plain(instance_type).startswith(prefix)), DEVICES["p5."])
     binary = NCCL_BINARY[collective]
@@ -81,12 +101,12 @@ def nccl_tests(collective: str, hosts: list[str], instance_type: str, *, factor:
     lines += ["#", "#                                                              out-of-place                       in-place          ",
               "#       size         count      type   redop    root     time   algbw   busbw #wrong     time   algbw   busbw #wrong",
               "#        (B)    (elements)                               (us)  (GB/s)  (GB/s)            (us)  (GB/s)  (GB/s)       "]
-    plateau = plateau_for(instance_type, len(hosts), False) * factor
+    plateau = plateau_for(instance_type, len(hosts), False) * factor * _run_factor(rng)
     bus = BUS_FACTOR[collective](ranks)
     total = 0.0
     shape = _shape(NCCL_SAMPLE)
-    for size, share in shape:
-        busbw = plateau * share
+    for index, (size, share) in enumerate(shape):
+        busbw = plateau * share * _jitter(rng, index / max(len(shape) - 1, 1))
         algbw = busbw / bus
         time_us = size / (algbw * 1e3)
         redop, root = ("sum", -1) if collective in ("all_reduce", "reduce_scatter") else ("none", -1)
@@ -98,10 +118,12 @@ def nccl_tests(collective: str, hosts: list[str], instance_type: str, *, factor:
     return "\n".join(f"0: {line}" for line in lines)
 
 
-def nccom_test(collective: str, addresses: list[str], *, factor: float = 1.0, ranks_per_node: int = 32) -> str:
-    """What ``nccom-test -r <ranks> -N <nodes> -b 8 -e 1GB -f 2 <operation> --hosts …`` prints."""
+def nccom_test(collective: str, addresses: list[str], *, factor: float = 1.0, ranks_per_node: int = 32,
+               rng: random.Random | None = None) -> str:
+    """What ``nccom-test -r <ranks> -N <nodes> -b 8 -e 1GB -f 2 <operation> --hosts …`` prints (one run)."""
+    rng = rng or _random
     nodes = len(addresses)
-    plateau = plateau_for("trn1.32xlarge", nodes, True) * factor
+    plateau = plateau_for("trn1.32xlarge", nodes, True) * factor * _run_factor(rng)
     ranks = nodes * ranks_per_node
     bus = BUS_FACTOR[collective](ranks)
     lines = [f"        NEURON_RT_ROOT_COMM_ID={addresses[0]}:45654 nccom-test -r {ranks} -N {nodes} -b 8 -e 1GB -f 2 "
@@ -109,8 +131,8 @@ def nccom_test(collective: str, addresses: list[str], *, factor: float = 1.0, ra
              "               size(B)    count(elems)    type    time(us)    algbw(GB/s)    busbw(GB/s)"]
     total = 0.0
     shape = _shape(NCCOM_SAMPLE)
-    for size, share in shape:
-        busbw = plateau * share
+    for index, (size, share) in enumerate(shape):
+        busbw = plateau * share * _jitter(rng, index / max(len(shape) - 1, 1))
         algbw = busbw / bus
         time_us = max(size / (algbw * 1e3), 520.0) if algbw else 520.0
         lines.append(f"{size:22d}{size // 4:16d}    fp32{time_us:12.0f}{algbw:15.2f}{busbw:15.2f}")

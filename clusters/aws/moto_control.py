@@ -1,4 +1,5 @@
-"""The embedded endpoint's side of :mod:`clusters.aws.control`: records a reservation as AWS would hold it.
+"""The embedded endpoint's side of :mod:`clusters.aws.control`: records a reservation as AWS would hold it, and
+where a ParallelCluster's node exporters push.
 
 ``POST /_aws/control.embedded/reservations`` with the JSON :func:`clusters.aws.control.register_reservation`
 sends: an ODCR or a Capacity Block in :mod:`clusters.aws.moto_ec2`'s store, a training plan in
@@ -9,13 +10,15 @@ import json
 
 from werkzeug.wrappers import Request, Response
 
-from clusters.aws import moto_ec2, moto_training_plans
+from clusters.aws import moto_ec2, moto_headnode, moto_scontrol, moto_training_plans
 from clusters.aws.control import HOST
 from clusters.aws.moto_http import aws_error, aws_host, json_response
 
 
 @aws_host(HOST.replace(".", r"\."))
 def control(request: Request, host: str, path: str) -> Response:
+    if request.method == "POST" and path.rstrip("/") == "/exporters":
+        return _exporters(request)
     if request.method != "POST" or path.rstrip("/") != "/reservations":
         return aws_error("NotFound", f"the embedded endpoint's control does not answer {request.method} {path}", 404)
     try:
@@ -36,3 +39,16 @@ def control(request: Request, host: str, path: str) -> Response:
     except (KeyError, TypeError, ValueError) as exc:
         return aws_error("ValidationException", f"not a reservation: {exc}", 400)
     return json_response({"reservation_id": rid, "in_use": in_use})
+
+
+def _exporters(request: Request) -> Response:
+    """The node exporters of the ParallelCluster whose head node is ``head_node`` push to ``url`` with ``token``."""
+    try:
+        spec = json.loads(request.get_data() or b"{}")
+        cluster = moto_headnode.cluster_of(spec["account_id"], spec["region"], spec["head_node"])
+        if cluster is None:
+            raise ValueError(f"no cluster has the head node {spec['head_node']}")
+        moto_scontrol.configure_exporters(cluster, str(spec["url"]), str(spec["token"]))
+    except (KeyError, TypeError, ValueError) as exc:
+        return aws_error("ValidationException", f"not an exporter configuration: {exc}", 400)
+    return json_response({"cluster": cluster.name})

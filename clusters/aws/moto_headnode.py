@@ -44,11 +44,24 @@ HYPERPOD_TARGET = re.compile(r"^sagemaker-cluster:(?P<cluster_id>[^_]+)_(?P<node
 
 @dataclass(frozen=True)
 class Node:
-    """One compute node of an emulated cluster: its Slurm hostname and instance type."""
+    """One compute node of an emulated cluster: its hostname, instance type and Slurm node name.
+
+    ParallelCluster names a node in Slurm ``<queue>-st-<compute resource>-<n>`` and keeps the instance's
+    hostname (``ip-10-1-45-12``) as its ``NodeHostName``; HyperPod's Slurm names are the hostnames
+    (``name`` left empty)."""
 
     hostname: str
     instance_type: str
     instance_id: str = ""
+    name: str = ""
+
+    @property
+    def slurm_name(self) -> str:
+        return self.name or self.hostname
+
+    @property
+    def address(self) -> str:
+        return self.hostname.removeprefix("ip-").replace("-", ".")
 
 
 @dataclass
@@ -135,13 +148,17 @@ def run(context: Context) -> Result:
 
 
 def _pcluster_nodes(configuration: dict[str, Any]) -> list[Node]:
-    """ParallelCluster's static nodes: ``<queue>-st-<compute resource>-<n>`` for each MinCount."""
-    nodes = []
+    """ParallelCluster's static nodes: ``<queue>-st-<compute resource>-<n>`` for each MinCount, on instances
+    whose hostnames are their private addresses (``ip-10-1-45-12`` …, one /24 per compute resource)."""
+    nodes: list[Node] = []
+    ordinal = 0
     for queue in (configuration.get("Scheduling") or {}).get("SlurmQueues") or []:
         for resource in queue.get("ComputeResources") or []:
             instance_type = resource.get("InstanceType") or ((resource.get("Instances") or [{}])[0]).get("InstanceType", "")
             count = int(resource.get("MinCount") or resource.get("MaxCount") or 0)
-            nodes.extend(Node(f"{queue['Name']}-st-{resource['Name']}-{i}", str(instance_type)) for i in range(1, count + 1))
+            nodes.extend(Node(f"ip-10-1-{45 + ordinal}-{11 + i}", str(instance_type),
+                              name=f"{queue['Name']}-st-{resource['Name']}-{i}") for i in range(1, count + 1))
+            ordinal += 1
     return nodes
 
 

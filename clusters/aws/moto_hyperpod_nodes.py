@@ -100,7 +100,7 @@ def _report_back(cluster: Any, hostname: str) -> None:
     url, token = tags.get(HEALTH_PUSH_URL, ""), tags.get(HEALTH_PUSH_TOKEN, "")
     if not url.startswith(("http://", "https://")) or not token:
         return
-    timer = threading.Timer(REPORT_DELAY, _post_report, args=(url, token, hostname))
+    timer = threading.Timer(REPORT_DELAY, post_report, args=(url, token, hostname))
     timer.daemon = True
     timer.start()
 
@@ -110,7 +110,7 @@ def healthy_exposition(hostname: str) -> str:
     return HEALTHY_SAMPLE.read_text().replace(SAMPLE_HOST, hostname)
 
 
-def _post_report(url: str, token: str, hostname: str) -> int:
+def post_report(url: str, token: str, hostname: str) -> int:
     target = f"{url}{'&' if '?' in url else '?'}{urllib.parse.urlencode({'scope': 'nodes', 'nodes': hostname})}"
     request = urllib.request.Request(target, data=healthy_exposition(hostname).encode(), method="POST",  # noqa: S310
                                      headers={"Authorization": f"Bearer {token}", "Content-Type": "text/plain"})

@@ -57,10 +57,12 @@ def _jobs(cluster: HeadNodeCluster) -> dict[str, dict[str, Any]]:
 
 
 def slow_node(cluster: HeadNodeCluster, hosts: list[str]) -> str | None:
-    """The node given a slow link: the one set in the cluster's state, else the sweep's last node."""
+    """The node given a slow link (its Slurm name): the one set in the cluster's state (by Slurm name or
+    hostname), else the sweep's last node."""
     chosen = cluster.state.get("slow_node")
     if chosen is not None:
-        return chosen or None
+        named = {n.hostname: n.slurm_name for n in cluster.nodes}
+        return named.get(chosen, chosen) or None
     return hosts[-1] if len(hosts) > 2 else None
 
 
@@ -78,12 +80,14 @@ def _outputs(cluster: HeadNodeCluster, variables: dict[str, str]) -> list[tuple[
     """(query parameters, output text) for every upload the job's script would make."""
     instance_type = cluster.nodes[0].instance_type if cluster.nodes else "p5.48xlarge"
     trainium = moto_collectives.is_trainium(instance_type)
-    hosts = variables.get("GENIAC_HOSTS", "").split() or [n.hostname for n in cluster.nodes]
+    hosts = variables.get("GENIAC_HOSTS", "").split() or [n.slurm_name for n in cluster.nodes]
+    hostnames = {n.slurm_name: n.hostname for n in cluster.nodes}
     collectives = variables.get("GENIAC_COLLECTIVES", "all_reduce").split()
     versions = {k: v for k, v in (("nccl_version", variables.get("GENIAC_NCCL_VERSION", "").lstrip("v").split("-")[0]),
                                   ("ofi_version", variables.get("GENIAC_OFI_VERSION", "").lstrip("v"))) if v}
 
-    def render(collective: str, nodes: list[str], factor: float) -> str:
+    def render(collective: str, names: list[str], factor: float) -> str:
+        nodes = [hostnames.get(n, n) for n in names]  # the tests print the hosts' own names (gethostname)
         if trainium:
             return moto_collectives.nccom_test(collective, [_address(h) for h in nodes], factor=factor)
         return moto_collectives.nccl_tests(collective, nodes, instance_type, factor=factor, **versions)
@@ -160,6 +164,10 @@ def sbatch(context: Context) -> Result:
         return Result(1, "", "sbatch: error: This does not look like a batch script.  The first\n"
                              "sbatch: error: line must start with #! followed by the path to an interpreter.\n")
     directives = {name: value or "" for name, value in _DIRECTIVE.findall(script)}
+    nodelist = _option(context.argv, "--nodelist")
+    known = {n.slurm_name for n in context.cluster.nodes}
+    if nodelist and any(name not in known for name in nodelist.split(",")):
+        return Result(1, "", "sbatch: error: Batch job submission failed: Invalid node name specified\n")
     jobs = _jobs(context.cluster)
     job_id = str(1000 + len(jobs) + 1)
     held = context.cluster.state.get("hold", "")
@@ -172,6 +180,16 @@ def sbatch(context: Context) -> Result:
     timer.start()
     parsable = "--parsable" in context.argv
     return Result(0, f"{job_id}\n" if parsable else f"Submitted batch job {job_id}\n")
+
+
+def _option(argv: list[str], name: str) -> str:
+    """``--name=value`` or ``--name value`` from the command line, else ""."""
+    for index, arg in enumerate(argv):
+        if arg.startswith(f"{name}="):
+            return arg.split("=", 1)[1]
+        if arg == name and index + 1 < len(argv):
+            return argv[index + 1]
+    return ""
 
 
 def _job_ids(argv: list[str]) -> list[str]:

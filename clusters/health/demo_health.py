@@ -7,7 +7,7 @@ import re
 from pathlib import Path
 
 from clusters.choices import ClusterState
-from clusters.health import services
+from clusters.health import demo_slurm, services
 from clusters.health.choices import Source
 from clusters.health.models import HealthReport, ValidationRun
 from clusters.models import Cluster
@@ -43,10 +43,11 @@ def _body(text: str) -> str:
     return "".join(line for line in text.splitlines(keepends=True) if not line.startswith("#"))
 
 
-def _scrape(cluster: Cluster, faulty: bool) -> str:
+def _scrape(cluster: Cluster, faulty: bool, hosts: list[str] | None = None) -> str:
     """Every node of the cluster with its EFA devices: -12 healthy, -13 with XID 79 and a missing GPU when
     ``faulty``, and the others (-14, …) healthy copies of -12 with GPUs of their own, so the health page does not
-    read "14 nodes not reporting" on a 16-node cluster."""
+    read "14 nodes not reporting" on a 16-node cluster. ``hosts``, the cluster's own hostnames in Slurm's order
+    (``demo_slurm.learn``), name the nodes when there are enough of them."""
     healthy = _sample("dcgm_p5_healthy.prom")
     second = _sample("dcgm_p5_xid79_missing_gpu.prom") if faulty else healthy.replace("ip-10-1-45-12", "ip-10-1-45-13")
     efa = _sample("efa_p5_two_nodes.prom")
@@ -56,8 +57,11 @@ def _scrape(cluster: Cluster, faulty: bool) -> str:
         host = f"ip-10-1-45-{12 + index}"
         gpus = re.sub(r'UUID="GPU-[0-9a-f]{8}', f'UUID="GPU-{index:08x}', _body(healthy))
         parts += [gpus.replace("ip-10-1-45-12", host), efa_node.replace("ip-10-1-45-12", host)]
+    text = "".join(parts)
+    if hosts and len(hosts) >= max(2, cluster.node_count):
+        return re.sub(r"ip-10-1-45-(\d+)\b", lambda match: hosts[int(match.group(1)) - 12], text)
     prefix = f"ip-10-{cluster.pk % 250}-45-"
-    return "".join(parts).replace("ip-10-1-45-", prefix)
+    return text.replace("ip-10-1-45-", prefix)
 
 
 def seed(context: dict) -> dict:
@@ -67,7 +71,7 @@ def seed(context: dict) -> dict:
     gpu_clusters = [c for c in clusters if not c.instance_type.removeprefix("ml.").startswith("trn")]
     for index, cluster in enumerate(gpu_clusters):
         if cluster.pk not in reported:
-            services.ingest(cluster, _scrape(cluster, faulty=index == 0), Source.PUSH)
+            services.ingest(cluster, _scrape(cluster, faulty=index == 0, hosts=demo_slurm.learn(cluster)), Source.PUSH)
     validated = set(ValidationRun.objects.filter(cluster__in=clusters).values_list("cluster_id", flat=True))
     runs = (("nccl_allreduce_2xp5_efa_srun.txt", "Acceptance run after launch."),
             ("nccl_allreduce_2xp5_socket_srun.txt", "First run: aws-ofi-nccl plugin not on LD_LIBRARY_PATH."))

@@ -29,16 +29,18 @@ from django.utils.translation import gettext
 
 from clusters import software
 from clusters.choices import ClusterState, Orchestrator
-from clusters.health import headnode, nccl, pairwise, services
+from clusters.health import headnode, nccl, pairwise, services, slurm_names
 from clusters.health.choices import JOB_OPEN, JobState, RunVerdict, ValidationMode
 from clusters.health.models import IllegalTransition, NodeHealth, ValidationJob, ValidationRun
 from clusters.health.validation_slurm import (  # noqa: F401 - part of this module's names
     DONE,
     POLL,
+    READY,
     SACCT_FORMAT,
     SUBMITTING,
     SlurmState,
     cancel_step,
+    names_step,
     parse_sacct,
     scancel_line,
     slurm_state,
@@ -214,7 +216,10 @@ def _upload_url(job: ValidationJob) -> str:
 
 
 def _script(job: ValidationJob, token: str) -> str:
-    values = {"mode": job.mode, "collectives": " ".join(job.collectives), "hosts": " ".join(job.nodes),
+    """The job script, naming the chosen nodes as Slurm does (``srun -w``; a pairwise sweep posts its pairs under
+    those names, which ``part_of`` reads back as hostnames)."""
+    hosts = slurm_names.to_slurm(job.cluster, job.nodes)
+    values = {"mode": job.mode, "collectives": " ".join(job.collectives), "hosts": " ".join(hosts),
               "upload_url": _upload_url(job), "upload_token": token, "nccl_version": job.nccl_version,
               "ofi_version": job.ofi_version}
     try:
@@ -224,11 +229,11 @@ def _script(job: ValidationJob, token: str) -> str:
 
 
 def sbatch_line(job: ValidationJob, script: str) -> str:
-    """``sbatch`` of the job's script; a chosen node set (collectives mode) is the allocation."""
+    """``sbatch`` of the job's script; a chosen node set (collectives mode, Slurm's names) is the allocation."""
     command = headnode.sbatch_command(script)
     if job.nodes and job.mode == ValidationMode.COLLECTIVES:
-        command = command.replace("sbatch --parsable",
-                                  f"sbatch --parsable --nodes={len(job.nodes)} --nodelist={','.join(job.nodes)}", 1)
+        names = ",".join(slurm_names.to_slurm(job.cluster, job.nodes))
+        command = command.replace("sbatch --parsable", f"sbatch --parsable --nodes={len(job.nodes)} --nodelist={names}", 1)
     return command
 
 
@@ -245,6 +250,10 @@ def _submit(job: ValidationJob) -> str:
             return fail(job, str(exc), "no_head_node")
         ValidationJob.objects.filter(pk=job.pk).update(target=job.target)
         return POLL
+    if not job.command_id and job.nodes:
+        named, why = names_step(job)
+        if named != READY:
+            return POLL if named == POLL else fail(job, why, "command_failed")
     if not job.command_id:
         token = job.issue_token(timedelta(hours=settings.VALIDATION_TOKEN_HOURS))
         ValidationJob.objects.filter(pk=job.pk).update(command_id=SUBMITTING, token_hash=job.token_hash,
@@ -310,6 +319,8 @@ def job_for_token(pk: int, token: str) -> ValidationJob | None:
 
 def part_of(job: ValidationJob, collective: str = "", pair: str = "") -> str:
     """The output a post names (``?collective=`` or ``?pair=a,b``), checked against what the job expects."""
+    if pair:  # the script names the pair as Slurm does; the job, as people do
+        pair = ",".join(slurm_names.to_hostnames(job.cluster, pair.split(",")))
     part = pair if job.mode == ValidationMode.PAIRWISE else collective
     if not part:
         raise Rejected("Name the output: ?pair=<host>,<host> for a pairwise sweep, ?collective=<name> otherwise.", 400)

@@ -1,6 +1,7 @@
-"""What a validation job asks Slurm on the cluster's head node through SSM, besides submitting it: ``scancel`` for a
-cancelled job (the worker's side of a cancel, ``cancel_step``) and ``sacct`` for a job that never reported
-(``slurm_state``, which stops the job when it is still queued or running)."""
+"""What a validation job asks Slurm on the cluster's head node through SSM, besides submitting it: the node names
+of the chosen hostnames (``names_step``), ``scancel`` for a cancelled job (the worker's side of a cancel,
+``cancel_step``) and ``sacct`` for a job that never reported (``slurm_state``, which stops the job when it is still
+queued or running)."""
 from __future__ import annotations
 
 import logging
@@ -10,7 +11,7 @@ from dataclasses import dataclass
 from django.conf import settings
 from django.utils import timezone
 
-from clusters.health import headnode
+from clusters.health import headnode, slurm_names
 from clusters.health.choices import JobState
 from clusters.health.models import ValidationJob
 from portal.aws import AwsError
@@ -20,6 +21,39 @@ logger = logging.getLogger("clusters.health.validation")
 POLL = "poll"
 DONE = "done"
 SUBMITTING = "submitting"
+
+
+READY = "ready"
+
+
+def names_step(job: ValidationJob) -> tuple[str, str]:
+    """Make sure Slurm's names of the job's chosen hostnames are known before ``sbatch --nodelist``: (READY, "") when
+    they are, (POLL, "") while the head node lists them, ("failed", why) when it could not or a host is not listed.
+    One step sends the listing (``slurm_names.COMMAND``), a later one reads and stores it."""
+    try:
+        slurm_names.to_slurm(job.cluster, job.nodes)
+        if not job.names_command:
+            return READY, ""
+    except slurm_names.Unknown:
+        if not job.names_command:
+            command_id = headnode.send(job.cluster, job.target, [slurm_names.COMMAND],
+                                       comment=f"GENIAC validation {job.pk}: node names")
+            ValidationJob.objects.filter(pk=job.pk).update(names_command=command_id)
+            job.names_command = command_id
+            return POLL, ""
+    result = headnode.invocation(job.cluster, job.target, job.names_command)
+    if not result.finished:
+        return POLL, ""
+    ValidationJob.objects.filter(pk=job.pk).update(names_command="")
+    job.names_command = ""
+    if result.status != "Success":
+        return "failed", f"Listing Slurm's nodes ended {result.status}: {(result.stderr or result.stdout)[:2000]}"
+    try:
+        slurm_names.store(job.cluster, slurm_names.parse(result.stdout))
+        slurm_names.to_slurm(job.cluster, job.nodes)
+    except ValueError as exc:  # Unknown is one
+        return "failed", str(exc)
+    return READY, ""
 
 
 def scancel_line(slurm_job_id: str) -> str:

@@ -10,10 +10,13 @@ class RemediationConfig(AppConfig):
     verbose_name = _("Node remediation")
 
     def ready(self) -> None:
-        # deferred: the services and tasks import the models, which load once the app registry is ready
+        # deferred: the services, tasks and sections import the models, which load once the app registry is ready
+        from clusters.remediation import sections as remediation_sections
         from clusters.remediation import services, tasks
-        from portal import notifications, signals
+        from portal import notifications, sections, signals
 
         signals.cycle_archived.connect(services.on_cycle_archived, dispatch_uid="remediation.close_archived")
         if tasks.on_event not in notifications.LISTENERS:
             notifications.LISTENERS.append(tasks.on_event)
+        sections.register(sections.LEAD_HOME, "remediation/htmx/lead_failed.html",
+                          remediation_sections.lead_failed_section, order=5)

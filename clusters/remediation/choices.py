@@ -63,6 +63,7 @@ class FaultOutcome(models.TextChoices):
     REMEDIATING = "remediating", _("Remediating")
     CLEARED = "cleared", _("Cleared")
     RETURNED = "returned", _("Came back")
+    OPEN = "open", _("Open again")  # the action failed before it settled the fault: handed back, not remediating
 
 
 # Fault kinds an organization may have remediated without a person in the loop, and the action each gets.

@@ -9,6 +9,10 @@ faults, linked to the action.
 
 Idempotent: the cluster, its first report and the proposal (a fixed key) are made once. The endpoint forgets
 everything when the demo stops, so each seed makes the cluster there again when it is missing (with a fresh token).
+
+The launched ParallelCluster clusters get the same loop through Slurm: the seed tells the endpoint where their
+nodes' exporters push (``demo_slurm.configure_exporters``), so a node rebooted or replaced with ``scontrol`` reports
+itself healthy again and the action ends done.
 """
 from __future__ import annotations
 
@@ -20,7 +24,8 @@ from django.urls import reverse
 from clusters import software
 from clusters.aws import tags
 from clusters.blueprints import catalog
-from clusters.choices import ClusterState
+from clusters.choices import ClusterState, Orchestrator
+from clusters.health import demo_slurm
 from clusters.health import services as health
 from clusters.health.choices import Source
 from clusters.health.demo_health import SAMPLES
@@ -97,6 +102,8 @@ def ensure_on_endpoint(cluster) -> bool:
 
 
 def seed(context: dict) -> dict:
+    for launched in Cluster.objects.filter(state=ClusterState.READY, orchestrator=Orchestrator.PARALLELCLUSTER):
+        demo_slurm.configure_exporters(launched, push_url(launched))  # rebooted nodes report to the portal
     org = context.get("organizations", {}).get(ORGANIZATION)
     if org is None:
         return context

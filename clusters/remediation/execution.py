@@ -18,8 +18,9 @@ from django.db import transaction
 from django.utils import timezone
 
 from clusters.choices import ClusterState, Orchestrator
-from clusters.remediation import journal, providers, verification
-from clusters.remediation.choices import ActionKind, ActionState, StepStatus
+from clusters.health import slurm_names
+from clusters.remediation import failure, journal, providers, verification
+from clusters.remediation.choices import ActionKind, ActionState, FaultOutcome, StepStatus
 from clusters.remediation.models import IllegalTransition, RemediationAction, RemediationStep
 from portal import provider_errors
 from portal.aws import AwsError
@@ -79,14 +80,21 @@ def step(action_id: int, attempt: int | None = None) -> tuple[str, int]:
 
 
 def _fail(action: RemediationAction, error: str, reason: str) -> str:
+    """Fail the action: its faults go back to open (what still "remediating" they were), and a node the provider
+    never acted on is marked untouched, which keeps it out of the cool-down (``rules.refusal``)."""
     with transaction.atomic():
         action.refresh_from_db(fields=["state"])
         if action.state not in STEPPED:
             return DONE
-        action.transition(ActionState.FAILED, error=error[:5000], failure_reason=reason)
+        if failure.untouched(action):
+            action.progress["untouched"] = True
+        action.transition(ActionState.FAILED, error=error[:5000], failure_reason=reason, progress=action.progress)
+        action.fault_rows.filter(outcome=FaultOutcome.REMEDIATING).update(outcome=FaultOutcome.OPEN,
+                                                                         settled_at=timezone.now())
+        words = failure.told(action)
         RemediationStep.objects.create(action=action, name="failed", status=StepStatus.FAILED,
                                        summary=provider_errors.remediation_failure(reason)[:300], detail=error)
-        journal.record(action, "failed", provider_errors.remediation_failure(reason), severity="high")
+        journal.record(action, "failed", words, severity="high")
         if reason == "fault_returned":
             verification.after_return(action)
     return DONE
@@ -150,8 +158,10 @@ def _hyperpod(action: RemediationAction) -> bool:
             lines = provider.act(action.kind, ids)
         except (AwsError, providers.Failed):
             del progress["submitting"]  # the provider answered: it did not take the request
+            progress["refused"] = True
             raise
         progress["submitted"] = ids
+        progress.pop("refused", None)  # an earlier throttled attempt's
         progress["submitted_at"] = timezone.now().isoformat()
         add_step(action, "submit", f"HyperPod accepted the {action.get_kind_display().lower()} of "
                  f"{listed(action.nodes)}.", "\n".join(lines))
@@ -187,24 +197,58 @@ def _acted(action: RemediationAction, statuses: dict) -> bool:
                for h, (status, instance) in statuses.items())
 
 
+def _locate_in_slurm(action: RemediationAction, provider: providers.ParallelCluster) -> None:
+    """Learn Slurm's names of the cluster's nodes from the head node (``slurm_names.COMMAND``) and map the
+    action's hostnames to them: one step sends the listing, the next reads it."""
+    progress = action.progress
+    if "names_command" not in progress:
+        progress["names_command"] = provider.send(slurm_names.COMMAND)
+        return
+    status, stdout, stderr = provider.streams(progress["names_command"])
+    if status in ("Pending", "InProgress", "Delayed"):
+        return
+    if status != "Success":
+        raise providers.Failed(f"Listing Slurm's nodes ({slurm_names.COMMAND}) ended {status}: "
+                               f"{(stderr or stdout).strip()[:2000]}", "command_failed")
+    try:
+        listing = slurm_names.parse(stdout)
+    except ValueError as exc:
+        raise providers.Failed(f"Slurm's node listing could not be read: {exc}", "command_failed") from exc
+    slurm_names.store(action.cluster, listing)
+    known = {host: name for host, (name, _address) in listing.items()}
+    try:
+        found = slurm_names.to_slurm(action.cluster, action.nodes, known)
+    except slurm_names.Unknown as exc:
+        raise providers.Failed(str(exc), "node_not_found") from exc
+    action.provider_nodes = {host: {"id": name} for host, name in zip(action.nodes, found, strict=True)}
+    add_step(action, "locate", "Found the nodes in Slurm: "
+             + listed(f"{host} is {name}" for host, name in zip(action.nodes, found, strict=True)) + ".")
+
+
 def _slurm(action: RemediationAction) -> bool:
     provider = providers.ParallelCluster(action.cluster)
     progress = action.progress
+    if not action.provider_nodes and "command_id" not in progress and "submitting" not in progress:
+        _locate_in_slurm(action, provider)
+        return False
     if "command_id" not in progress:
         if "submitting" in progress:
             add_step(action, "adopt", "The command had been sent before the worker stopped; not sent again.")
             progress["command_id"] = progress["submitting"]
             return False
         reason = action.reason.splitlines()[0] if action.reason else f"{action.kind} by the portal"
-        command = providers.scontrol(action.kind, action.nodes, reason)
+        command = providers.scontrol(action.kind, [action.provider_nodes[h]["id"] for h in action.nodes], reason)
         progress["submitting"] = "unknown"
         RemediationAction.objects.filter(pk=action.pk).update(progress=progress)
         try:
             progress["command_id"] = progress["submitting"] = provider.send(command)
+            progress.pop("refused", None)  # an earlier throttled attempt's
         except AwsError:
             del progress["submitting"]  # the provider answered: it did not take the command
+            progress["refused"] = True
             raise
-        add_step(action, "submit", f"Sent to the head node: {command.split(' reason=')[0]}.", command)
+        add_step(action, "submit", f"Sent the {action.get_kind_display().lower()} of {listed(action.nodes)} to Slurm "
+                 "on the head node.", command)
         return False
     if progress["command_id"] == "unknown":
         raise providers.Failed("The worker stopped while sending the command; its id is unknown.", "command_failed")
@@ -212,6 +256,7 @@ def _slurm(action: RemediationAction) -> bool:
     if status in ("Pending", "InProgress", "Delayed"):
         return False
     if status != "Success":
+        progress["refused"] = status == "Failed"  # scontrol checks every name before it acts on any
         raise providers.Failed(f"SSM command {progress['command_id']} ended {status}: {output}", "command_failed")
     add_step(action, "command", "The head node ran the command.", output)
     return True

@@ -104,7 +104,8 @@ class HyperPod:
 
 
 def scontrol(kind: str, nodes: list[str], reason: str) -> str:
-    """The Slurm command the head node runs for ``kind`` on ``nodes`` (hostnames are Slurm's node names)."""
+    """The Slurm command the head node runs for ``kind`` on ``nodes``, Slurm's node names
+    (``clusters.health.slurm_names``: on ParallelCluster they are not the hostnames)."""
     names = ",".join(nodes)
     why = shlex.quote(f"portal remediation: {reason}"[:200])
     if kind == ActionKind.DRAIN:
@@ -130,9 +131,14 @@ class ParallelCluster:
 
     def result(self, command_id: str) -> tuple[str, str]:
         """(status, output) of the command on the head node; status is SSM's (Success, Failed, InProgress …)."""
+        status, stdout, stderr = self.streams(command_id)
+        return status, (stdout + stderr).strip()[:2000]
+
+    def streams(self, command_id: str) -> tuple[str, str, str]:
+        """(status, standard output, standard error) of the command on the head node, whole."""
         answer = _call(self.client.get_command_invocation, CommandId=command_id, InstanceId=self.head)
-        output = (answer.get("StandardOutputContent") or "") + (answer.get("StandardErrorContent") or "")
-        return answer.get("Status", ""), output.strip()[:2000]
+        return (answer.get("Status", ""), answer.get("StandardOutputContent") or "",
+                answer.get("StandardErrorContent") or "")
 
 
 def for_cluster(cluster):

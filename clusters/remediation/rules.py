@@ -127,9 +127,10 @@ def refusal(cluster, kind: str, nodes: list[str], policy: RemediationPolicy) -> 
         return refuse("max_nodes", f"{active} in remediation, at most {limit} of {cluster.node_count} at once")
     hours = max(policy.cooldown_hours, settings.REMEDIATION_MIN_COOLDOWN_HOURS)  # a policy saved below the floor
     since = timezone.now() - timedelta(hours=hours)
-    recent = sorted(set(RemediationNode.objects.filter(
+    recent = sorted({host for host, progress in RemediationNode.objects.filter(
         cluster=cluster, hostname__in=nodes, released_at__gte=since,
-        action__state__in=(ActionState.DONE, ActionState.FAILED)).values_list("hostname", flat=True)))
+        action__state__in=(ActionState.DONE, ActionState.FAILED)).values_list("hostname", "action__progress")
+        if not (progress or {}).get("untouched")})  # a failed action that never reached the node starts none
     if recent:
         return refuse("cooldown", f"{', '.join(recent)} within {hours} h")
     return None

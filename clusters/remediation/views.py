@@ -12,11 +12,11 @@ from django.views import View
 
 from clusters.health.models import GpuFault, NodeHealth
 from clusters.models import Cluster
-from clusters.remediation import consent, rules, services
+from clusters.remediation import consent, failure, rules, services
 from clusters.remediation.choices import PolicyChangeState
 from clusters.remediation.forms import DeclineForm, PolicyChangeDeclineForm, ProposeForm, RemediationPolicyForm
 from clusters.remediation.models import RemediationAction, RemediationPolicy, RemediationPolicyChange
-from portal import access, provider_errors, submissions, versions
+from portal import access, submissions, versions
 from portal.generic import ObjectView
 from portal.models import Organization
 
@@ -39,9 +39,10 @@ def panel_context(request, cluster, form=None) -> dict:
         f.remediating = f.pk in remediating
     actions = list(RemediationAction.objects.restrict(user).filter(cluster=cluster)
                    .select_related("proposed_by", "approved_by")[:ACTIONS_SHOWN])
+    policy = rules.policy_for(cluster.organization_id)
     for a in actions:
-        a.shown_error = a.error if access.sees_internal(user, cluster.organization_id) else (
-            provider_errors.remediation_failure(a.failure_reason) if a.failure_reason else "")
+        a.told = failure.told(a, policy.cooldown_hours)
+        a.shown_error = a.error if access.sees_internal(user, cluster.organization_id) else a.told
         a.can_approve = a.state == "proposed" and services.may_approve(user, a)
         a.can_cancel = a.is_open and a.state in ("proposed", "approved") and access.can(user, access.CHANGE, a)
     can_propose = services.may_propose(user, cluster)
@@ -52,7 +53,6 @@ def panel_context(request, cluster, form=None) -> dict:
     if can_propose and form is None:
         initial = {"kind": recommended or "reboot", "nodes": sorted({f.hostname for f in faults if f.recommended})[:1]}
         form = ProposeForm(initial=initial, hostnames=hosts, kinds=kinds)
-    policy = rules.policy_for(cluster.organization_id)
     waiting = (RemediationPolicyChange.objects.restrict(user)
                .filter(organization_id=cluster.organization_id, state=PolicyChangeState.PENDING).exists())
     return {"object": cluster, "cluster": cluster, "faults": faults, "actions": actions, "form": form,
@@ -113,8 +113,8 @@ class ActionView(ObjectView):
         ctx["steps"] = list(action.steps.all())
         ctx["internal"] = internal
         ctx["faults"] = list(action.fault_rows.select_related("fault"))
-        ctx["shown_error"] = action.error if internal else (
-            provider_errors.remediation_failure(action.failure_reason) if action.failure_reason else "")
+        ctx["told"] = failure.told(action)
+        ctx["shown_error"] = action.error if internal else ctx["told"]
         ctx["can_approve"] = action.state == "proposed" and services.may_approve(user, action)
         ctx["can_cancel"] = action.state in ("proposed", "approved") and access.can(user, access.CHANGE, action)
         ctx["what"], ctx["takes"] = rules.describe(action.cluster.orchestrator, action.kind)

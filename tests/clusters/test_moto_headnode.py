@@ -64,7 +64,8 @@ def test_a_handler_sees_the_parallelcluster_head_node_and_its_cluster(client, se
     context = seen[-1]
     assert (context.region, context.account, context.instance_id) == (REGION, "123456789012", pc["HeadNodeInstanceId"])
     assert context.cluster.name == "llm-train" and context.cluster.orchestrator == "parallelcluster"
-    assert context.cluster.nodes and all(n.hostname.startswith(("gpu-st-", "compute-st-")) or "-st-" in n.hostname
+    # ParallelCluster's Slurm names (<queue>-st-<compute resource>-<n>) on instances named by their addresses
+    assert context.cluster.nodes and all("-st-" in n.slurm_name and n.hostname.startswith("ip-10-1-")
                                          for n in context.cluster.nodes)
     assert context.cluster.configuration["HeadNode"]["InstanceType"] == "m5.8xlarge"
 

@@ -19,7 +19,9 @@ def test_organization_page_sections_are_in_their_declared_order():
         "engagement/htmx/org_outcomes_section.html",
         "calls/htmx/org_applications_section.html",
     ]
-    assert [s.template for s in sections.sections(sections.LEAD_HOME)][0] == "workloads/interactions/htmx/interaction_lead_section.html"
+    # A failed remediation is the lead SA's work to pick up first; then the open interactions.
+    assert [s.template for s in sections.sections(sections.LEAD_HOME)][:2] == [
+        "remediation/htmx/lead_failed.html", "workloads/interactions/htmx/interaction_lead_section.html"]
 
 
 def test_registering_twice_replaces_and_unknown_pages_are_refused():

@@ -8,7 +8,7 @@ import pytest
 from rest_framework.test import APIClient
 
 from clusters.aws import moto_hyperpod_nodes
-from clusters.health.models import GpuFault
+from clusters.health.models import GpuFault, SlurmNode
 from clusters.remediation import providers, services
 from clusters.remediation.choices import ActionState
 from clusters.remediation.models import RemediationAction, RemediationPolicy
@@ -69,10 +69,16 @@ def test_hyperpod_reboot_in_lead_sa_mode_runs_on_a_real_worker(world, celery_wor
     assert [s.name for s in RemediationAction.objects.get(pk=action.pk).steps.all()] == ["locate", "submit", "rebooted"]
 
 
-def _show(cluster, host: str) -> str:
+def _show(cluster, name: str) -> str:
     provider = providers.ParallelCluster(cluster)
-    command_id = provider.send(f"scontrol show node {host}")
+    command_id = provider.send(f"scontrol show node {name}")
     return provider.result(command_id)[1]
+
+
+def _first_node(cluster) -> tuple[str, str]:
+    """(Slurm node name, hostname) of the cluster's first node, as the head node lists it."""
+    words = dict(w.split("=", 1) for w in _show(cluster, "").splitlines()[0].split())
+    return words["NodeName"], words["NodeHostName"]
 
 
 @pytest.mark.django_db
@@ -83,30 +89,36 @@ def test_parallelcluster_drain_reboot_and_replace_through_scontrol_on_the_head_n
     run_pipeline(cluster.jobs.get())
     cluster.refresh_from_db()
     assert cluster.state == "ready", cluster.error_message
-    host = _show(cluster, "").split()[0].removeprefix("NodeName=")
+    name, host = _first_node(cluster)
+    assert (name, host) == ("compute-st-p5-nodes-1", "ip-10-1-45-12")  # ParallelCluster's naming, not the hostname
     faulty_report(cluster, host)
     drain, _ = services.propose(
         cluster, kind="drain", nodes=[host], actor=world.lead_a, reason="XID 79 on GPU 2")
     drain = run(drain)
     assert drain.state == ActionState.DONE, drain.error
-    shown = _show(cluster, host)
+    shown = _show(cluster, name)
     assert "State=DRAIN" in shown and "portal remediation: XID 79 on GPU 2" in shown
-    assert drain.steps.get(name="submit").summary.startswith(f"Sent to the head node: scontrol update nodename={host}")
+    assert drain.steps.get(name="locate").summary == f"Found the nodes in Slurm: {host} is {name}."
+    assert drain.steps.get(name="submit").detail.startswith(f"scontrol update nodename={name} state=DRAIN")
+    assert drain.steps.get(name="submit").summary == f"Sent the drain of {host} to Slurm on the head node."
+    assert drain.provider_nodes == {host: {"id": name}}
+    assert dict(SlurmNode.objects.filter(cluster=cluster).values_list("hostname", "node_name")) == {
+        host: name, "ip-10-1-45-13": "compute-st-p5-nodes-2"}
 
 
     reboot, _ = services.propose(cluster, kind="reboot", nodes=[host], actor=world.lead_a)
     reboot = run(reboot)
     assert reboot.state == ActionState.VERIFYING, reboot.error
-    assert "State=IDLE" in _show(cluster, host)
+    assert "State=IDLE" in _show(cluster, name)
     clean_report(cluster, host)
     assert run(reboot).state == ActionState.DONE
 
     faulty_report(cluster, host)
-    instance = _show(cluster, host).split("InstanceId=")[1].strip()
+    instance = _show(cluster, name).split("InstanceId=")[1].strip()
     replace, _ = services.propose(cluster, kind="replace", nodes=[host], actor=world.lead_a)
     replace = run(replace)
     assert replace.state == ActionState.VERIFYING, replace.error
-    assert "State=IDLE" in _show(cluster, host) and instance not in _show(cluster, host)
+    assert "State=IDLE" in _show(cluster, name) and instance not in _show(cluster, name)
     assert "POWER_DOWN_FORCE" in replace.steps.get(name="submit").detail
 
     unknown, _ = services.propose(cluster, kind="reboot", nodes=[FAULTY], actor=world.lead_a)
@@ -143,7 +155,7 @@ def test_parallelcluster_drain_reboot_and_replace_run_on_a_real_worker(world, ce
     run_pipeline(cluster.jobs.get())
     cluster.refresh_from_db()
     assert cluster.state == "ready", cluster.error_message
-    host = _show(cluster, "").split()[0].removeprefix("NodeName=")
+    name, host = _first_node(cluster)
     faulty_report(cluster, host)
 
     def settled(action, *states):
@@ -154,22 +166,22 @@ def test_parallelcluster_drain_reboot_and_replace_run_on_a_real_worker(world, ce
 
     drain, _ = services.propose(cluster, kind="drain", nodes=[host], actor=world.lead_a, reason="XID 79 on GPU 2")
     drain = settled(drain, ActionState.DONE, ActionState.FAILED)
-    assert drain.state == ActionState.DONE and "State=DRAIN" in _show(cluster, host)
+    assert drain.state == ActionState.DONE and "State=DRAIN" in _show(cluster, name)
 
     reboot, _ = services.propose(cluster, kind="reboot", nodes=[host], actor=world.lead_a)
     reboot = settled(reboot, ActionState.VERIFYING, ActionState.FAILED)
-    assert reboot.state == ActionState.VERIFYING and "State=IDLE" in _show(cluster, host)
+    assert reboot.state == ActionState.VERIFYING and "State=IDLE" in _show(cluster, name)
     clean_report(cluster, host)
     assert settled(reboot, ActionState.DONE, ActionState.FAILED).state == ActionState.DONE
 
     faulty_report(cluster, host)
-    instance = _show(cluster, host).split("InstanceId=")[1].strip()
+    instance = _show(cluster, name).split("InstanceId=")[1].strip()
     replace, _ = services.propose(cluster, kind="replace", nodes=[host], actor=world.lead_a)
     replace = settled(replace, ActionState.VERIFYING, ActionState.FAILED)
     assert replace.state == ActionState.VERIFYING, replace.error
-    assert instance not in _show(cluster, host)
+    assert instance not in _show(cluster, name)
     clean_report(cluster, host)
     replace = settled(replace, ActionState.DONE, ActionState.FAILED)
     assert replace.state == ActionState.DONE
     assert not GpuFault.objects.filter(cluster=cluster, hostname=host, cleared_at__isnull=True).exists()
-    assert [s.name for s in replace.steps.all()] == ["submit", "command"]
+    assert [s.name for s in replace.steps.all()] == ["locate", "submit", "command"]

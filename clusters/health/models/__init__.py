@@ -6,10 +6,11 @@ from clusters.health.models.alerts import SnsMessage
 from clusters.health.models.config import TOKEN_PREFIX, ClusterHealthConfig, hash_token
 from clusters.health.models.faults import INTERACTION_OTHER_ORGANIZATION, GpuFault, check_same_organization, stamp_weeks
 from clusters.health.models.reports import ClusterHealthState, HealthPush, HealthReport, NodeHealth, PushStatus
+from clusters.health.models.slurm import SlurmNode
 from clusters.health.models.validation import JOB_TOKEN_PREFIX, IllegalTransition, ValidationJob, ValidationRun
 
 __all__ = [
     "INTERACTION_OTHER_ORGANIZATION", "JOB_TOKEN_PREFIX", "TOKEN_PREFIX", "ClusterHealthConfig", "ClusterHealthState",
-    "GpuFault", "HealthPush", "HealthReport", "IllegalTransition", "NodeHealth", "PushStatus", "SnsMessage",
+    "GpuFault", "HealthPush", "HealthReport", "IllegalTransition", "NodeHealth", "PushStatus", "SlurmNode", "SnsMessage",
     "ValidationJob", "ValidationRun", "check_same_organization", "hash_token", "stamp_weeks",
 ]

@@ -60,6 +60,8 @@ class ValidationJob(Job):
     token_expires = models.DateTimeField(null=True, blank=True)
     target = models.CharField(max_length=200, blank=True, help_text="The SSM target (head or controller node).")
     command_id = models.CharField(max_length=64, blank=True)
+    names_command = models.CharField(max_length=64, blank=True,
+                                     help_text="The SSM command listing Slurm's node names, while it runs.")
     slurm_job_id = models.CharField(max_length=32, blank=True)
     error = models.TextField(blank=True, help_text="The provider's text (lead SAs and staff only).")
     failure_reason = models.CharField(max_length=32, blank=True)

@@ -4,8 +4,10 @@ from __future__ import annotations
 from rest_framework import serializers
 
 from clusters.models import Cluster
+from clusters.remediation import failure
 from clusters.remediation.choices import ActionKind
 from clusters.remediation.models import RemediationAction, RemediationPolicyChange, RemediationStep
+from clusters.remediation.rules import policy_for
 from portal import access, provider_errors
 
 
@@ -33,7 +35,11 @@ class RemediationActionSerializer(serializers.ModelSerializer):
     def to_representation(self, instance):
         data = super().to_representation(instance)
         request = self.context.get("request")
-        words = provider_errors.remediation_failure(instance.failure_reason)
+        cooldowns = self.context.setdefault("cooldowns", {})  # one policy read per organization, not per row
+        if instance.state == "failed" and instance.organization_id not in cooldowns:
+            cooldowns[instance.organization_id] = policy_for(instance.organization_id).cooldown_hours
+        words = (failure.told(instance, cooldowns.get(instance.organization_id))
+                 or provider_errors.remediation_failure(instance.failure_reason))
         data = provider_errors.redact(data, request, instance.organization_id, {"error": words})
         if request is None or not access.sees_internal(request.user, instance.organization_id):
             data["provider_nodes"] = {}
