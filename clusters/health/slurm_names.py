@@ -9,7 +9,6 @@ nodes by their hostnames. The listing comes from the cluster itself: :data:`COMM
 """
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable
 
 from django.db import transaction
@@ -17,6 +16,7 @@ from django.utils import timezone
 
 from clusters.choices import Orchestrator
 from clusters.health.models import SlurmNode
+from portal import json_input
 
 # Node name, hostname and address, one line per node and partition: compact enough for SSM's 24,000 characters of
 # output on a cluster of several hundred nodes (``scontrol show nodes --json`` writes about 3 kB per node).
@@ -37,7 +37,7 @@ def parse(text: str) -> dict[str, tuple[str, str]]:
     found: dict[str, tuple[str, str]] = {}
     stripped = text.strip()
     if stripped.startswith("{"):
-        nodes = json.loads(stripped).get("nodes")
+        nodes = json_input.loads(stripped).get("nodes")
         if not isinstance(nodes, list):
             raise ValueError("no nodes list in scontrol's JSON")
         for node in nodes:

@@ -26,7 +26,8 @@ def new_recovery_codes(user) -> list[str]:
     """Replace the person's recovery codes with fresh ones, shown once."""
     StaticDevice.objects.filter(user=user).delete()
     device = StaticDevice.objects.create(user=user, name=RECOVERY, confirmed=True)
-    codes = [f"{secrets.token_hex(4)}-{secrets.token_hex(4)}" for _ in range(RECOVERY_CODES)]
+    # django-otp keeps a code in 16 characters: ten hex digits in two groups of five (40 bits each).
+    codes = [f"{code[:5]}-{code[5:]}" for code in (secrets.token_hex(5) for _ in range(RECOVERY_CODES))]
     StaticToken.objects.bulk_create(StaticToken(device=device, token=code) for code in codes)
     return codes
 

@@ -8,12 +8,13 @@ left out rather than reported as zero.
 """
 from __future__ import annotations
 
-import json
 import logging
 import time
 from dataclasses import dataclass
 
 from django.conf import settings
+
+from portal import json_input
 
 logger = logging.getLogger(__name__)
 
@@ -50,7 +51,7 @@ def _sent_at(raw: bytes | None) -> float | None:
     if not raw:
         return None
     try:
-        value = json.loads(raw).get("headers", {}).get(SENT_AT)
+        value = json_input.loads(raw).get("headers", {}).get(SENT_AT)
     except (ValueError, AttributeError):
         return None
     return float(value) if isinstance(value, (int, float)) else None

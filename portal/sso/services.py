@@ -19,6 +19,7 @@ from django.utils import timezone
 from django.utils.translation import gettext
 from knox.models import get_token_model
 
+from portal import json_input
 from portal.audit.models import AuditKind
 from portal.audit.recording import record
 from portal.choices import MembershipRole
@@ -118,7 +119,7 @@ def check_identity(identity: ExternalIdentity) -> bool:
         endpoint = client(provider).load_server_metadata()["token_endpoint"]
         answer = requests.post(endpoint, data={"grant_type": "refresh_token", "refresh_token": identity.refresh_token},
                                auth=(provider.client_id, provider.client_secret), timeout=10)
-        body = answer.json()
+        body = json_input.loads(answer.content)
     except (requests.RequestException, ValueError, KeyError) as exc:
         logger.warning("identity provider %s unreachable: %s", provider, exc)
         return True

@@ -187,3 +187,19 @@ def test_the_purge_deletes_only_events_past_retention(world, settings):
     AuditEvent.objects.create(kind=AuditKind.SIGN_IN, actor_name="recent", occurred_at=timezone.now() - timedelta(days=29))
     assert purge() == 1
     assert list(AuditEvent.objects.values_list("actor_name", flat=True)) == ["recent"]
+
+
+@pytest.mark.django_db(transaction=True)
+def test_deleting_a_person_keeps_their_events_under_their_name():
+    from tests.factories import UserFactory
+
+    person = UserFactory(username="leaver")
+    AuditEvent.objects.create(kind=AuditKind.SIGN_IN, actor=person, actor_name="leaver")
+    person.delete()
+    event = AuditEvent.objects.get()
+    assert event.actor is None and event.actor_name == "leaver"
+    if connection.vendor == "postgresql":
+        from django.db import DatabaseError
+
+        with pytest.raises(DatabaseError, match="append-only"):
+            AuditEvent.objects.update(actor_name="someone else")

@@ -47,13 +47,17 @@ def test_dispatch_flags_become_times_and_queued_at_is_kept():
         from portal.engagement.models import SlackCapture
         from portal.models import NotificationDelivery
 
-        assert NewLaunchJob.objects.get(pk=sent.pk).dispatched_at == sent.created
-        assert NewLaunchJob.objects.get(pk=unsent.pk).dispatched_at is None
-        assert NewValidationJob.objects.get(pk=validation.pk).dispatched_at == validation.created_at
-        assert RemediationAction.objects.get(pk=approved.pk).dispatched_at == now
-        assert RemediationAction.objects.get(pk=proposed.pk).dispatched_at is None
-        assert NotificationDelivery.objects.get(pk=delivery.pk).dispatched_at == now
-        assert SlackCapture.objects.get(pk=capture.pk).dispatched_at is None
+        # Only the column these migrations wrote is read: the models of today may have columns added later.
+        def dispatched_at(model, pk):
+            return model.objects.filter(pk=pk).values_list("dispatched_at", flat=True).get()
+
+        assert dispatched_at(NewLaunchJob, sent.pk) == sent.created
+        assert dispatched_at(NewLaunchJob, unsent.pk) is None
+        assert dispatched_at(NewValidationJob, validation.pk) == validation.created_at
+        assert dispatched_at(RemediationAction, approved.pk) == now
+        assert dispatched_at(RemediationAction, proposed.pk) is None
+        assert dispatched_at(NotificationDelivery, delivery.pk) == now
+        assert dispatched_at(SlackCapture, capture.pk) is None
         assert not NewPeriodicTask.objects.filter(name="Send notifications the broker missed").exists()
         migrate(BEFORE)  # and back: the flags again
         assert LaunchJob.objects.get(pk=sent.pk).dispatched and not LaunchJob.objects.get(pk=unsent.pk).dispatched

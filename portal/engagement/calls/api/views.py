@@ -127,7 +127,7 @@ class ApplicationViewSet(PortalModelViewSet):
         return Response(ApplicationSerializer(application, context={"request": request}).data)
 
     @extend_schema(responses=ApplicationVersionSerializer(many=True))
-    @action(detail=True, methods=["get"])
+    @action(detail=True, methods=["get"], pagination_class=None)  # every version, unpaginated, as the schema says
     def versions(self, request, pk=None):
         application = self.get_object()
         rows = ApplicationVersion.objects.restrict(request.user).filter(application=application)
