@@ -11,6 +11,7 @@ import threading
 from moto.cloudformation import parsing
 
 from clusters.aws import (
+    model_validation,
     moto_control,  # noqa: F401 - importing it registers its HTTP handler
     moto_ec2,
     moto_eks,
@@ -45,7 +46,8 @@ def install() -> None:
     :mod:`clusters.aws.moto_training_plans` (SageMaker training plans) and
     :mod:`clusters.aws.moto_http` (Amazon Managed Grafana, :mod:`clusters.aws.moto_grafana`, and the EKS
     clusters' Kubernetes API servers, :mod:`clusters.aws.moto_kubernetes`, and the demo's registrations,
-    :mod:`clusters.aws.moto_control`).
+    :mod:`clusters.aws.moto_control`). :mod:`clusters.aws.model_validation` checks every request and answer
+    against botocore's service model in front of all of them.
     """
     global _installed
     with _install_lock:
@@ -58,6 +60,7 @@ def install() -> None:
         moto_observability.apply()
         moto_eks.apply()
         moto_http.apply()
+        model_validation.apply()  # after moto_http: the checks see its handlers' requests too
         moto_headnode.apply()
         moto_hyperpod_nodes.apply()
         moto_support.apply()
