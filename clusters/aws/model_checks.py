@@ -74,17 +74,19 @@ def _label(name: str) -> str:
     return name[:1].lower() + name[1:]
 
 
-def problems(shape: Shape | None, value: Any, *, path: str = "", unknown: bool = False) -> list[Problem]:
+def problems(shape: Shape | None, value: Any, *, path: str = "", unknown: bool = False,
+             answer: bool = False) -> list[Problem]:
     """Every constraint ``value`` breaks against ``shape``; ``unknown`` also names members the shape lacks
-    (an answer carrying what AWS never returns)."""
+    (an answer carrying what AWS never returns). ``answer``: ``value`` is what a service returned, where AWS
+    itself gives ``""`` for a string it has no value for (SSM's ``OutputS3Region``), whatever its ``min``."""
     if shape is None:
         return []
     found: list[Problem] = []
-    _check(shape, value, path, unknown, found)
+    _check(shape, value, path, unknown, found, answer)
     return found
 
 
-def _check(shape: Shape, value: Any, path: str, unknown: bool, found: list[Problem]) -> None:
+def _check(shape: Shape, value: Any, path: str, unknown: bool, found: list[Problem], answer: bool = False) -> None:
     kind = shape.type_name
     expected = _TYPES.get(kind)
     if expected is not None and (not isinstance(value, expected) or (kind != "boolean" and isinstance(value, bool)
@@ -93,7 +95,9 @@ def _check(shape: Shape, value: Any, path: str, unknown: bool, found: list[Probl
         return
     metadata = shape.metadata
     if kind == "structure":
-        _structure(shape, value, path, unknown, found)
+        _structure(shape, value, path, unknown, found, answer)
+        return
+    if kind in ("string", "character") and answer and value == "":
         return
     if kind in ("string", "character"):
         enum = metadata.get("enum")
@@ -108,13 +112,14 @@ def _check(shape: Shape, value: Any, path: str, unknown: bool, found: list[Probl
     if kind == "list":
         _bounds(len(value), metadata, "length", path, value, found)
         for index, item in enumerate(value, start=1):
-            _member(shape.member, item, f"{path}.{index}.member" if path else f"{index}.member", unknown, found)
+            _member(shape.member, item, f"{path}.{index}.member" if path else f"{index}.member", unknown, found,
+                    answer)
         return
     if kind == "map":
         _bounds(len(value), metadata, "length", path, value, found)
         for key, item in value.items():
-            _check(shape.key, key, f"{path}.{key}.key", unknown, found)
-            _member(shape.value, item, f"{path}.{key}.value", unknown, found)
+            _check(shape.key, key, f"{path}.{key}.key", unknown, found, answer)
+            _member(shape.value, item, f"{path}.{key}.value", unknown, found, answer)
         return
     if kind in ("integer", "long", "byte", "short", "float", "double"):
         _bounds(value, metadata, "value", path, value, found)
@@ -122,14 +127,14 @@ def _check(shape: Shape, value: Any, path: str, unknown: bool, found: list[Probl
         _bounds(len(value), metadata, "length", path, value, found)
 
 
-def _member(shape: Shape, value: Any, path: str, unknown: bool, found: list[Problem]) -> None:
+def _member(shape: Shape, value: Any, path: str, unknown: bool, found: list[Problem], answer: bool) -> None:
     if value is None:
         found.append(Problem(path, "required", "Member must not be null"))
         return
-    _check(shape, value, path, unknown, found)
+    _check(shape, value, path, unknown, found, answer)
 
 
-def _structure(shape: Any, value: dict, path: str, unknown: bool, found: list[Problem]) -> None:
+def _structure(shape: Any, value: dict, path: str, unknown: bool, found: list[Problem], answer: bool) -> None:
     if shape.metadata.get("document"):
         return
     members = shape.members
@@ -144,7 +149,7 @@ def _structure(shape: Any, value: dict, path: str, unknown: bool, found: list[Pr
             continue
         if item is None:
             continue
-        _check(member, item, _join(path, name), unknown, found)
+        _check(member, item, _join(path, name), unknown, found, answer)
     if shape.metadata.get("union") and sum(v is not None for v in value.values()) > 1:
         found.append(Problem(path or "input", "union", "Member must have exactly one member set", value))
 

@@ -151,7 +151,7 @@ def _raw_members(model: Any, operation: Any, body: bytes) -> list[Problem]:
         shape, raw = shape.members[payload], raw
     if not isinstance(raw, dict):
         return []
-    return [p for p in problems(shape, raw, unknown=True) if p.kind == "unknown"]
+    return [p for p in problems(shape, raw, unknown=True, answer=True) if p.kind == "unknown"]
 
 
 def _record(service: str, name: str, found: list[Problem]) -> str:
@@ -168,7 +168,7 @@ def _check_answer(model: Any, operation: Any, params: dict, status: int, headers
         return None
     answer = _answer(model, operation, status, headers, body)
     answer.pop("ResponseMetadata", None)
-    found = [p for p in problems(operation.output_shape, answer) if p.kind != "unknown"]
+    found = [p for p in problems(operation.output_shape, answer, answer=True) if p.kind != "unknown"]
     found += _raw_members(model, operation, body)
     found += model_rules.broken(model.service_name, operation, params, answer)
     return _record(model.service_name, operation.name, found) if found else None

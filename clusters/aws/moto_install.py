@@ -26,6 +26,7 @@ from clusters.aws import (
     moto_pcluster,
     moto_resources,  # noqa: F401 - importing it registers its resource types
     moto_scontrol,  # noqa: F401 - importing it registers its head-node commands
+    moto_ssm,
     moto_support,
     moto_training_plans,
 )
@@ -62,6 +63,7 @@ def install() -> None:
         moto_http.apply()
         model_validation.apply()  # after moto_http: the checks see its handlers' requests too
         moto_headnode.apply()
+        moto_ssm.apply()  # after moto_headnode: wraps its invocations
         moto_hyperpod_nodes.apply()
         moto_support.apply()
         moto_training_plans.apply()
