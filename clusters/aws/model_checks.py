@@ -104,7 +104,9 @@ def _check(shape: Shape, value: Any, path: str, unknown: bool, found: list[Probl
         if enum and value not in enum:
             found.append(Problem(path, "enum", f"Member must satisfy enum value set: [{', '.join(enum)}]", value))
         _bounds(len(value), metadata, "length", path, value, found)
-        compiled = _pattern(metadata["pattern"]) if metadata.get("pattern") else None
+        # Answers are not held to ``pattern``: AWS's own break some (SSM's ExecutionElapsedTime ``PT0.5S`` against
+        # a date pattern), so only a request is refused for one.
+        compiled = _pattern(metadata["pattern"]) if metadata.get("pattern") and not answer else None
         if compiled is not None and compiled.search(value) is None:
             found.append(Problem(path, "pattern",
                                  f"Member must satisfy regular expression pattern: {metadata['pattern']}", value))
