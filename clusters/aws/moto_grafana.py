@@ -117,7 +117,7 @@ def _accounts_page(request: Request, workspace_id: str, state: dict) -> Response
     if start < 0:
         return aws_error("ValidationException", "The nextToken is not valid.", 400)
     accounts = list(state["accounts"].values())
-    page = [{"id": a["id"], "name": a["name"], "grafanaRole": a["grafanaRole"], "isDisabled": False}
+    page = [{"id": a["id"], "name": a["name"], "grafanaRole": a["grafanaRole"], "isDisabled": "false"}
             for a in accounts[start:start + size]]
     more = {"nextToken": str(start + size)} if start + size < len(accounts) else {}
     return json_response({"workspaceId": workspace_id, "serviceAccounts": page, **more})
