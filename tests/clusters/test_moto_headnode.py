@@ -9,6 +9,10 @@ from clusters.aws import moto_headnode
 from clusters.aws.moto_headnode import Result, headnode_command
 from tests.clusters.test_moto_resources import REGION, _launch, _network_and_storage, _upload
 
+HYPERPOD_UNREACHABLE = ("HyperPod nodes are not SSM SendCommand targets (the model's InstanceIds pattern, which the "
+                        "embedded endpoint now enforces); the controller agent that replaces that path is not built "
+                        "yet (README, Not finished yet; docs/DECISIONS.md 42)")
+
 
 @pytest.fixture
 def client(aws_server):
@@ -42,7 +46,18 @@ def seen():
 def _send(ssm, target, *commands):
     command_id = ssm.send_command(InstanceIds=[target], DocumentName="AWS-RunShellScript",
                                   Parameters={"commands": list(commands)})["Command"]["CommandId"]
-    return command_id, ssm.get_command_invocation(CommandId=command_id, InstanceId=target)
+    return command_id, read_invocation(ssm, command_id, target)
+
+
+def read_invocation(ssm, command_id: str, target: str):
+    """The invocation, read as a client of SSM must: right after SendCommand it may not exist yet (the embedded
+    endpoint hides it from the first read, as SSM's eventual consistency does)."""
+    for _ in range(20):
+        try:
+            return ssm.get_command_invocation(CommandId=command_id, InstanceId=target)
+        except ssm.exceptions.InvocationDoesNotExist:
+            time.sleep(0.05)
+    return ssm.get_command_invocation(CommandId=command_id, InstanceId=target)
 
 
 def _parallelcluster(client):
@@ -72,7 +87,7 @@ def test_a_handler_sees_the_parallelcluster_head_node_and_its_cluster(client, se
 
 def test_unknown_commands_fail_with_127_and_stop_the_script(client, seen):
     ec2 = client("ec2")
-    instance = ec2.run_instances(ImageId="ami-12c6146b", MinCount=1, MaxCount=1)["Instances"][0]["InstanceId"]
+    instance = ec2.run_instances(ImageId="ami-760aaa0f", MinCount=1, MaxCount=1)["Instances"][0]["InstanceId"]
     ssm = client("ssm")
     _, invocation = _send(ssm, instance, "frobnicate --all", "geniac-probe 0")
     assert (invocation["Status"], invocation["ResponseCode"]) == ("Failed", 127)
@@ -86,15 +101,16 @@ def test_unknown_commands_fail_with_127_and_stop_the_script(client, seen):
 
 def test_an_emulated_duration_is_in_progress_first(client, seen):
     ec2 = client("ec2")
-    instance = ec2.run_instances(ImageId="ami-12c6146b", MinCount=1, MaxCount=1)["Instances"][0]["InstanceId"]
+    instance = ec2.run_instances(ImageId="ami-760aaa0f", MinCount=1, MaxCount=1)["Instances"][0]["InstanceId"]
     ssm = client("ssm")
     command_id, invocation = _send(ssm, instance, "geniac-probe 1.5")
     assert (invocation["Status"], invocation["ResponseCode"], invocation["StandardOutputContent"]) == ("InProgress", -1, "")
     time.sleep(1.6)
-    invocation = ssm.get_command_invocation(CommandId=command_id, InstanceId=instance)
+    invocation = read_invocation(ssm, command_id, instance)
     assert (invocation["Status"], invocation["StandardOutputContent"]) == ("Success", f"probe on {instance}\n")
 
 
+@pytest.mark.xfail(strict=True, reason=HYPERPOD_UNREACHABLE)
 def test_a_hyperpod_node_target_belongs_to_its_cluster(client, seen):
     sagemaker = client("sagemaker")
     arn = sagemaker.create_cluster(ClusterName="hp-train", InstanceGroups=[

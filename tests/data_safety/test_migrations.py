@@ -51,7 +51,10 @@ def test_latest_migrations_keep_every_row_of_the_demo_database(tmp_path):
     ours = {app: names for app, names in apps.items() if app in ("portal", "workloads", "clusters", "health", "review", "engagement")}
     stepped = []
     for app, names in ours.items():
-        if len(names) >= 2:
+        # A merge migration has no single migration before it: going back to one of its parents undoes the other
+        # branch and every app built on it (a new app depending on the merge is dropped whole), which no rollback
+        # of one migration would do.
+        if len(names) >= 2 and "_merge" not in names[-1]:
             _manage(copy, "migrate", app, names[-2], "--no-input")
             stepped.append(app)
     _manage(copy, "migrate", "--no-input")

@@ -42,6 +42,12 @@ ACCEPTED = ["2xx", "3xx", "401", "403", "404", "409", "429", "5xx"]  # schemathe
 EXISTS = "names related rows by id or slug (organization, quota, interaction ...): only rows that exist and the caller may see are valid"
 REFUSALS = {
     "auth_token_create": (["400"], "any username and password are schema-valid; only real credentials get a token"),
+    "calls_calls_create": (["400"], "a call's title is unique (a rule across rows); each criterion is named once (a "
+                                    "rule across a list's items)"),
+    "calls_calls_update": (["400"], "a call's title is unique (a rule across rows); each criterion is named once (a "
+                                    "rule across a list's items)"),
+    "calls_calls_partial_update": (["400"], "a call's title is unique (a rule across rows); each criterion is named "
+                                            "once (a rule across a list's items)"),
     "clusters_clusters_create": (["400"], EXISTS + "; the blueprint must exist"),
     "clusters_clusters_destroy": (["400"], "a ready cluster is deleted only with its name as `confirm` (data, not shape)"),
     "engagement_cycles_start_next_create": (["400"], "a new cycle needs at least one organization that continues (data, not shape)"),
