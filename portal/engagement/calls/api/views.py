@@ -6,7 +6,8 @@ from __future__ import annotations
 from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.shortcuts import get_object_or_404
-from drf_spectacular.utils import extend_schema
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import serializers, status
 from rest_framework.decorators import action
 from rest_framework.exceptions import NotFound, PermissionDenied
@@ -14,10 +15,12 @@ from rest_framework.response import Response
 
 from portal import access, submissions
 from portal.api.base import PortalModelViewSet, PortalReadOnlyViewSet
+from portal.api.parsers import DepthLimitedJSONParser
 from portal.engagement.calls import services
 from portal.engagement.calls.api.serializers import (
     ApplicationSerializer,
     ApplicationVersionSerializer,
+    AwardResultSerializer,
     AwardSerializer,
     CallSerializer,
     ConflictSerializer,
@@ -33,14 +36,20 @@ def _conflict(exc: Exception) -> Response:
     return Response({"detail": text}, status=status.HTTP_409_CONFLICT)
 
 
+# Calls and applications carry capacity lines and criteria (lists of objects), which a form-encoded body cannot
+# hold: their writes take JSON only, and the schema says so.
+JSON_ONLY = [DepthLimitedJSONParser]
+
+
 class CallViewSet(PortalModelViewSet):
     """Calls for the next cycle: every signed-in organization reads them; program managers open and award."""
 
     queryset = Call.objects.all()
     serializer_class = CallSerializer
+    parser_classes = JSON_ONLY
     http_method_names = ["get", "post", "put", "patch", "head", "options"]
 
-    @extend_schema(request=AwardSerializer, responses=CallSerializer)
+    @extend_schema(request=AwardSerializer, responses=AwardResultSerializer)
     @action(detail=True, methods=["post"], serializer_class=AwardSerializer)
     @submissions.idempotent
     def award(self, request, pk=None):
@@ -72,9 +81,13 @@ class ApplicationViewSet(PortalModelViewSet):
     queryset = Application.objects.select_related("call", "organization")
     serializer_class = ApplicationSerializer
     filterset_fields = ["call", "status", "organization"]
+    parser_classes = JSON_ONLY
     http_method_names = ["get", "post", "put", "patch", "head", "options"]
 
-    @extend_schema(request=StartApplicationSerializer, responses=ApplicationSerializer)
+    @extend_schema(request=StartApplicationSerializer, responses={
+        201: ApplicationSerializer,
+        404: OpenApiResponse(OpenApiTypes.OBJECT, description="No such call or organization, or one the caller "
+                                                              "may not see.")})
     @submissions.idempotent
     def create(self, request, *args, **kwargs):
         serializer = StartApplicationSerializer(data=request.data)
@@ -102,7 +115,7 @@ class ApplicationViewSet(PortalModelViewSet):
             instance = serializer.save()
             self._check_org(instance)
 
-    @extend_schema(request=None, responses=ApplicationVersionSerializer)
+    @extend_schema(request=None, responses={201: ApplicationVersionSerializer})
     @action(detail=True, methods=["post"], serializer_class=serializers.Serializer)
     @submissions.idempotent
     def submit(self, request, pk=None):
@@ -164,7 +177,7 @@ class ReviewViewSet(PortalReadOnlyViewSet):
         assignment.refresh_from_db()
         return Response(ReviewSerializer(assignment).data)
 
-    @extend_schema(request=ConflictSerializer, responses=None)
+    @extend_schema(request=ConflictSerializer, responses={204: None})
     @action(detail=True, methods=["post"], serializer_class=ConflictSerializer)
     def conflict(self, request, pk=None):
         """The reviewer declares a conflict: the application is no longer theirs to see."""
