@@ -51,6 +51,8 @@ def apply() -> None:
 
     def to_dict(self: Any) -> dict[str, Any]:
         described = original_to_dict(self)
+        # AWS describes a file system's network interfaces, not its security groups (DescribeFileSystems' shape).
+        described.pop("SecurityGroupIds", None)
         if getattr(self, "network_interface_ids", None):
             described.update(VpcId=self.vpc_id, NetworkInterfaceIds=list(self.network_interface_ids))
         return described

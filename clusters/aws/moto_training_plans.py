@@ -33,8 +33,11 @@ def add_training_plan(account_id: str, region: str, *, name: str, instance_type:
         "EndTime": start + datetime.timedelta(days=days), "UpfrontFee": "0", "CurrencyCode": "USD",
         "TotalInstanceCount": count, "AvailableInstanceCount": count - in_use, "InUseInstanceCount": in_use,
         "TargetResources": ["hyperpod-cluster"],
-        "ReservedCapacitySummaries": [{"InstanceType": instance_type, "TotalInstanceCount": count,
-                                       "Status": "Active"}],
+        # As SageMaker describes it: the capacity's own ARN, and the instance type with its "ml." prefix.
+        "ReservedCapacitySummaries": [{
+            "ReservedCapacityArn": f"arn:aws:sagemaker:{region}:{account_id}:reserved-capacity/{name}-1",
+            "InstanceType": instance_type if instance_type.startswith("ml.") else f"ml.{instance_type}",
+            "TotalInstanceCount": count, "Status": "Active"}],
     }
     return arn
 
