@@ -20,9 +20,12 @@ def test_dockerfile_and_compose_share_one_gunicorn_config():
     assert app["environment"]["HEALTH_PUSH_S3_ENDPOINT_URL"] == "http://minio:9000" and "minio" in compose["services"]
 
 
-def test_gunicorn_config_fits_two_cores(monkeypatch):
+def test_gunicorn_config_fits_two_cores(monkeypatch, tmp_path):
     for name in ("GUNICORN_WORKERS", "GUNICORN_THREADS", "GUNICORN_TIMEOUT"):
         monkeypatch.delenv(name, raising=False)
+    # The config names a metrics directory in os.environ when none is set; one set here is kept and undone after
+    # the test, so the test process's own metrics stay in-process for the tests that read them.
+    monkeypatch.setenv("PROMETHEUS_MULTIPROC_DIR", str(tmp_path))
     config = runpy.run_path(str(ROOT / "gunicorn.conf.py"))
     assert config["workers"] == 3 and config["worker_class"] == "gthread" and config["threads"] == 4
     assert 30 <= config["timeout"] <= 120 and config["max_requests"] > 0
