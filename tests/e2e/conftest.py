@@ -54,7 +54,8 @@ def sign_in(page, live_server, username: str) -> None:
     page.goto(f"{live_server.url}/login/")
     page.locator("#id_username").fill(username)
     page.locator("#id_password").fill(PASSWORD)
-    page.locator("main form button[type=submit]").click()
+    # The page holds a second form (single sign-on): submit the one with the password field.
+    page.locator("main form:has(#id_password) button[type=submit]").click()
     page.wait_for_load_state("networkidle")
 
 

@@ -25,6 +25,9 @@ def _fill(page, name, value):
     tag = field.first.evaluate("e => e.tagName.toLowerCase() + ':' + (e.type || '')")
     if tag.startswith("select"):
         field.first.select_option(str(value))
+        # A choice may reload other choices (the region reloads the zones): let that answer land first, as a
+        # person would see it land, or the next choice is made in a list about to be replaced.
+        page.wait_for_load_state("networkidle")
     elif tag.endswith(":checkbox"):
         field.first.check() if value else field.first.uncheck()
     else:
