@@ -1,7 +1,9 @@
 from django.contrib import admin
 from django.contrib.auth.admin import UserAdmin
+from django.utils.translation import gettext_lazy as _
 from simple_history.admin import SimpleHistoryAdmin
 
+from portal.factors import devices
 from portal.models import (
     Cycle,
     CycleParticipation,
@@ -20,6 +22,13 @@ from portal.models import (
 class PortalUserAdmin(UserAdmin):
     fieldsets = UserAdmin.fieldsets + (("Program role", {"fields": ("is_program_manager",)}),)
     list_display = ("username", "email", "is_program_manager", "is_staff")
+    actions = ["reset_second_factors"]
+
+    @admin.action(description=_("Reset second factors (authenticators, passkeys, recovery codes)"))
+    def reset_second_factors(self, request, queryset):
+        for user in queryset:
+            devices.reset(user)
+        self.message_user(request, _("Second factors reset; each removal is on the audit trail."))
 
 
 class MembershipInline(admin.TabularInline):

@@ -1,5 +1,6 @@
-"""The person's second factors: a TOTP authenticator (django-otp's ``TOTPDevice``) and recovery codes (its
-``StaticDevice``, each code good once). Every query here is of the signed-in person's own devices."""
+"""The person's second factors: a TOTP authenticator (django-otp's ``TOTPDevice``), passkeys (``Passkey``,
+confirmed in the browser: ``passkeys``) and recovery codes (django-otp's ``StaticDevice``, each code good once).
+Every query here is of the signed-in person's own devices."""
 from __future__ import annotations
 
 import secrets
@@ -7,13 +8,28 @@ import secrets
 from django_otp.plugins.otp_static.models import StaticDevice, StaticToken
 from django_otp.plugins.otp_totp.models import TOTPDevice
 
+from portal.audit.models import AuditKind
+from portal.audit.recording import customer_organization_id, record
+from portal.factors.models import Passkey
+
 RECOVERY_CODES = 10
 AUTHENTICATOR = "authenticator"
 RECOVERY = "recovery codes"
+# New recovery codes made with a first passkey wait here for the factors page, which shows them once (the browser
+# registers a passkey with a script, and the codes are shown by the page it goes to next).
+CODES_SHOWN_ONCE = "recovery_codes_once"
 
 
 def has_factor(user) -> bool:
+    return has_authenticator(user) or has_passkey(user)
+
+
+def has_authenticator(user) -> bool:
     return TOTPDevice.objects.filter(user=user, confirmed=True).exists()
+
+
+def has_passkey(user) -> bool:
+    return Passkey.objects.filter(user=user).exists()
 
 
 def pending_authenticator(user) -> TOTPDevice:
@@ -48,3 +64,13 @@ def verify(user, code: str) -> tuple[object | None, str]:
 
 def remaining_recovery_codes(user) -> int:
     return StaticToken.objects.filter(device__user=user, device__confirmed=True).count()
+
+
+def reset(user) -> None:
+    """Staff resetting a person's factors: every authenticator, passkey and recovery code goes (each removal of an
+    authenticator or passkey is recorded by ``receivers``; the reset itself is recorded here)."""
+    TOTPDevice.objects.filter(user=user).delete()
+    Passkey.objects.filter(user=user).delete()
+    StaticDevice.objects.filter(user=user).delete()
+    record(AuditKind.SECOND_FACTOR, organization_id=customer_organization_id(user), method="reset",
+           target=f"second factors of {user.get_username()}", outcome="reset")

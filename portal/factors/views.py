@@ -14,14 +14,19 @@ from portal.audit.models import AuditKind
 from portal.audit.recording import customer_organization_id, record
 from portal.factors import devices, policy
 from portal.factors.forms import CodeForm
+from portal.factors.models import Passkey
 
 
-def _next(request) -> str:
-    target = request.POST.get("next") or request.GET.get("next") or "/"
+def safe_next(request, target: str) -> str:
+    """Where to go once confirmed: a page of this site only."""
     if url_has_allowed_host_and_scheme(target, allowed_hosts={request.get_host()},
                                        require_https=request.is_secure()):
         return target
     return "/"
+
+
+def _next(request) -> str:
+    return safe_next(request, request.POST.get("next") or request.GET.get("next") or "/")
 
 
 def _record(request, method: str, outcome: str) -> None:
@@ -67,7 +72,11 @@ class VerifyView(View):
     def get(self, request):
         if not devices.has_factor(request.user):
             return redirect(f"{reverse('factors:setup')}?{request.GET.urlencode()}")
-        return render(request, self.template_name, {"form": CodeForm(), "next": _next(request)})
+        return render(request, self.template_name, self.context(request, CodeForm()))
+
+    def context(self, request, form) -> dict:
+        return {"form": form, "next": _next(request), "passkey": devices.has_passkey(request.user),
+                "authenticator": devices.has_authenticator(request.user)}
 
     def post(self, request):
         form = CodeForm(request.POST)
@@ -76,7 +85,7 @@ class VerifyView(View):
             _record(request, "code", "refused")
             form.add_error(None, gettext("That code was not accepted. Use the code your authenticator shows now, "
                                          "or an unused recovery code."))
-            return render(request, self.template_name, {"form": form, "next": _next(request)})
+            return render(request, self.template_name, self.context(request, form))
         policy.mark_verified(request.session)
         _record(request, kind, "verified")
         messages.success(request, gettext("Second factor confirmed. You can now do what you asked."))
@@ -84,15 +93,22 @@ class VerifyView(View):
 
 
 class FactorsView(View):
-    """The person's own factors: whether an authenticator is set up, recovery codes left, new codes."""
+    """The person's own factors: whether an authenticator is set up, their passkeys, recovery codes left, new
+    codes (and, once, the codes made with a first passkey)."""
 
     template_name = "factors/factors.html"
 
     def get(self, request):
+        codes = request.session.pop(devices.CODES_SHOWN_ONCE, None)
+        if codes:
+            return render(request, "factors/recovery_codes.html", {"codes": codes, "next": request.path})
         return render(request, self.template_name, {
             "enrolled": devices.has_factor(request.user),
+            "authenticator": devices.has_authenticator(request.user),
+            "passkeys": Passkey.objects.filter(user=request.user),
             "recovery_left": devices.remaining_recovery_codes(request.user),
-            "verified_at": policy.verified_at(request.session)})
+            "verified_at": policy.verified_at(request.session),
+            "fresh": policy.session_satisfies(request.session, policy.FRESH)})
 
     def post(self, request):
         if not (devices.has_factor(request.user) and policy.session_satisfies(request.session, policy.FRESH)):

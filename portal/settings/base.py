@@ -43,6 +43,7 @@ INSTALLED_APPS = [
     "csp",
     "portal",
     "portal.audit",
+    "portal.factors",
     "portal.sso",
     "workloads",
     "workloads.interactions",
@@ -227,6 +228,10 @@ AUDIT_RETENTION_DAYS = env.int("AUDIT_RETENTION_DAYS", default=400)
 SECOND_FACTOR_REQUIRED = env.bool("SECOND_FACTOR_REQUIRED", default=False)
 SECOND_FACTOR_SESSION_HOURS = env.int("SECOND_FACTOR_SESSION_HOURS", default=12)
 SECOND_FACTOR_FRESH_MINUTES = env.int("SECOND_FACTOR_FRESH_MINUTES", default=10)
+# Passkeys (WebAuthn): the relying party id is the portal's host name unless set (the registrable domain people
+# reach the portal at, when a proxy changes the host); the name is what authenticators show.
+WEBAUTHN_RP_ID = env("WEBAUTHN_RP_ID", default="")
+WEBAUTHN_RP_NAME = env("WEBAUTHN_RP_NAME", default="GENIAC program portal")
 OTP_TOTP_ISSUER = "GENIAC program portal"
 # API tokens (django-rest-knox): stored hashed, expire, revoked when their user signs out.
 REST_KNOX = {

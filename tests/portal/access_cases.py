@@ -98,11 +98,34 @@ OBJECTS["audit_event"] = _audit_event
 _SIGNED_IN = [r for r in ROLES if r != "anonymous"]
 for _name in ("factors:factors", "factors:setup"):
     ROUTES[_name] = Case(foreign=LIST)
-# Confirming needs a factor set up first: without one, the page sends the person to set one up.
-ROUTES["factors:verify"] = Case(foreign=302, expect={r: 302 for r in _SIGNED_IN})
 _writes("factors:setup", _static({"code": "000000"}), _SIGNED_IN, success=200, writes_rows=False)
-_writes("factors:verify", _static({"code": "000000"}), _SIGNED_IN, success=200, writes_rows=False)
 _writes("factors:factors", _static({}), _SIGNED_IN, success=302, writes_rows=False)
+# Passkeys: options for the signed-in person's own (GET), the browser's answer (POST; without a ceremony started
+# in the session, 400). Confirming needs a passkey (nobody here holds one: 404). The passkey below is another
+# customer of organization A's: removing it is its owner's alone, so every role here gets 404 (the owner's own
+# removal is tested in tests/portal/test_passkeys.py). Confirming with a code needs a factor set up first:
+# without one, the page sends the person to set one up.
+ROUTES["factors:verify"] = Case(foreign=302, expect={r: 302 for r in _SIGNED_IN})
+_writes("factors:verify", _static({"code": "000000"}), _SIGNED_IN, success=200, writes_rows=False)
+ROUTES["factors:passkey_register"] = Case(foreign=LIST)
+_writes("factors:passkey_register", _static({}), _SIGNED_IN, success=400, writes_rows=False)
+ROUTES["factors:passkey_verify"] = Case(foreign=404, expect={r: 404 for r in _SIGNED_IN})
+_writes("factors:passkey_verify", _static({}), _SIGNED_IN, success=400, writes_rows=False)
+ROUTES["factors:passkey_delete"] = Case(kwargs=lambda o: {"pk": o["passkey"].pk},
+                                        expect={r: 405 for r in _SIGNED_IN})
+_writes("factors:passkey_delete", _static({}), (), refused={r: 404 for r in _SIGNED_IN})
+
+
+def _passkey(w):
+    from portal.factors.models import Passkey
+    from tests.factories import MembershipFactory, UserFactory
+
+    owner = MembershipFactory(user=UserFactory(username="passkey_owner_a"), organization=w.org_a).user
+    return Passkey.objects.create(user=owner, name="ZZ-ORG-A-SECRET laptop", credential_id="WlotY3JlZC1h",
+                                  public_key=b"not a key")
+
+
+OBJECTS["passkey"] = _passkey
 
 # Single sign-on: reached before signing in. Starting posts an address (an unknown domain goes back to the
 # sign-in page, nothing written); the callback without a sign-in started in this session goes back there too.
