@@ -108,4 +108,5 @@ DEMO_SEEDERS: list[str] = [
     "clusters.remediation.demo.seed",
     "clusters.health.demo_validation.seed",
     "portal.engagement.calls.demo.seed",
+    "portal.sso.demo.seed",  # Mirai Code's identity provider, when run_demo started one
 ]

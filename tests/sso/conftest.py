@@ -1,13 +1,12 @@
 """A real OpenID Connect provider (the certified oidc-provider, under Node.js) on loopback for the sign-in tests.
 
-`make install` installs it (npm ci in tests/sso/provider); without Node.js or that install the tests skip, saying
-so. Accounts live in a JSON file the provider reads at each look-up: a test removes a person by rewriting it."""
+`make install` installs it (npm ci in portal/sso/provider, which the demo uses too: portal/sso/local_provider.py);
+without Node.js or that install the tests skip, saying so. Accounts live in a JSON file the provider reads at each
+look-up: a test removes a person by rewriting it."""
 from __future__ import annotations
 
 import json
 import re
-import shutil
-import socket
 import subprocess
 import time
 import urllib.parse as up
@@ -16,15 +15,11 @@ from pathlib import Path
 import pytest
 import requests
 
-PROVIDER_DIR = Path(__file__).resolve().parent / "provider"
-CALLBACK = "http://testserver/login/sso/callback/"
+from portal.sso import local_provider
+
+PORTAL = "http://testserver"
+CALLBACK = f"{PORTAL}{local_provider.CALLBACK_PATH}"
 CLIENT_ID, CLIENT_SECRET = "geniac-portal", "test-client-secret"
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 class Provider:
@@ -34,14 +29,14 @@ class Provider:
     def set_accounts(self, people: dict) -> None:
         self.accounts.write_text(json.dumps(people))
 
-    def walk(self, authorize_url: str, login: str) -> str:
+    def walk(self, authorize_url: str, login: str, callback: str = CALLBACK) -> str:
         """Sign in at the provider as a person would (its login and consent forms); the URL it sends back."""
         session = requests.Session()
         answer = session.get(authorize_url, allow_redirects=False, timeout=10)
         for _ in range(12):
             if answer.status_code in (302, 303):
                 location = up.urljoin(answer.url, answer.headers["location"])
-                if location.startswith(CALLBACK):
+                if location.startswith(callback):
                     return location
                 answer = session.get(location, allow_redirects=False, timeout=10)
                 continue
@@ -56,34 +51,41 @@ class Provider:
         raise AssertionError("the provider never sent the person back")
 
 
-@pytest.fixture(scope="session")
-def oidc_provider(tmp_path_factory):
-    node = shutil.which("node")
-    if node is None or not (PROVIDER_DIR / "node_modules" / "oidc-provider").is_dir():
-        pytest.skip("no Node.js or no oidc-provider in tests/sso/provider/node_modules (make install runs npm ci)")
-    folder = tmp_path_factory.mktemp("oidc")
-    accounts = folder / "accounts.json"
-    accounts.write_text("{}")
-    config = folder / "config.json"
-    config.write_text(json.dumps({"accountsPath": str(accounts), "clients": [{
-        "client_id": CLIENT_ID, "client_secret": CLIENT_SECRET, "redirect_uris": [CALLBACK],
-        "grant_types": ["authorization_code", "refresh_token"], "response_types": ["code"],
-        "token_endpoint_auth_method": "client_secret_basic"}]}))
-    port = _free_port()
-    process = subprocess.Popen([node, str(PROVIDER_DIR / "server.mjs"), str(port), str(config)],
-                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
-    issuer = f"http://127.0.0.1:{port}"
+def start_provider(folder: Path, **config) -> tuple[subprocess.Popen, str]:
+    """Start the provider with ``config`` (local_provider.write_config's) and wait for its discovery document."""
+    config_path, _accounts = local_provider.write_config(folder, **config)
+    port = local_provider.free_port()
+    return launch(local_provider.command(port, config_path), local_provider.discovery(port)), \
+        local_provider.issuer(port)
+
+
+def launch(command: list[str], discovery: str) -> subprocess.Popen:
+    """Run ``command`` and wait until the provider answers its discovery document."""
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
     deadline = time.monotonic() + 60  # a bound, not a check: Node starts in about a second on an idle machine
     while True:
         try:
-            if requests.get(f"{issuer}/.well-known/openid-configuration", timeout=2).status_code == 200:
-                break
+            if requests.get(discovery, timeout=2).status_code == 200:
+                return process
         except requests.RequestException:
             pass
         if process.poll() is not None or time.monotonic() > deadline:
             process.kill()
             raise RuntimeError(f"the OpenID provider did not start: {process.stdout.read().decode()[-2000:]}")
         time.sleep(0.2)
-    yield Provider(issuer, accounts)
+
+
+def stop_provider(process: subprocess.Popen) -> None:
     process.terminate()
     process.wait(timeout=10)
+
+
+@pytest.fixture(scope="session")
+def oidc_provider(tmp_path_factory):
+    reason = local_provider.missing()
+    if reason:
+        pytest.skip(f"the OpenID provider cannot run: {reason}")
+    folder = tmp_path_factory.mktemp("oidc")
+    process, issuer = start_provider(folder, client_id=CLIENT_ID, client_secret=CLIENT_SECRET, portals=[PORTAL])
+    yield Provider(issuer, folder / "accounts.json")
+    stop_provider(process)

@@ -21,6 +21,7 @@ from django.core.management.base import BaseCommand
 from portal import demo
 from portal.logfilters import expected_aws_line
 from portal.processes import die_with_parent  # noqa: E402
+from portal.sso import demo as sso_demo
 
 
 def _free_port() -> int:
@@ -92,6 +93,22 @@ class Command(BaseCommand):
         parser.add_argument("--debug", action="store_true",
                             help="Django's debug pages (off by default: the demo behaves like the product).")
 
+    def start_identity_provider(self, start, base: Path, port: int) -> str:
+        """Mirai Code's identity provider (portal/sso/demo.py), when Node.js and oidc-provider are installed: its
+        issuer, or empty after one line saying why there is none."""
+        planned = sso_demo.plan(base / "var" / "sso-provider", port)
+        if isinstance(planned, str):
+            self.stdout.write(self.style.WARNING(planned))
+            return ""
+        command, issuer, discovery = planned
+        start("sso", command)
+        if not _wait_http(discovery):
+            self.stdout.write(self.style.WARNING("Single sign-on: the demo's identity provider did not start; "
+                                                 "Mirai Code's people sign in with passwords."))
+            return ""
+        self.stdout.write(f"Identity provider of Mirai Code: {issuer}")
+        return issuer
+
     def handle(self, *args, port: int, aws_port: int, **options):
         python = sys.executable
         base = Path(settings.BASE_DIR)
@@ -159,7 +176,9 @@ class Command(BaseCommand):
             os.environ.update(env)
             settings.AWS_ENDPOINT_URL = env["AWS_ENDPOINT_URL"]
             subprocess.run([python, "manage.py", "migrate", "--no-input"], cwd=base, env=env, check=True)
-            subprocess.run([python, "manage.py", "seed_demo"], cwd=base, env=env, check=True)
+            sso_issuer = self.start_identity_provider(start, base, port)
+            subprocess.run([python, "manage.py", "seed_demo", "--sso-issuer", sso_issuer], cwd=base, env=env,
+                           check=True)
             queues = "default,launches,health,notifications"
             start("worker", [python, "-m", "celery", "-A", "portal", "worker", "-Q", queues,
                              "--concurrency", "2", "--loglevel", "INFO", "--hostname", "demo@%h"])
@@ -171,6 +190,9 @@ class Command(BaseCommand):
                 self.stdout.write(f"Demo logins (password: {demo.DEMO_PASSWORD}):")
                 for username, role in demo.LOGINS:
                     self.stdout.write(f"  {username:<8} {role}")
+                if sso_issuer:
+                    self.stdout.write(f"Single sign-on: 'Continue with your organization' as {', '.join(sso_demo.PEOPLE)} "
+                                      f"(Mirai Code; any password at its provider, {sso_issuer}).")
                 self.stdout.write("Press Ctrl-C to stop everything.\n")
             while all(proc.poll() is None for _, proc in procs):
                 time.sleep(0.5)

@@ -9,9 +9,15 @@ from portal import demo
 class Command(BaseCommand):
     help = "Create the demo program: organizations, people, workloads, clusters. Safe to run twice."
 
+    def add_arguments(self, parser):
+        parser.add_argument("--sso-issuer", default="",
+                            help="The issuer of the identity provider run_demo started for Mirai Code (none: its "
+                                 "provider record stays disabled).")
+
     def handle(self, *args, **options):
         with transaction.atomic():
             context = demo.seed_core()
+        context["sso_issuer"] = options["sso_issuer"]
         for dotted in demo.DEMO_SEEDERS:
             with transaction.atomic():
                 import_string(dotted)(context)

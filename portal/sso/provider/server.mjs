@@ -1,4 +1,4 @@
-// A real OpenID Connect provider on loopback for the portal's sign-in tests: node server.mjs PORT CONFIG.json
+// A real OpenID Connect provider on loopback for the portal's sign-in tests and the demo: node server.mjs PORT CONFIG.json
 // CONFIG: {"clients": [...], "accountsPath": "accounts.json"}; accounts are read at every look-up, so a test
 // removes a person by rewriting that file. Any password is accepted for a known account (devInteractions).
 import fs from "node:fs";
