@@ -10,6 +10,7 @@ from portal import language, timeline_views, views
 from portal.api.root import ObtainTokenView, RevokeTokenView, api_root, not_found
 from portal.metrics.views import metrics
 from portal.probes import healthz
+from portal.sso.forms import SignInForm
 
 portal_patterns = (
     [
@@ -27,7 +28,8 @@ urlpatterns = [
     path("", include("workloads.urls")),
     path("", include("clusters.health.urls")),
     path("", include("portal.review.urls")),
-    path("login/", auth_views.LoginView.as_view(redirect_authenticated_user=True), name="login"),
+    path("login/", auth_views.LoginView.as_view(redirect_authenticated_user=True, authentication_form=SignInForm),
+         name="login"),
     path("logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("language/", language.set_language, name="set_language"),
     path("healthz", healthz, name="healthz"),

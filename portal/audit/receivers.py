@@ -32,7 +32,10 @@ def signed_out(sender, request, user, **kwargs):
 def sign_in_failed(sender, credentials, request=None, **kwargs):
     # Only the name that was tried, never the password (Django already masks it in ``credentials``).
     name = str((credentials or {}).get("username", ""))
-    record(AuditKind.SIGN_IN_FAILED, request=request, actor_name=name, method="password", outcome="refused")
+    turned_off = getattr(request, "password_refused_by", None)  # portal.sso.backends.REFUSED_BY
+    record(AuditKind.SIGN_IN_FAILED, request=request, actor_name=name, method="password",
+           outcome="passwords turned off" if turned_off is not None else "refused",
+           organization_id=turned_off.organization_id if turned_off is not None else None)
 
 
 @receiver(user_locked_out, dispatch_uid="audit_locked_out")

@@ -101,11 +101,16 @@ def _only_a_customer_of(user, organization_id: int) -> None:
                                     "or ask the program's staff."))
 
 
+def password_refusal(user) -> IdentityProvider | None:
+    """The provider that turned passwords off for the person (a customer of its organization), if any."""
+    return IdentityProvider.objects.select_related("organization").filter(
+        enabled=True, passwords_allowed=False, organization__memberships__user=user,
+        organization__memberships__role=MembershipRole.CUSTOMER).order_by("pk").first()
+
+
 def passwords_refused(user) -> bool:
     """Whether the person is a customer of an organization whose provider has turned passwords off."""
-    return IdentityProvider.objects.filter(
-        enabled=True, passwords_allowed=False, organization__memberships__user=user,
-        organization__memberships__role=MembershipRole.CUSTOMER).exists()
+    return password_refusal(user) is not None
 
 
 def check_identity(identity: ExternalIdentity) -> bool:
