@@ -111,6 +111,9 @@ POLICY: dict[str, Rule] = {
                                       cycle_path="cycle"),
     # Escalation targets (specialist teams): internal, program-wide.
     "portal.escalationtarget": Rule(path=None, customer=R(), lead_sa=R({VIEW})),
+    # Identity providers: program managers register each organization's (pages under /sso/providers/); the
+    # program's own provider (no organization) is staff's, in the admin.
+    "sso.identityprovider": Rule(path="organization", customer=R(), lead_sa=R(), program_manager=R({VIEW, CHANGE})),
     # review: program-wide, no organization; program managers (and staff) only
     "review.weeklyreview": Rule(path="", customer=R(), lead_sa=R(), program_manager=R({VIEW, CHANGE}),
                                 cycle_path="cycle"),

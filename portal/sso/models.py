@@ -4,9 +4,11 @@ from __future__ import annotations
 from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.db import models
+from django.urls import reverse
 from django.utils.translation import gettext_lazy as _
 
 from portal.model_fields import HttpsURLField
+from portal.querysets import RestrictedQuerySet
 
 
 class IdentityProvider(models.Model):
@@ -24,6 +26,8 @@ class IdentityProvider(models.Model):
     passwords_allowed = models.BooleanField(
         default=True, help_text=_("Whether the organization's customers may still sign in with a password."))
 
+    objects = RestrictedQuerySet.as_manager()
+
     class Meta:
         ordering = ["name"]
         verbose_name = _("identity provider")
@@ -31,6 +35,9 @@ class IdentityProvider(models.Model):
 
     def __str__(self) -> str:
         return self.name
+
+    def get_absolute_url(self) -> str:
+        return reverse("sso:provider_list")
 
     @property
     def slug(self) -> str:

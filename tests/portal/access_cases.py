@@ -8,6 +8,7 @@ from tests.routecases import (
     LOGIN,
     OBJECTS,
     OUTSIDERS,
+    PM,
     ROLES,
     ROUTES,
     STAFF,
@@ -132,6 +133,30 @@ OBJECTS["passkey"] = _passkey
 ROUTES["sso:start"] = Case(public=True, foreign=405, expect={r: 405 for r in ROLES})
 _writes("sso:start", _static({"email": "someone@nowhere.example"}), ROLES, success=LOGIN, writes_rows=False)
 ROUTES["sso:callback"] = Case(public=True, foreign=LOGIN, expect={r: LOGIN for r in ROLES})
+# Registering organizations' identity providers: program managers and staff; everyone else is refused (403).
+_PM_PAGE = {"customer_a": FORBIDDEN, "lead_a": FORBIDDEN}
+ROUTES["sso:provider_list"] = Case(foreign=FORBIDDEN, expect=_PM_PAGE)
+ROUTES["sso:provider_add"] = Case(foreign=FORBIDDEN, expect=_PM_PAGE)
+ROUTES["sso:provider_edit"] = Case(kwargs=lambda o: {"pk": o["identity_provider"].pk}, foreign=FORBIDDEN,
+                                   expect=_PM_PAGE)
+_PROVIDER = {"organization": lambda o: o["organization"].pk, "name": "Alpha SSO ZZ-ORG-A-SECRET",
+             "issuer": "https://sso.alpha-idp.example", "client_id": "portal", "client_secret": "s",
+             "domains": "alpha-idp.example", "enabled": "on"}
+_writes("sso:provider_add", _static({**_PROVIDER, "domains": "alpha-new.example"}), PM, success=302)
+_writes("sso:provider_edit", _static({**_PROVIDER, "client_secret": ""}), PM, success=302)
+
+
+def _identity_provider(w):
+    from portal.sso.models import IdentityDomain, IdentityProvider
+
+    provider = IdentityProvider.objects.create(organization=w.org_a, name="Alpha SSO ZZ-ORG-A-SECRET",
+                                               issuer="https://sso.alpha-idp.example", client_id="portal",
+                                               client_secret="s")
+    IdentityDomain.objects.create(provider=provider, domain="alpha-idp.example")
+    return provider
+
+
+OBJECTS["identity_provider"] = _identity_provider
 ROUTES.update({
     # Off unless METRICS_TOKEN or METRICS_ALLOWED_NETWORKS is set (tests/portal/test_metrics.py covers both).
     "metrics": Case(public=True, foreign=404, expect={r: 404 for r in ROLES}),
