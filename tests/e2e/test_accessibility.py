@@ -42,13 +42,14 @@ def program_pages(world):
     return {
         "customer_a": ["/", f"/organizations/{world.org_a.slug}/", f"/clusters/{cluster.pk}/",
                        f"/clusters/{cluster.pk}/health/", f"/workloads/{workload.pk}/", "/interactions/",
-                       interaction.get_absolute_url(), "/quotas/", "/quota-requests/"],
+                       interaction.get_absolute_url(), "/quotas/", "/quota-requests/", "/account/second-factor/",
+                       "/account/second-factor/setup/"],
         "lead_a": ["/lead/", f"/organizations/{world.org_a.slug}/", "/interactions/", "/interactions/new/",
                    interaction.get_absolute_url(), f"/workloads/{workload.pk}/", f"/workloads/{workload.pk}/history/",
                    "/clusters/", "/clusters/blueprints/", "/clusters/blueprints/parallelcluster/launch/",
                    f"/clusters/{cluster.pk}/", "/health/", f"/clusters/{cluster.pk}/health/settings/"],
         "pm": ["/overview/", "/reviews/", "/quota-requests/", "/quotas/", "/health/", "/clusters/launch-day/",
-               "/interactions/", "/workloads/", "/enablement/"],
+               "/interactions/", "/workloads/", "/enablement/", "/sso/providers/", "/sso/providers/new/"],
     }
 
 
