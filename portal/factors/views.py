@@ -6,7 +6,7 @@ import segno
 from django.contrib import messages
 from django.shortcuts import redirect, render
 from django.urls import reverse
-from django.utils.http import url_has_allowed_host_and_scheme
+from django.utils.http import url_has_allowed_host_and_scheme, urlencode
 from django.utils.translation import gettext
 from django.views import View
 
@@ -45,6 +45,12 @@ class SetupView(View):
         return {"form": form, "device": device, "key": device.key, "config_url": device.config_url,
                 "qr_svg": qr.svg_inline(scale=4, dark="#111", light="#fff"), "next": _next(request),
                 "enrolled": devices.has_factor(request.user)}
+
+    def dispatch(self, request, *args, **kwargs):
+        """A person who has a factor confirms it before adding another (a password alone adds none)."""
+        if devices.has_factor(request.user) and not policy.session_satisfies(request.session, policy.FRESH):
+            return redirect(f"{reverse('factors:verify')}?{urlencode({'next': request.get_full_path()})}")
+        return super().dispatch(request, *args, **kwargs)
 
     def get(self, request):
         return render(request, self.template_name, self.context(request, CodeForm()))

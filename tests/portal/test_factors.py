@@ -93,3 +93,13 @@ def test_a_right_code_straight_after_a_wrong_one_waits_out_the_throttle(world, c
     assert client.post("/account/second-factor/verify/", {"code": wrong}).status_code == 200
     assert client.post("/account/second-factor/verify/", {"code": _code(device)}).status_code == 200
     assert not policy.session_satisfies(client.session, policy.SESSION)
+
+
+def test_adding_another_authenticator_needs_a_fresh_factor_first(world, client):
+    device = _enrol(world.customer_a)
+    client.force_login(world.customer_a)
+    for answer in (client.get("/account/second-factor/setup/"),
+                   client.post("/account/second-factor/setup/", {"code": "000000"})):
+        assert answer.status_code == 302 and answer["Location"].startswith("/account/second-factor/verify/")
+    assert client.post("/account/second-factor/verify/", {"code": _code(device)}).status_code == 302
+    assert client.get("/account/second-factor/setup/").status_code == 200
