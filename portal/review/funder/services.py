@@ -70,12 +70,17 @@ def content(report: FunderReport) -> dict:
     return {
         "title": report.title, "kind": report.kind, "version": report.version,
         "period_start": report.period_start.isoformat(), "period_end": report.period_end.isoformat(),
-        "data_as_of": report.data_as_of.isoformat() if report.data_as_of else None,
-        "issued_at": report.issued_at.isoformat() if report.issued_at else None,
+        "data_as_of": _utc(report.data_as_of),
+        "issued_at": _utc(report.issued_at),
         "supersedes": report.supersedes.content_hash if report.supersedes_id else None,
         "change_note": report.change_note,
         "figures": report.figures,
     }
+
+
+def _utc(value: datetime.datetime | None) -> str | None:
+    """A time as the content holds it: UTC (as the database gives it back), whatever zone it was made in."""
+    return value.astimezone(datetime.UTC).isoformat() if value is not None else None
 
 
 def intact(report: FunderReport) -> bool:
@@ -125,7 +130,8 @@ def issue(report: FunderReport, user, now: datetime.datetime | None = None) -> F
             part.figures = found["organizations"].get(part.organization.slug, {})
             part._history_user = user
             part.save(update_fields=["figures", "updated"])
-        report.figures = {**found, "narratives": narratives(report)}
+        # Stored as JSON gives it back (the hash is of what a later read finds).
+        report.figures = json.loads(json.dumps({**found, "narratives": narratives(report)}))
         report.data_as_of = report_figures.as_of(report, now)
         report.status, report.issued_at, report.issued_by = ReportStatus.ISSUED, now, user
         report.content_hash = content_hash(content(report))

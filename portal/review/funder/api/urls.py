@@ -6,9 +6,9 @@ from portal.review.funder.api import views
 app_name = "funder-api"
 
 router = DefaultRouter()
-router.register("reports", views.FunderReportViewSet)
-router.register("parts", views.FunderReportPartViewSet)
-router.register("comments", views.FunderReportCommentViewSet)
+router.register("reports", views.FunderReportViewSet, basename="report")
+router.register("parts", views.FunderReportPartViewSet, basename="part")
+router.register("comments", views.FunderReportCommentViewSet, basename="comment")
 urlpatterns = router.urls
 
 if ("funder", "funder-api:api-root") not in API_APPS:
