@@ -224,7 +224,7 @@ POLICY: dict[str, Rule] = {
     # its lead SAs while the report is a draft; comments are its people's and the program manager's.
     "funder.funderreport": Rule(path=None, customer=R({VIEW}), lead_sa=R({VIEW}),
                                 program_manager=R({VIEW, CHANGE, APPROVE})),
-    "funder.funderreportpart": Rule(path="organization", program_manager=R({VIEW, CHANGE})),
+    "funder.funderreportpart": Rule(path="organization"),
     "funder.funderreportcomment": Rule(path="part__organization", customer=R({VIEW, CHANGE}),
                                        program_manager=R({VIEW, CHANGE})),
     "engagement.slackthread": Rule(path="interaction__organization", customer_scope=lambda: Q(

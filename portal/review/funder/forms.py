@@ -39,6 +39,10 @@ class FunderReportPartForm(forms.ModelForm):
         labels = {"narrative": _("Narrative (English)"), "narrative_ja": _("Narrative (Japanese)")}
         widgets = {f: forms.Textarea(attrs={"rows": 8}) for f in ("narrative", "narrative_ja")}
 
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["narrative"].required = True  # the report prints it: an empty save is a mistake
+
 
 class CommentForm(forms.Form):
     text = forms.CharField(label=_("Comment"), widget=forms.Textarea(attrs={"rows": 3}), max_length=4000)
