@@ -178,3 +178,20 @@ def test_a_second_cycle_end_report_uses_the_cycles_organizations(world):
     cycle = seed_period(world)
     report = draft(world, program_cycle=cycle, )
     assert report.parts.count() == 2
+
+
+def test_the_report_page_needs_as_many_queries_for_many_organizations_as_for_few(world, quarter):
+    from portal.models import Cycle, CycleParticipation
+    from tests.factories import OrganizationFactory
+    from tests.queries import assert_flat_queries
+
+    cycle = Cycle.objects.get(status="active")
+
+    def grow(n):
+        for _ in range(n):
+            org = OrganizationFactory()
+            CycleParticipation.objects.create(cycle=cycle, organization=org)
+            FunderReportPart.objects.create(report=quarter, organization=org, narrative="n")
+
+    client = _client(world.pm)
+    assert_flat_queries(client, reverse("funder:report_detail", kwargs={"pk": quarter.pk}), grow=grow, sizes=(3, 9))
