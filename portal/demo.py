@@ -108,4 +108,5 @@ DEMO_SEEDERS: list[str] = [
     "clusters.remediation.demo.seed",
     "clusters.health.demo_validation.seed",
     "portal.engagement.calls.demo.seed",
+    "portal.review.funder.demo.seed",  # last: the report reads every other seed's figures
 ]

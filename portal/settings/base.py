@@ -52,6 +52,7 @@ INSTALLED_APPS = [
     "portal.review",
     "portal.engagement",
     "portal.engagement.calls",
+    "portal.review.funder",
     "clusters.accounting",
     "clusters.remediation",
 ]
