@@ -274,6 +274,10 @@ def observe(f: Fault, cluster, stack, people_tokens, slack, smtp, now: float) ->
         f.provider = called.timestamp() if called else None
 
 
+def clock(epoch: float | None) -> str:
+    return time.strftime("%H:%M:%S", time.gmtime(epoch)) + f".{int(epoch % 1 * 10)}" if epoch else "not found"
+
+
 def knowable_at(cluster_id: int, idle_accepted: float, window: float) -> float | None:
     """When the push arrived that first spans the stall window from the first idle push (the server's clock)."""
     from clusters.health.models import HealthPush
@@ -451,12 +455,14 @@ def report(args, faults, clusters, pusher, people, series, grace, wall, logs) ->
           f"passed); run {wall:.0f} s; logs {logs}")
     print(f"pushes: {len(pusher.accepted)} answered (p95 {pct(pusher.accepted, 0.95):.2f} s), {pusher.errors} refused "
           f"or failed, {pusher.late} sent over an interval late")
-    from django.conf import settings
 
     stages: dict[str, list] = {}
     for f in faults:
         if f.kind == "stalled" and f.accepted is not None:
-            f.knowable = knowable_at(clusters[f.cluster].pk, f.accepted, settings.ACCOUNTING_STALL_MINUTES * 60)
+            # The window the stack's processes were given (--stall-minutes), not this process's settings.
+            f.knowable = knowable_at(clusters[f.cluster].pk, f.accepted, args.stall_minutes * 60)
+            print(f"  stall on cluster {clusters[f.cluster].pk}: idle push answered {clock(f.accepted)}, knowable "
+                  f"{clock(f.knowable)} (the first push {args.stall_minutes} min after it), visible {clock(f.visible)}")
         if f.accepted is None:
             continue
         if f.kind == "node_silent":

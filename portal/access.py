@@ -222,6 +222,14 @@ POLICY: dict[str, Rule] = {
     "calls.reviewassignment": Rule(path="application__organization", customer=R(), lead_sa=R(),
                                    program_manager=R({VIEW, CHANGE}), reviewer=R({VIEW, CHANGE}),
                                    reviewer_scope=_own_assignments, cycle_path="application__call__cycle"),
+    # Reports to the funder: the report itself is program-wide (its program figures and exports are the program
+    # manager's); each organization's part is read by its people before and after issue, its narrative written by
+    # its lead SAs while the report is a draft; comments are its people's and the program manager's.
+    "funder.funderreport": Rule(path=None, customer=R({VIEW}), lead_sa=R({VIEW}),
+                                program_manager=R({VIEW, CHANGE, APPROVE})),
+    "funder.funderreportpart": Rule(path="organization"),
+    "funder.funderreportcomment": Rule(path="part__organization", customer=R({VIEW, CHANGE}),
+                                       program_manager=R({VIEW, CHANGE})),
     "engagement.slackthread": Rule(path="interaction__organization", customer_scope=lambda: Q(
         interaction__visibility="shared"), lead_sa=R({VIEW})),
 }

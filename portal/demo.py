@@ -109,4 +109,5 @@ DEMO_SEEDERS: list[str] = [
     "clusters.health.demo_validation.seed",
     "portal.engagement.calls.demo.seed",
     "portal.sso.demo.seed",  # Mirai Code's identity provider, when run_demo started one
+    "portal.review.funder.demo.seed",  # last: the report reads every other seed's figures
 ]

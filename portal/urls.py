@@ -58,6 +58,8 @@ urlpatterns = [
     path("api/engagement/", include("portal.engagement.api.urls")),
     path("", include("portal.engagement.calls.urls")),
     path("api/calls/", include("portal.engagement.calls.api.urls")),
+    path("", include("portal.review.funder.urls")),
+    path("api/funder/", include("portal.review.funder.api.urls")),
     path("", include("clusters.remediation.urls")),
     path("", include("clusters.accounting.urls")),
     path("api/accounting/", include("clusters.accounting.api.urls")),

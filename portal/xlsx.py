@@ -14,6 +14,7 @@ from __future__ import annotations
 import datetime
 import io
 import re
+import zipfile
 from collections.abc import Iterable, Sequence
 from decimal import Decimal
 
@@ -22,6 +23,7 @@ from django.utils.translation import gettext
 from openpyxl import Workbook
 from openpyxl.styles import Font
 from openpyxl.utils import get_column_letter
+from openpyxl.writer.excel import ExcelWriter
 
 from portal.characters import holdable
 from portal.csv import PLAIN_NUMBER, safe_cell
@@ -75,8 +77,12 @@ def sheet_title(title: str, taken: set[str]) -> str:
     return name
 
 
-def workbook_bytes(sheets: Iterable[tuple[str, Sequence[str], Iterable[Sequence]]]) -> bytes:
-    """An ``.xlsx`` of ``(title, header, rows)`` sheets, in order."""
+def workbook_bytes(sheets: Iterable[tuple[str, Sequence[str], Iterable[Sequence]]], *,
+                   fixed: datetime.datetime | None = None) -> bytes:
+    """An ``.xlsx`` of ``(title, header, rows)`` sheets, in order.
+
+    ``fixed``: the same bytes every time for the same sheets (a frozen report's): the document's created and
+    modified properties and every zip entry's time are ``fixed`` instead of now."""
     book = Workbook()
     book.remove(book.active)
     taken: set[str] = set()
@@ -102,8 +108,30 @@ def workbook_bytes(sheets: Iterable[tuple[str, Sequence[str], Iterable[Sequence]
             sheet.column_dimensions[get_column_letter(index)].width = max(8, width + 2)
         sheet.freeze_panes = "A2"
     buffer = io.BytesIO()
-    book.save(buffer)
-    return buffer.getvalue()
+    if fixed is None:
+        book.save(buffer)
+        return buffer.getvalue()
+    return _fixed_bytes(book, fixed)
+
+
+def _fixed_bytes(book: Workbook, when: datetime.datetime) -> bytes:
+    """The workbook with ``when`` as its document times and its zip entries' times (openpyxl's own save
+    stamps now into both)."""
+    if when.tzinfo is not None:
+        when = when.astimezone(datetime.UTC).replace(tzinfo=None)
+    when = when.replace(microsecond=0)
+    book.properties.created = book.properties.modified = when
+    raw = io.BytesIO()
+    with zipfile.ZipFile(raw, "w", zipfile.ZIP_DEFLATED, allowZip64=True) as archive:
+        ExcelWriter(book, archive).write_data()
+    out = io.BytesIO()
+    stamp = (max(when.year, 1980), when.month, when.day, when.hour, when.minute, when.second)
+    with zipfile.ZipFile(raw) as source, zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as target:
+        for entry in source.infolist():
+            info = zipfile.ZipInfo(entry.filename, date_time=stamp)
+            info.compress_type, info.external_attr = zipfile.ZIP_DEFLATED, entry.external_attr
+            target.writestr(info, source.read(entry.filename))
+    return out.getvalue()
 
 
 def xlsx_response(filename: str, sheets) -> HttpResponse:

@@ -16,6 +16,7 @@ from tests.accounting import access_cases as _accounting
 from tests.calls import access_cases as _calls
 from tests.clusters import access_cases as _clusters
 from tests.engagement import access_cases as _engagement
+from tests.funder import access_cases as _funder
 from tests.health import access_cases as _health
 from tests.portal import access_cases as _portal
 from tests.remediation import access_cases as _remediation
@@ -24,7 +25,8 @@ from tests.routecases import LOGIN, OBJECTS, OUTSIDERS, ROLES, ROUTES, Case  # n
 from tests.workloads import access_cases as _workloads
 from tests.workloads.access_cases import INTERNAL_MARKER  # noqa: F401
 
-_AREAS = (routecases, _portal, _workloads, _review, _clusters, _health, _remediation, _engagement, _accounting, _calls)
+_AREAS = (routecases, _portal, _workloads, _review, _clusters, _health, _remediation, _engagement, _accounting, _calls,
+          _funder)
 for _area in _AREAS:
     globals().update({name: value for name, value in vars(_area).items()
                       if not name.startswith("__") and name not in ("annotations", "OBJECTS", "ROUTES")})

@@ -170,7 +170,10 @@ def bundle(orchestrator: str, inputs: Mapping[str, str], *, region: str, remote_
     base = prefix(name) + scripts_prefix(orchestrator)
     objects = {base + file: body for file, body in script_files(version).items()}
     instance_type = inputs.get("WorkerInstanceType" if orchestrator in HYPERPOD_KINDS else "ComputeInstanceType", "")
-    extra = {"EKS_CLUSTER_NAME": f"{name}-eks"} if orchestrator == "hyperpod-eks" else None
+    # The storage stack's LustreEfaEnabled output, wired into the cluster stack: configure_lustre_efa.sh reads it.
+    extra = {"FSX_EFA_ENABLED": "true" if inputs.get("LustreEfaEnabled") == "true" else "false"}
+    if orchestrator == "hyperpod-eks":
+        extra["EKS_CLUSTER_NAME"] = f"{name}-eks"
     env = stack_env(cluster_name=name, region=region, remote_write_url=remote_write_url, version=version,
                     instance_type=instance_type or "", cluster_id=cluster_id, extra=extra).encode()
     objects[base + "stack.env"] = env

@@ -95,6 +95,7 @@ def figures(user, cycle=None) -> list[dict]:
             "name": t.name, "parameters_billions": float(t.parameters_billions), "modality": t.get_modality_display(),
             "tokens_billions": float(t.tokens_billions) if t.tokens_billions is not None else None,
             "instance_type": t.instance_type, "instance_count": t.instance_count, "release_url": t.release_url,
+            "released_on": t.released_on.isoformat() if t.released_on else None,
             "carried_from": t.carried_from or "",
         })
     for row in rows.values():

@@ -53,6 +53,7 @@ INSTALLED_APPS = [
     "portal.review",
     "portal.engagement",
     "portal.engagement.calls",
+    "portal.review.funder",
     "clusters.accounting",
     "clusters.remediation",
 ]

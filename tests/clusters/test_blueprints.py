@@ -48,9 +48,9 @@ def test_catalog_lists_every_blueprint_in_launch_order_with_metadata():
     # The cluster blueprints carry the software stack and capacity wiring (2.0.0).
     # 2.1.0 / 1.1.0: the reference's settings (round two); observability 2.0.0: alert rules and alerts to SNS.
     # 2.2.0 / 1.2.0 / 1.1.0: explicit deletion and replacement policies, configless Slurm, HyperPod EKS's
-    # continuous provisioning and deep health checks on Trainium.
-    assert {b.slug: b.version for b in blueprints} == {"network": "1.2.0", "storage": "1.2.0", "parallelcluster": "2.2.0",
-                                                      "hyperpod": "2.2.0", "hyperpod-eks": "1.1.0", "observability": "2.0.0"}
+    # continuous provisioning and deep health checks on Trainium. 1.3.0 / 2.3.0 / 1.2.0: Lustre over EFA.
+    assert {b.slug: b.version for b in blueprints} == {"network": "1.2.0", "storage": "1.3.0", "parallelcluster": "2.3.0",
+                                                      "hyperpod": "2.3.0", "hyperpod-eks": "1.2.0", "observability": "2.0.0"}
     for blueprint in blueprints:
         assert blueprint.summary
         assert blueprint.description.startswith("GENIAC")
@@ -70,7 +70,7 @@ def test_content_hash_changes_with_one_byte(tmp_path):
 EXPECTED_PARAMETERS = {
     "network": ["AvailabilityZone", "VpcCidr", "PublicSubnetCidr", "PrivateSubnetCidr", "FlowLogRetentionInDays"],
     "storage": [
-        "PrivateSubnetId", "SecurityGroupId", "LustreStorageCapacity", "LustreThroughputPerTiB",
+        "PrivateSubnetId", "SecurityGroupId", "LustreStorageCapacity", "LustreThroughputPerTiB", "LustreEfaEnabled",
         "DataRepositoryPrefix", "LustreDeletionPolicy", "CreateHomeFileSystem", "HomeDeploymentType", "HomeStorageCapacity",
         "HomeThroughputCapacity",
     ],
@@ -79,12 +79,12 @@ EXPECTED_PARAMETERS = {
         "ComputeInstanceType", "ComputeMinCount", "ComputeMaxCount", "CapacityType", "CapacityReservationId",
         "DisableSimultaneousMultithreading", "AccountingDatabaseUri", "AccountingDatabaseUserName",
         "AccountingDatabasePasswordSecretArn", "PublicSubnetId", "PrivateSubnetId", "SecurityGroupId",
-        "PlacementGroupName", "BucketName", "LustreFileSystemId", "OpenZfsRootVolumeId",
+        "PlacementGroupName", "BucketName", "LustreFileSystemId", "LustreEfaEnabled", "OpenZfsRootVolumeId",
     ],
     "hyperpod": [
         "ClusterName", "PrivateSubnetId", "SecurityGroupId", "ControllerInstanceType", "WorkerInstanceType",
         "WorkerCount", "WorkerThreadsPerCore", "InstanceVolumeSizeInGB", "DeepHealthChecks", "TrainingPlanArn", "BucketName",
-        "LustreDnsName", "LustreMountName", "OnCreateScript",
+        "LustreDnsName", "LustreMountName", "LustreEfaEnabled", "OnCreateScript",
     ],
     "observability": ["WorkspaceAlias", "GrafanaAuthentication", "AlertEndpointUrl"],
 }
@@ -93,20 +93,21 @@ EXPECTED_PARAMETERS["hyperpod-eks"] = [
     "ClusterName", "KubernetesVersion", "VpcId", "PrivateSubnetId", "SecurityGroupId", "ControlPlaneSubnet1Cidr",
     "ControlPlaneSubnet2Cidr", "WorkerInstanceType", "WorkerCount", "WorkerThreadsPerCore", "InstanceVolumeSizeInGB",
     "DeepHealthChecks", "TrainingPlanArn", "BucketName", "LustreFileSystemId", "LustreDnsName", "LustreMountName",
-    "OnCreateScript",
+    "LustreEfaEnabled", "OnCreateScript",
 ]
 EXPECTED_OUTPUTS = {
     "network": ["VpcId", "PublicSubnetId", "PrivateSubnetId", "SecurityGroupId", "PlacementGroupName", "AvailabilityZone"],
     "storage": [
-        "BucketName", "AccessLogBucketName", "LustreFileSystemId", "LustreDnsName", "LustreMountName", "DataRepositoryAssociationId",
-        "OpenZfsFileSystemId", "OpenZfsRootVolumeId",
+        "BucketName", "AccessLogBucketName", "LustreFileSystemId", "LustreDnsName", "LustreMountName", "LustreEfaEnabled",
+        "DataRepositoryAssociationId", "OpenZfsFileSystemId", "OpenZfsRootVolumeId",
     ],
     "parallelcluster": [
         "ClusterName", "HeadNodeIp", "HeadNodePrivateIp", "HeadNodeInstanceId", "ClusterStackArn", "ValidationMessages",
+        "LustreEfaEnabled",
     ],
-    "hyperpod": ["ClusterArn", "ClusterName", "ExecutionRoleArn", "LifecycleScriptsUri"],
+    "hyperpod": ["ClusterArn", "ClusterName", "ExecutionRoleArn", "LifecycleScriptsUri", "LustreEfaEnabled"],
     "hyperpod-eks": ["ClusterArn", "ClusterName", "EksClusterArn", "EksClusterName", "EksEndpoint", "ExecutionRoleArn",
-                     "LifecycleScriptsUri", "KubernetesManifestsUri"],
+                     "LifecycleScriptsUri", "KubernetesManifestsUri", "LustreEfaEnabled"],
     "observability": [
         "PrometheusWorkspaceId", "PrometheusWorkspaceArn", "PrometheusEndpoint", "PrometheusQueryUrl",
         "GrafanaWorkspaceId", "GrafanaEndpoint", "AlertTopicArn", "AlertRulesArn",

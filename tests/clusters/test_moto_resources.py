@@ -113,7 +113,7 @@ def test_network_storage_parallelcluster_chain(aws):
     net, sto = _network_and_storage(cf, CreateHomeFileSystem="true", LustreStorageCapacity=2400, LustreThroughputPerTiB=500)
     assert set(sto) == {
         "BucketName", "AccessLogBucketName", "LustreFileSystemId", "LustreDnsName", "LustreMountName",
-        "DataRepositoryAssociationId", "OpenZfsFileSystemId", "OpenZfsRootVolumeId",
+        "LustreEfaEnabled", "DataRepositoryAssociationId", "OpenZfsFileSystemId", "OpenZfsRootVolumeId",
     }
     # The reference's settings and checkov's: versioned, access-logged data bucket; the network's flow log.
     s3 = aws("s3")

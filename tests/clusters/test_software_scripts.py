@@ -41,7 +41,8 @@ def test_without_a_running_slurmd_nothing_is_restarted(tmp_path):
     assert (tmp_path / "slurm" / "etc" / "plugstack.conf.d" / "pyxis.conf").is_file()
     printed = pcluster_config.build("ap-northeast-1", {"ClusterName": "c1", "BucketName": "b1"}, {})
     queue = printed["Scheduling"]["SlurmQueues"][0]["CustomActions"]
-    assert [a["Script"] for a in queue["OnNodeStart"]["Sequence"]] == ["s3://b1/geniac/c1/software/install_pyxis.sh"]
+    assert [a["Script"] for a in queue["OnNodeStart"]["Sequence"]] == [
+        "s3://b1/geniac/c1/software/configure_lustre_efa.sh", "s3://b1/geniac/c1/software/install_pyxis.sh"]
     assert not any("install_pyxis" in a["Script"] for a in queue["OnNodeConfigured"]["Sequence"])
 
 

@@ -68,7 +68,8 @@ def test_manifest_and_blueprint_name_only_scripts_that_exist():
     base = "s3://b1/geniac/c1/software/"
     assert head == [base + s for s in manifest["parallelcluster"]["head_node"]]
     assert compute == [base + s for s in manifest["parallelcluster"]["compute_node"]]
-    assert start == [base + s for s in manifest["parallelcluster"]["compute_node_start"]] == [base + "install_pyxis.sh"]
+    assert start == [base + s for s in manifest["parallelcluster"]["compute_node_start"]] == [
+        base + "configure_lustre_efa.sh", base + "install_pyxis.sh"]
     template = catalog.template("hyperpod")
     assert template["Parameters"]["OnCreateScript"]["Default"] == manifest["hyperpod"]["entry_point"]
 

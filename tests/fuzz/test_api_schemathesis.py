@@ -58,6 +58,7 @@ REFUSALS = {
     "engagement_trained_models_create": (["400"], EXISTS),
     "engagement_trained_models_update": (["400"], EXISTS),
     "engagement_trained_models_partial_update": (["400"], EXISTS),
+    "funder_comments_create": (["400"], EXISTS + " (the part commented on)"),
     "health_validation_runs_create": (["400"], EXISTS),
     "health_remediations_create": (["400"], EXISTS + "; the nodes must be hosts that reported on the cluster"),
     "health_validations_create": (["400"], EXISTS + "; the cluster must be a ready Slurm cluster and the nodes hosts "

@@ -24,7 +24,8 @@ PAGES = (
     "workloads:quota_add", "workloads:reservation_add",
     "remediation:action_propose", "health:validationjob_add",
     "calls:call_add", "calls:call_award", "calls:application_start", "calls:application_submit",
-    "calls:application_assign", "sso:provider_add",
+    "calls:application_assign", "funder:report_add", "funder:report_issue",
+    "funder:part_comment", "sso:provider_add",
 )
 APIS = (
     "interactions-api:interaction-list", "interactions-api:interaction-history", "interactions-api:interaction-escalate",
@@ -35,6 +36,7 @@ APIS = (
     "workloads-api:capacityreservation-list", "health-api:validationrun-list", "portal-api:organization-list",
     "remediation-api:remediationaction-list", "health-api:validationjob-list",
     "calls-api:call-list", "calls-api:call-award", "calls-api:application-list", "calls-api:application-submit",
+    "funder-api:comment-list",
 )
 PREFERRED = ("lead_a", "pm", "customer_a", "specialist", "staff")
 
@@ -111,6 +113,11 @@ def test_every_create_route_is_walked():
     # A late edit's leave and a reviewer's scores or conflict change one row; they create nothing.
     not_creates |= {"calls:application_reopen", "calls:review_edit", "calls-api:application-reopen",
                     "calls-api:review-score", "calls-api:review-conflict"}
+    # Issuing a report is a compare-and-set on its status: a repeat finds it issued and answers it unchanged.
+    not_creates.add("funder-api:report-issue")
+    # A correction drafts one version per issued report: a repeat answers the draft already made
+    # (tests/funder); the matrix's report is a draft, which is not corrected.
+    not_creates |= {"funder:report_correct", "funder-api:report-correct"}
     # A person's own second factor and signing in: a code checked against the person's own device (the setup page
     # keeps one pending device per person, a repeat finds it), new recovery codes replace the old ones, and
     # starting a sign-in writes nothing but the session.

@@ -41,6 +41,7 @@ PAGES = {
     "health:cluster_health_settings": ("cluster", LEAD, _CL, "username", 302),
     "calls:call_edit": ("call", PM, _PK("call"), "description", 302),
     "calls:application_edit": ("application", LEAD, _PK("application"), "data_plan", 302),
+    "funder:part_edit": ("funder_part", LEAD, _PK("funder_part"), "narrative", 302),
 }
 # Every API update: (objects key, the writer, the first body, the second body).
 APIS = {
@@ -57,6 +58,7 @@ APIS = {
     "engagement-api:trainedmodel-detail": ("trained_model", LEAD, {"notes": "first"}, {"notes": "second"}),
     "calls-api:call-detail": ("call", PM, {"description": "first"}, {"description": "second"}),
     "calls-api:application-detail": ("application", LEAD, {"data_plan": "first"}, {"data_plan": "second"}),
+    "funder-api:part-detail": ("funder_part", LEAD, {"narrative": "first"}, {"narrative": "second"}),
 }
 
 

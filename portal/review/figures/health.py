@@ -74,3 +74,12 @@ def health_figures(scope: Scope) -> dict:
         entry["verdict"] = f"{entry['verdict'] or gettext('no report yet')} · {current.nodes_text(count)}"
     return {"by_org": by_org, "per_week": per_week, "week_faults": this_week,
             "validated_clusters": validated}
+
+
+def faults_between(user, since, until) -> dict[int, dict]:
+    """GPU faults first seen from ``since`` to before ``until``, per organization: how many, how many critical
+    (one query; the report to the funder's incidents)."""
+    return {r["cluster__organization_id"]: {"faults": r["n"], "critical": r["critical"]}
+            for r in (GpuFault.objects.restrict(user).filter(first_seen__gte=since, first_seen__lt=until)
+                      .values("cluster__organization_id")
+                      .annotate(n=Count("id"), critical=Count("id", filter=Q(severity="critical"))).order_by())}

@@ -16,6 +16,11 @@ if [[ -z "$dns_name" || -z "$mount_name" ]]; then
     echo "usage: $0 <fsx dns name> <fsx mount name> [mount point]"
     exit 1
 fi
+# An EFA-enabled file system: LNet on the node's EFA devices first (a no-op otherwise; never fails the node).
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+if [[ -f "$here/configure_lustre_efa.sh" ]]; then
+    bash "$here/configure_lustre_efa.sh"
+fi
 for module in lnet lustre; do
     modprobe "$module" || echo "modprobe $module failed: the mount below says whether Lustre is usable"
 done

@@ -12,6 +12,9 @@ source "$here/stack.env"
 mkdir -p /var/log/provision
 exec > >(tee -a /var/log/provision/provisioning.log) 2>&1
 echo "GENIAC software stack $SOFTWARE_VERSION on $CLUSTER_NAME (EKS): node $(hostname)"
+# The FSx CSI driver mounts with the host's Lustre client: on an EFA-enabled file system, LNet on the EFA
+# devices first (a no-op otherwise; never fails the node).
+bash "$here/configure_lustre_efa.sh"
 
 if [[ -d /opt/dlami/nvme ]] && mountpoint -q /opt/dlami/nvme; then
     data=/opt/dlami/nvme
