@@ -27,6 +27,7 @@ OVERRIDES = {
     "WorkerCount": _("Worker nodes"),
     "CreateHomeFileSystem": _("Create a home file system"),
     "LustreDeletionPolicy": _("When the storage stack is deleted, the Lustre file system is"),
+    "LustreEfaEnabled": _("Lustre over EFA"),
     "VpcCidr": _("VPC address range (CIDR)"),
     "PublicSubnetCidr": _("Public subnet address range (CIDR)"),
     "PrivateSubnetCidr": _("Private subnet address range (CIDR)"),
