@@ -265,7 +265,7 @@ def propose_automatic(limit: int = 50) -> int:
         rule = rules.automatic_rule(fault)
         if not rule or rule not in fault.cluster.organization.remediation_policy.automatic_kinds:
             continue
-        kind = AUTOMATIC_RULES[rule][1]
+        kind = rules.automatic_kind(fault)
         if kind not in rules.KINDS_BY_ORCHESTRATOR.get(fault.cluster.orchestrator, ()):
             continue
         try:
