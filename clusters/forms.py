@@ -23,7 +23,8 @@ NAME_VALIDATOR = RegexValidator(r"^[a-z][a-z0-9-]{0,39}$", _("Lowercase letters,
 
 def field_for(spec, role: str) -> forms.Field:
     """One form field for one CloudFormation parameter: type, allowed values, default, range, NoEcho."""
-    help_text = (gettext("%(description)s (parameter %(name)s)") % {"description": spec.description, "name": spec.name}
+    help_text = (gettext("%(description)s (parameter %(name)s)") % {"description": gettext(spec.description),
+                                                                     "name": spec.name}  # descriptions.py lists them
                  if spec.description else gettext("Parameter %(name)s.") % {"name": spec.name})
     common = {"required": spec.required, "label": labels.parameter_label(spec.name), "help_text": help_text,
               "initial": spec.default}
