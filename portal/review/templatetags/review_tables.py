@@ -78,7 +78,7 @@ def heatmap_rows(rows: list[dict]) -> str:
             if c["count"] or c["previous"]:
                 text = str(c["count"]) + (f" <small>({_signed(c['delta'])})</small>" if c["delta"] else "")
             cells.append(f'<td class="heat heat-{c["level"]}" title="{c["count"]} now, {c["previous"]} before">{text}</td>')
-        out.append(f'<tr><th scope="row">{escape(row["name"])}</th>{"".join(cells)}<td><strong>{row["total"]}</strong>'
+        out.append(f'<tr><th scope="row">{escape(gettext(row["name"]))}</th>{"".join(cells)}<td><strong>{row["total"]}</strong>'
                    f'</td><td>{_signed(row["delta"])}</td><td>{row["organizations"]}</td></tr>')
     return mark_safe("\n".join(out))  # noqa: S308 (every value above is escaped or a number)
 
