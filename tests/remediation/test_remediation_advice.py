@@ -84,3 +84,22 @@ def test_automatic_xid_79_reboots_first_and_replaces_when_it_recurs_on_the_node(
     assert rules.automatic_kind(fault) == "replace"
     assert services.propose_automatic() == 1
     assert RemediationAction.objects.get(cluster=again).kind == "replace"
+
+
+def test_the_journal_written_during_a_japanese_request_is_one_language(world):
+    """Not "Remediation 1 on hp-fix: 交換 of ip-… proposed automatically": the stored English lines carry the
+    kind and the rule in English, whatever language the request that wrote them was in."""
+    from django.utils import translation
+
+    from clusters.remediation import services
+    from portal.models import TimelineEntry
+    from tests.remediation.factories_remediation import RemediationPolicyFactory
+
+    RemediationPolicyFactory(organization=world.org_a, mode="automatic", automatic_kinds=["xid_79"])
+    hyperpod_cluster(world.org_a, in_endpoint=False)
+    with translation.override("ja"):
+        assert services.propose_automatic() == 1
+    titles = " ".join(TimelineEntry.objects.values_list("title", flat=True))
+    bodies = " ".join(TimelineEntry.objects.values_list("body", flat=True))
+    assert "reboot of ip-10-1-0-10 proposed automatically" in titles
+    assert "再起動" not in titles and "GPU がバスから脱落" not in titles + bodies
