@@ -16,10 +16,10 @@ class Command(BaseCommand):
 
     def handle(self, *args, every: float, once: bool, **options):
         while True:
-            close_old_connections()
             pushed = demo_live.refresh()
             if pushed:
                 self.stdout.write(f"Demo health: pushed {pushed} cluster report(s).")
             if once:
                 return
             time.sleep(every)
+            close_old_connections()  # a long-running process: a connection the database dropped is replaced
