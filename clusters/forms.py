@@ -23,7 +23,8 @@ NAME_VALIDATOR = RegexValidator(r"^[a-z][a-z0-9-]{0,39}$", _("Lowercase letters,
 
 def field_for(spec, role: str) -> forms.Field:
     """One form field for one CloudFormation parameter: type, allowed values, default, range, NoEcho."""
-    help_text = (gettext("%(description)s (parameter %(name)s)") % {"description": spec.description, "name": spec.name}
+    help_text = (gettext("%(description)s (parameter %(name)s)") % {"description": gettext(spec.description),
+                                                                     "name": spec.name}  # descriptions.py lists them
                  if spec.description else gettext("Parameter %(name)s.") % {"name": spec.name})
     common = {"required": spec.required, "label": labels.parameter_label(spec.name), "help_text": help_text,
               "initial": spec.default}
@@ -87,17 +88,18 @@ class LaunchForm(forms.Form):
         if self.reservation_key:
             field, kinds = self.fields[key], capacity.kinds_for(self.entry.kind)
             chosen = self._chosen_organization_id() is not None
+            offered = [r for r in self._offered_reservations(orgs) if r.kind in kinds]
             self.fields[key] = forms.ChoiceField(
                 required=False, label=field.label, initial="",
                 help_text=(gettext("The organization's SageMaker training plans not yet ended.") if "training_plan" in kinds
                            else gettext("The organization's capacity reservations and capacity blocks (ODCR ids cr-…) not yet "
                                         "ended."))
                 + gettext(" It sets the capacity type, and the network is created in its availability zone.")
-                + ("" if chosen else gettext(" Choose the organization first.")),
+                + ("" if chosen else gettext(" Choose the organization first."))
+                + self._unfit_hint(orgs, kinds, offered),
                 error_messages={"invalid_choice": gettext("%(value)s is not one of the chosen organization's reservations "
                                                           "not yet ended; pick one of the list.")},
-                choices=[("", gettext("None (on demand)"))] + [(r.reservation_id, _reservation_label(r))
-                                                      for r in self._offered_reservations(orgs) if r.kind in kinds])
+                choices=[("", gettext("None (on demand)"))] + [(r.reservation_id, _reservation_label(r)) for r in offered])
             zone = self.fields.get(f"{StackRole.NETWORK}__AvailabilityZone")
             if zone is not None:  # a chosen reservation fixes the zone (the launch service takes it from there)
                 zone.required = False
@@ -117,6 +119,24 @@ class LaunchForm(forms.Form):
         instance_type = self.initial.get(type_key, "")  # only once the user has chosen one
         region = self.initial.get("region") or getattr(chosen.first(), "home_region", "")
         return launch.reservations_for(chosen, instance_type or "", region)
+
+    def _unfit_hint(self, orgs, kinds, offered) -> str:
+        """The organization's reservations of the kinds this blueprint takes that the list leaves out for the
+        instance type or region chosen (the HyperPod form opens on P5; a Trainium training plan shows once its
+        instance type is chosen): named, so the person knows what to choose to use one."""
+        org_id = self._chosen_organization_id()
+        if org_id is None or self.is_bound:
+            return ""
+        shown = {r.pk for r in offered}
+        unfit = [r for r in launch.reservations_for(orgs.filter(pk=org_id)) if r.kind in kinds and r.pk not in shown]
+        if not unfit:
+            return ""
+        listed = gettext(", ").join(
+            gettext("%(name)s (%(count)s × %(type)s in %(region)s)") % {
+                "name": r.reservation_id.rsplit("/", 1)[-1], "count": r.count, "type": r.instance_type_name,
+                "region": r.region} for r in unfit)
+        return gettext(" For another instance type or region: %(reservations)s; choose that instance type and "
+                       "region to use it.") % {"reservations": listed}
 
     def refresh_on(self) -> list[str]:
         """The fields whose change reloads the reservation choices (their ids, for htmx)."""

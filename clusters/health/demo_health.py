@@ -1,5 +1,6 @@
-"""Demo health: one report per GPU cluster through the real ingestion service, every node in it (one cluster
-with an XID 79 node and a missing GPU), a passing NCCL run on one cluster and a socket fallback on another.
+"""Demo health: one report per cluster through the real ingestion service, every node in it (one cluster with an
+XID 79 node and a missing GPU; a Trainium cluster with neuron-monitor's NeuronCore utilization and its EFA devices),
+a passing NCCL run on one cluster and a socket fallback on another.
 Idempotent: a cluster that already has a report or a run is left alone."""
 from __future__ import annotations
 
@@ -64,14 +65,71 @@ def _scrape(cluster: Cluster, faulty: bool, hosts: list[str] | None = None) -> s
     return text.replace("ip-10-1-45-", prefix)
 
 
+def _efa_lines(host: str, devices: int | None = None) -> str:
+    """The EFA exporter's series of one node (the sample's first node renamed), its first ``devices`` devices."""
+    lines = [line for line in _body(_sample("efa_p5_two_nodes.prom")).splitlines(keepends=True)
+             if 'instance="ip-10-1-45-12:' in line]
+    if devices is not None:
+        names = sorted({m.group(1) for m in map(_DEVICE.search, lines) if m}, key=lambda d: int(d[5:-2]))[:devices]
+        lines = [line for line in lines if (m := _DEVICE.search(line)) and m.group(1) in names]
+    return "".join(lines).replace("ip-10-1-45-12", host)
+
+
+_DEVICE = re.compile(r'device="(rdmap\d+s0)"')
+
+
+def is_trainium(cluster: Cluster) -> bool:
+    return cluster.instance_type.removeprefix("ml.").startswith("trn")
+
+
+def trainium_scrape(hosts: list[str], utilization: float = 0.91) -> str:
+    """What a Trainium node's exporters send, as the portal reads them: neuron-monitor's NeuronCore utilization
+    (``neuroncore_utilization_ratio``, 32 NeuronCores on trn1.32xlarge) and the EFA exporter's 8 devices."""
+    header = ("# HELP neuroncore_utilization_ratio NeuronCore utilization\n"
+              "# TYPE neuroncore_utilization_ratio gauge\n")
+    parts = [header]
+    for host in hosts:
+        parts += [f'neuroncore_utilization_ratio{{instance="{host}:8000",instance_type="trn1.32xlarge",'
+                  f'neuroncore="{core}"}} {utilization - core % 4 * 0.01:.2f}\n' for core in range(32)]
+    efa = _sample("efa_p5_two_nodes.prom")
+    parts.append("".join(line for line in efa.splitlines(keepends=True) if line.startswith("#")))
+    parts += [_efa_lines(host, devices=8) for host in hosts]
+    return "".join(parts)
+
+
+def nodes_scrape(hosts: list[str], faulty: set[str], *, efa: bool = True) -> str:
+    """One exposition of the named P5 nodes as they stand: the healthy sample with GPUs of their own, or the
+    XID 79 / missing-GPU one for a node in ``faulty``; with their EFA devices when ``efa``."""
+    healthy, bad = _sample("dcgm_p5_healthy.prom"), _sample("dcgm_p5_xid79_missing_gpu.prom")
+    parts = []
+    for index, host in enumerate(hosts):
+        if host in faulty:
+            text = bad.replace("ip-10-1-45-13", host)
+        else:
+            text = re.sub(r'UUID="GPU-[0-9a-f]{8}', f'UUID="GPU-{index:08x}', healthy).replace("ip-10-1-45-12", host)
+        parts.append(text if not index else _body(text))
+    if efa and hosts:
+        parts.append("".join(line for line in _sample("efa_p5_two_nodes.prom").splitlines(keepends=True)
+                             if line.startswith("#")))
+        parts += [_efa_lines(host) for host in hosts]
+    return "".join(parts)
+
+
+def _trainium_hosts(cluster: Cluster) -> list[str]:
+    return demo_slurm.learn(cluster) or [f"ip-10-{cluster.pk % 250}-47-{10 + i}" for i in range(cluster.node_count)]
+
+
 def seed(context: dict) -> dict:
     clusters = _clusters(context)
     reported = set(HealthReport.objects.filter(cluster__in=clusters).values_list("cluster_id", flat=True))
-    # The samples are H100 (dcgm-exporter) scrapes: a Trainium cluster gets none rather than "GPU model mismatch".
-    gpu_clusters = [c for c in clusters if not c.instance_type.removeprefix("ml.").startswith("trn")]
+    # The DCGM samples are H100 scrapes: a Trainium cluster reports what neuron-monitor and the EFA exporter send.
+    gpu_clusters = [c for c in clusters if not is_trainium(c)]
     for index, cluster in enumerate(gpu_clusters):
         if cluster.pk not in reported:
             services.ingest(cluster, _scrape(cluster, faulty=index == 0, hosts=demo_slurm.learn(cluster)), Source.PUSH)
+    for cluster in clusters:
+        if is_trainium(cluster) and cluster.pk not in reported:
+            services.ingest(cluster, trainium_scrape(_trainium_hosts(cluster)), Source.PUSH)
     validated = set(ValidationRun.objects.filter(cluster__in=clusters).values_list("cluster_id", flat=True))
     runs = (("nccl_allreduce_2xp5_efa_srun.txt", "Acceptance run after launch."),
             ("nccl_allreduce_2xp5_socket_srun.txt", "First run: aws-ofi-nccl plugin not on LD_LIBRARY_PATH."))

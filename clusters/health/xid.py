@@ -67,6 +67,10 @@ XIDS: dict[int, XidInfo] = {
     **_entry((140,), "unrecovered ECC error", "reset the GPU", CRITICAL, RESET_GPU),
 }
 
+# Codes whose advice escalates when the same code comes back on the same node ("replace it if it recurs"): the
+# first occurrence gets the table's consequence, a recurrence a replacement.
+REPLACE_IF_RECURS = frozenset({79})
+
 
 def describe(code: int) -> XidInfo:
     """Return the entry for ``code``; an unknown code gets a generic entry pointing to NVIDIA's catalog.

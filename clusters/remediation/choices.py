@@ -66,10 +66,12 @@ class FaultOutcome(models.TextChoices):
     OPEN = "open", _("Open again")  # the action failed before it settled the fault: handed back, not remediating
 
 
-# Fault kinds an organization may have remediated without a person in the loop, and the action each gets.
+# Fault kinds an organization may have remediated without a person in the loop, and the action each gets first:
+# the XID table's (clusters/health/xid.py; a test holds them together). XID 79 is rebooted, and replaced when it
+# recurs on the node (rules.automatic_kind).
 AUTOMATIC_RULES: dict[str, tuple[str, str]] = {
     "row_remap_failure": (_("Row-remap failure"), ActionKind.REPLACE),
-    "xid_79": (_("XID 79: GPU fell off the bus"), ActionKind.REPLACE),
+    "xid_79": (_("XID 79: GPU fell off the bus"), ActionKind.REBOOT),
     "xid_54": (_("XID 54: hardware fault"), ActionKind.REPLACE),
     "xid_48": (_("XID 48: double-bit ECC error"), ActionKind.REBOOT),
     "xid_95": (_("XID 95: uncontained ECC error"), ActionKind.REBOOT),

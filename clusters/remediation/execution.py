@@ -111,7 +111,7 @@ def _advance(action: RemediationAction) -> str:
         with transaction.atomic():
             action.transition(ActionState.RUNNING, started_at=timezone.now(),
                               deadline=timezone.now() + timedelta(seconds=settings.REMEDIATION_EXECUTION_SECONDS))
-            journal.record(action, f"{action.get_kind_display().lower()} of {', '.join(action.nodes)} started")
+            journal.record(action, f"{action.kind_words} of {', '.join(action.nodes)} started")
         return POLL
     if action.state == ActionState.RUNNING:
         executed = _hyperpod(action) if cluster.orchestrator == Orchestrator.HYPERPOD else _slurm(action)
@@ -163,7 +163,7 @@ def _hyperpod(action: RemediationAction) -> bool:
         progress["submitted"] = ids
         progress.pop("refused", None)  # an earlier throttled attempt's
         progress["submitted_at"] = timezone.now().isoformat()
-        add_step(action, "submit", f"HyperPod accepted the {action.get_kind_display().lower()} of "
+        add_step(action, "submit", f"HyperPod accepted the {action.kind_words} of "
                  f"{listed(action.nodes)}.", "\n".join(lines))
         return False
     statuses = provider.statuses(action.provider_nodes)
@@ -247,7 +247,7 @@ def _slurm(action: RemediationAction) -> bool:
             del progress["submitting"]  # the provider answered: it did not take the command
             progress["refused"] = True
             raise
-        add_step(action, "submit", f"Sent the {action.get_kind_display().lower()} of {listed(action.nodes)} to Slurm "
+        add_step(action, "submit", f"Sent the {action.kind_words} of {listed(action.nodes)} to Slurm "
                  "on the head node.", command)
         return False
     if progress["command_id"] == "unknown":

@@ -10,7 +10,7 @@ from __future__ import annotations
 from django.conf import settings
 from django.db import models
 from django.urls import reverse
-from django.utils import timezone
+from django.utils import timezone, translation
 from django.utils.translation import gettext_lazy as _
 
 from clusters.remediation.choices import (
@@ -150,6 +150,13 @@ class RemediationAction(Job):
 
     def __str__(self) -> str:
         return f"{self.get_kind_display()} {', '.join(self.nodes)} ({self.state})"
+
+    @property
+    def kind_words(self) -> str:
+        """The kind as the journal's English lines name it ("replace"), whatever language the request that writes
+        them is in: a stored English sentence never carries a Japanese word ("交換 of ip-…")."""
+        with translation.override("en"):
+            return str(self.get_kind_display()).lower()
 
     def get_absolute_url(self) -> str:
         return reverse("remediation:action_detail", kwargs={"pk": self.pk})

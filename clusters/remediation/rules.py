@@ -11,7 +11,8 @@ from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
 
 from clusters.choices import ClusterState, Orchestrator
-from clusters.health.models import NodeHealth
+from clusters.health import xid
+from clusters.health.models import GpuFault, NodeHealth
 from clusters.remediation.choices import AUTOMATIC_RULES, ActionKind, ActionState
 from clusters.remediation.models import RemediationNode, RemediationPolicy
 from portal.choices import NodeVerdict
@@ -82,6 +83,22 @@ def automatic_rule(fault) -> str:
     """The key of ``AUTOMATIC_RULES`` the fault falls under ("" for none)."""
     key = f"xid_{fault.xid}" if fault.kind == "xid" else fault.kind
     return key if key in AUTOMATIC_RULES else ""
+
+
+def recurs(fault) -> bool:
+    """Whether the fault's XID is one the table replaces on recurrence and an earlier fault of the same code was
+    seen on the same node of the cluster."""
+    if fault.kind != "xid" or fault.xid not in xid.REPLACE_IF_RECURS:
+        return False
+    return (GpuFault.objects.filter(cluster_id=fault.cluster_id, hostname=fault.hostname, kind="xid", xid=fault.xid,
+                                    first_seen__lt=fault.first_seen).exclude(pk=fault.pk).exists())
+
+
+def automatic_kind(fault) -> str:
+    """The action an automatic rule takes for ``fault``: the rule's first step, a replacement when the XID table
+    says so for a recurrence (XID 79: reboot the node; replace it if it recurs)."""
+    kind = AUTOMATIC_RULES[automatic_rule(fault)][1]
+    return ActionKind.REPLACE if recurs(fault) else kind
 
 
 def describe(orchestrator: str, kind: str) -> tuple[str, str]:

@@ -99,7 +99,7 @@ def propose(cluster, *, kind: str, nodes: list[str], actor=None, faults=(), key:
             )
             action.cluster = cluster
             if refused:
-                journal.record(action, f"{action.get_kind_display().lower()} of {', '.join(nodes) or 'no node'} "
+                journal.record(action, f"{action.kind_words} of {', '.join(nodes) or 'no node'} "
                                f"refused", refused.text, actor=actor, severity="low")
                 return action, True
             RemediationNode.objects.bulk_create(RemediationNode(action=action, cluster=cluster, hostname=n)
@@ -108,7 +108,7 @@ def propose(cluster, *, kind: str, nodes: list[str], actor=None, faults=(), key:
             with translation.override("en"):  # the journal keeps stored text in English (pages translate labels)
                 what, takes = (str(text) for text in rules.describe(cluster.orchestrator, kind))
             who = "automatically" if automatic else f"by {_name(actor)}"
-            journal.record(action, f"{action.get_kind_display().lower()} of {', '.join(nodes)} proposed {who}",
+            journal.record(action, f"{action.kind_words} of {', '.join(nodes)} proposed {who}",
                            f"{reason}\n\n{what} It takes {takes}.".strip(), actor=actor)
             if automatic or policy.mode != ConsentMode.APPROVAL:
                 _approve(action, actor, "under the organization's consent policy")
@@ -265,19 +265,25 @@ def propose_automatic(limit: int = 50) -> int:
         rule = rules.automatic_rule(fault)
         if not rule or rule not in fault.cluster.organization.remediation_policy.automatic_kinds:
             continue
-        kind = AUTOMATIC_RULES[rule][1]
+        kind = rules.automatic_kind(fault)
         if kind not in rules.KINDS_BY_ORCHESTRATOR.get(fault.cluster.orchestrator, ()):
             continue
         try:
             _action, created = propose(
                 fault.cluster, kind=kind, nodes=[fault.hostname], faults=[fault], key=f"auto-fault-{fault.pk}",
-                automatic=True, reason=f"{AUTOMATIC_RULES[rule][0]} on {fault.hostname}: remediated automatically "
+                automatic=True, reason=f"{_english(AUTOMATIC_RULES[rule][0])} on {fault.hostname}: remediated automatically "
                                        "under the organization's consent policy.")
         except PermissionDenied:  # its cycle was archived since the query: nothing to do there any more
             continue
         made += created
     return made
 
+
+
+def _english(label) -> str:
+    """A label as the stored English text writes it, whatever language is active."""
+    with translation.override("en"):
+        return str(label)
 
 
 def _user(user):

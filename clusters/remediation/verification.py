@@ -102,7 +102,7 @@ def evidence(action: RemediationAction, why: str) -> str:
     for a in actions[:50]:
         if hosts & set(a.nodes):
             new = (a.progress or {}).get("new_instances") or {}
-            lines.append(f"- {a.proposed_at:%Y-%m-%d %H:%M} {a.get_kind_display()} {', '.join(a.nodes)}: "
+            lines.append(f"- {a.proposed_at:%Y-%m-%d %H:%M} {a.kind_words} {', '.join(a.nodes)}: "
                          f"{a.get_state_display()}{f' ({a.failure_reason})' if a.failure_reason else ''}"
                          f"{f', new instances {new}' if new else ''}")
     return "\n".join(lines)

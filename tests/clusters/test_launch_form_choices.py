@@ -69,10 +69,11 @@ def test_choosing_an_organization_reloads_its_reservations(client, world, two_or
     sent = {**sent, "organization": world.org_a.pk, FIELD: ours.reservation_id}
     block = _reservation_block(client.get(LAUNCH, sent, HTTP_HX_REQUEST="true").content.decode())
     assert f'<option value="{ours.reservation_id}" selected>' in block and gammas.reservation_id not in block
-    # Another instance type: the reservation no longer fits and is not offered.
+    # Another instance type: the reservation no longer fits and is not offered, only named with what fits it.
     block = _reservation_block(client.get(LAUNCH, {**sent, "cluster__ComputeInstanceType": "trn1.32xlarge"}).content
                                .decode())
-    assert ours.reservation_id not in block
+    assert ours.reservation_id not in block.split("</select>", 1)[0]
+    assert f"{ours.reservation_id} (8 × p5.48xlarge in ap-northeast-1)" in block
 
 
 def test_another_organizations_reservation_is_refused_in_words(client, world, two_orgs):

@@ -43,10 +43,45 @@ def test_every_ready_cluster_has_a_blueprint_renders_its_configuration_and_repor
         if cluster.blueprint.kind == "parallelcluster":
             text = pcluster_config.for_cluster(cluster)
             assert text and "<network:" not in text and "<storage:" not in text, cluster.name
-    # Every GPU cluster has reported, every node of it (the demo has no Neuron exporter sample for Trainium).
-    gpu = [c for c in ready if c.instance_type.startswith("p")]
-    silent = current.not_reporting([c.pk for c in gpu])
-    assert {c.name: silent.get(c.pk) for c in gpu if silent.get(c.pk, 1)} == {}
+    # Every cluster has reported, every node of it, the Trainium one with neuron-monitor's figures.
+    silent = current.not_reporting([c.pk for c in ready])
+    assert {c.name: silent.get(c.pk) for c in ready if silent.get(c.pk, 1)} == {}
+    assert any("trn1" in c.instance_type for c in ready)
+
+
+def test_the_trainium_cluster_reports_its_nodes_healthy_and_busy_from_neuron_monitor(demo, client):
+    from clusters.health.models import NodeHealth
+
+    trn = Cluster.objects.get(state=ClusterState.READY, instance_type__contains="trn1")
+    nodes = NodeHealth.objects.filter(cluster=trn)
+    assert nodes.count() == trn.node_count
+    assert set(nodes.values_list("verdict", flat=True)) == {"healthy"}
+    assert all(n.efa_devices_seen == 8 for n in nodes)
+    report = trn.health_reports.order_by("-received_at").first()
+    client.force_login(demo)
+    page = client.get(reverse("health:cluster_health", kwargs={"pk": trn.pk})).content.decode()
+    assert "not reporting" not in page, report.summary
+
+
+def test_the_demo_keeps_every_ready_cluster_reporting_while_it_runs(demo):
+    """Twenty minutes after the seed every node would read "not reporting"; the demo's pushes keep them current,
+    with the faults still open (the XID 79 node, the stalled run) kept open."""
+    import datetime
+
+    from django.utils import timezone
+
+    from clusters import demo_live
+    from clusters.health.models import GpuFault
+
+    ready = list(Cluster.objects.filter(state=ClusterState.READY))
+    later = timezone.now() + datetime.timedelta(minutes=20)
+    assert sum(current.not_reporting([c.pk for c in ready], now=later).values()) > 0
+    open_before = set(GpuFault.objects.filter(cleared_at__isnull=True).values_list("cluster__name", "hostname", "kind"))
+    assert demo_live.refresh(later) == len(ready)
+    assert current.not_reporting([c.pk for c in ready], now=later) == {c.pk: 0 for c in ready}
+    open_after = set(GpuFault.objects.filter(cleared_at__isnull=True).values_list("cluster__name", "hostname", "kind"))
+    assert open_before <= open_after and {kind for _c, _h, kind in open_before} >= {"xid", "missing_gpu"}
+    assert demo_live.refresh(later) == 0  # every report is current
 
 
 def test_held_healthy_busy_and_totals_add_up(demo, client):

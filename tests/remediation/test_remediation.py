@@ -100,7 +100,7 @@ def test_automatic_mode_remediates_the_named_fault_kinds(world):
     hyperpod_cluster(world.org_a, in_endpoint=False)
     assert services.propose_automatic() == 1
     action = RemediationAction.objects.get()
-    assert (action.kind, action.state, action.automatic, action.nodes) == ("replace", "approved", True, [FAULTY])
+    assert (action.kind, action.state, action.automatic, action.nodes) == ("reboot", "approved", True, [FAULTY])
     assert services.propose_automatic() == 0  # the fault is answered; the missing GPU is not a named kind
 
 

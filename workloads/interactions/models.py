@@ -46,7 +46,17 @@ class ChallengeTag(models.Model):
         ordering = ["name"]
 
     def __str__(self) -> str:
-        return self.name
+        return self.label
+
+    @property
+    def label(self) -> str:
+        """The name in the reader's language: the curated tags' names are in the catalogue (taxonomy.py); a tag
+        staff named otherwise reads as written."""
+        return gettext(self.name) if self.name else ""
+
+    @property
+    def explanation(self) -> str:
+        return gettext(self.description) if self.description else ""
 
 
 class InteractionQuerySet(RestrictedQuerySet):

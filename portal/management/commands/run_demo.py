@@ -1,4 +1,5 @@
-"""Run the whole portal on one machine: embedded AWS, a Celery worker and beat, and the web server.
+"""Run the whole portal on one machine: embedded AWS, a Celery worker and beat, the web server, and the demo's
+emulated exporters pushing its clusters' health.
 
 Redis is used when it answers (``REDIS_URL`` or 127.0.0.1:6379); otherwise the broker is kombu's
 filesystem transport under var/broker, and the command says so. Ctrl-C stops every process.
@@ -185,6 +186,8 @@ class Command(BaseCommand):
             start("beat", [python, "-m", "celery", "-A", "portal", "beat", "--loglevel", "INFO",
                            "--schedule", str(base / "var" / "celerybeat-schedule")])
             start("web", [python, "manage.py", "runserver", f"127.0.0.1:{port}", "--noreload"])
+            # The emulated exporters: every ready cluster keeps reporting its health while the demo runs.
+            start("pushes", [python, "manage.py", "push_demo_health"])
             if _wait_http(f"http://127.0.0.1:{port}/healthz", 60):
                 self.stdout.write(self.style.SUCCESS(f"\nThe portal is at http://127.0.0.1:{port}/"))
                 self.stdout.write(f"Demo logins (password: {demo.DEMO_PASSWORD}):")

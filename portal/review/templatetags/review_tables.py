@@ -38,11 +38,13 @@ def organization_rows(organizations: list[dict]) -> str:
     out = []
     for o in organizations:
         states = " ".join(f'<span class="state state-{escape(s)}">{escape(code_label(s))} {n}</span>'
-                          for s, n in o["clusters"].items()) or "none"
+                          for s, n in o["clusters"].items()) or escape(gettext("none"))
         opened = o["open"]
         expiring = o["expiring"]
-        oldest = "—" if o["oldest_open_days"] is None else f"{o['oldest_open_days']} d"
-        ending = f"{expiring['count']} (next {escape(expiring['next'])})" if expiring["count"] else "—"
+        oldest = ("—" if o["oldest_open_days"] is None
+                  else escape(gettext("%(days)s d") % {"days": o["oldest_open_days"]}))
+        ending = (escape(gettext("%(count)s (next %(day)s)") % {"count": expiring["count"], "day": expiring["next"]})
+                  if expiring["count"] else "—")
         out.append(
             "<tr>"
             f'<th scope="row"><a href="{escape(url.replace(SLUG, o["slug"]))}">{escape(o["name"])}</a></th>'
@@ -60,7 +62,7 @@ def organization_rows(organizations: list[dict]) -> str:
             "</tr>"
         )
     if not out:
-        out.append('<tr><td colspan="11">No organizations.</td></tr>')
+        out.append(f'<tr><td colspan="11">{escape(gettext("No organizations."))}</td></tr>')
     return mark_safe("\n".join(out))  # noqa: S308 (every value above is escaped or a number)
 
 
@@ -77,8 +79,9 @@ def heatmap_rows(rows: list[dict]) -> str:
             text = ""
             if c["count"] or c["previous"]:
                 text = str(c["count"]) + (f" <small>({_signed(c['delta'])})</small>" if c["delta"] else "")
-            cells.append(f'<td class="heat heat-{c["level"]}" title="{c["count"]} now, {c["previous"]} before">{text}</td>')
-        out.append(f'<tr><th scope="row">{escape(row["name"])}</th>{"".join(cells)}<td><strong>{row["total"]}</strong>'
+            title = escape(gettext("%(now)s now, %(before)s before") % {"now": c["count"], "before": c["previous"]})
+            cells.append(f'<td class="heat heat-{c["level"]}" title="{title}">{text}</td>')
+        out.append(f'<tr><th scope="row">{escape(gettext(row["name"]))}</th>{"".join(cells)}<td><strong>{row["total"]}</strong>'
                    f'</td><td>{_signed(row["delta"])}</td><td>{row["organizations"]}</td></tr>')
     return mark_safe("\n".join(out))  # noqa: S308 (every value above is escaped or a number)
 
