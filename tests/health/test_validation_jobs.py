@@ -25,6 +25,10 @@ from tests import concurrency
 from tests.clusters.factories_clusters import launched_cluster, run_pipeline
 from tests.health.factories_health import ClusterFactory, sample
 
+HYPERPOD_UNREACHABLE = ("HyperPod nodes are not SSM SendCommand targets (the model's InstanceIds pattern, which the "
+                        "embedded endpoint now enforces); the controller agent that replaces that path is not built "
+                        "yet (README, Not finished yet; docs/DECISIONS.md 42)")
+
 HOSTS = ["ip-10-1-0-4", "ip-10-1-0-5", "ip-10-1-0-6", "ip-10-1-0-7"]
 
 
@@ -126,6 +130,7 @@ def test_parallelcluster_validation_started_through_the_api_reaches_a_verdict_on
     assert ValidationJob.objects.count() == 1
 
 
+@pytest.mark.xfail(strict=True, reason=HYPERPOD_UNREACHABLE)
 @pytest.mark.worker
 def test_hyperpod_slurm_pairwise_sweep_names_the_slow_node_on_a_real_worker(
         world, celery_worker_process, live_server, settings, quick_jobs):
@@ -152,6 +157,7 @@ def test_hyperpod_slurm_pairwise_sweep_names_the_slow_node_on_a_real_worker(
     assert f"Slow node:</strong> {HOSTS[-1]}" in page.content.decode()
 
 
+@pytest.mark.xfail(strict=True, reason=HYPERPOD_UNREACHABLE)
 @pytest.mark.worker
 def test_a_trainium_hyperpod_cluster_runs_nccom_test_on_a_real_worker(world, celery_worker_process, live_server,
                                                                       settings, quick_jobs):
