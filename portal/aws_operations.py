@@ -6,7 +6,8 @@ code calls an operation of a listed service that is not here, or when an entry n
 botocore's model does not have.
 
 ``principal``: ``role`` is an organization's role the portal assumes (the permissions go in that role's policy);
-``portal`` is the portal's own identity (its instance or task role); ``demo`` is called only by the demo's seed.
+``portal`` is the portal's own identity (its instance or task role); ``program`` is the program's own role
+(``AWS_PROGRAM_ROLE_ARN``, or the portal's identity when unset); ``demo`` is called only by the demo's seed.
 """
 from __future__ import annotations
 
@@ -86,7 +87,11 @@ OPERATIONS: tuple[Operation, ...] = (
     Operation("s3", "GetObject", "read the EKS access template a HyperPod launch left in the bucket",
               ("clusters/launches/kubernetes.py",)),
     Operation("s3", "CreateBucket", "the portal's bucket of health push bodies", (_BODIES,), "portal"),
-    Operation("s3", "HeadBucket", "check that bucket exists", (_BODIES,), "portal", ("s3:ListBucket",)),
+    # Capacity for the next cycle's awards, asked through the program's own role (AWS_PROGRAM_ROLE_ARN).
+    Operation("ec2", "DescribeCapacityBlockOfferings", "check that AWS can supply an award's Capacity Blocks",
+              ("portal/engagement/calls/offerings.py",), "program"),
+    Operation("sagemaker", "SearchTrainingPlanOfferings", "check that AWS can supply an award's training plans",
+              ("portal/engagement/calls/offerings.py",), "program"),
     Operation("s3", "PutBucketLifecycleConfiguration", "expire push bodies", (_BODIES,), "portal",
               ("s3:PutLifecycleConfiguration",)),
     Operation("s3", "PutObject", "store a push body", (_BODIES,), "portal"),
@@ -173,7 +178,8 @@ def readme_paragraph() -> str:
     return ("Set `AWS_ENDPOINT_URL` empty and give each organization's role (assumed with its external id) "
             "these actions: " + ", ".join(f"`{a}`" for a in permissions("role")) + ". The portal's own identity "
             "needs " + ", ".join(f"`{a}`" for a in permissions("portal")) + " (the push-body bucket and "
-            "`sts:AssumeRole` on the organizations' roles). The demo alone also uses "
+            "`sts:AssumeRole` on the organizations' roles). The program's role (`AWS_PROGRAM_ROLE_ARN`) needs "
+            + ", ".join(f"`{a}`" for a in permissions("program")) + " for the awards' capacity. The demo alone also uses "
             + ", ".join(f"`{a}`" for a in permissions("demo")) + ". Each operation and why: docs/aws.md.")
 
 

@@ -61,3 +61,10 @@ def test_the_readme_paragraph_names_every_permission_of_the_role():
         for action in op.actions():
             assert f"`{action}`" in paragraph
     assert "`ssm:SendCommand`" in paragraph and "`sagemaker:ListClusterNodes`" in paragraph
+
+
+def test_the_readme_says_what_the_list_says():
+    from pathlib import Path
+
+    readme = " ".join((Path(__file__).resolve().parents[2] / "README.md").read_text().split())
+    assert aws_operations.readme_paragraph() in readme, "README's 'Pointing it at real AWS' differs from the list"
