@@ -29,17 +29,24 @@ def test_sbatch_on_the_head_node_found_from_the_cluster_stack(world, aws, settin
     assert node == outputs["HeadNodeInstanceId"]
     script = software.validation_script(upload_url="http://portal.invalid/x/", upload_token="gv1.s")
     command_id = headnode.send(cluster, node, [headnode.sbatch_command(script)], comment="validation 1")
+    result = _finished(cluster, node, command_id)
+    assert (result.status, result.exit_status) == ("Success", 0)
+    job_id = headnode.slurm_job_id(result.stdout)
+    assert job_id is not None
+    queued = _finished(cluster, node, headnode.send(cluster, node, [f"squeue --noheader -j {job_id}"]))
+    assert queued.stdout.startswith(f"{job_id}|geniac-validation|PENDING|")
+
+
+def _finished(cluster, node: str, command_id: str) -> headnode.Invocation:
+    """The invocation read as the portal reads it: again until it has finished (SSM shows a new invocation a
+    moment after SendCommand, Pending until then), bounded."""
     result = headnode.invocation(cluster, node, command_id)
     for _ in range(20):
         if result.finished:
             break
         time.sleep(0.2)
         result = headnode.invocation(cluster, node, command_id)
-    assert (result.status, result.exit_status) == ("Success", 0)
-    job_id = headnode.slurm_job_id(result.stdout)
-    assert job_id is not None
-    queued = headnode.invocation(cluster, node, headnode.send(cluster, node, [f"squeue --noheader -j {job_id}"]))
-    assert queued.stdout.startswith(f"{job_id}|geniac-validation|PENDING|")
+    return result
 
 
 def test_a_missing_stack_is_an_aws_error(world, aws):
