@@ -85,9 +85,7 @@ def control_plane(request: Request, host: str, path: str) -> Response:
     body = request.get_json(silent=True) or {}
     if "sa" not in match.groupdict():
         if request.method == "GET":
-            return json_response({"workspaceId": match["ws"], "serviceAccounts": [
-                {"id": a["id"], "name": a["name"], "grafanaRole": a["grafanaRole"], "isDisabled": False}
-                for a in state["accounts"].values()]})
+            return _accounts_page(request, match["ws"], state)
         name, role = str(body.get("name", "")), body.get("grafanaRole")
         if not name or role not in ROLES:
             return aws_error("ValidationException", "name and grafanaRole (ADMIN, EDITOR or VIEWER) are required", 400)
@@ -107,6 +105,22 @@ def control_plane(request: Request, host: str, path: str) -> Response:
     state["tokens"][key] = {"account": service_account["id"], "expires": time.time() + seconds}
     return json_response({"serviceAccountId": service_account["id"], "workspaceId": match["ws"],
                           "serviceAccountToken": {"id": token_id, "name": body["name"], "key": key}})
+
+
+PAGE_SIZE = 10  # service accounts per ListWorkspaceServiceAccounts page when the request names no maxResults
+
+
+def _accounts_page(request: Request, workspace_id: str, state: dict) -> Response:
+    """One page of the workspace's service accounts; ``nextToken`` while more follow (the API pages them)."""
+    size = int(request.args.get("maxResults") or PAGE_SIZE)
+    start = int(request.args.get("nextToken") or 0) if (request.args.get("nextToken") or "0").isdigit() else -1
+    if start < 0:
+        return aws_error("ValidationException", "The nextToken is not valid.", 400)
+    accounts = list(state["accounts"].values())
+    page = [{"id": a["id"], "name": a["name"], "grafanaRole": a["grafanaRole"], "isDisabled": "false"}
+            for a in accounts[start:start + size]]
+    more = {"nextToken": str(start + size)} if start + size < len(accounts) else {}
+    return json_response({"workspaceId": workspace_id, "serviceAccounts": page, **more})
 
 
 def _caller_role(request: Request, state: dict) -> str | None:

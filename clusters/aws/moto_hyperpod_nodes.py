@@ -48,6 +48,51 @@ def _instance_id() -> str:
     return "i-" + "".join(mock_random.choice("0123456789abcdef") for _ in range(17))
 
 
+def _dns_name(hostname: str, region: str) -> str:
+    """The private DNS name EC2 gives an instance (``ip-10-1-0-10.ap-northeast-1.compute.internal``), which is
+    what ``PrivateDnsHostname`` carries; Slurm and the exporters use its first label."""
+    return f"{hostname}.{'ec2.internal' if region == 'us-east-1' else f'{region}.compute.internal'}"
+
+
+def _cluster_id() -> str:
+    return "".join(mock_random.choice("abcdefghijklmnopqrstuvwxyz0123456789") for _ in range(12))
+
+
+class _Clusters(dict):
+    """A backend's clusters by name, found by their id too (the ARN's last part), as SageMaker finds them.
+
+    SageMaker's ARN ends ``cluster/<12-character id>``; moto's ended with the name, which the model's pattern
+    refuses, and moto looks a cluster up by an ARN's last part."""
+
+    def _name(self, key: Any) -> Any:
+        if dict.__contains__(self, key):
+            return key
+        return next((name for name, cluster in self.items() if cluster.arn.rsplit("/", 1)[-1] == key), key)
+
+    def get(self, key: Any, default: Any = None) -> Any:
+        return dict.get(self, self._name(key), default)
+
+    def __getitem__(self, key: Any) -> Any:
+        return dict.__getitem__(self, self._name(key))
+
+    def __contains__(self, key: object) -> bool:
+        return dict.__contains__(self, self._name(key))
+
+    def __delitem__(self, key: Any) -> None:
+        dict.__delitem__(self, self._name(key))
+
+
+def _cluster_init(self: Any, *args: Any, **kwargs: Any) -> None:
+    _original_cluster_init(self, *args, **kwargs)
+    self.arn = f"{self.arn.rsplit('/', 1)[0]}/{_cluster_id()}"
+
+
+def _create_cluster(self: Any, *args: Any, **kwargs: Any) -> Any:
+    if not isinstance(self.clusters, _Clusters):
+        self.clusters = _Clusters(self.clusters)
+    return _original_create_cluster(self, *args, **kwargs)
+
+
 def _prepare(cluster: Any) -> None:
     """Give the cluster's nodes instance ids, logical ids and hostnames (once)."""
     if getattr(cluster, "geniac_nodes_ready", False):
@@ -59,10 +104,13 @@ def _prepare(cluster: Any) -> None:
         index = int(old_id.rsplit("-", 1)[-1]) if old_id.rsplit("-", 1)[-1].isdigit() else len(renamed)
         node.instance_id = _instance_id()
         node.logical_id = f"{node.instance_group_name}-{index}"
-        node.hostname = f"ip-10-1-{group}-{index + 10}"
+        # 10.1.<group>.<n+10> while it fits an octet; past 249 nodes, 10.1.<group + 100·k>.<…> (a real address)
+        third, fourth = group + 100 * ((index + 10) // 250), (index + 10) % 250
+        node.hostname = f"ip-10-1-{third}-{fourth}"
         # moto pages ListClusterNodes by a node's ``arn``, which its nodes lack: every page would be the first.
         node.arn = f"{cluster.arn}/node/{node.logical_id}"
-        node.private_ip = f"10.1.{group}.{index + 10}"
+        node.private_ip = f"10.1.{third}.{fourth}"
+        node.dns_name = _dns_name(node.hostname, cluster.region_name)
         node.pending = []
         node.replacement = None
         renamed[node.instance_id] = node
@@ -121,9 +169,24 @@ def post_report(url: str, token: str, hostname: str) -> int:
         return 0
 
 
+# What HyperPod says of a node in each status (moto answered "message" for every one).
+STATUS_MESSAGES = {
+    "Pending": "The instance is being provisioned and the lifecycle scripts are running.",
+    "ShuttingDown": "The instance is being terminated; a replacement will be provisioned under the same node.",
+    "SystemUpdating": "The instance is applying a software update.",
+    "DeepHealthCheckInProgress": "Deep health checks are running on the instance.",
+    "Failure": "The instance failed its health checks.",
+}
+
+
+def _status(node: Any) -> dict[str, Any]:
+    message = STATUS_MESSAGES.get(node.status)
+    return {"Status": node.status, **({"Message": message} if message else {})}
+
+
 def _details(node: Any) -> dict[str, Any]:
-    return {"NodeLogicalId": node.logical_id, "PrivateDnsHostname": node.hostname,
-            "PrivatePrimaryIp": node.private_ip}
+    return {"NodeLogicalId": node.logical_id, "PrivateDnsHostname": node.dns_name,
+            "PrivatePrimaryIp": node.private_ip, "InstanceStatus": _status(node)}
 
 
 def _describe(self: Any) -> dict[str, Any]:
@@ -131,14 +194,22 @@ def _describe(self: Any) -> dict[str, Any]:
 
 
 def _summary(self: Any) -> dict[str, Any]:
-    return {**_original_summary(self), **({"NodeLogicalId": self.logical_id} if hasattr(self, "logical_id") else {})}
+    """A node's summary as ListClusterNodes gives it: its hostname always, its logical id (dropped by
+    :func:`_list_cluster_nodes` unless the request asks for it with ``IncludeNodeLogicalIds``)."""
+    extra = {"NodeLogicalId": self.logical_id, "PrivateDnsHostname": self.dns_name,
+             "InstanceStatus": _status(self)} if hasattr(self, "logical_id") else {}
+    return {**_original_summary(self), **extra}
 
 
 def _list_cluster_nodes(self: Any) -> ActionResult:
     cluster = _cluster(self.sagemaker_backend, self._get_param("ClusterName"))
     for node in list(cluster.nodes.values()):
         _advance(cluster, node)
-    return _original_list(self)
+    answer = _original_list(self)
+    if self._get_param("IncludeNodeLogicalIds") is not True:
+        for summary in answer.result["ClusterNodeSummaries"]:
+            summary.pop("NodeLogicalId", None)
+    return answer
 
 
 def _describe_cluster_node(self: Any) -> ActionResult:
@@ -193,8 +264,12 @@ def node(cluster_name: str, hostname: str) -> Any:
 def apply() -> None:
     """Install the operations above on moto's SageMaker (idempotent)."""
     global _applied, _original_describe, _original_summary, _original_list, _original_describe_node
+    global _original_cluster_init, _original_create_cluster
     if _applied:
         return
+    _original_cluster_init, _original_create_cluster = sm_models.Cluster.__init__, sm_models.SageMakerModelBackend.create_cluster
+    sm_models.Cluster.__init__ = _cluster_init
+    sm_models.SageMakerModelBackend.create_cluster = _create_cluster
     _original_describe, _original_summary = sm_models.ClusterNode.describe, sm_models.ClusterNode.summary
     _original_list, _original_describe_node = SageMakerResponse.list_cluster_nodes, SageMakerResponse.describe_cluster_node
     sm_models.ClusterNode.describe = _describe

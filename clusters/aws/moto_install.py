@@ -11,6 +11,7 @@ import threading
 from moto.cloudformation import parsing
 
 from clusters.aws import (
+    model_validation,
     moto_control,  # noqa: F401 - importing it registers its HTTP handler
     moto_ec2,
     moto_eks,
@@ -26,6 +27,7 @@ from clusters.aws import (
     moto_pcluster,
     moto_resources,  # noqa: F401 - importing it registers its resource types
     moto_scontrol,  # noqa: F401 - importing it registers its head-node commands
+    moto_ssm,
     moto_support,
     moto_training_plans,
 )
@@ -47,7 +49,8 @@ def install() -> None:
     (Capacity Block and training plan offerings) and
     :mod:`clusters.aws.moto_http` (Amazon Managed Grafana, :mod:`clusters.aws.moto_grafana`, and the EKS
     clusters' Kubernetes API servers, :mod:`clusters.aws.moto_kubernetes`, and the demo's registrations,
-    :mod:`clusters.aws.moto_control`).
+    :mod:`clusters.aws.moto_control`). :mod:`clusters.aws.model_validation` checks every request and answer
+    against botocore's service model in front of all of them.
     """
     global _installed
     with _install_lock:
@@ -60,7 +63,9 @@ def install() -> None:
         moto_observability.apply()
         moto_eks.apply()
         moto_http.apply()
+        model_validation.apply()  # after moto_http: the checks see its handlers' requests too
         moto_headnode.apply()
+        moto_ssm.apply()  # after moto_headnode: wraps its invocations
         moto_hyperpod_nodes.apply()
         moto_support.apply()
         moto_training_plans.apply()

@@ -72,10 +72,26 @@ def provision(grafana_endpoint: str, token: str, *, prometheus_endpoint: str, re
     return Provisioned(source, put)
 
 
+MAX_PAGES = 50  # ListWorkspaceServiceAccounts pages read before giving up on a looping token
+
+
+def _service_accounts(grafana_client, workspace_id: str) -> list[dict]:
+    """Every service account of the workspace: the API pages them, so the portal's may be on any page."""
+    found, token = [], None
+    for _ in range(MAX_PAGES):
+        page = grafana_client.list_workspace_service_accounts(workspaceId=workspace_id,
+                                                              **({"nextToken": token} if token else {}))
+        found += page.get("serviceAccounts", [])
+        token = page.get("nextToken")
+        if not token:
+            return found
+    raise ProvisionError(f"Grafana kept paging the service accounts of workspace {workspace_id}.")
+
+
 def workspace_token(grafana_client, workspace_id: str) -> str:
     """A token of the portal's service account (created once, ADMIN) that lives ``TOKEN_SECONDS``."""
-    accounts = grafana_client.list_workspace_service_accounts(workspaceId=workspace_id).get("serviceAccounts", [])
-    account = next((a for a in accounts if a.get("name") == SERVICE_ACCOUNT), None)
+    account = next((a for a in _service_accounts(grafana_client, workspace_id) if a.get("name") == SERVICE_ACCOUNT),
+                   None)
     if account is None:
         account = grafana_client.create_workspace_service_account(workspaceId=workspace_id, name=SERVICE_ACCOUNT,
                                                                   grafanaRole="ADMIN")

@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from clusters import software
+from clusters import provider_states, software
 from clusters.choices import Orchestrator, StackRole
 from portal import aws
 
@@ -28,7 +28,8 @@ class Invocation:
 
     @property
     def finished(self) -> bool:
-        return self.status not in ("Pending", "InProgress", "Delayed")
+        """Every status of SSM's enum decided in ``clusters.provider_states`` (``Cancelling`` is not finished)."""
+        return not provider_states.ssm_running(self.status)
 
 
 def _call(method, **kwargs):
@@ -70,7 +71,12 @@ def send(cluster, node: str, commands: list[str], comment: str = "") -> str:
 
 def invocation(cluster, node: str, command_id: str) -> Invocation:
     ssm = aws.client("ssm", organization=cluster.organization, region=cluster.region)
-    found = _call(ssm.get_command_invocation, CommandId=command_id, InstanceId=node)
+    try:
+        found = _call(ssm.get_command_invocation, CommandId=command_id, InstanceId=node)
+    except aws.AwsError as exc:  # SSM shows a new invocation a little after SendCommand: Pending, for a while
+        if provider_states.invocation_not_visible_yet(exc, command_id, node):
+            return Invocation("Pending", -1, "", "")
+        raise
     return Invocation(found["Status"], int(found.get("ResponseCode", -1)), found.get("StandardOutputContent", ""),
                       found.get("StandardErrorContent", ""))
 

@@ -71,6 +71,14 @@ class Rejected(ValueError):
         self.status = status
 
 
+def hyperpod_unavailable() -> str:
+    """Why validation does not start on HyperPod Slurm (docs/DECISIONS.md 42): AWS refuses SSM Run Command to a
+    HyperPod node, and the agent on the controller that replaces it is not built."""
+    return gettext("Validation is not available on HyperPod Slurm clusters yet: AWS does not run commands on "
+                   "HyperPod nodes through SSM Run Command, and the portal's agent on the cluster's controller "
+                   "that replaces it is not built. Node reboots and replacements work through HyperPod.")
+
+
 def may_start(user, cluster) -> bool:
     """Lead SAs, customers of the cluster's organization and staff, on a cluster whose cycle is not archived."""
     return access.can_create(user, access.CHANGE, ValidationJob(cluster=cluster))
@@ -86,6 +94,8 @@ def startable(cluster) -> str:
     """Why a validation cannot start on ``cluster`` now ("" when it can)."""
     if cluster.orchestrator not in ORCHESTRATORS:
         return gettext("Validation runs on Slurm clusters (ParallelCluster, HyperPod Slurm) only.")
+    if cluster.orchestrator == Orchestrator.HYPERPOD:
+        return hyperpod_unavailable()
     if cluster.state != ClusterState.READY:
         return gettext("The cluster is %(state)s: validation needs a ready cluster.") % {
             "state": cluster.get_state_display().lower()}
@@ -241,6 +251,8 @@ def _submit(job: ValidationJob) -> str:
     cluster = job.cluster
     if cluster.state != ClusterState.READY:
         return fail(job, f"The cluster is {cluster.state}.", "cluster_not_ready")
+    if cluster.orchestrator == Orchestrator.HYPERPOD and not job.command_id:  # one started before the refusal
+        return fail(job, hyperpod_unavailable(), "no_head_node")
     if not job.target:
         try:
             job.target = headnode.target(cluster)

@@ -17,6 +17,7 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
+from clusters import provider_states
 from clusters.choices import ClusterState, Orchestrator
 from clusters.health import slurm_names
 from clusters.remediation import failure, journal, providers, verification
@@ -170,9 +171,13 @@ def _hyperpod(action: RemediationAction) -> bool:
     down = set(progress.get("seen_down", []))
     back = []
     for host, (status, instance) in statuses.items():
-        if status == "Failure":
-            raise providers.Failed(f"HyperPod reports {host} ({instance}) as Failure.", "node_failed")
-        if status != "Running":
+        meaning = provider_states.hyperpod_node(status)
+        if meaning == provider_states.FAILED:
+            raise providers.Failed(f"HyperPod reports {host} ({instance}) as {status}.", "node_failed")
+        if meaning == provider_states.GONE:
+            raise providers.Failed(f"HyperPod reports {host} ({instance}) as {status}: it is leaving the cluster.",
+                                   "node_not_found")
+        if meaning != provider_states.UP:
             down.add(host)
         elif host in down and (action.kind != ActionKind.REPLACE or instance != action.provider_nodes[host]["id"]):
             back.append(host)
@@ -193,7 +198,7 @@ def _acted(action: RemediationAction, statuses: dict) -> bool:
     A reboot that already came back looks untouched; it is not sent again (never twice beats at least once)."""
     if action.kind == ActionKind.REBOOT:
         return True
-    return any(status != "Running" or instance != action.provider_nodes[h]["id"]
+    return any(provider_states.hyperpod_node(status) != provider_states.UP or instance != action.provider_nodes[h]["id"]
                for h, (status, instance) in statuses.items())
 
 
@@ -253,7 +258,7 @@ def _slurm(action: RemediationAction) -> bool:
     if progress["command_id"] == "unknown":
         raise providers.Failed("The worker stopped while sending the command; its id is unknown.", "command_failed")
     status, output = provider.result(progress["command_id"])
-    if status in ("Pending", "InProgress", "Delayed"):
+    if provider_states.ssm_running(status):
         return False
     if status != "Success":
         progress["refused"] = status == "Failed"  # scontrol checks every name before it acts on any

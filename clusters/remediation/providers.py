@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import shlex
 
+from clusters import provider_states
 from clusters.choices import Orchestrator
 from clusters.remediation.choices import ActionKind
 from portal import aws
@@ -31,18 +32,19 @@ def _call(method, **params):
 
 
 class HyperPod:
-    """``ListClusterNodes``/``DescribeClusterNode`` to find the node, ``BatchReboot/ReplaceClusterNodes`` to act."""
+    """``ListClusterNodes`` (with the logical ids) to find the nodes, ``BatchReboot/ReplaceClusterNodes`` to act."""
 
     def __init__(self, cluster):
         self.client = aws.client("sagemaker", organization=cluster.organization, region=cluster.region)
         self.name = cluster.outputs.get("ClusterName") or cluster.name
 
     def _nodes(self) -> list[dict]:
-        """Every node of the cluster, page by page (a token seen twice, or past ``MAX_PAGES``, is the provider's
-        fault: the action fails rather than loops)."""
+        """Every node of the cluster, page by page, with its logical id (HyperPod returns ``NodeLogicalId`` only
+        when asked, and only the logical id survives a replacement). A token seen twice, or past ``MAX_PAGES``,
+        is the provider's fault: the action fails rather than loops."""
         found, token, seen = [], None, set()
         for _ in range(MAX_PAGES):
-            params = {"ClusterName": self.name, **({"NextToken": token} if token else {})}
+            params = {"ClusterName": self.name, "IncludeNodeLogicalIds": True, **({"NextToken": token} if token else {})}
             page = _call(self.client.list_cluster_nodes, **params)
             found += page.get("ClusterNodeSummaries", [])
             token = page.get("NextToken")
@@ -54,18 +56,14 @@ class HyperPod:
         raise Failed(f"HyperPod kept paging the nodes of {self.name} (ListClusterNodes).", "provider_refused")
 
     def locate(self, hostnames: list[str]) -> dict[str, dict]:
-        """Hostname → {"id", "logical"}: every node described until each hostname is found."""
+        """Hostname → {"id", "logical"}, from the summaries' ``PrivateDnsHostname`` (its full name or its first
+        label, which is what Slurm and the exporters call the node): one listing, no call per node."""
         wanted, mapping = set(hostnames), {}
         for summary in self._nodes():
-            if not wanted - set(mapping):
-                break
-            details = _call(self.client.describe_cluster_node, ClusterName=self.name,
-                            NodeId=summary["InstanceId"])["NodeDetails"]
-            host = details.get("PrivateDnsHostname", "")
-            short = host.split(".")[0]
-            for name in (host, short):
+            host = summary.get("PrivateDnsHostname", "")
+            for name in (host, host.split(".")[0]):
                 if name in wanted:
-                    mapping[name] = {"id": details["InstanceId"], "logical": details.get("NodeLogicalId", "")}
+                    mapping[name] = {"id": summary["InstanceId"], "logical": summary.get("NodeLogicalId", "")}
         missing = sorted(wanted - set(mapping))
         if missing:
             raise Failed(f"No node of HyperPod cluster {self.name} has the hostname {', '.join(missing)}.",
@@ -91,7 +89,8 @@ class HyperPod:
         return lines
 
     def statuses(self, mapping: dict[str, dict]) -> dict[str, tuple[str, str]]:
-        """Hostname → (status, instance id) now, found by logical id (a replaced node has a new instance id)."""
+        """Hostname → (status, instance id) now, found by logical id (a replaced node has a new instance id);
+        ``NotFound`` for a node listed under neither (what each status means: ``clusters.provider_states``)."""
         by_logical = {}
         by_id = {}
         for summary in self._nodes():
@@ -135,8 +134,14 @@ class ParallelCluster:
         return status, (stdout + stderr).strip()[:2000]
 
     def streams(self, command_id: str) -> tuple[str, str, str]:
-        """(status, standard output, standard error) of the command on the head node, whole."""
-        answer = _call(self.client.get_command_invocation, CommandId=command_id, InstanceId=self.head)
+        """(status, standard output, standard error) of the command on the head node, whole. An invocation SSM does
+        not show yet (right after SendCommand) is Pending for a bounded time."""
+        try:
+            answer = _call(self.client.get_command_invocation, CommandId=command_id, InstanceId=self.head)
+        except aws.AwsError as exc:
+            if provider_states.invocation_not_visible_yet(exc, command_id, self.head):
+                return "Pending", "", ""
+            raise
         return (answer.get("Status", ""), answer.get("StandardOutputContent") or "",
                 answer.get("StandardErrorContent") or "")
 

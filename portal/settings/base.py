@@ -477,6 +477,9 @@ VALIDATION_SACCT_WAIT_SECONDS = env.int("VALIDATION_SACCT_WAIT_SECONDS", default
 VALIDATION_TOKEN_HOURS = env.int("VALIDATION_TOKEN_HOURS", default=6)  # an upload token's life (and the job's cap)
 VALIDATION_PAIRWISE_MAX_NODES = env.int("VALIDATION_PAIRWISE_MAX_NODES", default=16)  # n·(n-1)/2 pairs
 VALIDATION_REGRESSION_SHARE = env.float("VALIDATION_REGRESSION_SHARE", default=0.10)  # trend: drop vs the previous versions
+# SSM shows a new command's invocation a little after SendCommand answers: GetCommandInvocation's
+# InvocationDoesNotExist is read as "Pending" for this long from its first answer (clusters/provider_states.py).
+SSM_INVISIBLE_SECONDS = env.int("SSM_INVISIBLE_SECONDS", default=60)
 REMEDIATION_POLL_SECONDS = env.int("REMEDIATION_POLL_SECONDS", default=1 if AWS_ENDPOINT_URL else 20)
 REMEDIATION_LEASE_SECONDS = env.int("REMEDIATION_LEASE_SECONDS", default=60)
 REMEDIATION_STUCK_SECONDS = env.int("REMEDIATION_STUCK_SECONDS", default=120)

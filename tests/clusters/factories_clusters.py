@@ -1,6 +1,7 @@
 """Factories for the launch pipeline: clusters with their stacks, jobs and events, in real shapes."""
 from __future__ import annotations
 
+import time
 import uuid
 
 import factory
@@ -97,3 +98,17 @@ def run_pipeline(job, limit: int = 20):
             break
     job.refresh_from_db()
     return job
+
+
+def finished_invocation(cluster, node: str, command_id: str):
+    """An SSM invocation read as the portal reads it: again until it has finished (SSM shows a new invocation a
+    moment after SendCommand, Pending until then), bounded."""
+    from clusters.health import headnode  # deferred: only the tests that run commands on a head node need it
+
+    result = headnode.invocation(cluster, node, command_id)
+    for _ in range(20):
+        if result.finished:
+            break
+        time.sleep(0.2)
+        result = headnode.invocation(cluster, node, command_id)
+    return result

@@ -1,7 +1,5 @@
 """Submitting a validation job on a cluster's head node through the portal's AWS client."""
 
-import time
-
 import pytest
 
 from clusters import software
@@ -9,7 +7,7 @@ from clusters.aws import moto_sbatch
 from clusters.choices import StackRole
 from clusters.health import headnode
 from portal import aws as portal_aws
-from tests.clusters.factories_clusters import ready_cluster
+from tests.clusters.factories_clusters import finished_invocation, ready_cluster
 from tests.clusters.test_moto_headnode import _parallelcluster
 
 pytestmark = pytest.mark.django_db
@@ -29,16 +27,11 @@ def test_sbatch_on_the_head_node_found_from_the_cluster_stack(world, aws, settin
     assert node == outputs["HeadNodeInstanceId"]
     script = software.validation_script(upload_url="http://portal.invalid/x/", upload_token="gv1.s")
     command_id = headnode.send(cluster, node, [headnode.sbatch_command(script)], comment="validation 1")
-    result = headnode.invocation(cluster, node, command_id)
-    for _ in range(20):
-        if result.finished:
-            break
-        time.sleep(0.2)
-        result = headnode.invocation(cluster, node, command_id)
+    result = finished_invocation(cluster, node, command_id)
     assert (result.status, result.exit_status) == ("Success", 0)
     job_id = headnode.slurm_job_id(result.stdout)
     assert job_id is not None
-    queued = headnode.invocation(cluster, node, headnode.send(cluster, node, [f"squeue --noheader -j {job_id}"]))
+    queued = finished_invocation(cluster, node, headnode.send(cluster, node, [f"squeue --noheader -j {job_id}"]))
     assert queued.stdout.startswith(f"{job_id}|geniac-validation|PENDING|")
 
 

@@ -9,6 +9,10 @@ from clusters.aws import moto_headnode
 from clusters.aws.moto_headnode import Result, headnode_command
 from tests.clusters.test_moto_resources import REGION, _launch, _network_and_storage, _upload
 
+HYPERPOD_UNREACHABLE = ("HyperPod nodes are not SSM SendCommand targets (the model's InstanceIds pattern, which the "
+                        "embedded endpoint now enforces); the controller agent that replaces that path is not built "
+                        "yet (README, Not finished yet; docs/DECISIONS.md 42)")
+
 
 @pytest.fixture
 def client(aws_server):
@@ -106,6 +110,7 @@ def test_an_emulated_duration_is_in_progress_first(client, seen):
     assert (invocation["Status"], invocation["StandardOutputContent"]) == ("Success", f"probe on {instance}\n")
 
 
+@pytest.mark.xfail(strict=True, reason=HYPERPOD_UNREACHABLE)
 def test_a_hyperpod_node_target_belongs_to_its_cluster(client, seen):
     sagemaker = client("sagemaker")
     arn = sagemaker.create_cluster(ClusterName="hp-train", InstanceGroups=[

@@ -137,6 +137,8 @@ def test_network_storage_parallelcluster_chain(aws):
     assert home["OpenZFSConfiguration"]["RootVolumeId"] == sto["OpenZfsRootVolumeId"]
     zfs = home["OpenZFSConfiguration"]
     assert (zfs["DeploymentType"], zfs["AutomaticBackupRetentionDays"], zfs["CopyTagsToVolumes"]) == ("SINGLE_AZ_1", 30, True)
+    # The root volume's settings belong to the volume, as AWS answers them, not to the file system's description.
+    assert "RootVolumeConfiguration" not in zfs
 
     assert re.fullmatch(r"sagemaker-geniac-[0-9a-f-]{36}", sto["BucketName"])
     _upload(aws, "parallelcluster", sto["BucketName"], ClusterName="llm-train")
@@ -205,7 +207,8 @@ def test_network_storage_hyperpod_chain(aws):
         _launch(cf, "hp0", "hyperpod", **inputs)
     _upload(aws, "hyperpod", sto["BucketName"], **inputs)
     hp = _launch(cf, "hp", "hyperpod", **inputs)
-    assert hp["ClusterArn"] == f"arn:aws:sagemaker:{REGION}:123456789012:cluster/hp-train"
+    # SageMaker's cluster ARN ends with the cluster's 12-character id, not its name.
+    assert re.fullmatch(rf"arn:aws:sagemaker:{REGION}:123456789012:cluster/[a-z0-9]{{12}}", hp["ClusterArn"])
     assert hp["ClusterName"] == "hp-train"
     assert hp["LifecycleScriptsUri"] == f"s3://{sto['BucketName']}/geniac/hp-train/lifecycle/"
     listed = aws("s3").list_objects_v2(Bucket=sto["BucketName"], Prefix="geniac/hp-train/lifecycle/")["Contents"]
@@ -275,6 +278,8 @@ def test_emulated_reservations_placement_groups_fsx_volumes_and_managed_policies
         net["PrivateSubnetId"], lustre["VpcId"], [net["SecurityGroupId"]])
     volume = fsx.describe_volumes(VolumeIds=[sto["OpenZfsRootVolumeId"]])["Volumes"][0]
     assert (volume["FileSystemId"], volume["VolumeType"]) == (sto["OpenZfsFileSystemId"], "OPENZFS")
+    assert volume["OpenZFSConfiguration"]["DataCompressionType"] == "LZ4"
+    assert volume["OpenZFSConfiguration"]["NfsExports"][0]["ClientConfigurations"][0]["Clients"] == "*"
     policy = iam.get_policy(PolicyArn="arn:aws:iam::aws:policy/AmazonPrometheusRemoteWriteAccess")["Policy"]
     assert policy["PolicyName"] == "AmazonPrometheusRemoteWriteAccess"
     with pytest.raises(ClientError, match="not found"):

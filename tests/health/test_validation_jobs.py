@@ -25,6 +25,11 @@ from tests import concurrency
 from tests.clusters.factories_clusters import launched_cluster, run_pipeline
 from tests.health.factories_health import ClusterFactory, sample
 
+HYPERPOD_UNREACHABLE = ("HyperPod nodes are not SSM SendCommand targets (the model's InstanceIds pattern, which the "
+                        "embedded endpoint enforces); the controller agent that replaces that path is not built "
+                        "yet, so the portal refuses to start validation there (README, Not finished yet; "
+                        "docs/DECISIONS.md 42)")
+
 HOSTS = ["ip-10-1-0-4", "ip-10-1-0-5", "ip-10-1-0-6", "ip-10-1-0-7"]
 
 
@@ -126,6 +131,7 @@ def test_parallelcluster_validation_started_through_the_api_reaches_a_verdict_on
     assert ValidationJob.objects.count() == 1
 
 
+@pytest.mark.xfail(strict=True, reason=HYPERPOD_UNREACHABLE)
 @pytest.mark.worker
 def test_hyperpod_slurm_pairwise_sweep_names_the_slow_node_on_a_real_worker(
         world, celery_worker_process, live_server, settings, quick_jobs):
@@ -152,6 +158,7 @@ def test_hyperpod_slurm_pairwise_sweep_names_the_slow_node_on_a_real_worker(
     assert f"Slow node:</strong> {HOSTS[-1]}" in page.content.decode()
 
 
+@pytest.mark.xfail(strict=True, reason=HYPERPOD_UNREACHABLE)
 @pytest.mark.worker
 def test_a_trainium_hyperpod_cluster_runs_nccom_test_on_a_real_worker(world, celery_worker_process, live_server,
                                                                       settings, quick_jobs):
@@ -162,6 +169,32 @@ def test_a_trainium_hyperpod_cluster_runs_nccom_test_on_a_real_worker(world, cel
     assert wait(lambda: ValidationJob.objects.get(pk=job.pk).state == "done"), ValidationJob.objects.get(pk=job.pk).error
     run = ValidationRun.objects.get(job=job)
     assert run.result["tool"] == "nccom-test" and run.verdict == "pass" and run.nodes == 2
+
+
+@pytest.mark.django_db
+def test_hyperpod_validation_is_refused_in_plain_words_until_the_controller_agent_exists(world, aws, client,
+                                                                                          settings):
+    """AWS refuses SSM Run Command to a HyperPod node (as the embedded endpoint does): the portal says so before it
+    starts anything, on the page and through the API, and a job started before fails with the same words."""
+    settings.PORTAL_BASE_URL = "http://portal.invalid"
+    cluster = hyperpod(world.org_a, name="hp-refused", hosts=HOSTS[:2])
+    with pytest.raises(validation.Refused, match="not available on HyperPod Slurm clusters"):
+        validation.start(cluster, actor=world.lead_a)
+    api = APIClient()
+    api.force_authenticate(world.lead_a)
+    refused = api.post("/api/health/validations/", {"cluster": cluster.pk}, format="json")
+    assert refused.status_code == 400 and "not available on HyperPod Slurm" in refused.json()["detail"]
+    client.force_login(world.lead_a)
+    panel = client.get(f"/clusters/{cluster.pk}/validations/").content.decode()
+    assert "not available on HyperPod Slurm clusters" in panel and 'name="pairwise"' not in panel
+    assert ValidationJob.objects.count() == 0
+    earlier = ValidationJob.objects.create(cluster=cluster, key="before", nodes=[], expected=["all_reduce"],
+                                           collectives=["all_reduce"], upload_base="http://portal.invalid",
+                                           deadline=timezone.now() + timedelta(hours=1))
+    validation.step(earlier.pk)
+    earlier.refresh_from_db()
+    assert (earlier.state, earlier.failure_reason) == ("failed", "no_head_node")
+    assert "not available on HyperPod Slurm clusters" in earlier.error and not earlier.command_id
 
 
 # --- the service, step by step --------------------------------------------------------------------------

@@ -8,6 +8,7 @@ from rest_framework.test import APIClient
 
 from clusters.health import headnode, validation
 from clusters.health.models import SlurmNode, ValidationJob
+from tests.clusters.factories_clusters import finished_invocation
 from tests.health.test_validation_jobs import pcluster, quick_jobs, sent_variables, step_until_submitted, wait
 
 __all__ = ["quick_jobs"]
@@ -39,7 +40,7 @@ def test_the_head_node_refuses_hostnames_as_slurm_does(world, aws):
                                "sbatch --parsable", f"sbatch --parsable --nodelist={HOSTS[0]}"),
                             "sbatch: error: Batch job submission failed: Invalid node name specified")):
         command_id = headnode.send(cluster, target, [command])
-        result = headnode.invocation(cluster, target, command_id)
+        result = finished_invocation(cluster, target, command_id)
         assert (result.status, result.stderr.strip()) == ("Failed", error)
 
 

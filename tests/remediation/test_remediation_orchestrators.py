@@ -7,6 +7,7 @@ import time
 import pytest
 from rest_framework.test import APIClient
 
+from clusters import provider_states
 from clusters.aws import moto_hyperpod_nodes
 from clusters.health.models import GpuFault, SlurmNode
 from clusters.remediation import providers, services
@@ -72,7 +73,13 @@ def test_hyperpod_reboot_in_lead_sa_mode_runs_on_a_real_worker(world, celery_wor
 def _show(cluster, name: str) -> str:
     provider = providers.ParallelCluster(cluster)
     command_id = provider.send(f"scontrol show node {name}")
-    return provider.result(command_id)[1]
+    status, output = provider.result(command_id)
+    for _ in range(20):  # read again until it has finished, as the portal does: SSM shows it a moment late
+        if not provider_states.ssm_running(status):
+            break
+        time.sleep(0.2)
+        status, output = provider.result(command_id)
+    return output
 
 
 def _first_node(cluster) -> tuple[str, str]:
