@@ -90,4 +90,10 @@ DESCRIPTIONS = (
                  "/home survives a server failure; throughput from 160 MB/s)."),
     gettext_noop("OpenZFS capacity in GiB."),
     gettext_noop("OpenZFS throughput in MB/s (SINGLE_AZ_1 64-4096, SINGLE_AZ_HA_2 160-10240)."),
+    gettext_noop("Whether the storage stack's Lustre file system is EFA-enabled (nodes then set up Lustre "
+                 "networking on EFA before mounting it)."),
+    gettext_noop("Serve clients over EFA (and GPUDirect Storage) as well as TCP: set only when the file system is "
+                 "created (changing it replaces the file system), and it fixes the throughput per TiB. Worth it "
+                 "above about 10 GB/s of throughput. Nodes with EFA devices, a recent EFA driver and a Lustre client "
+                 "with EFA support reach it over EFA; the others (head nodes, controllers) over TCP."),
 )
