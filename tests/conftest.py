@@ -15,6 +15,8 @@ os.environ.setdefault("AWS_SECRET_ACCESS_KEY", "testing")
 os.environ.setdefault("AWS_SESSION_TOKEN", "testing")
 os.environ.setdefault("AWS_DEFAULT_REGION", "ap-northeast-1")
 
+from django.utils import translation  # noqa: E402
+
 from tests.factories import MembershipFactory, OrganizationFactory, UserFactory  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -43,6 +45,16 @@ class World:
             "pm": self.pm,
             "staff": self.staff,
         }
+
+
+@pytest.fixture(autouse=True)
+def _default_language():
+    """Each test starts and ends in the program's default language. Django activates a request's language in the
+    thread and never deactivates it, so a request by someone who reads Japanese would leave the tests that follow
+    in the same process writing Japanese (timeline entries, messages) where they expect English."""
+    translation.deactivate()
+    yield
+    translation.deactivate()
 
 
 @pytest.fixture

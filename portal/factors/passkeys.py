@@ -9,7 +9,6 @@ the address the browser used.
 """
 from __future__ import annotations
 
-import json
 import secrets
 
 from django.conf import settings
@@ -33,6 +32,7 @@ from webauthn.helpers.structs import (
     UserVerificationRequirement,
 )
 
+from portal import json_input
 from portal.factors.models import Passkey
 
 REGISTER_KEY = "passkey_register_challenge"
@@ -106,7 +106,7 @@ def register(request, credential: dict | str, name: str) -> Passkey:
 
 def _transports(credential: dict | str) -> list[str]:
     try:
-        data = json.loads(credential) if isinstance(credential, str) else credential
+        data = json_input.loads(credential) if isinstance(credential, str) else credential
         values = (data.get("response") or {}).get("transports") or []
     except (ValueError, AttributeError):
         return []
@@ -129,7 +129,7 @@ def verify(request, credential: dict | str) -> Passkey:
     if not challenge:
         raise PasskeyRefused("no confirmation was started in this session")
     try:
-        data = json.loads(credential) if isinstance(credential, str) else dict(credential)
+        data = json_input.loads(credential) if isinstance(credential, str) else dict(credential)
         credential_id = str(data.get("rawId") or data.get("id") or "")
     except (ValueError, TypeError) as exc:
         raise PasskeyRefused("the answer is not a credential") from exc

@@ -115,7 +115,11 @@ def test_the_form_offers_only_the_organizations_reservations_for_the_type_and_re
     html = client.get(f"{LAUNCH}?organization={world.org_a.pk}&cluster__ComputeInstanceType=p5.48xlarge").content.decode()
     assert f'<option value="{ours.reservation_id}">' in html
     for other in (trn, elsewhere, ended, theirs):
-        assert other.reservation_id not in html
+        assert f'<option value="{other.reservation_id}"' not in html
+    # The organization's own reservations for another type or region are named in the help, with what to choose;
+    # an ended one and another organization's are not named at all.
+    assert trn.reservation_id in html and elsewhere.reservation_id in html
+    assert ended.reservation_id not in html and theirs.reservation_id not in html
 
 
 def test_a_network_zone_outside_the_region_is_refused(world):

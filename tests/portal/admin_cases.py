@@ -58,7 +58,7 @@ ADMIN_READ_ONLY = ("axes.accessattempt", "axes.accesslog", "axes.accessfailurelo
                    # Appended by the portal itself: the audit trail (append-only, purged by its retention).
                    "audit.auditevent",
                    # Second factors are set up by their owner; staff only reset them (delete).
-                   "otp_totp.totpdevice", "otp_static.staticdevice",
+                   "otp_totp.totpdevice", "otp_static.staticdevice", "factors.passkey",
                    # Linked by signing in through a provider, never added by hand.
                    "sso.externalidentity")
 # Rows no one deletes in the admin, not even a superuser (the audit trail is append-only).

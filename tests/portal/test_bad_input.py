@@ -173,6 +173,7 @@ def test_every_reader_of_outside_json_bounds_its_nesting():
         "portal/versions.py": "round-trips a value the portal itself holds through its own encoder",
         "portal/submissions.py": "reads back the body the portal's own renderer just wrote",
         "portal/json_input.py": "the bounded reader itself",
+        "portal/review/funder/services.py": "round-trips the figures it computed through JSON before freezing them",
     }
     root = Path(__file__).resolve().parents[2]
     found = []

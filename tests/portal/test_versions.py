@@ -42,6 +42,7 @@ PAGES = {
     "calls:call_edit": ("call", PM, _PK("call"), "description", 302),
     "calls:application_edit": ("application", LEAD, _PK("application"), "data_plan", 302),
     "funder:part_edit": ("funder_part", LEAD, _PK("funder_part"), "narrative", 302),
+    "sso:provider_edit": ("identity_provider", PM, _PK("identity_provider"), "name", 302),
 }
 # Every API update: (objects key, the writer, the first body, the second body).
 APIS = {
