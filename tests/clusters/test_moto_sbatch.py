@@ -55,11 +55,16 @@ def _submit(ssm, head, **values):
     return _send(ssm, head, f"sbatch --parsable <<'GENIAC_JOB'\n{script}\nGENIAC_JOB")
 
 
+# The best run's share of the published plateau, times four standard deviations of the largest rows' jitter (a
+# plateau is read from those rows): 1.02 was exceeded by about one run in sixty (498 GB/s of 487).
+HIGHEST = moto_collectives.RUN_SPREAD[1] * (1 + 4 * moto_collectives.ROW_JITTER[1])
+
+
 def test_the_generated_outputs_read_as_the_real_tools_print_them():
     result = runs.parse_run(moto_collectives.nccl_tests("all_reduce", HOSTS[:2], "p5.48xlarge"),
                             instance_type="p5.48xlarge", nodes=2)
     assert (result.collective, result.nodes, result.ranks, result.verdict) == ("all_reduce", 2, 16, "pass")
-    assert 0.94 * 487.0 <= result.plateau_busbw <= 1.02 * 487.0  # around the published figure, never canned
+    assert 0.94 * 487.0 <= result.plateau_busbw <= HIGHEST * 487.0  # around the published figure, never canned
     assert (result.nccl_version, result.ofi_version) == ("2.27.7+cuda12.8", "1.16.3")
     slow = runs.parse_run(moto_collectives.nccl_tests("all_reduce", HOSTS[:2], "p5.48xlarge", factor=0.55),
                           instance_type="p5.48xlarge", nodes=2)
@@ -77,7 +82,7 @@ def test_two_emulated_runs_differ_as_real_runs_do_and_a_slow_link_reads_lower():
                                                            rng=random.Random(seed)),
                                instance_type="p5.48xlarge", nodes=2).plateau_busbw for seed in range(8)]
     assert len(set(plateaus)) == 8 and 487.0 not in plateaus
-    assert all(0.94 * 487.0 <= p <= 1.02 * 487.0 for p in plateaus)
+    assert all(0.94 * 487.0 <= p <= HIGHEST * 487.0 for p in plateaus)
     slow = runs.parse_run(moto_collectives.nccl_tests("all_reduce", HOSTS[:2], "p5.48xlarge", factor=0.55,
                                                       rng=random.Random(1)), instance_type="p5.48xlarge", nodes=2)
     assert slow.plateau_busbw < 0.6 * min(plateaus)

@@ -2,6 +2,7 @@
 import re
 
 import pytest
+from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
 
 from tests.e2e.conftest import screenshot, sign_in
 
@@ -25,9 +26,11 @@ def _fill(page, name, value):
     tag = field.first.evaluate("e => e.tagName.toLowerCase() + ':' + (e.type || '')")
     if tag.startswith("select"):
         field.first.select_option(str(value))
-        # A choice may reload other choices (the region reloads the zones): let that answer land first, as a
-        # person would see it land, or the next choice is made in a list about to be replaced.
-        page.wait_for_load_state("networkidle")
+        # A choice may reload other choices (the region reloads the zones): let that answer land and settle first,
+        # as a person would see it land, or the next choice is made in a list about to be replaced. htmx marks an
+        # element while its request is out and while its answer is swapped and settled.
+        page.wait_for_function("() => !document.querySelector('.htmx-request, .htmx-swapping, .htmx-settling')",
+                               timeout=60000)
     elif tag.endswith(":checkbox"):
         field.first.check() if value else field.first.uncheck()
     else:
@@ -61,7 +64,11 @@ def test_launch_a_cluster_and_watch_it_become_ready(page, live_server, world, ce
     for name, value in LAUNCH_FORM.items():
         _fill(page, name, value)
     page.locator("main form button[type=submit]").last.click()
-    page.wait_for_url(re.compile(r".*/clusters/\d+/$"), timeout=30000)
+    try:
+        page.wait_for_url(re.compile(r".*/clusters/\d+/$"), timeout=90000)
+    except PlaywrightTimeoutError:  # say what the form said instead of only that it did not move on
+        errors = page.locator(".errorlist, [role=alert]").all_inner_texts()
+        raise AssertionError(f"the launch did not start: {page.url} {errors}") from None
     page.get_by_text("Ready", exact=True).first.wait_for(timeout=120000)
     screenshot(page, "lead-cluster-ready")
     from clusters.models import Cluster
