@@ -9,7 +9,7 @@ STAMP := $(VENV)/.installed
 # requirements.lock is what production runs (the Docker image installs only it); requirements-dev.lock adds the
 # demo's embedded AWS endpoint and the development and CI tools, with the same pins for what both hold.
 # requirements-pcluster.txt: ParallelCluster's own schema and validators, run on generated configurations in tests.
-$(STAMP): requirements.lock requirements-dev.lock requirements-pcluster.txt portal/sso/provider/package-lock.json
+$(STAMP): requirements.lock requirements-dev.lock requirements-pcluster.txt portal/core/sso/provider/package-lock.json
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	@echo "Installing the pinned requirements into $(VENV) (pip, quiet: about two minutes the first time)..."
 	$(BIN)/python -m pip install --quiet --upgrade pip
@@ -17,7 +17,7 @@ $(STAMP): requirements.lock requirements-dev.lock requirements-pcluster.txt port
 	$(BIN)/python -m pip install --quiet --no-deps -r requirements-pcluster.txt
 	@# The OpenID Connect provider of the sign-in tests and the demo (Node.js, from the npm registry); without it
 	@# the tests skip and the demo starts none.
-	if command -v npm >/dev/null 2>&1; then npm ci --prefix portal/sso/provider --no-audit --no-fund --loglevel=error \
+	if command -v npm >/dev/null 2>&1; then npm ci --prefix portal/core/sso/provider --no-audit --no-fund --loglevel=error \
 		|| echo "npm ci failed: the single sign-on tests will be skipped and the demo starts no provider"; \
 		else echo "no npm: the single sign-on tests will be skipped and the demo starts no provider"; fi
 	touch $(STAMP)

@@ -59,7 +59,7 @@ def main() -> None:
     from clusters.health import services
     from clusters.health.models import GpuFault, HealthReport, NodeHealth
     from clusters.models import Cluster
-    from portal.models import Organization
+    from portal.core.models import Organization
 
     start = time.perf_counter()
     text = build(args.nodes)

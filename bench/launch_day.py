@@ -32,7 +32,7 @@ ROOT = Path(__file__).resolve().parent.parent
 
 def _die_with_parent():
     sys.path.insert(0, str(ROOT))
-    from portal.processes import die_with_parent
+    from portal.core.processes import die_with_parent
 
     return die_with_parent
 sys.path.insert(0, str(ROOT))
@@ -59,7 +59,7 @@ def _environment(args) -> tuple[str, object]:
     import logging
 
     logging.getLogger("werkzeug").setLevel(logging.ERROR)
-    from clusters.aws.embedded import start_server
+    from sandbox.aws.embedded import start_server
 
     server, url = start_server()
     os.environ["AWS_ENDPOINT_URL"] = url
@@ -140,7 +140,7 @@ def _floor(specs, organizations) -> float:
     from botocore.exceptions import ClientError
 
     from clusters.blueprints import catalog
-    from portal.aws import client
+    from portal.core.aws import client
 
     bodies = {slug: catalog.template_body(slug) for slug in ("parallelcluster", "hyperpod", "network", "storage")}
     from clusters import software
@@ -176,7 +176,7 @@ def _floor(specs, organizations) -> float:
 def _networks(organizations, run: str) -> dict:
     """One network stack per organization, shared by its single-stack launches (not timed)."""
     from clusters.blueprints import catalog
-    from portal.aws import client
+    from portal.core.aws import client
 
     found = {}
     for org in organizations:
@@ -280,8 +280,8 @@ def main() -> int:
 
     from clusters.choices import ClusterState
     from clusters.models import Cluster
-    from portal.aws import client
-    from portal.models import Organization
+    from portal.core.aws import client
+    from portal.core.models import Organization
 
     redis.Redis.from_url(os.environ["REDIS_URL"]).flushdb()
     Cluster.objects.filter(organization__slug__startswith="bench-").delete()

@@ -38,7 +38,7 @@ def seed(rng: random.Random) -> dict:
 
     from clusters.health.models import GpuFault
     from clusters.models import Cluster
-    from portal.models import Membership, Organization, User
+    from portal.core.models import Membership, Organization, User
     from workloads.interactions.models import Interaction
     from workloads.models import CapacityReservation, InstanceQuota
 
@@ -113,8 +113,8 @@ def seed_faults(GpuFault, clusters, rng, now) -> int:
     open; one per (cluster, node, GPU, code), as the one-open-fault constraint wants of the open ones."""
     from clusters.health import xid
     from clusters.health.summary import _verdict_for  # the verdict ingestion gives an XID
-    from portal.choices import FAULT_SEVERITY_RANK
-    from portal.weeks import week_of
+    from portal.core.choices import FAULT_SEVERITY_RANK
+    from portal.core.weeks import week_of
 
     rows = []
     for i in range(FAULTS):

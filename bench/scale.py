@@ -61,9 +61,9 @@ def seed(first: int, count: int, rng: random.Random, leads) -> list:
     from clusters.health import current
     from clusters.health.models import ClusterHealthState, GpuFault, HealthReport, NodeHealth
     from clusters.models import Cluster
-    from portal.models import Membership, Organization, TimelineEntry
+    from portal.core.models import Membership, Organization, TimelineEntry
+    from portal.core.weeks import week_of
     from portal.review import tallies
-    from portal.weeks import week_of
     from workloads.interactions.models import Interaction
 
     now = timezone.now()
@@ -262,7 +262,7 @@ def push_benchmark(nodes: int, queued: int, queued_nodes: int) -> None:
     from clusters.health import services
     from clusters.health.models import HealthPush
     from clusters.models import Cluster
-    from portal.models import Organization
+    from portal.core.models import Organization
 
     org = Organization.objects.create(name="Push Org", slug="push-org")
     cluster = Cluster.objects.create(organization=org, name="p5-2000", instance_type="p5.48xlarge",
@@ -371,7 +371,7 @@ def main() -> None:
     args = parser.parse_args()
     os.environ["HEALTH_PUSH_STORAGE"] = args.storage
     if args.storage == "s3" and not os.environ.get("AWS_ENDPOINT_URL"):
-        from clusters.aws.embedded import start_server
+        from sandbox.aws.embedded import start_server
 
         _server, os.environ["AWS_ENDPOINT_URL"] = start_server()  # the worker started later inherits it
         os.environ.setdefault("AWS_ACCESS_KEY_ID", "bench")
@@ -390,7 +390,7 @@ def main() -> None:
     from django.test import Client
     from django.test.utils import setup_test_environment
 
-    from portal.models import User
+    from portal.core.models import User
 
     setup_test_environment()
     sides = {}
@@ -398,7 +398,7 @@ def main() -> None:
         name = url.rsplit("/", 1)[1]
         use_database(name)
         if args.reuse:
-            from portal.models import Organization
+            from portal.core.models import Organization
 
             client = Client()
             client.force_login(User.objects.get(username="scale-pm"))

@@ -80,7 +80,7 @@ def environment(args) -> dict:
     import redis
 
     redis.Redis.from_url(os.environ["REDIS_URL"]).flushdb()
-    from clusters.aws.embedded import start_server
+    from sandbox.aws.embedded import start_server
 
     _server, url = start_server()
     os.environ["AWS_ENDPOINT_URL"] = url
@@ -104,8 +104,8 @@ def seed(args, slack_port: int) -> tuple[list, dict, dict]:
     from clusters.models import Cluster
     from clusters.remediation.choices import ConsentMode
     from clusters.remediation.models import RemediationPolicy
-    from portal.choices import MembershipRole
-    from portal.models import Membership, NotificationSetting, Organization, User
+    from portal.core.choices import MembershipRole
+    from portal.core.models import Membership, NotificationSetting, Organization, User
 
     orgs = []
     for n in range(min(12, args.clusters)):

@@ -37,7 +37,7 @@ def free_port() -> int:
 
 
 def _die_with_parent():
-    from portal.processes import die_with_parent
+    from portal.core.processes import die_with_parent
 
     return die_with_parent
 

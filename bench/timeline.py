@@ -53,7 +53,7 @@ def run(args, connection, CaptureQueriesContext) -> None:  # noqa: N803
     from django.urls import reverse
     from django.utils import timezone
 
-    from portal.models import Membership, Organization, TimelineEntry, User
+    from portal.core.models import Membership, Organization, TimelineEntry, User
 
     org = Organization.objects.create(name="Bench Org", slug="bench-org", aws_account_id="999999999999")
     other = Organization.objects.create(name="Other Org", slug="other-org", aws_account_id="999999999998")

@@ -9,8 +9,8 @@ class ClustersConfig(AppConfig):
         from clusters import choices
         from clusters.models import HOLDING_STATES, Cluster
         from clusters.views import organization_clusters_section
-        from portal import sections
-        from portal.templatetags.portal_display import add_label_source
+        from portal.core import sections
+        from portal.core.templatetags.portal_display import add_label_source
         from workloads import usage
 
         sections.register(sections.ORGANIZATION_PAGE, "clusters/htmx/organization_section.html",

@@ -4,8 +4,8 @@ from django.utils.translation import gettext_lazy as _
 
 from clusters.choices import ClusterState
 from clusters.models import Cluster, LaunchJob, StackEvent
-from portal.cycle_filter import CycleFilterMixin
-from portal.forms import RestrictedFilterSet
+from portal.core.cycle_filter import CycleFilterMixin
+from portal.core.forms import RestrictedFilterSet
 
 
 class ClusterFilterSet(CycleFilterMixin, RestrictedFilterSet):

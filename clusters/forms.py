@@ -14,9 +14,9 @@ from clusters.blueprints import catalog
 from clusters.choices import StackRole
 from clusters.launches import capacity, guards, labels
 from clusters.models import Cluster
-from portal import access
-from portal.choices import REGION_CHOICES
-from portal.models import Organization
+from portal.core import access
+from portal.core.choices import REGION_CHOICES
+from portal.core.models import Organization
 
 NAME_VALIDATOR = RegexValidator(r"^[a-z][a-z0-9-]{0,39}$", _("Lowercase letters, digits and hyphens, starting with a letter (at most 40)."))
 

@@ -4,7 +4,7 @@ The launch form, the API, retry and delete call :func:`submit`, :func:`request_r
 :func:`request_delete` and nothing else, so their rules cannot diverge. A launch is checked twice:
 :func:`check` answers the form and the API early (field errors, the preview's quota line), and
 :func:`submit` checks again inside its transaction under the organization's quota lock
-(``portal.locks.quota``) before it writes, because a check made outside the transaction that writes
+(``portal.core.locks.quota``) before it writes, because a check made outside the transaction that writes
 is not a rule: ten requests each within the quota left would all pass it. Submissions carry a key
 (the form's hidden key, the API's ``Idempotency-Key``) stored with a unique constraint, so a
 double-click or a retried request answers with the first cluster. Tasks are sent after commit; a
@@ -28,9 +28,9 @@ from clusters.blueprints import catalog, cfn
 from clusters.choices import ClusterState, JobKind, JobStatus, StackRole
 from clusters.launches import capacity, guards
 from clusters.models import Cluster, LaunchJob, LaunchSubmission, Stack
-from portal import access, locks, timeline
-from portal.choices import REGION_CODES, TimelineKind
-from portal.jobs import registry
+from portal.core import access, locks, timeline
+from portal.core.choices import REGION_CODES, TimelineKind
+from portal.core.jobs import registry
 from workloads.models import CapacityReservation
 from workloads.validators import base_instance_type
 
@@ -373,7 +373,7 @@ def create_launch(*, organization, name: str, blueprint_slug: str, full_stack: b
 
 
 def dispatch(job: LaunchJob) -> bool:
-    """Send the job's task now (the "launch" kind of ``portal.jobs``, registered in ``clusters.tasks``); record
+    """Send the job's task now (the "launch" kind of ``portal.core.jobs``, registered in ``clusters.tasks``); record
     whether the broker took it (the sweep retries if not).
 
     Each send is numbered (``attempts``) and the message carries its number: a step of an older chain

@@ -22,12 +22,12 @@ from clusters.choices import (
     Orchestrator,
     StackRole,
 )
-from portal import provider_errors, timeline
-from portal.choices import REGION_CHOICES, TimelineKind, Visibility
-from portal.jobs.models import Job
-from portal.models import cycle_field
-from portal.notifications import Event, notify
-from portal.querysets import RestrictedQuerySet
+from portal.core import provider_errors, timeline
+from portal.core.choices import REGION_CHOICES, TimelineKind, Visibility
+from portal.core.jobs.models import Job
+from portal.core.models import cycle_field
+from portal.core.notifications import Event, notify
+from portal.core.querysets import RestrictedQuerySet
 
 # States in which a cluster holds (or is about to hold) its instances: they count against quota.
 HOLDING_STATES = (ClusterState.SCHEDULED, ClusterState.CREATING, ClusterState.READY, ClusterState.DELETING)
@@ -153,7 +153,7 @@ class Cluster(models.Model):
         kind = TimelineKind.LAUNCH if to in (ClusterState.SCHEDULED, ClusterState.CREATING) else TimelineKind.CLUSTER
         title = f"Cluster {self.name}: {ClusterState(previous).label.lower()} → {ClusterState(to).label.lower()}"
         timeline.record(
-            # A shared entry: customers read it, so the portal's words, not AWS's (portal/provider_errors.py).
+            # A shared entry: customers read it, so the portal's words, not AWS's (portal/core/provider_errors.py).
             self.organization_id, kind, title, source=self, actor=actor,
             body=provider_errors.cluster_failure(self.failure_reason) if to == ClusterState.FAILED else "",
             severity="high" if to == ClusterState.FAILED else "",
@@ -223,7 +223,7 @@ class StackEvent(models.Model):
 class LaunchJob(Job):
     """One request to launch, retry or delete a cluster: who, when, what happened (log, error).
 
-    A job of ``portal.jobs``: ``dispatched_at``/``attempts`` let the periodic sweep send jobs a down broker never
+    A job of ``portal.core.jobs``: ``dispatched_at``/``attempts`` let the periodic sweep send jobs a down broker never
     received; ``heartbeat``/``lease_until`` let it find jobs whose worker died and keep two workers from advancing
     the same job at once. Any job not finished may be claimed.
     """

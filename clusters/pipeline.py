@@ -23,7 +23,7 @@ from clusters.choices import STACK_DONE, STACK_FAILED, ClusterState, JobKind, Jo
 from clusters.launches import software_upload as uploads
 from clusters.launches.backend import LAUNCH_TAG, CloudFormation
 from clusters.models import Cluster, IllegalTransition, LaunchJob, Stack, StackEvent, StateChanged
-from portal.aws import AwsError
+from portal.core.aws import AwsError
 
 logger = logging.getLogger(__name__)
 

@@ -19,7 +19,7 @@ from clusters import launch
 from clusters.health import grafana_provision
 from clusters.launches import kubernetes
 from clusters.models import Cluster, LaunchJob
-from portal.aws import AwsError
+from portal.core.aws import AwsError
 
 
 class StepFailed(Exception):

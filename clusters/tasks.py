@@ -1,6 +1,6 @@
 """Celery tasks of the launch pipeline (queue "launches"): they take primary keys and poll by retrying.
 
-Launch jobs are the "launch" kind of ``portal.jobs``: the one sweep (``portal.jobs.sweep``) fails the jobs past
+Launch jobs are the "launch" kind of ``portal.core.jobs``: the one sweep (``portal.jobs.sweep``) fails the jobs past
 their deadline, then sends the jobs the broker never got and the jobs whose worker died (no heartbeat for
 ``CLUSTERS_STUCK_SECONDS``, lease run out). ``clusters.tasks.sweep_launch_jobs``, the name the beat schedule used
 before, still sweeps launch jobs alone.
@@ -14,7 +14,7 @@ from django.db.models import Q
 from clusters import pipeline
 from clusters.choices import JobKind
 from clusters.models import LaunchJob
-from portal.jobs import registry
+from portal.core.jobs import registry
 
 
 def _run(task, job_id: int, attempt: int | None):

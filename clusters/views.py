@@ -24,10 +24,10 @@ from clusters.launches import board, retention
 from clusters.launches.backend import CloudFormation
 from clusters.models import Blueprint, Cluster, StackEvent
 from clusters.pipeline import REASONS
-from portal import access
-from portal.aws import AwsError
-from portal.cycle_filter import in_active_cycle
-from portal.generic import ObjectListView, ObjectView
+from portal.core import access
+from portal.core.aws import AwsError
+from portal.core.cycle_filter import in_active_cycle
+from portal.core.generic import ObjectListView, ObjectView
 
 BROKER_DOWN = _("The task queue is unreachable: the request is saved as scheduled and will be sent "
                 "automatically when the queue is back.")

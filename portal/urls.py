@@ -6,11 +6,11 @@ from django.urls import include, path
 from django.views.generic import RedirectView
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 
-from portal import language, timeline_views, views
-from portal.api.root import ObtainTokenView, RevokeTokenView, api_root, not_found
-from portal.metrics.views import metrics
-from portal.probes import healthz
-from portal.sso.forms import SignInForm
+from portal.core import language, timeline_views, views
+from portal.core.api.root import ObtainTokenView, RevokeTokenView, api_root, not_found
+from portal.core.metrics.views import metrics
+from portal.core.probes import healthz
+from portal.core.sso.forms import SignInForm
 
 portal_patterns = (
     [
@@ -33,9 +33,9 @@ urlpatterns = [
     path("logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("language/", language.set_language, name="set_language"),
     path("healthz", healthz, name="healthz"),
-    path("", include("portal.audit.urls")),
-    path("", include("portal.factors.urls")),
-    path("", include("portal.sso.urls")),
+    path("", include("portal.core.audit.urls")),
+    path("", include("portal.core.factors.urls")),
+    path("", include("portal.core.sso.urls")),
     path("metrics", metrics, name="metrics"),
     path("favicon.ico", login_not_required(RedirectView.as_view(url="/static/img/favicon.svg")), name="favicon"),
     path("admin/", admin.site.urls),
@@ -44,7 +44,7 @@ urlpatterns = [
     path("api/docs/", SpectacularSwaggerSplitView.as_view(url_name="api-schema"), name="api-docs"),
     path("api/auth/token/", ObtainTokenView.as_view(), name="api-token"),
     path("api/auth/token/revoke/", RevokeTokenView.as_view(), name="api-token-revoke"),
-    path("api/portal/", include("portal.api.urls")),
+    path("api/portal/", include("portal.core.api.urls")),
     path("clusters/", include("clusters.urls")),
     path("api/clusters/", include("clusters.api.urls")),
     path("api/workloads/", include("workloads.api.urls")),

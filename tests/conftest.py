@@ -269,7 +269,7 @@ def _free_port() -> int:
 def aws_server():
     """One embedded AWS endpoint (moto's server, with the portal's extra resource types) per session."""
     try:
-        from clusters.aws.embedded import start_server
+        from sandbox.aws.embedded import start_server
     except ImportError:
         start_server = None
     if start_server is not None:
@@ -290,7 +290,7 @@ def aws(aws_server, settings):
     """The embedded endpoint, empty, with the portal's client factory pointed at it."""
     import requests
 
-    from portal import aws as portal_aws
+    from portal.core import aws as portal_aws
 
     requests.post(f"{aws_server}/moto-api/reset", timeout=60)  # a bound, not a check: slow on a loaded machine
     settings.AWS_ENDPOINT_URL = aws_server
@@ -308,7 +308,7 @@ def aws(aws_server, settings):
 
 def _model_validation():
     try:
-        from clusters.aws import model_validation
+        from sandbox.aws import model_validation
     except ImportError:  # the production image has no embedded endpoint
         return None
     return model_validation
@@ -339,7 +339,7 @@ def celery_worker_process(transactional_db, aws, settings):
 
 @pytest.fixture
 def outbound_allows_local(settings, monkeypatch):
-    """Let the guarded outbound client (portal/outbound.py) call 127.0.0.1 over http, for a listener a
+    """Let the guarded outbound client (portal/core/outbound.py) call 127.0.0.1 over http, for a listener a
     test starts there. The defaults refuse it; the environment carries it to a worker started later."""
     settings.OUTBOUND_ALLOWED_HOSTS = ["127.0.0.1"]
     settings.OUTBOUND_HTTP_HOSTS = ["127.0.0.1"]

@@ -2,8 +2,8 @@
 import factory
 from factory.django import DjangoModelFactory
 
-from portal.choices import MembershipRole
-from portal.models import Membership, Organization, TimelineEntry, User
+from portal.core.choices import MembershipRole
+from portal.core.models import Membership, Organization, TimelineEntry, User
 
 
 class UserFactory(DjangoModelFactory):

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from portal.processes import die_with_parent
+from portal.core.processes import die_with_parent
 
 ROOT = Path(__file__).resolve().parent.parent
 ALL_QUEUES = "default,launches,health,notifications"

@@ -8,8 +8,8 @@ class WorkloadsConfig(AppConfig):
 
     def ready(self) -> None:
         # deferred: these modules import models, which exist only once the app registry is ready
-        from portal import sections
-        from portal.templatetags.portal_display import add_label_source
+        from portal.core import sections
+        from portal.core.templatetags.portal_display import add_label_source
         from workloads import (
             choices,
             signals,  # noqa: F401  (history → timeline)

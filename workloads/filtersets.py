@@ -8,10 +8,10 @@ from django.db import connection
 from django.db.models import Q
 from django.utils.translation import gettext_lazy as _
 
-from portal.choices import REGION_CHOICES, MembershipRole
-from portal.cycle_filter import CycleFilterMixin
-from portal.forms import OrderingFilter, RestrictedFilterSet
-from portal.models import Organization
+from portal.core.choices import REGION_CHOICES, MembershipRole
+from portal.core.cycle_filter import CycleFilterMixin
+from portal.core.forms import OrderingFilter, RestrictedFilterSet
+from portal.core.models import Organization
 from workloads.choices import FRAMEWORKS, Architecture, Orchestrator, RequestStatus, ReservationKind, WorkloadStatus
 from workloads.models import CapacityReservation, InstanceQuota, QuotaChangeRequest, Workload
 

@@ -8,10 +8,10 @@ from django.utils.text import format_lazy
 from django.utils.translation import gettext
 from django.utils.translation import gettext_lazy as _
 
-from portal import access
-from portal.choices import MembershipRole
-from portal.field_labels import FIELD_LABELS
-from portal.models import Organization
+from portal.core import access
+from portal.core.choices import MembershipRole
+from portal.core.field_labels import FIELD_LABELS
+from portal.core.models import Organization
 from workloads.choices import FRAMEWORKS, LANGUAGES, SOFTWARE_COMPONENTS
 from workloads.models import CapacityReservation, InstanceQuota, QuotaChangeRequest, Workload
 from workloads.validators import instance_type_choices

@@ -11,7 +11,7 @@ from datetime import date, datetime
 from django.contrib.auth import get_user_model
 from django.utils import timezone
 
-from portal.field_labels import FIELD_LABELS
+from portal.core.field_labels import FIELD_LABELS
 from workloads.choices import FRAMEWORKS, LANGUAGES, SOFTWARE_COMPONENTS
 from workloads.validators import component_display
 

@@ -7,8 +7,8 @@ from decimal import Decimal
 from django.db.models import Sum
 from django.utils import timezone
 
-from portal import access, provider_errors
-from portal.cycle_filter import in_active_cycle
+from portal.core import access, provider_errors
+from portal.core.cycle_filter import in_active_cycle
 from workloads import usage
 from workloads.models import CapacityReservation, CostDay, CostFetch, Workload
 

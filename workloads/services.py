@@ -6,8 +6,8 @@ from django.db import transaction
 from django.utils import timezone
 from django.utils.translation import gettext
 
-from portal import access, locks, timeline
-from portal.choices import TimelineKind
+from portal.core import access, locks, timeline
+from portal.core.choices import TimelineKind
 from workloads.choices import RequestStatus
 from workloads.models import InstanceQuota, QuotaChangeRequest
 

@@ -8,8 +8,8 @@ from __future__ import annotations
 from django.dispatch import receiver
 from simple_history.signals import post_create_historical_record
 
-from portal import timeline
-from portal.choices import TimelineKind
+from portal.core import timeline
+from portal.core.choices import TimelineKind
 from workloads import history
 from workloads.models import CapacityReservation, InstanceQuota, Workload
 

@@ -20,8 +20,8 @@ from django.db.models import Sum
 from django.utils import timezone
 from django.utils.html import strip_tags
 
-from portal import aws
-from portal.models import Organization
+from portal.core import aws
+from portal.core.models import Organization
 from workloads.models import CostDay, CostFetch
 from workloads.models.spend import CostFetchStatus
 
@@ -29,7 +29,7 @@ logger = logging.getLogger(__name__)
 # Cost Explorer's API has one endpoint, in us-east-1, whatever the account's home region.
 COST_EXPLORER_REGION = "us-east-1"
 METRIC = "UnblendedCost"
-# AWS's error codes, in the portal's vocabulary (portal/provider_errors.py COST_FAILURES).
+# AWS's error codes, in the portal's vocabulary (portal/core/provider_errors.py COST_FAILURES).
 REASONS = {
     "AccessDenied": "access_denied", "AccessDeniedException": "access_denied", "UnauthorizedOperation": "access_denied",
     "NoRole": "access_denied",

@@ -8,10 +8,10 @@ from celery import shared_task
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
-from portal import aws, jobs, timeline
-from portal.choices import Severity, TimelineKind
-from portal.models import Organization
-from portal.notifications import Event, notify
+from portal.core import aws, jobs, timeline
+from portal.core.choices import Severity, TimelineKind
+from portal.core.models import Organization
+from portal.core.notifications import Event, notify
 from workloads import spend
 from workloads.choices import EXPIRY_THRESHOLDS
 from workloads.models import CapacityReservation, ExpiryWarning, InstanceQuota

@@ -5,7 +5,7 @@ with the number of clusters or quotas. ``ml.``-prefixed SageMaker names count wi
 machine. Clusters have no dates: what they hold now counts against the quotas active on the date asked.
 
 The launch guard of the clusters app asks :func:`quota_standing` (and nothing else here); with
-``lock=True`` it first takes the organization's quota lock (``portal.locks.quota``), which quota
+``lock=True`` it first takes the organization's quota lock (``portal.core.locks.quota``), which quota
 decisions take too, so a launch and a decision never both act on a figure the other is changing.
 
 What holds instances is the clusters app's: it registers its holding rows (``register_holder``, from its
@@ -25,8 +25,8 @@ from django.db.models.functions import Replace
 from django.utils import timezone
 from django.utils.translation import gettext
 
-from portal import locks
-from portal.models import Organization
+from portal.core import locks
+from portal.core.models import Organization
 from workloads.validators import base_instance_type
 
 Key = tuple[int, str, str]  # (organization id, instance type without "ml.", region)

@@ -6,8 +6,8 @@ import re
 from django.core.exceptions import ValidationError
 from django.utils.translation import gettext
 
-from portal import instance_types
-from portal.choices import REGION_CODES
+from portal.core import instance_types
+from portal.core.choices import REGION_CODES
 
 
 def base_instance_type(name: str) -> str:
@@ -51,7 +51,7 @@ def _one_of(names) -> dict:
     return {"pattern": "^(" + "|".join(re.escape(name) for name in sorted(names)) + ")$"}
 
 
-# What the API schema says about these rules (read by portal.api.schema.PortalAutoSchema): a pattern rather
+# What the API schema says about these rules (read by portal.core.api.schema.PortalAutoSchema): a pattern rather
 # than an enum, so the schema gets no second named choice set.
 validate_positive.openapi_schema = {"minimum": 1}
 validate_region.openapi_schema = lambda: _one_of(REGION_CODES)

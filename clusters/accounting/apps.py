@@ -11,7 +11,7 @@ class AccountingConfig(AppConfig):
     def ready(self) -> None:
         # Django's idiom: ready() imports the modules that register with the portal, once the app registry is loaded.
         from clusters.accounting import sections as accounting_sections  # the sections read the app's models
-        from portal import sections
+        from portal.core import sections
 
         sections.register(sections.ORGANIZATION_PAGE, "accounting/org_section.html",
                           accounting_sections.organization_section, order=55)

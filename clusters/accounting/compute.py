@@ -24,8 +24,8 @@ from django.contrib.contenttypes.models import ContentType
 from clusters.choices import ClusterState
 from clusters.health.models import HealthReport
 from clusters.models import Cluster
-from portal import instance_types
-from portal.models import TimelineEntry
+from portal.core import instance_types
+from portal.core.models import TimelineEntry
 
 HOUR = datetime.timedelta(hours=1)
 UP_STATES = frozenset({ClusterState.READY, ClusterState.DELETING})

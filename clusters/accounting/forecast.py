@@ -23,7 +23,7 @@ from django.utils import timezone
 from clusters.accounting.compute import accelerators_per_node
 from clusters.accounting.models import OrganizationDay
 from clusters.accounting.services import midnight
-from portal.cycle_filter import in_active_cycle
+from portal.core.cycle_filter import in_active_cycle
 from workloads.models import CapacityReservation, InstanceQuota
 from workloads.validators import base_instance_type
 

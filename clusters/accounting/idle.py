@@ -1,7 +1,7 @@
 """Idle capacity: a cluster whose healthy accelerators stay under its organization's idle share busy (default
 ``ACCOUNTING_IDLE_BUSY_SHARE``, 10 %) for its idle hours (default ``ACCOUNTING_IDLE_HOURS``, 24) closed hours in a
 row while its organization has a reservation in force (``clusters.accounting.thresholds``). Its lead SAs
-hear of it once per idle stretch (``portal.notifications``); the stretch's accelerator-hours lost (healthy but
+hear of it once per idle stretch (``portal.core.notifications``); the stretch's accelerator-hours lost (healthy but
 idle) are kept up to date by every hourly run and listed on the lead home and in the weekly review."""
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ from clusters.accounting import thresholds
 from clusters.accounting.compute import HOUR, floor_hour
 from clusters.accounting.models import AcceleratorUsage, Granularity, IdleNotice
 from clusters.models import Cluster
-from portal.notifications import Event, notify
+from portal.core.notifications import Event, notify
 from workloads.models import CapacityReservation
 
 LOOK_BACK = datetime.timedelta(days=14)  # an idle stretch's start is looked for this far back at most

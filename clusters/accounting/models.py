@@ -1,7 +1,7 @@
 """Stored accelerator-hours per cluster: one row per hour for recent weeks, one per day after that.
 
 The unit is one accelerator for one hour: a GPU on P and G instances, a Trainium chip on Trn instances
-(``portal.instance_types.InstanceType.accelerator_count``). Pages and exports call it "GPU-hours" where every
+(``portal.core.instance_types.InstanceType.accelerator_count``). Pages and exports call it "GPU-hours" where every
 accelerator is a GPU and "accelerator-hours" otherwise; the columns keep the issue's ``gpu_hours_*`` names.
 
 Rows are figures, not samples, so a year of a program stays small (``docs/DECISIONS.md``): hourly rows older
@@ -14,7 +14,7 @@ from django.db import models
 from django.db.models import F, Q
 from django.utils.translation import gettext_lazy as _
 
-from portal.querysets import RestrictedQuerySet
+from portal.core.querysets import RestrictedQuerySet
 
 
 class Granularity(models.TextChoices):

@@ -23,8 +23,8 @@ from clusters.accounting.compute import UP_STATES
 from clusters.accounting.models import CheckStatus, ReservationCheck
 from clusters.launches import capacity
 from clusters.models import Cluster
-from portal import aws
-from portal.models import Organization
+from portal.core import aws
+from portal.core.models import Organization
 from workloads.choices import ReservationKind
 from workloads.models import CapacityReservation
 

@@ -9,8 +9,8 @@ from django.utils import timezone
 from clusters.accounting import forecast, idle, reservation_checks, services, thresholds
 from clusters.accounting.models import AccountingSettings
 from clusters.models import Cluster
-from portal import access
-from portal.models import Organization
+from portal.core import access
+from portal.core.models import Organization
 
 WINDOW_DAYS = 28
 

@@ -16,7 +16,7 @@ from django.utils import timezone
 
 from clusters.accounting.compute import HOUR, accelerators_per_node, compute, floor_hour, q
 from clusters.accounting.models import AcceleratorUsage, Granularity, OrganizationDay
-from portal import locks
+from portal.core import locks
 from workloads.models import CapacityReservation
 
 FIGURES = ("held", "healthy", "busy", "measured")

@@ -6,7 +6,7 @@ from celery import shared_task
 from django.utils import timezone
 
 from clusters.accounting import idle, reservation_checks, services
-from portal import aws, jobs
+from portal.core import aws, jobs
 from workloads.models import CapacityReservation
 
 CHECK_RETRIES = 5

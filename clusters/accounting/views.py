@@ -1,5 +1,5 @@
 """The organization's accounting thresholds (idle capacity, stalled training): lead SAs edit them, with the
-version they read (``portal.versions``)."""
+version they read (``portal.core.versions``)."""
 from __future__ import annotations
 
 from django import forms
@@ -13,8 +13,8 @@ from django.views import View
 from clusters.accounting import thresholds
 from clusters.accounting.forms import AccountingSettingsForm
 from clusters.accounting.models import AccountingSettings
-from portal import access, versions
-from portal.models import Organization
+from portal.core import access, versions
+from portal.core.models import Organization
 
 
 def _organization(request, slug: str) -> Organization:

@@ -4,9 +4,9 @@ from rest_framework import exceptions, serializers
 from clusters import launch
 from clusters.blueprints import catalog, cfn
 from clusters.models import Blueprint, Cluster, LaunchJob, Stack, StackEvent
-from portal import provider_errors
-from portal.choices import REGION_CODES
-from portal.models import Organization
+from portal.core import provider_errors
+from portal.core.choices import REGION_CODES
+from portal.core.models import Organization
 
 
 class BlueprintSerializer(serializers.ModelSerializer):

@@ -19,9 +19,9 @@ from clusters.api.serializers import (
 from clusters.blueprints import catalog, pcluster_config
 from clusters.filtersets import ClusterFilterSet, LaunchJobFilterSet, StackEventFilterSet
 from clusters.models import Blueprint, Cluster, LaunchJob, Stack, StackEvent
-from portal import access
-from portal.api.base import PortalReadOnlyViewSet
-from portal.models import Organization
+from portal.core import access
+from portal.core.api.base import PortalReadOnlyViewSet
+from portal.core.models import Organization
 
 
 class Conflict(APIException):

@@ -28,9 +28,9 @@ from clusters.health.services import _announce
 from clusters.health.summary import DEGRADED, STATE_VERSION, Fault, summarize
 from clusters.health.thresholds import EFA_THRESHOLDS
 from clusters.models import Cluster
-from portal import instance_types, json_input
-from portal.choices import FAULT_SEVERITY_RANK
-from portal.weeks import week_of
+from portal.core import instance_types, json_input
+from portal.core.choices import FAULT_SEVERITY_RANK
+from portal.core.weeks import week_of
 
 GPU_FIELDS = {"uncorrectable_remapped_rows": "uncorrectable_remapped_rows", "row_remap_failure": "row_remap_failure",
               "ecc_dbe": "ecc_dbe", "thermal_violation": "thermal_violation", "power_violation": "power_violation"}

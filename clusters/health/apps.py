@@ -12,9 +12,9 @@ class HealthConfig(AppConfig):
         # deferred: the models and what imports them load once the app registry is ready
         from clusters.health import choices, metrics, validation
         from clusters.health.readiness import readiness_section
-        from portal import sections, signals
-        from portal.metrics import collector
-        from portal.templatetags.portal_display import add_label_source
+        from portal.core import sections, signals
+        from portal.core.metrics import collector
+        from portal.core.templatetags.portal_display import add_label_source
 
         sections.register(sections.ORGANIZATION_PAGE, "health/readiness_org_section.html", readiness_section, order=50)
         add_label_source(choices)

@@ -11,7 +11,7 @@ S3: a body under 8 MiB is one ``PutObject``; a larger one is a multipart upload,
 8 MiB have been written, aborted when the request fails. The bucket is the portal's own: created on
 first use with a lifecycle rule that expires bodies a day after they were written (a push is done,
 failed or given up long before) and aborts multipart uploads left incomplete. Every client comes from
-``portal.aws``.
+``portal.core.aws``.
 
 Outages: the storage's client has short connect and read timeouts and few retries
 (``HEALTH_PUSH_S3_*_TIMEOUT``, ``HEALTH_PUSH_S3_MAX_ATTEMPTS``), so a hung store costs a push request seconds, not
@@ -30,7 +30,7 @@ from pathlib import Path
 import urllib3
 from django.conf import settings
 
-from portal import aws
+from portal.core import aws
 
 PART = 8 << 20  # S3's minimum part is 5 MiB; 8 MiB keeps a 40 MB body to five requests
 PREFIX = "pushes/"

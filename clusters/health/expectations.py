@@ -18,7 +18,7 @@ import re
 from dataclasses import dataclass, field, replace
 from typing import Protocol
 
-from portal import instance_types
+from portal.core import instance_types
 
 
 class Run(Protocol):

@@ -14,8 +14,8 @@ from django.conf import settings
 from clusters.health.models import GpuFault, HealthReport
 from clusters.health.stalls import KIND as STALL_KIND
 from clusters.health.summary import Fault
-from portal.choices import FAULT_SEVERITY_RANK
-from portal.weeks import week_of
+from portal.core.choices import FAULT_SEVERITY_RANK
+from portal.core.weeks import week_of
 
 UPDATED_FIELDS = ["last_seen", "absent_reports", "value", "severity", "severity_rank", "verdict", "meaning",
                   "action", "uuid", "pod", "last_report"]

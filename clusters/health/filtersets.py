@@ -6,8 +6,8 @@ from django.utils.translation import gettext_lazy as _
 
 from clusters.health.choices import COLLECTIVE_CHOICES, RunVerdict
 from clusters.health.models import GpuFault, HealthReport, ValidationRun
-from portal.choices import FaultSeverity
-from portal.forms import RestrictedFilterSet, StrictBooleanFilter
+from portal.core.choices import FaultSeverity
+from portal.core.forms import RestrictedFilterSet, StrictBooleanFilter
 
 
 class HealthReportFilterSet(RestrictedFilterSet):

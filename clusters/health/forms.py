@@ -9,9 +9,9 @@ from django.utils.translation import gettext_lazy as _
 from clusters.health import nccl, prometheus_pull, services
 from clusters.health.choices import AuthKind
 from clusters.health.models import ClusterHealthConfig, GpuFault
-from portal import access, outbound
-from portal.choices import REGION_CODES
-from portal.field_labels import FIELD_LABELS
+from portal.core import access, outbound
+from portal.core.choices import REGION_CODES
+from portal.core.field_labels import FIELD_LABELS
 from workloads.interactions.models import Interaction
 
 

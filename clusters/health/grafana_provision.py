@@ -5,7 +5,7 @@ a short-lived service-account token from Amazon Managed Grafana (``CreateWorkspa
 the organization's role), then ``POST /api/datasources`` (the workspace's Prometheus, SigV4 with the workspace's
 role; an existing one is kept) and ``POST /api/dashboards/db`` for each dashboard with ``overwrite``, so the
 uid the health page links to always shows the current panels. Requests go through the guarded client
-(``portal/outbound.py``; ``portal.aws.service_request``, which reaches the embedded endpoint's Grafana in the
+(``portal/core/outbound.py``; ``portal.core.aws.service_request``, which reaches the embedded endpoint's Grafana in the
 demo and tests). The launch pipeline runs :func:`provision_cluster` once an observability stack is complete;
 the command ``provision_dashboards <observability cluster id>`` runs it again by hand.
 """
@@ -15,7 +15,7 @@ import json
 from dataclasses import dataclass
 
 from clusters.health import dashboards
-from portal import aws, outbound
+from portal.core import aws, outbound
 
 SERVICE_ACCOUNT = "geniac-portal"
 DATASOURCE_UID = "geniac-amp"
@@ -103,7 +103,7 @@ def workspace_token(grafana_client, workspace_id: str) -> str:
 
 def provision_cluster(cluster) -> Provisioned:
     """Provision the dashboards into an observability cluster's workspace (its outputs name it), through the
-    organization's role. Raises ``ProvisionError`` or ``portal.aws.AwsError``."""
+    organization's role. Raises ``ProvisionError`` or ``portal.core.aws.AwsError``."""
     outputs = cluster.outputs or {}
     if not outputs.get("GrafanaWorkspaceId") or not outputs.get("PrometheusEndpoint"):
         raise ProvisionError(f"Cluster {cluster.pk} has no ready observability stack (GrafanaWorkspaceId).")

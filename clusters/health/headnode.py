@@ -4,7 +4,7 @@ A validation job is submitted with ``sbatch`` on the head node (ParallelCluster)
 (HyperPod Slurm); node remediation sends ``scontrol`` the same way. The head node is found from the
 cluster's own stack (its ``HeadNodeInstanceId`` output), HyperPod's controller from ``ListClusterNodes``
 (its SSM target is ``sagemaker-cluster:<cluster id>_<group>-<instance id>``). AWS's errors come back
-as ``portal.aws.AwsError`` (``retryable`` for throttling), for the caller's retry with backoff.
+as ``portal.core.aws.AwsError`` (``retryable`` for throttling), for the caller's retry with backoff.
 """
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from clusters import provider_states, software
 from clusters.choices import Orchestrator, StackRole
-from portal import aws
+from portal.core import aws
 
 DOCUMENT = "AWS-RunShellScript"
 _SUBMITTED = re.compile(r"^(?:Submitted batch job )?(\d+)(?:;\S+)?\s*$", re.MULTILINE)

@@ -13,7 +13,7 @@ from django.db.models import OuterRef, QuerySet, Subquery
 from django.utils.translation import gettext
 
 from clusters.health.models import GpuFault, check_same_organization
-from portal import access
+from portal.core import access
 from workloads.interactions import services
 from workloads.interactions.models import Interaction
 

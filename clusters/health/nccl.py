@@ -42,7 +42,7 @@ from statistics import median
 
 from clusters.health import expectations, nccl_facts
 from clusters.health.nccl_rows import ELEMENT_BYTES, NcclResult, NcclRow, columns_of, row_of
-from portal import instance_types
+from portal.core import instance_types
 
 COLLECTIVES: tuple[str, ...] = (
     "all_reduce", "all_gather", "reduce_scatter", "alltoall", "broadcast", "reduce", "sendrecv",

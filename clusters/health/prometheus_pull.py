@@ -2,7 +2,7 @@
 
 A self-managed Prometheus with no, basic or bearer auth, or Amazon Managed Service for Prometheus
 (AMP) signed with SigV4 (service ``aps``) with the organization's assumed role. Every request goes
-through ``portal.outbound`` (no private addresses, no redirects, bounded answers). The instant-vector answer is turned
+through ``portal.core.outbound`` (no private addresses, no redirects, bounded answers). The instant-vector answer is turned
 into the metric families ``prometheus.parse_families`` reads, so pulled and pushed scrapes go
 through the same summarizer.
 """
@@ -32,7 +32,7 @@ from clusters.health.prometheus import (
     Scrape,
     parse_families,
 )
-from portal import aws, outbound
+from portal.core import aws, outbound
 
 # A DCGM gauge every exporter serves: it tells which GPUs exist even when all health fields are zero.
 PRESENCE = "DCGM_FI_DEV_GPU_TEMP"

@@ -8,7 +8,7 @@ or not), records a ``HealthPush`` row and sends ``process_push`` on commit. The 
 as a stream, in blocks, through the streaming reader (``reader.read``: never the whole text in memory)
 and ingests the result.
 
-A push is the "push" kind of ``portal.jobs`` (registered in ``clusters.health.tasks``): the row is committed
+A push is the "push" kind of ``portal.core.jobs`` (registered in ``clusters.health.tasks``): the row is committed
 first, a down broker leaves it pending and the sweep sends it later; a claim is the jobs' compare-and-set with a
 lease, so a second delivery of the same push does nothing and a killed worker's push is taken again once its
 lease runs out.
@@ -37,9 +37,9 @@ from clusters.health.choices import Source
 from clusters.health.models import HealthPush, PushStatus
 from clusters.health.prometheus import ParseError
 from clusters.health.reader import parse_stream
-from portal import jobs
-from portal.jobs import registry
-from portal.metrics import instruments
+from portal.core import jobs
+from portal.core.jobs import registry
+from portal.core.metrics import instruments
 
 logger = logging.getLogger(__name__)
 

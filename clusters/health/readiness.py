@@ -19,7 +19,7 @@ from clusters.choices import ClusterState
 from clusters.health.choices import RunVerdict
 from clusters.health.models import HealthReport, ValidationRun
 from clusters.models import Cluster, Stack
-from portal.cycle_filter import in_active_cycle
+from portal.core.cycle_filter import in_active_cycle
 
 COMPLETE_STATUSES = ("CREATE_COMPLETE", "UPDATE_COMPLETE", "UPDATE_ROLLBACK_COMPLETE")
 

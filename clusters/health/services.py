@@ -31,9 +31,9 @@ from clusters.health.prometheus import ParseError, Scrape
 from clusters.health.reader import parse
 from clusters.health.summary import HealthSummary, summarize
 from clusters.models import Cluster
-from portal import instance_types, timeline
-from portal.choices import VERDICT_RANK, Severity, Visibility
-from portal.notifications import Event, notify
+from portal.core import instance_types, timeline
+from portal.core.choices import VERDICT_RANK, Severity, Visibility
+from portal.core.notifications import Event, notify
 
 logger = logging.getLogger(__name__)
 

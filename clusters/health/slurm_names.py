@@ -16,7 +16,7 @@ from django.utils import timezone
 
 from clusters.choices import Orchestrator
 from clusters.health.models import SlurmNode
-from portal import json_input
+from portal.core import json_input
 
 # Node name, hostname and address, one line per node and partition: compact enough for SSM's 24,000 characters of
 # output on a cluster of several hundred nodes (``scontrol show nodes --json`` writes about 3 kB per node).

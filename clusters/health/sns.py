@@ -6,7 +6,7 @@ a message trustworthy is its signature: SNS signs the canonical text of the mess
 certificate it serves from ``https://sns.<region>.amazonaws.com/…pem``. So:
 
 * the certificate URL must be https on ``sns.<region>.amazonaws.com`` (``HEALTH_SNS_CERT_HOSTS`` adds hosts
-  for tests), fetched through the guarded client (``portal/outbound.py``) and cached by URL;
+  for tests), fetched through the guarded client (``portal/core/outbound.py``) and cached by URL;
 * SignatureVersion 1 is RSA with SHA-1, version 2 RSA with SHA-256, over the fields SNS names for each type;
 * a message older than ``HEALTH_SNS_MAX_AGE_SECONDS`` (or from the future by more than that) is refused,
   and so is a message id already received (``SnsMessage``, unique): a captured message cannot be replayed;
@@ -31,7 +31,7 @@ from django.core.cache import cache
 from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 
-from portal import json_input, outbound
+from portal.core import json_input, outbound
 
 logger = logging.getLogger(__name__)
 

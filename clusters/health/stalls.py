@@ -27,8 +27,8 @@ from django.db import IntegrityError, transaction
 
 from clusters.accounting import thresholds
 from clusters.health.models import GpuFault, HealthReport
-from portal.choices import FAULT_SEVERITY_RANK
-from portal.weeks import week_of
+from portal.core.choices import FAULT_SEVERITY_RANK
+from portal.core.weeks import week_of
 
 KIND = "training_stalled"
 MEANING = "training stalled? GPUs near idle with EFA traffic flat after a busy run"

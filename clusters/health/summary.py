@@ -18,9 +18,9 @@ from clusters.health import xid as xids
 from clusters.health.prometheus import EFA_FIELDS, EfaReading, GpuReading, Scrape
 from clusters.health.reader import parse
 from clusters.health.thresholds import EFA_THRESHOLDS, THRESHOLDS, exceeds
-from portal import instance_types
-from portal.choices import VERDICT_RANK as _RANK
-from portal.choices import VERDICTS
+from portal.core import instance_types
+from portal.core.choices import VERDICT_RANK as _RANK
+from portal.core.choices import VERDICTS
 
 HEALTHY, DEGRADED, RESET_GPU, REBOOT, REPLACE = VERDICTS
 _FROM_CONSEQUENCE = {

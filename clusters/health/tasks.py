@@ -1,6 +1,6 @@
 """Background work of the health app (routed to the "health" queue by the task name).
 
-Health pushes and validation jobs are kinds of ``portal.jobs`` ("push", "validation"), registered here with their
+Health pushes and validation jobs are kinds of ``portal.core.jobs`` ("push", "validation"), registered here with their
 tasks; the one sweep (``portal.jobs.sweep``) sends what the broker missed, deletes the bodies finished pushes
 left behind and times out validation jobs that never reported. ``sweep_pushes`` and ``sweep_validations``, the
 names the beat schedule used before, still sweep their kind alone."""
@@ -24,8 +24,8 @@ from clusters.health import (
 from clusters.health.choices import Source
 from clusters.health.models import ClusterHealthConfig, HealthPush, ValidationJob
 from clusters.health.prometheus import ParseError
-from portal import access, jobs
-from portal.jobs import registry
+from portal.core import access, jobs
+from portal.core.jobs import registry
 
 logger = logging.getLogger(__name__)
 

@@ -8,7 +8,7 @@ each output to ``receive`` with its upload token, which reads it with the portal
 ends jobs that never report, asking Slurm why (``validation_slurm``); the cancel's worker side and the trend
 of the runs are in ``validation_slurm`` and ``validation_trend``, their names available here too.
 
-A validation job is the "validation" kind of ``portal.jobs`` (registered in ``clusters.health.tasks``): one
+A validation job is the "validation" kind of ``portal.core.jobs`` (registered in ``clusters.health.tasks``): one
 conditional UPDATE claims the job, a message from an older send claims nothing, and the one sweep sends jobs the
 broker lost. The command id is written as "submitting" before SSM is asked, so a worker killed mid-call leaves
 a job that fails visibly instead of running twice.
@@ -46,10 +46,10 @@ from clusters.health.validation_slurm import (  # noqa: F401 - part of this modu
     slurm_state,
 )
 from clusters.health.validation_trend import trend  # noqa: F401 - part of this module's names
-from portal import access, jobs, locks, provider_errors, timeline
-from portal.aws import AwsError
-from portal.choices import Severity, Visibility
-from portal.jobs import registry
+from portal.core import access, jobs, locks, provider_errors, timeline
+from portal.core.aws import AwsError
+from portal.core.choices import Severity, Visibility
+from portal.core.jobs import registry
 
 logger = logging.getLogger(__name__)
 

@@ -14,7 +14,7 @@ from django.utils import timezone
 from clusters.health import headnode, slurm_names
 from clusters.health.choices import JobState
 from clusters.health.models import ValidationJob
-from portal.aws import AwsError
+from portal.core.aws import AwsError
 
 logger = logging.getLogger("clusters.health.validation")
 

@@ -38,9 +38,9 @@ from clusters.health.models import (
     ValidationRun,
 )
 from clusters.models import Cluster
-from portal import access, submissions, versions
-from portal.choices import VERDICT_RANK, VERDICTS
-from portal.generic import ObjectView
+from portal.core import access, submissions, versions
+from portal.core.choices import VERDICT_RANK, VERDICTS
+from portal.core.generic import ObjectView
 
 NOT_REPORTING, NEVER = "not_reporting", "never_reported"
 TREND_REPORTS = 60

@@ -1,7 +1,7 @@
 """CloudFormation as the launch pipeline needs it: create, describe, events, resources, delete.
 
-Wraps boto3 (through ``portal.aws.client``, so the organization's role is assumed with its external
-id) and turns botocore's errors into ``portal.aws.AwsError`` with AWS's code. Nothing here touches
+Wraps boto3 (through ``portal.core.aws.client``, so the organization's role is assumed with its external
+id) and turns botocore's errors into ``portal.core.aws.AwsError`` with AWS's code. Nothing here touches
 the database.
 """
 from __future__ import annotations
@@ -11,7 +11,7 @@ from datetime import datetime
 
 from botocore.exceptions import ClientError
 
-from portal import aws
+from portal.core import aws
 
 LAUNCH_TAG = "geniac:launch-id"
 CAPABILITIES = ["CAPABILITY_IAM", "CAPABILITY_NAMED_IAM", "CAPABILITY_AUTO_EXPAND"]

@@ -18,8 +18,8 @@ from django.utils import timezone
 
 from clusters.choices import ClusterState
 from clusters.models import Cluster
-from portal import access
-from portal.models import Organization
+from portal.core import access
+from portal.core.models import Organization
 from workloads.models import InstanceQuota
 
 DEFAULT_TARGET = "p5.48xlarge=127,trn1.32xlarge=24"

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 from django.utils import timezone
 
-from portal import instance_types
+from portal.core import instance_types
 from workloads.usage import quota_standing
 
 

@@ -23,7 +23,7 @@ import yaml
 
 from clusters import software
 from clusters.models import Cluster
-from portal import aws, json_input, outbound
+from portal.core import aws, json_input, outbound
 
 FIELD_MANAGER = "geniac-portal"
 # The stack's plain manifests, applied in this order. The Helm values files and the MPIJob are not here

@@ -11,7 +11,7 @@ import re
 from django.utils.translation import gettext, gettext_noop
 from django.utils.translation import gettext_lazy as _
 
-from portal.choices import REGIONS
+from portal.core.choices import REGIONS
 
 # Where splitting the CamelCase name would not read well.
 OVERRIDES = {

@@ -16,7 +16,7 @@ from clusters.choices import ClusterState, StackRole
 from clusters.health.choices import AuthKind
 from clusters.health.models import ClusterHealthConfig
 from clusters.models import Cluster, LaunchJob, Stack
-from portal import aws
+from portal.core import aws
 
 
 class MissingInput(Exception):

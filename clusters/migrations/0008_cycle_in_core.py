@@ -1,7 +1,7 @@
 """The program cycle is the core's now (``portal.Cycle``): the foreign keys to it change in the state only; the
 columns and their constraints stay on the same table."""
 import django.db.models.deletion
-import portal.models
+import portal.core.models
 from django.db import migrations, models
 
 
@@ -18,7 +18,7 @@ class Migration(migrations.Migration):
                 migrations.AlterField(
                     model_name='cluster',
                     name='cycle',
-                    field=models.ForeignKey(blank=True, default=portal.models.active_cycle_id, help_text='The program cycle this belongs to (the active one by default).', null=True, on_delete=django.db.models.deletion.PROTECT, related_name='clusters', to='portal.cycle'),
+                    field=models.ForeignKey(blank=True, default=portal.core.models.active_cycle_id, help_text='The program cycle this belongs to (the active one by default).', null=True, on_delete=django.db.models.deletion.PROTECT, related_name='clusters', to='portal.cycle'),
                 ),
             ],
             database_operations=[],

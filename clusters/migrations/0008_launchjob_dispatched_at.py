@@ -1,5 +1,5 @@
 """A launch job says when the broker took it (``dispatched_at``) instead of whether (``dispatched``), as every job
-of ``portal.jobs`` does. A job that was dispatched gets its created time."""
+of ``portal.core.jobs`` does. A job that was dispatched gets its created time."""
 from django.db import migrations, models
 from django.db.models import F
 

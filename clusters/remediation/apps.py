@@ -13,7 +13,7 @@ class RemediationConfig(AppConfig):
         # deferred: the services, tasks and sections import the models, which load once the app registry is ready
         from clusters.remediation import sections as remediation_sections
         from clusters.remediation import services, tasks
-        from portal import notifications, sections, signals
+        from portal.core import notifications, sections, signals
 
         signals.cycle_archived.connect(services.on_cycle_archived, dispatch_uid="remediation.close_archived")
         if tasks.on_event not in notifications.LISTENERS:

@@ -19,10 +19,10 @@ from django.utils.translation import gettext
 
 from clusters.remediation.choices import CONSENT_ORDER, PolicyChangeState
 from clusters.remediation.models import RemediationPolicy, RemediationPolicyChange
-from portal import access, locks, timeline
-from portal.choices import TimelineKind, Visibility
-from portal.models import Membership
-from portal.notifications import Event, notify
+from portal.core import access, locks, timeline
+from portal.core.choices import TimelineKind, Visibility
+from portal.core.models import Membership
+from portal.core.notifications import Event, notify
 
 FIELDS = ("mode", "automatic_kinds", "max_nodes", "cooldown_hours")
 

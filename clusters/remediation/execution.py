@@ -1,6 +1,6 @@
 """One step of a remediation job, run by its Celery task: act on the provider, poll, verify, move the state on.
 
-An action is the "remediation" kind of ``portal.jobs`` (registered in ``clusters.remediation.tasks``): one
+An action is the "remediation" kind of ``portal.core.jobs`` (registered in ``clusters.remediation.tasks``): one
 conditional UPDATE claims the action, a message from an older send claims nothing, and a killed worker's action is
 sent again by the one sweep once its lease runs out. Before the provider is asked to act, the node ids are written
 as "submitting"; a step that finds them there (its predecessor died mid-call) looks at the nodes instead of asking
@@ -23,8 +23,8 @@ from clusters.health import slurm_names
 from clusters.remediation import failure, journal, providers, verification
 from clusters.remediation.choices import ActionKind, ActionState, FaultOutcome, StepStatus
 from clusters.remediation.models import IllegalTransition, RemediationAction, RemediationStep
-from portal import provider_errors
-from portal.aws import AwsError
+from portal.core import provider_errors
+from portal.core.aws import AwsError
 
 logger = logging.getLogger(__name__)
 

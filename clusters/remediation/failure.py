@@ -13,7 +13,7 @@ from django.utils.translation import gettext_lazy as _
 from clusters.remediation.choices import ActionState
 from clusters.remediation.rules import policy_for
 
-# What failed, by failure reason (``portal.provider_errors.REMEDIATION_FAILURES`` keys).
+# What failed, by failure reason (``portal.core.provider_errors.REMEDIATION_FAILURES`` keys).
 WHAT_FAILED = {
     "access_denied": _("the IAM role your organization set up for the portal refused the request"),
     "throttling": _("AWS kept slowing down the portal's requests"),

@@ -7,7 +7,7 @@ from django.utils.translation import gettext_lazy as _
 
 from clusters.remediation.choices import AUTOMATIC_CHOICES, ActionKind
 from clusters.remediation.models import RemediationPolicy
-from portal.field_labels import FIELD_LABELS
+from portal.core.field_labels import FIELD_LABELS
 
 
 class ProposeForm(forms.Form):

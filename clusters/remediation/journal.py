@@ -7,9 +7,9 @@ One function, called inside the transaction that changes the action."""
 from __future__ import annotations
 
 from clusters.remediation.models import RemediationAction
-from portal import timeline
-from portal.choices import TimelineKind, Visibility
-from portal.notifications import Event, notify
+from portal.core import timeline
+from portal.core.choices import TimelineKind, Visibility
+from portal.core.notifications import Event, notify
 
 
 def interaction_of(action) -> int | None:

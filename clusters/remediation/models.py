@@ -22,8 +22,8 @@ from clusters.remediation.choices import (
     PolicyChangeState,
     StepStatus,
 )
-from portal.jobs.models import Job
-from portal.querysets import RestrictedQuerySet
+from portal.core.jobs.models import Job
+from portal.core.querysets import RestrictedQuerySet
 
 
 class IllegalTransition(Exception):
@@ -100,7 +100,7 @@ class RemediationPolicyChange(models.Model):
 class RemediationAction(Job):
     """A reboot, replacement or drain of one or more nodes of a cluster, from proposal to a clean report.
 
-    A job of ``portal.jobs`` once approved: a lease so two deliveries never step it at once, a sweep for what the
+    A job of ``portal.core.jobs`` once approved: a lease so two deliveries never step it at once, a sweep for what the
     broker lost; the worker claims an approved, running or verifying action."""
 
     STATUS_FIELD = "state"

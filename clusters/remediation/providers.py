@@ -1,9 +1,9 @@
-"""The two ways a remediation reaches a node, each through the organization's assumed role (``portal.aws``):
+"""The two ways a remediation reaches a node, each through the organization's assumed role (``portal.core.aws``):
 SageMaker HyperPod's node API, and Slurm on a ParallelCluster head node through SSM ``SendCommand``.
 
 Each provider answers three questions for the worker: which provider node is this hostname, please act on these
-nodes, and are they back. Errors leave as ``portal.aws.AwsError`` (throttling is retryable) or ``Failed`` with a
-reason of ``portal.provider_errors.REMEDIATION_FAILURES``.
+nodes, and are they back. Errors leave as ``portal.core.aws.AwsError`` (throttling is retryable) or ``Failed`` with a
+reason of ``portal.core.provider_errors.REMEDIATION_FAILURES``.
 """
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ import shlex
 from clusters import provider_states
 from clusters.choices import Orchestrator
 from clusters.remediation.choices import ActionKind
-from portal import aws
+from portal.core import aws
 
 BATCH_LIMIT = 25  # node ids per BatchReboot/BatchReplaceClusterNodes request (botocore's model: 1 to 25)
 MAX_PAGES = 200  # ListClusterNodes pages of 100: a 20,000-node cluster

@@ -15,7 +15,7 @@ from clusters.health import xid
 from clusters.health.models import GpuFault, NodeHealth
 from clusters.remediation.choices import AUTOMATIC_RULES, ActionKind, ActionState
 from clusters.remediation.models import RemediationNode, RemediationPolicy
-from portal.choices import NodeVerdict
+from portal.core.choices import NodeVerdict
 
 KINDS_BY_ORCHESTRATOR = {
     Orchestrator.HYPERPOD: (ActionKind.REBOOT, ActionKind.REPLACE),

@@ -10,7 +10,7 @@ from django.utils import timezone
 from clusters.remediation import failure
 from clusters.remediation.choices import ActionState
 from clusters.remediation.models import RemediationAction, RemediationPolicy
-from portal import access
+from portal.core import access
 
 DAYS = 7
 LIMIT = 20

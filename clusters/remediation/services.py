@@ -27,9 +27,9 @@ from clusters.remediation.models import (
     RemediationFault,
     RemediationNode,
 )
-from portal import access, locks, timeline
-from portal.choices import TimelineKind, Visibility
-from portal.jobs import registry
+from portal.core import access, locks, timeline
+from portal.core.choices import TimelineKind, Visibility
+from portal.core.jobs import registry
 from workloads.interactions import services as interactions
 
 
@@ -195,7 +195,7 @@ def cancel(action: RemediationAction, actor) -> RemediationAction:
 
 
 def dispatch(action: RemediationAction) -> bool:
-    """Send the action's job now (the "remediation" kind of ``portal.jobs``), numbered so a resend ends an older
+    """Send the action's job now (the "remediation" kind of ``portal.core.jobs``), numbered so a resend ends an older
     chain of polls; the sweep retries a miss."""
     return registry.dispatch("remediation", action)
 

@@ -1,6 +1,6 @@
 """Celery tasks of node remediation (queue "default"): they take primary keys and poll by retrying.
 
-Actions are the "remediation" kind of ``portal.jobs``: the one sweep (``portal.jobs.sweep``) proposes what consent
+Actions are the "remediation" kind of ``portal.core.jobs``: the one sweep (``portal.jobs.sweep``) proposes what consent
 policies remediate automatically, then sends actions the broker never got and actions whose worker died (no
 heartbeat for ``REMEDIATION_STUCK_SECONDS``, lease run out). ``remediation.sweep``, the name the beat schedule
 used before, still sweeps remediation alone.
@@ -12,8 +12,8 @@ from celery import shared_task
 from clusters.remediation import execution, services
 from clusters.remediation.choices import ConsentMode
 from clusters.remediation.models import RemediationAction, RemediationPolicy
-from portal import jobs
-from portal.jobs import registry
+from portal.core import jobs
+from portal.core.jobs import registry
 
 HEALTH_FAULT = "health_fault"  # the event ``clusters.health.services`` announces new critical faults with
 
@@ -34,7 +34,7 @@ def propose_automatic() -> int:
 
 
 def on_event(event) -> None:
-    """A listener of ``portal.notifications`` (registered in the app's ``ready()``): a new critical health fault of
+    """A listener of ``portal.core.notifications`` (registered in the app's ``ready()``): a new critical health fault of
     an organization under automatic consent sends the proposal at once. Waiting for the minute's sweep made the
     provider call up to a minute and more after the fault was stored (bench/time_to_know.py); the sweep still
     proposes what this send loses (a broker down)."""

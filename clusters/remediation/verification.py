@@ -17,9 +17,9 @@ from django.utils import timezone
 from clusters.health.models import GpuFault, NodeHealth
 from clusters.remediation.choices import ActionKind, ActionState, FaultOutcome
 from clusters.remediation.models import RemediationAction, RemediationFault
-from portal import escalation_targets as targets
-from portal.choices import NodeVerdict
-from portal.models import EscalationTarget
+from portal.core import escalation_targets as targets
+from portal.core.choices import NodeVerdict
+from portal.core.models import EscalationTarget
 from workloads.interactions import services as interactions
 from workloads.interactions.models import Interaction
 

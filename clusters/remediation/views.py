@@ -16,9 +16,9 @@ from clusters.remediation import consent, failure, rules, services
 from clusters.remediation.choices import PolicyChangeState
 from clusters.remediation.forms import DeclineForm, PolicyChangeDeclineForm, ProposeForm, RemediationPolicyForm
 from clusters.remediation.models import RemediationAction, RemediationPolicy, RemediationPolicyChange
-from portal import access, submissions, versions
-from portal.generic import ObjectView
-from portal.models import Organization
+from portal.core import access, submissions, versions
+from portal.core.generic import ObjectView
+from portal.core.models import Organization
 
 ACTIONS_SHOWN = 20
 

@@ -27,7 +27,7 @@ from pathlib import Path
 
 import yaml
 
-from portal import instance_types
+from portal.core import instance_types
 
 SOFTWARE_DIR = Path(__file__).resolve().parent
 CURRENT_VERSION = "2026.12.0"
@@ -250,7 +250,7 @@ def kubernetes_objects(inputs: Mapping[str, str], *, region: str, remote_write_u
 
 
 def upload(s3, bucket: str, objects: Mapping[str, bytes]) -> None:
-    """Put every object (``s3`` is a boto3 S3 client through ``portal.aws.client``). Idempotent."""
+    """Put every object (``s3`` is a boto3 S3 client through ``portal.core.aws.client``). Idempotent."""
     for key, body in objects.items():
         s3.put_object(Bucket=bucket, Key=key, Body=body, ServerSideEncryption="AES256")
 

@@ -11,7 +11,7 @@ class EngagementConfig(AppConfig):
 
     def ready(self) -> None:
         # deferred: the models and what imports them load once the app registry is ready
-        from portal import notifications, sections
+        from portal.core import notifications, sections
         from portal.engagement import sections as engagement
         from portal.engagement import services, slack, tasks  # noqa: F401 - registers the Celery task
         from workloads.interactions import hooks

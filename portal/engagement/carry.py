@@ -22,9 +22,9 @@ from django.utils import timezone
 
 from clusters.choices import ClusterState
 from clusters.models import Cluster
-from portal.choices import CarryKind, CycleStatus
+from portal.core.choices import CarryKind, CycleStatus
+from portal.core.models import Cycle, CycleCarry
 from portal.engagement.models import TrainedModel
-from portal.models import Cycle, CycleCarry
 from workloads.interactions.models import Interaction
 from workloads.models import CapacityReservation, InstanceQuota
 

@@ -17,12 +17,12 @@ from django.utils import timezone
 from django.utils.translation import gettext
 
 from clusters.models import Cluster
-from portal import signals
-from portal.choices import CarryKind, CycleStatus
+from portal.core import signals
+from portal.core.choices import CarryKind, CycleStatus
+from portal.core.models import Cycle, CycleParticipation, active_cycle
 from portal.engagement import carry
 from portal.engagement.choices import MilestoneKind
 from portal.engagement.models import Milestone, TrainedModel
-from portal.models import Cycle, CycleParticipation, active_cycle
 from workloads.enablement.models import EnablementAttendance, EnablementSession
 from workloads.interactions.models import Interaction
 

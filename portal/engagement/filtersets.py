@@ -3,11 +3,11 @@ import django_filters
 from django import forms
 from django.utils.translation import gettext_lazy as _
 
-from portal import access
-from portal.cycle_filter import CycleFilterMixin
+from portal.core import access
+from portal.core.cycle_filter import CycleFilterMixin
+from portal.core.models import EscalationTarget, Organization
 from portal.engagement.choices import OPEN_STATES, EscalationState
 from portal.engagement.models import Escalation, Milestone
-from portal.models import EscalationTarget, Organization
 from workloads.interactions.filtersets import visible_organizations
 
 

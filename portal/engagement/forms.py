@@ -2,10 +2,10 @@
 from django import forms
 from django.utils.translation import gettext_lazy as _
 
+from portal.core.field_labels import FIELD_LABELS
 from portal.engagement.choices import MilestoneKind
 from portal.engagement.models import TrainedModel
 from portal.engagement.models.outcome import not_in_future
-from portal.field_labels import FIELD_LABELS
 
 
 class TransitionForm(forms.Form):

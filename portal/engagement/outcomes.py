@@ -8,12 +8,12 @@ import datetime
 from django.db import transaction
 from django.db.models import OuterRef, Q, Subquery
 
-from portal import timeline, versions
-from portal.choices import CarryKind, TimelineKind, Visibility
-from portal.cycle_filter import in_active_cycle
+from portal.core import timeline, versions
+from portal.core.choices import CarryKind, TimelineKind, Visibility
+from portal.core.cycle_filter import in_active_cycle
+from portal.core.models import CycleCarry, Organization, active_cycle_id
 from portal.engagement.choices import MilestoneKind
 from portal.engagement.models import Milestone, TrainedModel
-from portal.models import CycleCarry, Organization, active_cycle_id
 
 KINDS = [kind for kind, _label in MilestoneKind.choices]
 

@@ -5,9 +5,9 @@ import io
 
 from django.http import HttpResponse
 
-from portal.csv import csv_response
+from portal.core.csv import csv_response
+from portal.core.pdf import paragraph, stylesheet
 from portal.engagement.choices import MilestoneKind
-from portal.pdf import paragraph, stylesheet
 
 HEADER = ["Organization", *[label for _, label in MilestoneKind.choices], "Trained models", "Clusters",
           "Failed launches", "Interactions", "Resolved", "Escalations", "Satisfaction (1–5)"]

@@ -9,8 +9,8 @@ import datetime
 
 from django.utils import timezone
 
-from portal import access
-from portal.choices import CycleStatus
+from portal.core import access
+from portal.core.choices import CycleStatus
 from portal.engagement import carry, cycles, outcomes
 from portal.engagement.choices import MilestoneKind
 from portal.engagement.models import Escalation, Milestone, SlackCapture, TrainedModel

@@ -13,12 +13,12 @@ from django.utils import timezone
 from django.utils.translation import gettext
 from django.utils.translation import gettext_lazy as _
 
-from portal import access, notifications, timeline
-from portal.choices import MembershipRole, TimelineKind, Visibility
+from portal.core import access, notifications, timeline
+from portal.core.choices import MembershipRole, TimelineKind, Visibility
+from portal.core.models import EscalationTarget, User
+from portal.core.notifications import Event, notify
 from portal.engagement.choices import TRANSITIONS, EscalationState
 from portal.engagement.models import Escalation, SlackChannelLink
-from portal.models import EscalationTarget, User
-from portal.notifications import Event, notify
 from workloads.interactions.choices import HistoryKind
 from workloads.interactions.models import Interaction, InteractionComment
 

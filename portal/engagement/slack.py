@@ -32,9 +32,12 @@ from slack_sdk.signature import SignatureVerifier
 from slack_sdk.webhook import WebhookClient
 
 from clusters.models import Cluster
-from portal import access, json_input, notifications, slack_markup
-from portal.choices import OPEN_STATUSES
-from portal.cycle_filter import in_active_cycle
+from portal.core import access, json_input, notifications, slack_markup
+from portal.core.choices import OPEN_STATUSES
+from portal.core.cycle_filter import in_active_cycle
+from portal.core.language import program_language
+from portal.core.models import Organization, active_cycle_id
+from portal.core.notifications import DeliveryError, DeliveryRefused, _absolute
 from portal.engagement.models import (
     Milestone,
     SlackCapture,
@@ -42,9 +45,6 @@ from portal.engagement.models import (
     SlackThread,
     SlackUserLink,
 )
-from portal.language import program_language
-from portal.models import Organization, active_cycle_id
-from portal.notifications import DeliveryError, DeliveryRefused, _absolute
 from workloads.interactions import services
 from workloads.interactions.choices import InteractionKind
 from workloads.interactions.models import Interaction
@@ -327,7 +327,7 @@ def command(form) -> str:
 
 
 def thread_listener(event) -> None:
-    """Registered in portal.notifications.LISTENERS: an event about an interaction logged from Slack is also
+    """Registered in portal.core.notifications.LISTENERS: an event about an interaction logged from Slack is also
     posted in its thread (in a customer-facing channel, only events that are not internal), as a
     ``NotificationDelivery`` of channel "thread": retried like the others, and sent by the sweep when the
     broker could not take it."""
@@ -341,7 +341,7 @@ def thread_listener(event) -> None:
 
 
 def send_thread_reply(delivery) -> None:
-    """Registered in portal.notifications.SENDERS for "thread": post the event in the interaction's thread.
+    """Registered in portal.core.notifications.SENDERS for "thread": post the event in the interaction's thread.
     Rate limits, Slack's own errors and network failures are retried; any other refusal fails at once."""
     thread = SlackThread.objects.select_related("channel", "interaction").filter(
         pk=delivery.payload.get("thread")).first()

@@ -1,8 +1,8 @@
 """Background work of the engagement app: logging a Slack thread off the shortcut's request.
 
-A capture is the "slack capture" kind of ``portal.jobs``: the one sweep (``portal.jobs.sweep``) sends the captures
+A capture is the "slack capture" kind of ``portal.core.jobs``: the one sweep (``portal.jobs.sweep``) sends the captures
 the broker could not take; ``engagement.sweep_captures``, the name the beat schedule used before, sends them
-alone. Replies in Slack threads are notification deliveries (``portal.notifications``, channel "thread"), sent by
+alone. Replies in Slack threads are notification deliveries (``portal.core.notifications``, channel "thread"), sent by
 its ``deliver`` task and swept like the others."""
 from __future__ import annotations
 
@@ -11,10 +11,10 @@ import logging
 
 from celery import shared_task
 
-from portal import jobs
+from portal.core import jobs
+from portal.core.jobs import registry
 from portal.engagement import cycles, slack
 from portal.engagement.models import SlackCapture
-from portal.jobs import registry
 
 logger = logging.getLogger(__name__)
 

@@ -11,7 +11,7 @@ class ReviewConfig(AppConfig):
 
     def ready(self) -> None:
         # Django's idiom: ready() imports the modules that register with the portal, once the app registry is loaded.
-        from portal import sections
+        from portal.core import sections
         from portal.review import sections as review
         from portal.review import tallies
 

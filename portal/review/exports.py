@@ -1,6 +1,6 @@
 """Exports of the overview and of frozen reviews: CSV of every table (formula cells neutralized by
-``portal.csv``), one workbook of them all (``portal.xlsx``, one sheet per table of ``TABLES``) and a PDF
-of a frozen review (reportlab platypus tables of the snapshot, charts from ``portal.pdf_charts``). Tables are
+``portal.core.csv``), one workbook of them all (``portal.core.xlsx``, one sheet per table of ``TABLES``) and a PDF
+of a frozen review (reportlab platypus tables of the snapshot, charts from ``portal.core.pdf_charts``). Tables are
 read by people: days in the display time zone, stored codes by their labels (the API keeps both raw)."""
 from __future__ import annotations
 
@@ -10,14 +10,14 @@ from collections.abc import Callable
 from django.http import Http404, HttpResponse
 from django.utils import timezone
 
-from portal import pdf_charts
-from portal.choices import SEVERITIES_WORST_FIRST as SEVERITIES
-from portal.csv import csv_response, signed
+from portal.core import pdf_charts
+from portal.core.choices import SEVERITIES_WORST_FIRST as SEVERITIES
+from portal.core.csv import csv_response, signed
+from portal.core.pdf import paragraph, stylesheet
+from portal.core.templatetags.portal_display import code_label, local_day
+from portal.core.xlsx import xlsx_response
 from portal.engagement.choices import MilestoneKind
 from portal.engagement.outcomes import models_label
-from portal.pdf import paragraph, stylesheet
-from portal.templatetags.portal_display import code_label, local_day
-from portal.xlsx import xlsx_response
 
 Table = tuple[list[str], list[list]]
 # Accelerator-hours (clusters/accounting) as numbers, under the names the API gives them.

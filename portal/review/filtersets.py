@@ -1,6 +1,6 @@
 """Filters of the weekly reviews (the page and the API share them)."""
-from portal.cycle_filter import CycleFilterMixin
-from portal.forms import RestrictedFilterSet
+from portal.core.cycle_filter import CycleFilterMixin
+from portal.core.forms import RestrictedFilterSet
 from portal.review.models import WeeklyReview
 
 

@@ -5,9 +5,9 @@ from django import forms
 from django.db.models import Q
 from django.utils.translation import gettext_lazy as _
 
-from portal.choices import MembershipRole
-from portal.field_labels import FIELD_LABELS
-from portal.models import User
+from portal.core.choices import MembershipRole
+from portal.core.field_labels import FIELD_LABELS
+from portal.core.models import User
 from portal.review.models import ActionItem, WeeklyReview
 
 

@@ -11,9 +11,9 @@ from django.utils import timezone
 from django.utils.translation import gettext
 from django.utils.translation import gettext_lazy as _
 
-from portal.models import cycle_field
-from portal.querysets import RestrictedQuerySet
-from portal.weeks import week_start_of  # noqa: F401 - imported from here by the review's modules
+from portal.core.models import cycle_field
+from portal.core.querysets import RestrictedQuerySet
+from portal.core.weeks import week_start_of  # noqa: F401 - imported from here by the review's modules
 
 
 class WeeklyReview(models.Model):

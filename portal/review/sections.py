@@ -17,10 +17,10 @@ from django.utils.translation import gettext
 from clusters.health import current
 from clusters.health.models import ClusterHealthState, GpuFault, ValidationRun
 from clusters.models import Cluster
-from portal import access
-from portal.choices import OPEN_STATUSES, worst_verdict
-from portal.cycle_filter import in_active_cycle
-from portal.models import Organization
+from portal.core import access
+from portal.core.choices import OPEN_STATUSES, worst_verdict
+from portal.core.cycle_filter import in_active_cycle
+from portal.core.models import Organization
 from portal.review.figures.health import verdict_text
 from workloads.interactions import services as interactions
 from workloads.interactions.models import Interaction

@@ -27,10 +27,10 @@ from django.db.models import Count, OuterRef, Q, Subquery
 from django.db.models.signals import m2m_changed, post_delete, post_save, pre_delete, pre_save
 from django.utils import timezone
 
-from portal import locks
-from portal.choices import OPEN_STATUSES
+from portal.core import locks
+from portal.core.choices import OPEN_STATUSES
+from portal.core.weeks import week_of
 from portal.review.models import InteractionCount, InteractionWeek, TagMention
-from portal.weeks import week_of
 from workloads.interactions.models import Interaction
 from workloads.interactions.signals import interaction_written
 

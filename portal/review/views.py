@@ -13,7 +13,7 @@ from django.utils import timezone
 from django.utils.translation import gettext
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
-from portal import access, submissions
+from portal.core import access, submissions
 from portal.engagement import carry
 from portal.review import exports, figures, services
 from portal.review.filtersets import WeeklyReviewFilterSet

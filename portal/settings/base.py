@@ -41,10 +41,10 @@ INSTALLED_APPS = [
     "django_otp.plugins.otp_totp",
     "django_otp.plugins.otp_static",
     "csp",
-    "portal",
-    "portal.audit",
-    "portal.factors",
-    "portal.sso",
+    "portal.core",
+    "portal.core.audit",
+    "portal.core.factors",
+    "portal.core.sso",
     "workloads",
     "workloads.interactions",
     "workloads.enablement",
@@ -60,22 +60,22 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     # First, so the time counted is the whole answer (portal_http_* on /metrics).
-    "portal.metrics.middleware.RequestMetricsMiddleware",
+    "portal.core.metrics.middleware.RequestMetricsMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
-    # The language: the signed-in user's preference (portal.middleware.UserLanguageMiddleware, below), else the
+    # The language: the signed-in user's preference (portal.core.middleware.UserLanguageMiddleware, below), else the
     # language cookie, else Accept-Language, else LANGUAGE_CODE.
     "django.middleware.locale.LocaleMiddleware",
     "django.middleware.common.CommonMiddleware",
-    "portal.middleware.RejectNulBytesMiddleware",
+    "portal.core.middleware.RejectNulBytesMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
-    "portal.middleware.UserLanguageMiddleware",
-    "portal.middleware.PortalLoginRequiredMiddleware",
-    "portal.audit.recording.AuditMiddleware",
+    "portal.core.middleware.UserLanguageMiddleware",
+    "portal.core.middleware.PortalLoginRequiredMiddleware",
+    "portal.core.audit.recording.AuditMiddleware",
     "django_otp.middleware.OTPMiddleware",
-    "portal.factors.middleware.SecondFactorMiddleware",
+    "portal.core.factors.middleware.SecondFactorMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
@@ -97,13 +97,13 @@ TEMPLATES = [
                 "django.template.context_processors.request",
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
-                "portal.context_processors.roles",
-                "portal.context_processors.csp_nonce",
+                "portal.core.context_processors.roles",
+                "portal.core.context_processors.csp_nonce",
                 "workloads.context_processors.pending_quota_requests",
-                "portal.context_processors.js_strings",
+                "portal.core.context_processors.js_strings",
             ],
-            "builtins": ["django.templatetags.i18n", "portal.templatetags.portal_display",
-                         "portal.templatetags.portal_submissions"],
+            "builtins": ["django.templatetags.i18n", "portal.core.templatetags.portal_display",
+                         "portal.core.templatetags.portal_submissions"],
         },
     },
 ]
@@ -127,7 +127,7 @@ AUTH_USER_MODEL = "portal.User"
 AUTHENTICATION_BACKENDS = [
     "axes.backends.AxesStandaloneBackend",
     # Passwords (Django's ModelBackend), refused where an organization's identity provider turned them off.
-    "portal.sso.backends.PasswordPolicyBackend",
+    "portal.core.sso.backends.PasswordPolicyBackend",
 ]
 # Sign-in throttling: five failures for one username from one address lock it for 15 minutes.
 AXES_FAILURE_LIMIT = env.int("AXES_FAILURE_LIMIT", default=5)
@@ -159,10 +159,10 @@ TIME_ZONE = env("TIME_ZONE", default="Asia/Tokyo")
 USE_I18N = True
 LOCALE_PATHS = [BASE_DIR / "locale"]
 USE_TZ = True
-# One date format on every page (portal/formats/<language>): 2026-12-01, 2026-12-01 19:52 in TIME_ZONE, in English
+# One date format on every page (portal/core/formats/<language>): 2026-12-01, 2026-12-01 19:52 in TIME_ZONE, in English
 # and in Japanese (whose long forms are 12月1日, 2026年12月). No thousands separator in either (both languages would group the same
 # way, and numbers in attributes and data for charts must stay plain): docs/DECISIONS.md.
-FORMAT_MODULE_PATH = ["portal.formats"]
+FORMAT_MODULE_PATH = ["portal.core.formats"]
 USE_THOUSAND_SEPARATOR = False
 # The launch-day board's target, instance type=instances (the case study: 127 P5 and 24 Trn1 in a day).
 LAUNCH_DAY_TARGET = env("LAUNCH_DAY_TARGET", default="p5.48xlarge=127,trn1.32xlarge=24")
@@ -180,10 +180,10 @@ WHITENOISE_USE_FINDERS = True
 # Request bodies: uploads (NCCL logs, Prometheus text) are bounded; larger bodies get 413.
 DATA_UPLOAD_MAX_MEMORY_SIZE = env.int("DATA_UPLOAD_MAX_MEMORY_SIZE", default=10 * 1024 * 1024)
 FILE_UPLOAD_MAX_MEMORY_SIZE = DATA_UPLOAD_MAX_MEMORY_SIZE
-# Multipart uploads over this size are refused while they stream in (portal/upload_limits.py), with 413.
+# Multipart uploads over this size are refused while they stream in (portal/core/upload_limits.py), with 413.
 FILE_UPLOAD_MAX_BYTES = env.int("FILE_UPLOAD_MAX_BYTES", default=16 * 1024 * 1024)
 FILE_UPLOAD_HANDLERS = [
-    "portal.upload_limits.SizeLimitedUploadHandler",
+    "portal.core.upload_limits.SizeLimitedUploadHandler",
     "django.core.files.uploadhandler.MemoryFileUploadHandler",
     "django.core.files.uploadhandler.TemporaryFileUploadHandler",
 ]
@@ -194,21 +194,21 @@ FILTERS_EMPTY_CHOICE_LABEL = gettext_lazy("Any")
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
         "rest_framework.authentication.SessionAuthentication",
-        "portal.audit.auth.AuditedTokenAuthentication",
+        "portal.core.audit.auth.AuditedTokenAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
     "DEFAULT_FILTER_BACKENDS": [
-        "portal.api.filtering.PortalFilterBackend",
+        "portal.core.api.filtering.PortalFilterBackend",
         "rest_framework.filters.OrderingFilter",
     ],
-    "DEFAULT_PAGINATION_CLASS": "portal.api.pagination.BoundedLimitOffsetPagination",
+    "DEFAULT_PAGINATION_CLASS": "portal.core.api.pagination.BoundedLimitOffsetPagination",
     "DEFAULT_PARSER_CLASSES": [
-        "portal.api.parsers.DepthLimitedJSONParser",
+        "portal.core.api.parsers.DepthLimitedJSONParser",
         "rest_framework.parsers.FormParser",
         "rest_framework.parsers.MultiPartParser",
     ],
     "PAGE_SIZE": 50,
-    "DEFAULT_SCHEMA_CLASS": "portal.api.schema.PortalAutoSchema",
+    "DEFAULT_SCHEMA_CLASS": "portal.core.api.schema.PortalAutoSchema",
     "DEFAULT_THROTTLE_CLASSES": [
         "rest_framework.throttling.AnonRateThrottle",
         "rest_framework.throttling.UserRateThrottle",
@@ -221,11 +221,11 @@ REST_FRAMEWORK = {
         "token": env("THROTTLE_TOKEN", default="20/min"),
     },
     "TEST_REQUEST_DEFAULT_FORMAT": "json",
-    "EXCEPTION_HANDLER": "portal.api.errors.exception_handler",
+    "EXCEPTION_HANDLER": "portal.core.api.errors.exception_handler",
 }
-# The audit trail (portal/audit): how long its events are kept (docs/security.md).
+# The audit trail (portal/core/audit): how long its events are kept (docs/security.md).
 AUDIT_RETENTION_DAYS = env.int("AUDIT_RETENTION_DAYS", default=400)
-# A second factor before acting on customer accounts (portal/factors/policy.py): off here, on in production.
+# A second factor before acting on customer accounts (portal/core/factors/policy.py): off here, on in production.
 SECOND_FACTOR_REQUIRED = env.bool("SECOND_FACTOR_REQUIRED", default=False)
 SECOND_FACTOR_SESSION_HOURS = env.int("SECOND_FACTOR_SESSION_HOURS", default=12)
 SECOND_FACTOR_FRESH_MINUTES = env.int("SECOND_FACTOR_FRESH_MINUTES", default=10)
@@ -251,15 +251,15 @@ SPECTACULAR_SETTINGS = {
     "REDOC_DIST": "SIDECAR",
     "COMPONENT_SPLIT_REQUEST": True,
     "SERVE_PERMISSIONS": ["rest_framework.permissions.IsAuthenticated"],
-    "ENUM_NAME_OVERRIDES": {"NodeVerdictEnum": "portal.choices.NodeVerdict",
-                            "SeverityEnum": "portal.choices.Severity",
-                            "FaultSeverityEnum": "portal.choices.FaultSeverity",
+    "ENUM_NAME_OVERRIDES": {"NodeVerdictEnum": "portal.core.choices.NodeVerdict",
+                            "SeverityEnum": "portal.core.choices.Severity",
+                            "FaultSeverityEnum": "portal.core.choices.FaultSeverity",
                             "RunVerdictEnum": "clusters.health.choices.RunVerdict",
                             "RemediationKindEnum": "clusters.remediation.choices.ActionKind"},
     "OAS_VERSION": "3.1.0",  # propertyNames (field names without NUL) needs JSON Schema 2020-12
-    # The default enum hook, then OpenAPI links between operations (portal/api/schema.py).
-    "POSTPROCESSING_HOOKS": ["drf_spectacular.hooks.postprocess_schema_enums", "portal.api.schema.add_links",
-                             "portal.api.schema.forbid_nul_in_input"],
+    # The default enum hook, then OpenAPI links between operations (portal/core/api/schema.py).
+    "POSTPROCESSING_HOOKS": ["drf_spectacular.hooks.postprocess_schema_enums", "portal.core.api.schema.add_links",
+                             "portal.core.api.schema.forbid_nul_in_input"],
 }
 
 # Celery: JSON only, late acknowledgement so a task whose worker dies is delivered again.
@@ -290,7 +290,7 @@ CELERY_BEAT_SCHEDULE = {
     "Warn before quotas and reservations end": {
         "task": "workloads.warn_expiring", "schedule": crontab(minute="0", hour="9")},  # 09:00 program time
     "sync-open-support-cases": {"task": "interactions.support.sync_open_cases", "schedule": 15 * 60},
-    # Every kind of background job (portal.jobs.registry): each kind's own part (launch deadlines, validation
+    # Every kind of background job (portal.core.jobs.registry): each kind's own part (launch deadlines, validation
     # time-outs, automatic remediation proposals, leftover push bodies), then what the broker missed and what a
     # dead worker held. The six sweeps it replaces keep their task names for one release.
     "Sweep background jobs": {"task": "portal.jobs.sweep", "schedule": 60},
@@ -307,7 +307,7 @@ CELERY_BEAT_SCHEDULE = {
     "Fetch cost from Cost Explorer": {"task": "workloads.spend.fetch_all_costs", "schedule": crontab(minute="30", hour="6")},
 }  # queues come from the task routes in portal/celery.py
 
-# /metrics (portal.metrics.views): off until one of these is set. The bearer token the operator's Prometheus
+# /metrics (portal.core.metrics.views): off until one of these is set. The bearer token the operator's Prometheus
 # sends, and/or the networks it scrapes from (CIDR, comma-separated).
 METRICS_TOKEN = env("METRICS_TOKEN", default="")
 METRICS_ALLOWED_NETWORKS = env.list("METRICS_ALLOWED_NETWORKS", default=[])
@@ -396,7 +396,7 @@ LOGGING = {
 CLUSTERS_POLL_SECONDS = env.int("CLUSTERS_POLL_SECONDS", default=1 if AWS_ENDPOINT_URL else 15)
 CLUSTERS_STUCK_SECONDS = env.int("CLUSTERS_STUCK_SECONDS", default=60)
 CLUSTERS_LEASE_SECONDS = env.int("CLUSTERS_LEASE_SECONDS", default=60)  # one step: a few bounded AWS calls
-# How long a form's submission key or an API call's Idempotency-Key is honoured (portal.submissions): a repeat
+# How long a form's submission key or an API call's Idempotency-Key is honoured (portal.core.submissions): a repeat
 # within it lands on the first request's row; the hourly sweep forgets older keys.
 SUBMISSION_KEY_TTL_HOURS = env.int("SUBMISSION_KEY_TTL_HOURS", default=24)
 CLUSTERS_JOB_DEADLINE_SECONDS = env.int("CLUSTERS_JOB_DEADLINE_SECONDS", default=4 * 3600)
@@ -441,7 +441,7 @@ HEALTH_PUSH_RESEND_SECONDS = env.int("HEALTH_PUSH_RESEND_SECONDS", default=120) 
 HEALTH_SNS_MAX_AGE_SECONDS = env.int("HEALTH_SNS_MAX_AGE_SECONDS", default=3600)
 HEALTH_SNS_CERT_HOSTS = env.list("HEALTH_SNS_CERT_HOSTS", default=[])
 
-# Outbound calls to URLs users give (portal/outbound.py): hosts that may be called even when they resolve
+# Outbound calls to URLs users give (portal/core/outbound.py): hosts that may be called even when they resolve
 # to private or local addresses (no name is exempt by itself, AMP's included: list an AMP workspace host reached
 # through a VPC endpoint here), and hosts that may be called over plain http.
 OUTBOUND_ALLOWED_HOSTS = env.list("OUTBOUND_ALLOWED_HOSTS", default=[])
@@ -496,5 +496,5 @@ REMEDIATION_MIN_COOLDOWN_HOURS = env.int("REMEDIATION_MIN_COOLDOWN_HOURS", defau
 REMEDIATION_REFUSAL_WINDOW_SECONDS = env.int("REMEDIATION_REFUSAL_WINDOW_SECONDS", default=3600)
 # The demo's console (manage.py run_demo sets DEMO_QUIET_CONSOLE): a refused page is one line, not a traceback.
 if env.bool("DEMO_QUIET_CONSOLE", default=False):
-    LOGGING["filters"] = {"one_line_refusals": {"()": "portal.logfilters.OneLineRefusals"}}
+    LOGGING["filters"] = {"one_line_refusals": {"()": "portal.core.logfilters.OneLineRefusals"}}
     LOGGING["handlers"]["console"]["filters"] = ["one_line_refusals"]

@@ -67,9 +67,11 @@ def move_redis_env(environ, worker: str | None, reachable=_redis_reachable) -> N
 move_redis_env(os.environ, XDIST_WORKER)
 
 from .base import *  # noqa: F403
-from .base import REDIS_URL, REST_FRAMEWORK, env
+from .base import INSTALLED_APPS, REDIS_URL, REST_FRAMEWORK, env
 
 DEBUG = False
+# The tests run the embedded AWS endpoint and seed the demo program (the development package).
+INSTALLED_APPS = [*INSTALLED_APPS, "sandbox"]
 # The worker tests read a task's result (they ask for it with ignore_result=False), so they need a result
 # store; the portal itself reads none and runs without one.
 CELERY_RESULT_BACKEND = env("CELERY_RESULT_BACKEND", default=REDIS_URL or None)

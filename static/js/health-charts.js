@@ -1,7 +1,7 @@
 /* Health charts. Data comes from json_script blocks rendered by the server (no inline script). */
 (function () {
   "use strict";
-  // The page's translations of these texts (portal.context_processors.JS_STRINGS); English when absent.
+  // The page's translations of these texts (portal.core.context_processors.JS_STRINGS); English when absent.
   var strings = (function () {
     var el = document.getElementById("portal-js-strings");
     try { return el ? JSON.parse(el.textContent) : {}; } catch (e) { return {}; }

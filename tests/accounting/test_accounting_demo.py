@@ -2,11 +2,11 @@
 whose run stalled (one open "training stalled?" fault)."""
 from django.core.management import call_command
 
-from clusters.accounting.demo_accounting import CLUSTERS
 from clusters.accounting.models import AcceleratorUsage, IdleNotice
 from clusters.health import stalls
 from clusters.health.models import GpuFault
 from clusters.models import Cluster
+from sandbox.accelerator_hours import CLUSTERS
 from workloads.models import CapacityReservation
 
 

@@ -15,8 +15,8 @@ from clusters.accounting.models import AcceleratorUsage, Granularity
 from clusters.choices import ClusterState
 from clusters.health import services as health
 from clusters.models import Cluster
-from portal.models import TimelineEntry
-from portal.timeline_views import with_tag
+from portal.core.models import TimelineEntry
+from portal.core.timeline_views import with_tag
 from tests.accounting.scrapes import p5_scrape
 from tests.clusters.factories_clusters import ClusterFactory
 from tests.concurrency import race

@@ -16,7 +16,7 @@ from clusters.accounting import forecast, idle, services
 from clusters.accounting.compute import HOUR, floor_hour
 from clusters.accounting.models import AcceleratorUsage, IdleNotice, OrganizationDay
 from clusters.models import Cluster
-from portal.models import NotificationDelivery, NotificationSetting
+from portal.core.models import NotificationDelivery, NotificationSetting
 from portal.review import exports
 from portal.review import figures as review_figures
 from portal.review import services as review_services

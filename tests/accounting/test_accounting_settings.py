@@ -6,7 +6,7 @@ from django.urls import reverse
 
 from clusters.accounting import idle, thresholds
 from clusters.accounting.models import AccountingSettings
-from portal import versions
+from portal.core import versions
 from tests.accounting.test_accounting_pages import idle_cluster
 
 pytestmark = pytest.mark.django_db

@@ -3,12 +3,13 @@ only the deliberately under-used one is flagged."""
 import pytest
 from django.utils import timezone
 
-from clusters.accounting import demo_accounting, demo_reservations
 from clusters.accounting.models import CheckStatus, ReservationCheck
-from clusters.aws import control
-from portal import demo
+from sandbox import accelerator_hours as demo_accounting
+from sandbox import program as demo
+from sandbox import reservations as demo_reservations
+from sandbox import workloads as demo_workloads
+from sandbox.aws import control
 from tests.clusters.factories_clusters import ClusterFactory
-from workloads import demo_workloads
 from workloads.models import CapacityReservation
 
 pytestmark = pytest.mark.world_per_test

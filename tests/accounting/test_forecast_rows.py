@@ -52,7 +52,7 @@ def test_whole_numbers_are_shown_as_floatformat_shows_them(value, language):
     """Grouped as the reader's language groups them (``1,234``, not ``1234``)."""
     from django.template.defaultfilters import floatformat
 
-    from portal.templatetags.portal_display import whole_number
+    from portal.core.templatetags.portal_display import whole_number
 
     with translation.override(language):
         assert whole_number(value) == floatformat(value, "0g")
@@ -62,7 +62,7 @@ def test_whole_numbers_are_shown_as_floatformat_shows_them(value, language):
 def test_money_and_counts_are_grouped_for_the_reader(language):
     from django.template import Context, Template
 
-    from portal.templatetags.portal_display import money, whole_number
+    from portal.core.templatetags.portal_display import money, whole_number
 
     with translation.override(language):
         assert money(4172404.775) == "4,172,404.78" and whole_number(36864.0) == "36,864"

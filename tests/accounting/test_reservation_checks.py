@@ -10,9 +10,9 @@ from django.urls import reverse
 
 from clusters.accounting import reservation_checks, tasks
 from clusters.accounting.models import ReservationCheck
-from clusters.aws import moto_ec2, moto_training_plans
 from clusters.choices import ClusterState
-from portal import aws as portal_aws
+from portal.core import aws as portal_aws
+from sandbox.aws import moto_ec2, moto_training_plans
 from tests.clusters.factories_clusters import ClusterFactory
 from tests.workloads.factories_workloads import CapacityReservationFactory
 

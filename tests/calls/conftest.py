@@ -7,9 +7,9 @@ from types import SimpleNamespace
 
 import pytest
 
+from portal.core.models import Cycle, CycleParticipation
 from portal.engagement.calls import services
 from portal.engagement.calls.models import Call
-from portal.models import Cycle, CycleParticipation
 
 P5 = "p5.48xlarge"
 TOKYO = "ap-northeast-1"

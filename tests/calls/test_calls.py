@@ -11,11 +11,11 @@ from django.test import Client
 from django.urls import reverse
 from rest_framework.test import APIClient
 
-from clusters.aws import moto_offerings
+from portal.core.models import Membership
 from portal.engagement import cycles
 from portal.engagement.calls import services
 from portal.engagement.calls.models import Application, ApplicationVersion, ReviewAssignment
-from portal.models import Membership
+from sandbox.aws import moto_offerings
 from tests.calls.conftest import line
 from tests.factories import UserFactory
 from workloads.models import InstanceQuota
@@ -222,7 +222,7 @@ def test_the_board_shows_scores_side_by_side_and_what_is_asked_against_the_offer
 
 def test_applicants_are_told_in_their_language_and_the_award_page_says_why_it_refuses(
         world, program, aws, caplog, django_capture_on_commit_callbacks):
-    from portal.models import User
+    from portal.core.models import User
 
     User.objects.filter(pk=world.customer_a.pk).update(language="ja")
     a = program.apply(world.org_a, world.customer_a, [line(8)])
@@ -234,7 +234,7 @@ def test_applicants_are_told_in_their_language_and_the_award_page_says_why_it_re
     assert not InstanceQuota.objects.exists()
 
     moto_offerings.set_supply(ACCOUNT, "ap-northeast-1", "p5.48xlarge", 8)
-    with caplog.at_level("INFO", logger="portal.notifications"), django_capture_on_commit_callbacks(execute=True):
+    with caplog.at_level("INFO", logger="portal.core.notifications"), django_capture_on_commit_callbacks(execute=True):
         done = _client(world.pm).post(url, {f"award_{a.pk}": "8 p5.48xlarge ap-northeast-1 4", f"award_{b.pk}": ""})
     assert done.status_code == 302
     told = [r.getMessage() for r in caplog.records if "call_decision" in r.getMessage()]

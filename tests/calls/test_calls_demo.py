@@ -5,10 +5,10 @@ from __future__ import annotations
 import pytest
 from django.core.management import call_command
 
+from portal.core.models import User
 from portal.engagement import cycles
-from portal.engagement.calls.demo import TITLE
 from portal.engagement.calls.models import Application, Call
-from portal.models import User
+from sandbox.calls import TITLE
 from workloads.models import InstanceQuota
 
 pytestmark = pytest.mark.world_per_test

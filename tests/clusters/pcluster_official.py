@@ -35,7 +35,7 @@ def check(config: dict, *, cluster_name: str, organization, monkeypatch, validat
     from pcluster.config.common import TypeMatchValidatorsSuppressor
     from pcluster.schemas.cluster_schema import ClusterSchema
 
-    from portal import aws
+    from portal.core import aws
 
     region = config["Region"]
     creds = aws._assumed(organization.role_arn, organization.external_id, region)

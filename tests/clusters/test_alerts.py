@@ -22,7 +22,7 @@ from clusters.blueprints import cfn
 from clusters.health import alert_faults, alerts, services, summary, thresholds
 from clusters.health.models import GpuFault, SnsMessage
 from clusters.health.sns import SIGNED_FIELDS
-from portal.aws import client as aws_client
+from portal.core.aws import client as aws_client
 from tests.clusters.factories_clusters import launched_cluster, ready_cluster, run_pipeline
 
 XID_79 = ('DCGM_FI_DEV_XID_ERRORS{gpu="3",UUID="GPU-3",modelName="NVIDIA H100 80GB HBM3",Hostname="ip-10-1-0-7"} 79\n')

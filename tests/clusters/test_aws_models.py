@@ -8,10 +8,10 @@ from botocore.config import Config
 from botocore.exceptions import ClientError
 
 from clusters import provider_states
-from clusters.aws import model_rules, model_validation
 from clusters.remediation import providers
-from portal import aws
-from portal.aws import AwsError
+from portal.core import aws
+from portal.core.aws import AwsError
+from sandbox.aws import model_rules, model_validation
 from tests.health.factories_health import ClusterFactory
 from tests.remediation.factories_remediation import hyperpod_cluster
 

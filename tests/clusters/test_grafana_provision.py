@@ -80,7 +80,7 @@ def _launch_observability(world, name="obs"):
 
 
 def _workspace(cluster):
-    from clusters.aws import moto_grafana
+    from sandbox.aws import moto_grafana
 
     return moto_grafana.workspace(cluster.outputs["GrafanaWorkspaceId"])
 
@@ -88,7 +88,7 @@ def _workspace(cluster):
 @pytest.mark.django_db(transaction=True)
 def test_the_launch_fills_the_portals_alert_endpoint_and_provisions_the_dashboards(world, aws, settings):
     from clusters.choices import ClusterState
-    from portal.aws import client as aws_client
+    from portal.core.aws import client as aws_client
     from tests.clusters.factories_clusters import run_pipeline
 
     settings.PORTAL_BASE_URL = "https://portal.geniac.example/"
@@ -125,7 +125,7 @@ def test_without_a_public_https_base_url_nothing_is_subscribed_and_the_log_says_
     assert cluster.parameters["observability"]["AlertEndpointUrl"] == ""
     job = run_pipeline(cluster.jobs.get())
     stack = cluster.stacks.get()
-    from portal.aws import client as aws_client
+    from portal.core.aws import client as aws_client
 
     resources = aws_client("cloudformation", organization=world.org_a).list_stack_resources(StackName=stack.stack_id)
     assert "AWS::SNS::Subscription" not in {r["ResourceType"] for r in resources["StackResourceSummaries"]}
@@ -135,9 +135,9 @@ def test_without_a_public_https_base_url_nothing_is_subscribed_and_the_log_says_
 @pytest.mark.django_db(transaction=True)
 def test_an_unavailable_grafana_is_retried_then_fails_the_launch_as_a_dashboards_failure(world, aws, settings):
     from clusters import pipeline
-    from clusters.aws import moto_grafana
     from clusters.choices import ClusterState
     from clusters.models import Cluster
+    from sandbox.aws import moto_grafana
 
     settings.CLUSTERS_MAX_AWS_ERRORS = 3
     moto_grafana.unavailable_for(2)
@@ -180,8 +180,8 @@ def test_a_service_account_without_write_rights_fails_the_step_with_grafanas_ref
 
 
 def test_the_embedded_grafana_refuses_a_missing_or_expired_token(world, aws):
-    from clusters.aws import moto_grafana
-    from portal import aws as portal_aws
+    from portal.core import aws as portal_aws
+    from sandbox.aws import moto_grafana
 
     moto_grafana.register("g-0123456789", "123456789012", "ap-northeast-1")
     base = portal_aws.service_url("g-0123456789.grafana-workspace.ap-northeast-1.amazonaws.com")

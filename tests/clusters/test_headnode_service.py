@@ -3,10 +3,10 @@
 import pytest
 
 from clusters import software
-from clusters.aws import moto_sbatch
 from clusters.choices import StackRole
 from clusters.health import headnode
-from portal import aws as portal_aws
+from portal.core import aws as portal_aws
+from sandbox.aws import moto_sbatch
 from tests.clusters.factories_clusters import finished_invocation, ready_cluster
 from tests.clusters.test_moto_headnode import _parallelcluster
 

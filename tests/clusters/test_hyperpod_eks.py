@@ -11,8 +11,8 @@ from clusters import launch, pipeline, software
 from clusters.blueprints import cfn, path
 from clusters.choices import ClusterState, JobStatus
 from clusters.launches import kubernetes
-from portal import instance_types
-from portal.aws import client as aws_client
+from portal.core import instance_types
+from portal.core.aws import client as aws_client
 from tests.clusters.factories_clusters import launched_cluster, run_pipeline
 
 pytestmark = pytest.mark.django_db
@@ -63,7 +63,7 @@ def test_a_full_stack_eks_launch_reaches_ready_with_its_eks_cluster_and_manifest
 def test_an_orchestrator_naming_no_eks_cluster_is_refused_by_the_endpoint(world, aws):
     from moto.cloudformation.exceptions import ValidationError
 
-    from clusters.aws import moto_eks
+    from sandbox.aws import moto_eks
 
     with pytest.raises(ValidationError, match="does not exist"):
         moto_eks.check_orchestrator({"Orchestrator": {"Eks": {"ClusterArn": "arn:aws:eks:ap-northeast-1:123456789012:cluster/none"}}},
@@ -190,7 +190,7 @@ def test_the_api_server_refuses_what_kubernetes_would(world, aws):
 
 
 def test_an_unavailable_api_server_is_retried_and_a_refused_manifest_fails_the_launch(world, aws, quotas):
-    from clusters.aws import moto_kubernetes
+    from sandbox.aws import moto_kubernetes
 
     cluster = launched_cluster(world.org_a, name="eks-refused", blueprint="hyperpod-eks")
     job = cluster.jobs.get()

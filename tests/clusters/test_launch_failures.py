@@ -156,7 +156,7 @@ def test_missing_template_parameter_fails_with_aws_message(world, stubbed):
 
 def test_access_denied_on_the_role_fails_the_launch(world, monkeypatch, aws):
     """The organization's role refuses us at STS: the launch fails at once with AWS's message."""
-    from portal import aws as portal_aws
+    from portal.core import aws as portal_aws
 
     real_client = boto3.client
     sts = real_client("sts", region_name="ap-northeast-1", aws_access_key_id="x", aws_secret_access_key="x")
@@ -179,7 +179,7 @@ def test_access_denied_on_the_role_fails_the_launch(world, monkeypatch, aws):
 def test_retry_deletes_the_rolled_back_stack_and_creates_it_again(world, aws):
     """Against the embedded endpoint: a failed stack is removed and the launch resumes."""
     from clusters import launch
-    from portal.aws import client
+    from portal.core.aws import client
 
     cluster = launched_cluster(world.org_a, name="again", full_stack=False, blueprint="observability")
     job = cluster.jobs.get()

@@ -7,7 +7,7 @@ import pytest
 from clusters import launch
 from clusters.forms import LaunchForm
 from clusters.models import Cluster
-from portal.choices import MembershipRole
+from portal.core.choices import MembershipRole
 from tests.clusters.test_launch_views import LAUNCH, _form
 from tests.factories import MembershipFactory, OrganizationFactory
 from tests.workloads.factories_workloads import CapacityReservationFactory, InstanceQuotaFactory

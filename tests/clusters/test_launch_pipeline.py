@@ -8,8 +8,8 @@ from clusters.blueprints import catalog
 from clusters.choices import ClusterState, JobKind, JobStatus
 from clusters.launches.backend import LAUNCH_TAG
 from clusters.models import LaunchJob
-from portal.aws import client as aws_client
-from portal.models import TimelineEntry
+from portal.core.aws import client as aws_client
+from portal.core.models import TimelineEntry
 from tests.clusters.factories_clusters import launched_cluster, run_pipeline
 
 pytestmark = pytest.mark.django_db

@@ -23,7 +23,7 @@ from clusters.choices import ClusterState, JobStatus
 from clusters.launches.backend import CloudFormation
 from clusters.models import Cluster, LaunchJob, StateChanged
 from clusters.tasks import sweep_launch_jobs
-from portal.aws import translate
+from portal.core.aws import translate
 from tests.clusters.factories_clusters import launched_cluster
 from tests.clusters.test_launch_views import _form
 from tests.queries import assert_flat_queries
@@ -212,7 +212,7 @@ def test_submit_under_an_existing_key_returns_the_first_cluster(world):
 
 
 def test_api_errors_the_views_do_not_answer_are_json():
-    from portal.api.errors import exception_handler
+    from portal.core.api.errors import exception_handler
 
     conflict = exception_handler(IntegrityError("duplicate key value violates unique constraint"), {})
     assert conflict.status_code == 409 and "conflicts with a change made at the same time" in conflict.data["detail"]

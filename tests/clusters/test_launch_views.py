@@ -264,7 +264,7 @@ def test_capacity_reservations_are_offered_and_must_belong_to_the_organization(c
 
 
 def test_launch_day_board_counts_instances_by_type_against_the_target(client, world, settings):
-    from portal.models import Organization
+    from portal.core.models import Organization
 
     settings.LAUNCH_DAY_TARGET = "p5.48xlarge=127,trn1.32xlarge=24"
     Organization.objects.create(name="Gamma Idle", slug="gamma-idle", aws_account_id="123456789099")
@@ -334,7 +334,7 @@ def test_cluster_page_links_to_its_health_and_nccl_upload(client, world):
 
 
 def test_launch_form_offers_only_the_chosen_organizations_reservations(client, world):
-    from portal.choices import MembershipRole
+    from portal.core.choices import MembershipRole
     from tests.factories import MembershipFactory, OrganizationFactory
     from tests.workloads.factories_workloads import CapacityReservationFactory
 

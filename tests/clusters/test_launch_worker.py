@@ -10,7 +10,7 @@ from django.urls import reverse
 from clusters.choices import ClusterState
 from clusters.models import Cluster, Stack
 from clusters.tasks import sweep_launch_jobs
-from portal.aws import client as aws_client
+from portal.core.aws import client as aws_client
 from tests.clusters.conftest import start_worker
 from tests.conftest import redis_url
 from tests.workers import stop_worker

@@ -5,8 +5,8 @@ import time
 import boto3
 import pytest
 
-from clusters.aws import moto_headnode
-from clusters.aws.moto_headnode import Result, headnode_command
+from sandbox.aws import moto_headnode
+from sandbox.aws.moto_headnode import Result, headnode_command
 from tests.clusters.test_moto_resources import REGION, _launch, _network_and_storage, _upload
 
 HYPERPOD_UNREACHABLE = ("HyperPod nodes are not SSM SendCommand targets (the model's InstanceIds pattern, which the "
@@ -16,7 +16,7 @@ HYPERPOD_UNREACHABLE = ("HyperPod nodes are not SSM SendCommand targets (the mod
 
 @pytest.fixture
 def client(aws_server):
-    from clusters.aws.embedded import reset
+    from sandbox.aws.embedded import reset
 
     reset(aws_server)
 

@@ -9,9 +9,9 @@ from botocore.exceptions import ClientError
 from moto.cloudformation import parsing
 
 from clusters import software
-from clusters.aws import moto_install
-from clusters.aws.embedded import reset, start_server
 from clusters.blueprints import path
+from sandbox.aws import moto_install
+from sandbox.aws.embedded import reset, start_server
 
 REGION = "ap-northeast-1"
 AZ = "ap-northeast-1a"
@@ -252,7 +252,7 @@ def test_reset_forgets_stacks(aws, endpoint):
 
 
 def test_emulated_reservations_placement_groups_fsx_volumes_and_managed_policies(aws):
-    from clusters.aws import moto_ec2
+    from sandbox.aws import moto_ec2
 
     cf, ec2, fsx, iam = aws("cloudformation"), aws("ec2"), aws("fsx"), aws("iam")
     odcr = ec2.create_capacity_reservation(InstanceType="p5.48xlarge", InstancePlatform="Linux/UNIX",

@@ -9,8 +9,8 @@ import urllib.parse
 import pytest
 
 from clusters import software
-from clusters.aws import moto_collectives, moto_sbatch
 from clusters.health import nccl, pairwise, runs
+from sandbox.aws import moto_collectives, moto_sbatch
 from tests.clusters.test_moto_headnode import _parallelcluster, _send, client  # noqa: F401 - fixture
 
 HOSTS = ["gpu-st-p5-1", "gpu-st-p5-2", "gpu-st-p5-3", "gpu-st-p5-4"]

@@ -8,10 +8,10 @@ from __future__ import annotations
 import pytest
 import yaml
 
-from clusters.aws import moto_ec2
 from clusters.blueprints import pcluster_config, pcluster_spec
 from clusters.launches import capacity
-from portal.aws import client as aws_client
+from portal.core.aws import client as aws_client
+from sandbox.aws import moto_ec2
 from tests.clusters import pcluster_official
 from tests.clusters.factories_clusters import deploy, launched_cluster
 from tests.workloads.factories_workloads import CapacityReservationFactory

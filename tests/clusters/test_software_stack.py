@@ -13,7 +13,7 @@ from clusters import software
 from clusters.blueprints import catalog, pcluster_config
 from clusters.choices import ClusterState, JobStatus
 from clusters.health.models import ClusterHealthConfig
-from portal.aws import client as aws_client
+from portal.core.aws import client as aws_client
 from tests.clusters.factories_clusters import launched_cluster, run_pipeline
 
 SCRIPTS = sorted((software.SOFTWARE_DIR / software.CURRENT_VERSION / "scripts").glob("*.sh"))

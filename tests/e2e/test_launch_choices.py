@@ -9,7 +9,7 @@ pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 @pytest.fixture
 def launch_page(page, live_server, world):
     """lead_a, who leads organization A and Gamma (a reservation each), on the ParallelCluster launch form."""
-    from portal.choices import MembershipRole
+    from portal.core.choices import MembershipRole
     from tests.factories import MembershipFactory, OrganizationFactory
     from tests.workloads.factories_workloads import CapacityReservationFactory
 

@@ -4,8 +4,8 @@ real."""
 import pytest
 
 from clusters.remediation.models import RemediationPolicy
-from portal.audit.models import AuditEvent, AuditKind
-from portal.factors.models import Passkey
+from portal.core.audit.models import AuditEvent, AuditKind
+from portal.core.factors.models import Passkey
 from tests.e2e.conftest import screenshot, sign_in
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]

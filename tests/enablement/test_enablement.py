@@ -4,7 +4,7 @@ import datetime
 import pytest
 from django.urls import reverse
 
-from portal.models import TimelineEntry
+from portal.core.models import TimelineEntry
 from tests.interactions.factories_interactions import AttendanceFactory, EnablementSessionFactory
 from workloads.enablement.models import EnablementAttendance, EnablementSession
 

@@ -78,7 +78,7 @@ ROUTES.update({
 })
 # --- engagement: program cycles -------------------------------------------------------------------------
 def _cycle(w):
-    from portal.models import Cycle, CycleParticipation
+    from portal.core.models import Cycle, CycleParticipation
 
     Cycle.objects.filter(status="active").update(status="archived")
     # The active cycle is named to everyone (lists offer it as their filter): its name is not secret.
@@ -152,7 +152,7 @@ def _scheduled_cycle(w):
 
     from django.utils import timezone
 
-    from portal.models import Cycle, CycleParticipation
+    from portal.core.models import Cycle, CycleParticipation
 
     if not Cycle.objects.filter(number=90, status="active").exists():
         OBJECTS["cycle"](w)

@@ -2,9 +2,9 @@
 import factory
 from factory.django import DjangoModelFactory
 
-from portal import escalation_targets as targets
+from portal.core import escalation_targets as targets
+from portal.core.models import Cycle, CycleParticipation, EscalationTarget, Specialist
 from portal.engagement.models import Escalation, TrainedModel
-from portal.models import Cycle, CycleParticipation, EscalationTarget, Specialist
 from tests.factories import OrganizationFactory, UserFactory
 from tests.interactions.factories_interactions import InteractionFactory
 

@@ -15,8 +15,8 @@ from django.apps import apps
 from django.conf import settings
 from django.urls import reverse
 
-from portal import access
-from portal.models import Cycle
+from portal.core import access
+from portal.core.models import Cycle
 from tests.access_cases import ROUTES
 from tests.portal.test_access_matrix import WRITES, _send, methods_of
 from tests.portal.test_routes import all_routes, module_world, signed_in_sessions

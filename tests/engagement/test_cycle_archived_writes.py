@@ -10,8 +10,8 @@ from django.urls import reverse
 from django.utils import timezone
 
 from clusters.health.models import ClusterHealthConfig, HealthPush, ValidationRun
-from portal import access
-from portal.models import Cycle, CycleParticipation
+from portal.core import access
+from portal.core.models import Cycle, CycleParticipation
 from tests.clusters.factories_clusters import ready_cluster
 from tests.health.factories_health import sample
 from tests.interactions.factories_interactions import EnablementSessionFactory

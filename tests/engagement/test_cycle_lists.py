@@ -13,7 +13,7 @@ from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 from django.utils import timezone
 
-from portal.models import Cycle, CycleParticipation
+from portal.core.models import Cycle, CycleParticipation
 from portal.review.models import WeeklyReview, week_start_of
 from tests.clusters.factories_clusters import ClusterFactory
 from tests.interactions.factories_interactions import EnablementSessionFactory

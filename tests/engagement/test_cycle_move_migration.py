@@ -31,8 +31,8 @@ def test_cycles_and_teams_become_core_models_with_their_rows():
         user = User.objects.create(username="moved-specialist")
         old.get_model("engagement", "Specialist").objects.create(user=user, target=target)
         migrate(AFTER)
-        from portal.models import Cycle as CoreCycle
-        from portal.models import EscalationTarget, Specialist
+        from portal.core.models import Cycle as CoreCycle
+        from portal.core.models import EscalationTarget, Specialist
         from workloads.models import InstanceQuota
 
         moved = CoreCycle.objects.get(number=91)

@@ -9,8 +9,8 @@ import pytest
 from django.urls import reverse
 from django.utils import timezone
 
+from portal.core.models import Cycle, CycleParticipation
 from portal.engagement import cycles
-from portal.models import Cycle, CycleParticipation
 from tests.workloads.factories_workloads import CapacityReservationFactory, InstanceQuotaFactory
 from workloads.models import CapacityReservation, InstanceQuota
 
@@ -205,7 +205,7 @@ def test_the_overview_lists_what_leaving_organizations_still_hold_to_wind_down(c
 
 
 def test_the_next_cycle_is_named_after_the_current_one_unless_named(current, world, client):
-    from portal.models import Cycle as C
+    from portal.core.models import Cycle as C
 
     assert cycles.next_name(C(number=3, name="GENIAC Cycle 3")) == "GENIAC Cycle 4"
     assert cycles.next_name(C(number=3, name="Spring 2026")) == "Cycle 4"
@@ -231,7 +231,7 @@ def test_a_leaving_organizations_page_lists_what_it_still_holds(current, world, 
 
 
 def test_the_lead_home_marks_an_organization_that_left_the_active_cycle(current, world, client):
-    from portal.models import Membership
+    from portal.core.models import Membership
 
     Membership.objects.get_or_create(user=world.lead_b, organization=world.org_a, role="lead_sa")
     client.force_login(world.lead_b)

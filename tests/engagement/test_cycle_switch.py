@@ -13,8 +13,8 @@ from django.urls import reverse
 from django.utils import timezone
 
 from clusters.models import Cluster
+from portal.core.models import Cycle, CycleCarry, CycleParticipation, Organization, User
 from portal.engagement import cycles
-from portal.models import Cycle, CycleCarry, CycleParticipation, Organization, User
 from portal.review.figures.overview import overview
 from workloads.models import CapacityReservation, InstanceQuota
 
@@ -92,7 +92,7 @@ def test_the_next_cycle_as_a_program_manager_starts_it_on_the_demo(client):
     quotas = client.get(reverse("workloads:quota_list"))
     assert {q.pk for q in quotas.context["object_list"]} == set(
         InstanceQuota.objects.filter(organization=kotoba_org).values_list("pk", flat=True))
-    from portal import access
+    from portal.core import access
 
     kotoba_cluster.refresh_from_db()
     assert access.can(lead, access.LAUNCH, kotoba_cluster) and not access.in_archived_cycle(kotoba_cluster)

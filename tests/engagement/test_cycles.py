@@ -8,9 +8,9 @@ import pytest
 from django.urls import reverse
 from django.utils import timezone
 
+from portal.core.models import Cycle, CycleParticipation
 from portal.engagement import cycles
 from portal.engagement.models import Milestone, TrainedModel
-from portal.models import Cycle, CycleParticipation
 from tests.interactions.factories_interactions import (
     AttendanceFactory,
     EnablementSessionFactory,
@@ -54,7 +54,7 @@ def test_only_one_cycle_is_active(cycle):
 
 def test_archived_cycle_rows_are_read_only_for_everyone(cycle, world, client):
     quota = InstanceQuotaFactory(organization=world.org_a)
-    from portal import access
+    from portal.core import access
 
     assert access.can(world.pm, access.CHANGE, quota)
     Cycle.objects.filter(pk=cycle.pk).update(status="archived")

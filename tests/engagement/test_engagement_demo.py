@@ -2,8 +2,8 @@
 and cycle 3 active, and outcomes for several organizations."""
 from django.core.management import call_command
 
+from portal.core.models import Cycle, Specialist, User
 from portal.engagement.models import Escalation, Milestone, TrainedModel
-from portal.models import Cycle, Specialist, User
 
 
 def test_demo_engagement(db):

@@ -1,6 +1,6 @@
 """Escalations, trained models, milestones and cycles through the generic page and API cases (tests/viewtests.py)."""
+from portal.core.models import Cycle
 from portal.engagement.models import Escalation, Milestone, TrainedModel
-from portal.models import Cycle
 from tests import viewtests
 from tests.engagement.factories_engagement import CycleFactory, EscalationFactory, TrainedModelFactory
 from tests.interactions.factories_interactions import InteractionFactory

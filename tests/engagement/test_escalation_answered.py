@@ -6,9 +6,9 @@ import pytest
 from django.core import mail
 from django.urls import reverse
 
+from portal.core.models import NotificationDelivery, NotificationSetting
+from portal.core.notifications import deliver
 from portal.engagement import services
-from portal.models import NotificationDelivery, NotificationSetting
-from portal.notifications import deliver
 from tests.engagement.factories_engagement import specialist, target
 from tests.factories import MembershipFactory, UserFactory
 from tests.interactions.factories_interactions import InteractionFactory

@@ -5,10 +5,10 @@ from __future__ import annotations
 import pytest
 from django.urls import reverse
 
-from portal import access, timeline
+from portal.core import access, timeline
+from portal.core.models import TimelineEntry
 from portal.engagement import services
 from portal.engagement.models import Escalation
-from portal.models import TimelineEntry
 from tests.engagement.factories_engagement import EscalationFactory, specialist, target
 from tests.interactions.factories_interactions import InteractionFactory
 from tests.queries import assert_flat_queries
@@ -33,8 +33,8 @@ def _raise(world, org=None, slug="frameworks", question="NCCL all_reduce at 30 G
 
 
 def test_the_curated_targets_are_loaded_by_the_migration():
-    from portal.escalation_targets import TARGETS
-    from portal.models import EscalationTarget
+    from portal.core.escalation_targets import TARGETS
+    from portal.core.models import EscalationTarget
 
     assert set(EscalationTarget.objects.values_list("slug", flat=True)) >= {t["slug"] for t in TARGETS}
 
@@ -146,7 +146,7 @@ def test_specialist_sees_their_teams_escalations_across_organizations_only(world
     assert set(Interaction.objects.visible_to(frameworks_specialist)) == {a.interaction, b.interaction}
     assert untouched not in Interaction.objects.visible_to(ec2_specialist)
     # Nothing else of the organizations' data.
-    from portal.models import Organization
+    from portal.core.models import Organization
 
     timeline.record(world.org_a, "note", "shared note")
     for model in (Organization, TimelineEntry, InteractionComment):

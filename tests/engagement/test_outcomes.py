@@ -8,9 +8,9 @@ import pytest
 from django.urls import reverse
 from django.utils import timezone
 
+from portal.core.models import TimelineEntry
 from portal.engagement import outcomes
 from portal.engagement.models import Milestone, TrainedModel
-from portal.models import TimelineEntry
 from tests.engagement.factories_engagement import TrainedModelFactory
 from tests.queries import assert_flat_queries
 

@@ -10,9 +10,9 @@ import pytest
 from django.urls import reverse
 from slack_sdk.signature import SignatureVerifier
 
+from portal.core.models import NotificationDelivery
 from portal.engagement.models import SlackCapture, SlackThread
 from portal.engagement.tasks import CAPTURE_RETRIES, capture_thread, sweep_captures
-from portal.models import NotificationDelivery
 from tests.engagement.conftest import SECRET, TEAM
 from tests.faults.test_broker_down import private_redis  # noqa: F401 - fixture
 from workloads.interactions.models import Interaction
@@ -236,7 +236,7 @@ def test_a_real_worker_logs_the_thread_through_a_rate_limit_and_replies_in_it(re
     stays out of the customer channel's thread, a shared one is posted in it."""
     from django.conf import settings
 
-    from portal.notifications import Event, notify
+    from portal.core.notifications import Event, notify
 
     monkeypatch.setenv("SLACK_API_URL", settings.SLACK_API_URL)  # the worker process reads its settings from here
     monkeypatch.setenv("SLACK_BOT_TOKEN", settings.SLACK_BOT_TOKEN)

@@ -3,7 +3,7 @@ mention and no disguised ``<https://…|…>`` link can come out of a title, bod
 
 The senders are enumerated from the code (``SENDERS`` below is checked against every Slack call the product
 makes), and each is driven for real with hostile text: the notification webhook (every channel of
-``portal.notifications`` that reaches Slack, for every kind of event the code raises), the reply in an
+``portal.core.notifications`` that reaches Slack, for every kind of event the code raises), the reply in an
 interaction's thread, the ephemeral answers (through ``response_url`` and ``chat.postEphemeral``) and the slash
 command's answer. Slack's Web API and webhook are local HTTP stand-ins that record what they are sent."""
 from __future__ import annotations
@@ -19,11 +19,11 @@ import pytest
 from django.urls import reverse
 from slack_sdk.signature import SignatureVerifier
 
-from portal import notifications
+from portal.core import notifications
+from portal.core.models import NotificationDelivery, NotificationSetting
+from portal.core.notifications import Event, deliver, notify
 from portal.engagement import slack
 from portal.engagement.models import SlackThread
-from portal.models import NotificationDelivery, NotificationSetting
-from portal.notifications import Event, deliver, notify
 from tests.engagement.conftest import SECRET, TEAM
 from tests.interactions.factories_interactions import InteractionFactory
 from tests.portal.test_notifications import webhook  # noqa: F401 - fixture
@@ -35,7 +35,7 @@ HOSTILE = ("<!channel> <https://evil.example/login|Your GENIAC session expired: 
 ROOT = Path(__file__).resolve().parents[2]
 # Every function of the product that sends a message to Slack, and the test below that drives it.
 SENDERS = {
-    ("portal/notifications.py", "_send_slack"): "test_notifications_of_every_kind_reach_the_webhook_as_text",
+    ("portal/core/notifications.py", "_send_slack"): "test_notifications_of_every_kind_reach_the_webhook_as_text",
     ("portal/engagement/slack.py", "send_thread_reply"): "test_the_reply_in_an_interactions_thread_is_text",
     ("portal/engagement/slack.py", "tell"): "test_ephemeral_answers_are_text_on_both_paths",
     ("portal/engagement/views/slack.py", "_ephemeral"): "test_the_slash_commands_answer_is_text",
@@ -84,7 +84,7 @@ def _slack_senders() -> set[tuple[str, str]]:
                     keys = {k.value for k in getattr(inner, "keys", []) if isinstance(k, ast.Constant)}
                     if SLACK_CALLS.match(name) or name == "slack_text" or "response_type" in keys:
                         found.add((relative, node.name))
-    return found - {("portal/notifications.py", "slack_text")}  # builds the text; _send_slack sends it
+    return found - {("portal/core/notifications.py", "slack_text")}  # builds the text; _send_slack sends it
 
 
 def test_every_slack_sender_is_driven_by_a_test_here():
@@ -172,7 +172,7 @@ def test_the_slash_commands_answer_is_text(client, world, linked, slack_api):
 
 
 def test_escape_is_slacks_rule():
-    from portal.slack_markup import escape, link
+    from portal.core.slack_markup import escape, link
 
     assert escape("<!here> a&b <x|y>") == "&lt;!here&gt; a&amp;b &lt;x|y&gt;" and escape(None) == ""
     assert link("https://portal.example/a|b", "<open>") == "<https://portal.example/a%7Cb|&lt;open&gt;>"

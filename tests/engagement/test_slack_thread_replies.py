@@ -6,9 +6,9 @@ from __future__ import annotations
 import pytest
 
 from portal.celery import app
+from portal.core.models import NotificationDelivery
+from portal.core.notifications import MAX_RETRIES, Event, deliver, notify, sweep_pending
 from portal.engagement.models import SlackThread
-from portal.models import NotificationDelivery
-from portal.notifications import MAX_RETRIES, Event, deliver, notify, sweep_pending
 from tests.faults.test_broker_down import private_redis  # noqa: F401 - fixture
 from tests.interactions.factories_interactions import InteractionFactory
 

@@ -5,7 +5,7 @@ import threading
 
 import pytest
 
-from portal import aws as portal_aws
+from portal.core import aws as portal_aws
 
 THROTTLE = b"""<ErrorResponse xmlns="http://cloudformation.amazonaws.com/doc/2010-05-15/">
 <Error><Type>Sender</Type><Code>Throttling</Code><Message>Rate exceeded</Message></Error>

@@ -95,8 +95,8 @@ def test_pages_render_and_healthz_degrades_while_redis_is_down(client, world, pr
 def test_notifications_the_broker_missed_are_sent_by_the_sweep(world, private_redis, django_capture_on_commit_callbacks):
     import redis as redis_lib
 
-    from portal.models import NotificationDelivery, NotificationSetting
-    from portal.notifications import Event, notify, sweep_pending
+    from portal.core.models import NotificationDelivery, NotificationSetting
+    from portal.core.notifications import Event, notify, sweep_pending
 
     NotificationSetting.objects.create(name="#leads", email_recipients="leads@example.com", include_internal=True)
     private_redis.stop()

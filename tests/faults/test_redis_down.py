@@ -27,8 +27,8 @@ from clusters.health import pushes, services
 from clusters.health.models import HealthPush
 from clusters.models import Cluster
 from portal.celery import app
+from portal.core.models import NotificationDelivery, NotificationSetting
 from portal.engagement.models import SlackCapture
-from portal.models import NotificationDelivery, NotificationSetting
 from tests.clusters.factories_clusters import launched_cluster, ready_cluster
 from tests.engagement.conftest import SECRET, TEAM, linked, slack_api  # noqa: F401 - fixtures
 from tests.faults.test_broker_down import PrivateRedis
@@ -235,7 +235,7 @@ def test_a_delete_through_the_api_is_saved_and_left_for_the_sweep(live_server, w
 
 
 def test_an_escalations_notification_is_kept_for_the_sweep(live_server, world, redis):
-    from portal.notifications import sweep_pending
+    from portal.core.notifications import sweep_pending
 
     NotificationSetting.objects.create(name="#leads", email_recipients="leads@example.com", include_internal=True,
                                        min_severity="low")
@@ -321,8 +321,8 @@ def test_healthz_says_degraded_at_once(live_server, world, redis):
 def test_a_send_that_asks_for_a_result_is_still_an_outage_not_an_error(redis):
     """A caller that asks for a result (``ignore_result=False``) subscribes to the result store first; when it
     is down Celery gives up with a RuntimeError (bounded by the store's retry policy): still "queued"."""
-    from portal import jobs
-    from portal.tasks import ping
+    from portal.core import jobs
+    from portal.core.tasks import ping
 
     redis.stop()
     point_celery_at(redis.url, redis.url)

@@ -7,9 +7,9 @@ import datetime
 import pytest
 
 from clusters.accounting.models import OrganizationDay
-from portal import timeline
-from portal.choices import TimelineKind
-from portal.models import Cycle, CycleParticipation
+from portal.core import timeline
+from portal.core.choices import TimelineKind
+from portal.core.models import Cycle, CycleParticipation
 from portal.review.funder import services
 from portal.review.funder.models import FunderReport
 

@@ -7,10 +7,10 @@ from django.core.management import call_command
 from django.test import Client
 from django.urls import reverse
 
-from portal.models import User
+from portal.core.models import User
 from portal.review.funder import services
-from portal.review.funder.demo import TITLE
 from portal.review.funder.models import FunderReport
+from sandbox.funder import TITLE
 
 pytestmark = pytest.mark.world_per_test
 

@@ -7,7 +7,7 @@ from django.db import connection
 from django.test import Client
 from django.urls import reverse
 
-from portal.models import User
+from portal.core.models import User
 from portal.review.funder.models import FunderReport
 from tests.funder.conftest import draft, seed_period
 

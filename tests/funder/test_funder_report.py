@@ -181,7 +181,7 @@ def test_a_second_cycle_end_report_uses_the_cycles_organizations(world):
 
 
 def test_the_report_page_needs_as_many_queries_for_many_organizations_as_for_few(world, quarter):
-    from portal.models import Cycle, CycleParticipation
+    from portal.core.models import Cycle, CycleParticipation
     from tests.factories import OrganizationFactory
     from tests.queries import assert_flat_queries
 

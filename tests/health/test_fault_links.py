@@ -6,7 +6,7 @@ from django.core.exceptions import ValidationError
 from django.urls import reverse
 
 from clusters.health.models import INTERACTION_OTHER_ORGANIZATION, GpuFault
-from portal import access
+from portal.core import access
 from tests.factories import MembershipFactory, UserFactory
 from tests.health.factories_health import ClusterFactory, GpuFaultFactory
 from tests.interactions.factories_interactions import InteractionFactory

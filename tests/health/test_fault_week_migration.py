@@ -4,7 +4,7 @@ import datetime
 import pytest
 from django.utils import timezone
 
-from portal.weeks import week_of
+from portal.core.weeks import week_of
 from tests.health.factories_health import ClusterFactory
 from tests.migrations import migrate, rolled_back_to
 

@@ -3,7 +3,7 @@
 import pytest
 
 from clusters.health import xid
-from portal import instance_types
+from portal.core import instance_types
 
 
 def test_get_accepts_sagemaker_prefix_and_case():

@@ -7,7 +7,7 @@ from django.db import connection
 
 from clusters.health import services
 from clusters.health.models import ClusterHealthState, GpuFault, NodeHealth
-from portal.models import NotificationDelivery, NotificationSetting, TimelineEntry
+from portal.core.models import NotificationDelivery, NotificationSetting, TimelineEntry
 from tests import concurrency
 from tests.health.factories_health import ClusterFactory, sample
 

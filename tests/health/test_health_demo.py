@@ -1,10 +1,10 @@
 """The health demo seed goes through the real ingestion service and is idempotent."""
 from django.core.management import call_command
 
-from clusters.accounting.demo_accounting import CLUSTERS as ACCOUNTING_CLUSTERS
 from clusters.health.models import GpuFault, HealthReport, NodeHealth, ValidationRun
 from clusters.models import Cluster
-from clusters.remediation.demo import NAME as REMEDIATION_CLUSTER
+from sandbox.accelerator_hours import CLUSTERS as ACCOUNTING_CLUSTERS
+from sandbox.remediation import NAME as REMEDIATION_CLUSTER
 
 
 def test_seed_twice_changes_nothing(db):
@@ -35,7 +35,7 @@ def test_the_demos_exporters_push_a_cluster_whose_report_is_old(db, world):
 
     from clusters.health import current
     from clusters.health import services as health
-    from clusters.health.demo_health import nodes_scrape
+    from sandbox.health import nodes_scrape
     from tests.health.factories_health import ClusterFactory
 
     cluster = ClusterFactory(organization=world.org_a, name="old-p5", node_count=2, instance_type="p5.48xlarge",

@@ -16,7 +16,7 @@ from clusters.health.models import (
     hash_token,
 )
 from clusters.health.prometheus import ParseError
-from portal.models import TimelineEntry
+from portal.core.models import TimelineEntry
 from tests.health.factories_health import ClusterFactory, sample
 from tests.queries import assert_flat_queries
 

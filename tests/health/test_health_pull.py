@@ -18,7 +18,7 @@ from clusters.health.models import ClusterHealthConfig, HealthReport
 from clusters.health.reader import parse
 from clusters.health.summary import summarize
 from clusters.health.tasks import pull_all, pull_cluster
-from portal import outbound
+from portal.core import outbound
 from tests.health.factories_health import ClusterFactory, sample
 
 PROMETHEUS = shutil.which("prometheus") or ("/usr/bin/prometheus" if shutil.os.path.exists("/usr/bin/prometheus") else None)
@@ -173,7 +173,7 @@ def test_basic_and_bearer_auth_headers(exporter, db):
 def test_sigv4_signs_with_the_organizations_assumed_role(aws, world):
     """AMP requests are signed with the credentials of the organization's role (assumed through the
     embedded STS), never with the portal's own; the region is the workspace host's."""
-    from portal import aws as portal_aws
+    from portal.core import aws as portal_aws
 
     world.org_a.external_id = "ext-1"
     world.org_a.save()

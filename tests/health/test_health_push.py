@@ -45,7 +45,7 @@ def stored_names(settings) -> list[str]:
     if settings.HEALTH_PUSH_STORAGE == "local":
         directory = Path(settings.HEALTH_PUSH_DIR)
         return sorted(str(p) for p in directory.iterdir()) if directory.exists() else []
-    from portal import aws
+    from portal.core import aws
 
     s3 = aws.client("s3")
     bucket = settings.HEALTH_PUSH_BUCKET
@@ -279,7 +279,7 @@ def test_a_large_body_is_stored_in_parts_and_read_as_a_stream(client, cluster, t
     row = HealthPush.objects.get(pk=response.json()["push"])
     assert row.compressed_bytes > bodies.PART and row.text_bytes == len(text)
     if storage == "s3":
-        from portal import aws
+        from portal.core import aws
 
         key = row.body.split("/", 3)[3]
         head = aws.client("s3").head_object(Bucket=settings.HEALTH_PUSH_BUCKET, Key=key)
@@ -306,7 +306,7 @@ def test_the_sweep_deletes_bodies_a_finished_push_left_and_the_bucket_expires_th
     pushes.sweep()
     assert stored_names(settings) == [] and HealthPush.objects.get(pk=row.pk).body == ""
     if storage == "s3":
-        from portal import aws
+        from portal.core import aws
 
         rules = aws.client("s3").get_bucket_lifecycle_configuration(Bucket=settings.HEALTH_PUSH_BUCKET)["Rules"]
         assert [(r["Filter"]["Prefix"], r["Expiration"]["Days"], r["AbortIncompleteMultipartUpload"]) for r in rules] \

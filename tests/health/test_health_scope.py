@@ -13,7 +13,7 @@ from django.utils import timezone
 from clusters.health import current, services
 from clusters.health.models import ClusterHealthState, GpuFault, HealthReport, NodeHealth
 from clusters.models import Cluster
-from portal.models import TimelineEntry
+from portal.core.models import TimelineEntry
 from tests.health.factories_health import ClusterFactory, sample
 from tests.queries import assert_flat_queries
 

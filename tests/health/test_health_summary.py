@@ -8,7 +8,7 @@ import pytest
 from clusters.health import baselines
 from clusters.health.reader import parse
 from clusters.health.summary import VERDICTS, summarize, worse
-from portal.instance_types import UnknownInstanceType
+from portal.core.instance_types import UnknownInstanceType
 
 DATA = Path(__file__).resolve().parents[1] / "data"
 

@@ -11,7 +11,7 @@ from django.utils import timezone
 from clusters.health import readiness, services
 from clusters.health.models import HealthReport, ValidationRun
 from clusters.models import Stack
-from portal.models import TimelineEntry
+from portal.core.models import TimelineEntry
 from tests.conftest import MARKER_A
 from tests.health.factories_health import ClusterFactory, sample, validation_run
 

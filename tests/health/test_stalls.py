@@ -15,7 +15,7 @@ from clusters.choices import ClusterState
 from clusters.health import services as health
 from clusters.health import stalls
 from clusters.health.models import GpuFault, HealthReport
-from portal.models import NotificationDelivery, NotificationSetting, TimelineEntry
+from portal.core.models import NotificationDelivery, NotificationSetting, TimelineEntry
 from tests.accounting.scrapes import p5_scrape
 from tests.clusters.factories_clusters import ClusterFactory
 from tests.concurrency import race

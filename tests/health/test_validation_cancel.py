@@ -9,10 +9,10 @@ import pytest
 from django.utils import timezone
 from rest_framework.test import APIClient
 
-from clusters.aws import moto_headnode, moto_sbatch
 from clusters.health import headnode, validation
 from clusters.health.models import ValidationJob, ValidationRun
-from portal.models import TimelineEntry
+from portal.core.models import TimelineEntry
+from sandbox.aws import moto_headnode, moto_sbatch
 from tests import concurrency
 from tests.health.factories_health import ClusterFactory, sample
 from tests.health.test_validation_jobs import HOSTS, pcluster, reported, step_until_submitted, wait

@@ -14,13 +14,13 @@ import requests
 from django.utils import timezone
 from rest_framework.test import APIClient
 
-from clusters.aws import moto_collectives, moto_headnode, moto_sbatch
 from clusters.health import services, validation
 from clusters.health.models import ValidationJob, ValidationRun
 from clusters.health.services import ingest
 from clusters.models import Cluster
-from portal.aws import client as aws_client
-from portal.models import TimelineEntry
+from portal.core.aws import client as aws_client
+from portal.core.models import TimelineEntry
+from sandbox.aws import moto_collectives, moto_headnode, moto_sbatch
 from tests import concurrency
 from tests.clusters.factories_clusters import launched_cluster, run_pipeline
 from tests.health.factories_health import ClusterFactory, sample
@@ -474,7 +474,7 @@ def test_the_trend_shows_a_regression_after_a_software_change(world, cluster):
 
 @pytest.mark.django_db
 def test_the_demo_starts_one_validation_on_a_launched_slurm_cluster(world, aws, settings):
-    from clusters.health import demo_validation
+    from sandbox import validation as demo_validation
 
     settings.PORTAL_BASE_URL = ""
     assert "validation_job" not in demo_validation.seed({})  # no address to post back to: nothing started

@@ -10,7 +10,7 @@ from django.urls import reverse
 
 from clusters.health import readiness
 from clusters.health.models import ValidationRun
-from portal.models import TimelineEntry
+from portal.core.models import TimelineEntry
 from tests import samples
 from tests.health.factories_health import ClusterFactory, sample
 

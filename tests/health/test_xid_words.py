@@ -3,7 +3,7 @@ language: every word of the table is marked (``clusters/health/xid_words.py``) a
 from django.utils import translation
 
 from clusters.health import xid, xid_words
-from portal.templatetags.portal_display import stored_words
+from portal.core.templatetags.portal_display import stored_words
 
 
 def test_every_word_of_the_xid_table_is_marked_and_reads_in_japanese():

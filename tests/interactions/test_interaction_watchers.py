@@ -7,8 +7,8 @@ from django.core import mail
 from django.urls import reverse
 from django.utils import timezone
 
-from portal.models import NotificationDelivery
-from portal.notifications import deliver
+from portal.core.models import NotificationDelivery
+from portal.core.notifications import deliver
 from tests.factories import MembershipFactory, UserFactory
 from tests.health.factories_health import ClusterFactory, GpuFaultFactory
 from tests.interactions.factories_interactions import InteractionFactory

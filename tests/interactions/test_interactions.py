@@ -7,8 +7,8 @@ import pytest
 from django.urls import reverse
 from django.utils import timezone
 
-from portal.markdown import render
-from portal.models import TimelineEntry
+from portal.core.markdown import render
+from portal.core.models import TimelineEntry
 from tests.conftest import MARKER_A
 from tests.interactions.factories_interactions import InteractionFactory
 from tests.queries import assert_flat_queries
@@ -140,7 +140,7 @@ def _form(world, **overrides):
 
 def test_full_form_creates_and_records_status_and_owner_changes(client, world):
     second_lead = world.lead_b
-    from portal.models import Membership
+    from portal.core.models import Membership
 
     Membership.objects.create(user=second_lead, organization=world.org_a, role="lead_sa")
     client.force_login(world.lead_a)

@@ -2,7 +2,7 @@
 import pytest
 from django.urls import reverse
 
-from portal.models import TimelineEntry
+from portal.core.models import TimelineEntry
 from tests.interactions.factories_interactions import InteractionFactory
 from workloads.interactions.models import ChallengeTag, Interaction
 
@@ -83,7 +83,7 @@ def test_filters_and_scoping(client, world):
 
 
 def test_timeline_api_filters_by_tag_and_date(client, world):
-    from portal import timeline
+    from portal.core import timeline
 
     timeline.record(world.org_a, "interaction", "tagged", tags=["slurm", "efa-networking"])
     timeline.record(world.org_a, "interaction", "other", tags=["slurm-extra"])

@@ -3,7 +3,7 @@ import pytest
 from celery import signature
 from django.urls import reverse
 
-from portal import aws as portal_aws
+from portal.core import aws as portal_aws
 from tests.interactions.factories_interactions import InteractionFactory
 from workloads.interactions.models import Interaction
 from workloads.interactions.support import sync_interaction
@@ -42,7 +42,7 @@ def test_sync_answers_to_its_old_task_name(world, aws, case_id):
 
 def test_sync_of_open_cases_answers_to_its_old_task_name(world, monkeypatch):
     sent = []
-    monkeypatch.setattr("portal.jobs.send", lambda task, *args, **options: sent.append((task.name, args)) or True)
+    monkeypatch.setattr("portal.core.jobs.send", lambda task, *args, **options: sent.append((task.name, args)) or True)
     obj = InteractionFactory(organization=world.org_a, kind="support_case", support_case_id="case-123456789012-2026-abcdefgh12345678")
     InteractionFactory(organization=world.org_a, kind="support_case", support_case_id="", summary="no case")
     assert signature("workloads.support.sync_open_cases").apply().get() == 1

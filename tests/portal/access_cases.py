@@ -50,7 +50,7 @@ ROUTES.update({
 
 
 def _timeline_entry(w):
-    from portal import timeline
+    from portal.core import timeline
 
     return timeline.record(w.org_a, "note", "ZZ-ORG-A-SECRET kickoff", visibility="shared")
 
@@ -86,7 +86,7 @@ ROUTES["audit:event_list"] = Case(foreign=LIST)
 
 
 def _audit_event(w):
-    from portal.audit.models import AuditEvent, AuditKind
+    from portal.core.audit.models import AuditEvent, AuditKind
 
     return AuditEvent.objects.create(kind=AuditKind.AWS_ACTION, organization=w.org_a, actor_name="worker",
                                      method="ec2:RunInstances", target="ZZ-ORG-A-SECRET instance")
@@ -118,7 +118,7 @@ _writes("factors:passkey_delete", _static({}), (), refused={r: 404 for r in _SIG
 
 
 def _passkey(w):
-    from portal.factors.models import Passkey
+    from portal.core.factors.models import Passkey
     from tests.factories import MembershipFactory, UserFactory
 
     owner = MembershipFactory(user=UserFactory(username="passkey_owner_a"), organization=w.org_a).user
@@ -147,7 +147,7 @@ _writes("sso:provider_edit", _static({**_PROVIDER, "client_secret": ""}), PM, su
 
 
 def _identity_provider(w):
-    from portal.sso.models import IdentityDomain, IdentityProvider
+    from portal.core.sso.models import IdentityDomain, IdentityProvider
 
     provider = IdentityProvider.objects.create(organization=w.org_a, name="Alpha SSO ZZ-ORG-A-SECRET",
                                                issuer="https://sso.alpha-idp.example", client_id="portal",

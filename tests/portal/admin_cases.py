@@ -82,8 +82,8 @@ def _new_row(objs: dict, label: str):
     from rest_framework.authtoken.models import TokenProxy
 
     from clusters.health.models import ClusterHealthConfig
+    from portal.core.models import NotificationDelivery, NotificationSetting
     from portal.engagement.models import SlackChannelLink, SlackUserLink
-    from portal.models import NotificationDelivery, NotificationSetting
 
     user = objs["organization"].memberships.first().user
     builders = {
@@ -92,7 +92,7 @@ def _new_row(objs: dict, label: str):
         "knox.authtoken": lambda: AuthToken.objects.create(user=user)[0],
         "django_celery_beat.intervalschedule": lambda: IntervalSchedule.objects.create(every=2, period="days"),
         "django_celery_beat.periodictask": lambda: PeriodicTask.objects.create(
-            name="admin-matrix", task="portal.tasks.noop",
+            name="admin-matrix", task="portal.core.tasks.noop",
             interval=IntervalSchedule.objects.create(every=1, period="days")),
         "django_celery_beat.crontabschedule": lambda: CrontabSchedule.objects.create(minute="5"),
         "django_celery_beat.solarschedule": lambda: SolarSchedule.objects.create(

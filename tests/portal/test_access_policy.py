@@ -2,8 +2,8 @@
 import pytest
 from django.contrib.auth.models import AnonymousUser
 
-from portal import access, timeline
-from portal.models import Membership, Organization, TimelineEntry
+from portal.core import access, timeline
+from portal.core.models import Membership, Organization, TimelineEntry
 
 
 @pytest.mark.django_db
@@ -57,7 +57,7 @@ def test_model_missing_from_the_policy_is_denied(world, monkeypatch):
 def test_every_restricted_model_is_in_the_policy():
     from django.apps import apps
 
-    from portal.querysets import RestrictedQuerySet
+    from portal.core.querysets import RestrictedQuerySet
 
     missing = [
         m._meta.label_lower

@@ -8,9 +8,9 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
-from portal import aws
-from portal.audit.models import AppendOnly, AuditEvent, AuditKind
-from portal.audit.tasks import purge
+from portal.core import aws
+from portal.core.audit.models import AppendOnly, AuditEvent, AuditKind
+from portal.core.audit.tasks import purge
 
 PASSWORD = "pw-for-tests"
 

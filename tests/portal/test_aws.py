@@ -1,7 +1,7 @@
 """The client factory talks to a real HTTP endpoint and assumes the organization's role."""
 import pytest
 
-from portal import aws as portal_aws
+from portal.core import aws as portal_aws
 
 
 def test_client_assumes_the_organization_role(aws, world):

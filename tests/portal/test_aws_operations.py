@@ -1,4 +1,4 @@
-"""The one list of AWS operations (portal/aws_operations.py) against the code, botocore's models and docs/aws.md."""
+"""The one list of AWS operations (portal/core/aws_operations.py) against the code, botocore's models and docs/aws.md."""
 from __future__ import annotations
 
 import re
@@ -8,7 +8,7 @@ from pathlib import Path
 from botocore import xform_name
 from botocore.loaders import create_loader
 
-from portal import aws_operations
+from portal.core import aws_operations
 
 ROOT = Path(__file__).resolve().parents[2]
 # A call on a boto3 client: ``<client>.<operation>(`` or ``_call(<client>.<operation>, …)``.
@@ -18,7 +18,7 @@ _CLIENTS = r"(?:client|sagemaker|ssm|s3|cloudformation|eks|sts|grafana_client|ec
 def _product_modules() -> dict[str, str]:
     files = subprocess.run(["git", "ls-files", "*.py"], cwd=ROOT, capture_output=True, text=True, check=True)
     return {name: (ROOT / name).read_text() for name in files.stdout.split()
-            if not name.startswith(("tests/", "bench/", "clusters/aws/")) and (ROOT / name).exists()}
+            if not name.startswith(("tests/", "bench/", "sandbox/aws/")) and (ROOT / name).exists()}
 
 
 def _called() -> set[tuple[str, str, str]]:
@@ -52,7 +52,7 @@ def test_every_listed_operation_exists_in_botocores_model_and_is_called_where_it
 
 def test_docs_aws_md_is_rendered_from_the_list():
     assert (ROOT / "docs" / "aws.md").read_text() == aws_operations.render(), (
-        "regenerate it: python -m portal.aws_operations > docs/aws.md")
+        "regenerate it: python -m portal.core.aws_operations > docs/aws.md")
 
 
 def test_the_readme_paragraph_names_every_permission_of_the_role():

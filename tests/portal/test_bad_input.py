@@ -21,7 +21,7 @@ def test_nul_in_form_body_is_refused(client, world):
 
 
 def test_datetime_filter_with_an_offset_postgresql_cannot_store(client, world):
-    from portal import timeline
+    from portal.core import timeline
 
     timeline.record(world.org_a, "note", "entry")
     client.force_login(world.pm)
@@ -41,7 +41,7 @@ def test_limit_and_offset_out_of_range_are_a_400(client, world):
 
 
 def test_limit_is_bounded_and_valid_numbers_work(client, world):
-    from portal.api.pagination import MAX_LIMIT
+    from portal.core.api.pagination import MAX_LIMIT
 
     client.force_login(world.pm)
     assert client.get("/api/portal/organizations/", {"limit": str(MAX_LIMIT)}).status_code == 200
@@ -56,7 +56,7 @@ def test_deeply_nested_json_is_a_400(client, world):
     response = client.post("/api/portal/organizations/", data=body, content_type="application/json")
     assert response.status_code == 400 and "nested deeper" in response.json()["detail"]
     # Brackets inside strings are text, not nesting.
-    from portal.api.parsers import nesting_depth
+    from portal.core.api.parsers import nesting_depth
 
     assert nesting_depth('{"a": "[[[[[[\\"[[["}') == 1
 
@@ -85,7 +85,7 @@ def test_uploads_over_the_limit_are_refused_before_the_body_is_read(rf, world, s
 
     from django.core.handlers.wsgi import WSGIRequest
 
-    from portal.middleware import RejectNulBytesMiddleware
+    from portal.core.middleware import RejectNulBytesMiddleware
 
     settings.FILE_UPLOAD_MAX_BYTES = 1000
     boundary = "BoUnDaRy"
@@ -163,16 +163,16 @@ def test_a_deeply_nested_sns_body_is_a_400_not_a_crash(client, db):
 
 
 def test_every_reader_of_outside_json_bounds_its_nesting():
-    """JSON the portal did not write is read through ``portal.json_input.loads`` only (it bounds nesting before
+    """JSON the portal did not write is read through ``portal.core.json_input.loads`` only (it bounds nesting before
     decoding). A ``json.loads``/``json.load`` or ``.json()`` of a third-party client elsewhere fails this test
     unless it is listed here with why its input is the portal's own."""
     import re
     from pathlib import Path
 
     own_json = {
-        "portal/versions.py": "round-trips a value the portal itself holds through its own encoder",
-        "portal/submissions.py": "reads back the body the portal's own renderer just wrote",
-        "portal/json_input.py": "the bounded reader itself",
+        "portal/core/versions.py": "round-trips a value the portal itself holds through its own encoder",
+        "portal/core/submissions.py": "reads back the body the portal's own renderer just wrote",
+        "portal/core/json_input.py": "the bounded reader itself",
         "portal/review/funder/services.py": "round-trips the figures it computed through JSON before freezing them",
     }
     root = Path(__file__).resolve().parents[2]
@@ -180,18 +180,18 @@ def test_every_reader_of_outside_json_bounds_its_nesting():
     for package in ("portal", "workloads", "clusters"):
         for path in (root / package).rglob("*.py"):
             relative = path.relative_to(root).as_posix()
-            if "/migrations/" in relative or relative.startswith("clusters/aws/"):  # the embedded endpoint: tests only
+            if "/migrations/" in relative or relative.startswith("sandbox/aws/"):  # the embedded endpoint: tests only
                 continue
             text = path.read_text()
             if re.search(r"\bjson\.loads?\(|\brequests\b.*\.json\(\)", text) and relative not in own_json:
                 found.append(relative)
-    assert not found, f"decode outside JSON with portal.json_input.loads: {found}"
+    assert not found, f"decode outside JSON with portal.core.json_input.loads: {found}"
 
 
 def test_the_bounded_reader_refuses_depth_as_a_value_error():
     import pytest
 
-    from portal.json_input import TooDeep, loads
+    from portal.core.json_input import TooDeep, loads
 
     assert loads(b'{"a": [[1]]}') == {"a": [[1]]} and loads('"[[[["') == "[[[["
     with pytest.raises(TooDeep):
@@ -206,7 +206,7 @@ def test_too_many_multipart_fields_is_a_400_on_every_api_create(client, world):
     answered 500 (RawPostDataException), with or without an Idempotency-Key."""
     from django.conf import settings
 
-    from portal.models import Organization, Submission
+    from portal.core.models import Organization, Submission
 
     client.force_login(world.staff)
     data = {f"field{i}": "x" for i in range(settings.DATA_UPLOAD_MAX_NUMBER_FIELDS + 1)}

@@ -2,7 +2,7 @@
 import pytest
 from django.core.management import call_command
 
-from portal.models import Membership, Organization, User
+from portal.core.models import Membership, Organization, User
 
 # The seed counts every organization and user: it needs a database without the world the other tests use.
 pytestmark = pytest.mark.world_per_test
@@ -20,7 +20,7 @@ def test_seed_demo_twice_changes_nothing(db):
 
 
 def test_demo_runs_with_debug_off_and_its_own_redis_database(monkeypatch):
-    from portal.management.commands import run_demo
+    from sandbox.management.commands import run_demo
 
     assert run_demo.demo_web_environment() == {"DEBUG": "false"}
     assert run_demo.demo_web_environment(debug=True) == {"DEBUG": "true"}
@@ -55,8 +55,8 @@ def test_the_portals_own_address_is_one_setting_the_demo_sets_to_itself(settings
     from django.urls import reverse
 
     from clusters.launch import portal_alert_endpoint
-    from clusters.remediation.demo import push_url
-    from portal.management.commands import run_demo
+    from sandbox.management.commands import run_demo
+    from sandbox.remediation import push_url
 
     assert not hasattr(live, "VALIDATION_PUBLIC_URL") and not hasattr(live, "DEMO_PORTAL_URL")
     from pathlib import Path

@@ -13,9 +13,10 @@ from clusters.blueprints import pcluster_config
 from clusters.choices import ClusterState
 from clusters.health import current
 from clusters.models import Cluster
-from portal.models import User
+from portal.core.models import User
 from portal.review.figures import overview
-from workloads import demo_spend, prices, usage
+from sandbox import spend as demo_spend
+from workloads import prices, usage
 from workloads.models import CostDay
 
 # The seed counts every organization and user: it needs a database without the world the other tests use.
@@ -70,8 +71,8 @@ def test_the_demo_keeps_every_ready_cluster_reporting_while_it_runs(demo):
 
     from django.utils import timezone
 
-    from clusters import demo_live
     from clusters.health.models import GpuFault
+    from sandbox import live as demo_live
 
     ready = list(Cluster.objects.filter(state=ClusterState.READY))
     later = timezone.now() + datetime.timedelta(minutes=20)

@@ -14,9 +14,9 @@ from django.contrib.sessions.middleware import SessionMiddleware
 from django.core.exceptions import PermissionDenied
 from django.test import RequestFactory
 
+from portal.core.generic import ObjectEditView
+from portal.core.models import Organization
 from portal.engagement.models import TrainedModel
-from portal.generic import ObjectEditView
-from portal.models import Organization
 from tests.engagement.factories_engagement import TrainedModelFactory
 
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 from django_otp.oath import totp
 from django_otp.plugins.otp_totp.models import TOTPDevice
 
-from portal.audit.models import AuditEvent, AuditKind
-from portal.factors import devices, policy
+from portal.core.audit.models import AuditEvent, AuditKind
+from portal.core.factors import devices, policy
 
 
 def _enrol(user) -> TOTPDevice:

@@ -1,4 +1,4 @@
-"""Every protected action (portal/factors/policy.py) is refused without a second factor, pages and API, and goes
+"""Every protected action (portal/core/factors/policy.py) is refused without a second factor, pages and API, and goes
 through with one. Payloads and writers are the access matrix's (tests/access_cases.py), valid for organization A."""
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ from django.utils import timezone
 from django_otp.oath import totp
 from django_otp.plugins.otp_totp.models import TOTPDevice
 
-from portal.factors import policy
+from portal.core.factors import policy
 from tests.access_cases import ROUTES
 from tests.portal.test_access_matrix import _matches, matrix, record_writes  # noqa: F401 - the matrix's world
 

@@ -5,7 +5,7 @@ import re
 
 from django.urls import reverse
 
-from portal.choices import MembershipRole
+from portal.core.choices import MembershipRole
 from tests.factories import MembershipFactory, OrganizationFactory, UserFactory
 from tests.workloads.factories_workloads import InstanceQuotaFactory, QuotaChangeRequestFactory, WorkloadFactory
 

@@ -136,7 +136,7 @@ def test_a_person_without_a_preference_follows_the_browser(client, world):
 
 
 def test_a_page_in_japanese_shows_japanese_and_its_dates(client, world):
-    from portal import timeline
+    from portal.core import timeline
 
     timeline.record(world.org_a, "note", "Kickoff", visibility="shared")
     world.customer_a.language = "ja"
@@ -155,7 +155,7 @@ def test_a_page_in_japanese_shows_japanese_and_its_dates(client, world):
 
 
 def test_an_email_is_written_in_each_recipients_language(world):
-    from portal import notifications
+    from portal.core import notifications
 
     world.lead_a.language = "ja"
     world.lead_a.save(update_fields=["language"])
@@ -172,7 +172,7 @@ def test_an_email_is_written_in_each_recipients_language(world):
 
 
 def test_slack_speaks_the_programs_language_whatever_the_page_does(settings):
-    from portal import notifications
+    from portal.core import notifications
 
     payload = {"title": "EFA down", "severity": "high", "url": "/clusters/1/"}
     with translation.override("ja"):
@@ -210,7 +210,7 @@ def test_the_pdf_in_english_keeps_its_latin_font(client, world):
 def test_workbook_headings_are_translated_and_csv_names_are_not():
     import openpyxl
 
-    from portal import xlsx
+    from portal.core import xlsx
 
     sheets = [("Organizations", ["Organization", "Quota", "Validated"], [["Alpha", 8, True]])]
     with translation.override("ja"):
@@ -236,7 +236,7 @@ def test_the_language_switcher_is_on_every_page_and_posts_back_here(client, worl
 def test_every_chart_script_text_is_translated_for_the_page():
     import re
 
-    from portal.context_processors import JS_STRINGS
+    from portal.core.context_processors import JS_STRINGS
 
     used = set()
     for script in (ROOT / "static" / "js").glob("*-charts.js"):

@@ -1,4 +1,4 @@
-"""The job base (``portal.jobs.models.Job``) and the one sweep over the registered kinds (``portal.jobs.registry``)."""
+"""The job base (``portal.core.jobs.models.Job``) and the one sweep over the registered kinds (``portal.core.jobs.registry``)."""
 from __future__ import annotations
 
 from datetime import timedelta
@@ -12,9 +12,9 @@ from clusters.choices import JobStatus
 from clusters.health.models import HealthPush, ValidationJob
 from clusters.models import LaunchJob
 from clusters.remediation.models import RemediationAction
+from portal.core.jobs import registry
+from portal.core.models import NotificationDelivery
 from portal.engagement.models import SlackCapture
-from portal.jobs import registry
-from portal.models import NotificationDelivery
 from tests.clusters.factories_clusters import ClusterFactory
 from tests.queries import assert_flat_queries
 
@@ -185,10 +185,10 @@ def test_the_job_core_imports_no_app_above_it():
     import ast
     from pathlib import Path
 
-    import portal.jobs
+    import portal.core.jobs
 
     above = ("workloads", "clusters", "portal.engagement", "portal.review")
-    for path in Path(portal.jobs.__file__).parent.glob("*.py"):
+    for path in Path(portal.core.jobs.__file__).parent.glob("*.py"):
         for node in ast.walk(ast.parse(path.read_text())):
             names = [a.name for a in node.names] if isinstance(node, ast.Import) else (
                 [node.module or ""] if isinstance(node, ast.ImportFrom) else [])

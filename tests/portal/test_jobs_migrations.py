@@ -1,4 +1,4 @@
-"""The migrations that made the six job models jobs of ``portal.jobs`` keep every row: a dispatched flag becomes a
+"""The migrations that made the six job models jobs of ``portal.core.jobs`` keep every row: a dispatched flag becomes a
 time (the row's created time), ``queued_at`` is ``dispatched_at``, and the old sweeps' beat rows go."""
 import pytest
 from django.utils import timezone
@@ -44,8 +44,8 @@ def test_dispatch_flags_become_times_and_queued_at_is_kept():
         from clusters.health.models import ValidationJob as NewValidationJob
         from clusters.models import LaunchJob as NewLaunchJob
         from clusters.remediation.models import RemediationAction
+        from portal.core.models import NotificationDelivery
         from portal.engagement.models import SlackCapture
-        from portal.models import NotificationDelivery
 
         # Only the column these migrations wrote is read: the models of today may have columns added later.
         def dispatched_at(model, pk):

@@ -8,8 +8,8 @@ import sys
 
 from django.core.exceptions import PermissionDenied
 
-from portal.logfilters import OneLineRefusals, expected_aws_line
-from portal.management.commands.run_demo import _pass_lines
+from portal.core.logfilters import OneLineRefusals, expected_aws_line
+from sandbox.management.commands.run_demo import _pass_lines
 
 
 def _logged(status: int) -> str:

@@ -15,12 +15,12 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from clusters.health import pushes, services
 from clusters.health.models import HealthPush
-from portal import aws as portal_aws
-from portal import notifications
 from portal.celery import app
-from portal.metrics import broker, instruments
-from portal.models import NotificationDelivery, NotificationSetting
-from portal.tasks import sweep_jobs
+from portal.core import aws as portal_aws
+from portal.core import notifications
+from portal.core.metrics import broker, instruments
+from portal.core.models import NotificationDelivery, NotificationSetting
+from portal.core.tasks import sweep_jobs
 from tests.conftest import MARKER_A
 from tests.health.factories_health import ClusterFactory, sample
 
@@ -213,7 +213,7 @@ def test_a_refused_delivery_counts_as_failed_and_as_an_outbound_refusal(client, 
 
 
 def test_outbound_reasons_are_fixed_words():
-    from portal import outbound
+    from portal.core import outbound
 
     assert instruments.outbound_reason(outbound.PRIVATE) == "private"
     assert instruments.outbound_reason(outbound.UNREACHABLE) == "unreachable"

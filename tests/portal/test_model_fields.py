@@ -7,8 +7,8 @@ from django.contrib import admin
 from django.db import models
 from django.test import RequestFactory
 
-from portal.model_fields import HttpsURLField
-from portal.models import NotificationSetting
+from portal.core.model_fields import HttpsURLField
+from portal.core.models import NotificationSetting
 
 
 def _url_fields():

@@ -9,8 +9,8 @@ import pytest
 from django.core import mail
 from django.urls import reverse
 
-from portal.models import NotificationDelivery, NotificationSetting
-from portal.notifications import MAX_RETRIES, Event, deliver, notify
+from portal.core.models import NotificationDelivery, NotificationSetting
+from portal.core.notifications import MAX_RETRIES, Event, deliver, notify
 from workloads.interactions.models import Interaction
 
 

@@ -16,9 +16,9 @@ from django.urls import reverse
 from clusters.health.choices import AuthKind
 from clusters.health.models import ClusterHealthConfig
 from clusters.health.tasks import pull_cluster
-from portal import outbound
-from portal.models import NotificationDelivery, NotificationSetting
-from portal.notifications import Event, deliver, notify
+from portal.core import outbound
+from portal.core.models import NotificationDelivery, NotificationSetting
+from portal.core.notifications import Event, deliver, notify
 from tests.health.factories_health import ClusterFactory
 
 INTERNAL = "INTERNAL-ADMIN-PAGE-root:x:0:0"
@@ -445,7 +445,7 @@ def test_connection_failures_share_one_sentence_on_the_page(client, world, liste
                       ("TLS failure", f"https://127.0.0.1:{http_port}")):
         ClusterHealthConfig.objects.filter(pk=config.pk).update(pull_url=url)
         caplog.clear()
-        with caplog.at_level(logging.WARNING, logger="portal.outbound"):
+        with caplog.at_level(logging.WARNING, logger="portal.core.outbound"):
             assert pull_cluster(config.pk) is None
         config.refresh_from_db()
         assert (config.last_pull_error, config.last_pull_status) == (outbound.UNREACHABLE, None)

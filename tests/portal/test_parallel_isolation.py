@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 from django.conf import settings
 
-from portal.models import Organization
+from portal.core.models import Organization
 from portal.settings.test import move_redis_env, worker_redis_url
 from tests.conftest import MARKER_A, ROOT, _heaviest_modules_first
 

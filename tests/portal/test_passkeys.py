@@ -9,9 +9,9 @@ import pytest
 from django.test import RequestFactory
 from django_otp.plugins.otp_totp.models import TOTPDevice
 
-from portal.audit.models import AuditEvent, AuditKind
-from portal.factors import devices, passkeys, policy
-from portal.factors.models import Passkey
+from portal.core.audit.models import AuditEvent, AuditKind
+from portal.core.factors import devices, passkeys, policy
+from portal.core.factors.models import Passkey
 from tests.portal.software_authenticator import SoftwareAuthenticator
 
 REGISTER = "/account/second-factor/passkeys/register/"

@@ -11,8 +11,8 @@ import pytest
 from django.urls import reverse
 from django.utils import timezone
 
+from portal.core.models import Cycle, CycleParticipation
 from portal.engagement.models import TrainedModel
-from portal.models import Cycle, CycleParticipation
 from portal.review import services
 from portal.review.models import ActionItem
 from tests.workloads.factories_workloads import WorkloadFactory
@@ -110,7 +110,7 @@ def test_the_weekly_review_prints_markup_as_text(client, world, marked_up):
 
 
 def test_markup_escapes_every_markup_character():
-    from portal.pdf import markup
+    from portal.core.pdf import markup
 
     assert markup('<img src="x"/> & <b>') == '&lt;img src="x"/&gt; &amp; &lt;b&gt;'
     assert markup(None) == "" and markup(3) == "3"

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 from django.urls import reverse
 
+from portal.core.templatetags.portal_display import person
 from portal.engagement import services
-from portal.templatetags.portal_display import person
 from tests.engagement.factories_engagement import specialist, target
 from tests.factories import UserFactory
 from tests.interactions.factories_interactions import InteractionFactory
@@ -57,7 +57,7 @@ def test_an_interactions_page_says_whether_it_is_internal_or_shared(client, worl
 
 
 def test_the_demo_fills_in_names_of_users_an_earlier_step_created_bare():
-    from portal.demo import _user
+    from sandbox.program import _user
 
     UserFactory(username="frameworks")
     assert person(_user("frameworks", first="Takeshi", last="Mori")) == "Takeshi Mori"
@@ -79,8 +79,8 @@ def test_the_readme_lists_every_demo_login_and_how_to_change_the_port():
 
     from django.conf import settings
 
-    from portal.demo import LOGINS
-    from portal.engagement.demo import SPECIALISTS
+    from sandbox.engagement import SPECIALISTS
+    from sandbox.program import LOGINS
 
     readme = (Path(settings.BASE_DIR) / "README.md").read_text()
     table = readme.split("Demo logins", 1)[1].split("\n\n", 2)[1]

@@ -6,8 +6,8 @@ import pytest
 from django.urls import reverse
 
 from clusters.choices import ClusterState
-from portal import provider_errors
-from portal.models import TimelineEntry
+from portal.core import provider_errors
+from portal.core.models import TimelineEntry
 from tests.clusters.factories_clusters import ready_cluster
 from tests.interactions.factories_interactions import InteractionFactory
 
@@ -101,7 +101,7 @@ def test_connection_refused_from_the_endpoint_is_not_called_throttling(settings)
     what a retried remediation step says to lead SAs and in the final reason of an action or a validation."""
     import pytest as _pytest
 
-    from portal import aws, provider_errors
+    from portal.core import aws, provider_errors
     from tests.faults.test_broker_down import _free_port
 
     settings.AWS_ENDPOINT_URL = f"http://127.0.0.1:{_free_port()}"

@@ -1,7 +1,7 @@
 """Page sections: one registry, an explicit order, and a builder per section."""
 import pytest
 
-from portal import sections
+from portal.core import sections
 
 
 def test_organization_page_sections_are_in_their_declared_order():

@@ -11,7 +11,7 @@ import pytest
 from django.conf import settings
 from django.urls import reverse
 
-from portal import submissions
+from portal.core import submissions
 from tests.access_cases import ROUTES
 from tests.portal.test_access_matrix import matrix, record_writes  # noqa: F401 - the matrix's module world
 

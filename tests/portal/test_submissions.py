@@ -1,4 +1,4 @@
-"""One submission, one row (portal.submissions): the same rendered form posted twice, a form corrected after
+"""One submission, one row (portal.core.submissions): the same rendered form posted twice, a form corrected after
 its errors, N identical requests released together on PostgreSQL, and the API's ``Idempotency-Key``.
 
 The per-route walk over every create form and create API call is in test_submission_routes.py."""
@@ -13,9 +13,9 @@ from django.db import connection
 from django.urls import reverse
 from django.utils import timezone
 
-from portal import submissions
+from portal.core import submissions
+from portal.core.models import Submission
 from portal.engagement.models import Escalation
-from portal.models import Submission
 from tests.concurrency import race, signed_in
 from tests.engagement.factories_engagement import target
 from tests.interactions.factories_interactions import InteractionFactory
@@ -125,7 +125,7 @@ def test_a_key_expires(client, world, settings):
     client.post(_quick_log(world.org_a), _quick_data("k" * 32))  # honoured no longer: a new submission
     assert Interaction.objects.filter(organization=world.org_a).count() == 2
     Submission.objects.update(created=timezone.now() - timedelta(hours=25))
-    from portal.tasks import expire_submissions
+    from portal.core.tasks import expire_submissions
 
     assert expire_submissions() == 1 and not Submission.objects.exists()
 

@@ -9,7 +9,7 @@ from django.db import connection
 from django.db.migrations.executor import MigrationExecutor
 from django.db.migrations.recorder import MigrationRecorder
 
-from portal.models import Organization
+from portal.core.models import Organization
 from tests.databases import scratch_copy
 from tests.factories import OrganizationFactory
 from tests.migrations import migrate, rolled_back_to

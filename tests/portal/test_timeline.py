@@ -5,9 +5,9 @@ import pytest
 from django.urls import reverse
 from django.utils import timezone
 
-from portal import timeline
-from portal.models import TimelineEntry
-from portal.timeline_views import PAGE_SIZE, decode_cursor, encode_cursor
+from portal.core import timeline
+from portal.core.models import TimelineEntry
+from portal.core.timeline_views import PAGE_SIZE, decode_cursor, encode_cursor
 from tests.queries import assert_flat_queries
 
 

@@ -38,7 +38,7 @@ def _our_classes(base: type) -> list[type]:
     for package in OUR_APPS:
         root = importlib.import_module(package)
         for info in pkgutil.walk_packages(root.__path__, prefix=f"{package}."):
-            if any(part in info.name for part in (".migrations", ".management", "portal.settings", "clusters.aws",
+            if any(part in info.name for part in (".migrations", ".management", "portal.settings", "sandbox.aws",
                                                   "portal.wsgi", "portal.celery")):
                 continue
             try:
@@ -120,7 +120,7 @@ def test_every_choice_label_of_the_portal_is_marked_and_translated(japanese):
 
 def test_choice_labels_read_japanese_and_stay_english_by_default(japanese):
     from clusters.choices import ClusterState
-    from portal.choices import REGION_CHOICES, InteractionStatus, NodeVerdict, Severity
+    from portal.core.choices import REGION_CHOICES, InteractionStatus, NodeVerdict, Severity
     from workloads.choices import LANGUAGES, ReservationKind
 
     assert InteractionStatus.WAITING_CUSTOMER.label == "顧客の回答待ち"
@@ -138,7 +138,7 @@ def test_choice_labels_read_japanese_and_stay_english_by_default(japanese):
 # --- models, forms and filters ---
 
 def test_verbose_names_read_japanese(japanese):
-    from portal.models import TimelineEntry
+    from portal.core.models import TimelineEntry
     from workloads.models import Workload
 
     assert str(Workload._meta.get_field("lead_sa").verbose_name) == "リード SA"
@@ -200,8 +200,8 @@ def test_every_form_field_and_filter_of_the_pages_has_a_marked_label():
     import django_filters
     from django import forms
 
-    from portal.field_labels import FIELD_LABELS
-    from portal.forms import RestrictedFilterSet
+    from portal.core.field_labels import FIELD_LABELS
+    from portal.core.forms import RestrictedFilterSet
 
     forms_found = [f for f in _our_classes(forms.BaseForm) if hasattr(f, "base_fields")]
     filtersets = _our_classes(django_filters.FilterSet)
@@ -221,7 +221,7 @@ def test_the_field_labels_keep_the_english_django_derives():
     """``FIELD_LABELS`` replaces labels Django derived from field names: in English they read as before."""
     from django.utils.text import capfirst
 
-    from portal.field_labels import FIELD_LABELS
+    from portal.core.field_labels import FIELD_LABELS
 
     compared, differ = set(), []
     for model in apps.get_models():
@@ -347,7 +347,7 @@ def test_the_pages_render_with_the_japanese_labels(japanese, client, world):
 
 
 def test_what_customers_read_of_a_provider_failure_is_japanese_and_plain_text(japanese):
-    from portal import provider_errors
+    from portal.core import provider_errors
 
     text = provider_errors.cluster_failure("throttling")
     assert type(text) is str and text == "AWS がポータルのリクエストをスロットリングしました。リード SA が起動を再試行します。"

@@ -13,7 +13,7 @@ from tests.workloads.factories_workloads import InstanceQuotaFactory, QuotaChang
 
 def test_times_are_shown_in_the_display_time_zone(client, world, settings):
     assert settings.TIME_ZONE == "Asia/Tokyo"
-    from portal.templatetags.portal_display import when
+    from portal.core.templatetags.portal_display import when
 
     utc = datetime.datetime(2026, 12, 1, 10, 52, 27, 458847, tzinfo=datetime.UTC)
     assert when(utc) == "2026-12-01 19:52" and when(utc.isoformat()) == "2026-12-01 19:52"
@@ -111,7 +111,7 @@ def test_interactions_filter_bar_is_grouped_with_from_and_to_dates(client, world
 
 
 def test_human_labels_for_codes_and_people():
-    from portal.templatetags.portal_display import code_label, lower_first
+    from portal.core.templatetags.portal_display import code_label, lower_first
 
     assert code_label("waiting_customer") == "Waiting on customer"
     assert code_label("reset_gpu") != "reset_gpu" and "_" not in code_label("some_new_code")
@@ -126,8 +126,8 @@ def test_code_labels_follow_the_language_of_each_call():
     from django.db import models
     from django.utils import translation
 
-    from portal.templatetags import portal_display
-    from portal.templatetags.portal_display import code_label
+    from portal.core.templatetags import portal_display
+    from portal.core.templatetags.portal_display import code_label
 
     english = code_label("waiting_customer")
     with translation.override("ja"):

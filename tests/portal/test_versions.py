@@ -14,9 +14,9 @@ from django.urls import resolve, reverse
 from rest_framework.test import APIClient
 
 from clusters.health.models import ClusterHealthConfig
-from portal.api.base import PortalUpdateMixin
-from portal.generic import ObjectEditView
-from portal.versions import FIELD
+from portal.core.api.base import PortalUpdateMixin
+from portal.core.generic import ObjectEditView
+from portal.core.versions import FIELD
 from tests.concurrency import race
 from tests.factories import MembershipFactory, UserFactory
 from tests.html_forms import post_form
@@ -191,7 +191,7 @@ def test_the_htmx_section_answers_the_conflict_in_place(world):
 def test_a_password_never_reaches_the_page_in_the_version(world):
     from django.core import signing
 
-    from portal.versions import _SALT
+    from portal.core.versions import _SALT
 
     cluster = LazyObjects(world)["cluster"]
     client = _client(world.lead_a)

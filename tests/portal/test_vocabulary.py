@@ -5,9 +5,9 @@ import pytest
 from django.core import mail
 from django.utils import timezone
 
-from portal.choices import Severity, severity_for_fault, severity_rank, worst_verdict
-from portal.models import NotificationDelivery, NotificationSetting, TimelineEntry
-from portal.notifications import Event, deliver, notify
+from portal.core.choices import Severity, severity_for_fault, severity_rank, worst_verdict
+from portal.core.models import NotificationDelivery, NotificationSetting, TimelineEntry
+from portal.core.notifications import Event, deliver, notify
 from tests.workloads.factories_workloads import CapacityReservationFactory
 from workloads.tasks import warn_expiring
 

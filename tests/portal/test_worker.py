@@ -2,8 +2,8 @@
 import pytest
 from celery import Celery
 
-from portal import jobs
-from portal.tasks import ping
+from portal.core import jobs
+from portal.core.tasks import ping
 
 
 @pytest.mark.worker

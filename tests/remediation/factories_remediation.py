@@ -6,7 +6,7 @@ from factory.django import DjangoModelFactory
 
 from clusters.health import services as health
 from clusters.remediation.models import RemediationPolicy
-from portal.aws import client as aws_client
+from portal.core.aws import client as aws_client
 from tests.clusters.factories_clusters import READY_OUTPUTS
 from tests.health.factories_health import ClusterFactory, sample
 

@@ -7,14 +7,14 @@ import pytest
 from django.core.exceptions import PermissionDenied
 from django.db import connection
 
-from clusters.aws import moto_hyperpod_nodes
 from clusters.health.models import GpuFault
 from clusters.remediation import execution, services
 from clusters.remediation.choices import ActionState, FaultOutcome
 from clusters.remediation.models import RemediationAction, RemediationNode
+from portal.core.models import TimelineEntry
+from portal.core.timeline_views import with_tag
 from portal.engagement.models import Escalation
-from portal.models import TimelineEntry
-from portal.timeline_views import with_tag
+from sandbox.aws import moto_hyperpod_nodes
 from tests import concurrency
 from tests.remediation.factories_remediation import (
     FAULTY,
@@ -108,7 +108,7 @@ def test_automatic_mode_remediates_the_named_fault_kinds(world):
 @pytest.mark.django_db(transaction=True)
 def test_two_lead_sas_proposing_the_same_node_at_once_make_one_action(world):
     from clusters.remediation.models import RemediationPolicy
-    from portal.models import Membership
+    from portal.core.models import Membership
 
     RemediationPolicy.objects.create(organization=world.org_a, mode="lead_sa")
     second = Membership.objects.create(user=type(world.lead_a).objects.create(username="lead_a2"),

@@ -35,7 +35,7 @@ def test_what_an_action_does_and_how_long_it_takes_read_in_japanese(world, clien
 
     from django.utils import translation
 
-    from portal.templatetags.portal_markdown import duration
+    from portal.core.templatetags.portal_markdown import duration
 
     cluster = hyperpod_cluster(world.org_a, in_endpoint=False)
     client.force_login(world.lead_a)
@@ -92,7 +92,7 @@ def test_the_journal_written_during_a_japanese_request_is_one_language(world):
     from django.utils import translation
 
     from clusters.remediation import services
-    from portal.models import TimelineEntry
+    from portal.core.models import TimelineEntry
     from tests.remediation.factories_remediation import RemediationPolicyFactory
 
     RemediationPolicyFactory(organization=world.org_a, mode="automatic", automatic_kinds=["xid_79"])

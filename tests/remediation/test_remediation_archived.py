@@ -13,8 +13,8 @@ from clusters.health.models import ValidationJob
 from clusters.remediation import services
 from clusters.remediation.choices import ActionState
 from clusters.remediation.models import RemediationAction, RemediationNode
+from portal.core.models import Cycle, CycleParticipation, TimelineEntry
 from portal.engagement import cycles
-from portal.models import Cycle, CycleParticipation, TimelineEntry
 from tests.remediation.factories_remediation import FAULTY, RemediationPolicyFactory, hyperpod_cluster
 
 pytestmark = pytest.mark.django_db

@@ -11,7 +11,7 @@ from django.urls import reverse
 from clusters.remediation import consent, rules, services
 from clusters.remediation.choices import ActionState
 from clusters.remediation.models import RemediationPolicy, RemediationPolicyChange
-from portal.models import Membership, TimelineEntry, User
+from portal.core.models import Membership, TimelineEntry, User
 from tests import concurrency
 from tests.remediation.factories_remediation import FAULTY, RemediationPolicyFactory, hyperpod_cluster
 

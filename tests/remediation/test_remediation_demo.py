@@ -9,16 +9,16 @@ import pytest
 import requests
 from django.urls import reverse
 
-from clusters.aws import moto_hyperpod_nodes
 from clusters.health.models import GpuFault, HealthPush, HealthReport
 from clusters.models import Cluster
-from clusters.remediation import demo as remediation_demo
 from clusters.remediation import services
 from clusters.remediation.choices import ActionState, FaultOutcome
 from clusters.remediation.models import RemediationAction
-from portal import demo
-from portal.models import TimelineEntry, User
-from portal.timeline_views import with_tag
+from portal.core.models import TimelineEntry, User
+from portal.core.timeline_views import with_tag
+from sandbox import program as demo
+from sandbox import remediation as remediation_demo
+from sandbox.aws import moto_hyperpod_nodes
 
 
 def _wait(predicate, timeout: float = 90) -> bool:

@@ -8,15 +8,15 @@ import time
 
 import pytest
 
-from clusters import demo_clusters
-from clusters.health import demo_health
 from clusters.health.models import GpuFault, SlurmNode
 from clusters.models import Cluster
-from clusters.remediation import demo as remediation_demo
 from clusters.remediation import services
 from clusters.remediation.choices import ActionState, FaultOutcome
-from portal import demo
-from portal.models import Membership, User
+from portal.core.models import Membership, User
+from sandbox import clusters as demo_clusters
+from sandbox import health as demo_health
+from sandbox import program as demo
+from sandbox import remediation as remediation_demo
 
 
 def _wait(predicate, timeout: float = 120) -> bool:

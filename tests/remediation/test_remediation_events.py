@@ -8,7 +8,7 @@ import pytest
 
 from clusters.remediation import tasks
 from clusters.remediation.models import RemediationAction
-from portal.metrics import broker
+from portal.core.metrics import broker
 from tests.remediation.factories_remediation import FAULTY, RemediationPolicyFactory, hyperpod_cluster
 
 pytestmark = pytest.mark.skipif(broker.client() is None, reason="reads the sent task from a Redis broker; none is configured")

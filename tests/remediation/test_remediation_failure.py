@@ -14,7 +14,7 @@ from clusters.health.models import GpuFault
 from clusters.remediation import services
 from clusters.remediation.choices import ActionState, FaultOutcome
 from clusters.remediation.models import RemediationAction
-from portal.models import TimelineEntry
+from portal.core.models import TimelineEntry
 from tests.remediation.factories_remediation import (
     FAULTY,
     RemediationPolicyFactory,

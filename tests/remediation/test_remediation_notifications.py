@@ -8,9 +8,9 @@ from django.core import mail
 from clusters.health.models import GpuFault
 from clusters.remediation import services
 from clusters.remediation.choices import ActionState
-from portal import notifications
+from portal.core import notifications
+from portal.core.models import NotificationDelivery, NotificationSetting
 from portal.engagement.models import SlackChannelLink, SlackThread
-from portal.models import NotificationDelivery, NotificationSetting
 from tests.remediation.factories_remediation import FAULTY, RemediationPolicyFactory, clean_report, hyperpod_cluster
 from tests.remediation.test_remediation import run
 from workloads.interactions.models import Interaction

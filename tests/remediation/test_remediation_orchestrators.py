@@ -8,11 +8,11 @@ import pytest
 from rest_framework.test import APIClient
 
 from clusters import provider_states
-from clusters.aws import moto_hyperpod_nodes
 from clusters.health.models import GpuFault, SlurmNode
 from clusters.remediation import providers, services
 from clusters.remediation.choices import ActionState
 from clusters.remediation.models import RemediationAction, RemediationPolicy
+from sandbox.aws import moto_hyperpod_nodes
 from tests.clusters.factories_clusters import launched_cluster, run_pipeline
 from tests.remediation.factories_remediation import FAULTY, clean_report, faulty_report, hyperpod_cluster
 from tests.remediation.test_remediation import run
@@ -136,7 +136,7 @@ def test_parallelcluster_drain_reboot_and_replace_through_scontrol_on_the_head_n
 def test_a_hyperpod_reboot_of_more_nodes_than_one_request_takes_goes_in_batches(world, aws):
     """BatchRebootClusterNodes takes at most 25 node ids (botocore's model; the emulation refuses more)."""
     from clusters.health import services as health
-    from clusters.remediation import demo as remediation_demo
+    from sandbox import remediation as remediation_demo
 
     assert providers.BATCH_LIMIT == moto_hyperpod_nodes.BATCH_LIMIT == 25
     RemediationPolicy.objects.create(organization=world.org_a, mode="lead_sa", max_nodes=30)

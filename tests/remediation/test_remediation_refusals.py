@@ -10,7 +10,7 @@ from django.urls import reverse
 
 from clusters.remediation import services
 from clusters.remediation.models import RemediationAction
-from portal.models import TimelineEntry
+from portal.core.models import TimelineEntry
 from tests import concurrency
 from tests.remediation.factories_remediation import FAULTY, RemediationPolicyFactory, hyperpod_cluster
 

@@ -10,10 +10,10 @@ from celery import signature
 from django.core.exceptions import PermissionDenied
 from django.urls import reverse
 
-from clusters.aws import moto_support, moto_throttle
 from clusters.remediation import services, verification
 from clusters.remediation.models import RemediationAction
-from portal import aws as portal_aws
+from portal.core import aws as portal_aws
+from sandbox.aws import moto_support, moto_throttle
 from tests.remediation.factories_remediation import FAULTY, RemediationPolicyFactory, hyperpod_cluster
 from workloads.interactions import support, tasks
 from workloads.interactions.models import Interaction

@@ -8,7 +8,7 @@ from django.utils import timezone
 from factory.django import DjangoModelFactory
 
 from clusters.models import Cluster
-from portal.models import Membership, Organization
+from portal.core.models import Membership, Organization
 from portal.review.models import WeeklyReview, week_start_of
 from workloads.interactions.models import Interaction
 from workloads.models import CapacityReservation, InstanceQuota

@@ -11,7 +11,7 @@ from django.urls import reverse
 from django.utils import timezone
 
 from clusters.accounting.models import OrganizationDay
-from portal.models import Cycle, CycleParticipation
+from portal.core.models import Cycle, CycleParticipation
 from portal.review.figures import overview
 from workloads.models import CostDay
 

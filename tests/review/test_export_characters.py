@@ -8,8 +8,8 @@ import io
 import openpyxl
 from django.urls import reverse
 
-from portal.characters import REPLACEMENT, holdable
-from portal.models import Organization
+from portal.core.characters import REPLACEMENT, holdable
+from portal.core.models import Organization
 from portal.review import services
 from tests.engagement.factories_engagement import TrainedModelFactory
 from tests.review.test_review_exports import _csv, _pdf_text

@@ -9,10 +9,10 @@ import pytest
 from django.urls import reverse
 from django.utils import timezone
 
-from portal.models import Organization
+from portal.core.models import Organization
+from portal.core.xlsx import CONTENT_TYPE, cell_value
 from portal.review import exports, services
 from portal.review.figures import overview as overview_figures
-from portal.xlsx import CONTENT_TYPE, cell_value
 
 
 def _csv(response) -> str:
@@ -65,7 +65,7 @@ def test_printable_page(world, client):
 
 
 def test_safe_cell_leaves_numbers_alone():
-    from portal.csv import safe_cell, signed
+    from portal.core.csv import safe_cell, signed
 
     assert safe_cell(-1) == "-1" and safe_cell(2.5) == "2.5" and safe_cell(0) == "0"
     assert safe_cell(signed(2)) == "+2" and safe_cell(signed(-1)) == "-1" and safe_cell(signed(0)) == "0"
@@ -165,7 +165,7 @@ def test_every_sheet_name_is_whole_in_english_and_japanese(world, client):
     """A sheet name holds 31 characters: each is short enough in both languages, so none is cut."""
     from django.utils import translation
 
-    from portal.xlsx import heading
+    from portal.core.xlsx import heading
 
     names = [exports.SHEETS.get(name, title) for name, (title, _) in exports.TABLES.items()]
     names += ["Action items", "Changes since previous review"]
@@ -234,7 +234,7 @@ def test_the_pdf_charts_the_week_and_draws_the_heat_map(world, client):
 def test_the_waterfall_draws_each_step_and_its_loss():
     from reportlab.graphics.shapes import Rect
 
-    from portal import pdf_charts
+    from portal.core import pdf_charts
 
     drawing = pdf_charts.waterfall("GPU-hours", [("Reserved", 3840), ("Held", 1280), ("Healthy", 1232),
                                                  ("Busy", 739.2)], ["not held", "not healthy", "idle"])
@@ -256,7 +256,7 @@ def test_a_step_of_nothing_is_not_drawn_as_a_full_bar():
     not on top of a full-height red bar."""
     from reportlab.graphics.shapes import Rect
 
-    from portal import pdf_charts
+    from portal.core import pdf_charts
 
     drawing = pdf_charts.waterfall("GPU-hours", [("Reserved", 3840), ("Held", 0), ("Healthy", 0), ("Busy", 0)],
                                    ["not held", "not healthy", "idle"])
@@ -270,7 +270,7 @@ def test_a_step_of_nothing_is_not_drawn_as_a_full_bar():
 
 
 def test_an_empty_chart_says_so():
-    from portal import pdf_charts
+    from portal.core import pdf_charts
 
     drawing = pdf_charts.bar_chart("Clusters by state", [], [("Clusters", [])])
     assert any(getattr(s, "text", "") == "Nothing to chart yet." for s in drawing.contents)

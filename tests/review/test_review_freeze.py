@@ -7,7 +7,7 @@ import pytest
 from django.urls import reverse
 from django.utils import timezone
 
-from portal import submissions
+from portal.core import submissions
 from portal.review import services
 from portal.review.models import ActionItem, WeeklyReview, week_start_of
 from tests.queries import assert_flat_queries

@@ -139,8 +139,8 @@ def test_faults_per_week_follow_program_weeks_at_their_bounds(world):
     opened by ingestion, within the chart's 12 weeks, and only the organizations the user may view."""
     from clusters.health import faults as reconcile_faults
     from clusters.health.summary import Fault
+    from portal.core.weeks import week_start_of
     from portal.review.figures.scope import at
-    from portal.weeks import week_start_of
 
     a1, b1 = ClusterFactory(organization=world.org_a, name="a1"), ClusterFactory(organization=world.org_b, name="b1")
     monday = week_start_of(timezone.localdate())
@@ -177,7 +177,7 @@ def test_faults_per_week_follow_program_weeks_at_their_bounds(world):
 def test_rebuild_command_stores_the_weeks_of_faults_loaded_in_bulk(world):
     from django.core.management import call_command
 
-    from portal.weeks import week_of
+    from portal.core.weeks import week_of
 
     cluster = ClusterFactory(organization=world.org_a)
     seen = [timezone.now() - datetime.timedelta(days=d) for d in (1, 8, 15)]

@@ -22,7 +22,7 @@ def test_customer_sees_their_clusters_and_next_expiry(world, client):
     client.force_login(world.customer_a)
     body = client.get(world.org_a.get_absolute_url()).content.decode()
     assert "alpha-train" in body and "Ready" in body and "alpha-broken" in body
-    # The failure in the portal's words; AWS's own text is for lead SAs (portal/provider_errors.py).
+    # The failure in the portal's words; AWS's own text is for lead SAs (portal/core/provider_errors.py).
     assert "EFA security group" not in body and "Your lead SA has the details" in body
     assert "beta-train" not in body
     assert "cr-0aaaaaaaaaaaaaaaa" in body and (day + datetime.timedelta(days=9)).isoformat() in body

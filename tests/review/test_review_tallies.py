@@ -11,7 +11,7 @@ import pytest
 from django.db import connection, connections, transaction
 from django.utils import timezone
 
-from portal.choices import OPEN_STATUSES, SEVERITIES_WORST_FIRST
+from portal.core.choices import OPEN_STATUSES, SEVERITIES_WORST_FIRST
 from portal.review import tallies
 from portal.review.figures.interactions import heatmap, interaction_figures
 from portal.review.figures.organizations import organization_rows
@@ -314,8 +314,8 @@ def test_this_weeks_figures_and_the_last_point_with_rows_dated_after_now(world):
     """The week's new and resolved come from the weekly pre-aggregates, and the chart's last point is the
     week's end corrected by rows dated between now and then: checked against the plain count at a Thursday
     noon with interactions resolved or occurring later that week, and next week."""
+    from portal.core.weeks import week_start_of
     from portal.review.figures.scope import at
-    from portal.weeks import week_start_of
 
     now = at(week_start_of(timezone.localdate())) + datetime.timedelta(days=3, hours=12)
     hours = datetime.timedelta(hours=1)

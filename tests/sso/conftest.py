@@ -1,6 +1,6 @@
 """A real OpenID Connect provider (the certified oidc-provider, under Node.js) on loopback for the sign-in tests.
 
-`make install` installs it (npm ci in portal/sso/provider, which the demo uses too: portal/sso/local_provider.py);
+`make install` installs it (npm ci in portal/core/sso/provider, which the demo uses too: portal/core/sso/local_provider.py);
 without Node.js or that install the tests skip, saying so. Accounts live in a JSON file the provider reads at each
 look-up: a test removes a person by rewriting it."""
 from __future__ import annotations
@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 import requests
 
-from portal.sso import local_provider
+from portal.core.sso import local_provider
 
 PORTAL = "http://testserver"
 CALLBACK = f"{PORTAL}{local_provider.CALLBACK_PATH}"

@@ -7,10 +7,10 @@ import urllib.parse as up
 
 import pytest
 
-from portal.models import Membership
-from portal.sso import demo as sso_demo
-from portal.sso import local_provider
-from portal.sso.models import ExternalIdentity, IdentityProvider
+from portal.core.models import Membership
+from portal.core.sso import local_provider
+from portal.core.sso.models import ExternalIdentity, IdentityProvider
+from sandbox import sso as sso_demo
 from tests.sso.conftest import Provider, launch, stop_provider
 
 PORTAL_PORT = 8000  # the demo portal's port: its callback and the Host the test client sends
@@ -64,7 +64,7 @@ def test_run_demo_starts_the_provider_among_its_processes_or_says_in_one_line_wh
 
     import requests
 
-    from portal.management.commands.run_demo import Command
+    from sandbox.management.commands.run_demo import Command
 
     started: list[tuple[str, subprocess.Popen]] = []
 

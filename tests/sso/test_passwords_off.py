@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from portal.audit.models import AuditEvent, AuditKind
-from portal.sso.models import IdentityDomain, IdentityProvider
+from portal.core.audit.models import AuditEvent, AuditKind
+from portal.core.sso.models import IdentityDomain, IdentityProvider
 
 PASSWORD = "pw-for-tests"
 

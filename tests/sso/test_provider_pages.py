@@ -3,7 +3,7 @@ secret never shown back, a domain another provider owns refused; everyone else i
 provider is not on these pages."""
 from __future__ import annotations
 
-from portal.sso.models import IdentityDomain, IdentityProvider
+from portal.core.sso.models import IdentityDomain, IdentityProvider
 
 ADD = "/sso/providers/new/"
 

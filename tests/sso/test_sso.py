@@ -8,11 +8,11 @@ import pytest
 from django.db import IntegrityError
 from knox.models import get_token_model
 
-from portal.audit.models import AuditEvent, AuditKind
-from portal.models import Membership
-from portal.sso import services
-from portal.sso.models import ExternalIdentity, IdentityDomain, IdentityProvider
-from portal.sso.tasks import check_identities
+from portal.core.audit.models import AuditEvent, AuditKind
+from portal.core.models import Membership
+from portal.core.sso import services
+from portal.core.sso.models import ExternalIdentity, IdentityDomain, IdentityProvider
+from portal.core.sso.tasks import check_identities
 from tests.sso.conftest import CLIENT_ID, CLIENT_SECRET
 
 ALICE = {"alice": {"email": "alice@alpha.example", "name": "Alice"}}

@@ -6,7 +6,7 @@ import pytest
 from django.utils import timezone
 from django_celery_beat.models import PeriodicTask
 
-from portal.models import TimelineEntry
+from portal.core.models import TimelineEntry
 from tests.workloads.factories_workloads import CapacityReservationFactory, InstanceQuotaFactory
 from workloads.models import ExpiryWarning
 from workloads.tasks import TASK_NAME, warn_expiring, warn_expiring_task
@@ -20,7 +20,7 @@ def test_warns_at_14_7_and_1_days_once_each(world, caplog):
     reservation = CapacityReservationFactory(organization=world.org_a, reservation_id="cr-00000000000000abc",
                                              start=days(-30), end=days(14))
     today = timezone.localdate()
-    with caplog.at_level(logging.INFO, logger="portal.notifications"):
+    with caplog.at_level(logging.INFO, logger="portal.core.notifications"):
         assert warn_expiring(today) == ["Capacity reservation ends in 14 days: cr-00000000000000abc (8 × p5.48xlarge, ap-northeast-1a)"]
     assert "quota_expiry" in caplog.text and "cr-00000000000000abc" in caplog.text
     assert warn_expiring(today) == []  # a re-run repeats nothing

@@ -3,7 +3,7 @@ import pytest
 from django.urls import reverse
 from rest_framework.test import APIClient
 
-from portal.models import TimelineEntry
+from portal.core.models import TimelineEntry
 from tests.clusters.factories_clusters import ClusterFactory
 from tests.workloads.factories_workloads import InstanceQuotaFactory, QuotaChangeRequestFactory
 from workloads import history

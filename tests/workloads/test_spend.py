@@ -11,10 +11,11 @@ import pytest
 import requests
 from django.urls import reverse
 
-from portal import aws as portal_aws
+from portal.core import aws as portal_aws
+from sandbox import spend as demo_spend
 from tests.queries import assert_flat_queries
 from tests.workloads.factories_workloads import InstanceQuotaFactory
-from workloads import demo_spend, spend, tasks
+from workloads import spend, tasks
 from workloads.models import CostDay, CostFetch
 
 pytestmark = pytest.mark.django_db
@@ -198,8 +199,8 @@ def test_demo_cost_follows_the_demos_own_capacity_at_the_regions_prices(aws, wor
     """Two P5 reserved in Tokyo for the whole window, held ten days, three held on one of them: the EC2 cost is
     the reservation every hour plus the one instance beyond it On-Demand, and the organization without capacity
     is billed nothing (it was billed a quarter of a million dollars before)."""
-    from clusters.accounting import demo_costs
     from clusters.accounting.models import OrganizationDay
+    from sandbox import costs as demo_costs
     from workloads import prices
     from workloads.models import CapacityReservation
 

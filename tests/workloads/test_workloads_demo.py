@@ -1,7 +1,7 @@
 """The demo seed holds the case study's figures and is idempotent."""
 from django.core.management import call_command
 
-from portal.models import Organization, User
+from portal.core.models import Organization, User
 from workloads import usage
 from workloads.models import CapacityReservation, InstanceQuota, QuotaChangeRequest, Workload
 

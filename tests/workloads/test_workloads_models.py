@@ -2,7 +2,7 @@
 import pytest
 from django.core.exceptions import ValidationError
 
-from portal.models import TimelineEntry
+from portal.core.models import TimelineEntry
 from tests.workloads.factories_workloads import WorkloadFactory
 from workloads import history
 from workloads.forms import WorkloadForm

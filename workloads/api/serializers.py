@@ -5,8 +5,8 @@ from django.contrib.auth import get_user_model
 from django.core.exceptions import ValidationError as DjangoValidationError
 from rest_framework import serializers
 
-from portal.choices import REGION_CODES
-from portal.models import Organization
+from portal.core.choices import REGION_CODES
+from portal.core.models import Organization
 from workloads import usage, validators
 from workloads.models import CapacityReservation, InstanceQuota, QuotaChangeRequest, Workload
 

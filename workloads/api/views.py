@@ -1,4 +1,4 @@
-"""API viewsets: reads and writes through the access policy (portal.api.base)."""
+"""API viewsets: reads and writes through the access policy (portal.core.api.base)."""
 from __future__ import annotations
 
 from django.core.exceptions import PermissionDenied as DjangoPermissionDenied
@@ -9,8 +9,8 @@ from rest_framework.decorators import action
 from rest_framework.exceptions import PermissionDenied
 from rest_framework.response import Response
 
-from portal import access, submissions
-from portal.api.base import PortalModelViewSet
+from portal.core import access, submissions
+from portal.core.api.base import PortalModelViewSet
 from workloads import services, usage
 from workloads.api.serializers import (
     CapacityReservationSerializer,

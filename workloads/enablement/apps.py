@@ -11,7 +11,7 @@ class EnablementConfig(AppConfig):
 
     def ready(self) -> None:
         # deferred: the template library is loaded once the app registry is ready
-        from portal.templatetags.portal_display import add_label_source
+        from portal.core.templatetags.portal_display import add_label_source
         from workloads.enablement import choices
 
         add_label_source(choices)

@@ -1,6 +1,6 @@
 """Filters of enablement sessions (by kind, date and cycle) and of their attendance."""
-from portal.cycle_filter import CycleFilterMixin
-from portal.forms import RestrictedFilterSet
+from portal.core.cycle_filter import CycleFilterMixin
+from portal.core.forms import RestrictedFilterSet
 from workloads.enablement.models import EnablementAttendance, EnablementSession
 
 

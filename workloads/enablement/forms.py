@@ -3,9 +3,9 @@ from __future__ import annotations
 
 from django import forms
 
-from portal import access
-from portal.field_labels import FIELD_LABELS
-from portal.models import Organization
+from portal.core import access
+from portal.core.field_labels import FIELD_LABELS
+from portal.core.models import Organization
 from workloads.enablement.models import EnablementAttendance, EnablementSession
 
 

@@ -7,8 +7,8 @@ from django.db import models
 from django.urls import reverse
 from django.utils.translation import gettext_lazy as _
 
-from portal.models import cycle_field
-from portal.querysets import RestrictedQuerySet
+from portal.core.models import cycle_field
+from portal.core.querysets import RestrictedQuerySet
 from workloads.enablement.choices import EnablementKind
 
 

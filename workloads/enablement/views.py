@@ -10,9 +10,9 @@ from django.shortcuts import get_object_or_404, redirect
 from django.utils.translation import gettext
 from django.views import View
 
-from portal import access, submissions, timeline, versions
-from portal.choices import TimelineKind
-from portal.generic import ObjectEditView, ObjectListView, ObjectView
+from portal.core import access, submissions, timeline, versions
+from portal.core.choices import TimelineKind
+from portal.core.generic import ObjectEditView, ObjectListView, ObjectView
 from workloads.enablement.filtersets import EnablementSessionFilterSet
 from workloads.enablement.forms import AttendanceForm, EnablementSessionForm
 from workloads.enablement.models import EnablementAttendance, EnablementSession

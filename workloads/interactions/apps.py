@@ -11,8 +11,8 @@ class InteractionsConfig(AppConfig):
 
     def ready(self) -> None:
         # deferred: these modules import models, which exist only once the app registry is ready
-        from portal import notifications, sections
-        from portal.templatetags.portal_display import add_label_source
+        from portal.core import notifications, sections
+        from portal.core.templatetags.portal_display import add_label_source
         from workloads.interactions import choices as interaction_choices
         from workloads.interactions import sections as interaction_sections
         from workloads.interactions import (

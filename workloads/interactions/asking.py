@@ -5,9 +5,9 @@ instead: their organization's Slack channel and their lead SAs by name (one quer
 """
 from __future__ import annotations
 
-from portal import access
-from portal.choices import MembershipRole
-from portal.models import Membership
+from portal.core import access
+from portal.core.choices import MembershipRole
+from portal.core.models import Membership
 from workloads.interactions import hooks
 
 

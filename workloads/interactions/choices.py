@@ -2,7 +2,7 @@
 from django.db import models
 from django.utils.translation import gettext_lazy as _
 
-from portal.choices import InteractionStatus
+from portal.core.choices import InteractionStatus
 
 
 class InteractionKind(models.TextChoices):

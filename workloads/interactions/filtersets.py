@@ -5,10 +5,10 @@ from django.contrib.auth import get_user_model
 from django.db.models import Q
 from django.utils.translation import gettext_lazy as _
 
-from portal.choices import OPEN_STATUSES, InteractionStatus, MembershipRole, Severity, Visibility
-from portal.filter_fields import IsoDateTimeFilter
-from portal.forms import RestrictedFilterSet
-from portal.models import Organization
+from portal.core.choices import OPEN_STATUSES, InteractionStatus, MembershipRole, Severity, Visibility
+from portal.core.filter_fields import IsoDateTimeFilter
+from portal.core.forms import RestrictedFilterSet
+from portal.core.models import Organization
 from workloads.interactions.choices import InteractionKind
 from workloads.interactions.models import ChallengeTag, Interaction
 

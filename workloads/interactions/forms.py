@@ -10,11 +10,11 @@ from django.core.validators import MaxLengthValidator
 from django.utils.translation import gettext
 from django.utils.translation import gettext_lazy as _
 
-from portal import access
-from portal.choices import MembershipRole
-from portal.field_labels import FIELD_LABELS
-from portal.forms import scope_form_choices
-from portal.models import EscalationTarget, Organization
+from portal.core import access
+from portal.core.choices import MembershipRole
+from portal.core.field_labels import FIELD_LABELS
+from portal.core.forms import scope_form_choices
+from portal.core.models import EscalationTarget, Organization
 from workloads.interactions.models import ChallengeTag, Interaction
 from workloads.models import Workload
 

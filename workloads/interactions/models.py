@@ -13,9 +13,9 @@ from django.utils import timezone
 from django.utils.translation import gettext
 from django.utils.translation import gettext_lazy as _
 
-from portal.choices import OPEN_STATUSES, InteractionStatus, Severity, Visibility
-from portal.jobs.models import Job
-from portal.querysets import RestrictedQuerySet
+from portal.core.choices import OPEN_STATUSES, InteractionStatus, Severity, Visibility
+from portal.core.jobs.models import Job
+from portal.core.querysets import RestrictedQuerySet
 from workloads.interactions.choices import HistoryKind, InteractionKind, SyncStatus
 
 # Real AWS: case-<account>-<year>-<16 hex>; the embedded endpoint uses letters beyond hex.
@@ -197,7 +197,7 @@ class InteractionComment(models.Model):
 
 
 class SupportCaseRequest(Job):
-    """A request to open an interaction's AWS Support case: a job of ``portal.jobs`` like every background send,
+    """A request to open an interaction's AWS Support case: a job of ``portal.core.jobs`` like every background send,
     so a broker that is down when it is asked for leaves the row for the sweep instead of losing the request.
     The ``interactions.support.open_requested_case`` task opens the case (once: ``support.open_case`` answers
     the case already there) and retries AWS's transient errors itself; no lease, like the Slack captures."""

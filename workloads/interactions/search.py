@@ -10,8 +10,8 @@ from __future__ import annotations
 from django.db import connection
 from django.db.models import Q, QuerySet
 
-from portal import access
-from portal.choices import InteractionStatus
+from portal.core import access
+from portal.core.choices import InteractionStatus
 from workloads.interactions.models import Interaction
 
 

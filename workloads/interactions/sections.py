@@ -2,7 +2,7 @@
 first, and the quick-log form) and the lead SA's home (everything open in their organizations)."""
 from __future__ import annotations
 
-from portal import access
+from portal.core import access
 from workloads.interactions import services
 from workloads.interactions.forms import InteractionQuickForm
 from workloads.interactions.models import Interaction

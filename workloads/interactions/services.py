@@ -8,11 +8,11 @@ from django.contrib.auth import get_user_model
 from django.db.models import Count, Min, Q
 from django.utils import timezone
 
-from portal import access, jobs, timeline
-from portal import escalation_targets as targets
-from portal.choices import OPEN_STATUSES, InteractionStatus, TimelineKind
-from portal.models import EscalationTarget
-from portal.notifications import Event, notify
+from portal.core import access, jobs, timeline
+from portal.core import escalation_targets as targets
+from portal.core.choices import OPEN_STATUSES, InteractionStatus, TimelineKind
+from portal.core.models import EscalationTarget
+from portal.core.notifications import Event, notify
 from workloads.interactions import hooks, signals, watchers
 from workloads.interactions.choices import HistoryKind, InteractionKind
 from workloads.interactions.models import Interaction, InteractionComment, SupportCaseRequest
@@ -150,7 +150,7 @@ def request_support_case(interaction: Interaction, *, subject: str, body: str,
                          service_code: str = "amazon-elastic-compute-cloud-linux",
                          category_code: str = "instance-issue") -> bool:
     """Ask for the interaction's AWS Support case to be opened with ``body``: a ``SupportCaseRequest`` row (a job of
-    ``portal.jobs``), whose task is sent after commit by name so callers outside this package need not import the
+    ``portal.core.jobs``), whose task is sent after commit by name so callers outside this package need not import the
     sync; a broker that cannot take it leaves the row for the sweep. False when the interaction has a case
     already."""
     if interaction.support_case_id:

@@ -22,7 +22,7 @@ from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 from django.utils.html import strip_tags
 
-from portal import aws
+from portal.core import aws
 from workloads.interactions import services
 from workloads.interactions.choices import AWS_CASE_STATUS, HistoryKind, SyncStatus
 from workloads.interactions.models import Interaction, InteractionComment

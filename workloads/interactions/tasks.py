@@ -10,8 +10,8 @@ import logging
 
 from celery import shared_task
 
-from portal import aws, jobs
-from portal.jobs import registry
+from portal.core import aws, jobs
+from portal.core.jobs import registry
 from workloads.interactions import services
 from workloads.interactions.models import Interaction, SupportCaseRequest
 from workloads.interactions.support import open_case, record_failure, sync_interaction

@@ -12,9 +12,9 @@ from django.utils.translation import gettext_lazy as _
 from django.views import View
 from django.views.generic import TemplateView
 
-from portal import access, jobs, submissions
-from portal.generic import ObjectEditView, ObjectListView, ObjectView
-from portal.models import Organization
+from portal.core import access, jobs, submissions
+from portal.core.generic import ObjectEditView, ObjectListView, ObjectView
+from portal.core.models import Organization
 from workloads.interactions import asking, hooks, search, services, tagging
 from workloads.interactions.filtersets import InteractionFilterSet
 from workloads.interactions.forms import CommentForm, EscalateForm, InteractionForm, InteractionQuickForm

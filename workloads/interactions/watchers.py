@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import logging
 
-from portal import access, notifications
-from portal.notifications import DeliveryRefused, Event
+from portal.core import access, notifications
+from portal.core.notifications import DeliveryRefused, Event
 
 CHANNEL = "watcher"
 logger = logging.getLogger(__name__)

@@ -13,10 +13,10 @@ from django.utils.translation import gettext
 from django.utils.translation import gettext_lazy as _
 from simple_history.models import HistoricalRecords
 
-from portal import locks
-from portal.choices import REGION_CHOICES
-from portal.models import cycle_field
-from portal.querysets import RestrictedQuerySet
+from portal.core import locks
+from portal.core.choices import REGION_CHOICES
+from portal.core.models import cycle_field
+from portal.core.querysets import RestrictedQuerySet
 from workloads import usage, validators
 from workloads.choices import RequestStatus, ReservationKind
 

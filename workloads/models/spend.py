@@ -11,7 +11,7 @@ from __future__ import annotations
 from django.db import models
 from django.utils.translation import gettext_lazy as _
 
-from portal.querysets import RestrictedQuerySet
+from portal.core.querysets import RestrictedQuerySet
 
 
 class CostDay(models.Model):

@@ -12,9 +12,9 @@ from django.utils.translation import gettext
 from django.utils.translation import gettext_lazy as _
 from simple_history.models import HistoricalRecords
 
-from portal.choices import MembershipRole
-from portal.models import Membership
-from portal.querysets import RestrictedQuerySet
+from portal.core.choices import MembershipRole
+from portal.core.models import Membership
+from portal.core.querysets import RestrictedQuerySet
 from workloads import validators
 from workloads.choices import (
     FRAMEWORKS,

@@ -12,9 +12,9 @@ from django.utils.translation import gettext
 from django.utils.translation import gettext_lazy as _
 from django.views import View
 
-from portal import access, submissions
-from portal.cycle_filter import in_active_cycle
-from portal.generic import ObjectEditView, ObjectListView, ObjectView
+from portal.core import access, submissions
+from portal.core.cycle_filter import in_active_cycle
+from portal.core.generic import ObjectEditView, ObjectListView, ObjectView
 from workloads import decision_facts, history, services, usage
 from workloads.choices import RequestStatus
 from workloads.filtersets import CapacityReservationFilterSet, InstanceQuotaFilterSet, QuotaChangeRequestFilterSet

@@ -9,8 +9,8 @@ from django.utils.translation import gettext
 from django.utils.translation import gettext_lazy as _
 from django.views import View
 
-from portal import access, versions
-from portal.generic import ObjectEditView, ObjectListView, ObjectView
+from portal.core import access, versions
+from portal.core.generic import ObjectEditView, ObjectListView, ObjectView
 from workloads import history, usage
 from workloads.choices import RequestStatus
 from workloads.filtersets import WorkloadFilterSet

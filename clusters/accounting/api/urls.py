@@ -1,7 +1,7 @@
 from rest_framework.routers import DefaultRouter
 
 from clusters.accounting.api import views
-from portal.api.root import API_APPS
+from portal.core.api.root import API_APPS
 
 app_name = "accounting-api"
 

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from clusters.accounting.api.serializers import AccountingSettingsSerializer, ReservationCheckSerializer
 from clusters.accounting.models import AccountingSettings, ReservationCheck
-from portal.api.base import PortalReadOnlyViewSet
+from portal.core.api.base import PortalReadOnlyViewSet
 
 
 class ReservationCheckViewSet(PortalReadOnlyViewSet):

@@ -5,7 +5,7 @@ from django.utils.html import conditional_escape, format_html
 from django.utils.safestring import mark_safe
 
 from clusters.accounting.sections import cluster_section
-from portal.templatetags.portal_display import whole_number
+from portal.core.templatetags.portal_display import whole_number
 
 register = template.Library()
 

@@ -7,7 +7,7 @@ from rest_framework import authentication, exceptions, permissions
 
 from clusters.health import services, validation
 from clusters.health.models import ClusterHealthConfig, ValidationJob
-from portal import access
+from portal.core import access
 
 
 class ClusterTokenAuthentication(authentication.BaseAuthentication):

@@ -18,7 +18,7 @@ from clusters.health.models import (
     check_same_organization,
 )
 from clusters.models import Cluster
-from portal import access
+from portal.core import access
 from workloads.interactions.models import Interaction
 
 

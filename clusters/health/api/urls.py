@@ -2,7 +2,7 @@ from django.urls import path
 from rest_framework.routers import DefaultRouter
 
 from clusters.health.api import alerts, validation, views
-from portal.api.root import API_APPS
+from portal.core.api.root import API_APPS
 
 app_name = "health-api"
 

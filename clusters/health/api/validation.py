@@ -22,8 +22,8 @@ from clusters.health.api.serializers import (
 )
 from clusters.health.models import ValidationJob, ValidationRun
 from clusters.models import Cluster
-from portal import submissions
-from portal.api.base import PortalReadOnlyViewSet
+from portal.core import submissions
+from portal.core.api.base import PortalReadOnlyViewSet
 
 
 class ValidationJobViewSet(PortalReadOnlyViewSet):

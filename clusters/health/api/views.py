@@ -38,9 +38,9 @@ from clusters.health.models import (
 )
 from clusters.health.prometheus import ParseError
 from clusters.models import Cluster
-from portal import access
-from portal.api.base import PortalModelViewSet, PortalReadOnlyViewSet, PortalUpdateMixin
-from portal.api.parsers import DepthLimitedJSONParser
+from portal.core import access
+from portal.core.api.base import PortalModelViewSet, PortalReadOnlyViewSet, PortalUpdateMixin
+from portal.core.api.parsers import DepthLimitedJSONParser
 
 logger = logging.getLogger(__name__)
 

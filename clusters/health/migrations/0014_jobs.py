@@ -1,4 +1,4 @@
-"""Health pushes and validation jobs are jobs of ``portal.jobs``: a push gets a heartbeat, a validation job says when
+"""Health pushes and validation jobs are jobs of ``portal.core.jobs``: a push gets a heartbeat, a validation job says when
 the broker took it (``dispatched_at``, its created time for a job that was dispatched) instead of whether."""
 from django.db import migrations, models
 from django.db.models import F

@@ -11,8 +11,8 @@ from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
 
 from clusters.health.choices import AuthKind
-from portal.model_fields import HttpsURLField
-from portal.querysets import RestrictedQuerySet
+from portal.core.model_fields import HttpsURLField
+from portal.core.querysets import RestrictedQuerySet
 
 TOKEN_PREFIX = "gh"
 

@@ -9,9 +9,9 @@ from django.urls import reverse
 from django.utils.translation import gettext_lazy as _
 
 from clusters.health.models.reports import HealthReport
-from portal.choices import FaultSeverity, NodeVerdict
-from portal.querysets import RestrictedQuerySet
-from portal.weeks import week_of
+from portal.core.choices import FaultSeverity, NodeVerdict
+from portal.core.querysets import RestrictedQuerySet
+from portal.core.weeks import week_of
 
 INTERACTION_OTHER_ORGANIZATION = "The interaction belongs to another organization than the fault's cluster."
 

@@ -8,9 +8,9 @@ from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
 
 from clusters.health.choices import Source
-from portal.choices import NodeVerdict
-from portal.jobs.models import Job
-from portal.querysets import RestrictedQuerySet
+from portal.core.choices import NodeVerdict
+from portal.core.jobs.models import Job
+from portal.core.querysets import RestrictedQuerySet
 
 
 class HealthReport(models.Model):
@@ -151,7 +151,7 @@ class HealthPush(Job):
     (gzip-compressed, under ``MEDIA_ROOT/health-pushes/``) and answers at once; the worker parses it
     as a stream. The body file is deleted once the push is done, failed or superseded.
 
-    A job of ``portal.jobs`` whose ``attempts`` count the claims (a push the worker stopped on three times is
+    A job of ``portal.core.jobs`` whose ``attempts`` count the claims (a push the worker stopped on three times is
     given up), not the sends: its messages carry no send number."""
 
     CREATED_FIELD = "received_at"

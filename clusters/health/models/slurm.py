@@ -8,7 +8,7 @@ from __future__ import annotations
 from django.db import models
 from django.utils import timezone
 
-from portal.querysets import RestrictedQuerySet
+from portal.core.querysets import RestrictedQuerySet
 
 
 class SlurmNode(models.Model):

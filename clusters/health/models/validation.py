@@ -13,8 +13,8 @@ from django.utils.translation import gettext_lazy as _
 
 from clusters.health.choices import COLLECTIVE_CHOICES, JOB_OPEN, JOB_TRANSITIONS, JobState, RunVerdict, ValidationMode
 from clusters.health.models.config import hash_token
-from portal.jobs.models import Job
-from portal.querysets import RestrictedQuerySet
+from portal.core.jobs.models import Job
+from portal.core.querysets import RestrictedQuerySet
 
 JOB_TOKEN_PREFIX = "gv"
 
@@ -27,7 +27,7 @@ class ValidationJob(Job):
     """An NCCL (or Neuron) validation the portal starts on a cluster: submitted with ``sbatch`` through SSM on
     the head node by a worker, its outputs posted back with a token scoped to this job, judged into runs.
 
-    ``state`` is the portal's lifecycle (compare-and-set, :meth:`transition`); as a job of ``portal.jobs`` the
+    ``state`` is the portal's lifecycle (compare-and-set, :meth:`transition`); as a job of ``portal.core.jobs`` the
     lease, heartbeat and attempts make the submission neither lost nor doubled: a worker claims a pending job only.
     The upload token is kept as a hash, accepted once per expected output, and dies with the job or at
     ``token_expires``."""

@@ -5,7 +5,7 @@ from django import template
 from django.db.models import F
 
 from clusters.health.models import GpuFault
-from portal import access
+from portal.core import access
 
 register = template.Library()
 

@@ -9,7 +9,7 @@ from django.core.management.base import BaseCommand, CommandError
 from clusters.health.prometheus import ParseError
 from clusters.health.summary import summarize
 from clusters.management.commands._input import read_input
-from portal.instance_types import UnknownInstanceType
+from portal.core.instance_types import UnknownInstanceType
 
 
 class Command(BaseCommand):

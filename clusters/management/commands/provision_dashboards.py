@@ -3,7 +3,7 @@ from django.core.management.base import BaseCommand, CommandError
 
 from clusters.health import grafana_provision
 from clusters.models import Cluster
-from portal import aws
+from portal.core import aws
 
 
 class Command(BaseCommand):

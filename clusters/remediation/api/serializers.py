@@ -8,7 +8,7 @@ from clusters.remediation import failure
 from clusters.remediation.choices import ActionKind
 from clusters.remediation.models import RemediationAction, RemediationPolicyChange, RemediationStep
 from clusters.remediation.rules import policy_for
-from portal import access, provider_errors
+from portal.core import access, provider_errors
 
 
 class RemediationStepSerializer(serializers.ModelSerializer):

@@ -17,8 +17,8 @@ from clusters.remediation.api.serializers import (
     RemediationPolicyChangeSerializer,
 )
 from clusters.remediation.models import RemediationAction, RemediationPolicyChange
-from portal import access, submissions
-from portal.api.base import PortalReadOnlyViewSet
+from portal.core import access, submissions
+from portal.core.api.base import PortalReadOnlyViewSet
 
 
 class RemediationActionViewSet(PortalReadOnlyViewSet):

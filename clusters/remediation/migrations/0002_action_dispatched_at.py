@@ -1,5 +1,5 @@
 """A remediation action says when the broker took it (``dispatched_at``) instead of whether, as every job of
-``portal.jobs`` does. An action that was dispatched gets its approval time (its proposal time if it has none)."""
+``portal.core.jobs`` does. An action that was dispatched gets its approval time (its proposal time if it has none)."""
 from django.db import migrations, models
 from django.db.models import F
 

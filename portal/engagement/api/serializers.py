@@ -4,9 +4,9 @@ from __future__ import annotations
 from django.core.exceptions import ValidationError as DjangoValidationError
 from rest_framework import serializers
 
+from portal.core.models import Cycle, EscalationTarget, Organization, active_cycle_id
 from portal.engagement.choices import TRANSITIONS
 from portal.engagement.models import Escalation, Milestone, TrainedModel
-from portal.models import Cycle, EscalationTarget, Organization, active_cycle_id
 from workloads.interactions.models import Interaction
 
 

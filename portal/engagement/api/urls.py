@@ -1,6 +1,6 @@
 from rest_framework.routers import DefaultRouter
 
-from portal.api.root import API_APPS
+from portal.core.api.root import API_APPS
 from portal.engagement.api import views
 
 app_name = "engagement-api"

@@ -10,8 +10,9 @@ from rest_framework.decorators import action
 from rest_framework.exceptions import PermissionDenied
 from rest_framework.response import Response
 
-from portal import access, submissions
-from portal.api.base import PortalModelViewSet, PortalReadOnlyViewSet
+from portal.core import access, submissions
+from portal.core.api.base import PortalModelViewSet, PortalReadOnlyViewSet
+from portal.core.models import Cycle, EscalationTarget
 from portal.engagement import carry, cycles, services
 from portal.engagement.api.serializers import (
     CycleSerializer,
@@ -25,7 +26,6 @@ from portal.engagement.api.serializers import (
 )
 from portal.engagement.filtersets import EscalationFilterSet
 from portal.engagement.models import Escalation, Milestone, TrainedModel
-from portal.models import Cycle, EscalationTarget
 
 
 class EscalationTargetViewSet(PortalReadOnlyViewSet):

@@ -11,7 +11,7 @@ class CallsConfig(AppConfig):
 
     def ready(self) -> None:
         # deferred: the sections' builders read the models, which load once the app registry is ready
-        from portal import sections
+        from portal.core import sections
         from portal.engagement.calls import sections as calls
 
         sections.register(sections.ORGANIZATION_PAGE, "calls/htmx/org_applications_section.html",

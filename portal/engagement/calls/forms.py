@@ -7,10 +7,10 @@ from django.contrib.auth import get_user_model
 from django.utils.translation import gettext
 from django.utils.translation import gettext_lazy as _
 
+from portal.core.field_labels import FIELD_LABELS
 from portal.engagement.calls import lines
 from portal.engagement.calls.choices import CallStatus
 from portal.engagement.calls.models import Application, Call
-from portal.field_labels import FIELD_LABELS
 
 LINES_HELP = _("One a line: instances, instance type, region, weeks — for example “16 p5.48xlarge ap-northeast-1 8”.")
 

@@ -14,8 +14,8 @@ from collections.abc import Iterable
 from django.core.exceptions import ValidationError
 from django.utils.translation import gettext
 
-from portal import instance_types
-from portal.choices import REGION_CODES
+from portal.core import instance_types
+from portal.core.choices import REGION_CODES
 
 MAX_WEEKS = 52
 MAX_COUNT = 10_000

@@ -18,9 +18,9 @@ from django.db import models
 from django.urls import reverse
 from simple_history.models import HistoricalRecords
 
+from portal.core.models import cycle_field
+from portal.core.querysets import RestrictedQuerySet
 from portal.engagement.calls.choices import ApplicationStatus, CallStatus, Modality
-from portal.models import cycle_field
-from portal.querysets import RestrictedQuerySet
 
 
 class Call(models.Model):

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 from django.utils.translation import gettext
 
-from portal import aws
+from portal.core import aws
 
 SAGEMAKER_TYPES = frozenset({"p4d.24xlarge", "p4de.24xlarge", "p5.48xlarge", "p5e.48xlarge", "p5en.48xlarge",
                              "p6-b200.48xlarge", "trn1.32xlarge", "trn2.48xlarge"})

@@ -16,8 +16,8 @@ from django.utils import timezone
 from clusters.accounting import services as accounting
 from clusters.health.models import GpuFault
 from clusters.remediation.models import RemediationAction
+from portal.core.models import Cycle
 from portal.engagement.models import Milestone, TrainedModel
-from portal.models import Cycle
 from workloads.models import Workload
 
 

@@ -20,12 +20,12 @@ from django.db.models import Max
 from django.utils import timezone, translation
 from django.utils.translation import gettext
 
-from portal import notifications, timeline
-from portal.choices import TimelineKind
+from portal.core import notifications, timeline
+from portal.core.choices import TimelineKind
+from portal.core.models import Cycle, Membership, active_cycle
 from portal.engagement.calls import lines, offerings, prefill
 from portal.engagement.calls.choices import ApplicationStatus, CallStatus
 from portal.engagement.calls.models import Application, ApplicationVersion, Call, ReviewAssignment
-from portal.models import Cycle, Membership, active_cycle
 from workloads.models import InstanceQuota
 
 SCORE_MAX = 5

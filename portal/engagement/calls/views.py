@@ -14,7 +14,10 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.utils.translation import gettext, gettext_lazy
 from django.views import View
 
-from portal import access, submissions
+from portal.core import access, submissions
+from portal.core.generic import ObjectEditView, ObjectListView, ObjectView
+from portal.core.models import Organization
+from portal.core.xlsx import xlsx_response
 from portal.engagement.calls import lines, services
 from portal.engagement.calls.choices import ApplicationStatus
 from portal.engagement.calls.forms import (
@@ -26,9 +29,6 @@ from portal.engagement.calls.forms import (
     ReviewForm,
 )
 from portal.engagement.calls.models import Application, ApplicationVersion, Call, ReviewAssignment
-from portal.generic import ObjectEditView, ObjectListView, ObjectView
-from portal.models import Organization
-from portal.xlsx import xlsx_response
 
 
 def _refused(request, exc: Exception, url: str):

@@ -3,7 +3,7 @@ escalation record (to the account team, who triage it). The old escalation entri
 become internal: an escalation reason is never a customer's to read."""
 from django.db import migrations
 
-from portal import escalation_targets as targets
+from portal.core import escalation_targets as targets
 
 
 def forward(apps, schema_editor):

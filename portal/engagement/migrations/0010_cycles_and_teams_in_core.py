@@ -1,8 +1,8 @@
 """Program cycles, participation, carried rows, escalation targets and specialists leave this app for the core
-(``portal.migrations.0011_cycles_and_specialist_teams`` takes them over with their tables): state only. The
+(``portal.core.migrations.0011_cycles_and_specialist_teams`` takes them over with their tables): state only. The
 foreign keys left here (outcomes' cycle, an escalation's target) point at the core's models."""
 import django.db.models.deletion
-import portal.models
+import portal.core.models
 from django.db import migrations, models
 
 
@@ -30,7 +30,7 @@ class Migration(migrations.Migration):
                 migrations.AlterField(
                     model_name='trainedmodel',
                     name='cycle',
-                    field=models.ForeignKey(blank=True, default=portal.models.active_cycle_id, help_text='The program cycle this belongs to (the active one by default).', null=True, on_delete=django.db.models.deletion.PROTECT, related_name='trained_models', to='portal.cycle'),
+                    field=models.ForeignKey(blank=True, default=portal.core.models.active_cycle_id, help_text='The program cycle this belongs to (the active one by default).', null=True, on_delete=django.db.models.deletion.PROTECT, related_name='trained_models', to='portal.cycle'),
                 ),
                 migrations.RemoveField(
                     model_name='cycleparticipation',
@@ -39,7 +39,7 @@ class Migration(migrations.Migration):
                 migrations.AlterField(
                     model_name='milestone',
                     name='cycle',
-                    field=models.ForeignKey(blank=True, default=portal.models.active_cycle_id, help_text='The program cycle this belongs to (the active one by default).', null=True, on_delete=django.db.models.deletion.PROTECT, related_name='milestones', to='portal.cycle'),
+                    field=models.ForeignKey(blank=True, default=portal.core.models.active_cycle_id, help_text='The program cycle this belongs to (the active one by default).', null=True, on_delete=django.db.models.deletion.PROTECT, related_name='milestones', to='portal.cycle'),
                 ),
                 migrations.RemoveField(
                     model_name='cyclecarry',

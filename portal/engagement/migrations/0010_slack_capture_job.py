@@ -1,4 +1,4 @@
-"""A Slack capture is a job of ``portal.jobs``: ``queued_at`` is its ``dispatched_at`` (the same fact under the name
+"""A Slack capture is a job of ``portal.core.jobs``: ``queued_at`` is its ``dispatched_at`` (the same fact under the name
 every job uses), and it gets the lease and heartbeat fields."""
 from django.db import migrations, models
 

@@ -1,7 +1,7 @@
 """Escalations: an interaction's question routed to a team behind the account team, with its answer.
 
 The teams and the people who answer for them (``EscalationTarget``, ``Specialist``) are the core's
-(``portal.models``): the access policy reads them."""
+(``portal.core.models``): the access policy reads them."""
 from __future__ import annotations
 
 from datetime import timedelta
@@ -12,8 +12,8 @@ from django.urls import reverse
 from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
 
+from portal.core.querysets import RestrictedQuerySet
 from portal.engagement.choices import OPEN_STATES, EscalationState
-from portal.querysets import RestrictedQuerySet
 
 
 class EscalationQuerySet(RestrictedQuerySet):

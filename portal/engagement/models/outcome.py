@@ -12,11 +12,11 @@ from django.utils import timezone
 from django.utils.translation import gettext
 from django.utils.translation import gettext_lazy as _
 
-from portal import instance_types
+from portal.core import instance_types
+from portal.core.model_fields import HttpsURLField
+from portal.core.models import cycle_field
+from portal.core.querysets import RestrictedQuerySet
 from portal.engagement.choices import MilestoneKind, Modality
-from portal.model_fields import HttpsURLField
-from portal.models import cycle_field
-from portal.querysets import RestrictedQuerySet
 
 
 def not_in_future(value) -> None:

@@ -5,9 +5,9 @@ from django.conf import settings
 from django.db import models
 from django.utils.translation import gettext_lazy as _
 
-from portal.jobs.models import Job
-from portal.model_fields import HttpsURLField
-from portal.querysets import RestrictedQuerySet
+from portal.core.jobs.models import Job
+from portal.core.model_fields import HttpsURLField
+from portal.core.querysets import RestrictedQuerySet
 
 
 class SlackChannelLink(models.Model):
@@ -65,7 +65,7 @@ class SlackCapture(Job):
     interaction off the request by the ``engagement.capture_thread`` task (reading the thread and its permalink
     from Slack's Web API). One per message while pending or done: a retried shortcut logs one interaction.
 
-    A job of ``portal.jobs`` without a lease: the task's own retries carry it, and the sweep sends what the broker
+    A job of ``portal.core.jobs`` without a lease: the task's own retries carry it, and the sweep sends what the broker
     never took."""
 
     FINISHED_FIELD = "finished_at"

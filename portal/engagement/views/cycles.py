@@ -12,11 +12,11 @@ from django.utils.translation import gettext
 from django.utils.translation import gettext_lazy as _
 from django.views import View
 
-from portal import access, submissions, versions
-from portal.choices import CycleStatus
+from portal.core import access, submissions, versions
+from portal.core.choices import CycleStatus
+from portal.core.generic import ObjectListView, ObjectView
+from portal.core.models import Cycle, Organization
 from portal.engagement import carry, cycles, reports
-from portal.generic import ObjectListView, ObjectView
-from portal.models import Cycle, Organization
 
 
 class CycleListView(ObjectListView):

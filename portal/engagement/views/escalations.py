@@ -9,12 +9,12 @@ from django.shortcuts import get_object_or_404, redirect
 from django.utils.translation import gettext
 from django.views import View
 
-from portal import access, submissions
+from portal.core import access, submissions
+from portal.core.generic import ObjectListView, ObjectView
 from portal.engagement import services
 from portal.engagement.filtersets import EscalationFilterSet
 from portal.engagement.forms import TransitionForm
 from portal.engagement.models import Escalation
-from portal.generic import ObjectListView, ObjectView
 
 QUERYSET = Escalation.objects.select_related("target", "assignee", "requested_by", "interaction__organization")
 

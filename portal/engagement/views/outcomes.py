@@ -9,15 +9,15 @@ from django.utils.translation import gettext
 from django.views import View
 from django.views.generic import TemplateView
 
-from portal import access, submissions, versions
+from portal.core import access, submissions, versions
+from portal.core.generic import ObjectEditView
+from portal.core.models import Organization
 from portal.engagement import outcomes
 from portal.engagement.choices import MilestoneKind
 from portal.engagement.cycles import active
 from portal.engagement.filtersets import OutcomeCycleFilterSet
 from portal.engagement.forms import MilestonesForm, TrainedModelForm
 from portal.engagement.models import Milestone, TrainedModel
-from portal.generic import ObjectEditView
-from portal.models import Organization
 
 
 class OutcomesView(View):

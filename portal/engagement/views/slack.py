@@ -13,7 +13,7 @@ from django.http.request import RawPostDataException
 from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_POST
 
-from portal import slack_markup
+from portal.core import slack_markup
 from portal.engagement import slack, tasks
 
 

@@ -1,7 +1,7 @@
 from django.urls import path
 from rest_framework.routers import DefaultRouter
 
-from portal.api.root import API_APPS
+from portal.core.api.root import API_APPS
 from portal.review.api import views
 
 app_name = "review-api"

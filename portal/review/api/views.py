@@ -7,8 +7,8 @@ from rest_framework.exceptions import PermissionDenied
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from portal import access
-from portal.api.base import PortalReadOnlyViewSet
+from portal.core import access
+from portal.core.api.base import PortalReadOnlyViewSet
 from portal.review import figures
 from portal.review.api.serializers import OverviewSerializer, WeeklyReviewDetailSerializer, WeeklyReviewSerializer
 from portal.review.filtersets import WeeklyReviewFilterSet

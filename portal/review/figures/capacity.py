@@ -10,8 +10,8 @@ from django.db.models import Q
 from django.utils import timezone
 
 from clusters.accounting import forecast, idle, reservation_checks, services
-from portal.choices import CycleStatus
-from portal.models import CycleParticipation, Organization
+from portal.core.choices import CycleStatus
+from portal.core.models import CycleParticipation, Organization
 from portal.review.figures.scope import Scope, iso
 from workloads import spend
 

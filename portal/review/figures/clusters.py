@@ -9,7 +9,7 @@ from django.db.models import Count, Q
 from django.db.models.functions import TruncDate
 
 from clusters.models import Cluster
-from portal.cycle_filter import in_active_cycle
+from portal.core.cycle_filter import in_active_cycle
 from portal.review.figures.scope import CHART_DAYS, Scope, at
 
 

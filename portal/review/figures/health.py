@@ -10,7 +10,7 @@ from django.utils.translation import gettext_lazy as _
 from clusters.health import current
 from clusters.health.models import ClusterHealthState, GpuFault, ValidationRun
 from clusters.models import Cluster
-from portal.choices import worst_verdict
+from portal.core.choices import worst_verdict
 from portal.review.figures.scope import Scope
 
 VERDICT_LABELS = {"degraded": _("degraded"), "reset_gpu": _("reset GPU"), "reboot": _("reboot node"),

@@ -8,9 +8,9 @@ from collections import defaultdict
 from django.db.models import Count, OuterRef, Q, Subquery, Sum
 from django.urls import reverse
 
-from portal.choices import OPEN_STATUSES
-from portal.choices import SEVERITIES_WORST_FIRST as SEVERITIES
-from portal.models import Organization
+from portal.core.choices import OPEN_STATUSES
+from portal.core.choices import SEVERITIES_WORST_FIRST as SEVERITIES
+from portal.core.models import Organization
 from portal.review.figures.scope import Scope, at, days, iso
 from portal.review.models import InteractionCount, InteractionWeek, TagMention
 from workloads.interactions.models import ChallengeTag, Interaction

@@ -5,9 +5,9 @@ from collections import defaultdict
 
 from django.db.models import Q
 
-from portal import access
-from portal.choices import CycleStatus, MembershipRole
-from portal.models import CycleParticipation, Membership, Organization
+from portal.core import access
+from portal.core.choices import CycleStatus, MembershipRole
+from portal.core.models import CycleParticipation, Membership, Organization
 from portal.review.figures.scope import Scope
 from workloads.models import Workload
 

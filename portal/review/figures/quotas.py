@@ -7,7 +7,7 @@ from collections import defaultdict
 
 from django.db.models import Count, Min
 
-from portal.cycle_filter import in_active_cycle
+from portal.core.cycle_filter import in_active_cycle
 from portal.review.figures.scope import Scope, iso
 from workloads import usage
 from workloads.models import CapacityReservation, InstanceQuota

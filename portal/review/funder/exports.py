@@ -2,7 +2,7 @@
 (``services.content``): an issued report's stored figures and narratives, so drawing it again gives the same
 bytes. The PDF is reportlab's invariant mode (fixed creation date and document id), the workbook has its
 document times and zip entry times set to the data's date. The PDF and workbook code is the portal's
-(``portal.pdf``, ``portal.pdf_charts``, ``portal.xlsx``), Japanese fonts included."""
+(``portal.core.pdf``, ``portal.core.pdf_charts``, ``portal.core.xlsx``), Japanese fonts included."""
 from __future__ import annotations
 
 import datetime
@@ -11,10 +11,10 @@ import io
 from django.utils import translation
 from django.utils.translation import gettext as _
 
-from portal import pdf_charts
+from portal.core import pdf_charts
+from portal.core.pdf import paragraph, stylesheet
+from portal.core.xlsx import workbook_bytes
 from portal.engagement.choices import MilestoneKind
-from portal.pdf import paragraph, stylesheet
-from portal.xlsx import workbook_bytes
 
 LANGUAGES = ("en", "ja")
 # The columns of the per-organization table: key in the figures, heading (translated when drawn).

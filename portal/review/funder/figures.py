@@ -13,8 +13,8 @@ from django.utils import timezone
 
 from clusters.accounting import services as accounting
 from clusters.remediation.models import RemediationAction
+from portal.core.models import Cycle, Organization
 from portal.engagement import cycles, outcomes
-from portal.models import Cycle, Organization
 from portal.review.figures.capacity import capacity_figures, organization_columns
 from portal.review.figures.health import faults_between
 from portal.review.figures.organizations import organization_rows

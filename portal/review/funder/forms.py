@@ -6,8 +6,8 @@ from django import forms
 from django.utils.translation import gettext
 from django.utils.translation import gettext_lazy as _
 
-from portal.field_labels import FIELD_LABELS
-from portal.models import Cycle
+from portal.core.field_labels import FIELD_LABELS
+from portal.core.models import Cycle
 from portal.review.funder.models import FunderReport, FunderReportPart
 
 

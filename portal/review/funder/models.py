@@ -14,7 +14,7 @@ from django.db import models
 from django.urls import reverse
 from simple_history.models import HistoricalRecords
 
-from portal.querysets import RestrictedQuerySet
+from portal.core.querysets import RestrictedQuerySet
 from portal.review.funder.choices import ReportKind, ReportStatus
 
 

@@ -14,9 +14,9 @@ from django.db.models import Max
 from django.utils import timezone
 from django.utils.translation import gettext
 
-from portal import access
-from portal.choices import CycleStatus, Visibility
-from portal.models import CycleParticipation, TimelineEntry
+from portal.core import access
+from portal.core.choices import CycleStatus, Visibility
+from portal.core.models import CycleParticipation, TimelineEntry
 from portal.review.funder import figures as report_figures
 from portal.review.funder.choices import ReportStatus
 from portal.review.funder.models import FunderReport, FunderReportComment, FunderReportPart

@@ -11,12 +11,12 @@ from django.shortcuts import get_object_or_404, redirect
 from django.utils.translation import gettext, gettext_lazy
 from django.views import View
 
-from portal import access, submissions
-from portal.generic import ObjectEditView, ObjectListView, ObjectView
+from portal.core import access, submissions
+from portal.core.generic import ObjectEditView, ObjectListView, ObjectView
+from portal.core.xlsx import CONTENT_TYPE
 from portal.review.funder import exports, services
 from portal.review.funder.forms import CommentForm, CorrectForm, FunderReportForm, FunderReportPartForm
 from portal.review.funder.models import FunderReport, FunderReportComment, FunderReportPart
-from portal.xlsx import CONTENT_TYPE
 
 
 def _report(request, pk: int, action: str = access.VIEW) -> FunderReport:

@@ -15,7 +15,7 @@ from django.urls import reverse
 from django.utils.safestring import mark_safe
 from django.utils.translation import gettext
 
-from portal.templatetags.portal_display import code_label, local_day, money, whole_number
+from portal.core.templatetags.portal_display import code_label, local_day, money, whole_number
 
 register = template.Library()
 

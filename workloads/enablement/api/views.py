@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from rest_framework import mixins, viewsets
 
-from portal.api.base import IdempotentCreateMixin, PortalReadOnlyViewSet, PortalViewSetMixin
+from portal.core.api.base import IdempotentCreateMixin, PortalReadOnlyViewSet, PortalViewSetMixin
 from workloads.enablement.api.serializers import EnablementAttendanceSerializer, EnablementSessionSerializer
 from workloads.enablement.filtersets import EnablementAttendanceFilterSet, EnablementSessionFilterSet
 from workloads.enablement.models import EnablementAttendance, EnablementSession

@@ -2,7 +2,7 @@
 the others keep their names and rows). State only."""
 import django.core.validators
 import django.db.models.deletion
-import portal.models
+import portal.core.models
 from django.conf import settings
 from django.db import migrations, models
 
@@ -32,7 +32,7 @@ class Migration(migrations.Migration):
                         ('created', models.DateTimeField(auto_now_add=True)),
                         ('audience', models.ManyToManyField(related_name='enablement_sessions', to='portal.organization')),
                         ('created_by', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='+', to=settings.AUTH_USER_MODEL)),
-                        ('cycle', models.ForeignKey(blank=True, default=portal.models.active_cycle_id, help_text='The program cycle this belongs to (the active one by default).', null=True, on_delete=django.db.models.deletion.PROTECT, related_name='enablement_sessions', to='portal.cycle')),
+                        ('cycle', models.ForeignKey(blank=True, default=portal.core.models.active_cycle_id, help_text='The program cycle this belongs to (the active one by default).', null=True, on_delete=django.db.models.deletion.PROTECT, related_name='enablement_sessions', to='portal.cycle')),
                     ],
                     options={
                         'db_table': 'workloads_enablementsession',

@@ -4,8 +4,8 @@ from __future__ import annotations
 from django.contrib.auth import get_user_model
 from rest_framework import serializers
 
-from portal import access, provider_errors
-from portal.models import EscalationTarget
+from portal.core import access, provider_errors
+from portal.core.models import EscalationTarget
 from workloads.interactions.models import ChallengeTag, Interaction, InteractionComment
 from workloads.models import Workload
 

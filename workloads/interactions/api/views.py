@@ -8,8 +8,8 @@ from rest_framework.decorators import action
 from rest_framework.exceptions import PermissionDenied
 from rest_framework.response import Response
 
-from portal import access, submissions
-from portal.api.base import PortalModelViewSet
+from portal.core import access, submissions
+from portal.core.api.base import PortalModelViewSet
 from workloads.interactions import services
 from workloads.interactions.api.serializers import (
     ChallengeTagSerializer,

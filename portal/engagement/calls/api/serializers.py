@@ -5,9 +5,9 @@ from django.core.exceptions import ValidationError
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
-from portal import instance_types
-from portal.api.base import PortalModelSerializer
-from portal.choices import REGION_CODES
+from portal.core import instance_types
+from portal.core.api.base import PortalModelSerializer
+from portal.core.choices import REGION_CODES
 from portal.engagement.calls import lines
 from portal.engagement.calls.forms import parse_criteria
 from portal.engagement.calls.models import Application, ApplicationVersion, Call, ReviewAssignment

@@ -13,9 +13,10 @@ from rest_framework.decorators import action
 from rest_framework.exceptions import NotFound, PermissionDenied
 from rest_framework.response import Response
 
-from portal import access, submissions
-from portal.api.base import PortalModelViewSet, PortalReadOnlyViewSet
-from portal.api.parsers import DepthLimitedJSONParser
+from portal.core import access, submissions
+from portal.core.api.base import PortalModelViewSet, PortalReadOnlyViewSet
+from portal.core.api.parsers import DepthLimitedJSONParser
+from portal.core.models import Organization
 from portal.engagement.calls import services
 from portal.engagement.calls.api.serializers import (
     ApplicationSerializer,
@@ -28,7 +29,6 @@ from portal.engagement.calls.api.serializers import (
     StartApplicationSerializer,
 )
 from portal.engagement.calls.models import Application, ApplicationVersion, Call, ReviewAssignment
-from portal.models import Organization
 
 
 def _conflict(exc: Exception) -> Response:

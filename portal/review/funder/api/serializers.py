@@ -7,8 +7,8 @@ from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
-from portal import access
-from portal.api.base import PortalModelSerializer
+from portal.core import access
+from portal.core.api.base import PortalModelSerializer
 from portal.review.funder.models import FunderReport, FunderReportComment, FunderReportPart
 
 

@@ -10,8 +10,8 @@ from rest_framework.decorators import action
 from rest_framework.exceptions import PermissionDenied
 from rest_framework.response import Response
 
-from portal import access, submissions
-from portal.api.base import PortalModelViewSet, PortalReadOnlyViewSet, PortalUpdateMixin
+from portal.core import access, submissions
+from portal.core.api.base import PortalModelViewSet, PortalReadOnlyViewSet, PortalUpdateMixin
 from portal.review.funder import services
 from portal.review.funder.api.serializers import (
     CorrectSerializer,

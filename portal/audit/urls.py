@@ -1,8 +1,0 @@
-from django.urls import path
-
-from portal.audit import views
-
-app_name = "audit"
-urlpatterns = [
-    path("audit/", views.AuditEventListView.as_view(), name="event_list"),
-]

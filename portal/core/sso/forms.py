@@ -1,0 +1,95 @@
+"""The sign-in form: Django's, with one more answer: a right password refused because the person's organization
+signs its people in through its identity provider says so, and where to go instead. And the form program
+managers register an organization's identity provider with."""
+from __future__ import annotations
+
+import re
+
+from django import forms
+from django.contrib.auth.forms import AuthenticationForm, UsernameField
+from django.core.exceptions import ValidationError
+from django.utils.translation import gettext
+from django.utils.translation import gettext_lazy as _
+
+from portal.core import access
+from portal.core.models import Organization
+from portal.core.sso.backends import REFUSED_BY
+from portal.core.sso.models import IdentityDomain, IdentityProvider
+
+DOMAIN = re.compile(r"^(?=.{4,253}$)([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z]{2,63}$")
+
+
+class SignInForm(AuthenticationForm):
+    username = UsernameField(label=_("Username"), widget=forms.TextInput(attrs={"autofocus": True}))
+    refused_by = None
+
+    def clean(self):
+        try:
+            return super().clean()
+        except ValidationError:
+            provider = getattr(self.request, REFUSED_BY, None)
+            if provider is None:
+                raise
+            self.refused_by = provider
+            raise ValidationError(
+                gettext("%(organization)s signs its people in through its identity provider (%(provider)s), not "
+                        "with a password: use \u201cContinue with your organization\u201d below with your work "
+                        "address.") % {"organization": provider.organization.name, "provider": provider.name},
+                code="password_turned_off") from None
+
+
+class IdentityProviderForm(forms.ModelForm):
+    """An organization's provider: the client secret is never shown back (left empty on an edit, it is kept); the
+    e-mail domains are one per line, and a domain another provider owns is refused."""
+
+    domains = forms.CharField(label=_("E-mail domains"), widget=forms.Textarea(attrs={"rows": 3}),
+                              help_text=_("The domains whose addresses this provider signs in, one per line "
+                                          "(e.g. example.co.jp)."))
+    client_secret = forms.CharField(label=_("Client secret"), required=False,
+                                    widget=forms.PasswordInput(render_value=False, attrs={"autocomplete": "off"}),
+                                    help_text=_("As the provider issued it. Left empty on a change, the stored one "
+                                                "is kept."))
+
+    class Meta:
+        model = IdentityProvider
+        fields = ["organization", "name", "issuer", "client_id", "client_secret", "enabled", "passwords_allowed"]
+        labels = {"organization": _("Organization"), "name": _("Name"), "issuer": _("Issuer"),
+                  "client_id": _("Client id"), "enabled": _("Enabled"),
+                  "passwords_allowed": _("Passwords allowed")}
+
+    def __init__(self, *args, user=None, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["organization"].required = True
+        self.fields["organization"].empty_label = None
+        self.fields["organization"].queryset = Organization.objects.restrict(user, access.VIEW)
+        if self.instance.pk:
+            self.initial["domains"] = "\n".join(self.instance.domains.values_list("domain", flat=True))
+        self.stored_secret = self.instance.client_secret if self.instance.pk else ""
+
+    def clean_client_secret(self) -> str:
+        secret = self.cleaned_data.get("client_secret") or self.stored_secret
+        if not secret:
+            raise ValidationError(gettext("Give the client secret the provider issued."))
+        return secret
+
+    def clean_domains(self) -> list[str]:
+        names = sorted({d.strip().lower().lstrip("@") for d in re.split(r"[\s,]+", self.cleaned_data["domains"])
+                        if d.strip()})
+        if not names:
+            raise ValidationError(gettext("Give at least one e-mail domain."))
+        bad = [d for d in names if not DOMAIN.match(d)]
+        if bad:
+            raise ValidationError(gettext("Not a domain: %(domains)s.") % {"domains": ", ".join(bad)})
+        taken = IdentityDomain.objects.filter(domain__in=names)
+        if self.instance.pk:
+            taken = taken.exclude(provider=self.instance)
+        if taken.exists():
+            raise ValidationError(gettext("Another identity provider already owns %(domains)s.")
+                                  % {"domains": ", ".join(taken.values_list("domain", flat=True))})
+        return names
+
+    def save_domains(self, provider: IdentityProvider) -> None:
+        names = self.cleaned_data["domains"]
+        provider.domains.exclude(domain__in=names).delete()
+        for name in names:
+            IdentityDomain.objects.get_or_create(provider=provider, domain=name)

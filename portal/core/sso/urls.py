@@ -1,0 +1,12 @@
+from django.urls import path
+
+from portal.core.sso import provider_views, views
+
+app_name = "sso"
+urlpatterns = [
+    path("login/sso/", views.StartView.as_view(), name="start"),
+    path("login/sso/callback/", views.CallbackView.as_view(), name="callback"),
+    path("sso/providers/", provider_views.IdentityProviderListView.as_view(), name="provider_list"),
+    path("sso/providers/new/", provider_views.IdentityProviderEditView.as_view(), name="provider_add"),
+    path("sso/providers/<int:pk>/edit/", provider_views.IdentityProviderEditView.as_view(), name="provider_edit"),
+]

@@ -1,0 +1,54 @@
+"""The embedded endpoint's side of :mod:`sandbox.aws.control`: records a reservation as AWS would hold it, and
+where a ParallelCluster's node exporters push.
+
+``POST /_aws/control.embedded/reservations`` with the JSON :func:`sandbox.aws.control.register_reservation`
+sends: an ODCR or a Capacity Block in :mod:`sandbox.aws.moto_ec2`'s store, a training plan in
+:mod:`sandbox.aws.moto_training_plans`'s, each with its instances in use. Importing the module registers it."""
+from __future__ import annotations
+
+import json
+
+from werkzeug.wrappers import Request, Response
+
+from sandbox.aws import moto_ec2, moto_headnode, moto_scontrol, moto_training_plans
+from sandbox.aws.control import HOST
+from sandbox.aws.moto_http import aws_error, aws_host, json_response
+
+
+@aws_host(HOST.replace(".", r"\."))
+def control(request: Request, host: str, path: str) -> Response:
+    if request.method == "POST" and path.rstrip("/") == "/exporters":
+        return _exporters(request)
+    if request.method != "POST" or path.rstrip("/") != "/reservations":
+        return aws_error("NotFound", f"the embedded endpoint's control does not answer {request.method} {path}", 404)
+    try:
+        spec = json.loads(request.get_data() or b"{}")
+        account, region, rid = spec["account_id"], spec["region"], spec["reservation_id"]
+        count, in_use = int(spec["count"]), int(spec["in_use"])
+        if not 0 <= in_use <= count:
+            raise ValueError(f"in_use {in_use} is not within 0..{count}")
+        if spec["kind"] == "training_plan":
+            moto_training_plans.add_training_plan(account, region, name=rid.rsplit("/", 1)[-1],
+                                                  instance_type=spec["instance_type"], count=count,
+                                                  days=int(spec.get("days") or 30), in_use=in_use)
+        else:
+            moto_ec2._record(account, region, instance_type=spec["instance_type"],
+                             availability_zone=spec["availability_zone"], count=count, reservation_id=rid,
+                             reservation_type="capacity-block" if spec["kind"] == "capacity_block" else "default")
+            moto_ec2.set_reservation_usage(account, region, rid, in_use)
+    except (KeyError, TypeError, ValueError) as exc:
+        return aws_error("ValidationException", f"not a reservation: {exc}", 400)
+    return json_response({"reservation_id": rid, "in_use": in_use})
+
+
+def _exporters(request: Request) -> Response:
+    """The node exporters of the ParallelCluster whose head node is ``head_node`` push to ``url`` with ``token``."""
+    try:
+        spec = json.loads(request.get_data() or b"{}")
+        cluster = moto_headnode.cluster_of(spec["account_id"], spec["region"], spec["head_node"])
+        if cluster is None:
+            raise ValueError(f"no cluster has the head node {spec['head_node']}")
+        moto_scontrol.configure_exporters(cluster, str(spec["url"]), str(spec["token"]))
+    except (KeyError, TypeError, ValueError) as exc:
+        return aws_error("ValidationException", f"not an exporter configuration: {exc}", 400)
+    return json_response({"cluster": cluster.name})
