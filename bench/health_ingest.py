@@ -56,7 +56,7 @@ def main() -> None:
     from django.db import connection, reset_queries
     from health_ingest_parse import build, floor
 
-    from clusters.health import services
+    from clusters.health.ingest import service as services
     from clusters.health.models import GpuFault, HealthReport, NodeHealth
     from clusters.models import Cluster
     from portal.core.models import Organization

@@ -22,8 +22,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from prometheus_client.parser import text_string_to_metric_families
 
-from clusters.health.prometheus import parse_families
-from clusters.health.summary import summarize
+from clusters.health.readers.prometheus import parse_families
+from clusters.health.readers.summary import summarize
 
 BUS = ("53", "64", "75", "86", "97", "A8", "B9", "CA")
 GAUGES = (

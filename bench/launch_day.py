@@ -3,7 +3,7 @@ organizations) through the real Celery worker and Redis against the embedded AWS
 
 Every organization's quota is exactly what its share of the 151 needs, and each organization also
 sends ``--extra`` launches (default 1) that do not fit. All of them are submitted at once through the
-launch service (``clusters.launch.submit``) from ``--threads`` threads, each with its own database
+launch service (``clusters.launches.service.submit``) from ``--threads`` threads, each with its own database
 connection, released together. Prints the launches accepted and refused, the instances held per
 organization against its quota (0 over), then the wall time from the first submission until every
 accepted cluster is ready, zero duplicate stacks (list_stacks in each organization's account), and
@@ -215,7 +215,7 @@ def _submit_all(items, threads: int, full_stack: bool):
 
     from django.db import connection
 
-    from clusters import launch
+    from clusters.launches import service as launch
 
     barrier = threading.Barrier(threads)
 

@@ -111,8 +111,8 @@ def seed(rng: random.Random) -> dict:
 def seed_faults(GpuFault, clusters, rng, now) -> int:
     """XID faults as ingestion stores them (the catalogue's meaning, action, severity and verdict), a third still
     open; one per (cluster, node, GPU, code), as the one-open-fault constraint wants of the open ones."""
-    from clusters.health import xid
-    from clusters.health.summary import _verdict_for  # the verdict ingestion gives an XID
+    from clusters.health.readers import xid
+    from clusters.health.readers.summary import _verdict_for  # the verdict ingestion gives an XID
     from portal.core.choices import FAULT_SEVERITY_RANK
     from portal.core.weeks import week_of
 

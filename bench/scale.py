@@ -259,7 +259,7 @@ def push_benchmark(nodes: int, queued: int, queued_nodes: int) -> None:
     from django.test import Client
     from health_ingest_parse import build, floor
 
-    from clusters.health import services
+    from clusters.health.ingest import service as services
     from clusters.health.models import HealthPush
     from clusters.models import Cluster
     from portal.core.models import Organization

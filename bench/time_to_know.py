@@ -100,7 +100,7 @@ def seed(args, slack_port: int) -> tuple[list, dict, dict]:
     from knox.models import AuthToken
 
     from clusters.choices import ClusterState
-    from clusters.health import services
+    from clusters.health.ingest import service as services
     from clusters.models import Cluster
     from clusters.remediation.choices import ConsentMode
     from clusters.remediation.models import RemediationPolicy

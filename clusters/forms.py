@@ -1,5 +1,5 @@
 """The launch form, generated from the blueprint's Parameters; every rule is the launch service's
-(``clusters.launch.check``), so the form and the API cannot disagree."""
+(``clusters.launches.service.check``), so the form and the API cannot disagree."""
 from __future__ import annotations
 
 import uuid
@@ -9,10 +9,10 @@ from django.core.validators import RegexValidator
 from django.utils.translation import gettext
 from django.utils.translation import gettext_lazy as _
 
-from clusters import launch
 from clusters.blueprints import catalog
 from clusters.choices import StackRole
 from clusters.launches import capacity, guards, labels
+from clusters.launches import service as launch
 from clusters.models import Cluster
 from portal.core import access
 from portal.core.choices import REGION_CHOICES

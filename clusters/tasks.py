@@ -11,8 +11,8 @@ from celery import shared_task
 from django.conf import settings
 from django.db.models import Q
 
-from clusters import pipeline
 from clusters.choices import JobKind
+from clusters.launches import pipeline
 from clusters.models import LaunchJob
 from portal.core.jobs import registry
 

@@ -14,16 +14,17 @@ from django.views import View
 from django.views.decorators.http import require_POST, require_safe
 from django_htmx.http import HttpResponseStopPolling
 
-from clusters import launch, software
+from clusters import software
 from clusters.blueprints import catalog, cfn, pcluster_config
 from clusters.choices import ClusterState, StackRole
 from clusters.filtersets import ClusterFilterSet
 from clusters.forms import LaunchForm
 from clusters.health.models import ClusterHealthConfig, ValidationRun
 from clusters.launches import board, retention
+from clusters.launches import service as launch
 from clusters.launches.backend import CloudFormation
+from clusters.launches.pipeline import REASONS
 from clusters.models import Blueprint, Cluster, StackEvent
-from clusters.pipeline import REASONS
 from portal.core import access
 from portal.core.aws import AwsError
 from portal.core.cycle_filter import in_active_cycle

@@ -12,8 +12,8 @@ from django.utils import timezone
 
 from clusters.accounting import idle, services
 from clusters.accounting.compute import HOUR, floor_hour
-from clusters.health import services as health
 from clusters.health.choices import Source
+from clusters.health.ingest import service as health
 from clusters.health.models import HealthReport
 from clusters.models import Cluster
 from sandbox import clusters as demo_clusters

@@ -13,9 +13,10 @@ from datetime import timedelta
 from django.conf import settings
 from django.utils import timezone
 
-from clusters import launch, pipeline, software
+from clusters import software
 from clusters.choices import ClusterState, JobStatus
-from clusters.launches import capacity
+from clusters.launches import capacity, pipeline
+from clusters.launches import service as launch
 from clusters.models import Cluster, StackEvent
 from workloads.models import CapacityReservation
 

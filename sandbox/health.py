@@ -8,8 +8,8 @@ import re
 from pathlib import Path
 
 from clusters.choices import ClusterState
-from clusters.health import services
 from clusters.health.choices import Source
+from clusters.health.ingest import service as services
 from clusters.health.models import HealthReport, ValidationRun
 from clusters.models import Cluster
 from sandbox import slurm as demo_slurm

@@ -13,8 +13,9 @@ import datetime
 from django.utils import timezone
 
 from clusters.choices import ClusterState
-from clusters.health import current, services
+from clusters.health import current
 from clusters.health.choices import Source
+from clusters.health.ingest import service as services
 from clusters.health.models import GpuFault, NodeHealth
 from clusters.models import Cluster
 from clusters.remediation.choices import ActionState

@@ -24,8 +24,8 @@ from django.urls import reverse
 from clusters import software
 from clusters.blueprints import catalog
 from clusters.choices import ClusterState, Orchestrator
-from clusters.health import services as health
 from clusters.health.choices import Source
+from clusters.health.ingest import service as health
 from clusters.health.models import ClusterHealthConfig, GpuFault, HealthReport
 from clusters.models import Cluster
 from clusters.remediation import services

@@ -14,8 +14,8 @@ import time
 from django.conf import settings
 
 from clusters.choices import Orchestrator
-from clusters.health import headnode, slurm_names
 from clusters.health.models import ClusterHealthConfig
+from clusters.health.validation import headnode, slurm_names
 from portal.core.aws import AwsError
 from sandbox.aws import control
 

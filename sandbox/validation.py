@@ -9,7 +9,7 @@ from __future__ import annotations
 from django.conf import settings
 
 from clusters.choices import ClusterState
-from clusters.health import validation
+from clusters.health.validation import service as validation
 from clusters.models import Cluster
 from portal.core.models import Membership
 

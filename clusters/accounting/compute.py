@@ -7,7 +7,7 @@ size and instance type, and the health reports received in the hour.
   accelerators per node, prorated like held. An hour without a report counts nothing healthy: silent nodes are
   not healthy, and neither are degraded, reset, reboot or replace verdicts.
 - **busy**: healthy × the healthy nodes' mean utilization over the hour's reports (each report's
-  ``summary["utilization"]``, read by ``clusters.health.summary.busy_of``). Where no report measured it, busy is
+  ``summary["utilization"]``, read by ``clusters.health.readers.summary.busy_of``). Where no report measured it, busy is
   0 and ``measured`` says so.
 
 Figures are Decimals with four places, clamped so that held ≥ healthy ≥ busy on every row.

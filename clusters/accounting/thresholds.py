@@ -37,3 +37,8 @@ def for_organizations(organization_ids=None) -> dict[int, Thresholds]:
 
 def for_organization(organization_id: int) -> Thresholds:
     return for_organizations([organization_id]).get(organization_id) or defaults()
+
+
+def stall_minutes(organization_id: int) -> int:
+    """The organization's stall window in minutes (health's stall check reads it through ``stalls.stall_minutes``)."""
+    return for_organization(organization_id).stall_minutes

@@ -1,8 +1,8 @@
 from django.core.exceptions import PermissionDenied
 from rest_framework import exceptions, serializers
 
-from clusters import launch
 from clusters.blueprints import catalog, cfn
+from clusters.launches import service as launch
 from clusters.models import Blueprint, Cluster, LaunchJob, Stack, StackEvent
 from portal.core import provider_errors
 from portal.core.choices import REGION_CODES
@@ -96,7 +96,7 @@ def refusal_errors(refusal: launch.LaunchRefused) -> dict:
 
 class LaunchSerializer(serializers.Serializer):
     """What a launch request carries; ``parameters`` is keyed by stack role (network, storage, cluster).
-    Every rule is the launch service's (``clusters.launch.check``), the same as the form's."""
+    Every rule is the launch service's (``clusters.launches.service.check``), the same as the form's."""
 
     organization = serializers.SlugRelatedField(slug_field="slug", queryset=Organization.objects.all())
     name = serializers.RegexField(r"^[a-z][a-z0-9-]{0,39}$", max_length=40)

@@ -6,7 +6,6 @@ from rest_framework.exceptions import APIException, NotFound, ValidationError
 from rest_framework.response import Response
 from rest_framework.serializers import as_serializer_error
 
-from clusters import launch
 from clusters.api.serializers import (
     BlueprintSerializer,
     ClusterConfigSerializer,
@@ -18,6 +17,7 @@ from clusters.api.serializers import (
 )
 from clusters.blueprints import catalog, pcluster_config
 from clusters.filtersets import ClusterFilterSet, LaunchJobFilterSet, StackEventFilterSet
+from clusters.launches import service as launch
 from clusters.models import Blueprint, Cluster, LaunchJob, Stack, StackEvent
 from portal.core import access
 from portal.core.api.base import PortalReadOnlyViewSet

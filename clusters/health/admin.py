@@ -31,7 +31,7 @@ class ClusterHealthConfigAdmin(admin.ModelAdmin):
 
 @admin.register(ValidationJob)
 class ValidationJobAdmin(admin.ModelAdmin):
-    """Read-only: a validation is started, followed, cancelled and timed out by ``clusters.health.validation``
+    """Read-only: a validation is started, followed, cancelled and timed out by ``clusters.health.validation.service``
     (compare-and-set on its state, a leased worker), so the admin neither adds nor edits one. The upload token's
     hash is never shown."""
 

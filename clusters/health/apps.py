@@ -10,8 +10,9 @@ class HealthConfig(AppConfig):
 
     def ready(self) -> None:
         # deferred: the models and what imports them load once the app registry is ready
-        from clusters.health import choices, metrics, validation
-        from clusters.health.readiness import readiness_section
+        from clusters.health import choices, metrics
+        from clusters.health.validation import service as validation
+        from clusters.health.validation.readiness import readiness_section
         from portal.core import sections, signals
         from portal.core.metrics import collector
         from portal.core.templatetags.portal_display import add_label_source

@@ -2,7 +2,7 @@
 from django.db import models
 from django.utils.translation import gettext_lazy as _
 
-from clusters.health.nccl import COLLECTIVES
+from clusters.health.readers.nccl import COLLECTIVES
 
 
 class Source(models.TextChoices):

@@ -25,7 +25,7 @@ from django.utils import timezone
 from django.utils.translation import ngettext
 
 from clusters.health.models import ClusterHealthState, NodeHealth
-from clusters.health.summary import VERDICTS, HealthSummary
+from clusters.health.readers.summary import VERDICTS, HealthSummary
 
 FULL, NODES = "full", "nodes"
 SCOPES = (FULL, NODES)

@@ -6,9 +6,11 @@ from django.conf import settings
 from django.utils.translation import gettext
 from django.utils.translation import gettext_lazy as _
 
-from clusters.health import nccl, prometheus_pull, services
 from clusters.health.choices import AuthKind
+from clusters.health.ingest import pull as prometheus_pull
+from clusters.health.ingest import service as services
 from clusters.health.models import ClusterHealthConfig, GpuFault
+from clusters.health.readers import nccl
 from portal.core import access, outbound
 from portal.core.choices import REGION_CODES
 from portal.core.field_labels import FIELD_LABELS

@@ -14,16 +14,14 @@ from celery.signals import worker_init
 from django.urls import get_resolver
 from django.utils import timezone
 
-from clusters.health import (
-    prometheus_pull,
-    pushes,
-    reader,  # noqa: F401 - loaded in the worker's parent for its compiled patterns
-    services,
-    validation,
-)
 from clusters.health.choices import Source
+from clusters.health.ingest import pull as prometheus_pull
+from clusters.health.ingest import pushes
+from clusters.health.ingest import service as services
 from clusters.health.models import ClusterHealthConfig, HealthPush, ValidationJob
-from clusters.health.prometheus import ParseError
+from clusters.health.readers import exposition  # noqa: F401 - loaded in the worker's parent for its compiled patterns
+from clusters.health.readers.prometheus import ParseError
+from clusters.health.validation import service as validation
 from portal.core import access, jobs
 from portal.core.jobs import registry
 
@@ -72,7 +70,7 @@ def pull_cluster(config_id: int) -> int | None:
 
 @shared_task(bind=True, name="clusters.health.tasks.process_push", max_retries=None)
 def process_push(self, push_id: int) -> int | None:
-    """Parse and ingest one pushed scrape (see ``clusters.health.pushes``); a storage outage is waited out with
+    """Parse and ingest one pushed scrape (see ``clusters.health.ingest.pushes``); a storage outage is waited out with
     backoff (the push stays pending; ``pushes.process`` fails it once it waited as long as a push may)."""
     try:
         report = pushes.process(push_id, outages=self.request.retries or 0)

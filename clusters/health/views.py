@@ -19,14 +19,16 @@ from django.views import View
 from django.views.generic import TemplateView
 
 from clusters.choices import ClusterState
-from clusters.health import current, links, readiness, services, validation
+from clusters.health import current
 from clusters.health.choices import RunVerdict
+from clusters.health.faults import links
 from clusters.health.forms import (
     ClusterHealthConfigForm,
     GpuFaultLinkForm,
     ValidationStartForm,
     ValidationUploadForm,
 )
+from clusters.health.ingest import service as services
 from clusters.health.models import (
     ClusterHealthConfig,
     GpuFault,
@@ -37,6 +39,8 @@ from clusters.health.models import (
     ValidationJob,
     ValidationRun,
 )
+from clusters.health.validation import readiness
+from clusters.health.validation import service as validation
 from clusters.models import Cluster
 from portal.core import access, submissions, versions
 from portal.core.choices import VERDICT_RANK, VERDICTS

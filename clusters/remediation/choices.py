@@ -67,7 +67,7 @@ class FaultOutcome(models.TextChoices):
 
 
 # Fault kinds an organization may have remediated without a person in the loop, and the action each gets first:
-# the XID table's (clusters/health/xid.py; a test holds them together). XID 79 is rebooted, and replaced when it
+# the XID table's (clusters/health/readers/xid.py; a test holds them together). XID 79 is rebooted, and replaced when it
 # recurs on the node (rules.automatic_kind).
 AUTOMATIC_RULES: dict[str, tuple[str, str]] = {
     "row_remap_failure": (_("Row-remap failure"), ActionKind.REPLACE),

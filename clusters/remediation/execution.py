@@ -19,7 +19,7 @@ from django.utils import timezone
 
 from clusters import provider_states
 from clusters.choices import ClusterState, Orchestrator
-from clusters.health import slurm_names
+from clusters.health.validation import slurm_names
 from clusters.remediation import failure, journal, providers, verification
 from clusters.remediation.choices import ActionKind, ActionState, FaultOutcome, StepStatus
 from clusters.remediation.models import IllegalTransition, RemediationAction, RemediationStep

@@ -104,7 +104,7 @@ class HyperPod:
 
 def scontrol(kind: str, nodes: list[str], reason: str) -> str:
     """The Slurm command the head node runs for ``kind`` on ``nodes``, Slurm's node names
-    (``clusters.health.slurm_names``: on ParallelCluster they are not the hostnames)."""
+    (``clusters.health.validation.slurm_names``: on ParallelCluster they are not the hostnames)."""
     names = ",".join(nodes)
     why = shlex.quote(f"portal remediation: {reason}"[:200])
     if kind == ActionKind.DRAIN:

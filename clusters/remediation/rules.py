@@ -1,6 +1,6 @@
 """What the portal recommends for a fault, what each action does and how long it takes, and the guardrails an
 action must pass. The recommendation reads the verdicts the XID and remapped-rows rules gave the fault
-(``clusters/health/xid.py``, ``clusters/health/summary.py``); nothing here writes."""
+(``clusters/health/readers/xid.py``, ``clusters/health/readers/summary.py``); nothing here writes."""
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -11,8 +11,8 @@ from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
 
 from clusters.choices import ClusterState, Orchestrator
-from clusters.health import xid
 from clusters.health.models import GpuFault, NodeHealth
+from clusters.health.readers import xid
 from clusters.remediation.choices import AUTOMATIC_RULES, ActionKind, ActionState
 from clusters.remediation.models import RemediationNode, RemediationPolicy
 from portal.core.choices import NodeVerdict
@@ -62,7 +62,7 @@ class Refusal:
 
 def recommend(fault) -> str | None:
     """The action for one fault, or None when the fault needs no node action: the verdict ingestion gave it from
-    the XID table (``clusters/health/xid.py``) or the remapped-rows rules, so the fault's advice, the node's
+    the XID table (``clusters/health/readers/xid.py``) or the remapped-rows rules, so the fault's advice, the node's
     verdict and this recommendation are one source and read the same (XID 79: reboot, replace if it recurs)."""
     if fault.kind == "row_remap_failure":
         return ActionKind.REPLACE

@@ -15,7 +15,7 @@ from clusters.remediation.models import RemediationAction, RemediationPolicy
 from portal.core import jobs
 from portal.core.jobs import registry
 
-HEALTH_FAULT = "health_fault"  # the event ``clusters.health.services`` announces new critical faults with
+HEALTH_FAULT = "health_fault"  # the event ``clusters.health.ingest.service`` announces new critical faults with
 
 
 @shared_task(bind=True, name="remediation.run", max_retries=None, acks_late=True)

@@ -31,7 +31,7 @@ class Operation:
 IAM_PREFIX = {"ce": "ce", "cloudformation": "cloudformation", "ec2": "ec2", "eks": "eks", "grafana": "grafana",
               "s3": "s3", "sagemaker": "sagemaker", "ssm": "ssm", "sts": "sts", "support": "support"}
 _PASS_ROLE = "iam:PassRole"
-_BODIES = "clusters/health/bodies.py"
+_BODIES = "clusters/health/ingest/bodies.py"
 _BACKEND = "clusters/launches/backend.py"
 
 OPERATIONS: tuple[Operation, ...] = (
@@ -45,15 +45,15 @@ OPERATIONS: tuple[Operation, ...] = (
     Operation("cloudformation", "DescribeChangeSet", "read the preview before it is applied", (_BACKEND,)),
     Operation("cloudformation", "DeleteChangeSet", "drop a preview nobody applied", (_BACKEND,)),
     Operation("cloudformation", "DescribeStacks", "follow a launch; find a ParallelCluster head node",
-              (_BACKEND, "clusters/health/headnode.py")),
+              (_BACKEND, "clusters/health/validation/headnode.py")),
     Operation("cloudformation", "DescribeStackEvents", "show why a launch failed", (_BACKEND,)),
     Operation("cloudformation", "ListStackResources", "list what a launch made", (_BACKEND,)),
     Operation("cloudformation", "DeleteStack", "delete a cluster", (_BACKEND,)),
     Operation("sagemaker", "DescribeCluster", "a HyperPod cluster's id (its SSM targets) and status; EKS wiring",
-              ("clusters/health/headnode.py", "clusters/launches/kubernetes.py")),
+              ("clusters/health/validation/headnode.py", "clusters/launches/kubernetes.py")),
     Operation("sagemaker", "ListClusterNodes",
               "a HyperPod cluster's nodes: hostnames (PrivateDnsHostname), logical ids (IncludeNodeLogicalIds) and "
-              "statuses, paged", ("clusters/remediation/providers.py", "clusters/health/headnode.py")),
+              "statuses, paged", ("clusters/remediation/providers.py", "clusters/health/validation/headnode.py")),
     Operation("sagemaker", "BatchRebootClusterNodes", "reboot faulty HyperPod nodes (approved remediation)",
               ("clusters/remediation/providers.py",)),
     Operation("sagemaker", "BatchReplaceClusterNodes", "replace faulty HyperPod nodes (approved remediation)",
@@ -66,23 +66,23 @@ OPERATIONS: tuple[Operation, ...] = (
               ("sandbox/remediation.py",), "demo"),
     Operation("ssm", "SendCommand",
               "run sbatch/scontrol on a ParallelCluster head node (AWS-RunShellScript; instance ids only)",
-              ("clusters/health/headnode.py", "clusters/remediation/providers.py")),
+              ("clusters/health/validation/headnode.py", "clusters/remediation/providers.py")),
     Operation("ssm", "GetCommandInvocation", "read a command's status and output (InvocationDoesNotExist at first)",
-              ("clusters/health/headnode.py", "clusters/remediation/providers.py")),
+              ("clusters/health/validation/headnode.py", "clusters/remediation/providers.py")),
     Operation("ec2", "GetCapacityReservationUsage", "check an EC2 capacity reservation (capacity block) in force",
               ("clusters/accounting/reservation_checks.py",)),
     Operation("eks", "DescribeCluster", "an EKS cluster's API server and certificate (HyperPod on EKS)",
-              ("clusters/health/headnode.py", "clusters/launches/kubernetes.py")),
+              ("clusters/health/validation/headnode.py", "clusters/launches/kubernetes.py")),
     Operation("eks", "CreateCluster", "the demo's EKS control plane", ("sandbox/remediation.py",), "demo",
               ("eks:CreateCluster", _PASS_ROLE)),
     Operation("eks", "ListClusters", "the demo finds the EKS clusters it made", ("sandbox/remediation.py",),
               "demo"),
     Operation("grafana", "ListWorkspaceServiceAccounts", "find the portal's service account (paged)",
-              ("clusters/health/grafana_provision.py",)),
+              ("clusters/health/alerts/grafana.py",)),
     Operation("grafana", "CreateWorkspaceServiceAccount", "create it the first time",
-              ("clusters/health/grafana_provision.py",)),
+              ("clusters/health/alerts/grafana.py",)),
     Operation("grafana", "CreateWorkspaceServiceAccountToken", "a short-lived token to provision the dashboards",
-              ("clusters/health/grafana_provision.py",)),
+              ("clusters/health/alerts/grafana.py",)),
     Operation("s3", "PutObject", "upload the software bundle a launch installs", ("clusters/software/__init__.py",)),
     Operation("s3", "GetObject", "read the EKS access template a HyperPod launch left in the bucket",
               ("clusters/launches/kubernetes.py",)),

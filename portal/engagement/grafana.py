@@ -2,14 +2,14 @@
 
 The observability blueprint's stack outputs ``GrafanaEndpoint`` (https://<workspace>.grafana-workspace.<region>
 .amazonaws.com), merged into its cluster's outputs; any cluster of the organization may hold one. The dashboards are the ones the
-observability stack provisions (GPU health from DCGM, EFA, node exporter; ``clusters.health.dashboards``), opened
+observability stack provisions (GPU health from DCGM, EFA, node exporter; ``clusters.health.alerts.dashboards``), opened
 by their fixed uid (``/d/<uid>``), which is the same in every workspace.
 """
 from __future__ import annotations
 
 from urllib.parse import urlsplit
 
-from clusters.health.dashboards import TITLES
+from clusters.health.alerts.dashboards import TITLES
 from clusters.models import Cluster
 
 DASHBOARDS = tuple((label, uid) for uid, (label, _title) in TITLES.items())

@@ -338,7 +338,7 @@ SPEND_FETCH_DAYS = env.int("SPEND_FETCH_DAYS", default=14)
 # links in notifications; where validation jobs post their outputs (empty: the address the request came in on);
 # where the demo's emulated nodes push their health (manage.py run_demo sets it to its own web server); and the SNS
 # endpoint a launched observability stack subscribes to its alert topic, only when https (SNS alerts carry cluster
-# names; an http address leaves the alerts on the topic, clusters/launch.py portal_alert_endpoint).
+# names; an http address leaves the alerts on the topic, clusters/launches/service.py portal_alert_endpoint).
 PORTAL_BASE_URL = env("PORTAL_BASE_URL", default="")
 
 EMAIL_BACKEND = env("EMAIL_BACKEND", default="django.core.mail.backends.console.EmailBackend")
@@ -389,7 +389,7 @@ LOGGING = {
     },
 }
 
-# Launch pipeline (clusters/pipeline.py, clusters/tasks.py). Polls are short against the embedded endpoint (stacks
+# Launch pipeline (clusters/launches/pipeline.py, clusters/tasks.py). Polls are short against the embedded endpoint (stacks
 # complete at once) and CloudFormation-sized against real AWS. A healthy job beats at every poll, so a job whose
 # heartbeat is older than CLUSTERS_STUCK_SECONDS (and whose lease ran out) is sent again by the minute sweep: a
 # killed worker's launches resume within about two minutes.
@@ -413,7 +413,7 @@ HEALTH_PULL_MAX_BYTES = env.int("HEALTH_PULL_MAX_BYTES", default=64 * 1024 * 102
 # Site policy: at or above this many uncorrectable remapped rows a GPU's node is replaced (unset: off).
 HEALTH_UNCORRECTABLE_ROWS_REPLACE_AT = env.int("HEALTH_UNCORRECTABLE_ROWS_REPLACE_AT", default=None)
 HEALTH_NODE_SILENT_MINUTES = env.int("HEALTH_NODE_SILENT_MINUTES", default=15)  # then "not reporting"
-# Pushes wait for the health worker (clusters/health/bodies.py): "local" in HEALTH_PUSH_DIR (one host, or a
+# Pushes wait for the health worker (clusters/health/ingest/bodies.py): "local" in HEALTH_PUSH_DIR (one host, or a
 # volume the web server and the worker share), or "s3" in the portal's bucket HEALTH_PUSH_BUCKET (workers on
 # any host). With the embedded AWS endpoint (the demo) its S3 is the default.
 HEALTH_PUSH_STORAGE = env("HEALTH_PUSH_STORAGE", default="s3" if AWS_ENDPOINT_URL else "local")
@@ -436,7 +436,7 @@ HEALTH_PUSH_DIR = env("HEALTH_PUSH_DIR", default=str(VAR_DIR / "health-pushes"))
 HEALTH_PUSH_LEASE_SECONDS = env.int("HEALTH_PUSH_LEASE_SECONDS", default=600)  # then a killed worker's push is retaken
 HEALTH_PUSH_RATE = env("HEALTH_PUSH_RATE", default="120/min")  # per cluster token
 HEALTH_PUSH_RESEND_SECONDS = env.int("HEALTH_PUSH_RESEND_SECONDS", default=120)  # a pending push not picked up
-# Alerts through Amazon SNS (clusters/health/sns.py): a message older than this is refused as a replay; extra hosts
+# Alerts through Amazon SNS (clusters/health/ingest/sns.py): a message older than this is refused as a replay; extra hosts
 # (besides sns.<region>.amazonaws.com) allowed to serve the signing certificate and SubscribeURL (tests only).
 HEALTH_SNS_MAX_AGE_SECONDS = env.int("HEALTH_SNS_MAX_AGE_SECONDS", default=3600)
 HEALTH_SNS_CERT_HOSTS = env.list("HEALTH_SNS_CERT_HOSTS", default=[])
@@ -465,7 +465,7 @@ ACCOUNTING_STALL_WAS_BUSY_SHARE = env.float("ACCOUNTING_STALL_WAS_BUSY_SHARE", d
 # collectives move gigabytes a second.
 ACCOUNTING_STALL_EFA_BYTES_PER_SECOND = env.float("ACCOUNTING_STALL_EFA_BYTES_PER_SECOND", default=1_000_000)
 # Node remediation (clusters/remediation/): one step is a few bounded AWS calls; throttled calls back off doubling.
-# NCCL validation started from the portal (clusters/health/validation.py). The jobs post their outputs under
+# NCCL validation started from the portal (clusters/health/validation/service.py). The jobs post their outputs under
 # PORTAL_BASE_URL (else the address the request came in on).
 VALIDATION_POLL_SECONDS = env.int("VALIDATION_POLL_SECONDS", default=1 if AWS_ENDPOINT_URL else 10)
 VALIDATION_LEASE_SECONDS = env.int("VALIDATION_LEASE_SECONDS", default=60)

@@ -1,11 +1,11 @@
 """Collective test output for the embedded endpoint's emulated Slurm jobs, in the real tools' format.
 
 An emulated validation job has to hand the portal what nccl-tests (GPU clusters) or Neuron's
-nccom-test (Trainium) would print, so that the portal's own readers (:mod:`clusters.health.nccl`,
-:mod:`clusters.health.nccom`) parse it as they parse a real log. The shape of the bandwidth curve is
+nccom-test (Trainium) would print, so that the portal's own readers (:mod:`clusters.health.readers.nccl`,
+:mod:`clusters.health.readers.nccom`) parse it as they parse a real log. The shape of the bandwidth curve is
 read from published runs kept as demo samples (AWS's 2 × p5.48xlarge all_reduce over EFA, Neuron's
 2 × trn1.32xlarge all-reduce); the plateau is scaled to the published figure for the cluster's
-hardware (:mod:`clusters.health.expectations`), times ``factor`` for an emulated slow link. Two runs never read
+hardware (:mod:`clusters.health.readers.expectations`), times ``factor`` for an emulated slow link. Two runs never read
 the same, as on real hardware: each run lands a little under or at the published plateau (``RUN_SPREAD``) and each
 row jitters around the curve, more for the small, latency-bound messages (``ROW_JITTER``).
 """
@@ -16,7 +16,7 @@ import random
 from functools import cache
 from pathlib import Path
 
-from clusters.health import expectations, nccl, nccom
+from clusters.health.readers import expectations, nccl, nccom
 
 SAMPLES = Path(__file__).resolve().parent.parent / "demo_samples"
 NCCL_SAMPLE = SAMPLES / "nccl_allreduce_2xp5_efa_srun.txt"

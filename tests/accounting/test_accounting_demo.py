@@ -3,7 +3,7 @@ whose run stalled (one open "training stalled?" fault)."""
 from django.core.management import call_command
 
 from clusters.accounting.models import AcceleratorUsage, IdleNotice
-from clusters.health import stalls
+from clusters.health.faults import stalls
 from clusters.health.models import GpuFault
 from clusters.models import Cluster
 from sandbox.accelerator_hours import CLUSTERS

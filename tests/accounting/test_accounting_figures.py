@@ -13,7 +13,7 @@ from clusters.accounting import services
 from clusters.accounting.compute import HOUR
 from clusters.accounting.models import AcceleratorUsage, Granularity
 from clusters.choices import ClusterState
-from clusters.health import services as health
+from clusters.health.ingest import service as health
 from clusters.models import Cluster
 from portal.core.models import TimelineEntry
 from portal.core.timeline_views import with_tag

@@ -11,8 +11,8 @@ from django.core.management import CommandError, call_command
 from clusters.accounting import tasks
 from clusters.accounting.compute import HOUR
 from clusters.accounting.models import AcceleratorUsage, OrganizationDay
-from clusters.health.prometheus import GpuReading
-from clusters.health.summary import busy_of, summarize
+from clusters.health.readers.prometheus import GpuReading
+from clusters.health.readers.summary import busy_of, summarize
 from tests.accounting.scrapes import p5_scrape
 from tests.accounting.test_accounting_figures import build_history, start_of_history
 

@@ -8,8 +8,8 @@ import factory
 from django.utils import timezone
 from factory.django import DjangoModelFactory
 
-from clusters import launch
 from clusters.choices import ClusterState, JobStatus
+from clusters.launches import service as launch
 from clusters.models import Cluster, StackEvent
 from tests.factories import OrganizationFactory
 
@@ -91,7 +91,7 @@ def deploy(cluster: Cluster, parameters: dict) -> Cluster:
 
 def run_pipeline(job, limit: int = 20):
     """Step the launch job through the pipeline (against the embedded endpoint) until it is done; the job reloaded."""
-    from clusters import pipeline
+    from clusters.launches import pipeline
 
     for _ in range(limit):
         if pipeline.step(job.pk) == pipeline.DONE:
@@ -103,7 +103,7 @@ def run_pipeline(job, limit: int = 20):
 def finished_invocation(cluster, node: str, command_id: str):
     """An SSM invocation read as the portal reads it: again until it has finished (SSM shows a new invocation a
     moment after SendCommand, Pending until then), bounded."""
-    from clusters.health import headnode  # deferred: only the tests that run commands on a head node need it
+    from clusters.health.validation import headnode  # deferred: only the tests that run commands on a head node need it
 
     result = headnode.invocation(cluster, node, command_id)
     for _ in range(20):

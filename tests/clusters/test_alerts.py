@@ -19,9 +19,12 @@ from cryptography.hazmat.primitives.asymmetric import padding, rsa
 from cryptography.x509.oid import NameOID
 
 from clusters.blueprints import cfn
-from clusters.health import alert_faults, alerts, services, summary, thresholds
+from clusters.health.alerts import rules as alerts
+from clusters.health.ingest import alert_faults
+from clusters.health.ingest import service as services
+from clusters.health.ingest.sns import SIGNED_FIELDS
 from clusters.health.models import GpuFault, SnsMessage
-from clusters.health.sns import SIGNED_FIELDS
+from clusters.health.readers import summary, thresholds
 from portal.core.aws import client as aws_client
 from tests.clusters.factories_clusters import launched_cluster, ready_cluster, run_pipeline
 
@@ -30,7 +33,7 @@ XID_79 = ('DCGM_FI_DEV_XID_ERRORS{gpu="3",UUID="GPU-3",modelName="NVIDIA H100 80
 
 def test_the_blueprint_carries_the_rules_generated_from_the_threshold_table():
     source = alerts.BLUEPRINT.read_text()
-    assert alerts.render_blueprint(source) == source, "run python -m clusters.health.alerts"
+    assert alerts.render_blueprint(source) == source, "run python -m clusters.health.alerts.rules"
     template = cfn.load(alerts.BLUEPRINT)
     data = yaml.safe_load(template["Resources"]["AlertRules"]["Properties"]["Data"])
     rules = data["groups"][0]["rules"]
@@ -59,7 +62,7 @@ def test_promtool_accepts_the_generated_rules(tmp_path):
 
 
 def test_the_rule_file_beside_its_cases_is_the_generated_one():
-    assert alerts.main(["--check"]) == 0, "run python -m clusters.health.alerts"
+    assert alerts.main(["--check"]) == 0, "run python -m clusters.health.alerts.rules"
     assert yaml.safe_load(alerts.RULES_FILE.read_text())["groups"][0]["rules"] == alerts.rules()
 
 
@@ -231,7 +234,7 @@ def test_alerts_of_unknown_topics_or_other_organizations_change_nothing(world, a
 
 @pytest.mark.django_db
 def test_only_snss_own_hosts_serve_the_certificate():
-    from clusters.health.sns import cert_host_allowed
+    from clusters.health.ingest.sns import cert_host_allowed
 
     assert cert_host_allowed("sns.ap-northeast-1.amazonaws.com") and cert_host_allowed("sns.cn-north-1.amazonaws.com.cn")
     for host in ("sns.evil.s3-website-us-east-1.amazonaws.com", "sns.us-east-1.amazonaws.com.evil.com",

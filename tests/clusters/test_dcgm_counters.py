@@ -12,7 +12,10 @@ import re
 from pathlib import Path
 
 from clusters import software
-from clusters.health import alerts, dashboards, prometheus, prometheus_pull, summary
+from clusters.health.alerts import dashboards
+from clusters.health.alerts import rules as alerts
+from clusters.health.ingest import pull as prometheus_pull
+from clusters.health.readers import prometheus, summary
 from tests.clusters.script_sandbox import Sandbox
 
 ROOT = Path(__file__).resolve().parents[2]

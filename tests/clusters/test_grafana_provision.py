@@ -9,7 +9,8 @@ import boto3
 import pytest
 from botocore.stub import Stubber
 
-from clusters.health import dashboards, grafana_provision
+from clusters.health.alerts import dashboards
+from clusters.health.alerts import grafana as grafana_provision
 
 
 @pytest.fixture
@@ -72,7 +73,7 @@ def test_the_token_comes_from_the_portals_service_account():
 
 
 def _launch_observability(world, name="obs"):
-    from clusters import launch
+    from clusters.launches import service as launch
 
     submitted = launch.submit(launch.LaunchRequest(organization=world.org_a, name=name, blueprint="observability",
                                                    region=world.org_a.home_region, parameters={}, user=world.lead_a))
@@ -134,8 +135,8 @@ def test_without_a_public_https_base_url_nothing_is_subscribed_and_the_log_says_
 
 @pytest.mark.django_db(transaction=True)
 def test_an_unavailable_grafana_is_retried_then_fails_the_launch_as_a_dashboards_failure(world, aws, settings):
-    from clusters import pipeline
     from clusters.choices import ClusterState
+    from clusters.launches import pipeline
     from clusters.models import Cluster
     from sandbox.aws import moto_grafana
 
@@ -164,8 +165,8 @@ def test_an_unavailable_grafana_is_retried_then_fails_the_launch_as_a_dashboards
 
 @pytest.mark.django_db(transaction=True)
 def test_a_service_account_without_write_rights_fails_the_step_with_grafanas_refusal(world, aws):
-    from clusters import pipeline
     from clusters.choices import ClusterState
+    from clusters.launches import pipeline
     from tests.clusters.factories_clusters import run_pipeline
 
     cluster = _launch_observability(world)

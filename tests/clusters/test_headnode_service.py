@@ -4,7 +4,7 @@ import pytest
 
 from clusters import software
 from clusters.choices import StackRole
-from clusters.health import headnode
+from clusters.health.validation import headnode
 from portal.core import aws as portal_aws
 from sandbox.aws import moto_sbatch
 from tests.clusters.factories_clusters import finished_invocation, ready_cluster

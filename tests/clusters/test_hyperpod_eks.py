@@ -7,10 +7,11 @@ import re
 import pytest
 import yaml
 
-from clusters import launch, pipeline, software
+from clusters import software
 from clusters.blueprints import cfn, path
 from clusters.choices import ClusterState, JobStatus
-from clusters.launches import kubernetes
+from clusters.launches import kubernetes, pipeline
+from clusters.launches import service as launch
 from portal.core import instance_types
 from portal.core.aws import client as aws_client
 from tests.clusters.factories_clusters import launched_cluster, run_pipeline

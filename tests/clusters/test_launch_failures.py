@@ -8,8 +8,8 @@ import boto3
 import pytest
 from botocore.stub import Stubber
 
-from clusters import pipeline
 from clusters.choices import ClusterState, JobStatus
+from clusters.launches import pipeline
 from clusters.launches.backend import CloudFormation
 from tests.clusters.factories_clusters import launched_cluster
 
@@ -178,7 +178,7 @@ def test_access_denied_on_the_role_fails_the_launch(world, monkeypatch, aws):
 
 def test_retry_deletes_the_rolled_back_stack_and_creates_it_again(world, aws):
     """Against the embedded endpoint: a failed stack is removed and the launch resumes."""
-    from clusters import launch
+    from clusters.launches import service as launch
     from portal.core.aws import client
 
     cluster = launched_cluster(world.org_a, name="again", full_stack=False, blueprint="observability")

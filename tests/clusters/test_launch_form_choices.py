@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from clusters import launch
 from clusters.forms import LaunchForm
+from clusters.launches import service as launch
 from clusters.models import Cluster
 from portal.core.choices import MembershipRole
 from tests.clusters.test_launch_views import LAUNCH, _form

@@ -84,7 +84,7 @@ def test_a_stack_under_our_name_without_our_tag_is_never_adopted(world, aws):
 
 
 def test_delete_removes_stacks_in_reverse_order(world, aws):
-    from clusters import launch
+    from clusters.launches import service as launch
 
     cluster = launched_cluster(world.org_a, name="gone")
     run_pipeline(cluster.jobs.get())
@@ -102,7 +102,7 @@ def test_delete_removes_stacks_in_reverse_order(world, aws):
 
 
 def test_a_ready_cluster_is_not_deleted_without_confirmation(world, aws):
-    from clusters import launch
+    from clusters.launches import service as launch
 
     cluster = launched_cluster(world.org_a, name="keep", full_stack=False, blueprint="observability")
     run_pipeline(cluster.jobs.get())

@@ -18,8 +18,9 @@ from django.urls import reverse
 from django.utils import timezone
 from rest_framework.test import APIClient
 
-from clusters import launch, pipeline
 from clusters.choices import ClusterState, JobStatus
+from clusters.launches import pipeline
+from clusters.launches import service as launch
 from clusters.launches.backend import CloudFormation
 from clusters.models import Cluster, LaunchJob, StateChanged
 from clusters.tasks import sweep_launch_jobs

@@ -8,8 +8,9 @@ import pytest
 from django.db import transaction
 from django.utils import timezone
 
-from clusters import launch, pipeline
 from clusters.choices import ClusterState, JobKind, JobStatus
+from clusters.launches import pipeline
+from clusters.launches import service as launch
 from clusters.models import FINISHED_STATES, Cluster, LaunchJob
 from tests.clusters.factories_clusters import launched_cluster, run_pipeline
 

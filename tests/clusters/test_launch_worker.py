@@ -117,7 +117,7 @@ def test_an_eks_launch_becomes_ready_on_a_real_worker_and_shows_on_the_board(cli
 
 def _burst(world, count: int) -> list[Cluster]:
     """``count`` launches submitted through the launch service for organizations A and B (sent on commit)."""
-    from clusters import launch
+    from clusters.launches import service as launch
     from tests.workloads.factories_workloads import InstanceQuotaFactory
 
     for org in (world.org_a, world.org_b):

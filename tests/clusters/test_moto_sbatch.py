@@ -9,7 +9,8 @@ import urllib.parse
 import pytest
 
 from clusters import software
-from clusters.health import nccl, pairwise, runs
+from clusters.health.readers import nccl, runs
+from clusters.health.validation import pairwise
 from sandbox.aws import moto_collectives, moto_sbatch
 from tests.clusters.test_moto_headnode import _parallelcluster, _send, client  # noqa: F401 - fixture
 

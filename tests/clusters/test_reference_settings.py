@@ -12,7 +12,7 @@ from pcluster.validators.slurm_settings_validator import (
 )
 
 from clusters.blueprints import catalog, cfn_resolve, pcluster_config, pcluster_spec
-from clusters.health import dashboards
+from clusters.health.alerts import dashboards
 from portal.engagement import grafana
 
 OUTPUTS = {"PublicSubnetId": "subnet-0123456789abcdef0", "PrivateSubnetId": "subnet-0123456789abcdef1",
@@ -91,7 +91,7 @@ def test_the_execution_roles_interface_permissions_are_scoped_to_the_clusters_su
 def test_dashboards_in_the_repository_are_the_generated_ones_and_the_links_open_them_by_uid():
     for uid in dashboards.TITLES:
         kept = json.loads((dashboards.DIRECTORY / f"{uid}.json").read_text())
-        assert kept == dashboards.all_dashboards()[uid], "run python -m clusters.health.dashboards"
+        assert kept == dashboards.all_dashboards()[uid], "run python -m clusters.health.alerts.dashboards"
         assert kept["uid"] == uid
     health = dashboards.all_dashboards()[dashboards.GPU_HEALTH]
     assert [p["title"] for p in health["panels"][:6]] == [label for _, label in dashboards.PANELS]

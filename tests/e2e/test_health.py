@@ -1,7 +1,7 @@
 """The health dashboard and an NCCL run in the browser: the charts draw under the CSP, no console error."""
 import pytest
 
-from clusters.health import services
+from clusters.health.ingest import service as services
 from tests.e2e.conftest import screenshot, sign_in
 from tests.health.factories_health import ClusterFactory, sample, validation_run
 

@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from clusters.health import services
+from clusters.health.ingest import service as services
 from tests.e2e.conftest import LOCALES, SHOTS, sign_in
 from tests.e2e.test_accessibility import _axe
 from tests.engagement.factories_engagement import EscalationFactory, TrainedModelFactory, specialist

@@ -23,7 +23,8 @@ from django.urls import reverse
 from slack_sdk.signature import SignatureVerifier
 
 from clusters.choices import ClusterState, JobKind
-from clusters.health import pushes, services
+from clusters.health.ingest import pushes
+from clusters.health.ingest import service as services
 from clusters.health.models import HealthPush
 from clusters.models import Cluster
 from portal.celery import app

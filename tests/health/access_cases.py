@@ -21,7 +21,7 @@ from tests.routecases import (
 
 # --- health: cluster health, GPU faults, NCCL validation --------------------------------------------
 def _health_report(w):
-    from clusters.health import services
+    from clusters.health.ingest import service as services
     from tests.health.factories_health import sample
 
     cluster = LAZY_CLUSTER(w)

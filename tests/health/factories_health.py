@@ -40,7 +40,7 @@ class GpuFaultFactory(DjangoModelFactory):
 
 
 def validation_run(cluster, name="nccl_allreduce_2xp5_efa_srun.txt", notes="", user=None) -> ValidationRun:
-    from clusters.health import services
+    from clusters.health.ingest import service as services
 
     text = sample(name)
     result = services.parse_validation(cluster, text)

@@ -3,9 +3,9 @@ from __future__ import annotations
 
 import math
 
-from clusters.health import baselines
-from clusters.health.reader import parse
-from clusters.health.summary import summarize
+from clusters.health.readers import baselines
+from clusters.health.readers.exposition import parse
+from clusters.health.readers.summary import summarize
 from tests.health.factories_health import sample
 
 

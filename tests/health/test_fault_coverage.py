@@ -1,4 +1,4 @@
-"""Fault reconciliation by coverage (clusters/health/faults.py): a report clears only what it speaks for.
+"""Fault reconciliation by coverage (clusters/health/faults/service.py): a report clears only what it speaks for.
 
 A push of some nodes says nothing about the others: their open faults stay exactly as they were. A node the
 report covers and shows clean has its faults counted absent (and cleared after HEALTH_FAULT_CLEAR_AFTER
@@ -9,9 +9,11 @@ from __future__ import annotations
 
 import pytest
 
-from clusters.health import current, faults, services
+from clusters.health import current
+from clusters.health.faults import service as faults
+from clusters.health.ingest import service as services
 from clusters.health.models import GpuFault
-from clusters.health.summary import Fault
+from clusters.health.readers.summary import Fault
 from tests.health.factories_health import ClusterFactory, GpuFaultFactory
 
 MODEL = "NVIDIA H100 80GB HBM3"

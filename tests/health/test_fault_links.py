@@ -291,7 +291,7 @@ def test_two_leads_relinking_one_fault_at_once_record_each_move(world, cluster, 
     lock, so the history holds a link on one interaction, then an unlink there and a link on the other."""
     from django.db import connection
 
-    from clusters.health import links
+    from clusters.health.faults import links
     from tests.concurrency import race
 
     if connection.vendor != "postgresql":

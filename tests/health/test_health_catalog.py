@@ -2,7 +2,7 @@
 
 import pytest
 
-from clusters.health import xid
+from clusters.health.readers import xid
 from portal.core import instance_types
 
 

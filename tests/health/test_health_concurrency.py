@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from django.db import connection
 
-from clusters.health import services
+from clusters.health.ingest import service as services
 from clusters.health.models import ClusterHealthState, GpuFault, NodeHealth
 from portal.core.models import NotificationDelivery, NotificationSetting, TimelineEntry
 from tests import concurrency

@@ -34,7 +34,7 @@ def test_the_demos_exporters_push_a_cluster_whose_report_is_old(db, world):
     from django.utils import timezone
 
     from clusters.health import current
-    from clusters.health import services as health
+    from clusters.health.ingest import service as health
     from sandbox.health import nodes_scrape
     from tests.health.factories_health import ClusterFactory
 

@@ -1,7 +1,7 @@
 """Reference bandwidths, their sources, and verdict wording."""
 
-from clusters.health import expectations
-from clusters.health.nccl import NcclResult, NcclRow
+from clusters.health.readers import expectations
+from clusters.health.readers.nccl import NcclResult, NcclRow
 
 
 def run(busbw: float, size: int = 1 << 30, transport: str | None = "efa", wrong: int = 0,

@@ -6,7 +6,8 @@ import gzip
 import pytest
 from django.urls import reverse
 
-from clusters.health import pushes, services
+from clusters.health.ingest import pushes
+from clusters.health.ingest import service as services
 from clusters.health.models import (
     ClusterHealthConfig,
     GpuFault,
@@ -15,7 +16,7 @@ from clusters.health.models import (
     NodeHealth,
     hash_token,
 )
-from clusters.health.prometheus import ParseError
+from clusters.health.readers.prometheus import ParseError
 from portal.core.models import TimelineEntry
 from tests.health.factories_health import ClusterFactory, sample
 from tests.queries import assert_flat_queries

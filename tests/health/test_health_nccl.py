@@ -5,8 +5,8 @@ from pathlib import Path
 
 import pytest
 
-from clusters.health import expectations
-from clusters.health.nccl import NcclParseError, normalize_collective, parse
+from clusters.health.readers import expectations
+from clusters.health.readers.nccl import NcclParseError, normalize_collective, parse
 
 DATA = Path(__file__).resolve().parents[1] / "data"
 

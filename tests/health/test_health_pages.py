@@ -6,7 +6,7 @@ import re
 import pytest
 from django.urls import reverse
 
-from clusters.health import services
+from clusters.health.ingest import service as services
 from clusters.health.models import ClusterHealthConfig, GpuFault
 from clusters.models import Cluster
 from tests.conftest import MARKER_A

@@ -4,8 +4,8 @@ from pathlib import Path
 
 import pytest
 
-from clusters.health.prometheus import ParseError, host_of
-from clusters.health.reader import parse
+from clusters.health.readers.exposition import parse
+from clusters.health.readers.prometheus import ParseError, host_of
 
 DATA = Path(__file__).resolve().parents[1] / "data"
 
@@ -111,7 +111,7 @@ def test_host_of(labels, host):
 def test_concatenated_node_scrapes_and_preparsed_families():
     from prometheus_client.parser import text_string_to_metric_families
 
-    from clusters.health.prometheus import parse_families
+    from clusters.health.readers.prometheus import parse_families
 
     text = read("dcgm_p5_healthy.prom") + read("dcgm_p5_xid79_missing_gpu.prom") + read("efa_p5_two_nodes.prom")
     scrape = parse(text)

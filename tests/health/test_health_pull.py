@@ -12,11 +12,12 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import pytest
 import requests
 
-from clusters.health import prometheus_pull, services
 from clusters.health.choices import AuthKind
+from clusters.health.ingest import pull as prometheus_pull
+from clusters.health.ingest import service as services
 from clusters.health.models import ClusterHealthConfig, HealthReport
-from clusters.health.reader import parse
-from clusters.health.summary import summarize
+from clusters.health.readers.exposition import parse
+from clusters.health.readers.summary import summarize
 from clusters.health.tasks import pull_all, pull_cluster
 from portal.core import outbound
 from tests.health.factories_health import ClusterFactory, sample

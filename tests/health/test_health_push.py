@@ -18,8 +18,9 @@ from django.core.cache import cache
 from django.urls import reverse
 from django.utils import timezone
 
-from clusters.health import bodies, pushes, services
 from clusters.health.api import throttles
+from clusters.health.ingest import bodies, pushes
+from clusters.health.ingest import service as services
 from clusters.health.models import HealthPush, HealthReport, NodeHealth
 from tests.conftest import MARKER_A
 from tests.faults.test_broker_down import private_redis  # noqa: F401 - fixture

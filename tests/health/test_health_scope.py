@@ -10,7 +10,8 @@ import pytest
 from django.urls import reverse
 from django.utils import timezone
 
-from clusters.health import current, services
+from clusters.health import current
+from clusters.health.ingest import service as services
 from clusters.health.models import ClusterHealthState, GpuFault, HealthReport, NodeHealth
 from clusters.models import Cluster
 from portal.core.models import TimelineEntry

@@ -5,9 +5,9 @@ from pathlib import Path
 
 import pytest
 
-from clusters.health import baselines
-from clusters.health.reader import parse
-from clusters.health.summary import VERDICTS, summarize, worse
+from clusters.health.readers import baselines
+from clusters.health.readers.exposition import parse
+from clusters.health.readers.summary import VERDICTS, summarize, worse
 from portal.core.instance_types import UnknownInstanceType
 
 DATA = Path(__file__).resolve().parents[1] / "data"

@@ -8,10 +8,11 @@ import pytest
 from django.urls import reverse
 from prometheus_client.parser import text_fd_to_metric_families
 
-from clusters.health import pushes, services
+from clusters.health.ingest import pushes
+from clusters.health.ingest import service as services
 from clusters.health.models import GpuFault, HealthPush, NodeHealth
-from clusters.health.prometheus import ParseError, parse_families
-from clusters.health.reader import parse
+from clusters.health.readers.exposition import parse
+from clusters.health.readers.prometheus import ParseError, parse_families
 from tests.health.factories_health import ClusterFactory, sample
 
 SCRAPE = sample("dcgm_p5_xid79_missing_gpu.prom") + sample("efa_p5_two_nodes.prom")

@@ -8,8 +8,9 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.urls import reverse
 from django.utils import timezone
 
-from clusters.health import readiness, services
+from clusters.health.ingest import service as services
 from clusters.health.models import HealthReport, ValidationRun
+from clusters.health.validation import readiness
 from clusters.models import Stack
 from portal.core.models import TimelineEntry
 from tests.conftest import MARKER_A

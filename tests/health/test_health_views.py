@@ -1,5 +1,5 @@
 """Health reports, faults and validation runs through the generic page and API cases (tests/viewtests.py)."""
-from clusters.health import services
+from clusters.health.ingest import service as services
 from clusters.health.models import GpuFault, HealthReport, ValidationRun
 from clusters.models import Cluster
 from tests import viewtests

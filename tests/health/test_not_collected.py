@@ -11,8 +11,9 @@ import pytest
 import yaml
 from django.urls import reverse
 
-from clusters.health import dashboards, services
-from clusters.health.summary import summarize
+from clusters.health.alerts import dashboards
+from clusters.health.ingest import service as services
+from clusters.health.readers.summary import summarize
 from tests.health.factories_health import ClusterFactory
 from tests.samples import REPOSITORY as ROOT
 from tests.samples import text

@@ -21,7 +21,7 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
-from clusters.health import bodies, pushes
+from clusters.health.ingest import bodies, pushes
 from clusters.health.models import HealthPush, HealthReport
 from tests.faults.test_broker_down import _free_port
 from tests.health.factories_health import sample

@@ -15,9 +15,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from clusters.health import reader
-from clusters.health.prometheus import ParseError
-from clusters.health.summary import summarize
+from clusters.health.readers import exposition as reader
+from clusters.health.readers.prometheus import ParseError
+from clusters.health.readers.summary import summarize
 from tests import samples
 
 ROOT = Path(__file__).resolve().parents[1]

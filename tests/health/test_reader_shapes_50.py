@@ -7,11 +7,11 @@ import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.urls import reverse
 
-from clusters.health import nccl, nccl_facts, runs
 from clusters.health.models import ValidationRun
-from clusters.health.prometheus import ParseError
-from clusters.health.reader import oracle_parse, parse
-from clusters.health.summary import summarize
+from clusters.health.readers import nccl, nccl_facts, runs
+from clusters.health.readers.exposition import oracle_parse, parse
+from clusters.health.readers.prometheus import ParseError
+from clusters.health.readers.summary import summarize
 from tests.health.factories_health import ClusterFactory
 from tests.samples import REPOSITORY
 from tests.samples import text as published

@@ -9,8 +9,8 @@ import io
 
 import pytest
 
-from clusters.health import nccl, nccom, runs
-from clusters.health.nccl import NcclParseError
+from clusters.health.readers import nccl, nccom, runs
+from clusters.health.readers.nccl import NcclParseError
 from tests import samples
 from tests.samples import text
 

@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import pytest
 
-from clusters.health import expectations, nccl, nccom, runs
-from clusters.health.nccl import NcclParseError
-from clusters.health.reader import parse
+from clusters.health.readers import expectations, nccl, nccom, runs
+from clusters.health.readers.exposition import parse
+from clusters.health.readers.nccl import NcclParseError
 from tests import samples
 from tests.samples import text
 

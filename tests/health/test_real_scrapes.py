@@ -7,10 +7,10 @@ from __future__ import annotations
 import pytest
 from django.urls import reverse
 
-from clusters.health import services
-from clusters.health.prometheus import ParseError
-from clusters.health.reader import parse
-from clusters.health.summary import summarize
+from clusters.health.ingest import service as services
+from clusters.health.readers.exposition import parse
+from clusters.health.readers.prometheus import ParseError
+from clusters.health.readers.summary import summarize
 from tests import samples
 from tests.health.factories_health import ClusterFactory
 from tests.samples import text

@@ -12,8 +12,8 @@ from django.utils import timezone
 
 from clusters.accounting.models import AccountingSettings
 from clusters.choices import ClusterState
-from clusters.health import services as health
-from clusters.health import stalls
+from clusters.health.faults import stalls
+from clusters.health.ingest import service as health
 from clusters.health.models import GpuFault, HealthReport
 from portal.core.models import NotificationDelivery, NotificationSetting, TimelineEntry
 from tests.accounting.scrapes import p5_scrape

@@ -9,8 +9,9 @@ import pytest
 from django.utils import timezone
 from rest_framework.test import APIClient
 
-from clusters.health import headnode, validation
 from clusters.health.models import ValidationJob, ValidationRun
+from clusters.health.validation import headnode
+from clusters.health.validation import service as validation
 from portal.core.models import TimelineEntry
 from sandbox.aws import moto_headnode, moto_sbatch
 from tests import concurrency

@@ -7,7 +7,7 @@ import re
 import pytest
 from django.urls import reverse
 
-from clusters.health import services
+from clusters.health.ingest import service as services
 from clusters.health.models import ValidationRun
 from tests import samples
 from tests.health.factories_health import ClusterFactory

@@ -14,9 +14,10 @@ import requests
 from django.utils import timezone
 from rest_framework.test import APIClient
 
-from clusters.health import services, validation
+from clusters.health.ingest import service as services
+from clusters.health.ingest.service import ingest
 from clusters.health.models import ValidationJob, ValidationRun
-from clusters.health.services import ingest
+from clusters.health.validation import service as validation
 from clusters.models import Cluster
 from portal.core.aws import client as aws_client
 from portal.core.models import TimelineEntry

@@ -6,8 +6,9 @@ from __future__ import annotations
 import pytest
 from rest_framework.test import APIClient
 
-from clusters.health import headnode, validation
 from clusters.health.models import SlurmNode, ValidationJob
+from clusters.health.validation import headnode
+from clusters.health.validation import service as validation
 from tests.clusters.factories_clusters import finished_invocation
 from tests.health.test_validation_jobs import pcluster, quick_jobs, sent_variables, step_until_submitted, wait
 

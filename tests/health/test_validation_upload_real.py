@@ -8,8 +8,8 @@ import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.urls import reverse
 
-from clusters.health import readiness
 from clusters.health.models import ValidationRun
+from clusters.health.validation import readiness
 from portal.core.models import TimelineEntry
 from tests import samples
 from tests.health.factories_health import ClusterFactory, sample

@@ -1,8 +1,8 @@
 """A fault's meaning and advice are stored in English as the XID table gives them and shown in the reader's
-language: every word of the table is marked (``clusters/health/xid_words.py``) and has its Japanese."""
+language: every word of the table is marked (``clusters/health/readers/xid_words.py``) and has its Japanese."""
 from django.utils import translation
 
-from clusters.health import xid, xid_words
+from clusters.health.readers import xid, xid_words
 from portal.core.templatetags.portal_display import stored_words
 
 

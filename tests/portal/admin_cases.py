@@ -53,7 +53,7 @@ ADMIN_READ_ONLY = ("axes.accessattempt", "axes.accesslog", "axes.accessfailurelo
                    "interactions.interaction", "clusters.cluster", "clusters.blueprint",
                    # Proposed and moved by the remediation services; a policy is set on its page (versioned).
                    "remediation.remediationaction", "remediation.remediationpolicy",
-                   # Started, followed and cancelled by clusters.health.validation, never added in the admin.
+                   # Started, followed and cancelled by clusters.health.validation.service, never added in the admin.
                    "health.validationjob",
                    # Appended by the portal itself: the audit trail (append-only, purged by its retention).
                    "audit.auditevent",

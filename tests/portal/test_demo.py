@@ -54,7 +54,7 @@ def test_the_portals_own_address_is_one_setting_the_demo_sets_to_itself(settings
     from django.conf import settings as live
     from django.urls import reverse
 
-    from clusters.launch import portal_alert_endpoint
+    from clusters.launches.service import portal_alert_endpoint
     from sandbox.management.commands import run_demo
     from sandbox.remediation import push_url
 

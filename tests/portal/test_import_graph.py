@@ -15,7 +15,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 PACKAGES = ("portal", "workloads", "clusters")
 # Parsers of published formats: one grammar each, read top to bottom, longer by nature.
-PARSERS = {"clusters/health/nccl.py", "clusters/health/reader.py"}
+PARSERS = {"clusters/health/readers/nccl.py", "clusters/health/readers/exposition.py"}
 MAX_LINES = 500
 
 

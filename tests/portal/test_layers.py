@@ -43,13 +43,31 @@ def test_portal_holds_its_layers_and_the_project_only():
     assert {m.name for m in pkgutil.iter_modules(portal.__path__)} == PORTAL_TOP
 
 
-def test_the_layers_contract_names_packages_only():
-    layers = next(c for c in _contracts() if c["type"] == "layers" and "containers" not in c)
-    for layer in layers["layers"]:
-        for name in layer.replace("|", ":").split(":"):
-            name = name.strip()
-            module = importlib.import_module(name)
-            assert hasattr(module, "__path__") or name == "portal.urls", f"{name} is a module, not a package"
+def test_every_layers_contract_names_packages_only():
+    layered = [c for c in _contracts() if c["type"] == "layers"]
+    assert {tuple(c.get("containers", ())) for c in layered} >= {(), ("clusters",), ("clusters.health",)}
+    for contract in layered:
+        for layer in contract["layers"]:
+            for name in layer.replace("|", ":").split(":"):
+                for container in contract.get("containers") or [""]:
+                    dotted = f"{container}.{name.strip()}".lstrip(".")
+                    module = importlib.import_module(dotted)
+                    assert hasattr(module, "__path__") or dotted == "portal.urls", f"{dotted} is a module, not a package"
+
+
+def test_the_health_area_keeps_a_dozen_modules_at_its_top():
+    from clusters import health
+
+    modules = [m.name for m in pkgutil.iter_modules(health.__path__) if not m.ispkg]
+    assert len(modules) <= 12, modules
+
+
+def test_health_reads_stall_thresholds_from_accounting():
+    """Accounting sits above health and registers its reader of the stall window; without it a stall check fails."""
+    from clusters.accounting import thresholds
+    from clusters.health.faults import stalls
+
+    assert stalls._stall_minutes_source is thresholds.stall_minutes
 
 
 def test_every_forbidden_contract_counts_indirect_imports():

@@ -13,7 +13,8 @@ from django.urls import reverse
 from django.utils import timezone
 from prometheus_client.parser import text_string_to_metric_families
 
-from clusters.health import pushes, services
+from clusters.health.ingest import pushes
+from clusters.health.ingest import service as services
 from clusters.health.models import HealthPush
 from portal.celery import app
 from portal.core import aws as portal_aws

@@ -368,7 +368,7 @@ def test_run_time_messages_fill_their_placeholders_in_japanese(japanese):
 
 @pytest.mark.django_db
 def test_the_readiness_checklist_reads_japanese(japanese, world):
-    from clusters.health.readiness import checklist
+    from clusters.health.validation.readiness import checklist
 
     items = checklist(world.org_a, clusters=[])
     assert [i.label for i in items] == ["ネットワーク", "ストレージ", "クラスター利用可能", "モニタリングの報告あり",

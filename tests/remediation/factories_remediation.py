@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from factory.django import DjangoModelFactory
 
-from clusters.health import services as health
+from clusters.health.ingest import service as health
 from clusters.remediation.models import RemediationPolicy
 from portal.core.aws import client as aws_client
 from tests.clusters.factories_clusters import READY_OUTPUTS

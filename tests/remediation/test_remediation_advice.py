@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 from django.urls import reverse
 
-from clusters.health import xid
 from clusters.health.models import GpuFault, NodeHealth
+from clusters.health.readers import xid
 from clusters.remediation import rules
 from tests.remediation.factories_remediation import FAULTY, hyperpod_cluster
 

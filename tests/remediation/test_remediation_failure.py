@@ -9,7 +9,7 @@ from django.urls import reverse
 from django.utils import timezone
 from rest_framework.test import APIClient
 
-from clusters.health import links
+from clusters.health.faults import links
 from clusters.health.models import GpuFault
 from clusters.remediation import services
 from clusters.remediation.choices import ActionState, FaultOutcome

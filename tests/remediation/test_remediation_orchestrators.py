@@ -135,7 +135,7 @@ def test_parallelcluster_drain_reboot_and_replace_through_scontrol_on_the_head_n
 @pytest.mark.django_db
 def test_a_hyperpod_reboot_of_more_nodes_than_one_request_takes_goes_in_batches(world, aws):
     """BatchRebootClusterNodes takes at most 25 node ids (botocore's model; the emulation refuses more)."""
-    from clusters.health import services as health
+    from clusters.health.ingest import service as health
     from sandbox import remediation as remediation_demo
 
     assert providers.BATCH_LIMIT == moto_hyperpod_nodes.BATCH_LIMIT == 25

@@ -70,7 +70,7 @@ def test_validation_counts_ready_clusters_not_tested_ones(world, client):
     _run(a1, "pass")
     rows = {o["slug"]: o for o in figures.overview(world.pm)["organizations"]}
     assert rows["alpha-labs"]["validation"] == "1 of 2 ready clusters validated"
-    from clusters.health import readiness
+    from clusters.health.validation import readiness
 
     item = {i.key: i for i in readiness.checklist(world.org_a)}["validation"]
     assert item.ok is False and "a-untested" in item.detail and item.label == "Ready clusters validated"
@@ -137,8 +137,8 @@ def test_customer_landing_page_puts_health_problems_first_and_lists_clusters_onc
 def test_faults_per_week_follow_program_weeks_at_their_bounds(world):
     """Each fault counts in the program week (Monday 00:00 program time) it was first seen, also for faults
     opened by ingestion, within the chart's 12 weeks, and only the organizations the user may view."""
-    from clusters.health import faults as reconcile_faults
-    from clusters.health.summary import Fault
+    from clusters.health.faults import service as reconcile_faults
+    from clusters.health.readers.summary import Fault
     from portal.core.weeks import week_start_of
     from portal.review.figures.scope import at
 

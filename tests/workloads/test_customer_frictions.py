@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from django.urls import reverse
 
-from clusters.health import services
+from clusters.health.ingest import service as services
 from portal.engagement.models import SlackChannelLink
 from tests.health.factories_health import ClusterFactory, sample
 

@@ -1,7 +1,7 @@
 """``POST /api/health/alerts/sns/``: Amazon SNS delivers the observability stack's alerts here.
 
 No portal credential: SNS cannot hold one. The message's SNS signature is what is trusted (see
-``clusters.health.sns``). Answers: 200 when a notification was applied (or the subscription confirmed),
+``clusters.health.ingest.sns``). Answers: 200 when a notification was applied (or the subscription confirmed),
 403 for a signature or certificate that does not verify, 409 for a message id already received, 400 for
 anything else malformed or too old. A refused message stores nothing.
 """
@@ -14,7 +14,7 @@ from rest_framework.permissions import AllowAny
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from clusters.health import alert_faults, sns
+from clusters.health.ingest import alert_faults, sns
 from clusters.health.models import SnsMessage
 
 MAX_BODY = 256 * 1024  # SNS messages are at most 256 KiB

@@ -5,8 +5,9 @@ from django.contrib.auth.models import AnonymousUser
 from drf_spectacular.extensions import OpenApiAuthenticationExtension
 from rest_framework import authentication, exceptions, permissions
 
-from clusters.health import services, validation
+from clusters.health.ingest import service as services
 from clusters.health.models import ClusterHealthConfig, ValidationJob
+from clusters.health.validation import service as validation
 from portal.core import access
 
 

@@ -6,8 +6,9 @@ from django.core.exceptions import ValidationError as DjangoValidationError
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
-from clusters.health import links, nccl, services, validation
 from clusters.health.choices import RunVerdict
+from clusters.health.faults import links
+from clusters.health.ingest import service as services
 from clusters.health.models import (
     GpuFault,
     HealthPush,
@@ -17,6 +18,8 @@ from clusters.health.models import (
     ValidationRun,
     check_same_organization,
 )
+from clusters.health.readers import nccl
+from clusters.health.validation import service as validation
 from clusters.models import Cluster
 from portal.core import access
 from workloads.interactions.models import Interaction

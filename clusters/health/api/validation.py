@@ -13,14 +13,16 @@ from rest_framework.exceptions import PermissionDenied, ValidationError
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from clusters.health import nccl, services, validation
 from clusters.health.api.authentication import HasValidationJobToken, ValidationJobTokenAuthentication
 from clusters.health.api.serializers import (
     ValidationJobSerializer,
     ValidationStartSerializer,
     ValidationTrendSerializer,
 )
+from clusters.health.ingest import service as services
 from clusters.health.models import ValidationJob, ValidationRun
+from clusters.health.readers import nccl
+from clusters.health.validation import service as validation
 from clusters.models import Cluster
 from portal.core import submissions
 from portal.core.api.base import PortalReadOnlyViewSet

@@ -15,7 +15,6 @@ from rest_framework.response import Response
 from rest_framework.throttling import ScopedRateThrottle
 from rest_framework.views import APIView
 
-from clusters.health import bodies, links, pushes, services
 from clusters.health.api.authentication import ClusterTokenAuthentication, HasClusterToken
 from clusters.health.api.serializers import (
     GpuFaultSerializer,
@@ -27,7 +26,10 @@ from clusters.health.api.serializers import (
     ValidationRunSerializer,
 )
 from clusters.health.api.throttles import ClusterTokenRateThrottle
+from clusters.health.faults import links
 from clusters.health.filtersets import GpuFaultFilterSet, HealthReportFilterSet, ValidationRunFilterSet
+from clusters.health.ingest import bodies, pushes
+from clusters.health.ingest import service as services
 from clusters.health.models import (
     ClusterHealthConfig,
     GpuFault,
@@ -36,7 +38,7 @@ from clusters.health.models import (
     NodeHealth,
     ValidationRun,
 )
-from clusters.health.prometheus import ParseError
+from clusters.health.readers.prometheus import ParseError
 from clusters.models import Cluster
 from portal.core import access
 from portal.core.api.base import PortalModelViewSet, PortalReadOnlyViewSet, PortalUpdateMixin

@@ -2,7 +2,7 @@
 
 Health reports and people name a node by its hostname (``ip-10-1-45-13``); Slurm by its node name, which on
 ParallelCluster is ``<queue>-st-<compute resource>-<n>`` and on HyperPod the hostname. Commands sent to Slurm take
-node names, so the portal learns them from the cluster (``clusters.health.slurm_names``) and keeps them here."""
+node names, so the portal learns them from the cluster (``clusters.health.validation.slurm_names``) and keeps them here."""
 from __future__ import annotations
 
 from django.db import models

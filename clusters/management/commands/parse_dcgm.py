@@ -6,8 +6,8 @@ import json
 
 from django.core.management.base import BaseCommand, CommandError
 
-from clusters.health.prometheus import ParseError
-from clusters.health.summary import summarize
+from clusters.health.readers.prometheus import ParseError
+from clusters.health.readers.summary import summarize
 from clusters.management.commands._input import read_input
 from portal.core.instance_types import UnknownInstanceType
 

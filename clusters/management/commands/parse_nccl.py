@@ -6,7 +6,7 @@ import json
 
 from django.core.management.base import BaseCommand, CommandError
 
-from clusters.health import nccl, runs
+from clusters.health.readers import nccl, runs
 from clusters.management.commands._input import read_input
 
 

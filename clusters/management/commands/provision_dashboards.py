@@ -1,7 +1,7 @@
 """Put the repository's Grafana dashboards into an observability stack's Grafana workspace."""
 from django.core.management.base import BaseCommand, CommandError
 
-from clusters.health import grafana_provision
+from clusters.health.alerts import grafana as grafana_provision
 from clusters.models import Cluster
 from portal.core import aws
 

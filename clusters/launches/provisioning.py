@@ -1,7 +1,7 @@
 """The pipeline's steps after the stacks: what CloudFormation cannot create, done once every stack is complete.
 
 - An observability cluster gets its dashboards (GPU health, EFA, nodes) and the Prometheus data source in its
-  Grafana workspace (:func:`clusters.health.grafana_provision.provision_cluster`); CloudFormation has no
+  Grafana workspace (:func:`clusters.health.alerts.grafana.provision_cluster`); CloudFormation has no
   dashboard resource. The launch log says whether its alert topic is subscribed to the portal.
 - A HyperPod cluster on EKS gets the software stack's plain manifests applied through the EKS cluster's
   Kubernetes API (:mod:`clusters.launches.kubernetes`): the FSx for Lustre storage class, volume and claim, the DCGM
@@ -15,9 +15,9 @@ for CloudFormation calls; a refusal raises :class:`StepFailed` and fails the clu
 """
 from __future__ import annotations
 
-from clusters import launch
-from clusters.health import grafana_provision
+from clusters.health.alerts import grafana as grafana_provision
 from clusters.launches import kubernetes
+from clusters.launches import service as launch
 from clusters.models import Cluster, LaunchJob
 from portal.core.aws import AwsError
 

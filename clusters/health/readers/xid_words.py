@@ -1,4 +1,4 @@
-"""The XID table's words (``clusters/health/xid.py``, a table without Django) marked for translation, so a fault's
+"""The XID table's words (``clusters/health/readers/xid.py``, a table without Django) marked for translation, so a fault's
 meaning and advice, stored in English as ingestion wrote them, are shown in the reader's language
 (``stored_words`` in ``portal/core/templatetags/portal_display.py``). ``tests/health/test_xid_words.py`` fails when the
 table gains a word this list lacks."""

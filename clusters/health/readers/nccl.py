@@ -40,8 +40,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 from statistics import median
 
-from clusters.health import expectations, nccl_facts
-from clusters.health.nccl_rows import ELEMENT_BYTES, NcclResult, NcclRow, columns_of, row_of
+from clusters.health.readers import expectations, nccl_facts
+from clusters.health.readers.nccl_rows import ELEMENT_BYTES, NcclResult, NcclRow, columns_of, row_of
 from portal.core import instance_types
 
 COLLECTIVES: tuple[str, ...] = (

@@ -17,9 +17,9 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
-from clusters import provisioning
 from clusters.blueprints import catalog
 from clusters.choices import STACK_DONE, STACK_FAILED, ClusterState, JobKind, JobStatus
+from clusters.launches import provisioning
 from clusters.launches import software_upload as uploads
 from clusters.launches.backend import LAUNCH_TAG, CloudFormation
 from clusters.models import Cluster, IllegalTransition, LaunchJob, Stack, StackEvent, StateChanged

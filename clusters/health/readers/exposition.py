@@ -37,8 +37,8 @@ from collections.abc import Iterable
 
 from prometheus_client.parser import parse_labels, text_fd_to_metric_families
 
-from clusters.health import prometheus
-from clusters.health.prometheus import (
+from clusters.health.readers import prometheus
+from clusters.health.readers.prometheus import (
     _EFA_SLOT,
     _GPU_SLOTS,
     _PARSE_ERRORS,

@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 
-from clusters.health import dashboards
+from clusters.health.alerts import dashboards
 from portal.core import aws, outbound
 
 SERVICE_ACCOUNT = "geniac-portal"

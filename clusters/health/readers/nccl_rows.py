@@ -1,7 +1,7 @@
 """The result table of nccl-tests, one row per message size read by the column header's names, and the result
 every collective reader (nccl-tests, nccom-test) returns.
 
-Kept apart from :mod:`clusters.health.nccl` (which splits the output into runs and judges them) because the
+Kept apart from :mod:`clusters.health.readers.nccl` (which splits the output into runs and judges them) because the
 table's shape alone (columns, ``#wrong`` or ``error``, ``N/A``, per-iteration blocks, timestamps) is what
 every release changed; nccom-test's reader builds the same rows.
 """

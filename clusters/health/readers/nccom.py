@@ -22,8 +22,8 @@ import re
 from collections.abc import Iterable
 from statistics import median
 
-from clusters.health import expectations
-from clusters.health.nccl import NcclParseError, NcclResult, NcclRow, _lines, fill_bandwidth, nodes_from_ranks
+from clusters.health.readers import expectations
+from clusters.health.readers.nccl import NcclParseError, NcclResult, NcclRow, _lines, fill_bandwidth, nodes_from_ranks
 
 TOOL = "nccom-test"
 OPERATIONS = {"allr": "all_reduce", "all_reduce": "all_reduce", "allg": "all_gather", "all_gather": "all_gather",

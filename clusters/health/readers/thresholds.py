@@ -1,8 +1,8 @@
 """The one table of health thresholds: the summary judges scrapes by it, the alert rules are generated from it.
 
 A dashboard that says a GPU is fine while an alert says it is failing (or the other way round) is worse
-than either alone, so the numbers live here once. ``clusters.health.summary`` reads them when it judges a
-node; ``clusters.health.alerts`` turns each row into a Prometheus alert rule for Amazon Managed Service
+than either alone, so the numbers live here once. ``clusters.health.readers.summary`` reads them when it judges a
+node; ``clusters.health.alerts.rules`` turns each row into a Prometheus alert rule for Amazon Managed Service
 for Prometheus (the observability stack's ``AWS::APS::RuleGroupsNamespace``). A change here changes both,
 and ``tests/clusters/test_alerts.py`` fails until the blueprint carries the regenerated rules.
 
@@ -24,7 +24,7 @@ GROWTH_WINDOW = "10m"
 class Threshold:
     """One signal: a finding when the value (``growth``: its increase since the last report) is above ``above``."""
 
-    kind: str  # the fault kind the summary opens (``clusters.health.summary``)
+    kind: str  # the fault kind the summary opens (``clusters.health.readers.summary``)
     family: str  # the exporter family the value comes from
     above: float = 0
     growth: bool = False

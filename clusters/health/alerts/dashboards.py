@@ -1,13 +1,13 @@
 """Grafana dashboards (GPU health, EFA, nodes) built from the portal's own panel definitions.
 
 The GPU health dashboard shows the six figures of the portal's health page (``HealthReport.PANELS``) with the
-same thresholds (the alert rules' expressions, from :mod:`clusters.health.thresholds`), plus the utilization,
+same thresholds (the alert rules' expressions, from :mod:`clusters.health.readers.thresholds`), plus the utilization,
 throttling and NVLink series behind them; the EFA dashboard one panel per EFA error counter the summary reads;
 the node dashboard what node exporter says about the hosts. Every dashboard has a fixed ``uid``, so the health
 page links open ``/d/<uid>`` in the organization's workspace whatever ids Grafana gave them.
 
 The JSON is kept in the repository (``clusters/blueprints/dashboards/<uid>.json``) so a reviewer sees what is
-provisioned; ``python -m clusters.health.dashboards`` rewrites it and a test fails when it is stale. The
+provisioned; ``python -m clusters.health.alerts.dashboards`` rewrites it and a test fails when it is stale. The
 files are pure data: no Django, no network.
 """
 from __future__ import annotations
@@ -16,7 +16,8 @@ import json
 import sys
 from pathlib import Path
 
-from clusters.health import alerts, thresholds
+from clusters.health.alerts import rules as alerts
+from clusters.health.readers import thresholds
 
 DIRECTORY = Path(__file__).resolve().parents[1] / "blueprints" / "dashboards"
 GPU_HEALTH, EFA, NODES = "geniac-gpu-health", "geniac-efa", "geniac-nodes"

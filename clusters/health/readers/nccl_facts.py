@@ -1,6 +1,6 @@
 """What an nccl-tests run says outside its result table, and what its table says about itself.
 
-:mod:`clusters.health.nccl` splits the output into runs and reads the table; these are the facts around it
+:mod:`clusters.health.readers.nccl` splits the output into runs and reads the table; these are the facts around it
 that change the verdict or the figures, kept apart so the reader stays small:
 
 * failure lines (``Test NCCL failure common.cu:1005 'unhandled cuda error'``, ``Test CUDA failure``,
@@ -18,8 +18,8 @@ from __future__ import annotations
 import re
 import shlex
 
-from clusters.health import expectations
-from clusters.health.nccl_rows import NcclResult, NcclRow
+from clusters.health.readers import expectations
+from clusters.health.readers.nccl_rows import NcclResult, NcclRow
 
 FAILURE = re.compile(r"Test (?:NCCL |CUDA )?failure|NCCL ERROR")
 _ECHO = re.compile(r"\bpid \d+: Test failure\b")  # nccl-tests repeats the failure with its pid: not another rank

@@ -32,11 +32,13 @@ from django.db import transaction
 from django.db.models import F, Q
 from django.utils import timezone
 
-from clusters.health import bodies, current, services
+from clusters.health import current
 from clusters.health.choices import Source
+from clusters.health.ingest import bodies
+from clusters.health.ingest import service as services
 from clusters.health.models import HealthPush, PushStatus
-from clusters.health.prometheus import ParseError
-from clusters.health.reader import parse_stream
+from clusters.health.readers.exposition import parse_stream
+from clusters.health.readers.prometheus import ParseError
 from portal.core import jobs
 from portal.core.jobs import registry
 from portal.core.metrics import instruments

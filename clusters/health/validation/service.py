@@ -29,10 +29,12 @@ from django.utils.translation import gettext
 
 from clusters import software
 from clusters.choices import ClusterState, Orchestrator
-from clusters.health import headnode, nccl, pairwise, services, slurm_names
 from clusters.health.choices import JOB_OPEN, JobState, RunVerdict, ValidationMode
+from clusters.health.ingest import service as services
 from clusters.health.models import IllegalTransition, NodeHealth, ValidationJob, ValidationRun
-from clusters.health.validation_slurm import (  # noqa: F401 - part of this module's names
+from clusters.health.readers import nccl
+from clusters.health.validation import headnode, pairwise, slurm_names
+from clusters.health.validation.slurm import (  # noqa: F401 - part of this module's names
     DONE,
     POLL,
     READY,
@@ -45,7 +47,7 @@ from clusters.health.validation_slurm import (  # noqa: F401 - part of this modu
     scancel_line,
     slurm_state,
 )
-from clusters.health.validation_trend import trend  # noqa: F401 - part of this module's names
+from clusters.health.validation.trend import trend  # noqa: F401 - part of this module's names
 from portal.core import access, jobs, locks, provider_errors, timeline
 from portal.core.aws import AwsError
 from portal.core.choices import Severity, Visibility

@@ -13,11 +13,11 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
 
-from clusters.health import baselines
-from clusters.health import xid as xids
-from clusters.health.prometheus import EFA_FIELDS, EfaReading, GpuReading, Scrape
-from clusters.health.reader import parse
-from clusters.health.thresholds import EFA_THRESHOLDS, THRESHOLDS, exceeds
+from clusters.health.readers import baselines
+from clusters.health.readers import xid as xids
+from clusters.health.readers.exposition import parse
+from clusters.health.readers.prometheus import EFA_FIELDS, EfaReading, GpuReading, Scrape
+from clusters.health.readers.thresholds import EFA_THRESHOLDS, THRESHOLDS, exceeds
 from portal.core import instance_types
 from portal.core.choices import VERDICT_RANK as _RANK
 from portal.core.choices import VERDICTS

@@ -1,9 +1,9 @@
 """Alertmanager notifications (through SNS) turned into the faults a push of the same series would open.
 
-An alert names its signal (``geniac_kind``, set by the generated rules in :mod:`clusters.health.alerts`), the
+An alert names its signal (``geniac_kind``, set by the generated rules in :mod:`clusters.health.alerts.rules`), the
 node (``Hostname``/``hostname``/``instance``), the GPU or EFA device, and its value. Rather than restate what
 each signal means, the alert is turned back into the reading it stands for and judged by the summary itself
-(:func:`clusters.health.summary.summarize`, with a zero baseline for counters): the fault that comes out has
+(:func:`clusters.health.readers.summary.summarize`, with a zero baseline for counters): the fault that comes out has
 the kind, severity, verdict, meaning and action a push would have given it. A firing alert opens that fault
 (or refreshes the open one with its key: duplicates merge); a resolved alert clears it.
 
@@ -21,12 +21,13 @@ from django.db import transaction
 from django.db.models import Count, Q
 from django.utils import timezone
 
-from clusters.health import alerts, xid
+from clusters.health.alerts import rules as alerts
+from clusters.health.ingest.service import _announce
 from clusters.health.models import ClusterHealthState, GpuFault
-from clusters.health.prometheus import EfaReading, GpuReading, Scrape, host_of
-from clusters.health.services import _announce
-from clusters.health.summary import DEGRADED, STATE_VERSION, Fault, summarize
-from clusters.health.thresholds import EFA_THRESHOLDS
+from clusters.health.readers import xid
+from clusters.health.readers.prometheus import EfaReading, GpuReading, Scrape, host_of
+from clusters.health.readers.summary import DEGRADED, STATE_VERSION, Fault, summarize
+from clusters.health.readers.thresholds import EFA_THRESHOLDS
 from clusters.models import Cluster
 from portal.core import instance_types, json_input
 from portal.core.choices import FAULT_SEVERITY_RANK

@@ -20,7 +20,7 @@ from prometheus_client.metrics_core import Metric
 from prometheus_client.samples import Sample
 
 from clusters.health.choices import AuthKind
-from clusters.health.prometheus import (
+from clusters.health.readers.prometheus import (
     DCGM_FIELDS,
     EFA_FIELDS,
     EFA_PREFIX,

@@ -6,8 +6,8 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Iterable
 
-from clusters.health import nccl, nccom
-from clusters.health.nccl import NcclParseError, NcclResult
+from clusters.health.readers import nccl, nccom
+from clusters.health.readers.nccl import NcclParseError, NcclResult
 
 __all__ = ["NcclParseError", "parse_run"]
 

@@ -3,7 +3,7 @@ stall minutes (default ``ACCOUNTING_STALL_MINUTES``, 15) opens one cluster-wide 
 resumes. A hung collective keeps every GPU of a large run waiting without an error anywhere: the GPUs go idle and
 the EFA counters stop moving at the same time, which is what this looks for.
 
-Read from the reports' ``summary["utilization"]`` (``clusters.health.summary.HealthSummary.utilization``): the
+Read from the reports' ``summary["utilization"]`` (``clusters.health.readers.summary.HealthSummary.utilization``): the
 healthy nodes' mean busy share and the cluster's EFA traffic counters (``efa_bytes``, bytes since boot, over
 ``efa_nodes`` nodes). Per report, after the faults are reconciled and under the ingestion's lock on the cluster:
 
@@ -21,11 +21,12 @@ The fault keeps the traces that opened it (``GpuFault.evidence``).
 from __future__ import annotations
 
 import datetime
+from collections.abc import Callable
 
 from django.conf import settings
+from django.core.exceptions import ImproperlyConfigured
 from django.db import IntegrityError, transaction
 
-from clusters.accounting import thresholds
 from clusters.health.models import GpuFault, HealthReport
 from portal.core.choices import FAULT_SEVERITY_RANK
 from portal.core.weeks import week_of
@@ -101,6 +102,23 @@ def resumed(points: list[dict]) -> bool:
     return not _low(last) or moving
 
 
+# How long near-zero work must last to be a stall, per organization. The thresholds are capacity accounting's
+# (its lead SAs set them per organization), which sits above health: accounting registers its reader here when the
+# app registry is ready (``AccountingConfig.ready``), and a missing registration fails loudly, not with a default.
+_stall_minutes_source: Callable[[int], int] | None = None
+
+
+def use_stall_minutes(source: Callable[[int], int]) -> None:
+    global _stall_minutes_source
+    _stall_minutes_source = source
+
+
+def stall_minutes(organization_id: int) -> int:
+    if _stall_minutes_source is None:
+        raise ImproperlyConfigured("No stall threshold is registered: clusters.accounting registers it when ready.")
+    return _stall_minutes_source(organization_id)
+
+
 def check(cluster, report: HealthReport, *, maybe_open: bool = True) -> GpuFault | None:
     """After ``report`` was stored: open the cluster's stall fault (returned when new) or clear it. Call it
     inside the ingestion's transaction (which holds the cluster's lock). ``maybe_open`` False (the cluster had
@@ -116,7 +134,7 @@ def check(cluster, report: HealthReport, *, maybe_open: bool = True) -> GpuFault
         if maybe_open:
             still_open.update(cleared_at=now, last_seen=now, last_report=report)
         return None
-    minutes = thresholds.for_organization(cluster.organization_id).stall_minutes
+    minutes = stall_minutes(cluster.organization_id)
     points = trace(cluster.pk, now, minutes)
     open_fault = still_open.first() if maybe_open else None
     if open_fault is not None:

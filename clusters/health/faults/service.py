@@ -11,9 +11,9 @@ from dataclasses import dataclass, field
 
 from django.conf import settings
 
+from clusters.health.faults.stalls import KIND as STALL_KIND
 from clusters.health.models import GpuFault, HealthReport
-from clusters.health.stalls import KIND as STALL_KIND
-from clusters.health.summary import Fault
+from clusters.health.readers.summary import Fault
 from portal.core.choices import FAULT_SEVERITY_RANK
 from portal.core.weeks import week_of
 

@@ -11,12 +11,12 @@ from dataclasses import dataclass
 from django.conf import settings
 from django.utils import timezone
 
-from clusters.health import headnode, slurm_names
 from clusters.health.choices import JobState
 from clusters.health.models import ValidationJob
+from clusters.health.validation import headnode, slurm_names
 from portal.core.aws import AwsError
 
-logger = logging.getLogger("clusters.health.validation")
+logger = logging.getLogger("clusters.health.validation.service")
 
 POLL = "poll"
 DONE = "done"

@@ -17,8 +17,10 @@ from django.db.models import Count, Min, Q
 from django.urls import reverse
 from django.utils import timezone
 
-from clusters.health import current, faults, nccl, runs, stalls
+from clusters.health import current
 from clusters.health.choices import RunVerdict
+from clusters.health.faults import service as faults
+from clusters.health.faults import stalls
 from clusters.health.models import (
     ClusterHealthConfig,
     ClusterHealthState,
@@ -27,9 +29,10 @@ from clusters.health.models import (
     NodeHealth,
     ValidationRun,
 )
-from clusters.health.prometheus import ParseError, Scrape
-from clusters.health.reader import parse
-from clusters.health.summary import HealthSummary, summarize
+from clusters.health.readers import nccl, runs
+from clusters.health.readers.exposition import parse
+from clusters.health.readers.prometheus import ParseError, Scrape
+from clusters.health.readers.summary import HealthSummary, summarize
 from clusters.models import Cluster
 from portal.core import instance_types, timeline
 from portal.core.choices import VERDICT_RANK, Severity, Visibility
