@@ -13,7 +13,6 @@ from datetime import timedelta
 from django.conf import settings
 from django.utils import timezone
 
-from clusters import software
 from clusters.choices import ClusterState, JobStatus
 from clusters.launches import capacity, pipeline
 from clusters.launches import service as launch
@@ -89,12 +88,12 @@ def record_ready(cluster):
                "BucketName": f"sagemaker-geniac-{uuid.uuid4()}"}
     if cluster.orchestrator == "hyperpod":
         outputs["ClusterArn"] = f"arn:aws:sagemaker:{cluster.region}:{cluster.organization.aws_account_id}:cluster/{suffix[:12]}"
-        outputs["LifecycleScriptsUri"] = f"s3://{outputs['BucketName']}/{software.prefix(cluster.name)}lifecycle/"
+        outputs["LifecycleScriptsUri"] = f"s3://{outputs['BucketName']}/{stack.prefix(cluster.name)}lifecycle/"
     else:
         outputs["HeadNodeIp"] = "203.0.113.24"
     cluster.outputs = outputs
     cluster.stack_status = "cluster: CREATE_COMPLETE"
-    cluster.software_version, cluster.software_hash = software.CURRENT_VERSION, software.content_hash()
+    cluster.software_version, cluster.software_hash = stack.CURRENT_VERSION, stack.content_hash()
     cluster.save(update_fields=["outputs", "stack_status", "software_version", "software_hash"])
     cluster.transition(ClusterState.CREATING)
     cluster.transition(ClusterState.READY)

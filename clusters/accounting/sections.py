@@ -44,7 +44,7 @@ def organization_section(request, organization) -> dict:
 
 def lead_idle_section(request) -> dict:
     """Idle capacity in the organizations the signed-in lead SA leads."""
-    led = access._roles(request.user).get(access.LEAD_SA, frozenset())
+    led = access.led_organizations(request.user)
     ids = Organization.objects.restrict(request.user).filter(pk__in=led).values_list("pk", flat=True)
     return {"idle": list(idle.open_notices(ids))}
 

@@ -225,7 +225,7 @@ class ProgramHealthView(TemplateView):
 
     def get(self, request, *args, **kwargs):
         user = request.user
-        if not (access.is_program_manager(user) or access.is_staff(user) or access._roles(user).get(access.LEAD_SA)):
+        if not (access.is_program_manager(user) or access.is_staff(user) or access.led_organizations(user)):
             raise PermissionDenied(gettext("The program-wide health panel is for program managers and lead SAs."))
         return super().get(request, *args, **kwargs)
 

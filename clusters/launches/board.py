@@ -39,7 +39,7 @@ def measures_own_quota(user) -> bool:
     """Customers (no program-wide or lead SA role, no specialist team) see their quota, not the program's target."""
     if access.is_staff(user) or access.is_program_manager(user) or access.is_specialist(user):
         return False
-    roles = access._roles(user)
+    roles = access.roles_of(user)
     return bool(roles.get(access.CUSTOMER)) and not roles.get(access.LEAD_SA)
 
 

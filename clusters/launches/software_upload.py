@@ -2,7 +2,7 @@
 
 ParallelCluster's custom actions and HyperPod's ``OnCreate`` name objects in the organization's
 bucket (the storage stack's ``BucketName``); a stack created before they exist fails on its nodes
-(HyperPod refuses at once). So the bundle (:func:`clusters.software.bundle`) is uploaded first,
+(HyperPod refuses at once). So the bundle (:func:`clusters.software.stack.bundle`) is uploaded first,
 then the version and content hash are recorded on the cluster. The same step fills the cluster's
 Prometheus pull settings from the organization's observability stack, whose workspace the nodes
 remote-write to. Uploading is idempotent: a retried step puts the same objects again.
@@ -11,7 +11,6 @@ from __future__ import annotations
 
 from botocore.exceptions import BotoCoreError, ClientError
 
-from clusters import software
 from clusters.choices import ClusterState, StackRole
 from clusters.health.choices import AuthKind
 from clusters.health.models import ClusterHealthConfig
@@ -37,7 +36,7 @@ def remote_write_url(endpoint: str) -> str:
 
 
 def needs_upload(stack: Stack) -> bool:
-    return stack.role == StackRole.CLUSTER and stack.blueprint.kind in ("parallelcluster", *software.HYPERPOD_KINDS)
+    return stack.role == StackRole.CLUSTER and stack.blueprint.kind in ("parallelcluster", *stack.HYPERPOD_KINDS)
 
 
 def upload_software(job: LaunchJob, cluster: Cluster, stack: Stack, inputs: dict[str, str]) -> None:
@@ -48,20 +47,20 @@ def upload_software(job: LaunchJob, cluster: Cluster, stack: Stack, inputs: dict
     observability = observability_of(cluster)
     endpoint = (observability.outputs or {}).get("PrometheusEndpoint", "") if observability else ""
     try:
-        objects = software.bundle(stack.blueprint.kind, inputs, region=cluster.region,
+        objects = stack.bundle(stack.blueprint.kind, inputs, region=cluster.region,
                                   remote_write_url=remote_write_url(endpoint) if endpoint else "",
-                                  version=software.CURRENT_VERSION, cluster_id=cluster.pk)
+                                  version=stack.CURRENT_VERSION, cluster_id=cluster.pk)
     except ValueError as exc:
         raise MissingInput(str(exc)) from exc
     try:
         s3 = aws.client("s3", organization=cluster.organization, region=cluster.region)
-        software.upload(s3, bucket, objects)
+        stack.upload(s3, bucket, objects)
     except (ClientError, BotoCoreError) as exc:
         raise aws.translate(exc) from exc
-    cluster.software_version = software.CURRENT_VERSION
-    cluster.software_hash = software.content_hash(software.CURRENT_VERSION)
+    cluster.software_version = stack.CURRENT_VERSION
+    cluster.software_hash = stack.content_hash(stack.CURRENT_VERSION)
     cluster.save(update_fields=["software_version", "software_hash", "updated"])
-    where = f"s3://{bucket}/{software.prefix(inputs['ClusterName'])}{software.scripts_prefix(stack.blueprint.kind)}"
+    where = f"s3://{bucket}/{stack.prefix(inputs['ClusterName'])}{stack.scripts_prefix(stack.blueprint.kind)}"
     job.add_log(f"uploaded software stack {cluster.software_version} ({len(objects)} files) to {where}")
     if observability is not None:
         _fill_pull_settings(cluster, endpoint, observability.region)

@@ -19,7 +19,7 @@ LIMIT = 20
 def lead_failed_section(request) -> dict:
     """Failed actions of the organizations the user leads, finished in the last ``DAYS`` days, newest first."""
     user = request.user
-    led = access._roles(user).get(access.LEAD_SA, frozenset())
+    led = access.led_organizations(user)
     since = timezone.now() - datetime.timedelta(days=DAYS)
     actions = list(RemediationAction.objects.restrict(user)
                    .filter(organization_id__in=led, state=ActionState.FAILED, finished_at__gte=since)

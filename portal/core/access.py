@@ -261,6 +261,11 @@ def roles_of(user) -> dict[str, frozenset[int]]:
     return _roles(user)
 
 
+def led_organizations(user) -> frozenset[int]:
+    """The organizations a signed-in user is a lead SA of."""
+    return roles_of(user).get(LEAD_SA, frozenset())
+
+
 def forget(user) -> None:
     """Drop the cached roles (after a membership of this user changes)."""
     if hasattr(user, "_portal_roles"):

@@ -9,7 +9,7 @@ def roles(request) -> dict:
     user = getattr(request, "user", None)
     if user is None or not user.is_authenticated:
         return {"portal_roles": {}}
-    org_roles = access._roles(user)
+    org_roles = access.roles_of(user)
     return {
         "portal_roles": {
             "customer": bool(org_roles.get(access.CUSTOMER)),

@@ -23,7 +23,7 @@ def home(request):
     user = request.user
     if access.is_program_manager(user) or access.is_staff(user):
         return redirect("review:overview")
-    roles = access._roles(user)
+    roles = access.roles_of(user)
     if roles.get(access.LEAD_SA):
         return redirect("portal:lead_home")
     customer_orgs = roles.get(access.CUSTOMER, frozenset())
@@ -98,7 +98,7 @@ class LeadHomeView(TemplateView):
 
     def get_context_data(self, **kwargs):
         ctx = super().get_context_data(**kwargs)
-        led = access._roles(self.request.user).get(access.LEAD_SA, frozenset())
+        led = access.led_organizations(self.request.user)
         ctx["organizations"] = Organization.objects.restrict(self.request.user).filter(pk__in=led)
         ctx["left_ids"], ctx["active_cycle"] = left_active_cycle(led)
         ctx["sections"] = [(s.template, s.builder(self.request)) for s in sections.sections(sections.LEAD_HOME)]

@@ -20,7 +20,7 @@ class OpenOrClosed(forms.NullBooleanSelect):
 
 
 def _only_a_specialist(user) -> bool:
-    roles = access._roles(user)
+    roles = access.roles_of(user)
     return bool(access.teams(user)) and not (access.is_staff(user) or access.is_program_manager(user)
                                              or roles.get(access.LEAD_SA) or roles.get(access.CUSTOMER))
 

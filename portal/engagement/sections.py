@@ -19,7 +19,7 @@ LEAD_LIMIT = 25
 
 
 def lead_escalations_section(request) -> dict:
-    led = access._roles(request.user).get(access.LEAD_SA, frozenset())
+    led = access.led_organizations(request.user)
     rows = list(Escalation.objects.restrict(request.user).open().filter(interaction__organization_id__in=led)
                 .select_related("target", "assignee", "interaction__organization")
                 .order_by("requested_at", "id")[:LEAD_LIMIT])
@@ -32,7 +32,7 @@ CAPTURE_DAYS = 14
 def lead_failed_captures_section(request) -> dict:
     """Slack messages captured in the lead SA's organizations' channels that did not become interactions in
     the last two weeks, with the reason the capturer was told in Slack."""
-    led = access._roles(request.user).get(access.LEAD_SA, frozenset())
+    led = access.led_organizations(request.user)
     since = timezone.now() - datetime.timedelta(days=CAPTURE_DAYS)
     rows = list(SlackCapture.objects.restrict(request.user)
                 .filter(link__organization_id__in=led, status__in=[SlackCapture.FAILED, SlackCapture.REFUSED],

@@ -43,7 +43,7 @@ def may_answer(user, escalation: Escalation) -> bool:
 
 def may_own(user, escalation: Escalation) -> bool:
     """Lead SAs of the interaction's organization (and staff) raise, follow up and close."""
-    return access.is_staff(user) or escalation.interaction.organization_id in access._roles(user).get(
+    return access.is_staff(user) or escalation.interaction.organization_id in access.roles_of(user).get(
         access.LEAD_SA, frozenset())
 
 

@@ -74,7 +74,7 @@ def _annotate_health(user, clusters: list) -> None:
 
 def _led(request):
     """The organizations the signed-in user leads (the lead SA's home lists them)."""
-    led = access._roles(request.user).get(access.LEAD_SA, frozenset())
+    led = access.led_organizations(request.user)
     return Organization.objects.restrict(request.user).filter(pk__in=led)
 
 

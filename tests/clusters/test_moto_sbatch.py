@@ -8,9 +8,9 @@ import urllib.parse
 
 import pytest
 
-from clusters import software
 from clusters.health.readers import nccl, runs
 from clusters.health.validation import pairwise
+from clusters.software import stack
 from sandbox.aws import moto_collectives, moto_sbatch
 from tests.clusters.test_moto_headnode import _parallelcluster, _send, client  # noqa: F401 - fixture
 
@@ -52,7 +52,7 @@ def _wait(received, count):
 
 
 def _submit(ssm, head, **values):
-    script = software.validation_script(**values)
+    script = stack.validation_script(**values)
     return _send(ssm, head, f"sbatch --parsable <<'GENIAC_JOB'\n{script}\nGENIAC_JOB")
 
 

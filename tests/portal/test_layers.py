@@ -72,3 +72,10 @@ def test_health_reads_stall_thresholds_from_accounting():
 
 def test_every_forbidden_contract_counts_indirect_imports():
     assert all(c.get("allow_indirect_imports") is False for c in _contracts() if c["type"] == "forbidden")
+
+
+def test_roles_are_read_through_the_public_api():
+    """``access._roles`` is the policy's cache; other modules ask ``roles_of``/``led_organizations``."""
+    readers = [str(path.relative_to(ROOT)) for package in ("portal", "workloads", "clusters")
+               for path in (ROOT / package).rglob("*.py") if "access._roles" in path.read_text()]
+    assert readers == []

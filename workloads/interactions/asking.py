@@ -13,7 +13,7 @@ from workloads.interactions import hooks
 
 def ways_to_ask(user) -> list[dict]:
     """One row per organization the user belongs to as a customer: its name, Slack channels, lead SAs."""
-    org_ids = access._roles(user).get(access.CUSTOMER, frozenset())
+    org_ids = access.roles_of(user).get(access.CUSTOMER, frozenset())
     rows: dict[int, dict] = {}
     leads = (Membership.objects.filter(organization_id__in=org_ids, role=MembershipRole.LEAD_SA, user__is_active=True)
              .select_related("organization", "user").order_by("organization__name", "user__last_name", "user_id"))

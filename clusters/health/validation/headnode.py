@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from clusters import provider_states, software
+from clusters import provider_states
 from clusters.choices import Orchestrator, StackRole
 from portal.core import aws
 
@@ -48,9 +48,9 @@ def target(cluster) -> str:
         sagemaker = aws.client("sagemaker", organization=cluster.organization, region=cluster.region)
         described = _call(sagemaker.describe_cluster, ClusterName=cluster.name)
         nodes = _call(sagemaker.list_cluster_nodes, ClusterName=cluster.name,
-                      InstanceGroupNameContains=software.CONTROLLER_GROUP)["ClusterNodeSummaries"]
+                      InstanceGroupNameContains=stack.CONTROLLER_GROUP)["ClusterNodeSummaries"]
         if not nodes:
-            raise aws.AwsError(f"HyperPod cluster {cluster.name} has no {software.CONTROLLER_GROUP} node")
+            raise aws.AwsError(f"HyperPod cluster {cluster.name} has no {stack.CONTROLLER_GROUP} node")
         cluster_id = described["ClusterArn"].rsplit("/", 1)[-1]
         return f"sagemaker-cluster:{cluster_id}_{nodes[0]['InstanceGroupName']}-{nodes[0]['InstanceId']}"
     cloudformation = aws.client("cloudformation", organization=cluster.organization, region=cluster.region)

@@ -27,7 +27,6 @@ from django.urls import reverse
 from django.utils import timezone
 from django.utils.translation import gettext
 
-from clusters import software
 from clusters.choices import ClusterState, Orchestrator
 from clusters.health.choices import JOB_OPEN, JobState, RunVerdict, ValidationMode
 from clusters.health.ingest import service as services
@@ -48,6 +47,7 @@ from clusters.health.validation.slurm import (  # noqa: F401 - part of this modu
     slurm_state,
 )
 from clusters.health.validation.trend import trend  # noqa: F401 - part of this module's names
+from clusters.software import stack
 from portal.core import access, jobs, locks, provider_errors, timeline
 from portal.core.aws import AwsError
 from portal.core.choices import Severity, Visibility
@@ -110,9 +110,9 @@ def known_hosts(cluster) -> list[str]:
 
 
 def _stack_versions(cluster) -> tuple[str, str, str]:
-    version = cluster.software_version or software.CURRENT_VERSION
+    version = cluster.software_version or stack.CURRENT_VERSION
     try:
-        pinned = {c.name: c.version for c in software.components(version)}
+        pinned = {c.name: c.version for c in stack.components(version)}
     except ValueError:
         pinned = {}
     return version, pinned.get("nccl", ""), pinned.get("aws_ofi_nccl", "")
@@ -235,9 +235,9 @@ def _script(job: ValidationJob, token: str) -> str:
               "upload_url": _upload_url(job), "upload_token": token, "nccl_version": job.nccl_version,
               "ofi_version": job.ofi_version}
     try:
-        return software.validation_script(job.software_version, **values)
+        return stack.validation_script(job.software_version, **values)
     except ValueError:  # a stack older than the validation job template: the current one's
-        return software.validation_script(**values)
+        return stack.validation_script(**values)
 
 
 def sbatch_line(job: ValidationJob, script: str) -> str:

@@ -22,7 +22,7 @@ QUERYSET = Escalation.objects.select_related("target", "assignee", "requested_by
 def may_see_escalations(user) -> bool:
     """Everyone but customers: a customer-only user is refused outright rather than shown an empty list."""
     return bool(access.is_staff(user) or access.is_program_manager(user) or access.teams(user)
-                or access._roles(user).get(access.LEAD_SA))
+                or access.led_organizations(user))
 
 
 class EscalationListView(ObjectListView):

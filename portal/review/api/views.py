@@ -26,7 +26,7 @@ class OverviewView(APIView):
     )
     def get(self, request):
         user = request.user
-        if not (access.is_program_manager(user) or access.is_staff(user) or access._roles(user).get(access.LEAD_SA)):
+        if not (access.is_program_manager(user) or access.is_staff(user) or access.led_organizations(user)):
             raise PermissionDenied("The overview is for program managers and lead solutions architects.")
         data = figures.overview(user, window=figures.clean_window(request.query_params.get("window")))
         return Response(OverviewSerializer(data).data)
