@@ -19,7 +19,7 @@ from pathlib import Path
 from clusters.health.alerts import rules as alerts
 from clusters.health.readers import thresholds
 
-DIRECTORY = Path(__file__).resolve().parents[1] / "blueprints" / "dashboards"
+DIRECTORY = Path(__file__).resolve().parents[2] / "blueprints" / "dashboards"
 GPU_HEALTH, EFA, NODES = "geniac-gpu-health", "geniac-efa", "geniac-nodes"
 # Titles and link labels of the health page, in the order it shows them.
 TITLES = {GPU_HEALTH: ("GPU health", "GENIAC GPU health"), EFA: ("EFA network", "GENIAC EFA network"),

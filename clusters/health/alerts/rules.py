@@ -50,7 +50,7 @@ _NAMES = {
     "efa_impaired_remote": "EfaImpairedRemote",
     "efa_rx_drops": "EfaRxDrops",
 }
-BLUEPRINT = Path(__file__).resolve().parents[1] / "blueprints" / "observability.yaml"
+BLUEPRINT = Path(__file__).resolve().parents[2] / "blueprints" / "observability.yaml"
 # The same rules as a file of their own, beside their ``promtool test rules`` cases (``gpu-health.test.yml``).
 RULES_FILE = BLUEPRINT.parent / "rules" / "gpu-health.rules.yml"
 RULES_TEST = BLUEPRINT.parent / "rules" / "gpu-health.test.yml"

@@ -20,7 +20,7 @@ def missing() -> str:
     if shutil.which("node") is None:
         return "no Node.js"
     if not (PROVIDER_DIR / "node_modules" / "oidc-provider").is_dir():
-        return f"no oidc-provider in {PROVIDER_DIR.relative_to(PROVIDER_DIR.parents[2])}/node_modules (make install runs npm ci)"
+        return f"no oidc-provider in {PROVIDER_DIR.relative_to(PROVIDER_DIR.parents[3])}/node_modules (make install runs npm ci)"
     return ""
 
 
