@@ -7,6 +7,7 @@ import datetime
 
 from django.db import transaction
 from django.db.models import OuterRef, Q, Subquery
+from django.utils.translation import gettext
 
 from portal import timeline, versions
 from portal.choices import CarryKind, TimelineKind, Visibility
@@ -105,8 +106,13 @@ def figures(user, cycle=None) -> list[dict]:
 
 
 def models_label(models: list[dict]) -> str:
-    return "; ".join(
-        f"{m['name']} ({m['parameters_billions']:g}B {m['modality']}, {m['instance_count']} × {m['instance_type']})"
-        + (f", carried over from {m['carried_from']}" if m.get("carried_from") else "")  # frozen reviews lack it
-        for m in models
-    )
+    """The trained models in the active language (the modality is stored as its English label, which the
+    catalogue translates)."""
+    def one(m: dict) -> str:
+        text = (f"{m['name']} ({m['parameters_billions']:g}B {gettext(m['modality'])}, "
+                f"{m['instance_count']} × {m['instance_type']})")
+        if m.get("carried_from"):  # frozen reviews lack it
+            text += ", " + gettext("carried over from %(carried_from)s") % {"carried_from": m["carried_from"]}
+        return text
+
+    return "; ".join(one(m) for m in models)
