@@ -7,7 +7,7 @@ import datetime
 
 from django.db import transaction
 from django.db.models import OuterRef, Q, Subquery
-from django.utils.translation import gettext
+from django.utils.translation import gettext, gettext_noop
 
 from portal import timeline, versions
 from portal.choices import CarryKind, TimelineKind, Visibility
@@ -15,6 +15,10 @@ from portal.cycle_filter import in_active_cycle
 from portal.engagement.choices import MilestoneKind
 from portal.engagement.models import Milestone, TrainedModel
 from portal.models import CycleCarry, Organization, active_cycle_id
+from portal.stored_text import define, message
+
+MILESTONE_REACHED = define("outcomes.milestone_reached", gettext_noop("Milestone reached: %(milestone)s"),
+                           {"milestone": lambda kind: str(MilestoneKind(kind).label)})
 
 KINDS = [kind for kind, _label in MilestoneKind.choices]
 
@@ -55,14 +59,14 @@ def save_milestones(organization, user, dates: dict[str, datetime.date | None], 
                 continue
             if row is None:
                 Milestone.objects.create(organization=organization, kind=kind, reached_on=day, updated_by=user)
-                reached.append(str(MilestoneKind(kind).label))
+                reached.append(kind)
             elif row.reached_on != day:
                 row.reached_on, row.updated_by = day, user
                 row.save(update_fields=["reached_on", "updated_by", "updated"])
-        for label in reached:
-            timeline.record(organization, TimelineKind.NOTE, f"Milestone reached: {label}",
+        for kind in reached:
+            timeline.record(organization, TimelineKind.NOTE, message(MILESTONE_REACHED, milestone=kind),
                             visibility=Visibility.SHARED, actor=user)
-    return reached
+    return [str(MilestoneKind(kind).label) for kind in reached]
 
 
 def figures(user, cycle=None) -> list[dict]:
