@@ -141,3 +141,16 @@ def test_the_csvs_of_a_japanese_reader_stay_english(world, client):
     body = b"".join(client.get(reverse("review:review_csv", kwargs={"pk": review.pk, "table": "organizations"}))
                     .streaming_content).decode()
     assert body.startswith("Organization,Workloads,Lead SAs") and "1 open fault (worst: replace node)" in body
+
+
+def test_a_long_sheet_name_ends_at_a_whole_word():
+    from portal.xlsx import sheet_title
+
+    taken: set[str] = set()
+    name = sheet_title("Accelerator-hours per week (reserved → held → healthy → busy)", taken)
+    assert name == "Accelerator-hours per week…" and len(name) <= 31
+    again = sheet_title("Accelerator-hours per week (reserved → held → healthy → busy)", taken)
+    assert again == "Accelerator-hours per week… (2)" and len(again) <= 31
+    japanese = sheet_title("週ごとのアクセラレーター時間（予約済み → 確保済み → 正常 → 使用中）", set())
+    assert len(japanese) <= 31 and japanese.endswith("確保済み →…")  # its spaces are where it may end
+    assert sheet_title("Organizations", set()) == "Organizations"
