@@ -14,6 +14,7 @@ from django.urls import reverse
 from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
 
+from clusters import timeline_texts
 from clusters.choices import (
     TRANSITIONS,
     ClusterState,
@@ -22,12 +23,13 @@ from clusters.choices import (
     Orchestrator,
     StackRole,
 )
-from portal.core import provider_errors, timeline
+from portal.core import timeline
 from portal.core.choices import REGION_CHOICES, TimelineKind, Visibility
 from portal.core.jobs.models import Job
 from portal.core.models import cycle_field
 from portal.core.notifications import Event, notify
 from portal.core.querysets import RestrictedQuerySet
+from portal.core.stored_text import message
 
 # States in which a cluster holds (or is about to hold) its instances: they count against quota.
 HOLDING_STATES = (ClusterState.SCHEDULED, ClusterState.CREATING, ClusterState.READY, ClusterState.DELETING)
@@ -151,11 +153,13 @@ class Cluster(models.Model):
             raise StateChanged(f"{self}: expected {previous}, found {self.state}; {to} not applied")
         self.state, self.error_message, self.failure_reason, self.updated = to, error_message, failure_reason, now
         kind = TimelineKind.LAUNCH if to in (ClusterState.SCHEDULED, ClusterState.CREATING) else TimelineKind.CLUSTER
-        title = f"Cluster {self.name}: {ClusterState(previous).label.lower()} → {ClusterState(to).label.lower()}"
+        said = message(timeline_texts.STATE_CHANGED, name=self.name, before=previous, after=str(to))
+        title = said.english()
         timeline.record(
             # A shared entry: customers read it, so the portal's words, not AWS's (portal/core/provider_errors.py).
-            self.organization_id, kind, title, source=self, actor=actor,
-            body=provider_errors.cluster_failure(self.failure_reason) if to == ClusterState.FAILED else "",
+            self.organization_id, kind, said, source=self, actor=actor,
+            body=(message(timeline_texts.FAILURE, reason=self.failure_reason or "error") if to == ClusterState.FAILED
+                  else ""),
             severity="high" if to == ClusterState.FAILED else "",
             visibility=Visibility.SHARED, tags=["cluster", to],
         )

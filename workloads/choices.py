@@ -1,6 +1,7 @@
 """Fixed vocabularies of workloads, quotas and capacity. Each list ends with "other" where the domain is open."""
 from django.db import models
 from django.utils.translation import gettext_lazy as _
+from django.utils.translation import pgettext_lazy
 
 
 class Architecture(models.TextChoices):
@@ -64,7 +65,7 @@ class ReservationKind(models.TextChoices):
 
 class RequestStatus(models.TextChoices):
     PENDING = "pending", _("Pending")
-    APPROVED = "approved", _("Approved")
+    APPROVED = "approved", pgettext_lazy("state", "Approved")  # not the "Approved" (at) of a date column
     REJECTED = "rejected", _("Rejected")
 
 

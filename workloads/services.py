@@ -8,21 +8,21 @@ from django.utils.translation import gettext
 
 from portal.core import access, locks, timeline
 from portal.core.choices import TimelineKind
+from portal.core.stored_text import message
+from workloads import timeline_texts
 from workloads.choices import RequestStatus
 from workloads.models import InstanceQuota, QuotaChangeRequest
 
 
 def describe_request(req: QuotaChangeRequest) -> str:
-    what = f"{req.instance_type_name} in {req.region}"
-    if req.quota_id:
-        return f"{what}: {req.current_count} → {req.requested_count}"
-    return f"new quota of {req.requested_count} × {what} ({req.start} → {req.end})"
+    """What the request asks, in English (``timeline_texts.describe`` is the same as a message)."""
+    return timeline_texts.describe(req).english()
 
 
 def after_submit(req: QuotaChangeRequest, user, created: bool) -> None:
     """Timeline entry for a new or edited request; call inside the saving transaction."""
-    verb = "requested" if created else "request edited"
-    timeline.record(req.organization_id, TimelineKind.QUOTA, f"Quota change {verb}: {describe_request(req)}",
+    said = message(timeline_texts.REQUESTED if created else timeline_texts.EDITED, what=timeline_texts.describe(req))
+    timeline.record(req.organization_id, TimelineKind.QUOTA, said,
                     source=req, body=req.justification, actor=user, tags=["quota-request"])
 
 
@@ -73,7 +73,7 @@ def decide(req: QuotaChangeRequest, user, approve: bool, comment: str = "") -> Q
         req.save()
         timeline.record(
             req.organization_id, TimelineKind.QUOTA,
-            f"Quota change {req.get_status_display().lower()}: {describe_request(req)}",
+            message(timeline_texts.DECIDED, status=req.status, what=timeline_texts.describe(req)),
             source=req, body=comment, actor=user, tags=["quota-request", req.status],
         )
     return req

@@ -12,7 +12,8 @@ from portal.core import aws, jobs, timeline
 from portal.core.choices import Severity, TimelineKind
 from portal.core.models import Organization
 from portal.core.notifications import Event, notify
-from workloads import spend
+from portal.core.stored_text import message
+from workloads import spend, timeline_texts
 from workloads.choices import EXPIRY_THRESHOLDS
 from workloads.models import CapacityReservation, ExpiryWarning, InstanceQuota
 
@@ -54,9 +55,9 @@ def warn_expiring(today: datetime.date | None = None) -> list[str]:
 
 
 def _warn(kind: str, row, days_left: int, threshold: int, today) -> str | None:
-    noun = "Quota" if kind == "quota" else "Capacity reservation"
     what = str(row) if kind == "quota" else f"{row.reservation_id} ({row.count} × {row.instance_type_name}, {row.availability_zone})"
-    title = f"{noun} ends in {days_left} day{'s' if days_left != 1 else ''}: {what}"
+    said = timeline_texts.ends_in(kind, days_left, what)
+    title = said.english()
     # High reaches a channel left at its default minimum; the last day is critical.
     severity = Severity.CRITICAL if threshold == min(EXPIRY_THRESHOLDS) else Severity.HIGH
     try:
@@ -64,8 +65,8 @@ def _warn(kind: str, row, days_left: int, threshold: int, today) -> str | None:
             for t in EXPIRY_THRESHOLDS:
                 if t >= threshold:
                     ExpiryWarning.objects.get_or_create(kind=kind, object_id=row.pk, threshold_days=t, ends_on=row.end)
-            timeline.record(row.organization_id, TimelineKind.QUOTA, title, source=row, severity=severity,
-                            tags=["expiry", f"{threshold}d"], body=f"Ends on {row.end}.")
+            timeline.record(row.organization_id, TimelineKind.QUOTA, said, source=row, severity=severity,
+                            tags=["expiry", f"{threshold}d"], body=message(timeline_texts.ENDS_ON, day=str(row.end)))
             notify(Event(kind="quota_expiry", title=title, organization_id=row.organization_id, severity=severity,
                          url=row.get_absolute_url(), extra={"threshold_days": threshold, "ends_on": row.end.isoformat()}))
     except IntegrityError:  # another run sent it at the same moment

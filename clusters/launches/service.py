@@ -24,11 +24,12 @@ from django.urls import reverse
 from django.utils import timezone
 from django.utils.translation import gettext
 
+from clusters import timeline_texts
 from clusters.blueprints import catalog, cfn
 from clusters.choices import ClusterState, JobKind, JobStatus, StackRole
 from clusters.launches import capacity, guards
 from clusters.models import Cluster, LaunchJob, LaunchSubmission, Stack
-from portal.core import access, locks, timeline
+from portal.core import access, locks, stored_text, timeline
 from portal.core.choices import REGION_CODES, TimelineKind
 from portal.core.jobs import registry
 from workloads.models import CapacityReservation
@@ -367,7 +368,8 @@ def create_launch(*, organization, name: str, blueprint_slug: str, full_stack: b
         )
     job = _new_job(cluster, JobKind.LAUNCH, user,
                    f"launch of {blueprint_slug}{' (full stack)' if full_stack else ''} requested")
-    timeline.record(organization, TimelineKind.LAUNCH, f"Launch of cluster {name} requested ({entry.title})",
+    timeline.record(organization, TimelineKind.LAUNCH,
+                    stored_text.message(timeline_texts.LAUNCH_REQUESTED, name=name, blueprint=str(entry.title)),
                     source=cluster, actor=user, tags=["cluster", "launch"])
     return cluster, job
 

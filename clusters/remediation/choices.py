@@ -2,6 +2,7 @@
 fault kinds an organization may let the portal remediate on its own."""
 from django.db import models
 from django.utils.translation import gettext_lazy as _
+from django.utils.translation import pgettext_lazy
 
 
 class ActionKind(models.TextChoices):
@@ -12,7 +13,7 @@ class ActionKind(models.TextChoices):
 
 class ActionState(models.TextChoices):
     PROPOSED = "proposed", _("Proposed")
-    APPROVED = "approved", _("Approved")
+    APPROVED = "approved", pgettext_lazy("state", "Approved")  # not the "Approved" (at) of a date column
     RUNNING = "running", _("Running")
     VERIFYING = "verifying", _("Verifying")
     DONE = "done", _("Done")
@@ -48,7 +49,7 @@ CONSENT_ORDER = (ConsentMode.APPROVAL, ConsentMode.LEAD_SA, ConsentMode.AUTOMATI
 
 class PolicyChangeState(models.TextChoices):
     PENDING = "pending", _("Waiting for a customer engineer")
-    APPROVED = "approved", _("Approved")
+    APPROVED = "approved", pgettext_lazy("state", "Approved")  # not the "Approved" (at) of a date column
     DECLINED = "declined", _("Declined")
     WITHDRAWN = "withdrawn", _("Replaced by a later change")
 

@@ -20,11 +20,12 @@ from django.utils import timezone
 from clusters import provider_states
 from clusters.choices import ClusterState, Orchestrator
 from clusters.health.validation import slurm_names
-from clusters.remediation import failure, journal, providers, verification
+from clusters.remediation import failure, journal, providers, texts, verification
 from clusters.remediation.choices import ActionKind, ActionState, FaultOutcome, StepStatus
 from clusters.remediation.models import IllegalTransition, RemediationAction, RemediationStep
 from portal.core import provider_errors
 from portal.core.aws import AwsError
+from portal.core.stored_text import Message, message
 
 logger = logging.getLogger(__name__)
 
@@ -38,15 +39,13 @@ def countdown(action: RemediationAction) -> int:
     return min(settings.REMEDIATION_POLL_SECONDS * (2 ** action.aws_errors), 300)
 
 
-def listed(names, limit: int = 8) -> str:
-    """Names for a step's summary: all of a few, the first ``limit`` and how many more of many."""
-    names = list(names)
-    shown = ", ".join(names[:limit])
-    return shown if len(names) <= limit else f"{shown} and {len(names) - limit} more"
+listed = texts.listed
 
 
-def add_step(action, name: str, summary: str, detail: str = "", status: str = StepStatus.OK) -> None:
-    RemediationStep.objects.create(action=action, name=name, summary=summary[:300], detail=detail, status=status)
+def add_step(action, name: str, summary: Message, detail: str = "", status: str = StepStatus.OK) -> None:
+    """A step, its summary stored as a code with parameters (``texts``) and its English beside them."""
+    RemediationStep.objects.create(action=action, name=name, summary=summary.english()[:300], detail=detail,
+                                   status=status, code=summary.code, params=summary.params)
     journal.record(action, summary, step=True)
 
 
@@ -62,8 +61,9 @@ def step(action_id: int, attempt: int | None = None) -> tuple[str, int]:
     except AwsError as exc:
         if exc.retryable and action.aws_errors + 1 < settings.REMEDIATION_MAX_AWS_ERRORS:
             action.aws_errors += 1
-            add_step(action, "retry", f"{provider_errors.aws_retry_note(exc)}; retrying in {countdown(action)} s "
-                     f"({action.aws_errors} in a row).", str(exc), StepStatus.WAITING)
+            add_step(action, "retry", message(texts.RETRY, note=provider_errors.aws_retry_note(exc),
+                                              seconds=countdown(action), count=action.aws_errors),
+                     str(exc), StepStatus.WAITING)
             outcome = POLL
         else:
             outcome = _fail(action, str(exc), provider_errors.aws_failure(exc))
@@ -93,9 +93,10 @@ def _fail(action: RemediationAction, error: str, reason: str) -> str:
         action.fault_rows.filter(outcome=FaultOutcome.REMEDIATING).update(outcome=FaultOutcome.OPEN,
                                                                          settled_at=timezone.now())
         words = failure.told(action)
+        said = message(texts.STEP_FAILED, reason=reason)
         RemediationStep.objects.create(action=action, name="failed", status=StepStatus.FAILED,
-                                       summary=provider_errors.remediation_failure(reason)[:300], detail=error)
-        journal.record(action, "failed", words, severity="high")
+                                       summary=said.english()[:300], detail=error, code=said.code, params=said.params)
+        journal.record(action, message(texts.FAILED), words, severity="high")
         if reason == "fault_returned":
             verification.after_return(action)
     return DONE
@@ -112,7 +113,7 @@ def _advance(action: RemediationAction) -> str:
         with transaction.atomic():
             action.transition(ActionState.RUNNING, started_at=timezone.now(),
                               deadline=timezone.now() + timedelta(seconds=settings.REMEDIATION_EXECUTION_SECONDS))
-            journal.record(action, f"{action.kind_words} of {', '.join(action.nodes)} started")
+            journal.record(action, message(texts.STARTED, kind=action.kind, nodes=list(action.nodes)))
         return POLL
     if action.state == ActionState.RUNNING:
         executed = _hyperpod(action) if cluster.orchestrator == Orchestrator.HYPERPOD else _slurm(action)
@@ -122,11 +123,11 @@ def _advance(action: RemediationAction) -> str:
             if action.kind == ActionKind.DRAIN:
                 action.transition(ActionState.VERIFYING, executed_at=timezone.now())
                 action.transition(ActionState.DONE)
-                journal.record(action, "done: the nodes are drained")
+                journal.record(action, message(texts.DRAINED))
                 return DONE
             action.transition(ActionState.VERIFYING, executed_at=timezone.now(),
                               deadline=timezone.now() + timedelta(seconds=settings.REMEDIATION_VERIFY_SECONDS))
-            journal.record(action, "the nodes are back; waiting for their next health report")
+            journal.record(action, message(texts.BACK))
         return POLL
     verdict = verification.check(action)
     if verdict == verification.RETURNED:
@@ -134,7 +135,7 @@ def _advance(action: RemediationAction) -> str:
     if verdict == verification.CLEARED:
         with transaction.atomic():
             action.transition(ActionState.DONE)
-            journal.record(action, "done: the nodes reported without the fault")
+            journal.record(action, message(texts.CLEARED))
         return DONE
     return POLL
 
@@ -144,14 +145,14 @@ def _hyperpod(action: RemediationAction) -> bool:
     progress = action.progress
     if not action.provider_nodes:
         action.provider_nodes = provider.locate(action.nodes)
-        found = ", ".join(f"{host} is {node['id']}" for host, node in sorted(action.provider_nodes.items()))
-        add_step(action, "locate", f"Found the nodes in HyperPod: {found}.")
+        found = [message(texts.NODE_IS, host=host, node=node["id"]) for host, node in sorted(action.provider_nodes.items())]
+        add_step(action, "locate", message(texts.LOCATED_HYPERPOD, found=found))
         return False
     ids = [action.provider_nodes[h]["id"] for h in action.nodes]
     if "submitted" not in progress:
         if "submitting" in progress and _acted(action, provider.statuses(action.provider_nodes)):
             progress["submitted"] = progress["submitting"]
-            add_step(action, "adopt", "The provider had taken the request before the worker stopped; not sent again.")
+            add_step(action, "adopt", message(texts.ADOPTED_HYPERPOD))
             return False
         progress["submitting"] = ids
         RemediationAction.objects.filter(pk=action.pk).update(progress=progress)  # before the call: see the docstring
@@ -164,8 +165,8 @@ def _hyperpod(action: RemediationAction) -> bool:
         progress["submitted"] = ids
         progress.pop("refused", None)  # an earlier throttled attempt's
         progress["submitted_at"] = timezone.now().isoformat()
-        add_step(action, "submit", f"HyperPod accepted the {action.kind_words} of "
-                 f"{listed(action.nodes)}.", "\n".join(lines))
+        add_step(action, "submit", message(texts.SUBMITTED_HYPERPOD, kind=action.kind, nodes=listed(action.nodes)),
+                 "\n".join(lines))
         return False
     statuses = provider.statuses(action.provider_nodes)
     down = set(progress.get("seen_down", []))
@@ -186,10 +187,10 @@ def _hyperpod(action: RemediationAction) -> bool:
         return False
     if action.kind == ActionKind.REPLACE:
         progress["new_instances"] = {h: statuses[h][1] for h in back}
-        add_step(action, "replaced", "The nodes run again on new instances: "
-                 + listed(f"{h} is now {statuses[h][1]}" for h in sorted(back)) + ".")
+        add_step(action, "replaced", message(texts.REPLACED, nodes=listed(
+            message(texts.NODE_IS_NOW, host=h, node=statuses[h][1]) for h in sorted(back))))
     else:
-        add_step(action, "rebooted", f"The nodes run again: {listed(sorted(back))}.")
+        add_step(action, "rebooted", message(texts.REBOOTED, nodes=listed(sorted(back))))
     return True
 
 
@@ -226,8 +227,8 @@ def _locate_in_slurm(action: RemediationAction, provider: providers.ParallelClus
     except slurm_names.Unknown as exc:
         raise providers.Failed(str(exc), "node_not_found") from exc
     action.provider_nodes = {host: {"id": name} for host, name in zip(action.nodes, found, strict=True)}
-    add_step(action, "locate", "Found the nodes in Slurm: "
-             + listed(f"{host} is {name}" for host, name in zip(action.nodes, found, strict=True)) + ".")
+    add_step(action, "locate", message(texts.LOCATED_SLURM, found=listed(
+        message(texts.NODE_IS, host=host, node=name) for host, name in zip(action.nodes, found, strict=True))))
 
 
 def _slurm(action: RemediationAction) -> bool:
@@ -238,7 +239,7 @@ def _slurm(action: RemediationAction) -> bool:
         return False
     if "command_id" not in progress:
         if "submitting" in progress:
-            add_step(action, "adopt", "The command had been sent before the worker stopped; not sent again.")
+            add_step(action, "adopt", message(texts.ADOPTED_SLURM))
             progress["command_id"] = progress["submitting"]
             return False
         reason = action.reason.splitlines()[0] if action.reason else f"{action.kind} by the portal"
@@ -252,8 +253,8 @@ def _slurm(action: RemediationAction) -> bool:
             del progress["submitting"]  # the provider answered: it did not take the command
             progress["refused"] = True
             raise
-        add_step(action, "submit", f"Sent the {action.kind_words} of {listed(action.nodes)} to Slurm "
-                 "on the head node.", command)
+        add_step(action, "submit", message(texts.SUBMITTED_SLURM, kind=action.kind, nodes=listed(action.nodes)),
+                 command)
         return False
     if progress["command_id"] == "unknown":
         raise providers.Failed("The worker stopped while sending the command; its id is unknown.", "command_failed")
@@ -263,5 +264,5 @@ def _slurm(action: RemediationAction) -> bool:
     if status != "Success":
         progress["refused"] = status == "Failed"  # scontrol checks every name before it acts on any
         raise providers.Failed(f"SSM command {progress['command_id']} ended {status}: {output}", "command_failed")
-    add_step(action, "command", "The head node ran the command.", output)
+    add_step(action, "command", message(texts.RAN), output)
     return True

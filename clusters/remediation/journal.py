@@ -6,10 +6,12 @@ Slack bridge's listener follows). Steps and refusals are told at low severity, s
 One function, called inside the transaction that changes the action."""
 from __future__ import annotations
 
+from clusters.remediation import texts
 from clusters.remediation.models import RemediationAction
 from portal.core import timeline
 from portal.core.choices import TimelineKind, Visibility
 from portal.core.notifications import Event, notify
+from portal.core.stored_text import Message, message
 
 
 def interaction_of(action) -> int | None:
@@ -21,11 +23,14 @@ def interaction_of(action) -> int | None:
             .values_list("fault__interaction_id", flat=True).first()) if action.pk else None
 
 
-def record(action, title: str, body: str = "", *, actor=None, severity: str = "", notify_too: bool = True,
+def record(action, title: Message, body: str = "", *, actor=None, severity: str = "", notify_too: bool = True,
            step: bool = False) -> None:
+    """``title``: what happened, a message of ``clusters.remediation.texts`` (stored as codes, read in each
+    reader's language on the timeline; notifications carry its English)."""
     cluster = action.cluster
-    full = f"Remediation {action.pk} on {cluster.name}: {title}"
-    timeline.record(action.organization_id, TimelineKind.FAULT, full, source=action, body=body,
+    entry = message(texts.ENTRY, action=action.pk, cluster=cluster.name, what=title)
+    full = entry.english()
+    timeline.record(action.organization_id, TimelineKind.FAULT, entry, source=action, body=body,
                     visibility=Visibility.SHARED, severity=severity, actor=actor,
                     tags=["remediation", action.kind, action.state])
     if notify_too:

@@ -22,6 +22,7 @@ from clusters.remediation.choices import (
     PolicyChangeState,
     StepStatus,
 )
+from portal.core import stored_text
 from portal.core.jobs.models import Job
 from portal.core.querysets import RestrictedQuerySet
 
@@ -231,6 +232,10 @@ class RemediationStep(models.Model):
     status = models.CharField(max_length=8, choices=StepStatus.choices, default=StepStatus.OK)
     summary = models.CharField(max_length=300, help_text=_("What happened, in the portal's words."))
     detail = models.TextField(blank=True, help_text=_("The provider's answer (lead SAs and staff only)."))
+    # The summary as a code with parameters (clusters/remediation/texts.py), read in each reader's language;
+    # ``summary`` keeps its English (the API's, and the only text of steps written before codes).
+    code = models.CharField(max_length=64, blank=True)
+    params = models.JSONField(default=dict, blank=True)
 
     objects = RestrictedQuerySet.as_manager()
 
@@ -239,3 +244,8 @@ class RemediationStep(models.Model):
 
     def __str__(self) -> str:
         return f"{self.name}: {self.status}"
+
+    @property
+    def shown_summary(self) -> str:
+        """The summary in the reader's language (as stored for a step written before codes)."""
+        return stored_text.render(self.code, self.params, self.summary)

@@ -19,7 +19,7 @@ from django.utils.translation import gettext
 from clusters.choices import ClusterState
 from clusters.health.models import GpuFault
 from clusters.models import Cluster
-from clusters.remediation import journal, rules
+from clusters.remediation import journal, rules, texts
 from clusters.remediation.choices import AUTOMATIC_RULES, ActionState, ConsentMode
 from clusters.remediation.models import (
     IllegalTransition,
@@ -30,6 +30,7 @@ from clusters.remediation.models import (
 from portal.core import access, locks, timeline
 from portal.core.choices import TimelineKind, Visibility
 from portal.core.jobs import registry
+from portal.core.stored_text import Message, message
 from workloads.interactions import services as interactions
 
 
@@ -99,19 +100,20 @@ def propose(cluster, *, kind: str, nodes: list[str], actor=None, faults=(), key:
             )
             action.cluster = cluster
             if refused:
-                journal.record(action, f"{action.kind_words} of {', '.join(nodes) or 'no node'} "
-                               f"refused", refused.text, actor=actor, severity="low")
+                journal.record(action, message(texts.REFUSED, kind=kind, nodes=list(nodes) or message(texts.NO_NODE)),
+                               refused.text, actor=actor, severity="low")
                 return action, True
             RemediationNode.objects.bulk_create(RemediationNode(action=action, cluster=cluster, hostname=n)
                                                 for n in nodes)
             RemediationFault.objects.bulk_create(RemediationFault(action=action, fault=f) for f in faults)
             with translation.override("en"):  # the journal keeps stored text in English (pages translate labels)
                 what, takes = (str(text) for text in rules.describe(cluster.orchestrator, kind))
-            who = "automatically" if automatic else f"by {_name(actor)}"
-            journal.record(action, f"{action.kind_words} of {', '.join(nodes)} proposed {who}",
+            proposed = (message(texts.PROPOSED_AUTOMATICALLY, kind=kind, nodes=list(nodes)) if automatic
+                        else message(texts.PROPOSED_BY, kind=kind, nodes=list(nodes), person=_name(actor)))
+            journal.record(action, proposed,
                            f"{reason}\n\n{what} It takes {takes}.".strip(), actor=actor)
             if automatic or policy.mode != ConsentMode.APPROVAL:
-                _approve(action, actor, "under the organization's consent policy")
+                _approve(action, actor, message(texts.APPROVED_BY_POLICY))
             return action, True
     except IntegrityError:
         # The node rows' constraint caught a race the lock did not (another database session without it).
@@ -152,16 +154,16 @@ def approve(action: RemediationAction, actor) -> RemediationAction:
         _lock(action.cluster)
         action.refresh_from_db()
         try:
-            _approve(action, actor, f"by {_name(actor)}")
+            _approve(action, actor, message(texts.APPROVED_BY, person=_name(actor)))
         except IllegalTransition as exc:
             raise Refused(gettext("This action is %(state)s; it cannot be approved.")
                           % {"state": action.get_state_display().lower()}) from exc
     return action
 
 
-def _approve(action: RemediationAction, actor, how: str) -> None:
+def _approve(action: RemediationAction, actor, how: Message) -> None:
     action.transition(ActionState.APPROVED, approved_by=_user(actor), approved_at=timezone.now())
-    journal.record(action, f"approved {how}", actor=actor)
+    journal.record(action, how, actor=actor)
     dispatch_on_commit(action)
 
 
@@ -176,7 +178,7 @@ def decline(action: RemediationAction, actor, why: str = "") -> RemediationActio
         except IllegalTransition as exc:
             raise Refused(gettext("This action is %(state)s; it cannot be declined.")
                           % {"state": action.get_state_display().lower()}) from exc
-        journal.record(action, f"declined by {_name(actor)}", why, actor=actor)
+        journal.record(action, message(texts.DECLINED_BY, person=_name(actor)), why, actor=actor)
     return action
 
 
@@ -190,7 +192,7 @@ def cancel(action: RemediationAction, actor) -> RemediationAction:
         except IllegalTransition as exc:
             raise Refused(gettext("This action is %(state)s; it cannot be cancelled.")
                           % {"state": action.get_state_display().lower()}) from exc
-        journal.record(action, f"cancelled by {_name(actor)}", actor=actor)
+        journal.record(action, message(texts.CANCELLED_BY, person=_name(actor)), actor=actor)
     return action
 
 
@@ -244,7 +246,7 @@ def close_archived(cycle, actor=None) -> int:
                    .select_related("cluster")):
         action.transition(ActionState.CANCELLED, refused_rule="cycle_archived",
                           refusal=f"Cancelled: {rules.RULE_WORDS['cycle_archived']} ({cycle.name}).")
-        journal.record(action, f"cancelled: {cycle.name} was archived", actor=actor)
+        journal.record(action, message(texts.CANCELLED_ARCHIVED, cycle=cycle.name), actor=actor)
         closed += 1
     return closed
 

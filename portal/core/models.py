@@ -17,7 +17,7 @@ from django.utils.translation import gettext
 from django.utils.translation import gettext_lazy as _
 from simple_history.models import HistoricalRecords
 
-from portal.core import outbound
+from portal.core import outbound, stored_text
 from portal.core.choices import REGION_CHOICES, CarryKind, CycleStatus, MembershipRole, Severity, TargetKind, TimelineKind, Visibility
 from portal.core.jobs.models import Job
 from portal.core.model_fields import HttpsURLField
@@ -128,6 +128,11 @@ class TimelineEntry(models.Model):
     content_type = models.ForeignKey(ContentType, null=True, blank=True, on_delete=models.SET_NULL)
     object_id = models.PositiveBigIntegerField(null=True, blank=True)
     source = GenericForeignKey("content_type", "object_id")
+    # What the portal wrote itself, as codes with parameters (portal/core/stored_text.py), so each reader reads it in
+    # their language; ``title`` and ``body`` keep the English (and what people typed, and rows from before).
+    title_code = models.CharField(max_length=64, blank=True)
+    body_code = models.CharField(max_length=64, blank=True)
+    params = models.JSONField(default=dict, blank=True)
 
     objects = TimelineEntryQuerySet.as_manager()
 
@@ -143,6 +148,15 @@ class TimelineEntry(models.Model):
 
     def __str__(self) -> str:
         return f"{self.occurred_at:%Y-%m-%d %H:%M} {self.title}"
+
+    @property
+    def shown_title(self) -> str:
+        """The title in the reader's language (as stored when the portal did not write it as a code)."""
+        return stored_text.render(self.title_code, self.params, self.title)
+
+    @property
+    def shown_body(self) -> str:
+        return stored_text.render(self.body_code, self.params, self.body)
 
 
 class NotificationSetting(models.Model):

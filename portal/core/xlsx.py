@@ -66,13 +66,24 @@ def heading(text) -> str:
     return gettext(text) if text else text
 
 
+def shortened(text: str, limit: int) -> str:
+    """``text`` in at most ``limit`` characters, never cut mid-word: a long title ends at the last whole word
+    that fits, with "…" (Japanese, written without spaces, ends at the last character that fits)."""
+    if len(text) <= limit:
+        return text
+    head = text[: limit - 1]
+    if " " in head and text[limit - 1] != " ":
+        head = head[: head.rindex(" ")]
+    return head.rstrip(" ,;:-–—(") + "…"
+
+
 def sheet_title(title: str, taken: set[str]) -> str:
-    """A valid sheet name for ``title``, unique in the workbook."""
-    base = _BAD_TITLE.sub(" ", holdable(title)).strip()[:31] or "Sheet"
-    name, n = base, 2
+    """A valid sheet name for ``title`` (31 characters at most, never cut mid-word), unique in the workbook."""
+    base = _BAD_TITLE.sub(" ", holdable(title)).strip() or "Sheet"
+    name, n = shortened(base, 31), 2
     while name.lower() in taken:
         suffix = f" ({n})"
-        name, n = base[: 31 - len(suffix)] + suffix, n + 1
+        name, n = shortened(base, 31 - len(suffix)) + suffix, n + 1
     taken.add(name.lower())
     return name
 

@@ -7,13 +7,18 @@ import datetime
 
 from django.db import transaction
 from django.db.models import OuterRef, Q, Subquery
+from django.utils.translation import gettext, gettext_noop
 
 from portal.core import timeline, versions
 from portal.core.choices import CarryKind, TimelineKind, Visibility
 from portal.core.cycle_filter import in_active_cycle
 from portal.core.models import CycleCarry, Organization, active_cycle_id
+from portal.core.stored_text import define, message
 from portal.engagement.choices import MilestoneKind
 from portal.engagement.models import Milestone, TrainedModel
+
+MILESTONE_REACHED = define("outcomes.milestone_reached", gettext_noop("Milestone reached: %(milestone)s"),
+                           {"milestone": lambda kind: str(MilestoneKind(kind).label)})
 
 KINDS = [kind for kind, _label in MilestoneKind.choices]
 
@@ -54,14 +59,14 @@ def save_milestones(organization, user, dates: dict[str, datetime.date | None], 
                 continue
             if row is None:
                 Milestone.objects.create(organization=organization, kind=kind, reached_on=day, updated_by=user)
-                reached.append(str(MilestoneKind(kind).label))
+                reached.append(kind)
             elif row.reached_on != day:
                 row.reached_on, row.updated_by = day, user
                 row.save(update_fields=["reached_on", "updated_by", "updated"])
-        for label in reached:
-            timeline.record(organization, TimelineKind.NOTE, f"Milestone reached: {label}",
+        for kind in reached:
+            timeline.record(organization, TimelineKind.NOTE, message(MILESTONE_REACHED, milestone=kind),
                             visibility=Visibility.SHARED, actor=user)
-    return reached
+    return [str(MilestoneKind(kind).label) for kind in reached]
 
 
 def figures(user, cycle=None) -> list[dict]:
@@ -105,8 +110,13 @@ def figures(user, cycle=None) -> list[dict]:
 
 
 def models_label(models: list[dict]) -> str:
-    return "; ".join(
-        f"{m['name']} ({m['parameters_billions']:g}B {m['modality']}, {m['instance_count']} × {m['instance_type']})"
-        + (f", carried over from {m['carried_from']}" if m.get("carried_from") else "")  # frozen reviews lack it
-        for m in models
-    )
+    """The trained models in the active language (the modality is stored as its English label, which the
+    catalogue translates)."""
+    def one(m: dict) -> str:
+        text = (f"{m['name']} ({m['parameters_billions']:g}B {gettext(m['modality'])}, "
+                f"{m['instance_count']} × {m['instance_type']})")
+        if m.get("carried_from"):  # frozen reviews lack it
+            text += ", " + gettext("carried over from %(carried_from)s") % {"carried_from": m["carried_from"]}
+        return text
+
+    return "; ".join(one(m) for m in models)

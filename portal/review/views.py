@@ -9,7 +9,7 @@ from django.core.exceptions import PermissionDenied
 from django.db import transaction
 from django.http import Http404, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
-from django.utils import timezone
+from django.utils import timezone, translation
 from django.utils.translation import gettext
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
@@ -224,12 +224,13 @@ def actionitem_done(request, pk: int):
 def review_csv(request, pk: int, table: str):
     review = _review(request, pk)
     prefix = f"review-{review.week_start:%Y-%m-%d}"
-    if table == "changes":
-        ctx = _detail_context(review)
-        return exports.csv_response(f"{prefix}-changes.csv", *exports.changes_table(ctx["changes"]))
-    if table == "action-items":
-        items = review.action_items.select_related("owner")
-        return exports.csv_response(f"{prefix}-action-items.csv", *exports.action_items_table(items))
+    with translation.override("en"):  # a CSV's headers are its column names, its labels English
+        if table == "changes":
+            ctx = _detail_context(review)
+            return exports.csv_response(f"{prefix}-changes.csv", *exports.changes_table(ctx["changes"]))
+        if table == "action-items":
+            items = review.action_items.select_related("owner")
+            return exports.csv_response(f"{prefix}-action-items.csv", *exports.action_items_table(items))
     return exports.csv_of(review.figures, table, prefix)
 
 
@@ -239,8 +240,8 @@ def review_xlsx(request, pk: int):
     review = _review(request, pk)
     ctx = _detail_context(review)
     return exports.workbook_of(review.figures, f"review-{review.week_start:%Y-%m-%d}", first=(
-        ("Action items", exports.action_items_table(ctx["items"])),
-        ("Changes since previous review", exports.changes_table(ctx["changes"])),
+        (gettext("Action items"), exports.action_items_table(ctx["items"])),
+        (gettext("Changes since previous review"), exports.changes_table(ctx["changes"])),  # 31 characters at most
     ))
 
 

@@ -6,6 +6,8 @@ from __future__ import annotations
 import pytest
 from django.core.exceptions import PermissionDenied
 from django.db import connection
+from django.urls import reverse
+from django.utils import translation
 
 from clusters.health.models import GpuFault
 from clusters.remediation import execution, services
@@ -296,3 +298,28 @@ def test_the_api_list_and_the_panel_read_in_a_constant_number_of_queries(world, 
     client.force_login(world.customer_a)
     assert_flat_queries(client, reverse("remediation-api:remediationaction-list"), grow=grow)
     assert_flat_queries(client, reverse("remediation:cluster_panel", kwargs={"pk": cluster.pk}), grow=grow)
+
+
+@pytest.mark.django_db
+def test_steps_and_journal_are_stored_as_codes_and_read_in_each_language(world, aws, client):
+    RemediationPolicyFactory(organization=world.org_a, mode="lead_sa")
+    cluster = hyperpod_cluster(world.org_a)
+    action, _ = services.propose(cluster, kind="replace", nodes=[FAULTY], actor=world.lead_a)
+    action = run(action)
+    steps = list(action.steps.all())
+    assert [s.code for s in steps] == ["remediation.step.located_hyperpod", "remediation.step.submitted_hyperpod",
+                                       "remediation.step.replaced"]
+    assert steps[1].summary == f"HyperPod accepted the replace of {FAULTY}."  # the English stays beside the code
+    with translation.override("ja"):
+        assert steps[1].shown_summary == f"HyperPod が {FAULTY} の交換を受け付けました。"
+        assert steps[2].shown_summary.startswith("ノードが新しいインスタンスで再び稼働しています:")
+    entries = TimelineEntry.objects.filter(organization=world.org_a, title_code="remediation.entry").order_by("id")
+    assert entries[0].title == f"Remediation {action.pk} on {cluster.name}: replace of {FAULTY} proposed by lead_a"
+    with translation.override("ja"):
+        assert entries[0].shown_title == f"{cluster.name} の修復 {action.pk}: {FAULTY} の交換を lead_a が提案しました"
+    client.force_login(world.lead_a)
+    page = client.get(action.get_absolute_url(), HTTP_ACCEPT_LANGUAGE="ja").content.decode()
+    assert f"HyperPod が {FAULTY} の交換を受け付けました。" in page and "HyperPod accepted" not in page
+    timeline_page = client.get(reverse("portal:timeline", args=[world.org_a.slug]),
+                               HTTP_ACCEPT_LANGUAGE="ja").content.decode()
+    assert f"{FAULTY} の交換を lead_a が提案しました" in timeline_page and "proposed by" not in timeline_page

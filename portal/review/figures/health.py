@@ -4,27 +4,13 @@ faults per week. Four queries, whatever the number of organizations."""
 from __future__ import annotations
 
 from django.db.models import Count, Q
-from django.utils.translation import gettext, ngettext
-from django.utils.translation import gettext_lazy as _
 
 from clusters.health import current
 from clusters.health.models import ClusterHealthState, GpuFault, ValidationRun
 from clusters.models import Cluster
 from portal.core.choices import worst_verdict
 from portal.review.figures.scope import Scope
-
-VERDICT_LABELS = {"degraded": _("degraded"), "reset_gpu": _("reset GPU"), "reboot": _("reboot node"),
-                  "replace": _("replace node")}
-
-
-def verdict_text(open_faults: int, worst: str | None, reporting: bool) -> str | None:
-    """"healthy", "3 open faults (worst: replace node)", or None when the organization's clusters never reported."""
-    if open_faults:
-        faults = ngettext("%(count)s open fault", "%(count)s open faults", open_faults) % {"count": open_faults}
-        if worst and worst != "healthy":
-            return gettext("%(faults)s (worst: %(verdict)s)") % {"faults": faults, "verdict": VERDICT_LABELS.get(worst, worst)}
-        return faults
-    return gettext("healthy") if reporting else None
+from portal.review.figures.texts import health_of, validation_of, verdict_text  # noqa: F401 - verdict_text: imported from here
 
 
 def _reporting(scope: Scope) -> tuple[set[int], dict[int, int]]:
@@ -60,18 +46,17 @@ def health_figures(scope: Scope) -> dict:
         passed=Count("id", filter=Q(**{f"{related}__verdict": "pass"}), distinct=True),
     ).order_by():
         entry = by_org.setdefault(r["organization_id"], {"open_faults": 0, "worst": None})
-        entry["validation"] = ngettext("%(passed)s of %(ready)s ready cluster validated",
-                                       "%(passed)s of %(ready)s ready clusters validated",
-                                       r["ready"]) % {"passed": r["passed"], "ready": r["ready"]}
+        entry["validation_facts"] = {"passed": r["passed"], "ready": r["ready"]}
+        entry["validation"] = validation_of(entry["validation_facts"])
         validated += r["passed"]
-    for org_id, entry in by_org.items():
-        entry["verdict"] = verdict_text(entry["open_faults"], entry["worst"], org_id in reporting)
-    for org_id in reporting - set(by_org):
-        by_org[org_id] = {"open_faults": 0, "worst": None, "verdict": gettext("healthy")}
-    for org_id, count in silent.items():
-        entry = by_org.setdefault(org_id, {"open_faults": 0, "worst": None, "verdict": None})
-        entry["not_reporting"] = count
-        entry["verdict"] = f"{entry['verdict'] or gettext('no report yet')} · {current.nodes_text(count)}"
+    for org_id in set(by_org) | reporting | set(silent):
+        entry = by_org.setdefault(org_id, {"open_faults": 0, "worst": None})
+        # The facts are stored; the sentence is written again in each reader's language (figures/texts.py).
+        entry["health_facts"] = {"open_faults": entry["open_faults"], "worst": entry["worst"],
+                                 "reporting": org_id in reporting, "not_reporting": silent.get(org_id, 0)}
+        if org_id in silent:
+            entry["not_reporting"] = silent[org_id]
+        entry["verdict"] = health_of(entry["health_facts"])
     return {"by_org": by_org, "per_week": per_week, "week_faults": this_week,
             "validated_clusters": validated}
 

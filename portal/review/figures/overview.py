@@ -55,6 +55,9 @@ def overview(user, *, window: int = DEFAULT_WINDOW, now: datetime.datetime | Non
             "clusters_total": sum(clusters["by_org"].get(oid, {}).values()),
             "health": org_health.get("verdict"),
             "validation": org_health.get("validation"),
+            # What the two sentences above say, kept so a frozen week reads in each reader's language (texts.py).
+            "health_facts": org_health.get("health_facts"),
+            "validation_facts": org_health.get("validation_facts"),
             "open": inter.get("open", {s: 0 for s in SEVERITIES}),
             "open_total": inter.get("open_total", 0),
             "oldest_open_days": inter.get("oldest_open_days"),

@@ -16,6 +16,7 @@ from django.utils.safestring import mark_safe
 from django.utils.translation import gettext
 
 from portal.core.templatetags.portal_display import code_label, local_day, money, whole_number
+from portal.review.figures.texts import health_text, validation_text
 
 register = template.Library()
 
@@ -51,8 +52,8 @@ def organization_rows(organizations: list[dict]) -> str:
             f'<td>{_dash("; ".join(w["name"] for w in o["workloads"]))}</td>'
             f'<td>{_dash(", ".join(o["leads"]))}</td>'
             f"<td>{states}</td>"
-            f'<td>{_dash(o["health"])}</td>'
-            f'<td>{_dash(o["validation"])}</td>'
+            f'<td>{_dash(health_text(o))}</td>'
+            f'<td>{_dash(validation_text(o))}</td>'
             f'<td>{opened.get("critical", 0)} / {opened.get("high", 0)} / {opened.get("normal", 0)} / '
             f'{opened.get("low", 0)}</td>'
             f"<td>{oldest}</td>"
