@@ -86,7 +86,7 @@ def page(queryset: QuerySet, cursor: str | None, size: int = PAGE_SIZE) -> tuple
 
 
 class TimelineView(TemplateView):
-    template_name = "portal/core/timeline.html"
+    template_name = "portal/timeline.html"
     partial_template_name = "portal/htmx/timeline_entries.html"
 
     def get_template_names(self):
