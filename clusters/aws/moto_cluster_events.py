@@ -119,7 +119,9 @@ def _when(value: Any) -> datetime.datetime | None:
 
 
 def _token(filters: dict[str, Any], offset: int) -> str:
-    body = json.dumps({"o": offset, "f": hashlib.sha256(json.dumps(filters, sort_keys=True).encode()).hexdigest()[:16]})
+    # filters hold datetimes (EventTimeAfter/Before): str() is enough to tell two requests apart
+    signed = hashlib.sha256(json.dumps(filters, sort_keys=True, default=str).encode()).hexdigest()[:16]
+    body = json.dumps({"o": offset, "f": signed})
     return base64.urlsafe_b64encode(body.encode()).decode()
 
 

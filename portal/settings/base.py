@@ -295,6 +295,8 @@ CELERY_BEAT_SCHEDULE = {
     # dead worker held. The six sweeps it replaces keep their task names for one release.
     "Sweep background jobs": {"task": "portal.jobs.sweep", "schedule": 60},
     "Pull cluster health from Prometheus": {"task": "clusters.health.tasks.pull_all", "schedule": 5 * 60},
+    # HyperPod's own events (a node it replaced on its own closes the portal's faults for it): each cluster's new ones.
+    "Read HyperPod cluster events": {"task": "remediation.poll_hyperpod_events", "schedule": 60},
     "Forget expired submission keys": {"task": "portal.expire_submissions", "schedule": 60 * 60},
     # A next cycle scheduled for a later day starts that day (hourly, so a beat down at midnight catches up).
     "Start a scheduled program cycle": {"task": "engagement.switch_cycles", "schedule": crontab(minute="5")},
