@@ -184,3 +184,12 @@ def test_a_check_is_hyperpods_only(world):
     cluster.save(update_fields=["orchestrator"])
     action, _ = services.propose(cluster, kind="check", nodes=[FAULTY], actor=world.lead_a)
     assert action.state == ActionState.REFUSED and action.refused_rule == "kind_unsupported"
+
+
+def test_the_cluster_panel_offers_the_check_to_its_lead_and_says_what_it_does(world, client):
+    cluster = hyperpod_cluster(world.org_a, name="hp-panel", in_endpoint=False)
+    client.force_login(world.lead_a)
+    panel = client.get(reverse("remediation:cluster_panel", args=[cluster.pk])).content.decode()
+    assert 'value="check"' in panel and "StartClusterHealthCheck" in panel
+    client.force_login(world.customer_a)
+    assert 'value="check"' not in client.get(reverse("remediation:cluster_panel", args=[cluster.pk])).content.decode()
