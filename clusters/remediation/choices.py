@@ -9,6 +9,7 @@ class ActionKind(models.TextChoices):
     REBOOT = "reboot", _("Reboot")
     REPLACE = "replace", _("Replace")
     DRAIN = "drain", _("Drain")
+    CHECK = "check", _("Deep health check")
 
 
 class ActionState(models.TextChoices):
@@ -79,3 +80,15 @@ AUTOMATIC_RULES: dict[str, tuple[str, str]] = {
     "missing_gpu": (_("GPU missing from the node"), ActionKind.REBOOT),
 }
 AUTOMATIC_CHOICES = [(key, label) for key, (label, _kind) in AUTOMATIC_RULES.items()]
+
+
+class ProviderEventKind(models.TextChoices):
+    """What a HyperPod cluster event says happened to a node (``clusters.remediation.hyperpod_signals``)."""
+    REPLACE_STARTED = "replace_started", _("Replacement started")
+    REPLACED = "replaced", _("Replaced")
+    REBOOT_STARTED = "reboot_started", _("Reboot started")
+    REBOOTED = "rebooted", _("Rebooted")
+    CHECK_STARTED = "check_started", _("Deep health check started")
+    CHECK_PASSED = "check_passed", _("Deep health check passed")
+    CHECK_FAILED = "check_failed", _("Deep health check failed")
+    OTHER = "other", _("Other")

@@ -19,7 +19,7 @@ from django.utils import timezone
 
 from clusters import provider_states
 from clusters.choices import ClusterState, Orchestrator
-from clusters.health.validation import slurm_names
+from clusters.health.validation.service import slurm_names
 from clusters.remediation import failure, journal, providers, texts, verification
 from clusters.remediation.choices import ActionKind, ActionState, FaultOutcome, StepStatus
 from clusters.remediation.models import IllegalTransition, RemediationAction, RemediationStep
@@ -120,10 +120,11 @@ def _advance(action: RemediationAction) -> str:
         if not executed:
             return POLL
         with transaction.atomic():
-            if action.kind == ActionKind.DRAIN:
+            if action.kind in (ActionKind.DRAIN, ActionKind.CHECK):  # nothing a health report must confirm
                 action.transition(ActionState.VERIFYING, executed_at=timezone.now())
                 action.transition(ActionState.DONE)
-                journal.record(action, message(texts.DRAINED))
+                journal.record(action, message(texts.DRAINED) if action.kind == ActionKind.DRAIN
+                               else message(texts.CHECKED))
                 return DONE
             action.transition(ActionState.VERIFYING, executed_at=timezone.now(),
                               deadline=timezone.now() + timedelta(seconds=settings.REMEDIATION_VERIFY_SECONDS))
@@ -157,7 +158,8 @@ def _hyperpod(action: RemediationAction) -> bool:
         progress["submitting"] = ids
         RemediationAction.objects.filter(pk=action.pk).update(progress=progress)  # before the call: see the docstring
         try:
-            lines = provider.act(action.kind, ids)
+            lines = provider.check([action.provider_nodes[h] for h in action.nodes]) \
+                if action.kind == ActionKind.CHECK else provider.act(action.kind, ids)
         except (AwsError, providers.Failed):
             del progress["submitting"]  # the provider answered: it did not take the request
             progress["refused"] = True
@@ -174,7 +176,8 @@ def _hyperpod(action: RemediationAction) -> bool:
     for host, (status, instance) in statuses.items():
         meaning = provider_states.hyperpod_node(status)
         if meaning == provider_states.FAILED:
-            raise providers.Failed(f"HyperPod reports {host} ({instance}) as {status}.", "node_failed")
+            raise providers.Failed(f"HyperPod reports {host} ({instance}) as {status}.",
+                                   "check_failed" if action.kind == ActionKind.CHECK else "node_failed")
         if meaning == provider_states.GONE:
             raise providers.Failed(f"HyperPod reports {host} ({instance}) as {status}: it is leaving the cluster.",
                                    "node_not_found")
@@ -185,7 +188,9 @@ def _hyperpod(action: RemediationAction) -> bool:
     progress["seen_down"] = sorted(down)
     if len(back) < len(action.nodes):
         return False
-    if action.kind == ActionKind.REPLACE:
+    if action.kind == ActionKind.CHECK:
+        add_step(action, "checked", f"HyperPod's deep health checks passed: {listed(sorted(back))}.")
+    elif action.kind == ActionKind.REPLACE:
         progress["new_instances"] = {h: statuses[h][1] for h in back}
         add_step(action, "replaced", message(texts.REPLACED, nodes=listed(
             message(texts.NODE_IS_NOW, host=h, node=statuses[h][1]) for h in sorted(back))))
@@ -197,7 +202,7 @@ def _hyperpod(action: RemediationAction) -> bool:
 def _acted(action: RemediationAction, statuses: dict) -> bool:
     """Whether the provider took a request whose answer was lost: a node left Running, or has a new instance.
     A reboot that already came back looks untouched; it is not sent again (never twice beats at least once)."""
-    if action.kind == ActionKind.REBOOT:
+    if action.kind in (ActionKind.REBOOT, ActionKind.CHECK):
         return True
     return any(provider_states.hyperpod_node(status) != provider_states.UP or instance != action.provider_nodes[h]["id"]
                for h, (status, instance) in statuses.items())

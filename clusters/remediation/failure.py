@@ -20,6 +20,7 @@ WHAT_FAILED = {
     "node_not_found": _("the cluster does not list the node (it may have been replaced already)"),
     "provider_refused": _("AWS did not accept the request"),
     "node_failed": _("the node did not come back after the action"),
+    "check_failed": _("the node failed HyperPod's deep health checks"),
     "command_failed": _("the command on the cluster's head node failed"),
     "cluster_deleting": _("the cluster is being deleted"),
     "deadline": _("the action did not finish in time"),
@@ -47,6 +48,9 @@ def told(action, cooldown_hours: int | None = None) -> str:
     if action.failure_reason == "fault_returned":
         then = gettext("The faults are open again; your lead SA follows up, and a repeat is escalated to the EC2 "
                        "service team.")
+    elif action.failure_reason == "check_failed":
+        then = gettext("HyperPod reports the node Failure (it replaces it if automatic node recovery is on); your "
+                       "lead SA follows up, and a reboot or a replacement may be proposed now.")
     elif (action.progress or {}).get("untouched"):
         then = gettext("The node was not touched: its faults are open again, and your lead SA can propose the "
                        "action again now.")

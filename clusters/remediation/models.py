@@ -20,6 +20,7 @@ from clusters.remediation.choices import (
     ConsentMode,
     FaultOutcome,
     PolicyChangeState,
+    ProviderEventKind,
     StepStatus,
 )
 from portal.core import stored_text
@@ -249,3 +250,50 @@ class RemediationStep(models.Model):
     def shown_summary(self) -> str:
         """The summary in the reader's language (as stored for a step written before codes)."""
         return stored_text.render(self.code, self.params, self.summary)
+
+class HyperPodEvent(models.Model):
+    """One event HyperPod recorded on a cluster (``ListClusterEvents``), kept once (its id is unique per cluster),
+    with what the portal did about it: a node HyperPod replaced or rebooted on its own closes the node's open faults
+    with the event as their evidence."""
+
+    cluster = models.ForeignKey("clusters.Cluster", on_delete=models.CASCADE, related_name="hyperpod_events")
+    event_id = models.CharField(max_length=36)
+    event_time = models.DateTimeField(db_index=True)
+    kind = models.CharField(max_length=16, choices=ProviderEventKind.choices, default=ProviderEventKind.OTHER)
+    level = models.CharField(max_length=8, blank=True)
+    resource_type = models.CharField(max_length=16, blank=True)
+    instance_group = models.CharField(max_length=63, blank=True)
+    instance_id = models.CharField(max_length=32, blank=True)
+    logical_id = models.CharField(max_length=128, blank=True)
+    hostname = models.CharField(max_length=255, blank=True)
+    description = models.TextField(blank=True)
+    failure = models.TextField(blank=True, help_text=_("HyperPod's failure message, when the event carries one."))
+    outcome = models.CharField(max_length=300, blank=True, help_text=_("What the portal did about the event."))
+    recorded_at = models.DateTimeField(default=timezone.now)
+
+    objects = RestrictedQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["-event_time", "-pk"]
+        constraints = [models.UniqueConstraint(fields=["cluster", "event_id"], name="remediation_hyperpod_event_once")]
+
+    def __str__(self) -> str:
+        return f"{self.event_time:%Y-%m-%d %H:%M} {self.hostname or self.instance_id}: {self.description[:80]}"
+
+
+class HyperPodEventCursor(models.Model):
+    """Where the portal's reading of a HyperPod cluster's events stands: the time of the last event read (the next
+    read asks from a little before it; events already kept are skipped by id), and the cluster's instances as last
+    listed (instance id → hostname and logical id), so an event naming an instance that is gone still finds the
+    hostname the health reports used."""
+
+    cluster = models.OneToOneField("clusters.Cluster", on_delete=models.CASCADE, related_name="hyperpod_event_cursor")
+    after = models.DateTimeField(null=True, blank=True)
+    instances = models.JSONField(default=dict, blank=True)
+    polled_at = models.DateTimeField(null=True, blank=True)
+    error = models.CharField(max_length=500, blank=True)
+
+    objects = RestrictedQuerySet.as_manager()
+
+    def __str__(self) -> str:
+        return f"HyperPod events of cluster {self.cluster_id} read to {self.after}"

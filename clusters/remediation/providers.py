@@ -16,6 +16,11 @@ from portal.core import aws
 
 BATCH_LIMIT = 25  # node ids per BatchReboot/BatchReplaceClusterNodes request (botocore's model: 1 to 25)
 MAX_PAGES = 200  # ListClusterNodes pages of 100: a 20,000-node cluster
+EVENT_PAGE = 100  # ListClusterEvents' MaxResults (the model's maximum)
+CHECK_LIMIT = 500  # instance ids per instance group in one StartClusterHealthCheck (the model's list size)
+# What a deep health check the portal starts runs: the single-node stress test and the node's connectivity
+# (MultiNodeTrainingValidation needs the whole group idle; HyperPod's own documentation keeps it for new groups).
+DEEP_HEALTH_CHECKS = ("InstanceStress", "InstanceConnectivity")
 
 
 class Failed(Exception):
@@ -63,12 +68,57 @@ class HyperPod:
             host = summary.get("PrivateDnsHostname", "")
             for name in (host, host.split(".")[0]):
                 if name in wanted:
-                    mapping[name] = {"id": summary["InstanceId"], "logical": summary.get("NodeLogicalId", "")}
+                    mapping[name] = {"id": summary["InstanceId"], "logical": summary.get("NodeLogicalId", ""),
+                                     "group": summary.get("InstanceGroupName", "")}
         missing = sorted(wanted - set(mapping))
         if missing:
             raise Failed(f"No node of HyperPod cluster {self.name} has the hostname {', '.join(missing)}.",
                          "node_not_found")
         return mapping
+
+    def instances(self) -> dict[str, dict]:
+        """Instance id → {"host", "logical", "group"} of every node listed now (hostnames as the health reports
+        name them: the first label of ``PrivateDnsHostname``)."""
+        return {s["InstanceId"]: {"host": s.get("PrivateDnsHostname", "").split(".")[0],
+                                  "logical": s.get("NodeLogicalId", ""), "group": s.get("InstanceGroupName", "")}
+                for s in self._nodes()}
+
+    def events(self, after=None) -> list[dict]:
+        """The cluster's events since ``after`` (all of them for None), oldest first, page by page
+        (``ListClusterEvents``); a token seen twice, or past ``MAX_PAGES``, is the provider's fault."""
+        found, token, seen = [], None, set()
+        for _ in range(MAX_PAGES):
+            params = {"ClusterName": self.name, "SortBy": "EventTime", "SortOrder": "Ascending",
+                      "MaxResults": EVENT_PAGE, **({"EventTimeAfter": after} if after else {}),
+                      **({"NextToken": token} if token else {})}
+            page = _call(self.client.list_cluster_events, **params)
+            found += page.get("Events", [])
+            token = page.get("NextToken")
+            if not token:
+                return found
+            if token in seen:
+                break
+            seen.add(token)
+        raise Failed(f"HyperPod kept paging the events of {self.name} (ListClusterEvents).", "provider_refused")
+
+    def event(self, event_id: str) -> dict:
+        """One event with its metadata (``DescribeClusterEvent``): the node's logical id, a failure's message."""
+        return _call(self.client.describe_cluster_event, ClusterName=self.name, EventId=event_id)["EventDetails"]
+
+    def check(self, nodes: list[dict]) -> list[str]:
+        """Start HyperPod's deep health checks on ``nodes`` ({"id", "group"} each), one configuration per instance
+        group (``StartClusterHealthCheck``)."""
+        groups: dict[str, list[str]] = {}
+        for node in nodes:
+            groups.setdefault(node.get("group") or "", []).append(node["id"])
+        if "" in groups:
+            raise Failed("HyperPod did not say which instance group a node is in.", "node_not_found")
+        configs = [{"InstanceGroupName": group, "InstanceIds": ids[start:start + CHECK_LIMIT],
+                    "DeepHealthChecks": list(DEEP_HEALTH_CHECKS)}
+                   for group, ids in sorted(groups.items()) for start in range(0, len(ids), CHECK_LIMIT)]
+        _call(self.client.start_cluster_health_check, ClusterName=self.name, DeepHealthCheckConfigurations=configs)
+        return [f"deep health checks ({', '.join(DEEP_HEALTH_CHECKS)}) started on {group}: {', '.join(ids)}"
+                for group, ids in sorted(groups.items())]
 
     def act(self, kind: str, node_ids: list[str]) -> list[str]:
         """Reboot or replace ``node_ids`` in batches; returns the provider's answer, one line per batch."""

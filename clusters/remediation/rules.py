@@ -18,7 +18,7 @@ from clusters.remediation.models import RemediationNode, RemediationPolicy
 from portal.core.choices import NodeVerdict
 
 KINDS_BY_ORCHESTRATOR = {
-    Orchestrator.HYPERPOD: (ActionKind.REBOOT, ActionKind.REPLACE),
+    Orchestrator.HYPERPOD: (ActionKind.REBOOT, ActionKind.REPLACE, ActionKind.CHECK),
     Orchestrator.PARALLELCLUSTER: (ActionKind.REBOOT, ActionKind.REPLACE, ActionKind.DRAIN),
 }
 
@@ -29,6 +29,10 @@ WHAT_IT_DOES = {
     (Orchestrator.HYPERPOD, ActionKind.REPLACE): (
         _("HyperPod terminates the instance and brings up a new one in its place (BatchReplaceClusterNodes); "
           "the node's local disks are lost."), _("15 to 45 minutes")),
+    (Orchestrator.HYPERPOD, ActionKind.CHECK): (
+        _("HyperPod runs its deep health checks on the instance (StartClusterHealthCheck: GPU stress and "
+          "connectivity); the node takes no jobs meanwhile, and HyperPod reports it Failure if it fails them."),
+        _("30 minutes to 2 hours")),
     (Orchestrator.PARALLELCLUSTER, ActionKind.REBOOT): (
         _("Slurm reboots the node once its jobs end (scontrol reboot ASAP nextstate=RESUME)."),
         _("5 to 15 minutes after its jobs end")),
@@ -51,6 +55,7 @@ RULE_WORDS = {
     "cooldown": "the node was remediated too recently",
     "declined": "a customer engineer declined it",
     "cycle_archived": "the cluster's program cycle was archived",
+    "provider_acted": "HyperPod replaced or rebooted the node on its own",
 }
 
 
@@ -146,7 +151,9 @@ def refusal(cluster, kind: str, nodes: list[str], policy: RemediationPolicy) -> 
     since = timezone.now() - timedelta(hours=hours)
     recent = sorted({host for host, progress in RemediationNode.objects.filter(
         cluster=cluster, hostname__in=nodes, released_at__gte=since,
-        action__state__in=(ActionState.DONE, ActionState.FAILED)).values_list("hostname", "action__progress")
+        action__state__in=(ActionState.DONE, ActionState.FAILED))
+        .exclude(action__kind=ActionKind.CHECK)  # a health check changes nothing on the node: it starts no cool-down
+        .values_list("hostname", "action__progress")
         if not (progress or {}).get("untouched")})  # a failed action that never reached the node starts none
     if recent:
         return refuse("cooldown", f"{', '.join(recent)} within {hours} h")

@@ -20,7 +20,7 @@ from clusters.choices import ClusterState
 from clusters.health.models import GpuFault
 from clusters.models import Cluster
 from clusters.remediation import journal, rules, texts
-from clusters.remediation.choices import AUTOMATIC_RULES, ActionState, ConsentMode
+from clusters.remediation.choices import AUTOMATIC_RULES, ActionKind, ActionState, ConsentMode
 from clusters.remediation.models import (
     IllegalTransition,
     RemediationAction,
@@ -66,7 +66,7 @@ def propose(cluster, *, kind: str, nodes: list[str], actor=None, faults=(), key:
         refuse_proposal(actor, cluster)
     nodes = sorted({n.strip() for n in nodes if n and n.strip()})
     faults = list(faults)
-    if not faults and nodes:
+    if not faults and nodes and kind != ActionKind.CHECK:  # a check answers no fault: they stay open, proposable
         faults = list(GpuFault.objects.filter(cluster=cluster, hostname__in=nodes, cleared_at__isnull=True))
     key = (key or uuid.uuid4().hex)[:128]
     try:

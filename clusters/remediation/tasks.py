@@ -7,13 +7,18 @@ used before, still sweeps remediation alone.
 """
 from __future__ import annotations
 
+import logging
+
 from celery import shared_task
 
-from clusters.remediation import execution, services
+from clusters.remediation import execution, hyperpod_signals, providers, services
 from clusters.remediation.choices import ConsentMode
 from clusters.remediation.models import RemediationAction, RemediationPolicy
-from portal.core import jobs
+from portal.core import access, jobs
+from portal.core.aws import AwsError
 from portal.core.jobs import registry
+
+logger = logging.getLogger(__name__)
 
 HEALTH_FAULT = "health_fault"  # the event ``clusters.health.ingest.service`` announces new critical faults with
 
@@ -55,3 +60,27 @@ def sweep() -> int:
     """Remediation's share of ``portal.jobs.sweep`` alone (the beat schedule's name before that): propose what
     consent policies remediate automatically, send actions the broker never got or whose worker died."""
     return registry.sweep_kind(REMEDIATION).sent
+
+
+@shared_task(name="remediation.poll_hyperpod_events")
+def poll_hyperpod_events() -> int:
+    """Periodic: queue one read of HyperPod's events per ready HyperPod cluster (an archived cycle's cluster is
+    not read: the access policy's archived rule)."""
+    ids = list(access.not_archived(hyperpod_signals.ready_clusters()).values_list("pk", flat=True))
+    for pk in ids:
+        jobs.send(poll_cluster_events, pk)
+    return len(ids)
+
+
+@shared_task(name="remediation.poll_cluster_events")
+def poll_cluster_events(cluster_id: int) -> int:
+    """Read one HyperPod cluster's new events and handle each once; an AWS error is kept on its cursor and the next
+    minute's read tries again (the cursor has not moved)."""
+    cluster = hyperpod_signals.ready_clusters().select_related("organization").filter(pk=cluster_id).first()
+    if cluster is None:
+        return 0
+    try:
+        return len(hyperpod_signals.poll(cluster).kept)
+    except (AwsError, providers.Failed) as exc:
+        logger.warning("HyperPod events of cluster %s not read: %s", cluster_id, exc)
+        return 0

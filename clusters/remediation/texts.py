@@ -27,6 +27,7 @@ KIND = {"kind": kind_label}
 ENTRY = define("remediation.entry", gettext_noop("Remediation %(action)s on %(cluster)s: %(what)s"))
 STARTED = define("remediation.started", gettext_noop("%(kind)s of %(nodes)s started"), KIND)
 DRAINED = define("remediation.drained", gettext_noop("done: the nodes are drained"))
+CHECKED = define("remediation.checked", gettext_noop("done: the nodes passed HyperPod's deep health checks"))
 BACK = define("remediation.back", gettext_noop("the nodes are back; waiting for their next health report"))
 CLEARED = define("remediation.cleared", gettext_noop("done: the nodes reported without the fault"))
 FAILED = define("remediation.failed", gettext_noop("failed"))

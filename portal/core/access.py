@@ -185,6 +185,10 @@ POLICY: dict[str, Rule] = {
     "remediation.remediationstep": Rule(path="action__organization", cycle_path="action__cluster__cycle"),
     "remediation.remediationnode": Rule(path="action__organization", cycle_path="action__cluster__cycle"),
     "remediation.remediationfault": Rule(path="action__organization", cycle_path="action__cluster__cycle"),
+    # HyperPod's own events on a cluster, read by the portal: seen like the cluster's health, written by the poll.
+    "remediation.hyperpodevent": Rule(path="cluster__organization", cycle_path="cluster__cycle"),
+    "remediation.hyperpodeventcursor": Rule(path="cluster__organization", customer=R(), program_manager=R(),
+                                            cycle_path="cluster__cycle"),
     # Capacity accounting: a cluster's accelerator-hours are read like its health.
     "accounting.acceleratorusage": Rule(path="organization", cycle_path="cluster__cycle"),
     "accounting.idlenotice": Rule(path="organization", cycle_path="cluster__cycle"),

@@ -58,6 +58,16 @@ OPERATIONS: tuple[Operation, ...] = (
               ("clusters/remediation/providers.py",)),
     Operation("sagemaker", "BatchReplaceClusterNodes", "replace faulty HyperPod nodes (approved remediation)",
               ("clusters/remediation/providers.py",)),
+    Operation("sagemaker", "ListClusterEvents",
+              "HyperPod's own events on a cluster (its replacements, reboots and deep health checks), read once a "
+              "minute from a cursor, paged; a node it replaced on its own closes the portal's faults for it",
+              ("clusters/remediation/providers.py", "clusters/remediation/hyperpod_signals.py")),
+    Operation("sagemaker", "DescribeClusterEvent",
+              "an event's node (its logical id) and failure message, for replacements, reboots and failed checks",
+              ("clusters/remediation/providers.py", "clusters/remediation/hyperpod_signals.py")),
+    Operation("sagemaker", "StartClusterHealthCheck",
+              "HyperPod's deep health checks on chosen nodes (a remediation kind: proposed by a lead SA, under the "
+              "organization's consent), followed through the node's status", ("clusters/remediation/providers.py",)),
     Operation("sagemaker", "DescribeTrainingPlan", "check a SageMaker training plan's reserved capacity",
               ("clusters/accounting/reservation_checks.py",)),
     Operation("sagemaker", "CreateCluster", "the demo's HyperPod clusters", ("sandbox/remediation.py",),
@@ -125,13 +135,20 @@ BEHAVIOURS: tuple[tuple[str, str], ...] = (
      "SendCommand (sandbox/aws/moto_ssm.py)"),
     ("Throttling", "ThrottlingException on demand for the operations the tests slow down "
      "(sandbox/aws/moto_throttle.py, SendCommand)"),
-    ("Pagination", "ListClusterNodes and ListWorkspaceServiceAccounts page their answers with NextToken/nextToken"),
+    ("Pagination", "ListClusterNodes, ListClusterEvents and ListWorkspaceServiceAccounts page their answers with "
+     "NextToken/nextToken; a ListClusterEvents token is refused for a request with other filters"),
     ("Batch limits", "BatchReboot/ReplaceClusterNodes take 1 to 25 node ids (the model's list size)"),
-    ("Status transitions", "HyperPod nodes move through Pending/ShuttingDown to Running on reads; SSM commands "
-     "stay InProgress for their emulated run time"),
+    ("Status transitions", "HyperPod nodes move through Pending/ShuttingDown to Running on reads, and through "
+     "DeepHealthCheckInProgress to Running or Failure after StartClusterHealthCheck; SSM commands stay InProgress "
+     "for their emulated run time"),
+    ("HyperPod's own signals", "every reboot, replacement (asked, or HyperPod's own automatic node recovery, a "
+     "tests' and demo's hook) and deep health check records its started and finished events for ListClusterEvents "
+     "and DescribeClusterEvent (the node's logical id, a failed check's message), in the words of HyperPod's events "
+     "reference (sandbox/aws/moto_cluster_events.py)"),
     ("Node targets", "SSM SendCommand to a HyperPod node (sagemaker-cluster:<id>_<group>-<instance>) is refused, "
      "as the model's InstanceIds pattern makes AWS refuse it; the portal does not start validation on HyperPod "
-     "Slurm clusters until the controller agent exists (docs/DECISIONS.md 42)"),
+     "Slurm clusters until the controller agent exists (docs/DECISIONS.md 42: decided, not built). HyperPod nodes "
+     "are reached through HyperPod's own API only: BatchReboot/ReplaceClusterNodes and StartClusterHealthCheck"),
 )
 
 # What the checks leave out (docs/aws.md's third table).
@@ -146,8 +163,9 @@ NOT_CHECKED: tuple[tuple[str, str], ...] = (
     ("Semantics the model does not state", "what a valid request does (which stack outputs a blueprint makes, how "
      "long a node takes to come back) is the emulation's own, held to AWS's documentation by the tests, not by "
      "the model"),
-    ("HyperPod's own signals", "ListClusterEvents, DescribeClusterEvent and StartClusterHealthCheck are neither "
-     "called nor emulated"),
+    ("HyperPod's event words", "the model gives an event no type: the portal reads what happened from its "
+     "Description in the words of HyperPod's events reference, and the emulation writes those words, so a wording "
+     "AWS changes is caught by neither (such an event is kept and shown, not acted on)"),
 )
 
 

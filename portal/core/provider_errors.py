@@ -75,6 +75,8 @@ REMEDIATION_FAILURES = {
                       "the details."),
     "provider_refused": gettext_noop("AWS did not accept the action on the node. Your lead SA has the details."),
     "node_failed": gettext_noop("The node did not come back after the action. Your lead SA has the details and will follow up."),
+    "check_failed": gettext_noop("The node failed HyperPod's deep health checks; HyperPod reports it Failure. Your lead SA "
+                    "follows up."),
     "command_failed": gettext_noop("The command on the head node failed. Your lead SA has the details."),
     "cluster_deleting": gettext_noop("The cluster is being deleted: the action was stopped."),
     "deadline": gettext_noop("The action did not finish in time. Your lead SA has the details."),

@@ -283,8 +283,7 @@ CELERY_TIMEZONE = TIME_ZONE
 # Every periodic task, in one place. Beat's database scheduler writes these entries (by name) when it starts;
 # the admin can then pause one or change its interval. Earlier migrations created some of the same names.
 CELERY_BEAT_SCHEDULE = {
-    "Ask identity providers about the people they signed in": {
-        "task": "sso.check_identities", "schedule": 60 * 60},
+    "Ask identity providers about the people they signed in": {"task": "sso.check_identities", "schedule": 60 * 60},
     "Purge the audit trail past its retention": {
         "task": "audit.purge", "schedule": crontab(minute="30", hour="3")},
     "Warn before quotas and reservations end": {
@@ -295,6 +294,7 @@ CELERY_BEAT_SCHEDULE = {
     # dead worker held. The six sweeps it replaces keep their task names for one release.
     "Sweep background jobs": {"task": "portal.jobs.sweep", "schedule": 60},
     "Pull cluster health from Prometheus": {"task": "clusters.health.tasks.pull_all", "schedule": 5 * 60},
+    "Read HyperPod cluster events": {"task": "remediation.poll_hyperpod_events", "schedule": 60},  # its own repairs
     "Forget expired submission keys": {"task": "portal.expire_submissions", "schedule": 60 * 60},
     # A next cycle scheduled for a later day starts that day (hourly, so a beat down at midnight catches up).
     "Start a scheduled program cycle": {"task": "engagement.switch_cycles", "schedule": crontab(minute="5")},

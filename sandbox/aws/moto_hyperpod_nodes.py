@@ -39,6 +39,9 @@ from sandbox.aws.tags import HEALTH_PUSH_TOKEN, HEALTH_PUSH_URL
 TICKS = 2  # reads a node stays in each passing status
 BATCH_LIMIT = 25  # node ids per request, as the API documents
 REPORT_DELAY = 1.0  # seconds from Running to the node's first push
+# Called as ``listener(cluster, node)`` after a read moved a node's status on (sandbox.aws.moto_cluster_events
+# records HyperPod's cluster events from them).
+LISTENERS: list[Any] = []
 HEALTHY_SAMPLE = Path(__file__).resolve().parents[1] / "demo_samples" / "dcgm_p5_healthy.prom"
 SAMPLE_HOST = "ip-10-1-45-12"
 _applied = False
@@ -140,6 +143,8 @@ def _advance(cluster: Any, node: Any) -> None:
         node.instance_id = node.replacement
         node.launch_time = sm_models.utcnow()
         cluster.nodes[node.instance_id] = node
+    for listener in LISTENERS:
+        listener(cluster, node)
 
 
 def _report_back(cluster: Any, hostname: str) -> None:
@@ -253,11 +258,15 @@ def _batch_replace(self: Any) -> ActionResult:
 def node(cluster_name: str, hostname: str) -> Any:
     """The emulated node of ``cluster_name`` named ``hostname``, in any account and region (in the server's
     process: tests and the demo look at what the portal did)."""
+    return next(n for n in emulated_cluster(cluster_name).nodes.values() if n.hostname == hostname)
+
+
+def emulated_cluster(cluster_name: str) -> Any:
+    """The emulated HyperPod cluster ``cluster_name``, its nodes prepared, in any account and region."""
     for account in list(sm_models.sagemaker_backends.values()):
         for backend in list(account.values()):
             if cluster_name in backend.clusters:
-                cluster = _cluster(backend, cluster_name)
-                return next(n for n in cluster.nodes.values() if n.hostname == hostname)
+                return _cluster(backend, cluster_name)
     raise LookupError(f"no emulated HyperPod cluster {cluster_name}")
 
 

@@ -12,6 +12,7 @@ from moto.cloudformation import parsing
 
 from sandbox.aws import (
     model_validation,
+    moto_cluster_events,
     moto_control,  # noqa: F401 - importing it registers its HTTP handler
     moto_ec2,
     moto_eks,
@@ -45,6 +46,7 @@ def install() -> None:
     images), :mod:`sandbox.aws.moto_ec2` (reservations, placement groups, what ParallelCluster's
     validators read), :mod:`sandbox.aws.moto_fsx` (FSx volumes and network interfaces),
     :mod:`sandbox.aws.moto_headnode` (SSM Run Command on an emulated head node),
+    :mod:`sandbox.aws.moto_cluster_events` (HyperPod's cluster events and deep health checks),
     :mod:`sandbox.aws.moto_training_plans` (SageMaker training plans), :mod:`sandbox.aws.moto_offerings`
     (Capacity Block and training plan offerings) and
     :mod:`sandbox.aws.moto_http` (Amazon Managed Grafana, :mod:`sandbox.aws.moto_grafana`, and the EKS
@@ -67,6 +69,7 @@ def install() -> None:
         moto_headnode.apply()
         moto_ssm.apply()  # after moto_headnode: wraps its invocations
         moto_hyperpod_nodes.apply()
+        moto_cluster_events.apply()  # after moto_hyperpod_nodes: wraps its batch operations
         moto_support.apply()
         moto_training_plans.apply()
         moto_offerings.apply()
