@@ -131,3 +131,22 @@ def test_an_organization_sees_only_its_own_requests_and_cannot_act_on_them(world
     assert refused.status_code == 403
     request.refresh_from_db()
     assert request.state == "pending"
+
+
+def test_the_request_list_needs_as_many_queries_for_many_requests_as_for_few(world):
+    from itertools import count
+
+    from tests.queries import assert_flat_queries
+
+    numbers = count()
+
+    def grow(n: int) -> None:
+        for _ in range(n):
+            i = next(numbers)
+            ReservationRequest.objects.create(
+                organization=world.org_a if i % 2 else world.org_b, award_key=f"calls.application:{i}:0",
+                instance_type_name="p5.48xlarge", region="ap-northeast-1", count=2, weeks=1,
+                start=datetime.date(2027, 1, 4), end=datetime.date(2027, 1, 10), offering_kind="capacity_block")
+
+    assert_flat_queries(_client(world.pm), reverse("accounting:request_list"), grow=grow)
+    assert_flat_queries(_api(world.pm), reverse("accounting-api:reservationrequest-list"), grow=grow)
