@@ -1,7 +1,8 @@
 """The demo's report to the funder: a quarterly report over the last thirteen weeks, made, written and issued
 through the services as the pages do it. The lead SA's narratives for Kotoba Labs and Shirakawa AI are written in
-English and Japanese, a Kotoba Labs engineer commented on the draft, and the program manager issued it: its PDF and
-workbook download in both languages. Idempotent."""
+English and Japanese above the drafts the portal rendered in both languages from the timeline, a Kotoba Labs
+engineer commented on the draft, and the program manager issued it: its PDF and workbook download in both
+languages. Idempotent."""
 from __future__ import annotations
 
 from datetime import timedelta
@@ -37,8 +38,9 @@ def seed(context: dict) -> dict:
     for part in report.parts.select_related("organization"):
         if part.organization.slug in NARRATIVES:
             english, japanese = NARRATIVES[part.organization.slug]
-            drafted = f"\n\n{part.narrative}" if part.narrative else ""
-            part.narrative, part.narrative_ja = english + drafted, japanese
+            drafted_en = f"\n\n{part.narrative}" if part.narrative else ""
+            drafted_ja = f"\n\n{part.narrative_ja}" if part.narrative_ja else ""
+            part.narrative, part.narrative_ja = english + drafted_en, japanese + drafted_ja
             part._history_user = _user("lead")
             part.save(update_fields=["narrative", "narrative_ja", "updated"])
         if part.organization.slug == "kotoba-labs":

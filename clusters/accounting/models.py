@@ -9,12 +9,18 @@ than ``ACCOUNTING_HOURLY_WEEKS`` are summed into one row per cluster and program
 """
 from __future__ import annotations
 
+from django.conf import settings
 from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
 from django.db.models import F, Q
+from django.urls import reverse
 from django.utils.translation import gettext_lazy as _
+from simple_history.models import HistoricalRecords
 
+from portal.core import instance_types
+from portal.core.models import cycle_field
 from portal.core.querysets import RestrictedQuerySet
+from workloads.choices import ReservationKind
 
 
 class Granularity(models.TextChoices):
@@ -178,3 +184,65 @@ class ReservationCheck(models.Model):
     @property
     def failure_text(self) -> str:
         return CHECK_FAILURES.get(self.failure_reason, CHECK_FAILURES["error"])
+
+
+class RequestState(models.TextChoices):
+    PENDING = "pending", _("To request")
+    FULFILLED = "fulfilled", _("Reservation recorded")
+    DECLINED = "declined", _("Not requested")
+
+
+class ReservationRequest(models.Model):
+    """A reservation the program is to buy for an organization: one awarded capacity line of a call (instance
+    type, region, instances, weeks from the next cycle's first day) with the Capacity Block or training plan
+    offering AWS answered when it was awarded. It lives in the cycle the award was made in, like the awarded
+    quota, and the cycle start carries it in while it has not ended. The program manager fulfils it (records the
+    reservation bought, which the accounting then counts as reserved) or declines it.
+
+    ``award_key`` names the awarded line it comes from (``calls.application:<id>:<line>``): unique, so the same
+    award saved twice, or two program managers awarding at once, make one request per line."""
+
+    organization = models.ForeignKey("portal.Organization", on_delete=models.PROTECT,
+                                     related_name="reservation_requests")
+    cycle = cycle_field("reservation_requests")
+    award_key = models.CharField(max_length=100, unique=True)
+    awarded_by = models.CharField(max_length=200, blank=True, help_text=_("The call that awarded it."))
+    instance_type_name = models.CharField(max_length=32)
+    region = models.CharField(max_length=32)
+    count = models.PositiveIntegerField()
+    weeks = models.PositiveSmallIntegerField()
+    start = models.DateField()
+    end = models.DateField()
+    offering_kind = models.CharField(max_length=20, blank=True, choices=ReservationKind.choices)
+    offering_id = models.CharField(max_length=200, blank=True)
+    upfront_fee = models.CharField(max_length=32, blank=True)
+    quota = models.ForeignKey("workloads.InstanceQuota", null=True, blank=True, on_delete=models.SET_NULL,
+                              related_name="reservation_requests")
+    state = models.CharField(max_length=12, choices=RequestState.choices, default=RequestState.PENDING,
+                             db_index=True)
+    reservation = models.OneToOneField("workloads.CapacityReservation", null=True, blank=True,
+                                       on_delete=models.SET_NULL, related_name="request")
+    note = models.TextField(blank=True)
+    decided_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL,
+                                   related_name="+")
+    decided_at = models.DateTimeField(null=True, blank=True)
+    created = models.DateTimeField(auto_now_add=True)
+    updated = models.DateTimeField(auto_now=True)
+
+    history = HistoricalRecords()
+    objects = RestrictedQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["start", "organization__name", "id"]
+        constraints = [models.CheckConstraint(condition=Q(end__gte=F("start")), name="accounting_request_dates")]
+
+    def __str__(self) -> str:
+        return f"{self.count} × {self.instance_type_name} {self.region} from {self.start:%Y-%m-%d}"
+
+    def get_absolute_url(self) -> str:
+        return reverse("accounting:request_detail", kwargs={"pk": self.pk})
+
+    @property
+    def accelerator_hours(self) -> int:
+        kind = instance_types.find(self.instance_type_name)
+        return self.count * self.weeks * 7 * 24 * (kind.accelerator_count if kind else 0)

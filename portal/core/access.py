@@ -196,6 +196,10 @@ POLICY: dict[str, Rule] = {
     "accounting.accountingsettings": Rule(path="organization", customer=R()),
     "accounting.reservationcheck": Rule(path="organization", lead_sa=R({VIEW})),
     "accounting.organizationday": Rule(path="organization"),
+    # What an award asks the program to reserve: its organization's people read it, program managers fulfil or
+    # decline it; it belongs to its cycle (and moves on with it).
+    "accounting.reservationrequest": Rule(path="organization", lead_sa=R({VIEW}), program_manager=R({VIEW, CHANGE}),
+                                          cycle_path="cycle"),
     # engagement: escalations are internal (never customers'); specialists reach what is escalated to their
     # teams across organizations, and the interaction it is about, nothing else.
     "engagement.escalation": Rule(
@@ -232,6 +236,8 @@ POLICY: dict[str, Rule] = {
     "funder.funderreport": Rule(path=None, customer=R({VIEW}), lead_sa=R({VIEW}),
                                 program_manager=R({VIEW, CHANGE, APPROVE})),
     "funder.funderreportpart": Rule(path="organization"),
+    # Sending an issued report to the funder (who, when, to whom, which version): the program manager's record.
+    "funder.funderreportsending": Rule(path=None, customer=R(), lead_sa=R(), program_manager=R({VIEW, CHANGE})),
     "funder.funderreportcomment": Rule(path="part__organization", customer=R({VIEW, CHANGE}),
                                        program_manager=R({VIEW, CHANGE})),
     "engagement.slackthread": Rule(path="interaction__organization", customer_scope=lambda: Q(

@@ -65,6 +65,7 @@ class CarryKind(models.TextChoices):
     QUOTA = "quota", _("Quota in force")
     RESERVATION = "reservation", _("Capacity reservation in force")
     TRAINED_MODEL = "trained_model", _("Model still in training")
+    RESERVATION_REQUEST = "award_request", _("Reservation request of an award")
 
 
 class TargetKind(models.TextChoices):

@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from django.db.models import Q, QuerySet
 from django.utils import timezone
 
+from clusters.accounting.models import RequestState, ReservationRequest
 from clusters.choices import ClusterState
 from clusters.models import Cluster
 from portal.core.choices import CarryKind, CycleStatus
@@ -31,7 +32,7 @@ from workloads.models import CapacityReservation, InstanceQuota
 
 def _models():
     return {CarryKind.CLUSTER: Cluster, CarryKind.QUOTA: InstanceQuota, CarryKind.RESERVATION: CapacityReservation,
-            CarryKind.TRAINED_MODEL: TrainedModel}
+            CarryKind.TRAINED_MODEL: TrainedModel, CarryKind.RESERVATION_REQUEST: ReservationRequest}
 
 
 def lessons_of(cycle: Cycle) -> str:
@@ -53,6 +54,8 @@ def live_filter(kind: str, day: datetime.date) -> Q:
         return ~Q(state=ClusterState.DELETED)
     if kind in (CarryKind.QUOTA, CarryKind.RESERVATION):
         return Q(end__gte=day)
+    if kind == CarryKind.RESERVATION_REQUEST:  # an award's request not declined, for capacity still to come
+        return Q(end__gte=day) & ~Q(state=RequestState.DECLINED)
     return Q(released_on__isnull=True)
 
 
@@ -92,7 +95,8 @@ class Summary:
 
 PHRASES = {CarryKind.CLUSTER: ("cluster", "clusters", "not deleted"), CarryKind.QUOTA: ("quota", "quotas", "in force"),
            CarryKind.RESERVATION: ("capacity reservation", "capacity reservations", "in force"),
-           CarryKind.TRAINED_MODEL: ("model", "models", "still in training")}
+           CarryKind.TRAINED_MODEL: ("model", "models", "still in training"),
+           CarryKind.RESERVATION_REQUEST: ("reservation request", "reservation requests", "of an award")}
 
 
 def phrase(kind: str, n: int) -> str:
@@ -134,7 +138,7 @@ def carry_over(old: Cycle, new: Cycle, continuing_ids: Iterable[int], *, orphans
         CycleCarry.objects.bulk_create([CycleCarry(cycle=new, from_cycle=old, kind=kind, object_id=pk,
                                                    organization_id=org) for pk, org in rows])
         qs.model._default_manager.filter(pk__in=[pk for pk, _ in rows]).update(cycle=new)
-        if kind in (CarryKind.QUOTA, CarryKind.RESERVATION) and rows:
+        if kind in (CarryKind.QUOTA, CarryKind.RESERVATION, CarryKind.RESERVATION_REQUEST) and rows:
             _record_history(qs.model, [pk for pk, _ in rows], old, new, user)
         moved[kind] = len(rows)
     return moved
@@ -174,6 +178,9 @@ def wind_down_rows(user, *, organization=None) -> list[tuple[str, list]]:
         if kind == CarryKind.CLUSTER:
             items = [{"row": r, "what": f"{r.name}: {r.node_count} × {r.instance_type}", "state": r.get_state_display(),
                       "url": r.get_absolute_url()} for r in rows]
+        elif kind == CarryKind.RESERVATION_REQUEST:
+            items = [{"row": r, "what": str(r), "state": r.get_state_display(), "url": r.get_absolute_url()}
+                     for r in rows]
         else:  # quotas and reservations: the quota page, on the cycle they belong to
             items = [{"row": r, "what": str(r), "state": f"ends {r.end:%Y-%m-%d}",
                       "url": f"{r.get_absolute_url()}&cycle={r.cycle_id}"} for r in rows]

@@ -340,9 +340,9 @@ SPEND_FETCH_DAYS = env.int("SPEND_FETCH_DAYS", default=14)
 # endpoint a launched observability stack subscribes to its alert topic, only when https (SNS alerts carry cluster
 # names; an http address leaves the alerts on the topic, clusters/launches/service.py portal_alert_endpoint).
 PORTAL_BASE_URL = env("PORTAL_BASE_URL", default="")
-
 EMAIL_BACKEND = env("EMAIL_BACKEND", default="django.core.mail.backends.console.EmailBackend")
 DEFAULT_FROM_EMAIL = env("DEFAULT_FROM_EMAIL", default="portal@geniac.invalid")
+FUNDER_REPORT_RECIPIENTS = env.list("FUNDER_REPORT_RECIPIENTS", default=[])  # where issued funder reports are sent
 SLACK_WEBHOOK_URL = env("SLACK_WEBHOOK_URL", default="")
 # The Slack bridge (portal/engagement/slack.py): the app's signing secret verifies every inbound request; the
 # bot token calls the Web API at SLACK_API_URL (a local stand-in in tests).

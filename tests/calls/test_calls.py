@@ -168,7 +168,7 @@ def test_the_award_is_checked_against_aws_offerings_through_the_embedded_endpoin
     response = _api(world.pm).post(reverse("calls-api:call-award", kwargs={"pk": program.call.pk}),
                                    {"decisions": {str(k): v for k, v in decisions.items()}}, format="json")
     assert response.status_code == 200, response.content
-    assert response.json() == {"quotas": 3, "awarded": 2, "declined": 0}
+    assert response.json() == {"quotas": 3, "reservation_requests": 3, "awarded": 2, "declined": 0}
     a.refresh_from_db()
     sources = {r["instance_type"]: r["source"] for r in a.awarded}
     assert sources == {"p5.48xlarge": "capacity_block", "trn1.32xlarge": "training_plan"}

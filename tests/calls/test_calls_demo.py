@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 from django.core.management import call_command
 
+from clusters.accounting.models import ReservationRequest
 from portal.core.models import User
 from portal.engagement import cycles
 from portal.engagement.calls.models import Application, Call
@@ -33,3 +34,6 @@ def test_the_demo_call_has_a_draft_a_submitted_and_an_awarded_application(db):
                             starts_on=call.next_cycle_starts_on, today=call.next_cycle_starts_on)
     quota.refresh_from_db()
     assert quota.cycle_id == nxt.pk
+    request = ReservationRequest.objects.get(organization__slug="shirakawa-ai")  # seeded twice: one request
+    assert (request.count, request.start, request.quota_id, request.cycle_id) == (24, call.next_cycle_starts_on,
+                                                                                  quota.pk, nxt.pk)

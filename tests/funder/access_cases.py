@@ -29,7 +29,8 @@ def _part(w):
         from portal.review.funder.models import FunderReportPart
 
         return FunderReportPart.objects.create(report=_report(w), organization=w.org_a,
-                                               narrative=f"{MARKER} trained its first model")
+                                               narrative=f"{MARKER} trained its first model",
+                                               narrative_ja=f"{MARKER} 最初のモデルを学習しました")
 
     return _memo(w, "funder_part", build)
 
@@ -40,10 +41,18 @@ def _comment(w):
     return FunderReportComment.objects.create(part=_part(w), author=w.customer_a, text=f"{MARKER} please add")
 
 
-OBJECTS.update(funder_report=_report, funder_part=_part, funder_comment=_comment)
+def _sending(w):
+    from portal.review.funder.models import FunderReportSending
+
+    return FunderReportSending.objects.create(report=_report(w), version=1, content_hash="0" * 64,
+                                              languages=["en", "ja"], recipients=["ministry@example.go.jp"])
+
+
+OBJECTS.update(funder_report=_report, funder_part=_part, funder_comment=_comment, funder_sending=_sending)
 _report_pk = lambda o: {"pk": o["funder_report"].pk}  # noqa: E731
 _part_pk = lambda o: {"pk": o["funder_part"].pk}  # noqa: E731
 _comment_pk = lambda o: {"pk": o["funder_comment"].pk}  # noqa: E731
+_sending_pk = lambda o: {"pk": o["funder_sending"].pk}  # noqa: E731
 # The report is read by every role of an organization (their own part only); specialists hold none.
 _READ = {"specialist": 404}
 _PM_ONLY = {"customer_a": FORBIDDEN, "lead_a": FORBIDDEN, "specialist": 404}
@@ -57,6 +66,10 @@ ROUTES.update({
     "funder:report_correct": Case(kwargs=_report_pk, foreign=LIST, expect=_READ),
     "funder:report_pdf": Case(kwargs=_report_pk, foreign=FORBIDDEN, expect=_PM_ONLY),
     "funder:report_xlsx": Case(kwargs=_report_pk, foreign=FORBIDDEN, expect=_PM_ONLY),
+    "funder:report_send": Case(kwargs=_report_pk, foreign=LIST, expect=_READ),
+    # An organization's people download their own part (never another's): 404 to outsiders.
+    "funder:part_pdf": Case(kwargs=_part_pk),
+    "funder:part_xlsx": Case(kwargs=_part_pk),
     "funder:part_edit": Case(kwargs=_part_pk, expect=_NOT_THE_LEAD),
     "funder:part_comment": Case(kwargs=_part_pk),
     "funder-api:api-root": Case(api=True, foreign=LIST),
@@ -64,6 +77,9 @@ ROUTES.update({
     "funder-api:report-detail": Case(api=True, kwargs=_report_pk, foreign=LIST, expect=_READ),
     "funder-api:report-issue": Case(api=True, kwargs=_report_pk, foreign=LIST, expect=_READ),
     "funder-api:report-correct": Case(api=True, kwargs=_report_pk, foreign=LIST, expect=_READ),
+    "funder-api:report-send": Case(api=True, kwargs=_report_pk, foreign=LIST, expect=_READ),
+    "funder-api:sending-list": Case(api=True, foreign=LIST),
+    "funder-api:sending-detail": Case(api=True, kwargs=_sending_pk, expect={"customer_a": 404, "lead_a": 404}),
     "funder-api:part-list": Case(api=True, foreign=LIST),
     "funder-api:part-detail": Case(api=True, kwargs=_part_pk),
     "funder-api:comment-list": Case(api=True, foreign=LIST),
@@ -83,3 +99,6 @@ _writes("funder-api:report-correct", _static({"note": "Beta's cost was missing"}
 _writes("funder-api:part-detail", api_data("funder-api:part-detail", "funder_part", narrative="Edited"), WRITES_PART)
 _writes("funder-api:comment-list", lambda o: {"part": o["funder_part"].pk, "text": "Please mention the release"},
         COMMENTERS, success=201, refused={"customer_b": 400, "lead_b": 400, "specialist": 400})
+# The matrix's report is a draft, which is not sent: the program manager is told so, nothing is written.
+_writes("funder:report_send", _static({"languages": ["en", "ja"]}), PMS, writes_rows=False)
+_writes("funder-api:report-send", _static({"languages": ["en", "ja"]}), PMS, success=409, writes_rows=False)

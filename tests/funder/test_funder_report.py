@@ -46,10 +46,18 @@ def _issued(world, quarter) -> FunderReport:
 
 
 def test_the_draft_parts_are_the_cycles_organizations_with_narratives_drafted_from_the_timeline(world, quarter):
+    """Drafted in both languages from the entries' codes and days (their titles are people's English words and
+    stay out of both); each language rendered through the catalogue, not translated from the other."""
     parts = {p.organization_id: p for p in quarter.parts.all()}
     assert set(parts) == {world.org_a.pk, world.org_b.pk}
-    assert "2026-08-05: Pre-training run reached 1T tokens" in parts[world.org_a.pk].narrative
-    assert parts[world.org_b.pk].narrative == ""
+    a, b = parts[world.org_a.pk], parts[world.org_b.pk]
+    assert a.narrative.splitlines() == ["From 2026-07-01 to 2026-09-30:", "- 1 event on the timeline: Note 1.",
+                                        "- 2026-08-05: Note."]
+    assert a.narrative_ja.splitlines() == ["2026-07-01 から 2026-09-30 まで:", "- タイムラインの出来事 1 件: メモ 1。",
+                                           "- 2026-08-05: メモ。"]
+    assert "Pre-training" not in a.narrative + a.narrative_ja
+    assert b.narrative.splitlines()[1] == "- No shared event was recorded in the period."
+    assert b.narrative_ja.splitlines()[1] == "- 期間中に共有された出来事はありません。"
 
 
 def test_the_figures_are_the_existing_services_figures(world, quarter):

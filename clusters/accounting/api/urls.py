@@ -8,6 +8,7 @@ app_name = "accounting-api"
 router = DefaultRouter()
 router.register("reservation-checks", views.ReservationCheckViewSet)
 router.register("settings", views.AccountingSettingsViewSet)
+router.register("reservation-requests", views.ReservationRequestViewSet)
 urlpatterns = router.urls
 
 if ("accounting", "accounting-api:api-root") not in API_APPS:

@@ -141,6 +141,7 @@ class CarriedCountsSerializer(serializers.Serializer):
     quota = serializers.IntegerField()
     reservation = serializers.IntegerField()
     trained_model = serializers.IntegerField()
+    award_request = serializers.IntegerField(help_text="Reservation requests of awards not yet ended nor declined.")
 
 
 class CycleStartSummarySerializer(serializers.Serializer):

@@ -4,7 +4,8 @@ reviews, and the award. Views and the API parse and call these; the rules live h
 The award is checked twice: the sums of what is given against the call's offer, and each (type, region) against
 AWS's offerings (``offerings.check``, through the program's role). AWS is asked before the lock (a network call
 does not hold a row), the offer is checked again under the call's lock with the rows as they stand, and only then
-are the applications decided and the next cycle's quotas written, all in one transaction: a refusal writes nothing.
+are the applications decided and the next cycle's quotas and reservation requests written (one request per awarded
+line, keyed by it: ``clusters.accounting.requests``), all in one transaction: a refusal writes nothing.
 """
 from __future__ import annotations
 
@@ -20,6 +21,7 @@ from django.db.models import Max
 from django.utils import timezone, translation
 from django.utils.translation import gettext
 
+from clusters.accounting import requests as reservation_requests
 from portal.core import notifications, timeline
 from portal.core.choices import TimelineKind
 from portal.core.models import Cycle, Membership, active_cycle
@@ -240,13 +242,19 @@ def award(call: Call, decisions: dict[int, list], user, note: str = "", *, ask_a
                         .select_related("organization")}
         validate_award(call, decisions, applications)
         cycle = call.cycle or active_cycle()
-        quotas = []
+        quotas, requested = [], 0
         for app_id, rows in decisions.items():
             application = applications[app_id]
-            for r in rows:
+            asks = []
+            for index, r in enumerate(rows):
                 s = by_line.get((r["instance_type"], r["region"]))
                 r.update(source=s.source if s else "", offering_id=s.offering_id if s else "")
-                quotas.append(_quota(call, cycle, application, r))
+                quota = _quota(call, cycle, application, r)
+                quotas.append(quota)
+                asks.append((reservation_requests.award_key(application.pk, index),
+                             {**r, "start": call.next_cycle_starts_on, "upfront_fee": s.upfront_fee if s else ""},
+                             quota))
+            requested += reservation_requests.create_for_award(application.organization, cycle, call.title, asks)
             _decide(application, rows, user, note)
         if decisions and not any(a.status in (ApplicationStatus.DRAFT, ApplicationStatus.SUBMITTED)
                                  for a in applications.values()):
@@ -254,7 +262,7 @@ def award(call: Call, decisions: dict[int, list], user, note: str = "", *, ask_a
             call._history_user = user
             call.save(update_fields=["status", "updated"])
         transaction.on_commit(lambda: _tell([applications[pk] for pk in decisions], call))
-    return {"quotas": len(quotas), "awarded": sum(1 for r in decisions.values() if r),
+    return {"quotas": len(quotas), "reservation_requests": requested, "awarded": sum(1 for r in decisions.values() if r),
             "declined": sum(1 for r in decisions.values() if not r)}
 
 

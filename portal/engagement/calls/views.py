@@ -142,7 +142,8 @@ class CallAwardView(View):
             return self.render_page(form, status=400)
         submissions.record(request, self.call)
         messages.success(request, gettext("Awarded: %(awarded)s applications, %(declined)s declined, %(quotas)s quotas "
-                                          "for the next cycle.") % done)
+                                          "and %(reservation_requests)s reservation requests for the next cycle.")
+                         % done)
         return redirect(self.call.get_absolute_url())
 
 

@@ -9,3 +9,10 @@ class FunderConfig(AppConfig):
     name = "portal.review.funder"
     label = "funder"
     verbose_name = _("Reports to the funder")
+
+    def ready(self) -> None:
+        # Django's idiom: ready() imports the modules that register with the portal, once the app registry is loaded.
+        from portal.core import notifications
+        from portal.review.funder import sending
+
+        notifications.SENDERS[sending.CHANNEL] = sending.deliver

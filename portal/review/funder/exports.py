@@ -10,6 +10,7 @@ import io
 
 from django.utils import translation
 from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy
 
 from portal.core import pdf_charts
 from portal.core.pdf import paragraph, stylesheet
@@ -17,6 +18,7 @@ from portal.core.xlsx import workbook_bytes
 from portal.engagement.choices import MilestoneKind
 
 LANGUAGES = ("en", "ja")
+LANGUAGE_NAMES = {"en": gettext_lazy("English"), "ja": gettext_lazy("Japanese")}
 # The columns of the per-organization table: key in the figures, heading (translated when drawn).
 COLUMNS = (
     ("gpu_hours_reserved", "Reserved GPU-hours"), ("gpu_hours_held", "Held GPU-hours"),
@@ -42,16 +44,20 @@ def _value(value):
 
 
 def _rows(figures: dict) -> tuple[list[str], list[list]]:
+    """The table of figures: one row per organization, then the program's (absent from one organization's part:
+    ``services.part_content`` leaves the program's figures out)."""
     header = [_("Organization"), *[_(label) for _key, label in COLUMNS]]
     rows = [[org["name"], *[_value(org.get(key)) for key, _label in COLUMNS]]
             for org in figures.get("organizations", {}).values()]
-    program = {**figures.get("program", {}), "models_count": figures.get("program", {}).get("models")}
-    rows.append([_("Program"), *[_value(program.get(key)) for key, _label in COLUMNS]])
+    if "program" in figures:
+        program = {**figures["program"], "models_count": figures["program"].get("models")}
+        rows.append([_("Program"), *[_value(program.get(key)) for key, _label in COLUMNS]])
     return header, rows
 
 
 def _narrative(entry: dict, language: str) -> str:
-    return (entry.get("ja") or entry.get("en") or "") if language == "ja" else (entry.get("en") or entry.get("ja") or "")
+    """The narrative written in ``language`` (each language prints its own; an issued report has both)."""
+    return (entry.get(language) or "").strip() or _("No narrative written in this language yet.")
 
 
 def _title(content: dict) -> str:
@@ -68,7 +74,8 @@ def workbook(content: dict, language: str) -> bytes:
     accelerator-hours, milestones and models, and the narratives."""
     with translation.override(language_of(language)):
         figures = content["figures"]
-        summary = [[_("Report"), _title(content)], [_("Period"), f"{content['period_start']} – {content['period_end']}"],
+        summary = [[_("Report"), _title(content)], *([[_("Part of"), content["part"]]] if content.get("part") else []),
+                   [_("Period"), f"{content['period_start']} – {content['period_end']}"],
                    [_("Data as of"), content["data_as_of"] or ""], [_("Issued"), content.get("issued_at") or _("draft")],
                    [_("Corrects"), content.get("supersedes") or ""], [_("What changed"), content.get("change_note") or ""]]
         weeks = [[w["week"], *[_value(w.get(k)) for k in ("reserved", "held", "healthy", "busy", "goodput")]]
@@ -82,13 +89,13 @@ def workbook(content: dict, language: str) -> bytes:
         narratives = [[entry["organization"], _narrative(entry, language)]
                       for entry in figures.get("narratives", {}).values()]
         when = datetime.datetime.fromisoformat(content["data_as_of"]) if content["data_as_of"] else None
-        return workbook_bytes([
-            (_("Summary"), [_("Item"), _("Value")], summary),
-            (_("Figures"), *_rows(figures)),
-            (_("GPU-hours per week"), [_("Week"), _("Reserved"), _("Held"), _("Healthy"), _("Busy"), _("Goodput")], weeks),
-            (_("Outcomes"), [_("Organization"), _("Kind"), _("Name"), _("Date")], outcomes),
-            (_("Narratives"), [_("Organization"), _("Narrative")], narratives),
-        ], fixed=when or datetime.datetime(2000, 1, 1))
+        sheets = [(_("Summary"), [_("Item"), _("Value")], summary), (_("Figures"), *_rows(figures))]
+        if "program" in figures:  # the weeks are the program's
+            sheets.append((_("GPU-hours per week"),
+                           [_("Week"), _("Reserved"), _("Held"), _("Healthy"), _("Busy"), _("Goodput")], weeks))
+        sheets += [(_("Outcomes"), [_("Organization"), _("Kind"), _("Name"), _("Date")], outcomes),
+                   (_("Narratives"), [_("Organization"), _("Narrative")], narratives)]
+        return workbook_bytes(sheets, fixed=when or datetime.datetime(2000, 1, 1))
 
 
 def pdf(content: dict, language: str) -> bytes:
@@ -122,11 +129,15 @@ def pdf(content: dict, language: str) -> bytes:
         if content.get("change_note"):
             story.append(paragraph(_("Corrects the previous version: %(note)s") % {"note": content["change_note"]},
                                    styles["BodyText"]))
-        story += [Spacer(1, 3 * mm), paragraph(_("The program"), heading), Grid([[
-            waterfall(_("GPU-hours: reserved, held, healthy, busy"), program),
-            pdf_charts.bar_chart(_("Busy GPU-hours per week"), [w["week"][5:] for w in weeks],
-                                 [(_("Busy"), [w.get("busy") or 0 for w in weeks])]),
-        ]], hAlign="LEFT")]
+        if content.get("part"):
+            story.append(paragraph(_("The part of %(organization)s in this report.")
+                                   % {"organization": content["part"]}, styles["BodyText"]))
+        else:
+            story += [Spacer(1, 3 * mm), paragraph(_("The program"), heading), Grid([[
+                waterfall(_("GPU-hours: reserved, held, healthy, busy"), program),
+                pdf_charts.bar_chart(_("Busy GPU-hours per week"), [w["week"][5:] for w in weeks],
+                                     [(_("Busy"), [w.get("busy") or 0 for w in weeks])]),
+            ]], hAlign="LEFT")]
         header, rows = _rows(figures)
         table = LongTable([[paragraph(h, small) for h in header], *[[paragraph(c, small) for c in row] for row in rows]],
                           repeatRows=1)

@@ -51,3 +51,12 @@ class CommentForm(forms.Form):
 class CorrectForm(forms.Form):
     note = forms.CharField(label=_("What the correction changes"), widget=forms.Textarea(attrs={"rows": 3}),
                            max_length=4000)
+
+
+class SendForm(forms.Form):
+    languages = forms.MultipleChoiceField(label=_("Languages"), choices=[("en", _("English")), ("ja", _("Japanese"))],
+                                          widget=forms.CheckboxSelectMultiple, initial=["en", "ja"])
+    superseded_ok = forms.BooleanField(label=_("Send this version although it is superseded (the e-mail says so)"),
+                                       required=False)
+    note = forms.CharField(label=_("Message to the funder"), required=False, widget=forms.Textarea(attrs={"rows": 2}),
+                           max_length=2000)

@@ -103,3 +103,39 @@ class FunderReportComment(models.Model):
 
     def get_absolute_url(self) -> str:
         return self.part.get_absolute_url()
+
+
+class FunderReportSending(models.Model):
+    """An issued report sent to the funder's recipients (``FUNDER_REPORT_RECIPIENTS``) from the portal: who sent
+    which version (its number and content hash), in which languages, to whom and when; the e-mail goes out as a
+    notification delivery of the "funder" channel (``delivery``: its state, attempts and error), so a broker
+    outage leaves it for the sweep and a failing mail server is retried. ``superseded`` records that the version
+    was already superseded when it was sent (the e-mail says so)."""
+
+    report = models.ForeignKey(FunderReport, on_delete=models.PROTECT, related_name="sendings")
+    version = models.PositiveIntegerField()
+    content_hash = models.CharField(max_length=64)
+    languages = models.JSONField(default=list)
+    recipients = models.JSONField(default=list)
+    superseded = models.BooleanField(default=False)
+    note = models.TextField(blank=True)
+    sent_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+")
+    requested_at = models.DateTimeField(auto_now_add=True)
+    delivery = models.ForeignKey("portal.NotificationDelivery", null=True, blank=True, on_delete=models.SET_NULL,
+                                 related_name="+")
+
+    history = HistoricalRecords()
+    objects = RestrictedQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["-requested_at", "-id"]
+
+    def __str__(self) -> str:
+        return f"{self.report} sent {self.requested_at:%Y-%m-%d %H:%M}"
+
+    def get_absolute_url(self) -> str:
+        return self.report.get_absolute_url() + "#sendings"
+
+    @property
+    def state(self) -> str:
+        return self.delivery.status if self.delivery_id else "pending"

@@ -15,13 +15,12 @@ from django.utils import timezone
 from django.utils.translation import gettext
 
 from portal.core import access
-from portal.core.choices import CycleStatus, Visibility
-from portal.core.models import CycleParticipation, TimelineEntry
+from portal.core.choices import CycleStatus
+from portal.core.models import CycleParticipation
 from portal.review.funder import figures as report_figures
+from portal.review.funder import narratives as report_narratives
 from portal.review.funder.choices import ReportStatus
 from portal.review.funder.models import FunderReport, FunderReportComment, FunderReportPart
-
-TIMELINE_LINES = 12
 
 
 class ReportError(Exception):
@@ -36,23 +35,23 @@ def participants(report: FunderReport) -> list[int]:
     return list(found.order_by("organization__name").values_list("organization_id", flat=True))
 
 
-def drafted_narrative(organization_id: int, first_day: datetime.date, last_day: datetime.date) -> str:
-    """A starting narrative: the period's shared timeline entries of the organization, one line each (the lead
-    SA edits it into prose)."""
-    since = report_figures.accounting.midnight(first_day)
-    entries = (TimelineEntry.objects.filter(organization_id=organization_id, visibility=Visibility.SHARED,
-                                            occurred_at__gte=since,
-                                            occurred_at__lt=report_figures.period_end_at(last_day))
-               .order_by("occurred_at", "id")[:TIMELINE_LINES])
-    return "\n".join(f"- {timezone.localtime(e.occurred_at):%Y-%m-%d}: {e.title}" for e in entries)
+def drafted_narrative(organization_id: int, first_day: datetime.date, last_day: datetime.date) -> dict[str, str]:
+    """A starting narrative in English and Japanese, rendered from the period's shared timeline and outcomes
+    (``narratives.draft``); the lead SA edits both into prose."""
+    return report_narratives.draft(organization_id, report_figures.accounting.midnight(first_day),
+                                   report_figures.period_end_at(last_day), first_day, last_day)
 
 
 def add_parts(report: FunderReport, narratives: dict[int, tuple[str, str]] | None = None) -> None:
-    """One part per participating organization, its narrative drafted from the timeline (or carried from the
-    version it corrects)."""
+    """One part per participating organization, its narratives drafted from the timeline in both languages (or
+    carried from the version it corrects)."""
     narratives = narratives or {}
     for oid in participants(report):
-        english, japanese = narratives.get(oid) or (drafted_narrative(oid, report.period_start, report.period_end), "")
+        if oid in narratives:
+            english, japanese = narratives[oid]
+        else:
+            drafted = drafted_narrative(oid, report.period_start, report.period_end)
+            english, japanese = drafted["en"], drafted["ja"]
         FunderReportPart.objects.get_or_create(report=report, organization_id=oid,
                                                defaults={"narrative": english, "narrative_ja": japanese})
 
@@ -112,6 +111,24 @@ def export_content(report: FunderReport, user) -> dict:
     return {**data, "hash": report.content_hash}
 
 
+def part_content(report: FunderReport, part: FunderReportPart, user) -> dict:
+    """What one organization's part of the report exports: the report's heading (title, period, data date, its
+    hash), that organization's figures and narratives, and nothing of the program's nor of another organization
+    (the program's figures and weeks are the program manager's). An issued report's part is drawn from what was
+    stored; a draft's as the reader sees it now."""
+    data = content(report)
+    figures = report.figures if not report.is_draft else preview(report, user, [part])
+    slug = part.organization.slug
+    data["figures"] = {
+        "period": figures.get("period", {}), "as_of": figures.get("as_of"), "cycle": figures.get("cycle", ""),
+        "organizations": {slug: figures.get("organizations", {}).get(slug, {"name": part.organization.name})},
+        "narratives": {slug: figures.get("narratives", {}).get(slug, {})},
+    }
+    if report.is_draft:
+        data["data_as_of"] = figures["as_of"]
+    return {**data, "hash": report.content_hash, "part": part.organization.name}
+
+
 def issue(report: FunderReport, user, now: datetime.datetime | None = None) -> FunderReport:
     """Store the figures and text, hash them, and mark the report issued (and the version it corrects
     superseded). An issued report is answered as it is."""
@@ -124,7 +141,11 @@ def issue(report: FunderReport, user, now: datetime.datetime | None = None) -> F
         if not access.can(user, access.APPROVE, report):
             raise ReportError(gettext("Only a program manager issues a report."))
         now = now or timezone.now()
-        parts = list(report.parts.select_for_update().select_related("organization"))
+        parts = list(report.parts.select_for_update(of=("self",)).select_related("organization"))
+        gaps = report_narratives.missing(parts)
+        if gaps:
+            raise ReportError(gettext("Narratives missing a translation: %(parts)s. Write both languages before "
+                                      "issuing.") % {"parts": report_narratives.describe(gaps)})
         found = report_figures.compute(report, user, [p.organization_id for p in parts], now)
         for part in parts:
             part.figures = found["organizations"].get(part.organization.slug, {})

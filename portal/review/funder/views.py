@@ -14,9 +14,10 @@ from django.views import View
 from portal.core import access, submissions
 from portal.core.generic import ObjectEditView, ObjectListView, ObjectView
 from portal.core.xlsx import CONTENT_TYPE
-from portal.review.funder import exports, services
-from portal.review.funder.forms import CommentForm, CorrectForm, FunderReportForm, FunderReportPartForm
-from portal.review.funder.models import FunderReport, FunderReportComment, FunderReportPart
+from portal.review.funder import exports, sending, services
+from portal.review.funder import narratives as report_narratives
+from portal.review.funder.forms import CommentForm, CorrectForm, FunderReportForm, FunderReportPartForm, SendForm
+from portal.review.funder.models import FunderReport, FunderReportComment, FunderReportPart, FunderReportSending
 
 
 def _report(request, pk: int, action: str = access.VIEW) -> FunderReport:
@@ -80,7 +81,11 @@ class FunderReportView(ObjectView):
                    "comments": by_part.get(p.pk, []), "may_edit": p.pk in editable,
                    "may_comment": access.can_in_organization(user, access.CHANGE, FunderReportComment,
                                                              p.organization_id)} for p in parts],
-            comment_form=CommentForm(), correct_form=CorrectForm(),
+            comment_form=CommentForm(), correct_form=CorrectForm(), send_form=SendForm(),
+            missing=[(org, str(exports.LANGUAGE_NAMES[lang])) for org, lang in report_narratives.missing(parts)],
+            sendings=(FunderReportSending.objects.restrict(user).filter(report__title=report.title)
+                      .select_related("report", "sent_by", "delivery")[:20]) if manages else [],
+            recipients=sending.recipients() if manages else [],
             intact=services.intact(report) if not report.is_draft else None,
             corrected_by=FunderReport.objects.filter(supersedes=report).first(),
             history=report.history.select_related("history_user").order_by("-history_date")[:10] if manages else [],
@@ -112,6 +117,29 @@ class FunderReportIssueView(View):
         submissions.record(request, report)
         messages.success(request, gettext("Issued. Content hash %(hash)s.") % {"hash": report.content_hash})
         return redirect(report.get_absolute_url())
+
+
+class FunderReportSendView(View):
+    """POST: send an issued report to the funder's recipients (program managers), in the languages chosen. Once
+    per submission: a double click sends one e-mail."""
+
+    @submissions.once
+    def post(self, request, pk):
+        report = _report(request, pk, access.APPROVE)
+        form = SendForm(request.POST)
+        if not form.is_valid():
+            messages.error(request, gettext("Choose the language(s) to send."))
+            return redirect(report.get_absolute_url())
+        try:
+            sent = sending.send(report, request.user, form.cleaned_data["languages"],
+                                superseded_ok=form.cleaned_data["superseded_ok"], note=form.cleaned_data["note"])
+        except sending.SendError as exc:
+            messages.error(request, str(exc))
+            return redirect(report.get_absolute_url())
+        submissions.record(request, sent, report.get_absolute_url() + "#sendings")
+        messages.success(request, gettext("Queued to %(recipients)s: the e-mail leaves as soon as the mail queue "
+                                          "takes it.") % {"recipients": ", ".join(sent.recipients)})
+        return redirect(report.get_absolute_url() + "#sendings")
 
 
 class FunderReportCorrectView(View):
@@ -164,3 +192,26 @@ def report_pdf(request, pk: int):
 
 def report_xlsx(request, pk: int):
     return _download(request, pk, "xlsx")
+
+
+def _part_download(request, pk: int, kind: str) -> HttpResponse:
+    """One organization's part (its people's download): only a part the reader may see, nothing of the program's."""
+    part = get_object_or_404(FunderReportPart.objects.restrict(request.user).select_related("report", "organization"),
+                             pk=pk)
+    report, language = part.report, exports.language_of(request.GET.get("lang"))
+    data = services.part_content(report, part, request.user)
+    body, content_type, ext = ((exports.pdf(data, language), "application/pdf", "pdf") if kind == "pdf"
+                               else (exports.workbook(data, language), CONTENT_TYPE, "xlsx"))
+    response = HttpResponse(body, content_type=content_type)
+    state = "" if not report.is_draft else "-draft"
+    response["Content-Disposition"] = (f'attachment; filename="funder-report-{report.period_end:%Y-%m-%d}'
+                                       f'-v{report.version}{state}-{part.organization.slug}-{language}.{ext}"')
+    return response
+
+
+def part_pdf(request, pk: int):
+    return _part_download(request, pk, "pdf")
+
+
+def part_xlsx(request, pk: int):
+    return _part_download(request, pk, "xlsx")

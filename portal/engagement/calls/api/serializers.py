@@ -147,8 +147,9 @@ class AwardSerializer(serializers.Serializer):
 
 
 class AwardResultSerializer(serializers.Serializer):
-    """What an award wrote: quotas made, applications awarded and declined."""
+    """What an award wrote: quotas and reservation requests made, applications awarded and declined."""
 
     quotas = serializers.IntegerField()
+    reservation_requests = serializers.IntegerField()
     awarded = serializers.IntegerField()
     declined = serializers.IntegerField()

@@ -9,7 +9,7 @@ from rest_framework import serializers
 
 from portal.core import access
 from portal.core.api.base import PortalModelSerializer
-from portal.review.funder.models import FunderReport, FunderReportComment, FunderReportPart
+from portal.review.funder.models import FunderReport, FunderReportComment, FunderReportPart, FunderReportSending
 
 
 class FunderReportSerializer(PortalModelSerializer):
@@ -54,3 +54,29 @@ class FunderReportCommentSerializer(PortalModelSerializer):
 
 class CorrectSerializer(serializers.Serializer):
     note = serializers.CharField(max_length=4000)
+
+
+class SendSerializer(serializers.Serializer):
+    languages = serializers.MultipleChoiceField(choices=["en", "ja"], allow_empty=False)
+    superseded_ok = serializers.BooleanField(required=False, default=False)
+    note = serializers.CharField(required=False, allow_blank=True, max_length=2000)
+
+
+class FunderReportSendingSerializer(serializers.ModelSerializer):
+    sent_by = serializers.SerializerMethodField()
+    state = serializers.CharField(read_only=True)
+    error = serializers.SerializerMethodField()
+
+    class Meta:
+        model = FunderReportSending
+        fields = ["id", "report", "version", "content_hash", "languages", "recipients", "superseded", "note",
+                  "sent_by", "requested_at", "state", "error"]
+        read_only_fields = fields
+
+    @extend_schema_field(OpenApiTypes.STR)
+    def get_sent_by(self, sending) -> str:
+        return sending.sent_by.get_username() if sending.sent_by else ""
+
+    @extend_schema_field(OpenApiTypes.STR)
+    def get_error(self, sending) -> str:
+        return sending.delivery.error if sending.delivery_id else ""

@@ -9,6 +9,7 @@ router = DefaultRouter()
 router.register("reports", views.FunderReportViewSet, basename="report")
 router.register("parts", views.FunderReportPartViewSet, basename="part")
 router.register("comments", views.FunderReportCommentViewSet, basename="comment")
+router.register("sendings", views.FunderReportSendingViewSet, basename="sending")
 urlpatterns = router.urls
 
 if ("funder", "funder-api:api-root") not in API_APPS:

@@ -12,14 +12,16 @@ from rest_framework.response import Response
 
 from portal.core import access, submissions
 from portal.core.api.base import PortalModelViewSet, PortalReadOnlyViewSet, PortalUpdateMixin
-from portal.review.funder import services
+from portal.review.funder import sending, services
 from portal.review.funder.api.serializers import (
     CorrectSerializer,
     FunderReportCommentSerializer,
     FunderReportPartSerializer,
+    FunderReportSendingSerializer,
     FunderReportSerializer,
+    SendSerializer,
 )
-from portal.review.funder.models import FunderReport, FunderReportComment, FunderReportPart
+from portal.review.funder.models import FunderReport, FunderReportComment, FunderReportPart, FunderReportSending
 
 
 class FunderReportViewSet(PortalReadOnlyViewSet):
@@ -32,7 +34,7 @@ class FunderReportViewSet(PortalReadOnlyViewSet):
     def _managed(self, request, pk) -> FunderReport:
         report = get_object_or_404(FunderReport.objects.restrict(request.user), pk=pk)
         if not access.can(request.user, access.APPROVE, report):
-            raise PermissionDenied("Only a program manager issues or corrects a report to the funder.")
+            raise PermissionDenied("Only a program manager issues, corrects or sends a report to the funder.")
         return report
 
     @extend_schema(request=None, responses=FunderReportSerializer)
@@ -56,6 +58,34 @@ class FunderReportViewSet(PortalReadOnlyViewSet):
         except services.ReportError as exc:
             return Response({"detail": str(exc)}, status=status.HTTP_409_CONFLICT)
         return Response(FunderReportSerializer(draft, context={"request": request}).data, status=status.HTTP_201_CREATED)
+
+
+    @extend_schema(request=SendSerializer, responses={201: FunderReportSendingSerializer})
+    @action(detail=True, methods=["post"], serializer_class=SendSerializer)
+    @submissions.idempotent
+    def send(self, request, pk=None):
+        """Send an issued report to the funder's recipients (PDF and workbook in each language chosen); the
+        e-mail is queued on the portal's outbound path. A superseded version needs ``superseded_ok``."""
+        report = self._managed(request, pk)
+        body = SendSerializer(data=request.data)
+        body.is_valid(raise_exception=True)
+        try:
+            sent = sending.send(report, request.user, sorted(body.validated_data["languages"]),
+                                superseded_ok=body.validated_data["superseded_ok"],
+                                note=body.validated_data.get("note", ""))
+        except sending.SendError as exc:
+            return Response({"detail": str(exc)}, status=status.HTTP_409_CONFLICT)
+        return Response(FunderReportSendingSerializer(sent, context={"request": request}).data,
+                        status=status.HTTP_201_CREATED)
+
+
+class FunderReportSendingViewSet(PortalReadOnlyViewSet):
+    """Every sending of a report to the funder: who sent which version (number and hash), to whom, in which
+    languages, and the e-mail's state (program managers)."""
+
+    queryset = FunderReportSending.objects.select_related("sent_by", "delivery")
+    serializer_class = FunderReportSendingSerializer
+    filterset_fields = ["report"]
 
 
 class FunderReportPartViewSet(PortalUpdateMixin, PortalReadOnlyViewSet):
