@@ -31,7 +31,7 @@ from clusters import software
 from clusters.choices import ClusterState, Orchestrator
 from clusters.health import headnode, nccl, pairwise, services, slurm_names
 from clusters.health.choices import JOB_OPEN, JobState, RunVerdict, ValidationMode
-from clusters.health.models import IllegalTransition, NodeHealth, ValidationJob, ValidationRun
+from clusters.health.models import NodeHealth, ValidationJob, ValidationRun
 from clusters.health.validation_slurm import (  # noqa: F401 - part of this module's names
     DONE,
     POLL,
@@ -49,7 +49,8 @@ from clusters.health.validation_trend import trend  # noqa: F401 - part of this 
 from portal.core import access, jobs, locks, provider_errors, timeline
 from portal.core.aws import AwsError
 from portal.core.choices import Severity, Visibility
-from portal.core.jobs import registry
+from portal.core.jobs import IllegalTransition, registry
+from portal.core.jobs.runner import Runner
 
 logger = logging.getLogger(__name__)
 
@@ -196,29 +197,32 @@ def countdown(job: ValidationJob) -> int:
     return min(settings.VALIDATION_POLL_SECONDS * (2 ** job.aws_errors), 300)
 
 
+class ValidationRunner(Runner):
+    """The submission's step on ``portal.core.jobs.runner`` (claim, AWS-error budget, fail or release); it answers the
+    countdown to the next step with the outcome."""
+
+    model = ValidationJob
+    select_related = ("cluster__organization",)
+
+    def advance(self, job: ValidationJob) -> str:
+        return _submit(job)
+
+    def fail(self, job: ValidationJob, error: str, reason: str) -> str:
+        return fail(job, error, reason)
+
+    def answer(self, job: ValidationJob, outcome: str) -> tuple[str, int]:
+        return outcome, countdown(job)
+
+    def refused(self) -> tuple[str, int]:
+        return DONE, 0
+
+
+RUNNER = ValidationRunner()
+
+
 def step(job_id: int, attempt: int | None = None) -> tuple[str, int]:
     """Advance the submission once; (POLL, seconds) asks the caller to come back after that countdown."""
-    if not ValidationJob.claim(job_id, attempt):
-        return DONE, 0
-    job = ValidationJob.objects.select_related("cluster__organization").get(pk=job_id)
-    job.polls += 1
-    try:
-        outcome = _submit(job)
-        job.aws_errors = 0
-    except AwsError as exc:
-        if exc.retryable and job.aws_errors + 1 < settings.VALIDATION_MAX_AWS_ERRORS:
-            job.aws_errors += 1
-            outcome = POLL
-        else:
-            outcome = fail(job, str(exc), provider_errors.aws_failure(exc))
-    except IllegalTransition as exc:  # timed out while this step ran: stop quietly
-        logger.info("validation %s stopped: %s", job_id, exc)
-        outcome = DONE
-    except Exception as exc:  # an answer we do not understand: fail visibly, never hang
-        logger.exception("validation %s failed unexpectedly", job_id)
-        outcome = fail(job, f"Unexpected error: {type(exc).__name__}: {exc}", "error")
-    ValidationJob.release(job.pk, polls=job.polls, aws_errors=job.aws_errors)
-    return outcome, countdown(job)
+    return RUNNER.step(job_id, attempt)
 
 
 def _upload_url(job: ValidationJob) -> str:

@@ -21,15 +21,10 @@ from clusters.health.models import GpuFault
 from clusters.models import Cluster
 from clusters.remediation import journal, rules
 from clusters.remediation.choices import AUTOMATIC_RULES, ActionState, ConsentMode
-from clusters.remediation.models import (
-    IllegalTransition,
-    RemediationAction,
-    RemediationFault,
-    RemediationNode,
-)
+from clusters.remediation.models import RemediationAction, RemediationFault, RemediationNode
 from portal.core import access, locks, timeline
 from portal.core.choices import TimelineKind, Visibility
-from portal.core.jobs import registry
+from portal.core.jobs import IllegalTransition, registry
 from workloads.interactions import services as interactions
 
 
