@@ -19,7 +19,6 @@ import logging
 from dataclasses import dataclass
 from datetime import timedelta
 
-from celery import signature
 from django.conf import settings
 from django.core.exceptions import PermissionDenied
 from django.db import IntegrityError, transaction
@@ -51,10 +50,13 @@ from portal.core.aws import AwsError
 from portal.core.choices import Severity, Visibility
 from portal.core.jobs import IllegalTransition, registry
 from portal.core.jobs.runner import Runner
+from portal.core.signals import Hook
 
 logger = logging.getLogger(__name__)
 
-CANCEL_TASK = "clusters.health.tasks.cancel_validation"  # sent by name: the tasks module imports this one
+# The tasks module imports this one: it provides what this module sends (in the health app's ready()).
+KIND = Hook("health: the validation jobs' kind of portal.core.jobs", provider="health")
+CANCEL = Hook("health: the task that sends scancel for a cancelled validation", provider="health")
 ORCHESTRATORS = (Orchestrator.PARALLELCLUSTER, Orchestrator.HYPERPOD)
 OPERATIONS = ("all_reduce", "all_gather", "reduce_scatter", "alltoall")
 VERDICT_ORDER = {RunVerdict.FAIL: 3, RunVerdict.WARN: 2, RunVerdict.NONE: 1, RunVerdict.PASS: 0}
@@ -187,7 +189,7 @@ def start(cluster, *, actor=None, collectives=("all_reduce",), nodes=(), pairwis
 
 def dispatch(job: ValidationJob) -> bool:
     """Send the job's task now, numbered so a resend ends an older chain of polls; the sweep retries a miss."""
-    return registry.dispatch("validation", job)
+    return registry.dispatch(KIND.get(), job)
 
 
 # --- the worker's step -----------------------------------------------------------------------------------
@@ -464,7 +466,7 @@ def _cancel(job: ValidationJob, actor, summary: str) -> ValidationJob:
 
 
 def dispatch_scancel(job: ValidationJob) -> bool:
-    return jobs.send(signature(CANCEL_TASK), job.pk)
+    return jobs.send(CANCEL.get(), job.pk)
 
 
 # --- the sweep's part ----------------------------------------------------------------------------------
@@ -488,8 +490,8 @@ def time_out() -> int:
 
 
 def sweep() -> tuple[int, int]:
-    """The validation jobs' share of ``portal.jobs.sweep`` alone: time out the jobs past their deadline, send pending
+    """The validation jobs' share of ``portal.core.jobs.sweep`` alone: time out the jobs past their deadline, send pending
     jobs the broker lost or whose worker died (no heartbeat for VALIDATION_STUCK_SECONDS, lease run out).
     Returns (timed out, sent)."""
-    swept = registry.sweep_kind("validation")
+    swept = registry.sweep_kind(KIND.get())
     return swept.extra, swept.sent
