@@ -400,9 +400,8 @@ CLUSTERS_LEASE_SECONDS = env.int("CLUSTERS_LEASE_SECONDS", default=60)  # one st
 # within it lands on the first request's row; the hourly sweep forgets older keys.
 SUBMISSION_KEY_TTL_HOURS = env.int("SUBMISSION_KEY_TTL_HOURS", default=24)
 CLUSTERS_JOB_DEADLINE_SECONDS = env.int("CLUSTERS_JOB_DEADLINE_SECONDS", default=4 * 3600)
-# Every job that steps on a provider (launches, validation submissions, remediations: portal.jobs.runner) polls
-# again after a retryable AWS error (throttling, a 5xx) this many times in a row, then fails; a kind may declare
-# its own (``Runner.max_aws_errors``).
+# Retryable AWS errors in a row before a provider step fails (launches, validations, remediations: every
+# portal.core.jobs.runner kind, unless it declares its own ``max_aws_errors``).
 JOB_MAX_AWS_ERRORS = env.int("JOB_MAX_AWS_ERRORS", default=5)
 
 # Cluster health (clusters/health/).
