@@ -26,6 +26,7 @@ from clusters.choices import (
 from portal.core import timeline
 from portal.core.choices import REGION_CHOICES, TimelineKind, Visibility
 from portal.core.jobs.models import Job
+from portal.core.jobs.states import IllegalTransition, Lifecycle
 from portal.core.models import cycle_field
 from portal.core.notifications import Event, notify
 from portal.core.querysets import RestrictedQuerySet
@@ -34,10 +35,6 @@ from portal.core.stored_text import message
 # States in which a cluster holds (or is about to hold) its instances: they count against quota.
 HOLDING_STATES = (ClusterState.SCHEDULED, ClusterState.CREATING, ClusterState.READY, ClusterState.DELETING)
 FINISHED_STATES = (ClusterState.READY, ClusterState.FAILED, ClusterState.DELETED)
-
-
-class IllegalTransition(Exception):
-    """A lifecycle move the state machine does not allow (e.g. deleted → ready)."""
 
 
 class StateChanged(IllegalTransition):
@@ -74,8 +71,13 @@ class Blueprint(models.Model):
         return reverse("clusters:blueprint_detail", kwargs={"slug": self.slug})
 
 
-class Cluster(models.Model):
+class Cluster(Lifecycle, models.Model):
     """A training cluster in an organization's account."""
+
+    STATUS_FIELD = "state"
+    TRANSITIONS = TRANSITIONS
+    CHANGED = StateChanged
+    RELOADED = ("error_message", "failure_reason", "updated")
 
     organization = models.ForeignKey("portal.Organization", on_delete=models.PROTECT, related_name="clusters")
     cycle = cycle_field("clusters")
@@ -126,32 +128,23 @@ class Cluster(models.Model):
     def is_busy(self) -> bool:
         return self.state in (ClusterState.SCHEDULED, ClusterState.CREATING, ClusterState.DELETING)
 
-    def can_transition(self, to: str) -> bool:
-        return to in TRANSITIONS[self.state]
+    def lifecycle_name(self) -> str:
+        return str(self)
 
     def transition(self, to: str, *, error: str = "", reason: str = "", actor=None) -> None:
         """Move the lifecycle to ``to`` (saved), with a timeline entry; failures also notify.
 
-        The one place a state changes, as a compare-and-set: the row is updated only while its state
-        is still the one this copy read. An illegal move raises ``IllegalTransition``; a lost race
-        reloads the copy and raises ``StateChanged``, so a stale copy never overwrites a newer state
-        (a delete requested while a worker held the cluster in memory stays a delete).
+        The one place a state changes, as a compare-and-set on ``TRANSITIONS`` (``portal.core.jobs.states``): the row
+        is updated only while its state is still the one this copy read. An illegal move raises
+        ``IllegalTransition``; a lost race reloads the copy and raises ``StateChanged``, so a stale copy never
+        overwrites a newer state (a delete requested while a worker held the cluster in memory stays a delete).
         """
-        if not self.can_transition(to):
-            raise IllegalTransition(f"{self}: {self.state} → {to} is not allowed")
-        previous = self.state
         error_message, failure_reason = self.error_message, self.failure_reason
         if to == ClusterState.FAILED:
             error_message, failure_reason = error, reason or "error"
         elif to in (ClusterState.SCHEDULED, ClusterState.READY, ClusterState.DELETED):
             error_message, failure_reason = "", ""
-        now = timezone.now()
-        moved = Cluster.objects.filter(pk=self.pk, state=previous).update(
-            state=to, error_message=error_message, failure_reason=failure_reason, updated=now)
-        if not moved:
-            self.refresh_from_db(fields=["state", "error_message", "failure_reason", "updated"])
-            raise StateChanged(f"{self}: expected {previous}, found {self.state}; {to} not applied")
-        self.state, self.error_message, self.failure_reason, self.updated = to, error_message, failure_reason, now
+        previous = self.move(to, error_message=error_message, failure_reason=failure_reason, updated=timezone.now())
         kind = TimelineKind.LAUNCH if to in (ClusterState.SCHEDULED, ClusterState.CREATING) else TimelineKind.CLUSTER
         said = message(timeline_texts.STATE_CHANGED, name=self.name, before=previous, after=str(to))
         title = said.english()

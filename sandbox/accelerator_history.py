@@ -14,7 +14,6 @@ import datetime
 import random
 from decimal import Decimal
 
-from django.apps import apps
 from django.contrib.contenttypes.models import ContentType
 from django.utils import timezone
 
@@ -25,6 +24,7 @@ from clusters.choices import ClusterState
 from clusters.launches import capacity
 from clusters.models import Cluster
 from portal.core.models import TimelineEntry
+from portal.engagement.models import Milestone
 from sandbox.clusters import READY
 from workloads.models import CapacityReservation
 
@@ -34,8 +34,7 @@ FALLBACK_DAYS = 14
 
 
 def up_since(cluster: Cluster, today: datetime.date) -> datetime.datetime:
-    # By label: the engagement app sits above this one.
-    validated = (apps.get_model("engagement", "Milestone").objects.filter(organization=cluster.organization, kind="cluster_validated",
+    validated = (Milestone.objects.filter(organization=cluster.organization, kind="cluster_validated",
                                           cycle__status="active").order_by("-reached_on")
                  .values_list("reached_on", flat=True).first())
     wired = [value for name, value in ((cluster.parameters or {}).get("cluster") or {}).items()

@@ -19,4 +19,4 @@ class AccountingConfig(AppConfig):
                           accounting_sections.organization_section, order=55)
         sections.register(sections.LEAD_HOME, "accounting/lead_idle_section.html",
                           accounting_sections.lead_idle_section, order=45)
-        stalls.use_stall_minutes(thresholds.stall_minutes)
+        stalls.STALL_MINUTES.provide(thresholds.stall_minutes)

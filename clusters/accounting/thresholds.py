@@ -40,5 +40,5 @@ def for_organization(organization_id: int) -> Thresholds:
 
 
 def stall_minutes(organization_id: int) -> int:
-    """The organization's stall window in minutes (health's stall check reads it through ``stalls.stall_minutes``)."""
+    """The organization's stall window in minutes (provided to health's stall check, ``stalls.STALL_MINUTES``)."""
     return for_organization(organization_id).stall_minutes

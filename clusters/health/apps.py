@@ -10,7 +10,8 @@ class HealthConfig(AppConfig):
 
     def ready(self) -> None:
         # deferred: the models and what imports them load once the app registry is ready
-        from clusters.health import choices, metrics
+        from clusters.health import choices, metrics, tasks
+        from clusters.health.ingest import pushes
         from clusters.health.validation import service as validation
         from clusters.health.validation.readiness import readiness_section
         from portal.core import sections, signals
@@ -21,3 +22,6 @@ class HealthConfig(AppConfig):
         add_label_source(choices)
         signals.cycle_archived.connect(validation.on_cycle_archived, dispatch_uid="health.close_archived")
         collector.register("health", metrics.families)
+        pushes.KIND.provide(tasks.PUSH)
+        validation.KIND.provide(tasks.VALIDATION)
+        validation.CANCEL.provide(tasks.cancel_validation)

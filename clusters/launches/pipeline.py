@@ -7,13 +7,13 @@ the job keeps two deliveries of the same job from stepping it at once; the send 
 carries ends an older chain of polls once the sweep has sent the job again. Every write of the
 cluster's state is a compare-and-set (``Cluster.transition``) and the job is saved only while it is
 still open, so a step never writes over a delete or a retry that happened while it ran. Past its
-deadline a job fails the cluster with a reason instead of polling on.
+deadline a job fails the cluster with a reason instead of polling on. The loop (claim, AWS-error budget, fail or
+release) is ``portal.core.jobs.runner``'s; this module writes the launch's ``advance``.
 """
 from __future__ import annotations
 
 import logging
 
-from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
@@ -22,13 +22,12 @@ from clusters.choices import STACK_DONE, STACK_FAILED, ClusterState, JobKind, Jo
 from clusters.launches import provisioning
 from clusters.launches import software_upload as uploads
 from clusters.launches.backend import LAUNCH_TAG, CloudFormation
-from clusters.models import Cluster, IllegalTransition, LaunchJob, Stack, StackEvent, StateChanged
+from clusters.models import Cluster, LaunchJob, Stack, StackEvent, StateChanged
 from portal.core.aws import AwsError
+from portal.core.jobs import IllegalTransition
+from portal.core.jobs.runner import DONE, POLL, Runner
 
 logger = logging.getLogger(__name__)
-
-POLL = "poll"
-DONE = "done"
 
 # Failure groups shown on the launch-day board.
 REASONS = {
@@ -73,53 +72,63 @@ def deadline_message(job: LaunchJob) -> str:
             f"({job.deadline:%Y-%m-%d %H:%M} UTC, {minutes} minutes after it was requested).")
 
 
-def step(job_id: int, attempt: int | None = None) -> str:
-    """Advance the job once; ``POLL`` asks the caller to come back after a countdown."""
-    if not LaunchJob.claim(job_id, attempt):
-        return DONE  # finished, superseded, or another delivery holds it
-    job = LaunchJob.objects.select_related("cluster__organization").get(pk=job_id)
-    cluster = job.cluster
-    if job.started is None:
-        job.started, job.status = timezone.now(), JobStatus.RUNNING
-    job.polls += 1
-    outcome = DONE
-    try:
+class LaunchRunner(Runner):
+    """A launch job's step on ``portal.core.jobs.runner``: the loop, the lease and the AWS-error budget are the base's;
+    this kind adds its deadline, its log, its failure groups and its verdict written beside the cluster's state."""
+
+    model = LaunchJob
+    select_related = ("cluster__organization",)
+    failures = (Failed, provisioning.StepFailed)
+
+    def begin(self, job: LaunchJob) -> None:
+        if job.started is None:
+            job.started, job.status = timezone.now(), JobStatus.RUNNING
+        job.polls += 1
+
+    def advance(self, job: LaunchJob) -> str:
         if job.deadline is not None and timezone.now() > job.deadline:
             raise Failed(deadline_message(job), "deadline")
-        cf = cloudformation_for(cluster)
-        outcome = _advance_delete(job, cluster, cf) if job.kind == JobKind.DELETE else _advance_launch(job, cluster, cf)
-        job.aws_errors = 0
-    except AwsError as exc:
-        if exc.retryable and job.aws_errors + 1 < settings.CLUSTERS_MAX_AWS_ERRORS:
-            job.aws_errors += 1
-            job.add_log(f"{exc} (retrying, {job.aws_errors} in a row)")
-            outcome = POLL
-        else:
-            extra = f" (after {job.aws_errors + 1} attempts)" if exc.retryable else ""
-            _fail(job, cluster, f"{exc}{extra}", classify(exc))
-    except (Failed, provisioning.StepFailed) as exc:
-        _fail(job, cluster, str(exc), exc.reason)
-    except IllegalTransition as exc:  # a delete overtook this launch: stop quietly
-        job.add_log(f"stopped: {exc}")
-        outcome = DONE
-    except Exception as exc:  # a bug or an answer we do not understand: fail visibly, never hang
-        logger.exception("launch job %s failed unexpectedly", job_id)
-        _fail(job, cluster, f"Unexpected error: {type(exc).__name__}: {exc}", "error")
-    if job.finished is not None:  # concluded: written beside the cluster's final state
+        cf = cloudformation_for(job.cluster)
+        return _advance_delete(job, job.cluster, cf) if job.kind == JobKind.DELETE else \
+            _advance_launch(job, job.cluster, cf)
+
+    def fail(self, job: LaunchJob, error: str, reason: str) -> str:
+        _fail(job, job.cluster, error, reason)
         return DONE
-    if outcome == DONE:  # nothing left to do, or a delete overtook it
-        job.finished, job.status = timezone.now(), JobStatus.SUCCEEDED
-    return outcome if _record(job) else DONE
+
+    def retrying(self, job: LaunchJob, exc: AwsError) -> None:
+        job.add_log(f"{exc} (retrying, {job.aws_errors} in a row)")
+
+    def aws_reason(self, exc: AwsError) -> str:
+        return classify(exc)
+
+    def aws_message(self, job: LaunchJob, exc: AwsError) -> str:
+        return f"{exc} (after {job.aws_errors + 1} attempts)" if exc.retryable else str(exc)
+
+    def stopped(self, job: LaunchJob, exc: IllegalTransition) -> None:  # a delete overtook this launch
+        job.add_log(f"stopped: {exc}")
+
+    def release(self, job: LaunchJob, outcome: str) -> str:
+        if job.finished is not None:  # concluded: written beside the cluster's final state
+            return DONE
+        if outcome == DONE:  # nothing left to do, or a delete overtook it
+            job.finished, job.status = timezone.now(), JobStatus.SUCCEEDED
+        return outcome if _record(job) else DONE
+
+
+RUNNER = LaunchRunner()
+
+
+def step(job_id: int, attempt: int | None = None) -> str:
+    """Advance the job once; ``POLL`` asks the caller to come back after a countdown."""
+    return RUNNER.step(job_id, attempt)
 
 
 def _record(job: LaunchJob) -> bool:
     """Write what the step did to the job's row and drop its lease. False when a delete or a retry cancelled the
     job while the step ran: that verdict stands, only the lease goes."""
-    if LaunchJob.release(job.pk, if_open=True, status=job.status, started=job.started, finished=job.finished,
-                         polls=job.polls, aws_errors=job.aws_errors, log=job.log, error=job.error):
-        return True
-    LaunchJob.objects.filter(pk=job.pk).update(lease_until=None)
-    return False
+    return LaunchJob.release(job.pk, if_open=True, status=job.status, started=job.started, finished=job.finished,
+                             polls=job.polls, aws_errors=job.aws_errors, log=job.log, error=job.error)
 
 
 def _conclude(job: LaunchJob, status: str) -> bool:

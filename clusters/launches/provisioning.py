@@ -10,7 +10,7 @@
 
 Each step is idempotent (a dashboard is overwritten, an object server-side applied), so a step that polls
 again after a transient failure repeats it whole. A transient failure (unreachable, 5xx, throttling) is a
-retryable ``AwsError``: the pipeline retries it up to ``CLUSTERS_MAX_AWS_ERRORS`` times in a row, as it does
+retryable ``AwsError``: the pipeline retries it up to ``JOB_MAX_AWS_ERRORS`` times in a row, as it does
 for CloudFormation calls; a refusal raises :class:`StepFailed` and fails the cluster.
 """
 from __future__ import annotations

@@ -32,10 +32,14 @@ from clusters.models import Cluster, LaunchJob, LaunchSubmission, Stack
 from portal.core import access, locks, stored_text, timeline
 from portal.core.choices import REGION_CODES, TimelineKind
 from portal.core.jobs import registry
+from portal.core.signals import Hook
 from workloads.models import CapacityReservation
 from workloads.validators import base_instance_type
 
 # Parameters a cluster stack takes from the stacks before it (matched by output name).
+# The launch jobs' kind of portal.core.jobs: registered with its tasks in clusters.tasks (which imports this module
+# through the pipeline) and provided here by the clusters app's ready().
+KIND = Hook("clusters: the launch jobs' kind of portal.core.jobs", provider="clusters")
 ROLE_ORDER = {StackRole.NETWORK: 0, StackRole.STORAGE: 1, StackRole.CLUSTER: 2, StackRole.OBSERVABILITY: 3}
 # Where a cluster blueprint keeps its instance type and node count.
 SIZE_PARAMETERS = {
@@ -381,7 +385,7 @@ def dispatch(job: LaunchJob) -> bool:
     Each send is numbered (``attempts``) and the message carries its number: a step of an older chain
     of polls stops when it sees a newer send, so a resend never doubles the polling.
     """
-    return registry.dispatch("launch", job)
+    return registry.dispatch(KIND.get(), job)
 
 
 def dispatch_on_commit(job: LaunchJob, outcome: dict | None = None) -> None:

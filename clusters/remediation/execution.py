@@ -19,18 +19,16 @@ from django.utils import timezone
 
 from clusters import provider_states
 from clusters.choices import ClusterState, Orchestrator
-from clusters.health.validation.service import slurm_names
+from clusters.health.validation import slurm_names
 from clusters.remediation import failure, journal, providers, texts, verification
 from clusters.remediation.choices import ActionKind, ActionState, FaultOutcome, StepStatus
-from clusters.remediation.models import IllegalTransition, RemediationAction, RemediationStep
+from clusters.remediation.models import RemediationAction, RemediationStep
 from portal.core import provider_errors
 from portal.core.aws import AwsError
+from portal.core.jobs.runner import DONE, POLL, Runner
 from portal.core.stored_text import Message, message
 
 logger = logging.getLogger(__name__)
-
-POLL = "poll"
-DONE = "done"
 STEPPED = RemediationAction.CLAIMABLE  # approved, running, verifying: the states a worker steps
 
 
@@ -49,35 +47,39 @@ def add_step(action, name: str, summary: Message, detail: str = "", status: str 
     journal.record(action, summary, step=True)
 
 
+class RemediationRunner(Runner):
+    """An action's step on ``portal.core.jobs.runner`` (claim, AWS-error budget, fail or release): a throttled call is
+    noted as a waiting step, and the progress the step made is written with the release."""
+
+    model = RemediationAction
+    select_related = ("cluster__organization",)
+    failures = (providers.Failed,)
+    kept = ("polls", "aws_errors", "progress", "provider_nodes")
+
+    def advance(self, action: RemediationAction) -> str:
+        return _advance(action)
+
+    def fail(self, action: RemediationAction, error: str, reason: str) -> str:
+        return _fail(action, error, reason)
+
+    def retrying(self, action: RemediationAction, exc: AwsError) -> None:
+        add_step(action, "retry", message(texts.RETRY, note=provider_errors.aws_retry_note(exc),
+                                          seconds=countdown(action), count=action.aws_errors),
+                 str(exc), StepStatus.WAITING)
+
+    def answer(self, action: RemediationAction, outcome: str) -> tuple[str, int]:
+        return outcome, countdown(action)
+
+    def refused(self) -> tuple[str, int]:
+        return DONE, 0
+
+
+RUNNER = RemediationRunner()
+
+
 def step(action_id: int, attempt: int | None = None) -> tuple[str, int]:
     """Advance the action once; (POLL, seconds) asks the caller to come back after that countdown."""
-    if not RemediationAction.claim(action_id, attempt):
-        return DONE, 0
-    action = RemediationAction.objects.select_related("cluster__organization").get(pk=action_id)
-    action.polls += 1
-    try:
-        outcome = _advance(action)
-        action.aws_errors = 0
-    except AwsError as exc:
-        if exc.retryable and action.aws_errors + 1 < settings.REMEDIATION_MAX_AWS_ERRORS:
-            action.aws_errors += 1
-            add_step(action, "retry", message(texts.RETRY, note=provider_errors.aws_retry_note(exc),
-                                              seconds=countdown(action), count=action.aws_errors),
-                     str(exc), StepStatus.WAITING)
-            outcome = POLL
-        else:
-            outcome = _fail(action, str(exc), provider_errors.aws_failure(exc))
-    except providers.Failed as exc:
-        outcome = _fail(action, str(exc), exc.reason)
-    except IllegalTransition as exc:  # cancelled while this step ran: stop quietly
-        logger.info("remediation %s stopped: %s", action_id, exc)
-        outcome = DONE
-    except Exception as exc:  # a bug or an answer we do not understand: fail visibly, never hang
-        logger.exception("remediation %s failed unexpectedly", action_id)
-        outcome = _fail(action, f"Unexpected error: {type(exc).__name__}: {exc}", "error")
-    RemediationAction.release(action.pk, polls=action.polls, aws_errors=action.aws_errors, progress=action.progress,
-                              provider_nodes=action.provider_nodes)
-    return outcome, countdown(action)
+    return RUNNER.step(action_id, attempt)
 
 
 def _fail(action: RemediationAction, error: str, reason: str) -> str:
@@ -189,7 +191,7 @@ def _hyperpod(action: RemediationAction) -> bool:
     if len(back) < len(action.nodes):
         return False
     if action.kind == ActionKind.CHECK:
-        add_step(action, "checked", f"HyperPod's deep health checks passed: {listed(sorted(back))}.")
+        add_step(action, "checked", message(texts.CHECKS_PASSED, nodes=listed(sorted(back))))
     elif action.kind == ActionKind.REPLACE:
         progress["new_instances"] = {h: statuses[h][1] for h in back}
         add_step(action, "replaced", message(texts.REPLACED, nodes=listed(

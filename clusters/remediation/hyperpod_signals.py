@@ -29,12 +29,13 @@ from django.utils import timezone
 
 from clusters.health.models import GpuFault
 from clusters.models import Cluster
-from clusters.remediation import journal, providers, rules
+from clusters.remediation import journal, providers, rules, texts
 from clusters.remediation.choices import ActionState, FaultOutcome, ProviderEventKind
 from clusters.remediation.models import HyperPodEvent, HyperPodEventCursor, RemediationAction, RemediationNode
 from portal.core import locks, timeline
 from portal.core.aws import AwsError
 from portal.core.choices import TimelineKind, Visibility
+from portal.core.stored_text import message
 
 OVERLAP = timedelta(minutes=5)
 DESCRIBED = (ProviderEventKind.REPLACED, ProviderEventKind.REBOOTED, ProviderEventKind.CHECK_FAILED)
@@ -164,8 +165,8 @@ def _handle(cluster, cursor, event: HyperPodEvent, polled: Polled) -> None:
         action.transition(ActionState.CANCELLED, refused_rule="provider_acted",
                           refusal=f"Cancelled: {rules.RULE_WORDS['provider_acted']} ({event.instance_id}).")
         action.fault_rows.filter(outcome=FaultOutcome.REMEDIATING).update(outcome=FaultOutcome.CLEARED, settled_at=now)
-        journal.record(action, f"cancelled: HyperPod {event.get_kind_display().lower()} "
-                       f"{', '.join(sorted(hosts))} on its own", event.description)
+        journal.record(action, message(texts.PROVIDER_ACTED, nodes=", ".join(sorted(hosts)), event=event.kind),
+                       event.description)
         cancelled.append(action.pk)
     polled.closed += len(faults)
     polled.cancelled += len(cancelled)

@@ -28,10 +28,6 @@ from portal.core.jobs.models import Job
 from portal.core.querysets import RestrictedQuerySet
 
 
-class IllegalTransition(Exception):
-    """A move the lifecycle does not allow, or one another request made first."""
-
-
 class RemediationPolicy(models.Model):
     """How an organization consents to remediation, set by its lead SA with the customer's agreement."""
 
@@ -108,6 +104,7 @@ class RemediationAction(Job):
     STATUS_FIELD = "state"
     CREATED_FIELD = "approved_at"
     CLAIMABLE = (ActionState.APPROVED, ActionState.RUNNING, ActionState.VERIFYING)
+    TRANSITIONS = TRANSITIONS
     LEASE_SETTING = "REMEDIATION_LEASE_SECONDS"
 
     organization = models.ForeignKey("portal.Organization", on_delete=models.CASCADE, related_name="remediations")
@@ -167,23 +164,15 @@ class RemediationAction(Job):
     def is_open(self) -> bool:
         return self.state in (ActionState.PROPOSED, ActionState.APPROVED, ActionState.RUNNING, ActionState.VERIFYING)
 
-    def transition(self, to: str, **fields) -> None:
-        """Move to ``to`` as a compare-and-set on the state this copy read; ``fields`` are written with it.
+    def lifecycle_name(self) -> str:
+        return f"action {self.pk}"
 
-        A finished state releases the action's nodes (their guardrail rows), in the same UPDATE's transaction."""
-        if to not in TRANSITIONS[self.state]:
-            raise IllegalTransition(f"action {self.pk}: {self.state} → {to} is not allowed")
-        previous = self.state
-        if to in (ActionState.DONE, ActionState.FAILED, ActionState.REFUSED, ActionState.CANCELLED):
-            fields.setdefault("finished_at", timezone.now())
-        moved = RemediationAction.objects.filter(pk=self.pk, state=previous).update(state=to, **fields)
-        if not moved:
-            self.refresh_from_db(fields=["state"])
-            raise IllegalTransition(f"action {self.pk}: expected {previous}, found {self.state}; {to} not applied")
-        self.state = to
-        for name, value in fields.items():
-            setattr(self, name, value)
-        if "finished_at" in fields:
+    def transition(self, to: str, **fields) -> None:
+        """Move to ``to`` as a compare-and-set on the state this copy read (``Lifecycle.move``); ``fields`` are
+        written with it. A finished state releases the action's nodes (their guardrail rows), in the same UPDATE's
+        transaction."""
+        self.move(to, **fields)
+        if self.is_final(to):
             RemediationNode.objects.filter(action=self, active=True).update(active=False, released_at=timezone.now())
 
 

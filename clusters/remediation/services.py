@@ -21,17 +21,17 @@ from clusters.health.models import GpuFault
 from clusters.models import Cluster
 from clusters.remediation import journal, rules, texts
 from clusters.remediation.choices import AUTOMATIC_RULES, ActionKind, ActionState, ConsentMode
-from clusters.remediation.models import (
-    IllegalTransition,
-    RemediationAction,
-    RemediationFault,
-    RemediationNode,
-)
+from clusters.remediation.models import RemediationAction, RemediationFault, RemediationNode
 from portal.core import access, locks, timeline
 from portal.core.choices import TimelineKind, Visibility
-from portal.core.jobs import registry
+from portal.core.jobs import IllegalTransition, registry
+from portal.core.signals import Hook
 from portal.core.stored_text import Message, message
 from workloads.interactions import services as interactions
+
+# The actions' kind of portal.core.jobs: registered with its task in clusters.remediation.tasks (which imports this
+# module) and provided here by the remediation app's ready().
+KIND = Hook("remediation: the actions' kind of portal.core.jobs", provider="remediation")
 
 
 class Refused(Exception):
@@ -199,7 +199,7 @@ def cancel(action: RemediationAction, actor) -> RemediationAction:
 def dispatch(action: RemediationAction) -> bool:
     """Send the action's job now (the "remediation" kind of ``portal.core.jobs``), numbered so a resend ends an older
     chain of polls; the sweep retries a miss."""
-    return registry.dispatch("remediation", action)
+    return registry.dispatch(KIND.get(), action)
 
 
 def dispatch_on_commit(action: RemediationAction) -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from django.utils.translation import gettext, gettext_noop
 
-from clusters.remediation.choices import ActionKind
+from clusters.remediation.choices import ActionKind, ProviderEventKind
 from portal.core import provider_errors
 from portal.core.stored_text import define, message
 
@@ -28,6 +28,9 @@ ENTRY = define("remediation.entry", gettext_noop("Remediation %(action)s on %(cl
 STARTED = define("remediation.started", gettext_noop("%(kind)s of %(nodes)s started"), KIND)
 DRAINED = define("remediation.drained", gettext_noop("done: the nodes are drained"))
 CHECKED = define("remediation.checked", gettext_noop("done: the nodes passed HyperPod's deep health checks"))
+CHECKS_PASSED = define("remediation.checks_passed", gettext_noop("HyperPod's deep health checks passed: %(nodes)s."))
+PROVIDER_ACTED = define("remediation.provider_acted", gettext_noop("cancelled: HyperPod acted on %(nodes)s on its own (%(event)s)"),
+                        {"event": lambda value: str(ProviderEventKind(value).label).lower()})
 BACK = define("remediation.back", gettext_noop("the nodes are back; waiting for their next health report"))
 CLEARED = define("remediation.cleared", gettext_noop("done: the nodes reported without the fault"))
 FAILED = define("remediation.failed", gettext_noop("failed"))

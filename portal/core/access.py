@@ -20,6 +20,8 @@ from django.core.exceptions import FieldDoesNotExist, PermissionDenied
 from django.db.models import CharField, Model, Q, QuerySet, Value
 from django.utils.translation import gettext
 
+from portal.core.signals import Hook
+
 if TYPE_CHECKING:
     from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 
@@ -77,11 +79,13 @@ def _shared() -> Q:
     return Q(visibility="shared")
 
 
+# (user, the ids of the user's own organizations) -> the review assignments the user holds and may act on (no
+# declared conflict, no organization of theirs). The calls app, above the core, provides it in its ready().
+REVIEW_ASSIGNMENTS = Hook("access: a reviewer's assignments", provider="calls")
+
+
 def _assigned(user, own: frozenset[int]):
-    """The review assignments ``user`` holds and may act on (no declared conflict, no organization of theirs)."""
-    assignment = apps.get_model("calls", "ReviewAssignment")
-    return (assignment.objects.filter(reviewer=user, conflict_declared=False)
-            .exclude(application__organization_id__in=own))
+    return REVIEW_ASSIGNMENTS(user, own)
 
 
 def _reviewed_applications(user, own: frozenset[int]) -> Q:

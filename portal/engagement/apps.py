@@ -27,6 +27,6 @@ class EngagementConfig(AppConfig):
         if slack.thread_listener not in notifications.LISTENERS:
             notifications.LISTENERS.append(slack.thread_listener)
         notifications.SENDERS[slack.THREAD_CHANNEL] = slack.send_thread_reply
-        hooks.provide(hooks.RAISE_ESCALATION, services.raise_escalation)
-        hooks.provide(hooks.ESCALATIONS_OF, services.escalations_of)
-        hooks.provide(hooks.CUSTOMER_CHANNELS, services.customer_channels)
+        hooks.RAISE_ESCALATION.provide(services.raise_escalation)
+        hooks.ESCALATIONS_OF.provide(services.escalations_of)
+        hooks.CUSTOMER_CHANNELS.provide(services.customer_channels)

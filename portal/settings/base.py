@@ -400,7 +400,9 @@ CLUSTERS_LEASE_SECONDS = env.int("CLUSTERS_LEASE_SECONDS", default=60)  # one st
 # within it lands on the first request's row; the hourly sweep forgets older keys.
 SUBMISSION_KEY_TTL_HOURS = env.int("SUBMISSION_KEY_TTL_HOURS", default=24)
 CLUSTERS_JOB_DEADLINE_SECONDS = env.int("CLUSTERS_JOB_DEADLINE_SECONDS", default=4 * 3600)
-CLUSTERS_MAX_AWS_ERRORS = env.int("CLUSTERS_MAX_AWS_ERRORS", default=5)  # retryable errors in a row, then fail
+# Retryable AWS errors in a row before a provider step fails (launches, validations, remediations: every
+# portal.core.jobs.runner kind, unless it declares its own ``max_aws_errors``).
+JOB_MAX_AWS_ERRORS = env.int("JOB_MAX_AWS_ERRORS", default=5)
 
 # Cluster health (clusters/health/).
 HEALTH_INGEST_MAX_BYTES = env.int("HEALTH_INGEST_MAX_BYTES", default=256 * 1024 * 1024)  # a push, decompressed
@@ -470,7 +472,6 @@ ACCOUNTING_STALL_EFA_BYTES_PER_SECOND = env.float("ACCOUNTING_STALL_EFA_BYTES_PE
 VALIDATION_POLL_SECONDS = env.int("VALIDATION_POLL_SECONDS", default=1 if AWS_ENDPOINT_URL else 10)
 VALIDATION_LEASE_SECONDS = env.int("VALIDATION_LEASE_SECONDS", default=60)
 VALIDATION_STUCK_SECONDS = env.int("VALIDATION_STUCK_SECONDS", default=120)  # no heartbeat: the sweep resends
-VALIDATION_MAX_AWS_ERRORS = env.int("VALIDATION_MAX_AWS_ERRORS", default=5)  # throttled calls in a row, then fail
 VALIDATION_TIMEOUT_MINUTES = env.int("VALIDATION_TIMEOUT_MINUTES", default=120)  # a submitted job that never reports
 # A job that timed out: how long the sweep waits for sacct's answer on the head node.
 VALIDATION_SACCT_WAIT_SECONDS = env.int("VALIDATION_SACCT_WAIT_SECONDS", default=10)
@@ -483,7 +484,6 @@ SSM_INVISIBLE_SECONDS = env.int("SSM_INVISIBLE_SECONDS", default=60)
 REMEDIATION_POLL_SECONDS = env.int("REMEDIATION_POLL_SECONDS", default=1 if AWS_ENDPOINT_URL else 20)
 REMEDIATION_LEASE_SECONDS = env.int("REMEDIATION_LEASE_SECONDS", default=60)
 REMEDIATION_STUCK_SECONDS = env.int("REMEDIATION_STUCK_SECONDS", default=120)
-REMEDIATION_MAX_AWS_ERRORS = env.int("REMEDIATION_MAX_AWS_ERRORS", default=5)  # retryable errors in a row, then fail
 REMEDIATION_EXECUTION_SECONDS = env.int("REMEDIATION_EXECUTION_SECONDS", default=2 * 3600)
 REMEDIATION_VERIFY_SECONDS = env.int("REMEDIATION_VERIFY_SECONDS", default=6 * 3600)  # for the next clean report
 REMEDIATION_XID_SPREAD_NODES = env.int("REMEDIATION_XID_SPREAD_NODES", default=3)  # one XID on this many nodes

@@ -140,7 +140,7 @@ def test_an_unavailable_grafana_is_retried_then_fails_the_launch_as_a_dashboards
     from clusters.models import Cluster
     from sandbox.aws import moto_grafana
 
-    settings.CLUSTERS_MAX_AWS_ERRORS = 3
+    settings.JOB_MAX_AWS_ERRORS = 3
     moto_grafana.unavailable_for(2)
     first = _launch_observability(world, "obs-retried")
     job = first.jobs.get()

@@ -129,7 +129,7 @@ def test_create_failed_without_rollback_is_a_failure_too(world, stubbed):
 
 
 def test_throttling_retries_then_fails_with_a_clear_message(world, stubbed, settings):
-    settings.CLUSTERS_MAX_AWS_ERRORS = 3
+    settings.JOB_MAX_AWS_ERRORS = 3
     cluster = launched_cluster(world.org_a, name="slow", full_stack=False, blueprint="observability")
     for _ in range(3):
         stubbed.add_client_error("describe_stacks", service_error_code="Throttling", service_message="Rate exceeded",

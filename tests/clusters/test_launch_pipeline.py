@@ -114,7 +114,7 @@ def test_a_ready_cluster_is_not_deleted_without_confirmation(world, aws):
 
 
 def test_illegal_transitions_raise(world, aws):
-    from clusters.models import IllegalTransition
+    from portal.core.jobs import IllegalTransition
 
     cluster = launched_cluster(world.org_a, name="sm")
     with pytest.raises(IllegalTransition):

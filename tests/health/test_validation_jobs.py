@@ -315,7 +315,7 @@ def test_a_job_that_never_reports_times_out_with_the_reason(world, aws, settings
 def test_throttling_is_retried_with_backoff_then_fails_in_the_portals_words(world, aws, settings, monkeypatch):
     monkeypatch.setattr(moto_sbatch, "JOB_SECONDS", 600)
     settings.AWS_MAX_ATTEMPTS = 0  # botocore's own retries off: the portal's backoff is under test
-    settings.VALIDATION_MAX_AWS_ERRORS = 3
+    settings.JOB_MAX_AWS_ERRORS = 3
     settings.PORTAL_BASE_URL = "http://portal.invalid"
     cluster = pcluster(world.org_a, hosts=HOSTS[:2])
     job, _ = validation.start(cluster, actor=world.lead_a)

@@ -67,7 +67,7 @@ def test_health_reads_stall_thresholds_from_accounting():
     from clusters.accounting import thresholds
     from clusters.health.faults import stalls
 
-    assert stalls._stall_minutes_source is thresholds.stall_minutes
+    assert stalls.STALL_MINUTES.get() is thresholds.stall_minutes
 
 
 def test_every_forbidden_contract_counts_indirect_imports():

@@ -167,7 +167,7 @@ def test_reboot_is_sent_once_even_when_a_step_is_delivered_again(world, aws):
 @pytest.mark.django_db
 def test_throttling_is_retried_with_backoff_then_fails_in_the_portals_words(world, aws, settings):
     settings.AWS_MAX_ATTEMPTS = 0  # botocore's own retries off (it counts retries): the portal's backoff is under test
-    settings.REMEDIATION_MAX_AWS_ERRORS = 3
+    settings.JOB_MAX_AWS_ERRORS = 3
     RemediationPolicyFactory(organization=world.org_a, mode="lead_sa")
     cluster = hyperpod_cluster(world.org_a)
     action, _ = services.propose(cluster, kind="reboot", nodes=[FAULTY], actor=world.lead_a)

@@ -15,12 +15,10 @@ class InteractionsConfig(AppConfig):
         from portal.core.templatetags.portal_display import add_label_source
         from workloads.interactions import choices as interaction_choices
         from workloads.interactions import sections as interaction_sections
-        from workloads.interactions import (
-            tasks,  # noqa: F401  (registers the AWS Support Celery tasks)
-            watchers,
-        )
+        from workloads.interactions import services, tasks, watchers
 
         notifications.SENDERS[watchers.CHANNEL] = watchers.send
+        services.OPEN_REQUESTED_CASE.provide(tasks.open_requested_case)
         add_label_source(interaction_choices)
 
         sections.register(sections.ORGANIZATION_PAGE, "workloads/interactions/htmx/interaction_org_section.html",

@@ -21,7 +21,7 @@ def ways_to_ask(user) -> list[dict]:
         row = rows.setdefault(membership.organization_id,
                               {"organization": membership.organization, "channels": [], "leads": []})
         row["leads"].append(membership.user)
-    channels = hooks.call(hooks.CUSTOMER_CHANNELS, org_ids, default=())
+    channels = hooks.CUSTOMER_CHANNELS(org_ids)
     for link in channels:
         row = rows.setdefault(link.organization_id, {"organization": link.organization, "channels": [], "leads": []})
         row["channels"].append(link.name or link.channel_id)

@@ -3,7 +3,6 @@ timeline, and notifications. Views, the API and the AWS Support sync all go thro
 three never disagree."""
 from __future__ import annotations
 
-from celery import signature
 from django.contrib.auth import get_user_model
 from django.db.models import Count, Min, Q
 from django.utils import timezone
@@ -13,6 +12,7 @@ from portal.core import escalation_targets as targets
 from portal.core.choices import OPEN_STATUSES, InteractionStatus, TimelineKind
 from portal.core.models import EscalationTarget
 from portal.core.notifications import Event, notify
+from portal.core.signals import Hook
 from workloads.interactions import hooks, signals, watchers
 from workloads.interactions.choices import HistoryKind, InteractionKind
 from workloads.interactions.models import Interaction, InteractionComment, SupportCaseRequest
@@ -20,6 +20,9 @@ from workloads.interactions.models import Interaction, InteractionComment, Suppo
 TRACKED = ("status", "owner_id", "severity", "visibility")
 OPEN_CASE_TASK = "interactions.support.open_case"  # messages queued before case requests were rows
 OPEN_REQUESTED_CASE_TASK = "interactions.support.open_requested_case"
+# The task that opens a requested case: defined in the tasks module, which imports this one, and provided here by
+# the interactions app's ready().
+OPEN_REQUESTED_CASE = Hook("interactions: the task that opens a requested support case", provider="interactions")
 
 
 def snapshot(interaction: Interaction) -> dict:
@@ -143,22 +146,21 @@ def escalate(interaction: Interaction, actor, reason: str, target=None):
     if target is None:
         target = EscalationTarget.objects.filter(slug=targets.LEGACY_TARGET).first() \
             or targets.sync(EscalationTarget)[targets.LEGACY_TARGET]
-    return hooks.call(hooks.RAISE_ESCALATION, interaction, actor, target, reason)
+    return hooks.RAISE_ESCALATION(interaction, actor, target, reason)
 
 
 def request_support_case(interaction: Interaction, *, subject: str, body: str,
                          service_code: str = "amazon-elastic-compute-cloud-linux",
                          category_code: str = "instance-issue") -> bool:
     """Ask for the interaction's AWS Support case to be opened with ``body``: a ``SupportCaseRequest`` row (a job of
-    ``portal.core.jobs``), whose task is sent after commit by name so callers outside this package need not import the
-    sync; a broker that cannot take it leaves the row for the sweep. False when the interaction has a case
-    already."""
+    ``portal.core.jobs``), whose task (``OPEN_REQUESTED_CASE``) is sent after commit; a broker that cannot take it
+    leaves the row for the sweep. False when the interaction has a case already."""
     if interaction.support_case_id:
         return False
     row = SupportCaseRequest.objects.create(interaction=interaction, subject=subject[:250], body=body,
                                             service_code=service_code, category_code=category_code,
                                             dispatched_at=timezone.now())
-    jobs.send_on_commit(signature(OPEN_REQUESTED_CASE_TASK), row.pk,
+    jobs.send_on_commit(OPEN_REQUESTED_CASE.get(), row.pk,
                         on_failure=lambda: SupportCaseRequest.mark_dispatched(row.pk, False))
     return True
 

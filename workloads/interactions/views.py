@@ -66,7 +66,7 @@ class InteractionView(ObjectView):
         ctx["sees_internal"] = access.sees_internal(user, obj.organization_id)
         ctx["comment_form"] = CommentForm()
         ctx["escalate_form"] = EscalateForm()
-        ctx["escalations"] = hooks.call(hooks.ESCALATIONS_OF, user, obj, default=())
+        ctx["escalations"] = hooks.ESCALATIONS_OF(user, obj)
         if ctx["can_change"]:
             chosen = {t.pk for t in obj.tags.all()}
             ctx["suggested_tags"] = [

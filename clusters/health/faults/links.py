@@ -14,6 +14,7 @@ from django.utils.translation import gettext
 
 from clusters.health.models import GpuFault, check_same_organization
 from portal.core import access
+from portal.core.signals import Hook
 from workloads.interactions import services
 from workloads.interactions.models import Interaction
 
@@ -29,14 +30,15 @@ def with_visible_interaction(faults: QuerySet, user) -> QuerySet:
     )
 
 
+# (faults, user) -> the faults annotated with ``remediating_action``. The remediation app, which builds on health,
+# provides it in its ready(): this module imports nothing of it.
+REMEDIATING = Hook("health: the remediation action each fault is under", provider="remediation")
+
+
 def with_remediation(faults: QuerySet, user) -> QuerySet:
     """Annotate ``remediating_action``: the id of the remediation action the fault is "remediating" under, among
     the actions the user may see (None otherwise), in the fault query itself (no query per row)."""
-    from django.apps import apps  # the remediation app builds on health: looked up, not imported
-
-    rows = apps.get_model("remediation", "RemediationFault").objects.restrict(user, access.VIEW)
-    under = rows.filter(fault=OuterRef("pk"), outcome="remediating").order_by("-action_id")
-    return faults.annotate(remediating_action=Subquery(under.values("action_id")[:1]))
+    return REMEDIATING(faults, user)
 
 
 def visible_link(fault: GpuFault, user) -> tuple[int, str] | None:

@@ -21,14 +21,13 @@ The fault keeps the traces that opened it (``GpuFault.evidence``).
 from __future__ import annotations
 
 import datetime
-from collections.abc import Callable
 
 from django.conf import settings
-from django.core.exceptions import ImproperlyConfigured
 from django.db import IntegrityError, transaction
 
 from clusters.health.models import GpuFault, HealthReport
 from portal.core.choices import FAULT_SEVERITY_RANK
+from portal.core.signals import Hook
 from portal.core.weeks import week_of
 
 KIND = "training_stalled"
@@ -102,21 +101,9 @@ def resumed(points: list[dict]) -> bool:
     return not _low(last) or moving
 
 
-# How long near-zero work must last to be a stall, per organization. The thresholds are capacity accounting's
-# (its lead SAs set them per organization), which sits above health: accounting registers its reader here when the
-# app registry is ready (``AccountingConfig.ready``), and a missing registration fails loudly, not with a default.
-_stall_minutes_source: Callable[[int], int] | None = None
-
-
-def use_stall_minutes(source: Callable[[int], int]) -> None:
-    global _stall_minutes_source
-    _stall_minutes_source = source
-
-
-def stall_minutes(organization_id: int) -> int:
-    if _stall_minutes_source is None:
-        raise ImproperlyConfigured("No stall threshold is registered: clusters.accounting registers it when ready.")
-    return _stall_minutes_source(organization_id)
+# How long near-zero work must last to be a stall, per organization: the thresholds are capacity accounting's (its
+# lead SAs set them per organization), which sits above health and provides the reader when ready.
+STALL_MINUTES = Hook("the organization's stall window in minutes", provider="accounting")
 
 
 def check(cluster, report: HealthReport, *, maybe_open: bool = True) -> GpuFault | None:
@@ -134,7 +121,7 @@ def check(cluster, report: HealthReport, *, maybe_open: bool = True) -> GpuFault
         if maybe_open:
             still_open.update(cleared_at=now, last_seen=now, last_report=report)
         return None
-    minutes = stall_minutes(cluster.organization_id)
+    minutes = STALL_MINUTES(cluster.organization_id)
     points = trace(cluster.pk, now, minutes)
     open_fault = still_open.first() if maybe_open else None
     if open_fault is not None:

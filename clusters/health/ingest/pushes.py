@@ -42,8 +42,13 @@ from clusters.health.readers.prometheus import ParseError
 from portal.core import jobs
 from portal.core.jobs import registry
 from portal.core.metrics import instruments
+from portal.core.signals import Hook
 
 logger = logging.getLogger(__name__)
+
+# The pushes' kind of portal.core.jobs, with the task that processes one: the tasks module, which imports this one,
+# registers it and the health app's ready() provides it here.
+KIND = Hook("health: the pushes' kind of portal.core.jobs", provider="health")
 
 CHUNK = 1 << 20
 MAX_ATTEMPTS = 3
@@ -138,7 +143,7 @@ def send_on_commit(push: HealthPush) -> None:
     def left_for_sweep() -> None:
         HealthPush.mark_dispatched(push.pk, False, status=PushStatus.PENDING)
 
-    jobs.send_on_commit(registry.kind_of("push").task, push.pk, on_failure=left_for_sweep)
+    jobs.send_on_commit(KIND.get().task, push.pk, on_failure=left_for_sweep)
 
 
 def _covers(newer: HealthPush, older: HealthPush) -> bool:
@@ -247,8 +252,8 @@ def delete_leftover_bodies() -> int:
 
 
 def sweep(now=None) -> int:
-    """The pushes' share of ``portal.jobs.sweep`` alone: answers how many it sent."""
-    return registry.sweep_kind("push", now).sent
+    """The pushes' share of ``portal.core.jobs.sweep`` alone: answers how many it sent."""
+    return registry.sweep_kind(KIND.get(), now).sent
 
 
 def peak_memory_kb() -> int:

@@ -7,10 +7,10 @@ from clusters.health.models.config import TOKEN_PREFIX, ClusterHealthConfig, has
 from clusters.health.models.faults import INTERACTION_OTHER_ORGANIZATION, GpuFault, check_same_organization, stamp_weeks
 from clusters.health.models.reports import ClusterHealthState, HealthPush, HealthReport, NodeHealth, PushStatus
 from clusters.health.models.slurm import SlurmNode
-from clusters.health.models.validation import JOB_TOKEN_PREFIX, IllegalTransition, ValidationJob, ValidationRun
+from clusters.health.models.validation import JOB_TOKEN_PREFIX, ValidationJob, ValidationRun
 
 __all__ = [
     "INTERACTION_OTHER_ORGANIZATION", "JOB_TOKEN_PREFIX", "TOKEN_PREFIX", "ClusterHealthConfig", "ClusterHealthState",
-    "GpuFault", "HealthPush", "HealthReport", "IllegalTransition", "NodeHealth", "PushStatus", "SlurmNode", "SnsMessage",
+    "GpuFault", "HealthPush", "HealthReport", "NodeHealth", "PushStatus", "SlurmNode", "SnsMessage",
     "ValidationJob", "ValidationRun", "check_same_organization", "hash_token", "stamp_weeks",
 ]

@@ -19,10 +19,6 @@ from portal.core.querysets import RestrictedQuerySet
 JOB_TOKEN_PREFIX = "gv"
 
 
-class IllegalTransition(Exception):
-    """A move the job's lifecycle does not allow, or one another request or worker made first."""
-
-
 class ValidationJob(Job):
     """An NCCL (or Neuron) validation the portal starts on a cluster: submitted with ``sbatch`` through SSM on
     the head node by a worker, its outputs posted back with a token scoped to this job, judged into runs.
@@ -36,6 +32,7 @@ class ValidationJob(Job):
     CREATED_FIELD = "created_at"
     CLAIMABLE = (JobState.PENDING,)
     OPEN = JOB_OPEN
+    TRANSITIONS = JOB_TRANSITIONS
     LEASE_SETTING = "VALIDATION_LEASE_SECONDS"
 
     cluster = models.ForeignKey("clusters.Cluster", on_delete=models.CASCADE, related_name="validation_jobs")
@@ -101,22 +98,15 @@ class ValidationJob(Job):
             return "pairwise sweep"
         return ", ".join(self.collectives)
 
+    def lifecycle_name(self) -> str:
+        return f"validation job {self.pk}"
+
     def transition(self, to: str, **fields) -> None:
-        """Move to ``to`` as a compare-and-set on the state this copy read; ``fields`` are written with it.
-        A finished job's token dies with it."""
-        if to not in JOB_TRANSITIONS[self.state]:
-            raise IllegalTransition(f"validation job {self.pk}: {self.state} → {to} is not allowed")
-        previous = self.state
-        if not JOB_TRANSITIONS[to]:
-            fields.setdefault("finished_at", timezone.now())
+        """Move to ``to`` as a compare-and-set on the state this copy read (``Lifecycle.move``); ``fields`` are
+        written with it. A finished job's token dies with it."""
+        if self.can_transition(to) and self.is_final(to):
             fields.setdefault("token_hash", "")
-        moved = ValidationJob.objects.filter(pk=self.pk, state=previous).update(state=to, **fields)
-        if not moved:
-            self.refresh_from_db(fields=["state"])
-            raise IllegalTransition(f"validation job {self.pk}: expected {previous}, found {self.state}; {to} not applied")
-        self.state = to
-        for name, value in fields.items():
-            setattr(self, name, value)
+        self.move(to, **fields)
 
     def issue_token(self, lifetime) -> str:
         """A new upload token for this job (``gv<job id>.<secret>``); its hash is kept, the token is not."""

@@ -5,8 +5,8 @@ the first); a worker's ``step`` submits it with ``sbatch`` through SSM on the he
 or the controller node (HyperPod Slurm) and follows the command until Slurm has the job; the job posts
 each output to ``receive`` with its upload token, which reads it with the portal's readers and records a
 ``ValidationRun`` (or a pair of a pairwise sweep); the last output gives the job its verdict. ``time_out``
-ends jobs that never report, asking Slurm why (``validation_slurm``); the cancel's worker side and the trend
-of the runs are in ``validation_slurm`` and ``validation_trend``, their names available here too.
+ends jobs that never report, asking Slurm why (``validation.slurm``); the cancel's worker side and the trend
+of the runs are in ``validation.slurm`` and ``validation.trend``, their names available here too.
 
 A validation job is the "validation" kind of ``portal.core.jobs`` (registered in ``clusters.health.tasks``): one
 conditional UPDATE claims the job, a message from an older send claims nothing, and the one sweep sends jobs the
@@ -19,7 +19,6 @@ import logging
 from dataclasses import dataclass
 from datetime import timedelta
 
-from celery import signature
 from django.conf import settings
 from django.core.exceptions import PermissionDenied
 from django.db import IntegrityError, transaction
@@ -30,7 +29,7 @@ from django.utils.translation import gettext
 from clusters.choices import ClusterState, Orchestrator
 from clusters.health.choices import JOB_OPEN, JobState, RunVerdict, ValidationMode
 from clusters.health.ingest import service as services
-from clusters.health.models import IllegalTransition, NodeHealth, ValidationJob, ValidationRun
+from clusters.health.models import NodeHealth, ValidationJob, ValidationRun
 from clusters.health.readers import nccl
 from clusters.health.validation import headnode, pairwise, slurm_names
 from clusters.health.validation.slurm import (  # noqa: F401 - part of this module's names
@@ -51,11 +50,15 @@ from clusters.software import stack
 from portal.core import access, jobs, locks, provider_errors, timeline
 from portal.core.aws import AwsError
 from portal.core.choices import Severity, Visibility
-from portal.core.jobs import registry
+from portal.core.jobs import IllegalTransition, registry
+from portal.core.jobs.runner import Runner
+from portal.core.signals import Hook
 
 logger = logging.getLogger(__name__)
 
-CANCEL_TASK = "clusters.health.tasks.cancel_validation"  # sent by name: the tasks module imports this one
+# The tasks module imports this one: it provides what this module sends (in the health app's ready()).
+KIND = Hook("health: the validation jobs' kind of portal.core.jobs", provider="health")
+CANCEL = Hook("health: the task that sends scancel for a cancelled validation", provider="health")
 ORCHESTRATORS = (Orchestrator.PARALLELCLUSTER, Orchestrator.HYPERPOD)
 OPERATIONS = ("all_reduce", "all_gather", "reduce_scatter", "alltoall")
 VERDICT_ORDER = {RunVerdict.FAIL: 3, RunVerdict.WARN: 2, RunVerdict.NONE: 1, RunVerdict.PASS: 0}
@@ -188,7 +191,7 @@ def start(cluster, *, actor=None, collectives=("all_reduce",), nodes=(), pairwis
 
 def dispatch(job: ValidationJob) -> bool:
     """Send the job's task now, numbered so a resend ends an older chain of polls; the sweep retries a miss."""
-    return registry.dispatch("validation", job)
+    return registry.dispatch(KIND.get(), job)
 
 
 # --- the worker's step -----------------------------------------------------------------------------------
@@ -198,29 +201,32 @@ def countdown(job: ValidationJob) -> int:
     return min(settings.VALIDATION_POLL_SECONDS * (2 ** job.aws_errors), 300)
 
 
+class ValidationRunner(Runner):
+    """The submission's step on ``portal.core.jobs.runner`` (claim, AWS-error budget, fail or release); it answers the
+    countdown to the next step with the outcome."""
+
+    model = ValidationJob
+    select_related = ("cluster__organization",)
+
+    def advance(self, job: ValidationJob) -> str:
+        return _submit(job)
+
+    def fail(self, job: ValidationJob, error: str, reason: str) -> str:
+        return fail(job, error, reason)
+
+    def answer(self, job: ValidationJob, outcome: str) -> tuple[str, int]:
+        return outcome, countdown(job)
+
+    def refused(self) -> tuple[str, int]:
+        return DONE, 0
+
+
+RUNNER = ValidationRunner()
+
+
 def step(job_id: int, attempt: int | None = None) -> tuple[str, int]:
     """Advance the submission once; (POLL, seconds) asks the caller to come back after that countdown."""
-    if not ValidationJob.claim(job_id, attempt):
-        return DONE, 0
-    job = ValidationJob.objects.select_related("cluster__organization").get(pk=job_id)
-    job.polls += 1
-    try:
-        outcome = _submit(job)
-        job.aws_errors = 0
-    except AwsError as exc:
-        if exc.retryable and job.aws_errors + 1 < settings.VALIDATION_MAX_AWS_ERRORS:
-            job.aws_errors += 1
-            outcome = POLL
-        else:
-            outcome = fail(job, str(exc), provider_errors.aws_failure(exc))
-    except IllegalTransition as exc:  # timed out while this step ran: stop quietly
-        logger.info("validation %s stopped: %s", job_id, exc)
-        outcome = DONE
-    except Exception as exc:  # an answer we do not understand: fail visibly, never hang
-        logger.exception("validation %s failed unexpectedly", job_id)
-        outcome = fail(job, f"Unexpected error: {type(exc).__name__}: {exc}", "error")
-    ValidationJob.release(job.pk, polls=job.polls, aws_errors=job.aws_errors)
-    return outcome, countdown(job)
+    return RUNNER.step(job_id, attempt)
 
 
 def _upload_url(job: ValidationJob) -> str:
@@ -462,7 +468,7 @@ def _cancel(job: ValidationJob, actor, summary: str) -> ValidationJob:
 
 
 def dispatch_scancel(job: ValidationJob) -> bool:
-    return jobs.send(signature(CANCEL_TASK), job.pk)
+    return jobs.send(CANCEL.get(), job.pk)
 
 
 # --- the sweep's part ----------------------------------------------------------------------------------
@@ -486,8 +492,8 @@ def time_out() -> int:
 
 
 def sweep() -> tuple[int, int]:
-    """The validation jobs' share of ``portal.jobs.sweep`` alone: time out the jobs past their deadline, send pending
+    """The validation jobs' share of ``portal.core.jobs.sweep`` alone: time out the jobs past their deadline, send pending
     jobs the broker lost or whose worker died (no heartbeat for VALIDATION_STUCK_SECONDS, lease run out).
     Returns (timed out, sent)."""
-    swept = registry.sweep_kind("validation")
+    swept = registry.sweep_kind(KIND.get())
     return swept.extra, swept.sent

@@ -15,11 +15,10 @@ from clusters.health.choices import JobState
 from clusters.health.models import ValidationJob
 from clusters.health.validation import headnode, slurm_names
 from portal.core.aws import AwsError
+from portal.core.jobs.runner import DONE, POLL
 
 logger = logging.getLogger("clusters.health.validation.service")
 
-POLL = "poll"
-DONE = "done"
 SUBMITTING = "submitting"
 
 

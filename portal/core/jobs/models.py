@@ -6,7 +6,8 @@ where the kind's messages carry that number, so a message from before the latest
 chain of polls ends; ``lease_until`` keeps two deliveries from working on one row at once and ``heartbeat`` says
 when a worker last touched it, so the sweep finds rows whose worker died. Each kind keeps its own status field
 (its own choices; ``STATUS_FIELD`` names it where a kind calls it ``state``) and its own created and finished
-timestamps (``CREATED_FIELD``, ``FINISHED_FIELD``). Every transition here is one conditional UPDATE.
+timestamps (``CREATED_FIELD``, ``FINISHED_FIELD``). A kind with a lifecycle declares its legal moves
+(``TRANSITIONS``, ``portal.core.jobs.states``) and moves with ``move``. Every transition here is one conditional UPDATE.
 """
 from __future__ import annotations
 
@@ -18,8 +19,10 @@ from django.db.models import Q
 from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
 
+from portal.core.jobs.states import Lifecycle
 
-class Job(models.Model):
+
+class Job(Lifecycle, models.Model):
     """A row of background work: dispatch time, send number, lease, heartbeat and error."""
 
     dispatched_at = models.DateTimeField(null=True, blank=True,
@@ -93,12 +96,16 @@ class Job(models.Model):
 
     @classmethod
     def release(cls, pk: int, *, if_open: bool = False, **fields) -> bool:
-        """Drop the row's lease and beat, writing ``fields`` with it; with ``if_open``, only while it is still open
-        (a step never writes over a verdict reached while it ran)."""
+        """Drop the row's lease and beat, writing ``fields`` with it; with ``if_open``, ``fields`` only while it is
+        still open (a step never writes over a verdict reached while it ran: then only the lease goes, and the
+        answer is False)."""
         rows = cls._default_manager.filter(pk=pk)
-        if if_open:
-            rows = rows.filter(cls.open())
-        return bool(rows.update(lease_until=None, heartbeat=timezone.now(), **fields))
+        if not if_open:
+            return bool(rows.update(lease_until=None, heartbeat=timezone.now(), **fields))
+        if rows.filter(cls.open()).update(lease_until=None, heartbeat=timezone.now(), **fields):
+            return True
+        rows.update(lease_until=None)
+        return False
 
     @classmethod
     def number(cls, pk: int) -> int:

@@ -150,3 +150,10 @@ class ReviewAssignment(models.Model):
 
     def get_absolute_url(self) -> str:
         return reverse("calls:review_edit", kwargs={"pk": self.pk})
+
+    @classmethod
+    def held(cls, user, own):
+        """The assignments ``user`` holds and may act on: no declared conflict, no organization of theirs (``own``,
+        their organizations' ids). The access policy's reviewer scopes read it (``portal.core.access.REVIEW_ASSIGNMENTS``)."""
+        return cls.objects.filter(reviewer=user, conflict_declared=False).exclude(
+            application__organization_id__in=own)
