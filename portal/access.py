@@ -37,6 +37,9 @@ ARCHIVED_ALLOWS = frozenset({VIEW, TEAR_DOWN})
 
 CUSTOMER = "customer"
 LEAD_SA = "lead_sa"
+# A customer the program designates as their organization's administrator: only what a rule's ``org_admin``
+# names (registering the organization's identity provider), on top of being a customer.
+ORG_ADMIN = "org_admin"
 SPECIALIST = "specialist"  # not an organization role: the ids under this key are escalation targets
 
 
@@ -68,6 +71,7 @@ class Rule:
     # lead or belong to, nor one they declared a conflict with: ``reviewer_scope(user, own_org_ids)`` is that Q.
     reviewer: frozenset[str] = frozenset()
     reviewer_scope: Callable[[object, frozenset[int]], Q] | None = None
+    org_admin: frozenset[str] = frozenset()
 
     def org_lookup(self) -> str:
         return f"{self.path}__in" if self.path else "pk__in"
@@ -113,7 +117,11 @@ POLICY: dict[str, Rule] = {
     "portal.escalationtarget": Rule(path=None, customer=R(), lead_sa=R({VIEW})),
     # Identity providers: program managers register each organization's (pages under /sso/providers/); the
     # program's own provider (no organization) is staff's, in the admin.
-    "sso.identityprovider": Rule(path="organization", customer=R(), lead_sa=R(), program_manager=R({VIEW, CHANGE})),
+    # An organization's designated administrator registers its own.
+    "sso.identityprovider": Rule(path="organization", customer=R(), lead_sa=R(), program_manager=R({VIEW, CHANGE}),
+                                 org_admin=R({VIEW, CHANGE})),
+    "sso.identityproviderchange": Rule(path="provider__organization", customer=R(), lead_sa=R(),
+                                       org_admin=R({VIEW})),
     # review: program-wide, no organization; program managers (and staff) only
     "review.weeklyreview": Rule(path="", customer=R(), lead_sa=R(), program_manager=R({VIEW, CHANGE}),
                                 cycle_path="cycle"),
@@ -246,7 +254,7 @@ def _roles(user) -> dict[str, frozenset[int]]:
             .annotate(kind=Value(SPECIALIST, output_field=CharField())).values_list("kind", "target_id"),
             all=True,
         )
-        by_role: dict[str, set[int]] = {CUSTOMER: set(), LEAD_SA: set(), SPECIALIST: set()}
+        by_role: dict[str, set[int]] = {CUSTOMER: set(), LEAD_SA: set(), SPECIALIST: set(), ORG_ADMIN: set()}
         for role, org_id in rows:
             by_role.setdefault(role, set()).add(org_id)
         cached = {role: frozenset(ids) for role, ids in by_role.items()}
@@ -310,6 +318,8 @@ def organization_ids(user, action: str = VIEW, model: type[Model] | None = None)
         ids |= roles.get(LEAD_SA, frozenset())
     if action in rule.customer:
         ids |= roles.get(CUSTOMER, frozenset())
+    if action in rule.org_admin:
+        ids |= roles.get(ORG_ADMIN, frozenset()) & roles.get(CUSTOMER, frozenset())
     return frozenset(ids)
 
 
@@ -413,6 +423,8 @@ def _restrict(queryset: QuerySet, user: AbstractBaseUser | AnonymousUser, action
     roles = _roles(user)
     lead_ids = roles.get(LEAD_SA, frozenset()) if action in rule.lead_sa else frozenset()
     customer_ids = roles.get(CUSTOMER, frozenset()) if action in rule.customer else frozenset()
+    if action in rule.org_admin:  # an administrator reaches its organization's rows as a lead SA would, unscoped
+        lead_ids = lead_ids | (roles.get(ORG_ADMIN, frozenset()) & roles.get(CUSTOMER, frozenset()))
     if rule.path is None:
         return queryset if (lead_ids or customer_ids) else queryset.none()
     lookup = rule.org_lookup()
