@@ -74,6 +74,9 @@ def test_a_token_made_in_the_browser_after_a_passkey_does_protected_actions(worl
     assert not _needs_factor(_api(client, "post", LAUNCH, token))
     assert _api(client, "delete", DELETE, token).status_code == 404
     assert devices.remaining_recovery_codes(world.lead_a) == codes_before
+    # A staff reset of the person's factors takes the token's confirmation with them.
+    devices.reset(world.lead_a)
+    assert _needs_factor(_api(client, "post", LAUNCH, token))
     assert AuditEvent.objects.filter(kind=AuditKind.TOKEN_CREATED, actor=world.lead_a,
                                      target__startswith="browser").exists()
     assert AuditEvent.objects.filter(kind=AuditKind.SECOND_FACTOR, actor=world.lead_a,
