@@ -37,9 +37,7 @@ ARCHIVED_ALLOWS = frozenset({VIEW, TEAR_DOWN})
 
 CUSTOMER = "customer"
 LEAD_SA = "lead_sa"
-# A customer the program designates as their organization's administrator: only what a rule's ``org_admin``
-# names (registering the organization's identity provider), on top of being a customer.
-ORG_ADMIN = "org_admin"
+ORG_ADMIN = "org_admin"  # a customer named to run its organization's sign-in: only what a rule's ``org_admin`` names
 SPECIALIST = "specialist"  # not an organization role: the ids under this key are escalation targets
 
 
@@ -115,13 +113,11 @@ POLICY: dict[str, Rule] = {
                                       cycle_path="cycle"),
     # Escalation targets (specialist teams): internal, program-wide.
     "portal.escalationtarget": Rule(path=None, customer=R(), lead_sa=R({VIEW})),
-    # Identity providers: program managers register each organization's (pages under /sso/providers/); the
-    # program's own provider (no organization) is staff's, in the admin.
-    # An organization's designated administrator registers its own.
+    # Identity providers: program managers register each organization's (pages under /sso/providers/), its designated
+    # administrator its own; the program's own provider (no organization) is staff's, in the admin.
     "sso.identityprovider": Rule(path="organization", customer=R(), lead_sa=R(), program_manager=R({VIEW, CHANGE}),
                                  org_admin=R({VIEW, CHANGE})),
-    "sso.identityproviderchange": Rule(path="provider__organization", customer=R(), lead_sa=R(),
-                                       org_admin=R({VIEW})),
+    "sso.identityproviderchange": Rule(path="provider__organization", customer=R(), lead_sa=R(), org_admin=R({VIEW})),
     # review: program-wide, no organization; program managers (and staff) only
     "review.weeklyreview": Rule(path="", customer=R(), lead_sa=R(), program_manager=R({VIEW, CHANGE}),
                                 cycle_path="cycle"),
@@ -318,8 +314,7 @@ def organization_ids(user, action: str = VIEW, model: type[Model] | None = None)
         ids |= roles.get(LEAD_SA, frozenset())
     if action in rule.customer:
         ids |= roles.get(CUSTOMER, frozenset())
-    if action in rule.org_admin:
-        ids |= roles.get(ORG_ADMIN, frozenset()) & roles.get(CUSTOMER, frozenset())
+    ids |= roles.get(ORG_ADMIN, frozenset()) & roles.get(CUSTOMER, frozenset()) if action in rule.org_admin else set()
     return frozenset(ids)
 
 

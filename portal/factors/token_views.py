@@ -48,7 +48,7 @@ class ApiTokensView(View):
         if devices.has_factor(request.user):
             tokens.confirm(instance, request)
         request.session[SHOWN_ONCE] = {"token": text, "expiry": instance.expiry.isoformat()}
-        submissions.record(request, instance, reverse("factors:api_tokens"))
+        submissions.record(request, None, reverse("factors:api_tokens"))  # a token's key is no row id
         return redirect("factors:api_tokens")
 
 

@@ -25,7 +25,7 @@ PAGES = (
     "remediation:action_propose", "health:validationjob_add",
     "calls:call_add", "calls:call_award", "calls:application_start", "calls:application_submit",
     "calls:application_assign", "funder:report_add", "funder:report_issue",
-    "funder:part_comment", "sso:provider_add",
+    "funder:part_comment", "sso:provider_add", "sso:administrator_list", "factors:api_tokens",
 )
 APIS = (
     "interactions-api:interaction-list", "interactions-api:interaction-history", "interactions-api:interaction-escalate",
@@ -125,6 +125,9 @@ def test_every_create_route_is_walked():
     # Passkeys: a registration answers a challenge the session holds once (a repeat finds it spent: 400) and the
     # credential id is unique; confirming changes the counter; removing deletes.
     not_creates |= {"factors:passkey_register", "factors:passkey_verify", "factors:passkey_delete"}
+    # A person's own API token: confirming sets its one confirmation row (a repeat moves its time), revoking deletes.
+    # Removing an organization administrator deletes the designation.
+    not_creates |= {"factors:api_token_confirm", "factors:api_token_revoke", "sso:administrator_remove"}
     posted = {name for name, case in ROUTES.items() if case.payload is not None and not name.endswith(("_edit", "-detail"))}
     missing = sorted(posted - set(PAGES) - set(APIS) - not_creates)
     assert not missing, f"create routes the walk does not cover: {missing}"
