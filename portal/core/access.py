@@ -20,7 +20,7 @@ from django.core.exceptions import FieldDoesNotExist, PermissionDenied
 from django.db.models import CharField, Model, Q, QuerySet, Value
 from django.utils.translation import gettext
 
-from portal.core.signals import Hook
+from portal.core import reviewers
 
 if TYPE_CHECKING:
     from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
@@ -39,6 +39,7 @@ ARCHIVED_ALLOWS = frozenset({VIEW, TEAR_DOWN})
 
 CUSTOMER = "customer"
 LEAD_SA = "lead_sa"
+ORG_ADMIN = "org_admin"  # a customer named to run its organization's sign-in: only what a rule's ``org_admin`` names
 SPECIALIST = "specialist"  # not an organization role: the ids under this key are escalation targets
 
 
@@ -70,6 +71,7 @@ class Rule:
     # lead or belong to, nor one they declared a conflict with: ``reviewer_scope(user, own_org_ids)`` is that Q.
     reviewer: frozenset[str] = frozenset()
     reviewer_scope: Callable[[object, frozenset[int]], Q] | None = None
+    org_admin: frozenset[str] = frozenset()
 
     def org_lookup(self) -> str:
         return f"{self.path}__in" if self.path else "pk__in"
@@ -77,27 +79,6 @@ class Rule:
 
 def _shared() -> Q:
     return Q(visibility="shared")
-
-
-# (user, the ids of the user's own organizations) -> the review assignments the user holds and may act on (no
-# declared conflict, no organization of theirs). The calls app, above the core, provides it in its ready().
-REVIEW_ASSIGNMENTS = Hook("access: a reviewer's assignments", provider="calls")
-
-
-def _assigned(user, own: frozenset[int]):
-    return REVIEW_ASSIGNMENTS(user, own)
-
-
-def _reviewed_applications(user, own: frozenset[int]) -> Q:
-    return Q(pk__in=_assigned(user, own).values("application_id"))
-
-
-def _reviewed_versions(user, own: frozenset[int]) -> Q:
-    return Q(application_id__in=_assigned(user, own).values("application_id"))
-
-
-def _own_assignments(user, own: frozenset[int]) -> Q:
-    return Q(pk__in=_assigned(user, own).values("pk"))
 
 
 R = frozenset
@@ -115,9 +96,11 @@ POLICY: dict[str, Rule] = {
                                       cycle_path="cycle"),
     # Escalation targets (specialist teams): internal, program-wide.
     "portal.escalationtarget": Rule(path=None, customer=R(), lead_sa=R({VIEW})),
-    # Identity providers: program managers register each organization's (pages under /sso/providers/); the
-    # program's own provider (no organization) is staff's, in the admin.
-    "sso.identityprovider": Rule(path="organization", customer=R(), lead_sa=R(), program_manager=R({VIEW, CHANGE})),
+    # Identity providers: program managers register each organization's (pages under /sso/providers/), its designated
+    # administrator its own; the program's own provider (no organization) is staff's, in the admin.
+    "sso.identityprovider": Rule(path="organization", customer=R(), lead_sa=R(), program_manager=R({VIEW, CHANGE}),
+                                 org_admin=R({VIEW, CHANGE})),
+    "sso.identityproviderchange": Rule(path="provider__organization", customer=R(), lead_sa=R(), org_admin=R({VIEW})),
     # review: program-wide, no organization; program managers (and staff) only
     "review.weeklyreview": Rule(path="", customer=R(), lead_sa=R(), program_manager=R({VIEW, CHANGE}),
                                 cycle_path="cycle"),
@@ -227,13 +210,13 @@ POLICY: dict[str, Rule] = {
     "calls.call": Rule(path=None, customer=R({VIEW}), lead_sa=R({VIEW}), program_manager=R({VIEW, CHANGE, APPROVE})),
     "calls.application": Rule(path="organization", customer=R({VIEW, CHANGE}), lead_sa=R({VIEW, CHANGE}),
                               program_manager=R({VIEW, CHANGE, APPROVE}), reviewer=R({VIEW}),
-                              reviewer_scope=_reviewed_applications, cycle_path="call__cycle"),
+                              reviewer_scope=reviewers.applications, cycle_path="call__cycle"),
     "calls.applicationversion": Rule(path="application__organization", lead_sa=R({VIEW}),
-                                     reviewer=R({VIEW}), reviewer_scope=_reviewed_versions,
+                                     reviewer=R({VIEW}), reviewer_scope=reviewers.versions,
                                      cycle_path="application__call__cycle"),
     "calls.reviewassignment": Rule(path="application__organization", customer=R(), lead_sa=R(),
                                    program_manager=R({VIEW, CHANGE}), reviewer=R({VIEW, CHANGE}),
-                                   reviewer_scope=_own_assignments, cycle_path="application__call__cycle"),
+                                   reviewer_scope=reviewers.assignments, cycle_path="application__call__cycle"),
     # Reports to the funder: the report itself is program-wide (its program figures and exports are the program
     # manager's); each organization's part is read by its people before and after issue, its narrative written by
     # its lead SAs while the report is a draft; comments are its people's and the program manager's.
@@ -260,7 +243,7 @@ def _roles(user) -> dict[str, frozenset[int]]:
             .annotate(kind=Value(SPECIALIST, output_field=CharField())).values_list("kind", "target_id"),
             all=True,
         )
-        by_role: dict[str, set[int]] = {CUSTOMER: set(), LEAD_SA: set(), SPECIALIST: set()}
+        by_role: dict[str, set[int]] = {CUSTOMER: set(), LEAD_SA: set(), SPECIALIST: set(), ORG_ADMIN: set()}
         for role, org_id in rows:
             by_role.setdefault(role, set()).add(org_id)
         cached = {role: frozenset(ids) for role, ids in by_role.items()}
@@ -329,6 +312,7 @@ def organization_ids(user, action: str = VIEW, model: type[Model] | None = None)
         ids |= roles.get(LEAD_SA, frozenset())
     if action in rule.customer:
         ids |= roles.get(CUSTOMER, frozenset())
+    ids |= roles.get(ORG_ADMIN, frozenset()) & roles.get(CUSTOMER, frozenset()) if action in rule.org_admin else set()
     return frozenset(ids)
 
 
@@ -432,6 +416,8 @@ def _restrict(queryset: QuerySet, user: AbstractBaseUser | AnonymousUser, action
     roles = _roles(user)
     lead_ids = roles.get(LEAD_SA, frozenset()) if action in rule.lead_sa else frozenset()
     customer_ids = roles.get(CUSTOMER, frozenset()) if action in rule.customer else frozenset()
+    if action in rule.org_admin:  # an administrator reaches its organization's rows as a lead SA would, unscoped
+        lead_ids = lead_ids | (roles.get(ORG_ADMIN, frozenset()) & roles.get(CUSTOMER, frozenset()))
     if rule.path is None:
         return queryset if (lead_ids or customer_ids) else queryset.none()
     lookup = rule.org_lookup()

@@ -33,6 +33,8 @@ REGION_CODES = frozenset(code for code, _ in REGIONS)
 class MembershipRole(models.TextChoices):
     CUSTOMER = "customer", _("Customer")
     LEAD_SA = "lead_sa", _("Lead solutions architect")
+    # Held beside ``customer`` by the person the program designates to run their organization's sign-in.
+    ORG_ADMIN = "org_admin", _("Organization administrator")
 
 
 class Visibility(models.TextChoices):

@@ -17,6 +17,7 @@ def roles(request) -> dict:
             "program_manager": access.is_program_manager(user),
             "staff": access.is_staff(user),
             "specialist": bool(org_roles.get(access.SPECIALIST)),
+            "org_admin": bool(org_roles.get(access.ORG_ADMIN, frozenset()) & org_roles.get(access.CUSTOMER, frozenset())),
             # Nothing but a specialist team: the organization list would be empty (their work is escalations).
             "only_specialist": bool(org_roles.get(access.SPECIALIST)) and not (
                 org_roles.get(access.CUSTOMER) or org_roles.get(access.LEAD_SA)

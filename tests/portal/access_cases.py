@@ -139,9 +139,11 @@ ROUTES["sso:provider_list"] = Case(foreign=FORBIDDEN, expect=_PM_PAGE)
 ROUTES["sso:provider_add"] = Case(foreign=FORBIDDEN, expect=_PM_PAGE)
 ROUTES["sso:provider_edit"] = Case(kwargs=lambda o: {"pk": o["identity_provider"].pk}, foreign=FORBIDDEN,
                                    expect=_PM_PAGE)
+# Saved disabled: an enabled provider's save reads its issuer's discovery document, which this made-up issuer has
+# not (tests/sso/test_org_admin_providers.py saves enabled providers against a real one on loopback).
 _PROVIDER = {"organization": lambda o: o["organization"].pk, "name": "Alpha SSO ZZ-ORG-A-SECRET",
              "issuer": "https://sso.alpha-idp.example", "client_id": "portal", "client_secret": "s",
-             "domains": "alpha-idp.example", "enabled": "on"}
+             "domains": "alpha-idp.example"}
 _writes("sso:provider_add", _static({**_PROVIDER, "domains": "alpha-new.example"}), PM, success=302)
 _writes("sso:provider_edit", _static({**_PROVIDER, "client_secret": ""}), PM, success=302)
 
@@ -151,12 +153,54 @@ def _identity_provider(w):
 
     provider = IdentityProvider.objects.create(organization=w.org_a, name="Alpha SSO ZZ-ORG-A-SECRET",
                                                issuer="https://sso.alpha-idp.example", client_id="portal",
-                                               client_secret="s")
+                                               client_secret="s", enabled=False)
     IdentityDomain.objects.create(provider=provider, domain="alpha-idp.example")
     return provider
 
 
 OBJECTS["identity_provider"] = _identity_provider
+
+# Organization administrators: program managers and staff designate (a customer of the organization) and remove
+# them; everyone else is refused (403) before anything is looked up.
+ROUTES["sso:administrator_list"] = Case(foreign=FORBIDDEN, expect=_PM_PAGE)
+_writes("sso:administrator_list", _static({"organization": lambda o: o["organization"].pk, "person": "customer_a"}),
+        PM, success=302)
+ROUTES["sso:administrator_remove"] = Case(kwargs=lambda o: {"pk": o["org_admin"].pk}, foreign=FORBIDDEN,
+                                          expect={**_PM_PAGE, "pm": 405, "staff": 405})
+_writes("sso:administrator_remove", _static({}), PM, success=302)
+
+
+def _org_admin(w):
+    from portal.core.choices import MembershipRole
+    from tests.factories import MembershipFactory, UserFactory
+
+    person = MembershipFactory(user=UserFactory(username="org_admin_a"), organization=w.org_a).user
+    return MembershipFactory(user=person, organization=w.org_a, role=MembershipRole.ORG_ADMIN)
+
+
+OBJECTS["org_admin"] = _org_admin
+
+# A person's own API tokens in the browser: every signed-in role has the page (none of another's tokens on it) and
+# may create one (no second factor is required in these tests). The token below is another customer of
+# organization A's: confirming or revoking it is its owner's alone, so every role here gets 404 (the owner's own
+# are tested in tests/portal/test_api_tokens_page.py).
+ROUTES["factors:api_tokens"] = Case(foreign=LIST)
+_writes("factors:api_tokens", _static({}), _SIGNED_IN, success=302)
+for _name in ("factors:api_token_confirm", "factors:api_token_revoke"):
+    ROUTES[_name] = Case(kwargs=lambda o: {"key": o["api_token"].token_key}, expect={r: 405 for r in _SIGNED_IN})
+    _writes(_name, _static({}), (), refused={r: 404 for r in _SIGNED_IN})
+
+
+def _api_token(w):
+    from knox.models import get_token_model
+
+    from tests.factories import MembershipFactory, UserFactory
+
+    owner = MembershipFactory(user=UserFactory(username="token_owner_a"), organization=w.org_a).user
+    return get_token_model().objects.create(user=owner, expiry=None)[0]
+
+
+OBJECTS["api_token"] = _api_token
 ROUTES.update({
     # Off unless METRICS_TOKEN or METRICS_ALLOWED_NETWORKS is set (tests/portal/test_metrics.py covers both).
     "metrics": Case(public=True, foreign=404, expect={r: 404 for r in ROLES}),

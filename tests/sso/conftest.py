@@ -89,3 +89,11 @@ def oidc_provider(tmp_path_factory):
     process, issuer = start_provider(folder, client_id=CLIENT_ID, client_secret=CLIENT_SECRET, portals=[PORTAL])
     yield Provider(issuer, folder / "accounts.json")
     stop_provider(process)
+
+
+@pytest.fixture
+def loopback_calls(settings):
+    """The portal's client for user-given URLs may call http://127.0.0.1 (the loopback provider's issuer): an
+    operator names such hosts in OUTBOUND_HTTP_HOSTS and OUTBOUND_ALLOWED_HOSTS."""
+    settings.OUTBOUND_HTTP_HOSTS = ["127.0.0.1"]
+    settings.OUTBOUND_ALLOWED_HOSTS = ["127.0.0.1"]

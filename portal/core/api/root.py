@@ -1,10 +1,10 @@
 """The API root: one index of every app's API, so a client discovers them from /api/."""
 from django.conf import settings
 from django.http import JsonResponse
+from django.urls import reverse as reverse_url
 from django.views.defaults import page_not_found
 from drf_spectacular.utils import OpenApiResponse, extend_schema, inline_serializer
 from knox.models import get_token_model
-from knox.settings import knox_settings
 from rest_framework import serializers
 from rest_framework.authtoken.serializers import AuthTokenSerializer
 from rest_framework.decorators import api_view
@@ -16,7 +16,7 @@ from rest_framework.views import APIView
 from portal.core.audit import recording as audit
 from portal.core.audit.auth import token_label
 from portal.core.audit.models import AuditKind
-from portal.core.factors import devices
+from portal.core.factors import devices, tokens
 
 # Each app adds (name, url name of its router root) here through its api/urls.py import.
 API_APPS = [("portal", "portal-api:api-root"), ("interactions", "interactions-api:api-root"), ("clusters", "clusters-api:api-root")]
@@ -52,15 +52,7 @@ class ObtainTokenView(APIView):
         refusal = second_factor_refusal(request, user)
         if refusal is not None:
             return refusal
-        limit = knox_settings.TOKEN_LIMIT_PER_USER
-        model = get_token_model()
-        if limit is not None:
-            # The oldest tokens give way, so a client that signs in often never locks itself out.
-            keep = model.objects.filter(user=user).order_by("-created").values_list("pk", flat=True)[: limit - 1]
-            model.objects.filter(user=user).exclude(pk__in=list(keep)).delete()
-        instance, token = model.objects.create(user=user, expiry=knox_settings.TOKEN_TTL)
-        audit.record(AuditKind.TOKEN_CREATED, request=request, user=user,
-                     organization_id=audit.customer_organization_id(user), method=token_label(instance), outcome="ok")
+        instance, token = tokens.issue(user, request)
         return Response({"token": token, "expiry": instance.expiry})
 
 
@@ -75,9 +67,14 @@ def second_factor_refusal(request, user):
                  target=request.path, outcome="verified" if device else "refused")
     if device is not None:
         return None
-    detail = ("Creating an API token needs a second factor: send the code your authenticator shows now as "
-              "\"otp\"." if devices.has_factor(user) else
-              "Creating an API token needs a second factor: set one up in the portal first.")
+    if devices.has_passkey(user) and not devices.has_authenticator(user):
+        # A passkey answers only in the browser: the token is made there, with no recovery code spent.
+        detail = ("Creating an API token needs a second factor, and yours is a passkey, which only the browser can "
+                  f"present: confirm it and create the token at {request.build_absolute_uri(reverse_url('factors:api_tokens'))}.")
+    elif devices.has_factor(user):
+        detail = "Creating an API token needs a second factor: send the code your authenticator shows now as \"otp\"."
+    else:
+        detail = "Creating an API token needs a second factor: set one up in the portal first."
     return Response({"detail": detail, "code": "second_factor_required"}, status=403)
 
 

@@ -20,6 +20,8 @@ class AuditKind(models.TextChoices):
     TOKEN_REVOKED = "token_revoked", _("API token revoked")
     EXPORT = "export", _("Data exported")
     AWS_ACTION = "aws_action", _("Action in a customer AWS account")
+    IDENTITY_PROVIDER = "identity_provider", _("Identity provider registered or changed")
+    ORG_ADMIN = "org_admin", _("Organization administrator designated or removed")
 
 
 class AppendOnly(Exception):

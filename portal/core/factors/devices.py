@@ -10,7 +10,7 @@ from django_otp.plugins.otp_totp.models import TOTPDevice
 
 from portal.core.audit.models import AuditKind
 from portal.core.audit.recording import customer_organization_id, record
-from portal.core.factors.models import Passkey
+from portal.core.factors.models import Passkey, TokenConfirmation
 
 RECOVERY_CODES = 10
 AUTHENTICATOR = "authenticator"
@@ -68,9 +68,11 @@ def remaining_recovery_codes(user) -> int:
 
 def reset(user) -> None:
     """Staff resetting a person's factors: every authenticator, passkey and recovery code goes (each removal of an
-    authenticator or passkey is recorded by ``receivers``; the reset itself is recorded here)."""
+    authenticator or passkey is recorded by ``receivers``; the reset itself is recorded here), and so do the API tokens'
+    confirmations made with them."""
     TOTPDevice.objects.filter(user=user).delete()
     Passkey.objects.filter(user=user).delete()
     StaticDevice.objects.filter(user=user).delete()
+    TokenConfirmation.objects.filter(token__user=user).delete()  # API tokens confirmed with those factors
     record(AuditKind.SECOND_FACTOR, organization_id=customer_organization_id(user), method="reset",
            target=f"second factors of {user.get_username()}", outcome="reset")

@@ -4,7 +4,8 @@
 Pages: the session must have been verified recently enough; otherwise the person is sent to set up or confirm a
 factor (htmx: ``HX-Redirect``), and comes back to the page. The API: a session verified as above, or, for a
 request made with an API token, a current code of the person's authenticator (or a recovery code) in the
-``X-Second-Factor`` header, good once. Refusals answer 403 with ``code: second_factor_required``.
+``X-Second-Factor`` header, good once, or the token confirmed in the browser recently enough (``tokens``: the way
+for a person whose only factor is a passkey). Refusals answer 403 with ``code: second_factor_required``.
 """
 from __future__ import annotations
 
@@ -19,7 +20,7 @@ from rest_framework.request import Request
 from portal.core.audit.auth import AuditedTokenAuthentication
 from portal.core.audit.models import AuditKind
 from portal.core.audit.recording import customer_organization_id, record
-from portal.core.factors import devices, policy
+from portal.core.factors import devices, policy, tokens
 
 HEADER = "HTTP_X_SECOND_FACTOR"
 
@@ -51,6 +52,8 @@ class SecondFactorMiddleware:
             return None  # the view refuses anonymous requests
         if not by_token and policy.session_satisfies(request.session, level):
             return None
+        if by_token and tokens.satisfies(authenticated[1], level):
+            return None  # confirmed in the browser with a second factor, recently enough (``tokens``)
         if by_token and request.META.get(HEADER):
             device, kind = devices.verify(user, request.META[HEADER])
             record(AuditKind.SECOND_FACTOR, request=request, user=user,
@@ -68,7 +71,9 @@ class SecondFactorMiddleware:
                     "url": request.build_absolute_uri(reverse("factors:setup"))}
             elif by_token:
                 detail = gettext("This action needs a current code from your authenticator in the "
-                                 "X-Second-Factor header.")
+                                 "X-Second-Factor header, or this token confirmed with your second factor "
+                                 "(a passkey too) at %(url)s.") % {
+                    "url": request.build_absolute_uri(reverse("factors:api_tokens"))}
             else:
                 detail = gettext("This action needs a recent second factor: confirm it at %(url)s.") % {
                     "url": request.build_absolute_uri(reverse("factors:verify"))}

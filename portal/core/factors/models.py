@@ -30,3 +30,22 @@ class Passkey(models.Model):
 
     def __str__(self) -> str:
         return f"{self.name} ({self.user})"
+
+
+class TokenConfirmation(models.Model):
+    """An API token its owner confirmed with a second factor in the browser (a passkey, or a code): for a while it
+    counts as a recent second factor for protected API requests, as a confirmed session does. The way for a
+    person whose only factor is a passkey (which an API client cannot present) to use the API without spending
+    recovery codes."""
+
+    token = models.OneToOneField("knox.AuthToken", on_delete=models.CASCADE, primary_key=True,
+                                 related_name="confirmation")
+    confirmed_at = models.DateTimeField(default=timezone.now)
+    method = models.CharField(max_length=32, blank=True)
+
+    class Meta:
+        verbose_name = _("API token confirmation")
+        verbose_name_plural = _("API token confirmations")
+
+    def __str__(self) -> str:
+        return f"{self.token_id[:8]} confirmed {self.confirmed_at:%Y-%m-%d %H:%M}"

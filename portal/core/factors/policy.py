@@ -37,6 +37,11 @@ PROTECTED: dict[str, tuple[str, frozenset[str]]] = {
     # A cluster's ingestion token.
     "health:rotate_token": (FRESH, WRITES),
     "health-api:rotate-token": (FRESH, WRITES),
+    # Who signs an organization's people in: its identity provider, and who may register it.
+    "sso:provider_add": (FRESH, WRITES),
+    "sso:provider_edit": (FRESH, WRITES),
+    "sso:administrator_list": (FRESH, WRITES),
+    "sso:administrator_remove": (FRESH, WRITES),
 }
 # Creating an API token is protected in its own view (it authenticates by password, not by session or token).
 TOKEN_ROUTE = "api-token"

@@ -1,6 +1,6 @@
 from django.urls import path
 
-from portal.core.factors import passkey_views, views
+from portal.core.factors import passkey_views, token_views, views
 
 app_name = "factors"
 urlpatterns = [
@@ -12,4 +12,7 @@ urlpatterns = [
     path("account/second-factor/passkeys/verify/", passkey_views.PasskeyVerifyView.as_view(), name="passkey_verify"),
     path("account/second-factor/passkeys/<int:pk>/delete/", passkey_views.PasskeyDeleteView.as_view(),
          name="passkey_delete"),
+    path("account/api-tokens/", token_views.ApiTokensView.as_view(), name="api_tokens"),
+    path("account/api-tokens/<str:key>/confirm/", token_views.ApiTokenConfirmView.as_view(), name="api_token_confirm"),
+    path("account/api-tokens/<str:key>/revoke/", token_views.ApiTokenRevokeView.as_view(), name="api_token_revoke"),
 ]

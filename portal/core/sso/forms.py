@@ -13,6 +13,7 @@ from django.utils.translation import gettext_lazy as _
 
 from portal.core import access
 from portal.core.models import Organization
+from portal.core.sso import registration
 from portal.core.sso.backends import REFUSED_BY
 from portal.core.sso.models import IdentityDomain, IdentityProvider
 
@@ -61,10 +62,28 @@ class IdentityProviderForm(forms.ModelForm):
         super().__init__(*args, **kwargs)
         self.fields["organization"].required = True
         self.fields["organization"].empty_label = None
-        self.fields["organization"].queryset = Organization.objects.restrict(user, access.VIEW)
+        organizations = Organization.objects.restrict(user, access.VIEW)
+        writable = access.organization_ids(user, access.CHANGE, IdentityProvider)
+        if writable is not None:  # an organization's administrator: their own organization only
+            organizations = organizations.filter(pk__in=writable)
+        self.fields["organization"].queryset = organizations
+        # As stored, before this form changes the instance: what the save's history compares with.
+        self.before = registration.snapshot(self.instance)
         if self.instance.pk:
-            self.initial["domains"] = "\n".join(self.instance.domains.values_list("domain", flat=True))
+            self.initial["domains"] = "\n".join(self.before["domains"])
         self.stored_secret = self.instance.client_secret if self.instance.pk else ""
+        self.discovery: dict | None = None
+
+    def clean(self):
+        """An enabled provider must answer its discovery document for this issuer (a real request, on save)."""
+        cleaned = super().clean()
+        issuer = cleaned.get("issuer")
+        if issuer and cleaned.get("enabled") and not self.has_error("issuer"):
+            try:
+                self.discovery = registration.check_discovery(issuer)
+            except registration.DiscoveryFailed as exc:
+                self.add_error("issuer", str(exc))
+        return cleaned
 
     def clean_client_secret(self) -> str:
         secret = self.cleaned_data.get("client_secret") or self.stored_secret

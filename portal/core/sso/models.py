@@ -5,6 +5,7 @@ from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.db import models
 from django.urls import reverse
+from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
 
 from portal.core.model_fields import HttpsURLField
@@ -88,3 +89,28 @@ class ExternalIdentity(models.Model):
 
     def __str__(self) -> str:
         return f"{self.provider}: {self.subject}"
+
+
+class IdentityProviderChange(models.Model):
+    """One save of an organization's provider, as it was made: who, when, and each field before and after (the
+    client secret only as "changed"). Written by ``registration.record_change``; never edited."""
+
+    provider = models.ForeignKey(IdentityProvider, on_delete=models.CASCADE, related_name="changes")
+    changed_at = models.DateTimeField(default=timezone.now, db_index=True)
+    actor = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL,
+                              related_name="+")
+    actor_name = models.CharField(max_length=150, blank=True)
+    action = models.CharField(max_length=16, choices=[("registered", _("Registered")), ("changed", _("Changed")),
+                                                      ("disabled", _("Disabled")), ("enabled", _("Enabled"))])
+    # {field: [before, after]}; the secret is ["", "changed"] when it was replaced.
+    changes = models.JSONField(default=dict)
+
+    objects = RestrictedQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["-changed_at", "-id"]
+        verbose_name = _("identity provider change")
+        verbose_name_plural = _("identity provider changes")
+
+    def __str__(self) -> str:
+        return f"{self.provider}: {self.action} {self.changed_at:%Y-%m-%d %H:%M}"

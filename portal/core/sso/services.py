@@ -95,7 +95,7 @@ def _account_for(provider: IdentityProvider, email: str):
 def _only_a_customer_of(user, organization_id: int) -> None:
     """An organization's provider never signs in an account that is more than that organization's customer."""
     other = Membership.objects.filter(user=user).exclude(organization_id=organization_id,
-                                                         role=MembershipRole.CUSTOMER)
+                                                         role__in=[MembershipRole.CUSTOMER, MembershipRole.ORG_ADMIN])
     if user.is_staff or user.is_superuser or getattr(user, "is_program_manager", False) or other.exists():
         raise SignInRefused(gettext("This account holds other roles in the portal: sign in with its password, "
                                     "or ask the program's staff."))

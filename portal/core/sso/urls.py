@@ -1,6 +1,6 @@
 from django.urls import path
 
-from portal.core.sso import provider_views, views
+from portal.core.sso import admin_views, provider_views, views
 
 app_name = "sso"
 urlpatterns = [
@@ -9,4 +9,7 @@ urlpatterns = [
     path("sso/providers/", provider_views.IdentityProviderListView.as_view(), name="provider_list"),
     path("sso/providers/new/", provider_views.IdentityProviderEditView.as_view(), name="provider_add"),
     path("sso/providers/<int:pk>/edit/", provider_views.IdentityProviderEditView.as_view(), name="provider_edit"),
+    path("sso/administrators/", admin_views.AdministratorListView.as_view(), name="administrator_list"),
+    path("sso/administrators/<int:pk>/remove/", admin_views.AdministratorRemoveView.as_view(),
+         name="administrator_remove"),
 ]

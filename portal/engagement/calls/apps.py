@@ -11,10 +11,10 @@ class CallsConfig(AppConfig):
 
     def ready(self) -> None:
         # deferred: the sections' builders read the models, which load once the app registry is ready
-        from portal.core import access, sections
+        from portal.core import reviewers, sections
         from portal.engagement.calls import sections as calls
         from portal.engagement.calls.models import ReviewAssignment
 
         sections.register(sections.ORGANIZATION_PAGE, "calls/htmx/org_applications_section.html",
                           calls.organization_applications_section, order=75)
-        access.REVIEW_ASSIGNMENTS.provide(ReviewAssignment.held)
+        reviewers.ASSIGNMENTS.provide(ReviewAssignment.held)

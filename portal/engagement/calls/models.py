@@ -154,6 +154,6 @@ class ReviewAssignment(models.Model):
     @classmethod
     def held(cls, user, own):
         """The assignments ``user`` holds and may act on: no declared conflict, no organization of theirs (``own``,
-        their organizations' ids). The access policy's reviewer scopes read it (``portal.core.access.REVIEW_ASSIGNMENTS``)."""
+        their organizations' ids). The access policy's reviewer scopes read it (``portal.core.reviewers.ASSIGNMENTS``)."""
         return cls.objects.filter(reviewer=user, conflict_declared=False).exclude(
             application__organization_id__in=own)
