@@ -143,7 +143,7 @@ def _floor(specs, organizations) -> float:
     from portal.core.aws import client
 
     bodies = {slug: catalog.template_body(slug) for slug in ("parallelcluster", "hyperpod", "network", "storage")}
-    from clusters.software import stack
+    from clusters.software import release
 
     clients = {org.pk: client("cloudformation", organization=org) for org in organizations}
     s3s = {org.pk: client("s3", organization=org) for org in organizations}
@@ -159,8 +159,8 @@ def _floor(specs, organizations) -> float:
             if "ClusterName" in values:  # ParallelCluster names its own stack after it: keep them apart
                 values["ClusterName"] = f"floor-{values['ClusterName']}"
             if role == "cluster":  # the software stack goes to the bucket first, as in the pipeline
-                stack.upload(s3s[org.pk], values["BucketName"],
-                                stack.bundle(blueprint, values, region=org.home_region))
+                release.upload(s3s[org.pk], values["BucketName"],
+                                release.bundle(blueprint, values, region=org.home_region))
             with contextlib.suppress(ClientError):
                 cf.describe_stacks(StackName=stack_name)  # the pipeline's "does it exist already?"
             sid = cf.create_stack(StackName=stack_name, TemplateBody=bodies[slug],

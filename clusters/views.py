@@ -24,7 +24,7 @@ from clusters.launches import service as launch
 from clusters.launches.backend import CloudFormation
 from clusters.launches.pipeline import REASONS
 from clusters.models import Blueprint, Cluster, StackEvent
-from clusters.software import stack
+from clusters.software import release
 from portal.core import access
 from portal.core.aws import AwsError
 from portal.core.cycle_filter import in_active_cycle
@@ -200,7 +200,7 @@ class ClusterView(ObjectView):
     def get_context_data(self, **kwargs):
         ctx = super().get_context_data(**kwargs)
         ctx.update(_detail_context(self.request, self.object))
-        ctx["software"] = stack.for_cluster(self.object)
+        ctx["software"] = release.for_cluster(self.object)
         user, org_id = self.request.user, self.object.organization_id
         writable = not access.in_archived_cycle(self.object)  # an archived cycle's cluster takes no upload
         ctx["can_validate"] = writable and access.can_in_organization(user, access.CHANGE, ValidationRun, org_id)

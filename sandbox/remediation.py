@@ -29,7 +29,7 @@ from clusters.health.models import ClusterHealthConfig, GpuFault, HealthReport
 from clusters.models import Cluster
 from clusters.remediation import services
 from clusters.remediation.models import RemediationPolicy
-from clusters.software import stack
+from clusters.software import release
 from portal.core import aws
 from portal.core.models import Membership
 from sandbox import slurm as demo_slurm
@@ -53,8 +53,8 @@ def _cluster(org) -> Cluster:
         defaults={"instance_type": "p5.48xlarge", "node_count": NODES, "state": ClusterState.READY,
                   "blueprint": catalog.sync()["hyperpod"],  # a HyperPod cluster of the catalog's blueprint
                   "orchestrator": "hyperpod", "region": org.home_region,
-                  "outputs": {"ClusterName": NAME}, "software_version": stack.CURRENT_VERSION,
-                  "software_hash": stack.content_hash()})
+                  "outputs": {"ClusterName": NAME}, "software_version": release.CURRENT_VERSION,
+                  "software_hash": release.content_hash()})
     return cluster
 
 

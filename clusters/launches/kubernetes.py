@@ -22,7 +22,7 @@ from dataclasses import dataclass
 import yaml
 
 from clusters.models import Cluster
-from clusters.software import stack
+from clusters.software import release
 from portal.core import aws, json_input, outbound
 
 FIELD_MANAGER = "geniac-portal"
@@ -150,7 +150,7 @@ def manifests(cluster: Cluster) -> list[dict]:
     s3 = aws.client("s3", organization=cluster.organization, region=cluster.region)
     objects = []
     for file in APPLIED_FILES:
-        key = f"{stack.prefix(name)}{stack.KUBERNETES_PREFIX}{file}"
+        key = f"{release.prefix(name)}{release.KUBERNETES_PREFIX}{file}"
         try:
             body = s3.get_object(Bucket=bucket, Key=key)["Body"].read()
         except aws.AWS_EXCEPTIONS as exc:

@@ -2,7 +2,7 @@
 
 ParallelCluster's custom actions and HyperPod's ``OnCreate`` name objects in the organization's
 bucket (the storage stack's ``BucketName``); a stack created before they exist fails on its nodes
-(HyperPod refuses at once). So the bundle (:func:`clusters.software.stack.bundle`) is uploaded first,
+(HyperPod refuses at once). So the bundle (:func:`clusters.software.release.bundle`) is uploaded first,
 then the version and content hash are recorded on the cluster. The same step fills the cluster's
 Prometheus pull settings from the organization's observability stack, whose workspace the nodes
 remote-write to. Uploading is idempotent: a retried step puts the same objects again.
@@ -15,6 +15,7 @@ from clusters.choices import ClusterState, StackRole
 from clusters.health.choices import AuthKind
 from clusters.health.models import ClusterHealthConfig
 from clusters.models import Cluster, LaunchJob, Stack
+from clusters.software import release
 from portal.core import aws
 
 
@@ -36,7 +37,7 @@ def remote_write_url(endpoint: str) -> str:
 
 
 def needs_upload(stack: Stack) -> bool:
-    return stack.role == StackRole.CLUSTER and stack.blueprint.kind in ("parallelcluster", *stack.HYPERPOD_KINDS)
+    return stack.role == StackRole.CLUSTER and stack.blueprint.kind in ("parallelcluster", *release.HYPERPOD_KINDS)
 
 
 def upload_software(job: LaunchJob, cluster: Cluster, stack: Stack, inputs: dict[str, str]) -> None:
@@ -47,20 +48,20 @@ def upload_software(job: LaunchJob, cluster: Cluster, stack: Stack, inputs: dict
     observability = observability_of(cluster)
     endpoint = (observability.outputs or {}).get("PrometheusEndpoint", "") if observability else ""
     try:
-        objects = stack.bundle(stack.blueprint.kind, inputs, region=cluster.region,
+        objects = release.bundle(stack.blueprint.kind, inputs, region=cluster.region,
                                   remote_write_url=remote_write_url(endpoint) if endpoint else "",
-                                  version=stack.CURRENT_VERSION, cluster_id=cluster.pk)
+                                  version=release.CURRENT_VERSION, cluster_id=cluster.pk)
     except ValueError as exc:
         raise MissingInput(str(exc)) from exc
     try:
         s3 = aws.client("s3", organization=cluster.organization, region=cluster.region)
-        stack.upload(s3, bucket, objects)
+        release.upload(s3, bucket, objects)
     except (ClientError, BotoCoreError) as exc:
         raise aws.translate(exc) from exc
-    cluster.software_version = stack.CURRENT_VERSION
-    cluster.software_hash = stack.content_hash(stack.CURRENT_VERSION)
+    cluster.software_version = release.CURRENT_VERSION
+    cluster.software_hash = release.content_hash(release.CURRENT_VERSION)
     cluster.save(update_fields=["software_version", "software_hash", "updated"])
-    where = f"s3://{bucket}/{stack.prefix(inputs['ClusterName'])}{stack.scripts_prefix(stack.blueprint.kind)}"
+    where = f"s3://{bucket}/{release.prefix(inputs['ClusterName'])}{release.scripts_prefix(stack.blueprint.kind)}"
     job.add_log(f"uploaded software stack {cluster.software_version} ({len(objects)} files) to {where}")
     if observability is not None:
         _fill_pull_settings(cluster, endpoint, observability.region)

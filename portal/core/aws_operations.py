@@ -93,7 +93,7 @@ OPERATIONS: tuple[Operation, ...] = (
               ("clusters/health/alerts/grafana.py",)),
     Operation("grafana", "CreateWorkspaceServiceAccountToken", "a short-lived token to provision the dashboards",
               ("clusters/health/alerts/grafana.py",)),
-    Operation("s3", "PutObject", "upload the software bundle a launch installs", ("clusters/software/stack.py",)),
+    Operation("s3", "PutObject", "upload the software bundle a launch installs", ("clusters/software/release.py",)),
     Operation("s3", "GetObject", "read the EKS access template a HyperPod launch left in the bucket",
               ("clusters/launches/kubernetes.py",)),
     Operation("s3", "CreateBucket", "the portal's bucket of health push bodies", (_BODIES,), "portal"),

@@ -11,7 +11,7 @@ import shutil
 import subprocess
 from pathlib import Path
 
-from clusters.software import stack
+from clusters.software import release
 
 STUBS = {
     "aws": r'''if [[ "$1 $2" == "s3 cp" ]]; then cp "$BUNDLE/$(basename "$3")" "$4"; fi
@@ -37,7 +37,7 @@ class Sandbox:
             path.mkdir(parents=True, exist_ok=True)
         self.log = root / "calls.log"
         self.log.touch()
-        objects = stack.bundle("parallelcluster", {"ClusterName": "c1", "ComputeInstanceType": instance_type},
+        objects = release.bundle("parallelcluster", {"ClusterName": "c1", "ComputeInstanceType": instance_type},
                                   region="ap-northeast-1")
         for key, body in objects.items():
             name = key.rsplit("/", 1)[-1]

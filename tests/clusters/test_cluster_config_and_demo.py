@@ -6,7 +6,7 @@ from django.core.management import CommandError, call_command
 from clusters.blueprints import catalog, pcluster_config
 from clusters.choices import ClusterState
 from clusters.models import Blueprint, Cluster
-from clusters.software import stack
+from clusters.software import release
 from tests.clusters.factories_clusters import launched_cluster, ready_cluster
 
 pytestmark = pytest.mark.django_db
@@ -87,7 +87,7 @@ def _demo_capacity_is_wired():
         if cluster.state == ClusterState.READY:
             text = pcluster_config.for_cluster(cluster)
             assert text is None or "<network:" not in text and "<storage:" not in text, cluster.name
-            assert cluster.software_hash == stack.content_hash()
+            assert cluster.software_hash == release.content_hash()
 
 
 def test_demo_without_the_endpoint_records_ready_clusters_with_full_outputs(db, settings, django_capture_on_commit_callbacks):

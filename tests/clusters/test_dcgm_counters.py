@@ -15,11 +15,11 @@ from clusters.health.alerts import dashboards
 from clusters.health.alerts import rules as alerts
 from clusters.health.ingest import pull as prometheus_pull
 from clusters.health.readers import prometheus, summary
-from clusters.software import stack
+from clusters.software import release
 from tests.clusters.script_sandbox import Sandbox
 
 ROOT = Path(__file__).resolve().parents[2]
-SCRIPTS = stack.SOFTWARE_DIR / stack.CURRENT_VERSION / "scripts"
+SCRIPTS = release.SOFTWARE_DIR / release.CURRENT_VERSION / "scripts"
 COUNTERS = SCRIPTS / "dcgm-counters.csv"
 # Names dcgm-exporter's own counters files know (tests/clusters/dcgm_exporter_fields.txt says where from).
 KNOWN = {line.strip() for line in (Path(__file__).parent / "dcgm_exporter_fields.txt").read_text().splitlines()
@@ -104,5 +104,5 @@ def test_the_stack_installs_the_file_and_passes_it_to_dcgm_exporter(tmp_path):
 
 
 def test_the_bundle_uploads_the_counters_file():
-    objects = stack.bundle("parallelcluster", {"ClusterName": "pc1"}, region="us-east-1")
+    objects = release.bundle("parallelcluster", {"ClusterName": "pc1"}, region="us-east-1")
     assert objects["geniac/pc1/software/dcgm-counters.csv"] == COUNTERS.read_bytes()

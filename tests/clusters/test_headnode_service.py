@@ -4,7 +4,7 @@ import pytest
 
 from clusters.choices import StackRole
 from clusters.health.validation import headnode
-from clusters.software import stack
+from clusters.software import release
 from portal.core import aws as portal_aws
 from sandbox.aws import moto_sbatch
 from tests.clusters.factories_clusters import finished_invocation, ready_cluster
@@ -25,7 +25,7 @@ def test_sbatch_on_the_head_node_found_from_the_cluster_stack(world, aws, settin
     cluster.stacks.filter(role=StackRole.CLUSTER).update(stack_name="pc", stack_id="")
     node = headnode.target(cluster)
     assert node == outputs["HeadNodeInstanceId"]
-    script = stack.validation_script(upload_url="http://portal.invalid/x/", upload_token="gv1.s")
+    script = release.validation_script(upload_url="http://portal.invalid/x/", upload_token="gv1.s")
     command_id = headnode.send(cluster, node, [headnode.sbatch_command(script)], comment="validation 1")
     result = finished_invocation(cluster, node, command_id)
     assert (result.status, result.exit_status) == ("Success", 0)

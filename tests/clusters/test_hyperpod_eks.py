@@ -11,7 +11,7 @@ from clusters.blueprints import cfn, path
 from clusters.choices import ClusterState, JobStatus
 from clusters.launches import kubernetes, pipeline
 from clusters.launches import service as launch
-from clusters.software import stack
+from clusters.software import release
 from portal.core import instance_types
 from portal.core.aws import client as aws_client
 from tests.clusters.factories_clusters import launched_cluster, run_pipeline
@@ -40,7 +40,7 @@ def test_a_full_stack_eks_launch_reaches_ready_with_its_eks_cluster_and_manifest
     volume = next(d for d in pv if d["kind"] == "PersistentVolume")
     assert volume["spec"]["csi"]["volumeHandle"] == cluster.outputs["LustreFileSystemId"]
     assert volume["spec"]["csi"]["volumeAttributes"]["mountname"] == cluster.outputs["LustreMountName"]
-    assert cluster.software_version == stack.CURRENT_VERSION
+    assert cluster.software_version == release.CURRENT_VERSION
     # The pipeline applied the stack's plain manifests through the EKS cluster's Kubernetes API.
     assert ("applied 5 objects in the EKS cluster: StorageClass/fsx-lustre (created), PersistentVolume/fsx-pv "
             "(created), PersistentVolumeClaim/fsx-claim (created), ConfigMap/geniac-dcgm-counters (created), "
@@ -77,7 +77,7 @@ def test_an_orchestrator_naming_no_eks_cluster_is_refused_by_the_endpoint(world,
 def test_the_eks_bundle_renders_every_placeholder_and_sizes_the_mpijob():
     inputs = {"ClusterName": "e1", "WorkerInstanceType": "ml.p5.48xlarge", "WorkerCount": "4",
               "LustreFileSystemId": "fs-0123456789abcdef0", "LustreDnsName": "fs-1.fsx", "LustreMountName": "abc"}
-    files = stack.kubernetes_objects(inputs, region="us-east-1", remote_write_url="https://aps/w/api/v1/remote_write",
+    files = release.kubernetes_objects(inputs, region="us-east-1", remote_write_url="https://aps/w/api/v1/remote_write",
                                         cluster_id=9)
     for name, body in files.items():
         assert b"{{" not in body, name
@@ -95,17 +95,17 @@ def test_the_eks_bundle_renders_every_placeholder_and_sizes_the_mpijob():
     assert agent["global"]["external_labels"] == {"cluster": "e1", "geniac_cluster_id": "9"}
     counters = yaml.safe_load(files["dcgm-counters-configmap.yaml"])["data"]["dcgm-counters.csv"]
     assert "DCGM_FI_DEV_THERMAL_VIOLATION" in counters
-    trn = stack.kubernetes_objects({**inputs, "WorkerInstanceType": "ml.trn1.32xlarge"}, region="us-east-1")
+    trn = release.kubernetes_objects({**inputs, "WorkerInstanceType": "ml.trn1.32xlarge"}, region="us-east-1")
     assert "nccl-tests-mpijob.yaml" not in trn  # Trainium validates with nccom-test
     assert yaml.safe_load(trn["prometheus-agent.values.yaml"])["server"]["remoteWrite"] == []
     with pytest.raises(ValueError, match="LustreFileSystemId is missing"):
-        stack.kubernetes_objects({"ClusterName": "e1"}, region="us-east-1")
+        release.kubernetes_objects({"ClusterName": "e1"}, region="us-east-1")
 
 
 def test_the_efa_exporter_runs_unprivileged_within_a_budget_and_says_why_for_what_it_cannot():
     inputs = {"ClusterName": "e1", "WorkerInstanceType": "ml.p5.48xlarge", "WorkerCount": "2",
               "LustreFileSystemId": "fs-0123456789abcdef0", "LustreDnsName": "fs-1.fsx", "LustreMountName": "abc"}
-    daemonset = yaml.safe_load(stack.kubernetes_objects(inputs, region="us-east-1")["efa-exporter.yaml"])
+    daemonset = yaml.safe_load(release.kubernetes_objects(inputs, region="us-east-1")["efa-exporter.yaml"])
     pod = daemonset["spec"]["template"]["spec"]
     (container,) = pod["containers"]
     assert set(container["resources"]["requests"]) == set(container["resources"]["limits"]) == {"cpu", "memory"}
@@ -145,7 +145,7 @@ def test_the_eks_cluster_shows_on_the_board_and_its_health_page(client, world, a
     listed = client.get(reverse("clusters:cluster_list"))
     assert b"eks-board" in listed.content
     page = client.get(reverse("clusters:cluster_detail", args=[cluster.pk]))
-    assert b"eks-board" in page.content and stack.CURRENT_VERSION.encode() in page.content
+    assert b"eks-board" in page.content and release.CURRENT_VERSION.encode() in page.content
     health = client.get(reverse("health:cluster_health", args=[cluster.pk]))
     assert health.status_code == 200 and b"eks-board" in health.content
 

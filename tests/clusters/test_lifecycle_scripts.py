@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from clusters.software import stack
+from clusters.software import release
 from tests.clusters.script_sandbox import Sandbox
 
 CONTROLLER_IP, WORKER_IP = "10.1.0.10", "10.1.0.21"
@@ -24,7 +24,7 @@ class Node:
             folder.mkdir(parents=True, exist_ok=True)
         self.calls = root / "calls.log"
         self.calls.touch()
-        objects = stack.bundle("hyperpod", {"ClusterName": "hp", "WorkerInstanceType": "ml.p5.48xlarge",
+        objects = release.bundle("hyperpod", {"ClusterName": "hp", "WorkerInstanceType": "ml.p5.48xlarge",
                                                "LustreDnsName": "fs-1.fsx", "LustreMountName": "abc"},
                                   region="ap-northeast-1")
         for key, body in objects.items():
@@ -33,8 +33,8 @@ class Node:
         env.write_text("\n".join(line for line in env.read_text().splitlines()
                                  if not line.startswith(("HYPERPOD_CONTROLLER_SCRIPTS", "HYPERPOD_WORKER_SCRIPTS")))
                        + "\nHYPERPOD_CONTROLLER_SCRIPTS=''\nHYPERPOD_WORKER_SCRIPTS=''\n")
-        groups = [{"Name": stack.CONTROLLER_GROUP, "Instances": [{"CustomerIpAddress": CONTROLLER_IP}]},
-                  {"Name": stack.WORKER_GROUP, "Instances": [{"CustomerIpAddress": WORKER_IP},
+        groups = [{"Name": release.CONTROLLER_GROUP, "Instances": [{"CustomerIpAddress": CONTROLLER_IP}]},
+                  {"Name": release.WORKER_GROUP, "Instances": [{"CustomerIpAddress": WORKER_IP},
                                                                 {"CustomerIpAddress": "10.1.0.22"}]}]
         self.resource_config = root / "resource_config.json"
         self.resource_config.write_text(json.dumps({"InstanceGroups": groups}))
@@ -133,5 +133,5 @@ def test_the_amis_efa_and_nccl_are_used_not_reinstalled_or_rebuilt(tmp_path, ami
 def test_without_efa_on_the_ami_the_pinned_installer_is_fetched(tmp_path):
     box = Sandbox(tmp_path / "box")
     result = box.run("install_efa.sh", env={"EFA_INSTALLED_PACKAGES": str(tmp_path / "absent")})
-    pinned = stack.manifest()["components"]["efa_installer"]["version"]
+    pinned = release.manifest()["components"]["efa_installer"]["version"]
     assert f"aws-efa-installer-{pinned}.tar.gz" in " ".join(box.calls()), result.stdout + result.stderr

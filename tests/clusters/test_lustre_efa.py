@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from clusters.blueprints import catalog, cfn_resolve, pcluster_config
-from clusters.software import stack
+from clusters.software import release
 
 EFA_STORAGE = {"ClusterName": "c1", "LustreEfaEnabled": "true", "LustreDnsName": "fs-1.fsx", "BucketName": "b1",
                "LustreFileSystemId": "fs-0123456789abcdef0",
@@ -31,7 +31,7 @@ class EfaNode:
         self.calls = root / "calls.log"
         self.calls.touch()
         inputs = {**EFA_STORAGE, "LustreEfaEnabled": efa}
-        for key, body in stack.bundle(kind, inputs, region="ap-northeast-1").items():
+        for key, body in release.bundle(kind, inputs, region="ap-northeast-1").items():
             (self.node / key.rsplit("/", 1)[-1]).write_bytes(body)
         for index in range(devices):
             # As on a p5: rdmap<bus>s0, with the device's driver a link to a folder named efa.
@@ -151,7 +151,7 @@ def test_the_choice_reaches_the_file_system_and_each_cluster_stack():
 def test_the_bundle_tells_the_nodes(value, expected):
     inputs = {k: v for k, v in {**EFA_STORAGE, "LustreEfaEnabled": value}.items() if v is not None}
     for kind in ("parallelcluster", "hyperpod", "hyperpod-eks"):
-        env = next(body for key, body in stack.bundle(kind, inputs, region="ap-northeast-1").items()
+        env = next(body for key, body in release.bundle(kind, inputs, region="ap-northeast-1").items()
                    if key.endswith("stack.env"))
         assert f"FSX_EFA_ENABLED='{expected}'" in env.decode(), kind
 

@@ -9,7 +9,7 @@ from botocore.exceptions import ClientError
 from moto.cloudformation import parsing
 
 from clusters.blueprints import path
-from clusters.software import stack
+from clusters.software import release
 from sandbox.aws import moto_install
 from sandbox.aws.embedded import reset, start_server
 
@@ -64,7 +64,7 @@ def _delete(cf, *names):
 
 def _upload(aws, orchestrator, bucket, **inputs):
     """What the pipeline does before a cluster stack: the software stack into the storage bucket."""
-    stack.upload(aws("s3"), bucket, stack.bundle(orchestrator, inputs, region=REGION))
+    release.upload(aws("s3"), bucket, release.bundle(orchestrator, inputs, region=REGION))
 
 
 def _network_and_storage(cf, **storage):

@@ -10,7 +10,7 @@ import pytest
 
 from clusters.health.readers import nccl, runs
 from clusters.health.validation import pairwise
-from clusters.software import stack
+from clusters.software import release
 from sandbox.aws import moto_collectives, moto_sbatch
 from tests.clusters.test_moto_headnode import _parallelcluster, _send, client  # noqa: F401 - fixture
 
@@ -52,7 +52,7 @@ def _wait(received, count):
 
 
 def _submit(ssm, head, **values):
-    script = stack.validation_script(**values)
+    script = release.validation_script(**values)
     return _send(ssm, head, f"sbatch --parsable <<'GENIAC_JOB'\n{script}\nGENIAC_JOB")
 
 

@@ -6,7 +6,7 @@ compute nodes (before slurmd starts). NCCL: the instance type's settings reach t
 from __future__ import annotations
 
 from clusters.blueprints import pcluster_config
-from clusters.software import stack
+from clusters.software import release
 from tests.clusters.script_sandbox import Sandbox
 
 
@@ -49,10 +49,10 @@ def test_without_a_running_slurmd_nothing_is_restarted(tmp_path):
 def _nccl_profile(tmp_path, instance_type):
     box = Sandbox(tmp_path, present=("nvidia-smi",), instance_type=instance_type)
     tar = box.bin / "tar"  # the release tarball: a configure script in its directory
-    release = stack.manifest()["components"]["aws_ofi_nccl"]["version"].removeprefix("v")
-    tar.write_text(f'#!/bin/bash\nmkdir -p "${{@: -1}}/aws-ofi-nccl-{release}"\n'
-                   f'printf "#!/bin/bash\\nexit 0\\n" > "${{@: -1}}/aws-ofi-nccl-{release}/configure"\n'
-                   f'chmod +x "${{@: -1}}/aws-ofi-nccl-{release}/configure"\n')
+    ofi = release.manifest()["components"]["aws_ofi_nccl"]["version"].removeprefix("v")
+    tar.write_text(f'#!/bin/bash\nmkdir -p "${{@: -1}}/aws-ofi-nccl-{ofi}"\n'
+                   f'printf "#!/bin/bash\\nexit 0\\n" > "${{@: -1}}/aws-ofi-nccl-{ofi}/configure"\n'
+                   f'chmod +x "${{@: -1}}/aws-ofi-nccl-{ofi}/configure"\n')
     profile = tmp_path / "geniac-nccl.sh"
     result = box.run("install_nccl.sh", env={"NCCL_PROFILE": str(profile)})
     assert result.returncode == 0, result.stderr
@@ -66,6 +66,6 @@ def test_p5_nodes_get_the_references_nccl_settings_and_others_keep_the_defaults(
         assert line + "\n" in p5
     p4 = _nccl_profile(tmp_path / "p4", "p4d.24xlarge")
     assert "NCCL_BUFFSIZE" not in p4 and "FI_EFA_FORK_SAFE" not in p4 and "export FI_PROVIDER=efa\n" in p4
-    env = stack.stack_env(cluster_name="c", region="us-east-1", instance_type="ml.p5.48xlarge", cluster_id=7)
+    env = release.stack_env(cluster_name="c", region="us-east-1", instance_type="ml.p5.48xlarge", cluster_id=7)
     assert "NCCL_OFI_TUNER='1'" in env and "PORTAL_CLUSTER_ID='7'" in env
-    assert "NCCL_OFI_TUNER='0'" in stack.stack_env(cluster_name="c", region="us-east-1", instance_type="trn1.32xlarge")
+    assert "NCCL_OFI_TUNER='0'" in release.stack_env(cluster_name="c", region="us-east-1", instance_type="trn1.32xlarge")

@@ -12,11 +12,11 @@ import yaml
 from clusters.blueprints import catalog, pcluster_config
 from clusters.choices import ClusterState, JobStatus
 from clusters.health.models import ClusterHealthConfig
-from clusters.software import stack
+from clusters.software import release
 from portal.core.aws import client as aws_client
 from tests.clusters.factories_clusters import launched_cluster, run_pipeline
 
-SCRIPTS = sorted((stack.SOFTWARE_DIR / stack.CURRENT_VERSION / "scripts").glob("*.sh"))
+SCRIPTS = sorted((release.SOFTWARE_DIR / release.CURRENT_VERSION / "scripts").glob("*.sh"))
 
 
 @pytest.mark.parametrize("script", SCRIPTS, ids=lambda p: p.name)
@@ -34,9 +34,9 @@ def test_every_script_passes_shellcheck(script):
 
 
 def test_versions_live_in_the_manifest_and_reach_every_script_through_stack_env():
-    env = stack.stack_env(cluster_name="c1", region="ap-northeast-1", remote_write_url="https://aps/x/api/v1/remote_write")
+    env = release.stack_env(cluster_name="c1", region="ap-northeast-1", remote_write_url="https://aps/x/api/v1/remote_write")
     values = dict(re.findall(r"^(\w+)='([^']*)'$", env, re.M))
-    pinned = {c.name: c.version for c in stack.components()}
+    pinned = {c.name: c.version for c in release.components()}
     assert pinned["nccl"] == "v2.29.3-1" and pinned["aws_ofi_nccl"] == "v1.16.3"
     for name, version in pinned.items():
         assert values[f"{name.upper()}_VERSION"] == version
@@ -53,12 +53,12 @@ def test_versions_live_in_the_manifest_and_reach_every_script_through_stack_env(
 
 def test_manifest_and_blueprint_name_only_scripts_that_exist():
     names = {p.name for p in SCRIPTS}
-    manifest = stack.manifest()
+    manifest = release.manifest()
     listed = set(manifest["parallelcluster"]["head_node"] + manifest["parallelcluster"]["compute_node"]
                  + manifest["parallelcluster"]["compute_node_start"] + manifest["hyperpod"]["controller"]
                  + manifest["hyperpod"]["worker"] + [manifest["hyperpod"]["entry_point"]])
     assert listed <= names
-    shipped = {p.name for p in (stack.SOFTWARE_DIR / stack.CURRENT_VERSION / "scripts").iterdir()}
+    shipped = {p.name for p in (release.SOFTWARE_DIR / release.CURRENT_VERSION / "scripts").iterdir()}
     assert set(manifest["files"]) <= shipped
     printed = pcluster_config.build("ap-northeast-1", {"ClusterName": "c1", "BucketName": "b1"}, {})
     head = [a["Script"] for a in printed["HeadNode"]["CustomActions"]["OnNodeConfigured"]["Sequence"]]
@@ -75,33 +75,33 @@ def test_manifest_and_blueprint_name_only_scripts_that_exist():
 
 
 def test_content_hash_covers_manifest_and_scripts(tmp_path, monkeypatch):
-    assert re.fullmatch(r"[0-9a-f]{64}", stack.content_hash())
-    assert stack.content_hash() == stack.content_hash()
-    copy = tmp_path / stack.CURRENT_VERSION
-    shutil.copytree(stack.SOFTWARE_DIR / stack.CURRENT_VERSION, copy)
-    monkeypatch.setattr(stack, "SOFTWARE_DIR", tmp_path)
-    stack.manifest.cache_clear()
-    same = stack.content_hash()
+    assert re.fullmatch(r"[0-9a-f]{64}", release.content_hash())
+    assert release.content_hash() == release.content_hash()
+    copy = tmp_path / release.CURRENT_VERSION
+    shutil.copytree(release.SOFTWARE_DIR / release.CURRENT_VERSION, copy)
+    monkeypatch.setattr(release, "SOFTWARE_DIR", tmp_path)
+    release.manifest.cache_clear()
+    same = release.content_hash()
     (copy / "scripts" / "install_nccl.sh").write_text((copy / "scripts" / "install_nccl.sh").read_text() + "\n")
-    assert stack.content_hash() != same
-    stack.manifest.cache_clear()
+    assert release.content_hash() != same
+    release.manifest.cache_clear()
 
 
 def test_hyperpod_bundle_carries_provisioning_parameters_and_refuses_without_lustre():
     inputs = {"ClusterName": "hp1", "WorkerInstanceType": "ml.p5.48xlarge", "LustreDnsName": "fs-1.fsx.aws",
               "LustreMountName": "abcdefgh"}
-    objects = stack.bundle("hyperpod", inputs, region="us-east-1")
+    objects = release.bundle("hyperpod", inputs, region="us-east-1")
     params = json.loads(objects["geniac/hp1/lifecycle/provisioning_parameters.json"])
     assert params == {"version": "1.0.0", "workload_manager": "slurm", "controller_group": "controller-machine",
                       "worker_groups": [{"instance_group_name": "worker-group-1", "partition_name": "ml.p5.48xlarge"}],
                       "fsx_dns_name": "fs-1.fsx.aws", "fsx_mountname": "abcdefgh"}
     assert "geniac/hp1/lifecycle/on_create.sh" in objects and "geniac/hp1/lifecycle/stack.env" in objects
-    pc = stack.bundle("parallelcluster", {"ClusterName": "pc1"}, region="us-east-1")
+    pc = release.bundle("parallelcluster", {"ClusterName": "pc1"}, region="us-east-1")
     assert "geniac/pc1/software/install_nccl.sh" in pc and not any(k.endswith(".json") for k in pc)
     with pytest.raises(ValueError, match="FSx for Lustre DNS name and mount name"):
-        stack.bundle("hyperpod", {"ClusterName": "hp1"}, region="us-east-1")
+        release.bundle("hyperpod", {"ClusterName": "hp1"}, region="us-east-1")
     with pytest.raises(ValueError, match="unknown software stack version"):
-        stack.bundle("parallelcluster", {"ClusterName": "pc1"}, region="us-east-1", version="1999.1.0")
+        release.bundle("parallelcluster", {"ClusterName": "pc1"}, region="us-east-1", version="1999.1.0")
 
 
 def _keys(org, bucket, prefix):
@@ -115,7 +115,7 @@ def test_hyperpod_full_stack_deploys_with_its_lifecycle_scripts_in_the_bucket(wo
     job = run_pipeline(cluster.jobs.get())
     cluster.refresh_from_db()
     assert (job.status, cluster.state) == (JobStatus.SUCCEEDED, ClusterState.READY), cluster.error_message
-    assert (cluster.software_version, cluster.software_hash) == (stack.CURRENT_VERSION, stack.content_hash())
+    assert (cluster.software_version, cluster.software_hash) == (release.CURRENT_VERSION, release.content_hash())
     bucket = cluster.outputs["BucketName"]
     assert cluster.outputs["LifecycleScriptsUri"] == f"s3://{bucket}/geniac/hp-e2e/lifecycle/"
     keys = _keys(world.org_a, bucket, "geniac/hp-e2e/lifecycle/")
@@ -148,7 +148,7 @@ def test_parallelcluster_upload_and_pull_settings_from_the_observability_stack(w
     assert f"AMP_REMOTE_WRITE_URL='{endpoint.rstrip('/')}/api/v1/remote_write'" in env["Body"].read().decode()
     pull = ClusterHealthConfig.objects.get(cluster=cluster)
     assert (pull.pull_enabled, pull.pull_url, pull.auth_kind, pull.aws_region) == (True, endpoint, "sigv4", obs.region)
-    assert cluster.software_hash == stack.content_hash() and job.status == JobStatus.SUCCEEDED
+    assert cluster.software_hash == release.content_hash() and job.status == JobStatus.SUCCEEDED
 
 
 @pytest.mark.django_db
@@ -165,11 +165,11 @@ def test_a_cluster_stack_without_a_bucket_fails_before_anything_is_created(world
 def test_cluster_page_shows_the_pinned_versions_and_the_recorded_hash(client, world):
     from tests.clusters.factories_clusters import ready_cluster
 
-    cluster = ready_cluster(world.org_a, name="shown", software_version=stack.CURRENT_VERSION,
-                            software_hash=stack.content_hash())
+    cluster = ready_cluster(world.org_a, name="shown", software_version=release.CURRENT_VERSION,
+                            software_hash=release.content_hash())
     client.force_login(world.customer_a)
     html = client.get(cluster.get_absolute_url()).content.decode()
-    assert f"Software stack {stack.CURRENT_VERSION}" in html and stack.content_hash()[:12] in html
+    assert f"Software stack {release.CURRENT_VERSION}" in html and release.content_hash()[:12] in html
     assert "<td>nccl</td><td><code>v2.29.3-1</code></td>" in html
     assert "<td>aws_ofi_nccl</td><td><code>v1.16.3</code></td>" in html
     pending = launched_cluster(world.org_a, name="pending")

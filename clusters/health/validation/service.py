@@ -46,7 +46,7 @@ from clusters.health.validation.slurm import (  # noqa: F401 - part of this modu
     slurm_state,
 )
 from clusters.health.validation.trend import trend  # noqa: F401 - part of this module's names
-from clusters.software import stack
+from clusters.software import release
 from portal.core import access, jobs, locks, provider_errors, timeline
 from portal.core.aws import AwsError
 from portal.core.choices import Severity, Visibility
@@ -113,9 +113,9 @@ def known_hosts(cluster) -> list[str]:
 
 
 def _stack_versions(cluster) -> tuple[str, str, str]:
-    version = cluster.software_version or stack.CURRENT_VERSION
+    version = cluster.software_version or release.CURRENT_VERSION
     try:
-        pinned = {c.name: c.version for c in stack.components(version)}
+        pinned = {c.name: c.version for c in release.components(version)}
     except ValueError:
         pinned = {}
     return version, pinned.get("nccl", ""), pinned.get("aws_ofi_nccl", "")
@@ -241,9 +241,9 @@ def _script(job: ValidationJob, token: str) -> str:
               "upload_url": _upload_url(job), "upload_token": token, "nccl_version": job.nccl_version,
               "ofi_version": job.ofi_version}
     try:
-        return stack.validation_script(job.software_version, **values)
+        return release.validation_script(job.software_version, **values)
     except ValueError:  # a stack older than the validation job template: the current one's
-        return stack.validation_script(**values)
+        return release.validation_script(**values)
 
 
 def sbatch_line(job: ValidationJob, script: str) -> str:
