@@ -17,6 +17,7 @@ from clusters.choices import ClusterState, JobStatus
 from clusters.launches import capacity, pipeline
 from clusters.launches import service as launch
 from clusters.models import Cluster, StackEvent
+from clusters.software import release
 from workloads.models import CapacityReservation
 
 logger = logging.getLogger(__name__)
@@ -88,12 +89,12 @@ def record_ready(cluster):
                "BucketName": f"sagemaker-geniac-{uuid.uuid4()}"}
     if cluster.orchestrator == "hyperpod":
         outputs["ClusterArn"] = f"arn:aws:sagemaker:{cluster.region}:{cluster.organization.aws_account_id}:cluster/{suffix[:12]}"
-        outputs["LifecycleScriptsUri"] = f"s3://{outputs['BucketName']}/{stack.prefix(cluster.name)}lifecycle/"
+        outputs["LifecycleScriptsUri"] = f"s3://{outputs['BucketName']}/{release.prefix(cluster.name)}lifecycle/"
     else:
         outputs["HeadNodeIp"] = "203.0.113.24"
     cluster.outputs = outputs
     cluster.stack_status = "cluster: CREATE_COMPLETE"
-    cluster.software_version, cluster.software_hash = stack.CURRENT_VERSION, stack.content_hash()
+    cluster.software_version, cluster.software_hash = release.CURRENT_VERSION, release.content_hash()
     cluster.save(update_fields=["outputs", "stack_status", "software_version", "software_hash"])
     cluster.transition(ClusterState.CREATING)
     cluster.transition(ClusterState.READY)

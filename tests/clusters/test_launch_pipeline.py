@@ -7,6 +7,7 @@ from clusters.blueprints import catalog
 from clusters.choices import ClusterState, JobKind, JobStatus
 from clusters.launches.backend import LAUNCH_TAG
 from clusters.models import LaunchJob
+from clusters.software import release
 from portal.core.aws import client as aws_client
 from portal.core.models import TimelineEntry
 from tests.clusters.factories_clusters import launched_cluster, run_pipeline
@@ -55,7 +56,7 @@ def test_a_stack_created_before_a_worker_died_is_adopted_not_created_twice(world
     # but the worker died before saving the id.
     s3 = aws_client("s3", organization=world.org_a)
     s3.create_bucket(Bucket="sagemaker-geniac-adopt", CreateBucketConfiguration={"LocationConstraint": "ap-northeast-1"})
-    stack.upload(s3, "sagemaker-geniac-adopt", stack.bundle("hyperpod", stack.parameters, region="ap-northeast-1"))
+    release.upload(s3, "sagemaker-geniac-adopt", release.bundle("hyperpod", stack.parameters, region="ap-northeast-1"))
     body = catalog.template_body("hyperpod")
     client = _cfn(world.org_a)
     client.create_stack(StackName=stack.stack_name, TemplateBody=body, Capabilities=["CAPABILITY_IAM"],

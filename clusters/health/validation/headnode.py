@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 from clusters import provider_states
 from clusters.choices import Orchestrator, StackRole
+from clusters.software import release
 from portal.core import aws
 
 DOCUMENT = "AWS-RunShellScript"
@@ -48,9 +49,9 @@ def target(cluster) -> str:
         sagemaker = aws.client("sagemaker", organization=cluster.organization, region=cluster.region)
         described = _call(sagemaker.describe_cluster, ClusterName=cluster.name)
         nodes = _call(sagemaker.list_cluster_nodes, ClusterName=cluster.name,
-                      InstanceGroupNameContains=stack.CONTROLLER_GROUP)["ClusterNodeSummaries"]
+                      InstanceGroupNameContains=release.CONTROLLER_GROUP)["ClusterNodeSummaries"]
         if not nodes:
-            raise aws.AwsError(f"HyperPod cluster {cluster.name} has no {stack.CONTROLLER_GROUP} node")
+            raise aws.AwsError(f"HyperPod cluster {cluster.name} has no {release.CONTROLLER_GROUP} node")
         cluster_id = described["ClusterArn"].rsplit("/", 1)[-1]
         return f"sagemaker-cluster:{cluster_id}_{nodes[0]['InstanceGroupName']}-{nodes[0]['InstanceId']}"
     cloudformation = aws.client("cloudformation", organization=cluster.organization, region=cluster.region)
