@@ -3,12 +3,13 @@ action must pass. The recommendation reads the verdicts the XID and remapped-row
 (``clusters/health/readers/xid.py``, ``clusters/health/readers/summary.py``); nothing here writes."""
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import timedelta
 
 from django.conf import settings
 from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
+from django.utils.translation import gettext_noop
 
 from clusters.choices import ClusterState, Orchestrator
 from clusters.health.models import GpuFault, NodeHealth
@@ -44,18 +45,19 @@ WHAT_IT_DOES = {
         _("at once")),
 }
 
+# Stored in English on the action (``refusal``); shown in the reader's language by ``refusals.shown``.
 RULE_WORDS = {
-    "cluster_deleting": "the cluster is being deleted",
-    "cluster_not_ready": "the cluster is not ready",
-    "kind_unsupported": "this orchestrator has no such action",
-    "unknown_node": "the node has not reported to the portal",
-    "no_nodes": "no node was named",
-    "node_busy": "the node is already in another remediation",
-    "max_nodes": "too many nodes of the cluster would be in remediation at once",
-    "cooldown": "the node was remediated too recently",
-    "declined": "a customer engineer declined it",
-    "cycle_archived": "the cluster's program cycle was archived",
-    "provider_acted": "HyperPod replaced or rebooted the node on its own",
+    "cluster_deleting": gettext_noop("the cluster is being deleted"),
+    "cluster_not_ready": gettext_noop("the cluster is not ready"),
+    "kind_unsupported": gettext_noop("this orchestrator has no such action"),
+    "unknown_node": gettext_noop("the node has not reported to the portal"),
+    "no_nodes": gettext_noop("no node was named"),
+    "node_busy": gettext_noop("the node is already in another remediation"),
+    "max_nodes": gettext_noop("too many nodes of the cluster would be in remediation at once"),
+    "cooldown": gettext_noop("the node was remediated too recently"),
+    "declined": gettext_noop("a customer engineer declined it"),
+    "cycle_archived": gettext_noop("the cluster's program cycle was archived"),
+    "provider_acted": gettext_noop("HyperPod replaced or rebooted the node on its own"),
 }
 
 
@@ -63,6 +65,7 @@ RULE_WORDS = {
 class Refusal:
     rule: str
     text: str
+    params: dict = field(default_factory=dict)  # what the detail is made of, to write it in the reader's language
 
 
 def recommend(fault) -> str | None:
@@ -124,29 +127,32 @@ def node_limit(policy: RemediationPolicy, cluster) -> int:
 
 def refusal(cluster, kind: str, nodes: list[str], policy: RemediationPolicy) -> Refusal | None:
     """The first guardrail the action breaks, or None. Call under the cluster's remediation lock."""
-    def refuse(rule: str, detail: str = "") -> Refusal:
-        return Refusal(rule, f"Refused: {RULE_WORDS[rule]}{f' ({detail})' if detail else ''}.")
+    def refuse(rule: str, detail: str = "", **params) -> Refusal:
+        return Refusal(rule, f"Refused: {RULE_WORDS[rule]}{f' ({detail})' if detail else ''}.", params)
 
     if cluster.state in (ClusterState.DELETING, ClusterState.DELETED):
         return refuse("cluster_deleting")
     if cluster.state != ClusterState.READY:
-        return refuse("cluster_not_ready", cluster.get_state_display().lower())
+        return refuse("cluster_not_ready", cluster.get_state_display().lower(), state=cluster.state)
     if kind not in KINDS_BY_ORCHESTRATOR.get(cluster.orchestrator, ()):
-        return refuse("kind_unsupported", f"{ActionKind(kind).label.lower()} on {cluster.get_orchestrator_display()}")
+        return refuse("kind_unsupported", f"{ActionKind(kind).label.lower()} on {cluster.get_orchestrator_display()}",
+                      kind=kind, orchestrator=cluster.orchestrator)
     if not nodes:
         return refuse("no_nodes")
     known = set(NodeHealth.objects.filter(cluster=cluster, hostname__in=nodes).values_list("hostname", flat=True))
     unknown = [n for n in nodes if n not in known]
     if unknown:
-        return refuse("unknown_node", ", ".join(unknown))
+        return refuse("unknown_node", ", ".join(unknown), nodes=unknown)
     busy = list(RemediationNode.objects.filter(cluster=cluster, hostname__in=nodes, active=True)
                 .values_list("hostname", "action_id"))
     if busy:
-        return refuse("node_busy", ", ".join(f"{host} in action {pk}" for host, pk in busy))
+        return refuse("node_busy", ", ".join(f"{host} in action {pk}" for host, pk in busy),
+                      busy=[[host, pk] for host, pk in busy])
     limit = node_limit(policy, cluster)
     active = RemediationNode.objects.filter(cluster=cluster, active=True).count()
     if active + len(nodes) > limit:
-        return refuse("max_nodes", f"{active} in remediation, at most {limit} of {cluster.node_count} at once")
+        return refuse("max_nodes", f"{active} in remediation, at most {limit} of {cluster.node_count} at once",
+                      active=active, limit=limit, count=cluster.node_count)
     hours = max(policy.cooldown_hours, settings.REMEDIATION_MIN_COOLDOWN_HOURS)  # a policy saved below the floor
     since = timezone.now() - timedelta(hours=hours)
     recent = sorted({host for host, progress in RemediationNode.objects.filter(
@@ -156,5 +162,5 @@ def refusal(cluster, kind: str, nodes: list[str], policy: RemediationPolicy) -> 
         .values_list("hostname", "action__progress")
         if not (progress or {}).get("untouched")})  # a failed action that never reached the node starts none
     if recent:
-        return refuse("cooldown", f"{', '.join(recent)} within {hours} h")
+        return refuse("cooldown", f"{', '.join(recent)} within {hours} h", nodes=recent, hours=hours)
     return None

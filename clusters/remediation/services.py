@@ -19,7 +19,7 @@ from django.utils.translation import gettext
 from clusters.choices import ClusterState
 from clusters.health.models import GpuFault
 from clusters.models import Cluster
-from clusters.remediation import journal, rules, texts
+from clusters.remediation import journal, refusals, rules, texts
 from clusters.remediation.choices import AUTOMATIC_RULES, ActionKind, ActionState, ConsentMode
 from clusters.remediation.models import RemediationAction, RemediationFault, RemediationNode
 from portal.core import access, locks, timeline
@@ -96,7 +96,7 @@ def propose(cluster, *, kind: str, nodes: list[str], actor=None, faults=(), key:
                 reason=reason[:2000], automatic=automatic, proposed_by=_user(actor), fault_seen_at=first_seen,
                 state=ActionState.REFUSED if refused else ActionState.PROPOSED,
                 refused_rule=refused.rule if refused else "", refusal=refused.text if refused else "",
-                finished_at=timezone.now() if refused else None,
+                progress=refusals.params(refused) if refused else {}, finished_at=timezone.now() if refused else None,
             )
             action.cluster = cluster
             if refused:
@@ -174,7 +174,8 @@ def decline(action: RemediationAction, actor, why: str = "") -> RemediationActio
         action.refresh_from_db()
         try:
             action.transition(ActionState.REFUSED, refused_rule="declined",
-                              refusal=f"Refused: {rules.RULE_WORDS['declined']}{f' ({why})' if why else ''}."[:300])
+                              refusal=f"Refused: {rules.RULE_WORDS['declined']}{f' ({why})' if why else ''}."[:300],
+                              progress={**(action.progress or {}), "refusal": {"rule": "declined", "why": why[:250]}})
         except IllegalTransition as exc:
             raise Refused(gettext("This action is %(state)s; it cannot be declined.")
                           % {"state": action.get_state_display().lower()}) from exc
@@ -245,7 +246,9 @@ def close_archived(cycle, actor=None) -> int:
                                                     state__in=(ActionState.PROPOSED, ActionState.APPROVED))
                    .select_related("cluster")):
         action.transition(ActionState.CANCELLED, refused_rule="cycle_archived",
-                          refusal=f"Cancelled: {rules.RULE_WORDS['cycle_archived']} ({cycle.name}).")
+                          refusal=f"Cancelled: {rules.RULE_WORDS['cycle_archived']} ({cycle.name}).",
+                          progress={**(action.progress or {}), "refusal": {"rule": "cycle_archived",
+                                                                           "cycle": cycle.name}})
         journal.record(action, message(texts.CANCELLED_ARCHIVED, cycle=cycle.name), actor=actor)
         closed += 1
     return closed

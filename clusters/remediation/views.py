@@ -12,7 +12,7 @@ from django.views import View
 
 from clusters.health.models import GpuFault, NodeHealth
 from clusters.models import Cluster
-from clusters.remediation import consent, failure, rules, services
+from clusters.remediation import consent, failure, refusals, rules, services
 from clusters.remediation.choices import PolicyChangeState
 from clusters.remediation.forms import DeclineForm, PolicyChangeDeclineForm, ProposeForm, RemediationPolicyForm
 from clusters.remediation.models import RemediationAction, RemediationPolicy, RemediationPolicyChange
@@ -42,6 +42,7 @@ def panel_context(request, cluster, form=None) -> dict:
     policy = rules.policy_for(cluster.organization_id)
     for a in actions:
         a.told = failure.told(a, policy.cooldown_hours)
+        a.shown_refusal = refusals.shown(a)
         a.shown_error = a.error if access.sees_internal(user, cluster.organization_id) else a.told
         a.can_approve = a.state == "proposed" and services.may_approve(user, a)
         a.can_cancel = a.is_open and a.state in ("proposed", "approved") and access.can(user, access.CHANGE, a)
@@ -91,7 +92,7 @@ class ProposeView(View):
         submissions.record(request, action, action.get_absolute_url())
         if request.htmx:
             return render(request, self.template_name, panel_context(request, cluster))
-        messages.info(request, action.refusal or gettext("Remediation %(number)s: %(state)s.")
+        messages.info(request, refusals.shown(action) or gettext("Remediation %(number)s: %(state)s.")
                       % {"number": action.pk, "state": action.get_state_display().lower()})
         return redirect(action)
 
@@ -114,6 +115,7 @@ class ActionView(ObjectView):
         ctx["internal"] = internal
         ctx["faults"] = list(action.fault_rows.select_related("fault"))
         ctx["told"] = failure.told(action)
+        ctx["refusal"] = refusals.shown(action)
         ctx["shown_error"] = action.error if internal else ctx["told"]
         ctx["can_approve"] = action.state == "proposed" and services.may_approve(user, action)
         ctx["can_cancel"] = action.state in ("proposed", "approved") and access.can(user, access.CHANGE, action)

@@ -8,6 +8,7 @@ page never mixes UTC and local times. Exports and the API keep ISO 8601 in UTC.
 from __future__ import annotations
 
 import datetime
+import re
 from decimal import ROUND_HALF_UP, Decimal
 from types import ModuleType
 
@@ -152,9 +153,16 @@ _ONE = Decimal(1)
 @register.filter
 def stored_words(value) -> str:
     """Text the portal wrote itself and stored in English (a fault's meaning and advice from the XID table), in
-    the reader's language where the catalogue has it, as it is otherwise; '' for nothing."""
+    the reader's language where the catalogue has it, as it is otherwise; '' for nothing. An XID fault's meaning
+    is stored behind its code ("XID 79: GPU has fallen off the bus"): the code stays, the words are translated."""
     text = "" if value is None else str(value)
+    coded = _XID_CODED.match(text)
+    if coded:
+        return f"{coded.group(1)}{gettext(coded.group(2))}"
     return gettext(text) if text else ""
+
+
+_XID_CODED = re.compile(r"^(XID \d+: )(.+)$", re.DOTALL)
 
 
 @register.filter
