@@ -251,11 +251,11 @@ SPECTACULAR_SETTINGS = {
     "REDOC_DIST": "SIDECAR",
     "COMPONENT_SPLIT_REQUEST": True,
     "SERVE_PERMISSIONS": ["rest_framework.permissions.IsAuthenticated"],
-    "ENUM_NAME_OVERRIDES": {"NodeVerdictEnum": "portal.core.choices.NodeVerdict",
-                            "SeverityEnum": "portal.core.choices.Severity",
+    "ENUM_NAME_OVERRIDES": {"NodeVerdictEnum": "portal.core.choices.NodeVerdict", "SeverityEnum": "portal.core.choices.Severity",
                             "FaultSeverityEnum": "portal.core.choices.FaultSeverity",
                             "RunVerdictEnum": "clusters.health.choices.RunVerdict",
-                            "RemediationKindEnum": "clusters.remediation.choices.ActionKind"},
+                            "RemediationKindEnum": "clusters.remediation.choices.ActionKind",
+                            "ReservationKindEnum": "workloads.choices.ReservationKind"},
     "OAS_VERSION": "3.1.0",  # propertyNames (field names without NUL) needs JSON Schema 2020-12
     # The default enum hook, then OpenAPI links between operations (portal/core/api/schema.py).
     "POSTPROCESSING_HOOKS": ["drf_spectacular.hooks.postprocess_schema_enums", "portal.core.api.schema.add_links",

@@ -28,6 +28,8 @@ OUTSIDE_A_JOB = {
     "clusters.health.tasks.pull_cluster": "a periodic fan-out of the beat's Prometheus pull: the next minute pulls again",
     "clusters.health.tasks.cancel_validation": "the job is already cancelled in its row; the scancel it sends is "
                                                "best effort and the validation sweep times the Slurm job out",
+    "remediation.poll_cluster_events": "a periodic fan-out of the beat's HyperPod event read: its cursor has not moved "
+                                       "when a read is lost, so the next minute's read finds the same events",
     "remediation.propose_automatic": "a head start on the minute's sweep of kind remediation, which proposes every "
                                      "fault the automatic consent names once, whether or not this send arrived",
 }

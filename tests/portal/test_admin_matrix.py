@@ -17,7 +17,8 @@ from tests.portal.test_routes import module_world, signed_in_sessions
 
 MATRIX = [(name, role) for name in sorted(ADMIN_ROUTES) for role in ADMIN_ROLES]
 # Rows the superuser's delete confirmation cannot remove: other rows protect them.
-PROTECTED = frozenset({"portal.organization", "portal.escalationtarget", "clusters.blueprint"})
+# A funder report once sent is kept with its sendings (the record of what the funder received).
+PROTECTED = frozenset({"portal.organization", "portal.escalationtarget", "clusters.blueprint", "funder.funderreport"})
 DELETES = sorted(name for name, case in ADMIN_ROUTES.items() if case.view == "delete")
 
 

@@ -36,11 +36,11 @@ class ReservationRequestSerializer(serializers.ModelSerializer):
         read_only_fields = fields
 
 
-class FulfilSerializer(serializers.Serializer):
+class ReservationRequestFulfilSerializer(serializers.Serializer):
     reservation_id = serializers.CharField(max_length=200)
     availability_zone = serializers.CharField(max_length=32)
     note = serializers.CharField(required=False, allow_blank=True, max_length=2000)
 
 
-class DeclineSerializer(serializers.Serializer):
+class ReservationRequestDeclineSerializer(serializers.Serializer):
     note = serializers.CharField(max_length=2000)

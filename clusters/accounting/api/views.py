@@ -11,9 +11,9 @@ from rest_framework.response import Response
 from clusters.accounting import requests
 from clusters.accounting.api.serializers import (
     AccountingSettingsSerializer,
-    DeclineSerializer,
-    FulfilSerializer,
     ReservationCheckSerializer,
+    ReservationRequestDeclineSerializer,
+    ReservationRequestFulfilSerializer,
     ReservationRequestSerializer,
 )
 from clusters.accounting.models import AccountingSettings, ReservationCheck, ReservationRequest
@@ -52,12 +52,12 @@ class ReservationRequestViewSet(PortalReadOnlyViewSet):
             raise PermissionDenied("Only a program manager fulfils or declines a reservation request.")
         return found
 
-    @extend_schema(request=FulfilSerializer, responses=ReservationRequestSerializer)
-    @action(detail=True, methods=["post"], serializer_class=FulfilSerializer)
+    @extend_schema(request=ReservationRequestFulfilSerializer, responses=ReservationRequestSerializer)
+    @action(detail=True, methods=["post"], serializer_class=ReservationRequestFulfilSerializer)
     @submissions.idempotent
     def fulfil(self, request, pk=None):
         found = self._managed(request, pk)
-        body = FulfilSerializer(data=request.data)
+        body = ReservationRequestFulfilSerializer(data=request.data)
         body.is_valid(raise_exception=True)
         try:
             requests.fulfil(found, request.user, body.validated_data["reservation_id"],
@@ -69,11 +69,11 @@ class ReservationRequestViewSet(PortalReadOnlyViewSet):
         found.refresh_from_db()
         return Response(ReservationRequestSerializer(found, context={"request": request}).data)
 
-    @extend_schema(request=DeclineSerializer, responses=ReservationRequestSerializer)
-    @action(detail=True, methods=["post"], serializer_class=DeclineSerializer)
+    @extend_schema(request=ReservationRequestDeclineSerializer, responses=ReservationRequestSerializer)
+    @action(detail=True, methods=["post"], serializer_class=ReservationRequestDeclineSerializer)
     def decline(self, request, pk=None):
         found = self._managed(request, pk)
-        body = DeclineSerializer(data=request.data)
+        body = ReservationRequestDeclineSerializer(data=request.data)
         body.is_valid(raise_exception=True)
         try:
             found = requests.decline(found, request.user, body.validated_data["note"])

@@ -12,7 +12,7 @@ class Migration(migrations.Migration):
     dependencies = [
         ('accounting', '0002_organization_thresholds_and_reservation_checks'),
         ('portal', '0014_cyclecarry_award_request'),
-        ('workloads', '0013_interactions_enablement_apps'),
+        ('workloads', '0012_cycle_in_core'),  # the quotas' and reservations' last change
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 

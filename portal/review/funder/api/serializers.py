@@ -56,8 +56,14 @@ class CorrectSerializer(serializers.Serializer):
     note = serializers.CharField(max_length=4000)
 
 
+@extend_schema_field({"type": "array", "items": {"type": "string", "enum": ["en", "ja"]}, "minItems": 1,
+                     "uniqueItems": True})
+class LanguagesField(serializers.MultipleChoiceField):
+    """One language at least: the schema says so, as the field refuses an empty list."""
+
+
 class SendSerializer(serializers.Serializer):
-    languages = serializers.MultipleChoiceField(choices=["en", "ja"], allow_empty=False)
+    languages = LanguagesField(choices=["en", "ja"], allow_empty=False)
     superseded_ok = serializers.BooleanField(required=False, default=False)
     note = serializers.CharField(required=False, allow_blank=True, max_length=2000)
 
