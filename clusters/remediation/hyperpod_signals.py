@@ -180,10 +180,11 @@ def _tell(cluster, events: list[HyperPodEvent]) -> None:
     replacements is one entry)."""
     if not events:
         return
-    lines = [f"{e.event_time:%Y-%m-%d %H:%M:%S} {e.hostname or e.instance_id}: {e.description}"
+    lines = [f"{timezone.localtime(e.event_time):%Y-%m-%d %H:%M:%S} {e.hostname or e.instance_id}: {e.description}"
              + (f" ({e.outcome})" if e.outcome else "") + (f" {e.failure}" if e.failure else "") for e in events]
     worst = "high" if any(e.level == "Error" for e in events) else "low"
     timeline.record(cluster.organization_id, TimelineKind.FAULT,
-                    f"HyperPod on {cluster.name}: {len(events)} node event{'s' if len(events) != 1 else ''}",
+                    message(texts.HYPERPOD_EVENT, cluster=cluster.name) if len(events) == 1
+                    else message(texts.HYPERPOD_EVENTS, cluster=cluster.name, count=len(events)),
                     source=cluster, body="\n".join(lines)[:4000], visibility=Visibility.SHARED, severity=worst,
                     tags=["hyperpod", "remediation"])

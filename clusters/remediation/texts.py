@@ -28,6 +28,8 @@ ENTRY = define("remediation.entry", gettext_noop("Remediation %(action)s on %(cl
 STARTED = define("remediation.started", gettext_noop("%(kind)s of %(nodes)s started"), KIND)
 DRAINED = define("remediation.drained", gettext_noop("done: the nodes are drained"))
 CHECKED = define("remediation.checked", gettext_noop("done: the nodes passed HyperPod's deep health checks"))
+HYPERPOD_EVENT = define("remediation.hyperpod_event", gettext_noop("HyperPod on %(cluster)s: 1 node event"))
+HYPERPOD_EVENTS = define("remediation.hyperpod_events", gettext_noop("HyperPod on %(cluster)s: %(count)s node events"))
 CHECKS_PASSED = define("remediation.checks_passed", gettext_noop("HyperPod's deep health checks passed: %(nodes)s."))
 PROVIDER_ACTED = define("remediation.provider_acted", gettext_noop("cancelled: HyperPod acted on %(nodes)s on its own (%(event)s)"),
                         {"event": lambda value: str(ProviderEventKind(value).label).lower()})
