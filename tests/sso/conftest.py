@@ -91,9 +91,10 @@ def oidc_provider(tmp_path_factory):
     stop_provider(process)
 
 
-@pytest.fixture
+@pytest.fixture(autouse=True)
 def loopback_calls(settings):
-    """The portal's client for user-given URLs may call http://127.0.0.1 (the loopback provider's issuer): an
-    operator names such hosts in OUTBOUND_HTTP_HOSTS and OUTBOUND_ALLOWED_HOSTS."""
+    """The portal's client for user-given URLs may call http://127.0.0.1 (the loopback provider's issuer, on every
+    call sign-in makes to it): an operator names such hosts in OUTBOUND_HTTP_HOSTS and OUTBOUND_ALLOWED_HOSTS. Only
+    that address: any other private, loopback or link-local one stays refused here too."""
     settings.OUTBOUND_HTTP_HOSTS = ["127.0.0.1"]
     settings.OUTBOUND_ALLOWED_HOSTS = ["127.0.0.1"]

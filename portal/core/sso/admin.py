@@ -12,8 +12,8 @@ class IdentityDomainInline(admin.TabularInline):
 class IdentityProviderAdmin(admin.ModelAdmin):
     """Staff register each organization's provider (and the program's, with no organization)."""
 
-    list_display = ("name", "organization", "issuer", "enabled", "passwords_allowed")
-    list_filter = ("enabled", "passwords_allowed")
+    list_display = ("name", "organization", "protocol", "issuer", "saml_entity_id", "enabled", "passwords_allowed")
+    list_filter = ("protocol", "enabled", "passwords_allowed")
     inlines = [IdentityDomainInline]
 
 

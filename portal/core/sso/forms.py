@@ -13,9 +13,9 @@ from django.utils.translation import gettext_lazy as _
 
 from portal.core import access
 from portal.core.models import Organization
-from portal.core.sso import registration
+from portal.core.sso import registration, saml
 from portal.core.sso.backends import REFUSED_BY
-from portal.core.sso.models import IdentityDomain, IdentityProvider
+from portal.core.sso.models import IdentityDomain, IdentityProvider, Protocol
 
 DOMAIN = re.compile(r"^(?=.{4,253}$)([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z]{2,63}$")
 
@@ -40,8 +40,10 @@ class SignInForm(AuthenticationForm):
 
 
 class IdentityProviderForm(forms.ModelForm):
-    """An organization's provider: the client secret is never shown back (left empty on an edit, it is kept); the
-    e-mail domains are one per line, and a domain another provider owns is refused."""
+    """An organization's provider, OpenID Connect or SAML: the client secret is never shown back (left empty on an
+    edit, it is kept); the e-mail domains are one per line, and a domain another provider owns is refused. A SAML
+    provider's entity id, single sign-on URL and certificate may be given one by one or read from the IdP's
+    metadata (pasted, or from its URL through the portal's client for user-given URLs)."""
 
     domains = forms.CharField(label=_("E-mail domains"), widget=forms.Textarea(attrs={"rows": 3}),
                               help_text=_("The domains whose addresses this provider signs in, one per line "
@@ -51,12 +53,23 @@ class IdentityProviderForm(forms.ModelForm):
                                     help_text=_("As the provider issued it. Left empty on a change, the stored one "
                                                 "is kept."))
 
+    saml_metadata_url = forms.URLField(
+        label=_("SAML metadata URL"), required=False, assume_scheme="https",
+        help_text=_("SAML: where the identity provider publishes its metadata; read on save, it fills the three "
+                    "fields above."))
+    saml_metadata_xml = forms.CharField(
+        label=_("SAML metadata XML"), required=False, widget=forms.Textarea(attrs={"rows": 3}),
+        help_text=_("SAML: or paste the identity provider's metadata; it fills the three fields above."))
+
     class Meta:
         model = IdentityProvider
-        fields = ["organization", "name", "issuer", "client_id", "client_secret", "enabled", "passwords_allowed"]
-        labels = {"organization": _("Organization"), "name": _("Name"), "issuer": _("Issuer"),
-                  "client_id": _("Client id"), "enabled": _("Enabled"),
-                  "passwords_allowed": _("Passwords allowed")}
+        fields = ["organization", "name", "protocol", "issuer", "client_id", "client_secret", "saml_entity_id",
+                  "saml_sso_url", "saml_certificate", "enabled", "passwords_allowed"]
+        labels = {"organization": _("Organization"), "name": _("Name"), "protocol": _("Protocol"),
+                  "issuer": _("Issuer"), "client_id": _("Client id"), "saml_entity_id": _("SAML IdP entity id"),
+                  "saml_sso_url": _("SAML single sign-on URL"), "saml_certificate": _("SAML signing certificate"),
+                  "enabled": _("Enabled"), "passwords_allowed": _("Passwords allowed")}
+        widgets = {"saml_certificate": forms.Textarea(attrs={"rows": 4})}
 
     def __init__(self, *args, user=None, **kwargs):
         super().__init__(*args, **kwargs)
@@ -67,6 +80,7 @@ class IdentityProviderForm(forms.ModelForm):
         if writable is not None:  # an organization's administrator: their own organization only
             organizations = organizations.filter(pk__in=writable)
         self.fields["organization"].queryset = organizations
+        self.fields["protocol"].required = False  # left out, a provider keeps its protocol (new: OpenID Connect)
         # As stored, before this form changes the instance: what the save's history compares with.
         self.before = registration.snapshot(self.instance)
         if self.instance.pk:
@@ -75,8 +89,17 @@ class IdentityProviderForm(forms.ModelForm):
         self.discovery: dict | None = None
 
     def clean(self):
-        """An enabled provider must answer its discovery document for this issuer (a real request, on save)."""
+        """OpenID Connect: an enabled provider must answer its discovery document for this issuer (a real request,
+        on save). SAML: the IdP's entity id, single sign-on URL and a readable signing certificate."""
         cleaned = super().clean()
+        if cleaned.get("protocol") == Protocol.SAML:
+            self._clean_saml(cleaned)
+            return cleaned
+        for name, message in (("issuer", gettext("Give the provider's issuer.")),
+                              ("client_id", gettext("Give the client id the provider issued.")),
+                              ("client_secret", gettext("Give the client secret the provider issued."))):
+            if not cleaned.get(name) and not self.has_error(name):
+                self.add_error(name, message)
         issuer = cleaned.get("issuer")
         if issuer and cleaned.get("enabled") and not self.has_error("issuer"):
             try:
@@ -85,11 +108,33 @@ class IdentityProviderForm(forms.ModelForm):
                 self.add_error("issuer", str(exc))
         return cleaned
 
+    def _clean_saml(self, cleaned: dict) -> None:
+        url, xml = cleaned.get("saml_metadata_url"), (cleaned.get("saml_metadata_xml") or "").strip()
+        if url or xml:
+            try:
+                found = saml.read_metadata(url) if url else saml.parse_metadata(xml)
+            except saml.MetadataRefused as exc:
+                self.add_error("saml_metadata_url" if url else "saml_metadata_xml", str(exc))
+                return
+            cleaned.update(found)
+            for name, value in found.items():
+                setattr(self.instance, name, value)
+        for name, message in (("saml_entity_id", gettext("Give the identity provider's entity id.")),
+                              ("saml_sso_url", gettext("Give the identity provider's single sign-on URL.")),
+                              ("saml_certificate", gettext("Give the identity provider's signing certificate."))):
+            if not cleaned.get(name) and not self.has_error(name):
+                self.add_error(name, message)
+        if cleaned.get("saml_certificate"):
+            try:
+                saml.certificate_body(cleaned["saml_certificate"])
+            except ValueError:
+                self.add_error("saml_certificate", gettext("The certificate is not a PEM X.509 certificate."))
+
+    def clean_protocol(self) -> str:
+        return self.cleaned_data.get("protocol") or self.instance.protocol or Protocol.OIDC
+
     def clean_client_secret(self) -> str:
-        secret = self.cleaned_data.get("client_secret") or self.stored_secret
-        if not secret:
-            raise ValidationError(gettext("Give the client secret the provider issued."))
-        return secret
+        return self.cleaned_data.get("client_secret") or self.stored_secret
 
     def clean_domains(self) -> list[str]:
         names = sorted({d.strip().lower().lstrip("@") for d in re.split(r"[\s,]+", self.cleaned_data["domains"])

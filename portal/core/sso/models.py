@@ -12,17 +12,31 @@ from portal.core.model_fields import HttpsURLField
 from portal.core.querysets import RestrictedQuerySet
 
 
+class Protocol(models.TextChoices):
+    OIDC = "oidc", _("OpenID Connect")
+    SAML = "saml", _("SAML 2.0")
+
+
 class IdentityProvider(models.Model):
-    """An OpenID Connect provider. With an organization, it signs in that organization's people as its customers;
-    without one, it is the program's own and signs in AWS staff whose accounts the portal already holds."""
+    """An OpenID Connect or SAML 2.0 provider. With an organization, it signs in that organization's people as its
+    customers; without one, it is the program's own and signs in AWS staff whose accounts the portal already holds.
+    OpenID Connect uses the issuer and the client; SAML the IdP's entity id, single sign-on URL and signing
+    certificate (``portal/core/sso/saml.py``)."""
 
     organization = models.ForeignKey("portal.Organization", null=True, blank=True, on_delete=models.CASCADE,
                                      related_name="identity_providers")
     name = models.CharField(max_length=100)
-    issuer = HttpsURLField(help_text=_("The provider's issuer; its discovery document is read from "
-                                         "<issuer>/.well-known/openid-configuration."))
-    client_id = models.CharField(max_length=200)
-    client_secret = models.CharField(max_length=500)
+    protocol = models.CharField(max_length=8, choices=Protocol.choices, default=Protocol.OIDC)
+    issuer = HttpsURLField(blank=True, help_text=_("The provider's issuer; its discovery document is read from "
+                                                   "<issuer>/.well-known/openid-configuration."))
+    client_id = models.CharField(max_length=200, blank=True)
+    client_secret = models.CharField(max_length=500, blank=True)
+    saml_entity_id = models.CharField(max_length=500, blank=True,
+                                      help_text=_("SAML: the identity provider's entity id (its Issuer)."))
+    saml_sso_url = HttpsURLField(blank=True, help_text=_("SAML: the identity provider's single sign-on URL "
+                                                         "(HTTP-Redirect binding)."))
+    saml_certificate = models.TextField(blank=True, help_text=_("SAML: the identity provider's signing "
+                                                                "certificate (PEM)."))
     enabled = models.BooleanField(default=True)
     passwords_allowed = models.BooleanField(
         default=True, help_text=_("Whether the organization's customers may still sign in with a password."))
@@ -43,6 +57,28 @@ class IdentityProvider(models.Model):
     @property
     def slug(self) -> str:
         return f"idp-{self.pk}"
+
+    @property
+    def method(self) -> str:
+        """How the audit trail names a sign-in through this provider (``oidc:Name`` or ``saml:Name``)."""
+        return f"{self.protocol}:{self.name}"[:120]
+
+
+class SeenAssertion(models.Model):
+    """A SAML assertion id the portal has accepted, kept until the assertion expires: the same id is refused a
+    second time (a replayed response), across processes."""
+
+    provider = models.ForeignKey(IdentityProvider, on_delete=models.CASCADE, related_name="+")
+    assertion_id = models.CharField(max_length=255)
+    expires_at = models.DateTimeField(db_index=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["provider", "assertion_id"], name="sso_assertion_once")]
+        verbose_name = _("seen SAML assertion")
+        verbose_name_plural = _("seen SAML assertions")
+
+    def __str__(self) -> str:
+        return self.assertion_id
 
 
 class IdentityDomain(models.Model):

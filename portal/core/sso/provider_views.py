@@ -1,9 +1,9 @@
 """Registering an organization's identity provider through pages: program managers and staff for any
 organization, and an organization's designated administrator (a customer of it the program named) for their own
 (the policy gives each ``change`` on those rows; everyone else is refused). Each save is checked against the
-issuer's discovery document, recorded in the provider's history and the audit trail, and needs a recent second
-factor (``portal.core.factors.policy``). The program's own provider, which signs in AWS staff, is not on these pages:
-staff keep it in the admin."""
+issuer's discovery document (OpenID Connect) or has its signing certificate read (SAML), is recorded in the
+provider's history and the audit trail, and needs a recent second factor (``portal.core.factors.policy``).
+The program's own provider, which signs in AWS staff, is not on these pages: staff keep it in the admin."""
 from __future__ import annotations
 
 from django.core.exceptions import PermissionDenied
@@ -12,9 +12,9 @@ from django.utils.translation import gettext
 
 from portal.core import access
 from portal.core.generic import ObjectEditView, ObjectListView
-from portal.core.sso import registration
+from portal.core.sso import registration, saml
 from portal.core.sso.forms import IdentityProviderForm
-from portal.core.sso.models import IdentityProvider, IdentityProviderChange
+from portal.core.sso.models import IdentityProvider, IdentityProviderChange, Protocol
 
 PROVIDERS = IdentityProvider.objects.filter(organization__isnull=False).select_related("organization")
 
@@ -52,8 +52,12 @@ class IdentityProviderEditView(ProviderAdministratorsOnly, ObjectEditView):
         if self.object is not None:
             history = IdentityProviderChange.objects.restrict(self.request.user, access.VIEW).filter(
                 provider=self.object)[:50]
-        return {**super().get_context_data(**kwargs), "history": history,
-                "callback": self.request.build_absolute_uri(reverse("sso:callback"))}
+        context = {**super().get_context_data(**kwargs), "history": history,
+                   "callback": self.request.build_absolute_uri(reverse("sso:callback"))}
+        if self.object is not None and self.object.protocol == Protocol.SAML:
+            context["saml_metadata"] = self.request.build_absolute_uri(saml.metadata_path(self.object))
+            context["saml_acs"] = self.request.build_absolute_uri(saml.acs_path(self.object))
+        return context
 
     def form_valid(self, form):
         self.domains_form = form

@@ -17,12 +17,14 @@ from portal.core.audit.models import AuditKind
 from portal.core.audit.recording import record
 from portal.core.choices import MembershipRole
 from portal.core.models import Membership
+from portal.core.sso import saml
 from portal.core.sso.models import IdentityProvider, IdentityProviderChange
 
 WELL_KNOWN = "/.well-known/openid-configuration"
 REQUIRED = ("authorization_endpoint", "token_endpoint", "jwks_uri")
 # The fields a save's history shows (the secret only as "changed"; the domains as one sorted list).
-TRACKED = ("organization_id", "name", "issuer", "client_id", "enabled", "passwords_allowed")
+TRACKED = ("organization_id", "name", "protocol", "issuer", "client_id", "saml_entity_id", "saml_sso_url", "enabled",
+           "passwords_allowed")
 SECRET_CHANGED = "changed"
 
 
@@ -74,6 +76,7 @@ def snapshot(provider: IdentityProvider | None) -> dict:
     values = {name: getattr(provider, name) for name in TRACKED}
     values["domains"] = sorted(provider.domains.values_list("domain", flat=True))
     values["client_secret"] = provider.client_secret
+    values["saml_certificate"] = saml.fingerprint(provider.saml_certificate)  # the fingerprint, not the PEM
     return values
 
 
@@ -100,7 +103,8 @@ def record_change(provider: IdentityProvider, before: dict, request) -> Identity
     row = IdentityProviderChange.objects.create(provider=provider, actor=user, actor_name=user.get_username(),
                                                 action=action, changes=changes)
     record(AuditKind.IDENTITY_PROVIDER, request=request, organization_id=provider.organization_id,
-           method=f"oidc:{provider.name}"[:120], target=f"{provider.issuer} ({', '.join(sorted(changes))})",
+           method=provider.method,
+           target=f"{provider.issuer or provider.saml_entity_id} ({', '.join(sorted(changes))})"[:500],
            outcome=action)
     return row
 

@@ -5,13 +5,23 @@ the person as a customer of that organization and nothing more (never a lead SA,
 and never an account that holds another role or another organization's); the program's provider signs in only
 people whose accounts the portal already holds. A person the provider no longer knows (a refresh refused) is
 signed out everywhere: the account is deactivated and its API tokens deleted.
+
+Every call to a provider (its discovery document, token endpoint and keys, and the refresh that checks a person)
+goes through the portal's client for user-given URLs (``portal.core.outbound``): https only, no private, loopback
+or link-local address unless the operator lists the host, the address checked when the request is made and the
+connection made to that address, short timeouts and a cap on the answer's size. authlib keeps the protocol (PKCE,
+state, nonce, the ID token's signature); its HTTP goes through :class:`OutboundAdapter`.
 """
 from __future__ import annotations
 
+import base64
 import logging
+from urllib.parse import urlencode, urlsplit
 
 import requests
-from authlib.integrations.django_client import OAuth
+import requests.adapters
+import requests.structures
+from authlib.integrations.django_client import DjangoOAuth2App, OAuth
 from django.contrib.auth import get_user_model
 from django.contrib.sessions.models import Session
 from django.db import transaction
@@ -19,7 +29,7 @@ from django.utils import timezone
 from django.utils.translation import gettext
 from knox.models import get_token_model
 
-from portal.core import json_input
+from portal.core import outbound
 from portal.core.audit.models import AuditKind
 from portal.core.audit.recording import record
 from portal.core.choices import MembershipRole
@@ -28,6 +38,63 @@ from portal.core.sso.models import ExternalIdentity, IdentityDomain, IdentityPro
 
 logger = logging.getLogger(__name__)
 SCOPE = "openid email profile offline_access"
+TIMEOUT = 10.0
+MAX_BYTES = 512 * 1024
+# Headers requests adds that the portal's client sets itself (or must not pass on: it reads no compressed body).
+DROPPED = {"host", "content-length", "accept-encoding", "connection"}
+
+
+class OutboundRefused(requests.exceptions.ConnectionError):
+    """A call to a provider that ``portal.core.outbound`` refused or that failed; ``reason`` is the portal's own
+    sentence (safe to show), the rest is in the log."""
+
+    def __init__(self, reason: str, request=None):
+        super().__init__(reason, request=request)
+        self.reason = reason
+
+
+class OutboundAdapter(requests.adapters.BaseAdapter):
+    """requests' transport replaced by ``portal.core.outbound``: what authlib sends, checked and sent there."""
+
+    def send(self, request, stream=False, timeout=None, verify=True, cert=None, proxies=None):
+        body = request.body.encode() if isinstance(request.body, str) else request.body
+        headers = {k: v for k, v in request.headers.items() if k.lower() not in DROPPED}
+        limit = timeout if isinstance(timeout, (int, float)) else TIMEOUT
+        try:
+            answer = outbound.request(request.method, request.url, body=body, headers=headers, timeout=limit,
+                                      max_bytes=MAX_BYTES)
+        except outbound.OutboundError as exc:
+            logger.warning("sign-in call %s %s refused: %s", request.method, urlsplit(request.url).netloc,
+                           exc.reason)
+            raise OutboundRefused(exc.reason, request=request) from None
+        response = requests.Response()
+        response.status_code, response._content, response.url = answer.status, answer.body, request.url
+        response.headers = requests.structures.CaseInsensitiveDict(answer.headers)
+        response.encoding, response.request, response.reason = "utf-8", request, ""
+        return response
+
+    def close(self) -> None:
+        pass
+
+
+def _through_outbound(session: requests.Session) -> requests.Session:
+    session.trust_env = False
+    adapter = OutboundAdapter()
+    session.mount("https://", adapter)
+    session.mount("http://", adapter)
+    return session
+
+
+class _OutboundApp(DjangoOAuth2App):
+    def _get_session(self):
+        return _through_outbound(super()._get_session())
+
+    def _get_oauth_client(self, **metadata):
+        return _through_outbound(super()._get_oauth_client(**metadata))
+
+
+class _OAuth(OAuth):
+    oauth2_client_cls = _OutboundApp
 
 
 class SignInRefused(Exception):
@@ -41,12 +108,13 @@ def provider_for_email(email: str) -> IdentityProvider | None:
 
 
 def client(provider: IdentityProvider):
-    """authlib's client for one provider: discovery, PKCE (S256), state and nonce in the session."""
-    oauth = OAuth()
+    """authlib's client for one provider: discovery, PKCE (S256), state and nonce in the session; its HTTP through
+    ``portal.core.outbound``."""
+    oauth = _OAuth()
     return oauth.register(
         name=provider.slug, client_id=provider.client_id, client_secret=provider.client_secret,
         server_metadata_url=f"{provider.issuer.rstrip('/')}/.well-known/openid-configuration",
-        client_kwargs={"scope": SCOPE, "code_challenge_method": "S256", "timeout": 10},
+        client_kwargs={"scope": SCOPE, "code_challenge_method": "S256", "timeout": TIMEOUT},
     )
 
 
@@ -120,16 +188,24 @@ def check_identity(identity: ExternalIdentity) -> bool:
     if not identity.refresh_token:
         return True
     provider = identity.provider
+    credentials = base64.b64encode(f"{provider.client_id}:{provider.client_secret}".encode()).decode()
     try:
         endpoint = client(provider).load_server_metadata()["token_endpoint"]
-        answer = requests.post(endpoint, data={"grant_type": "refresh_token", "refresh_token": identity.refresh_token},
-                               auth=(provider.client_id, provider.client_secret), timeout=10)
-        body = json_input.loads(answer.content)
+        answer = outbound.post(
+            endpoint, body=urlencode({"grant_type": "refresh_token", "refresh_token": identity.refresh_token}).encode(),
+            headers={"Content-Type": "application/x-www-form-urlencoded", "Accept": "application/json",
+                     "Authorization": f"Basic {credentials}"}, timeout=TIMEOUT, max_bytes=MAX_BYTES)
+        body = answer.json()
+        if not isinstance(body, dict):
+            raise ValueError("not a JSON object")
+    except outbound.OutboundError as exc:
+        logger.warning("identity provider %s unreachable: %s", provider, exc.reason)
+        return True
     except (requests.RequestException, ValueError, KeyError) as exc:
         logger.warning("identity provider %s unreachable: %s", provider, exc)
         return True
     identity.checked_at = timezone.now()
-    if answer.status_code == 200:
+    if answer.status == 200:
         identity.refresh_token = body.get("refresh_token") or identity.refresh_token
         identity.save(update_fields=["refresh_token", "checked_at"])
         return True
@@ -154,4 +230,4 @@ def remove(identity: ExternalIdentity) -> None:
                 if str(session.get_decoded().get("_auth_user_id")) == str(user.pk):
                     session.delete()
     record(AuditKind.SIGN_OUT, user=user, organization_id=identity.provider.organization_id,
-           method=f"oidc:{identity.provider.name}", outcome="removed at the provider")
+           method=identity.provider.method, outcome="removed at the provider")

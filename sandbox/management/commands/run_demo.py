@@ -178,6 +178,9 @@ class Command(BaseCommand):
             settings.AWS_ENDPOINT_URL = env["AWS_ENDPOINT_URL"]
             subprocess.run([python, "manage.py", "migrate", "--no-input"], cwd=base, env=env, check=True)
             sso_issuer = self.start_identity_provider(start, base, port)
+            if sso_issuer:  # the portal calls its provider on loopback: the operator's lists name 127.0.0.1
+                for key in ("OUTBOUND_HTTP_HOSTS", "OUTBOUND_ALLOWED_HOSTS"):
+                    env[key] = ",".join(filter(None, [env.get(key, ""), "127.0.0.1"]))
             subprocess.run([python, "manage.py", "seed_demo", "--sso-issuer", sso_issuer], cwd=base, env=env,
                            check=True)
             queues = "default,launches,health,notifications"
