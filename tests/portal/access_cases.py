@@ -1,6 +1,8 @@
 """Route cases of the portal's core: sign-in, organizations, memberships, the timeline, the API's root and tokens."""
 from __future__ import annotations
 
+import functools
+
 from tests.routecases import (
     _SPECIALIST,
     FORBIDDEN,
@@ -133,6 +135,13 @@ OBJECTS["passkey"] = _passkey
 ROUTES["sso:start"] = Case(public=True, foreign=405, expect={r: 405 for r in ROLES})
 _writes("sso:start", _static({"email": "someone@nowhere.example"}), ROLES, success=LOGIN, writes_rows=False)
 ROUTES["sso:callback"] = Case(public=True, foreign=LOGIN, expect={r: LOGIN for r in ROLES})
+# SAML: the portal's metadata for a provider is public (only the portal's own addresses); the assertion consumer
+# takes POSTs only, and one without a sign-in started in this session goes back to the sign-in page.
+ROUTES["sso:saml_metadata"] = Case(public=True, kwargs=lambda o: {"pk": o["saml_provider"].pk}, foreign=200,
+                                   expect={r: 200 for r in ROLES})
+ROUTES["sso:saml_acs"] = Case(public=True, kwargs=lambda o: {"pk": o["saml_provider"].pk}, foreign=405,
+                              expect={r: 405 for r in ROLES})
+_writes("sso:saml_acs", _static({"SAMLResponse": "PHg+"}), ROLES, success=LOGIN, writes_rows=False)
 # Registering organizations' identity providers: program managers and staff; everyone else is refused (403).
 _PM_PAGE = {"customer_a": FORBIDDEN, "lead_a": FORBIDDEN}
 ROUTES["sso:provider_list"] = Case(foreign=FORBIDDEN, expect=_PM_PAGE)
@@ -159,6 +168,28 @@ def _identity_provider(w):
 
 
 OBJECTS["identity_provider"] = _identity_provider
+
+
+@functools.cache
+def _saml_certificate() -> str:
+    """One IdP certificate made for the run (never committed)."""
+    from tests.sso.test_saml import make_signer
+
+    return make_signer()[1]
+
+
+def _saml_provider(w):
+    from portal.core.sso.models import IdentityDomain, IdentityProvider
+
+    provider = IdentityProvider.objects.create(organization=w.org_a, name="Alpha SAML ZZ-ORG-A-SECRET",
+                                               protocol="saml", saml_entity_id="https://idp.alpha-saml.example",
+                                               saml_sso_url="https://idp.alpha-saml.example/sso",
+                                               saml_certificate=_saml_certificate())
+    IdentityDomain.objects.create(provider=provider, domain="alpha-saml.example")
+    return provider
+
+
+OBJECTS["saml_provider"] = _saml_provider
 
 # Organization administrators: program managers and staff designate (a customer of the organization) and remove
 # them; everyone else is refused (403) before anything is looked up.

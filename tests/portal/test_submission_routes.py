@@ -121,8 +121,9 @@ def test_every_create_route_is_walked():
     not_creates |= {"funder:report_correct", "funder-api:report-correct"}
     # A person's own second factor and signing in: a code checked against the person's own device (the setup page
     # keeps one pending device per person, a repeat finds it), new recovery codes replace the old ones, and
-    # starting a sign-in writes nothing but the session.
-    not_creates |= {"factors:factors", "factors:setup", "factors:verify", "sso:start"}
+    # starting a sign-in writes nothing but the session; a SAML answer is accepted once (its assertion id is kept:
+    # a repeat is refused, tests/sso/test_saml.py).
+    not_creates |= {"factors:factors", "factors:setup", "factors:verify", "sso:start", "sso:saml_acs"}
     # Passkeys: a registration answers a challenge the session holds once (a repeat finds it spent: 400) and the
     # credential id is unique; confirming changes the counter; removing deletes.
     not_creates |= {"factors:passkey_register", "factors:passkey_verify", "factors:passkey_delete"}

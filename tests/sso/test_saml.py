@@ -213,11 +213,33 @@ def test_an_answer_to_another_request_is_refused(world, client, provider, idp):
     _refused(client, _post(client, provider, idp.response(_start(client), in_response_to="_not-our-request")))
 
 
+def _continuation(answer) -> dict:
+    """The fields of the page that posts a cookie-less answer again from the portal's own origin."""
+    assert answer.status_code == 200 and answer.templates[0].name == "sso/saml_continue.html"
+    page = answer.content.decode()
+    assert 'id="saml-continue"' in page and "js/saml-continue.js" in page
+    return dict(re.findall(r'<input type="hidden" name="([^"]+)" value="([^"]*)"', page))
+
+
+def test_the_idps_cross_site_post_without_the_session_cookie_is_posted_again_from_the_portal(
+        world, client, provider, idp):
+    from django.test import Client
+
+    document = idp.response(_start(client))
+    cross_site = Client()  # the browser's POST from the IdP's page: SameSite=Lax keeps the session cookie back
+    fields = _continuation(cross_site.post(f"/login/sso/saml/{provider.pk}/acs/",
+                                           {"SAMLResponse": base64.b64encode(document.encode()).decode()}))
+    assert fields["continued"] == "1" and not ExternalIdentity.objects.exists()
+    answer = client.post(f"/login/sso/saml/{provider.pk}/acs/", fields)  # the same browser, now same-site
+    assert answer["Location"] == "/clusters/" and ExternalIdentity.objects.count() == 1
+
+
 def test_an_answer_without_a_sign_in_started_in_this_session_is_refused(world, client, provider, idp):
     request = _start(client)
     document = idp.response(request)
     client.cookies.clear()  # another browser: no request kept in its session
-    _refused(client, _post(client, provider, document))
+    fields = _continuation(_post(client, provider, document))
+    _refused(client, client.post(f"/login/sso/saml/{provider.pk}/acs/", fields))
     assert not ExternalIdentity.objects.exists()
 
 
@@ -286,3 +308,113 @@ def test_a_response_that_leaves_out_what_python3_saml_lets_pass_is_refused(world
     assert attribute not in head
     _refused(client, _post(client, provider, f"{head}<saml:Issuer{rest}"))
     assert not ExternalIdentity.objects.exists() and not SeenAssertion.objects.exists()
+
+
+# --- registering a SAML provider through the pages ----------------------------------------------------------
+
+def idp_metadata(cert_pem: str, entity_id: str = IDP, sso_url: str = SSO_URL) -> str:
+    body = "".join(line for line in cert_pem.strip().splitlines() if "CERTIFICATE" not in line)
+    return f"""<md:EntityDescriptor xmlns:md="urn:oasis:names:tc:SAML:2.0:metadata" entityID="{entity_id}">
+<md:IDPSSODescriptor protocolSupportEnumeration="urn:oasis:names:tc:SAML:2.0:protocol">
+<md:KeyDescriptor use="signing"><ds:KeyInfo xmlns:ds="http://www.w3.org/2000/09/xmldsig#"><ds:X509Data>\
+<ds:X509Certificate>{body}</ds:X509Certificate></ds:X509Data></ds:KeyInfo></md:KeyDescriptor>
+<md:SingleSignOnService Binding="urn:oasis:names:tc:SAML:2.0:bindings:HTTP-Redirect" Location="{sso_url}"/>
+</md:IDPSSODescriptor>
+</md:EntityDescriptor>"""
+
+
+def _saml_data(org, **changes) -> dict:
+    return {"organization": org.pk, "name": "Alpha SAML", "protocol": "saml", "domains": "alpha.example",
+            "enabled": "on", **changes}
+
+
+def _administrator(world):
+    from portal.core.choices import MembershipRole
+
+    Membership.objects.create(user=world.customer_a, organization=world.org_a, role=MembershipRole.ORG_ADMIN)
+    return world.customer_a
+
+
+def test_an_organizations_administrator_registers_a_saml_provider_from_its_metadata_and_people_sign_in(
+        world, client, idp):
+    from portal.core.sso.models import IdentityProviderChange
+
+    client.force_login(_administrator(world))
+    answer = client.post("/sso/providers/new/", _saml_data(world.org_a, saml_metadata_xml=idp_metadata(idp.cert)))
+    assert answer.status_code == 302, answer.context["form"].errors if answer.context else answer
+    provider = IdentityProvider.objects.get(organization=world.org_a)
+    assert (provider.protocol, provider.saml_entity_id, provider.saml_sso_url) == ("saml", IDP, SSO_URL)
+    assert saml.certificate_body(provider.saml_certificate) == saml.certificate_body(idp.cert)
+    change = IdentityProviderChange.objects.get(provider=provider)
+    assert change.action == "registered" and change.changes["protocol"] == [None, "saml"]
+    assert change.changes["saml_certificate"] == [None, saml.fingerprint(idp.cert)]
+    event = AuditEvent.objects.get(kind=AuditKind.IDENTITY_PROVIDER, organization=world.org_a)
+    assert event.method == "saml:Alpha SAML" and event.outcome == "registered" and IDP in event.target
+    page = client.get(f"/sso/providers/{provider.pk}/edit/").content.decode()
+    assert f"http://testserver/login/sso/saml/{provider.pk}/metadata/" in page
+    assert f"http://testserver/login/sso/saml/{provider.pk}/acs/" in page
+    client.logout()
+    answer = _post(client, provider, idp.response(_start(client, "carol@alpha.example"),
+                                                  email="carol@alpha.example"))
+    assert answer["Location"] == "/clusters/"
+    assert list(Membership.objects.filter(user__email="carol@alpha.example").values_list(
+        "organization", "role")) == [(world.org_a.pk, "customer")]
+
+
+def test_a_saml_registration_needs_a_readable_certificate_and_the_idps_addresses(world, client, idp):
+    client.force_login(_administrator(world))
+    answer = client.post("/sso/providers/new/", _saml_data(world.org_a, saml_entity_id=IDP, saml_sso_url=SSO_URL,
+                                                           saml_certificate="not a certificate"))
+    assert answer.status_code == 200
+    errors = answer.context["form"].errors
+    assert "saml_certificate" in errors and "issuer" not in errors and "client_secret" not in errors
+    answer = client.post("/sso/providers/new/", _saml_data(world.org_a, saml_metadata_xml="<not-metadata/>"))
+    assert answer.status_code == 200 and "saml_metadata_xml" in answer.context["form"].errors
+    assert not IdentityProvider.objects.exists()
+
+
+def test_another_organizations_administrator_cannot_register_for_alpha_or_reach_its_provider(world, client, idp,
+                                                                                            provider):
+    from portal.core.choices import MembershipRole
+
+    Membership.objects.create(user=world.customer_b, organization=world.org_b, role=MembershipRole.ORG_ADMIN)
+    client.force_login(world.customer_b)
+    answer = client.post("/sso/providers/new/", _saml_data(world.org_a, saml_metadata_xml=idp_metadata(idp.cert),
+                                                           domains="alpha-two.example"))
+    assert answer.status_code == 200 and "organization" in answer.context["form"].errors
+    assert client.get(f"/sso/providers/{provider.pk}/edit/").status_code == 404
+    assert IdentityProvider.objects.count() == 1
+
+
+def test_metadata_read_from_the_idps_url_goes_through_the_outbound_client(world, client, idp, settings):
+    import threading
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    document = idp_metadata(idp.cert).encode()
+
+    class Metadata(BaseHTTPRequestHandler):
+        def do_GET(self):  # noqa: N802 - http.server's name
+            self.send_response(200)
+            self.send_header("Content-Type", "application/samlmetadata+xml")
+            self.send_header("Content-Length", str(len(document)))
+            self.end_headers()
+            self.wfile.write(document)
+
+        def log_message(self, *args):
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Metadata)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        client.force_login(_administrator(world))
+        refused = client.post("/sso/providers/new/", _saml_data(
+            world.org_a, saml_metadata_url="https://169.254.169.254/metadata"))
+        assert refused.status_code == 200
+        assert "private, local or reserved" in str(refused.context["form"].errors["saml_metadata_url"])
+        url = f"http://127.0.0.1:{server.server_address[1]}/metadata"
+        answer = client.post("/sso/providers/new/", _saml_data(world.org_a, saml_metadata_url=url))
+        assert answer.status_code == 302, answer.context["form"].errors if answer.context else answer
+        assert IdentityProvider.objects.get().saml_entity_id == IDP
+    finally:
+        server.shutdown()
+        server.server_close()

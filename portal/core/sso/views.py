@@ -7,11 +7,12 @@ from __future__ import annotations
 import logging
 
 from authlib.integrations.base_client import OAuthError
+from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth import login
 from django.contrib.auth.decorators import login_not_required
 from django.http import HttpResponse
-from django.shortcuts import get_object_or_404, redirect
+from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.utils.decorators import method_decorator
 from django.utils.http import url_has_allowed_host_and_scheme
@@ -132,10 +133,17 @@ class SamlMetadataView(View):
 @method_decorator([login_not_required, csrf_exempt], name="dispatch")
 class SamlConsumerView(View):
     """The assertion consumer: the IdP's answer, posted by the person's browser (so no CSRF token; the answer's
-    signature, its InResponseTo bound to this session's request and the assertion id used once stand in)."""
+    signature, its InResponseTo bound to this session's request and the assertion id used once stand in). A POST
+    that came without the session cookie is shown a page that posts it again from this origin, once."""
 
     def post(self, request, pk: int):
         provider = SAML_PROVIDERS.filter(pk=pk).first()
+        if (provider is not None and settings.SESSION_COOKIE_NAME not in request.COOKIES
+                and request.POST.get("SAMLResponse") and not request.POST.get("continued")):
+            # The IdP's page posted here across sites, so the browser kept the session cookie (SameSite=Lax)
+            # back: the same answer is posted again from the portal's own page, with the cookie.
+            return render(request, "sso/saml_continue.html",
+                          {"saml_response": request.POST["SAMLResponse"], "action": request.path})
         if provider is None or request.session.get(SESSION_KEY) != provider.pk:
             request.session.pop(saml.REQUEST_KEY, None)
             return _refuse(request, gettext("That sign-in was not started here, or has expired. Start again."),
