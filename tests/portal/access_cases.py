@@ -136,12 +136,14 @@ ROUTES["sso:start"] = Case(public=True, foreign=405, expect={r: 405 for r in ROL
 _writes("sso:start", _static({"email": "someone@nowhere.example"}), ROLES, success=LOGIN, writes_rows=False)
 ROUTES["sso:callback"] = Case(public=True, foreign=LOGIN, expect={r: LOGIN for r in ROLES})
 # SAML: the portal's metadata for a provider is public (only the portal's own addresses); the assertion consumer
-# takes POSTs only, and one without a sign-in started in this session goes back to the sign-in page.
+# takes POSTs only, and one without a sign-in started in this session goes back to the sign-in page; one without
+# any session cookie (the IdP's cross-site POST) gets the page that posts it again from the portal's origin (200).
 ROUTES["sso:saml_metadata"] = Case(public=True, kwargs=lambda o: {"pk": o["saml_provider"].pk}, foreign=200,
                                    expect={r: 200 for r in ROLES})
 ROUTES["sso:saml_acs"] = Case(public=True, kwargs=lambda o: {"pk": o["saml_provider"].pk}, foreign=405,
                               expect={r: 405 for r in ROLES})
-_writes("sso:saml_acs", _static({"SAMLResponse": "PHg+"}), ROLES, success=LOGIN, writes_rows=False)
+_writes("sso:saml_acs", _static({"SAMLResponse": "PHg+"}), ROLES, success=LOGIN, writes_rows=False,
+        refused={"anonymous:POST": 200})
 # Registering organizations' identity providers: program managers and staff; everyone else is refused (403).
 _PM_PAGE = {"customer_a": FORBIDDEN, "lead_a": FORBIDDEN}
 ROUTES["sso:provider_list"] = Case(foreign=FORBIDDEN, expect=_PM_PAGE)

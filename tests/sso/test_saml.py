@@ -418,3 +418,21 @@ def test_metadata_read_from_the_idps_url_goes_through_the_outbound_client(world,
     finally:
         server.shutdown()
         server.server_close()
+
+
+def test_the_admin_asks_for_the_fields_of_the_providers_protocol(world, client, idp):
+    world.staff.is_superuser = True
+    world.staff.save()
+    client.force_login(world.staff)
+    base = {"organization": world.org_b.pk, "name": "Beta", "enabled": "on", "passwords_allowed": "on",
+            "domains-TOTAL_FORMS": "1", "domains-INITIAL_FORMS": "0", "domains-0-domain": "beta-saml.example"}
+    answer = client.post("/admin/sso/identityprovider/add/", {**base, "protocol": "saml", "saml_entity_id": IDP})
+    assert answer.status_code == 200 and set(answer.context["adminform"].form.errors) == {
+        "saml_sso_url", "saml_certificate"}
+    answer = client.post("/admin/sso/identityprovider/add/", {**base, "protocol": "oidc"})
+    assert answer.status_code == 200 and set(answer.context["adminform"].form.errors) == {
+        "issuer", "client_id", "client_secret"}
+    answer = client.post("/admin/sso/identityprovider/add/", {**base, "protocol": "saml", "saml_entity_id": IDP,
+                                                              "saml_sso_url": SSO_URL, "saml_certificate": idp.cert})
+    assert answer.status_code == 302
+    assert IdentityProvider.objects.get(name="Beta").protocol == "saml"
