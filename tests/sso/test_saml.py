@@ -28,6 +28,9 @@ from portal.core.sso.models import ExternalIdentity, IdentityDomain, IdentityPro
 IDP = "https://idp.alpha.example/saml"
 SSO_URL = "https://idp.alpha.example/saml/sso"
 PROTOCOL_NS = "urn:oasis:names:tc:SAML:2.0:protocol"
+# What the assertion consumer costs for a first sign-in, as measured (the signature check is no query; the
+# account, membership, identity, seen assertion, session and audit rows are).
+QUERIES = 34
 
 
 def make_signer(name: str = "Alpha IdP") -> tuple[str, str]:
@@ -436,3 +439,10 @@ def test_the_admin_asks_for_the_fields_of_the_providers_protocol(world, client, 
                                                               "saml_sso_url": SSO_URL, "saml_certificate": idp.cert})
     assert answer.status_code == 302
     assert IdentityProvider.objects.get(name="Beta").protocol == "saml"
+
+
+def test_a_saml_sign_in_costs_a_bounded_number_of_queries(world, client, provider, idp, django_assert_max_num_queries):
+    document = idp.response(_start(client))
+    with django_assert_max_num_queries(QUERIES) as captured:
+        assert _post(client, provider, document)["Location"] == "/clusters/"
+    assert len(captured) == QUERIES
