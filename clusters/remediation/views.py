@@ -136,7 +136,7 @@ class _Decide(_Panel, ObjectActionView):
     def act(self, request, action):
         try:
             self.decide(request, action)
-        except services.Refused as exc:
+        except services.RequestRefused as exc:
             if request.htmx:
                 return HttpResponse(str(exc), status=409)
             messages.error(request, str(exc))
@@ -251,7 +251,7 @@ class _DecideChange(_Change, ObjectActionView):
     def act(self, request, change):
         try:
             done = self.decide(request, change)
-        except consent.Refused as exc:
+        except consent.ChangeClosed as exc:
             if request.htmx:
                 return HttpResponse(str(exc), status=409)
             messages.error(request, str(exc))
