@@ -17,8 +17,8 @@ from django.utils.translation import gettext_lazy as _
 from clusters import timeline_texts
 from clusters.choices import (
     TRANSITIONS,
-    ClusterState,
     ClusterJobKind,
+    ClusterState,
     JobStatus,
     Orchestrator,
     StackRole,

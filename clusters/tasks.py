@@ -12,7 +12,7 @@ from django.conf import settings
 from django.db.models import Q
 
 from clusters.choices import ClusterJobKind
-from clusters.launches import pipeline
+from clusters.launches.pipeline import steps as pipeline
 from clusters.models import LaunchJob
 from portal.core.jobs import registry
 

@@ -22,7 +22,7 @@ from clusters.health.models import ClusterHealthConfig, ValidationRun
 from clusters.launches import board, retention
 from clusters.launches import service as launch
 from clusters.launches.backend import CloudFormation
-from clusters.launches.pipeline import REASONS
+from clusters.launches.pipeline.steps import REASONS
 from clusters.models import Blueprint, Cluster, StackEvent
 from clusters.software import release
 from portal.core import access

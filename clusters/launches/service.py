@@ -26,7 +26,7 @@ from django.utils.translation import gettext
 
 from clusters import timeline_texts
 from clusters.blueprints import catalog, cfn
-from clusters.choices import ClusterState, ClusterJobKind, JobStatus, StackRole
+from clusters.choices import ClusterJobKind, ClusterState, JobStatus, StackRole
 from clusters.launches import capacity, guards
 from clusters.models import Cluster, LaunchJob, LaunchSubmission, Stack
 from portal.core import access, locks, stored_text, timeline

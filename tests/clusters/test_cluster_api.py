@@ -5,7 +5,7 @@ import pytest
 from django.urls import reverse
 from rest_framework.test import APIClient
 
-from clusters.choices import ClusterState, ClusterJobKind
+from clusters.choices import ClusterJobKind, ClusterState
 from clusters.models import Cluster, LaunchJob
 from tests.clusters.factories_clusters import StackEventFactory, launched_cluster, ready_cluster
 from tests.queries import assert_flat_queries

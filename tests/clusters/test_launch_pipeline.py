@@ -4,7 +4,7 @@ from __future__ import annotations
 import pytest
 
 from clusters.blueprints import catalog
-from clusters.choices import ClusterState, ClusterJobKind, JobStatus
+from clusters.choices import ClusterJobKind, ClusterState, JobStatus
 from clusters.launches.backend import LAUNCH_TAG
 from clusters.models import LaunchJob
 from clusters.software import release

@@ -8,9 +8,9 @@ import pytest
 from django.db import transaction
 from django.utils import timezone
 
-from clusters.choices import ClusterState, ClusterJobKind, JobStatus
-from clusters.launches import pipeline
+from clusters.choices import ClusterJobKind, ClusterState, JobStatus
 from clusters.launches import service as launch
+from clusters.launches.pipeline import steps as pipeline
 from clusters.models import FINISHED_STATES, Cluster, LaunchJob
 from tests.clusters.factories_clusters import launched_cluster, run_pipeline
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 import pytest
 from django.urls import reverse
 
-from clusters.choices import ClusterState, ClusterJobKind
+from clusters.choices import ClusterJobKind, ClusterState
 from clusters.models import Cluster, LaunchJob
 from tests.clusters.factories_clusters import ClusterFactory, launched_cluster, ready_cluster
 from tests.queries import assert_flat_queries

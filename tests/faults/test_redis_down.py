@@ -22,7 +22,7 @@ from django.test import Client
 from django.urls import reverse
 from slack_sdk.signature import SignatureVerifier
 
-from clusters.choices import ClusterState, ClusterJobKind
+from clusters.choices import ClusterJobKind, ClusterState
 from clusters.health.ingest import pushes
 from clusters.health.ingest import service as services
 from clusters.health.models import HealthPush
