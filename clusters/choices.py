@@ -27,7 +27,7 @@ class StackRole(models.TextChoices):
     OBSERVABILITY = "observability", _("Observability")
 
 
-class JobKind(models.TextChoices):
+class ClusterJobKind(models.TextChoices):
     LAUNCH = "launch", _("Launch")
     RETRY = "retry", _("Retry")
     DELETE = "delete", _("Delete")

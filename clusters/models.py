@@ -17,8 +17,8 @@ from django.utils.translation import gettext_lazy as _
 from clusters import timeline_texts
 from clusters.choices import (
     TRANSITIONS,
+    ClusterJobKind,
     ClusterState,
-    JobKind,
     JobStatus,
     Orchestrator,
     StackRole,
@@ -229,7 +229,7 @@ class LaunchJob(Job):
     LEASE_SETTING = "CLUSTERS_LEASE_SECONDS"
 
     cluster = models.ForeignKey(Cluster, on_delete=models.CASCADE, related_name="jobs")
-    kind = models.CharField(max_length=16, choices=JobKind.choices, default=JobKind.LAUNCH)
+    kind = models.CharField(max_length=16, choices=ClusterJobKind.choices, default=ClusterJobKind.LAUNCH)
     status = models.CharField(max_length=16, choices=JobStatus.choices, default=JobStatus.PENDING, db_index=True)
     requested_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
     created = models.DateTimeField(auto_now_add=True)

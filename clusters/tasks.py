@@ -11,8 +11,8 @@ from celery import shared_task
 from django.conf import settings
 from django.db.models import Q
 
-from clusters.choices import JobKind
-from clusters.launches import pipeline
+from clusters.choices import ClusterJobKind
+from clusters.launches.pipeline import steps as pipeline
 from clusters.models import LaunchJob
 from portal.core.jobs import registry
 
@@ -39,7 +39,7 @@ def delete_cluster(self, job_id: int, attempt: int | None = None) -> str:
 
 
 def task_for(job: LaunchJob):
-    return delete_cluster if job.kind == JobKind.DELETE else launch_cluster
+    return delete_cluster if job.kind == ClusterJobKind.DELETE else launch_cluster
 
 
 LAUNCH = registry.register(registry.Kind(

@@ -6,7 +6,7 @@ app_name = "clusters"
 
 urlpatterns = [
     path("", views.ClusterListView.as_view(), name="cluster_list"),
-    path("launch-day/", views.launch_day, name="launch_day"),
+    path("launch-day/", views.LaunchDayView.as_view(), name="launch_day"),
     path("blueprints/", views.BlueprintListView.as_view(), name="blueprint_list"),
     path("blueprints/<slug:slug>/", views.BlueprintView.as_view(), name="blueprint_detail"),
     path("blueprints/<slug:slug>/launch/", views.LaunchView.as_view(), name="launch"),

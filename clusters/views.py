@@ -7,7 +7,7 @@ from django.contrib import messages
 from django.core.exceptions import PermissionDenied
 from django.db.models import Count, Sum
 from django.http import Http404, HttpResponse
-from django.shortcuts import get_object_or_404, redirect, render
+from django.shortcuts import redirect, render
 from django.utils.translation import gettext
 from django.utils.translation import gettext_lazy as _
 from django.views import View
@@ -22,21 +22,16 @@ from clusters.health.models import ClusterHealthConfig, ValidationRun
 from clusters.launches import board, retention
 from clusters.launches import service as launch
 from clusters.launches.backend import CloudFormation
-from clusters.launches.pipeline import REASONS
+from clusters.launches.pipeline.steps import REASONS
 from clusters.models import Blueprint, Cluster, StackEvent
 from clusters.software import release
 from portal.core import access
 from portal.core.aws import AwsError
 from portal.core.cycle_filter import in_active_cycle
-from portal.core.generic import ObjectListView, ObjectView
+from portal.core.generic import ObjectListView, ObjectPageView, ObjectView, RestrictedQuerysetMixin, get_object
 
 BROKER_DOWN = _("The task queue is unreachable: the request is saved as scheduled and will be sent "
                 "automatically when the queue is back.")
-
-
-def _visible_blueprints(user):
-    catalog.sync()
-    return Blueprint.objects.restrict(user, access.VIEW)
 
 
 class BlueprintListView(ObjectListView):
@@ -74,17 +69,20 @@ class BlueprintView(ObjectView):
         return ctx
 
 
-class LaunchView(View):
+class LaunchView(ObjectPageView):
     """GET the form; POST with ``preview`` to see resolved parameters and config; POST to launch."""
 
+    queryset = Blueprint.objects.only("pk", "slug")
+    slug_url_kwarg = "slug"
     template_name = "clusters/launch_form.html"
 
     def dispatch(self, request, *args, **kwargs):
-        if not _visible_blueprints(request.user).filter(slug=kwargs["slug"]).exists():
-            raise Http404("No such blueprint.")
-        if access.organization_ids(request.user, access.LAUNCH, Cluster) == frozenset():
-            raise PermissionDenied(gettext("Only lead solutions architects launch clusters."))
+        catalog.sync()
         return super().dispatch(request, *args, **kwargs)
+
+    def refuse(self, blueprint):
+        if access.organization_ids(self.request.user, access.LAUNCH, Cluster) == frozenset():
+            raise PermissionDenied(gettext("Only lead solutions architects launch clusters."))
 
     def get(self, request, slug):
         # A link may preset the organization, region and cluster parameters (?cluster__ComputeInstanceType=…).
@@ -212,7 +210,7 @@ class ClusterView(ObjectView):
 @require_safe
 def cluster_progress(request, pk):
     """The live part of the cluster page, polled by htmx; 286 stops the polling once it is settled."""
-    cluster = get_object_or_404(Cluster.objects.restrict(request.user).select_related("organization", "blueprint"), pk=pk)
+    cluster = get_object(request, Cluster.objects.select_related("organization", "blueprint"), pk=pk)
     ctx = _detail_context(request, cluster)
     ctx["polling"] = cluster.is_busy
     response = render(request, "clusters/htmx/cluster_progress.html", ctx)
@@ -225,7 +223,7 @@ def cluster_progress(request, pk):
 @require_safe
 def cluster_config(request, pk):
     """The cluster's generated ParallelCluster configuration as a YAML download."""
-    cluster = get_object_or_404(Cluster.objects.restrict(request.user).select_related("organization", "blueprint"), pk=pk)
+    cluster = get_object(request, Cluster.objects.select_related("organization", "blueprint"), pk=pk)
     text = pcluster_config.for_cluster(cluster)
     if text is None:
         raise Http404("This cluster is not a ParallelCluster cluster.")
@@ -235,8 +233,8 @@ def cluster_config(request, pk):
 
 
 def _launchable(request, pk, action: str = access.LAUNCH) -> Cluster:
-    cluster = get_object_or_404(Cluster.objects.restrict(request.user).select_related("organization"), pk=pk)
-    if not access.can(request.user, action, cluster):
+    cluster = get_object(request, Cluster.objects.select_related("organization"), pk=pk)
+    if not access.can(request.user, action, cluster):  # the archived cycle's reason first, then the role's
         raise PermissionDenied(access.archived_refusal(cluster, action)
                                or "Only the organization's lead solutions architects act on its clusters.")
     return cluster
@@ -278,10 +276,17 @@ class ClusterDeleteView(View):
         return redirect(cluster.get_absolute_url())
 
 
-@require_safe
-def launch_day(request):
+class LaunchDayView(RestrictedQuerysetMixin, View):
     """Every launch the user may see on one live page: counts, progress per organization, failures."""
-    clusters = Cluster.objects.restrict(request.user)
+
+    queryset = Cluster.objects.all()
+    http_method_names = ["get", "head"]
+
+    def get(self, request):
+        return _launch_day(request, self.get_queryset())
+
+
+def _launch_day(request, clusters):
     counts = dict(clusters.values_list("state").annotate(n=Count("id")).order_by())
     per_org = board.organizations(request.user)
     failures = (clusters.filter(state=ClusterState.FAILED).values("failure_reason")
@@ -308,6 +313,7 @@ def launch_day(request):
 
 def organization_clusters_section(request, organization) -> dict:
     """The organization page's "Clusters" section."""
+    # restrict: a section of the organization's page (portal.core.sections), not a view of its own
     rows = (in_active_cycle(Cluster.objects.restrict(request.user).filter(organization=organization))
             .select_related("blueprint").order_by("-created")[:20])
     return {"clusters": rows, "organization": organization,

@@ -51,7 +51,7 @@ urlpatterns = [
     path("api/review/", include("portal.review.api.urls")),
     path("", include("workloads.interactions.urls", namespace="interactions")),
     path("", include("workloads.enablement.urls", namespace="enablement")),
-    path("api/interactions/", include("workloads.interactions.api.urls", namespace="interactions-api")),
+    path("api/interactions/", include("workloads.interactions.desk.api.urls", namespace="interactions-api")),
     path("api/interactions/", include("workloads.enablement.api.urls", namespace="enablement-api")),
     path("api/health/", include("clusters.health.api.urls")),
     path("", include("portal.engagement.urls")),

@@ -14,8 +14,9 @@ from django.conf import settings
 from django.utils import timezone
 
 from clusters.choices import ClusterState, JobStatus
-from clusters.launches import capacity, pipeline
+from clusters.launches import capacity
 from clusters.launches import service as launch
+from clusters.launches.pipeline import steps as pipeline
 from clusters.models import Cluster, StackEvent
 from clusters.software import release
 from workloads.models import CapacityReservation

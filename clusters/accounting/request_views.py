@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from django import forms
 from django.contrib import messages
-from django.core.exceptions import PermissionDenied, ValidationError
-from django.shortcuts import get_object_or_404, redirect
+from django.core.exceptions import ValidationError
+from django.shortcuts import redirect
 from django.utils.translation import gettext
 from django.utils.translation import gettext_lazy as _
 from django.views import View
@@ -14,7 +14,7 @@ from django.views import View
 from clusters.accounting import requests
 from clusters.accounting.models import RequestState, ReservationRequest
 from portal.core import access, submissions
-from portal.core.generic import ObjectListView, ObjectView
+from portal.core.generic import ObjectListView, ObjectView, get_object
 
 
 class FulfilForm(forms.Form):
@@ -58,10 +58,8 @@ class ReservationRequestView(ObjectView):
 
 
 def _request(http_request, pk: int) -> ReservationRequest:
-    found = get_object_or_404(ReservationRequest.objects.restrict(http_request.user), pk=pk)
-    if not access.can(http_request.user, access.CHANGE, found):
-        raise PermissionDenied(gettext("Only a program manager fulfils or declines a reservation request."))
-    return found
+    return get_object(http_request, ReservationRequest.objects.all(), access.CHANGE,
+                      gettext("Only a program manager fulfils or declines a reservation request."), pk=pk)
 
 
 class ReservationRequestFulfilView(View):

@@ -6,7 +6,7 @@ from django import forms
 from django.contrib import messages
 from django.core.exceptions import PermissionDenied
 from django.db import transaction
-from django.shortcuts import get_object_or_404, redirect, render
+from django.shortcuts import redirect, render
 from django.utils.translation import gettext
 from django.views import View
 
@@ -14,11 +14,12 @@ from clusters.accounting import thresholds
 from clusters.accounting.forms import AccountingSettingsForm
 from clusters.accounting.models import AccountingSettings
 from portal.core import access, versions
+from portal.core.generic import get_object
 from portal.core.models import Organization
 
 
 def _organization(request, slug: str) -> Organization:
-    organization = get_object_or_404(Organization.objects.restrict(request.user), slug=slug)
+    organization = get_object(request, Organization.objects.all(), slug=slug)
     if not access.can_in_organization(request.user, access.CHANGE, AccountingSettings, organization.pk):
         raise PermissionDenied(gettext("Only the organization's lead SAs set its accounting thresholds."))
     return organization

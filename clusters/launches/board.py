@@ -46,6 +46,7 @@ def measures_own_quota(user) -> bool:
 def own_quota(user) -> dict[str, int]:
     """Instance type → the instances the user's organizations' quotas allow today (all regions together)."""
     goal: dict[str, int] = {}
+    # restrict: a figure for the board's reader
     rows = (InstanceQuota.objects.restrict(user).active_on(timezone.localdate())
             .values("instance_type_name").annotate(n=Sum("count")).order_by())
     for r in rows:
@@ -62,6 +63,7 @@ def instances_by_type(user) -> list[dict]:
     """Ready and in-progress instances per type, with the target (a customer's: their quota) and the share reached."""
     goal = own_quota(user) if measures_own_quota(user) else target()
     rows: dict[str, dict] = {name: {"instance_type": name, "ready": 0, "busy": 0, "target": n} for name, n in goal.items()}
+    # restrict: the board counts only the clusters its reader may see
     for r in (Cluster.objects.restrict(user).exclude(state=ClusterState.DELETED).values("instance_type")
               .annotate(ready=Sum("node_count", filter=Q(state=ClusterState.READY)),
                         busy=Sum("node_count", filter=Q(state__in=BUSY))).order_by()):
@@ -80,6 +82,7 @@ def organizations(user) -> list[dict]:
     """Every organization the user sees, those without a launch included (shown as "not launched")."""
     live = ~Q(clusters__state=ClusterState.DELETED)
     return list(
+        # restrict: the organizations the reader may see
         Organization.objects.restrict(user).values("name", "slug").annotate(
             total=Count("clusters", filter=live),
             ready=Count("clusters", filter=Q(clusters__state=ClusterState.READY)),

@@ -26,7 +26,7 @@ from django.utils.translation import gettext
 
 from clusters import timeline_texts
 from clusters.blueprints import catalog, cfn
-from clusters.choices import ClusterState, JobKind, JobStatus, StackRole
+from clusters.choices import ClusterJobKind, ClusterState, JobStatus, StackRole
 from clusters.launches import capacity, guards
 from clusters.models import Cluster, LaunchJob, LaunchSubmission, Stack
 from portal.core import access, locks, stored_text, timeline
@@ -370,7 +370,7 @@ def create_launch(*, organization, name: str, blueprint_slug: str, full_stack: b
             stack_name=stack_name(cluster, role), parameters=parameters.get(role, {}),
             resources_total=sum(cfn.resources_summary(catalog.template(slug)).values()),
         )
-    job = _new_job(cluster, JobKind.LAUNCH, user,
+    job = _new_job(cluster, ClusterJobKind.LAUNCH, user,
                    f"launch of {blueprint_slug}{' (full stack)' if full_stack else ''} requested")
     timeline.record(organization, TimelineKind.LAUNCH,
                     stored_text.message(timeline_texts.LAUNCH_REQUESTED, name=name, blueprint=str(entry.title)),
@@ -438,7 +438,7 @@ def request_retry(cluster: Cluster, user=None, outcome: dict | None = None) -> L
             raise ActionRefused(gettext("Over quota: %(message)s.") % {"message": quota.message}, field="quota")
         _cancel_open_jobs(cluster, "superseded by a retry")
         cluster.transition(ClusterState.SCHEDULED, actor=user)
-        job = _new_job(cluster, JobKind.RETRY, user, "retry requested")
+        job = _new_job(cluster, ClusterJobKind.RETRY, user, "retry requested")
         dispatch_on_commit(job, outcome)
     return job
 
@@ -455,6 +455,6 @@ def request_delete(cluster: Cluster, user=None, confirmed: bool = False, outcome
                                 % {"name": cluster.name}, field="confirm")
         _cancel_open_jobs(cluster, "cancelled: the cluster is being deleted")
         cluster.transition(ClusterState.DELETING, actor=user)
-        job = _new_job(cluster, JobKind.DELETE, user, "delete requested")
+        job = _new_job(cluster, ClusterJobKind.DELETE, user, "delete requested")
         dispatch_on_commit(job, outcome)
     return job

@@ -27,7 +27,7 @@ from portal.core.notifications import Event, notify
 FIELDS = ("mode", "automatic_kinds", "max_nodes", "cooldown_hours")
 
 
-class Refused(Exception):
+class ChangeClosed(Exception):
     """A decision that cannot be made any more (the change was decided or replaced meanwhile)."""
 
 
@@ -122,7 +122,7 @@ def approve(change: RemediationPolicyChange, actor) -> RemediationPolicy:
         moved = RemediationPolicyChange.objects.filter(pk=change.pk, state=PolicyChangeState.PENDING).update(
             state=PolicyChangeState.APPROVED, decided_by=actor, decided_at=now)
         if not moved:
-            raise Refused(_gone(change))
+            raise ChangeClosed(_gone(change))
         change.refresh_from_db()
         policy = current(change.organization_id)
         values = {name: getattr(change, name) for name in FIELDS}
@@ -141,7 +141,7 @@ def decline(change: RemediationPolicyChange, actor, why: str = "") -> Remediatio
         moved = RemediationPolicyChange.objects.filter(pk=change.pk, state=PolicyChangeState.PENDING).update(
             state=PolicyChangeState.DECLINED, decided_by=actor, decided_at=timezone.now(), why=why[:250])
         if not moved:
-            raise Refused(_gone(change))
+            raise ChangeClosed(_gone(change))
         change.refresh_from_db()
         _record(change.organization_id, f"Remediation consent change proposed by {_name(change.proposed_by)} "
                 f"declined by {_name(actor)}", why, actor, source=change, tell=True)

@@ -34,7 +34,7 @@ from workloads.interactions import services as interactions
 KIND = Hook("remediation: the actions' kind of portal.core.jobs", provider="remediation")
 
 
-class Refused(Exception):
+class RequestRefused(Exception):
     """A request the user may not make (not a guardrail: those make a refused action)."""
 
 
@@ -156,7 +156,7 @@ def approve(action: RemediationAction, actor) -> RemediationAction:
         try:
             _approve(action, actor, message(texts.APPROVED_BY, person=_name(actor)))
         except IllegalTransition as exc:
-            raise Refused(gettext("This action is %(state)s; it cannot be approved.")
+            raise RequestRefused(gettext("This action is %(state)s; it cannot be approved.")
                           % {"state": action.get_state_display().lower()}) from exc
     return action
 
@@ -177,7 +177,7 @@ def decline(action: RemediationAction, actor, why: str = "") -> RemediationActio
                               refusal=f"Refused: {rules.RULE_WORDS['declined']}{f' ({why})' if why else ''}."[:300],
                               progress={**(action.progress or {}), "refusal": {"rule": "declined", "why": why[:250]}})
         except IllegalTransition as exc:
-            raise Refused(gettext("This action is %(state)s; it cannot be declined.")
+            raise RequestRefused(gettext("This action is %(state)s; it cannot be declined.")
                           % {"state": action.get_state_display().lower()}) from exc
         journal.record(action, message(texts.DECLINED_BY, person=_name(actor)), why, actor=actor)
     return action
@@ -191,7 +191,7 @@ def cancel(action: RemediationAction, actor) -> RemediationAction:
         try:
             action.transition(ActionState.CANCELLED)
         except IllegalTransition as exc:
-            raise Refused(gettext("This action is %(state)s; it cannot be cancelled.")
+            raise RequestRefused(gettext("This action is %(state)s; it cannot be cancelled.")
                           % {"state": action.get_state_display().lower()}) from exc
         journal.record(action, message(texts.CANCELLED_BY, person=_name(actor)), actor=actor)
     return action
@@ -216,7 +216,7 @@ def open_support_case(action: RemediationAction, actor) -> bool:
     with transaction.atomic():
         action = RemediationAction.objects.select_related("cluster", "escalation__interaction").get(pk=action.pk)
         if action.escalation is None:
-            raise Refused("This action was not escalated: there is no evidence to open a case with.")
+            raise RequestRefused("This action was not escalated: there is no evidence to open a case with.")
         interaction = action.escalation.interaction
         subject = f"Repeated GPU fault on {', '.join(action.nodes)} of {action.cluster.name} " \
                   f"({action.cluster.instance_type}, {action.cluster.region})"

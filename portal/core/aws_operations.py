@@ -113,9 +113,9 @@ OPERATIONS: tuple[Operation, ...] = (
     Operation("s3", "HeadObject", "check a push body is stored", (_BODIES,), "portal", ("s3:GetObject",)),
     Operation("s3", "DeleteObject", "delete a push body once ingested", (_BODIES,), "portal"),
     Operation("support", "CreateCase", "open an AWS Support case from an interaction",
-              ("workloads/interactions/support.py",)),
+              ("workloads/interactions/desk/support.py",)),
     Operation("support", "DescribeCases", "sync a case's status and communications",
-              ("workloads/interactions/support.py",)),
+              ("workloads/interactions/desk/support.py",)),
     Operation("ce", "GetCostAndUsage", "an organization's daily spend", ("workloads/spend.py",)),
 )
 

@@ -9,12 +9,23 @@ from django.contrib import messages
 from django.core.exceptions import PermissionDenied
 from django.db import transaction
 from django.http import Http404, HttpResponse
-from django.shortcuts import redirect
+from django.shortcuts import get_object_or_404, redirect
 from django.utils.translation import gettext
 from django.views import generic
+from django.views.generic.detail import SingleObjectMixin
 
 from portal.core import access, submissions, versions
 from portal.core.csv import csv_response
+
+
+def get_object(request, queryset, action: str = access.VIEW, refusal: str | None = None, **lookup):
+    """The one object a page or an action is about: looked up among the rows the user may see (another
+    organization's is a 404, never a hint that it exists), then it must allow ``action`` (a 403 with
+    ``refusal``, or the policy's reason). Function views and the bases below share this lookup."""
+    obj = get_object_or_404(queryset.all().restrict(request.user, access.VIEW), **lookup)
+    if action != access.VIEW and not access.can(request.user, action, obj):
+        raise PermissionDenied(refusal or access.refusal(obj, action))
+    return obj
 
 
 class RestrictedQuerysetMixin:
@@ -27,6 +38,11 @@ class RestrictedQuerysetMixin:
         if self.queryset is None:
             raise NotImplementedError(f"{type(self).__name__} must declare a queryset")
         return self.queryset.all().restrict(self.request.user, self.action)
+
+    def visible(self, queryset, action: str = access.VIEW):
+        """Rows of another model shown beside the page's own (an object's children, a count on a list):
+        restricted for the same user, each row under its own model's rule."""
+        return queryset.all().restrict(self.request.user, action)
 
 
 class HtmxTemplateMixin:
@@ -92,6 +108,57 @@ def _resolve(obj, path: str):
 
 class ObjectView(RestrictedQuerysetMixin, HtmxTemplateMixin, generic.DetailView):
     """A single object the user may see; anything else is a 404, never a hint that it exists."""
+
+
+class RestrictedObjectMixin(RestrictedQuerysetMixin, SingleObjectMixin):
+    """One object from ``queryset`` by the URL's pk (or slug): see :func:`get_object`. ``action`` is what the
+    view does with it (VIEW: only looked up); ``refusal`` the words of the 403; ``refuse(obj)`` a further rule."""
+
+    refusal: str | None = None
+
+    def get_object(self, queryset=None):
+        if self.queryset is None:
+            raise NotImplementedError(f"{type(self).__name__} must declare a queryset")
+        if self.kwargs.get(self.pk_url_kwarg) is not None:
+            lookup = {"pk": self.kwargs[self.pk_url_kwarg]}
+        else:
+            lookup = {self.get_slug_field(): self.kwargs[self.slug_url_kwarg]}
+        obj = get_object(self.request, self.queryset, self.action, self.refusal, **lookup)
+        self.refuse(obj)
+        return obj
+
+    def refuse(self, obj) -> None:
+        """Raise ``PermissionDenied`` for a rule beyond the action (a reviewer's own assignment, a draft only)."""
+
+
+class ObjectPageView(RestrictedObjectMixin, generic.View):
+    """A page about one object with its own ``get``/``post`` (a form that is not the object's ModelForm): the
+    object is ``self.object`` before either runs."""
+
+    def dispatch(self, request, *args, **kwargs):
+        if request.method.lower() in self.http_method_names and hasattr(self, request.method.lower()):
+            self.object = self.get_object()  # a method the view lacks stays a 405, looked up or not
+        return super().dispatch(request, *args, **kwargs)
+
+
+class ObjectActionView(RestrictedObjectMixin, generic.View):
+    """A POST that acts on one object (approve, cancel, submit): the object is looked up, checked for ``action``,
+    and handed to ``act(request, obj)``, which answers. ``once``: one answer per submission key
+    (``portal.core.submissions``), the lookup inside its transaction. A GET is a 405."""
+
+    once = False
+
+    def post(self, request, *args, **kwargs):
+        if self.once:
+            return submissions.once(type(self)._act)(self, request, *args, **kwargs)
+        return self._act(request, *args, **kwargs)
+
+    def _act(self, request, *args, **kwargs):
+        self.object = self.get_object()
+        return self.act(request, self.object)
+
+    def act(self, request, obj):
+        raise NotImplementedError
 
 
 class ObjectEditView(RestrictedQuerysetMixin, HtmxTemplateMixin, generic.UpdateView):

@@ -13,13 +13,12 @@ from datetime import datetime, time
 from django import forms
 from django.db import connection
 from django.db.models import Q, QuerySet
-from django.shortcuts import get_object_or_404
 from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
-from django.views.generic import TemplateView
 
 from portal.core import access
 from portal.core.choices import TimelineKind
+from portal.core.generic import ObjectView
 from portal.core.models import Organization, TimelineEntry
 
 PAGE_SIZE = 50
@@ -85,22 +84,19 @@ def page(queryset: QuerySet, cursor: str | None, size: int = PAGE_SIZE) -> tuple
     return rows, (encode_cursor(rows[-1]) if more and rows else None)
 
 
-class TimelineView(TemplateView):
+class TimelineView(ObjectView):
+    """An organization's timeline, a page of entries at a time (the next page is the htmx partial)."""
+
+    queryset = Organization.objects.all()
     template_name = "portal/timeline.html"
     partial_template_name = "portal/htmx/timeline_entries.html"
 
-    def get_template_names(self):
-        if getattr(self.request, "htmx", False) and not self.request.htmx.boosted:
-            return [self.partial_template_name]
-        return [self.template_name]
-
     def get_context_data(self, **kwargs):
         ctx = super().get_context_data(**kwargs)
-        user = self.request.user
-        org = get_object_or_404(Organization.objects.restrict(user), slug=kwargs["slug"])
+        user, org = self.request.user, self.object
         form = TimelineFilterForm(self.request.GET or None)
         data = form.cleaned_data if form.is_valid() else {}
-        qs = TimelineEntry.objects.restrict(user).filter(organization=org).select_related("actor")
+        qs = self.visible(TimelineEntry.objects.filter(organization=org)).select_related("actor")
         entries, next_cursor = page(filtered(qs, data), self.request.GET.get("cursor"))
         query = self.request.GET.copy()
         query.pop("cursor", None)

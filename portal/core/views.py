@@ -12,7 +12,7 @@ from django.views.generic import TemplateView
 from portal.core import access, sections
 from portal.core.choices import CycleStatus, MembershipRole
 from portal.core.filtersets import OrganizationFilterSet
-from portal.core.generic import ObjectListView, ObjectView
+from portal.core.generic import ObjectListView, ObjectView, RestrictedQuerysetMixin
 from portal.core.models import Organization, active_cycle
 
 
@@ -28,6 +28,7 @@ def home(request):
         return redirect("portal:lead_home")
     customer_orgs = roles.get(access.CUSTOMER, frozenset())
     if len(customer_orgs) == 1:
+        # restrict: the one organization the customer belongs to, to send them to its page (never another's)
         org = Organization.objects.restrict(user).get(pk=next(iter(customer_orgs)))
         return redirect(org.get_absolute_url())
     if customer_orgs:
@@ -91,7 +92,7 @@ def left_active_cycle(organization_ids) -> tuple[set, object]:
     return (left, active) if active is not None else (set(), None)
 
 
-class LeadHomeView(TemplateView):
+class LeadHomeView(RestrictedQuerysetMixin, TemplateView):
     """The organizations a lead SA is assigned to, with what is open and ageing in them (registered sections)."""
 
     template_name = "portal/lead_home.html"
@@ -99,7 +100,7 @@ class LeadHomeView(TemplateView):
     def get_context_data(self, **kwargs):
         ctx = super().get_context_data(**kwargs)
         led = access.led_organizations(self.request.user)
-        ctx["organizations"] = Organization.objects.restrict(self.request.user).filter(pk__in=led)
+        ctx["organizations"] = self.visible(Organization.objects.filter(pk__in=led))
         ctx["left_ids"], ctx["active_cycle"] = left_active_cycle(led)
         ctx["sections"] = [(s.template, s.builder(self.request)) for s in sections.sections(sections.LEAD_HOME)]
         return ctx

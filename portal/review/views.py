@@ -14,6 +14,7 @@ from django.utils.translation import gettext
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from portal.core import access, submissions
+from portal.core.generic import ObjectListView, get_object
 from portal.engagement import carry
 from portal.review import exports, figures, services
 from portal.review.filtersets import WeeklyReviewFilterSet
@@ -39,6 +40,7 @@ def overview(request):
     data = _live(request)
     return render(request, "review/overview.html", {
         "figures": data, "windows": (7, 14, 28, 56, 91), "tables": exports.TABLES,
+        # restrict: the frozen review of the week shown, beside the live figures (a function view's own row)
         "current_frozen": WeeklyReview.objects.restrict(request.user).filter(week_start=data["week_start"]).first(),
         "pending_requests": _pending_quota_requests(request.user),
         "wind_down": _wind_down(request.user),
@@ -53,7 +55,7 @@ def _wind_down(user) -> list:
 
 def _pending_quota_requests(user) -> int:
     """Quota requests waiting for a program manager's decision (the overview links them)."""
-    return QuotaChangeRequest.objects.restrict(user).filter(status=RequestStatus.PENDING).count()
+    return QuotaChangeRequest.objects.restrict(user).filter(status=RequestStatus.PENDING).count()  # restrict: a count
 
 
 @require_GET
@@ -73,21 +75,28 @@ def overview_xlsx(request):
     return exports.workbook_of(data, f"overview-{timezone.localdate():%Y-%m-%d}")
 
 
-@require_GET
-def review_list(request):
-    require_program_manager(request.user)
-    reviews = WeeklyReview.objects.restrict(request.user).select_related("frozen_by").order_by("-week_start")
-    filterset = WeeklyReviewFilterSet(request.GET or None, queryset=reviews, request=request)
-    return render(request, "review/review_list.html", {
-        "reviews": filterset.qs, "filterset": filterset, "cycle": filterset.chosen_cycle,
-        "cycle_read_only": filterset.read_only, "notes_form": NotesForm(),
-        "current_frozen": _current_frozen(request.user)})
+class ReviewListView(ObjectListView):
+    """The frozen reviews (program managers), newest first, filtered by week and cycle."""
+
+    queryset = WeeklyReview.objects.select_related("frozen_by").order_by("-week_start")
+    filterset_class = WeeklyReviewFilterSet
+    template_name = "review/review_list.html"
+    context_object_name = "reviews"
+    paginate_by = None
+    http_method_names = ["get"]
+
+    def dispatch(self, request, *args, **kwargs):
+        require_program_manager(request.user)
+        return super().dispatch(request, *args, **kwargs)
+
+    def get_context_data(self, **kwargs):
+        return super().get_context_data(**kwargs, notes_form=NotesForm(), current_frozen=_current_frozen(self.request.user))
 
 
 def _current_frozen(user) -> WeeklyReview | None:
     """This week's review when it is frozen already: the list then links to it instead of offering a freeze."""
     week = week_start_of(timezone.localdate())
-    return WeeklyReview.objects.restrict(user).filter(week_start=week).first()
+    return WeeklyReview.objects.restrict(user).filter(week_start=week).first()  # restrict: one row beside a page
 
 
 def _freeze_page(request, form: NotesForm, status: int = 200):
@@ -142,7 +151,7 @@ def _after_freeze(request, location: str):
 
 def _review(request, pk: int) -> WeeklyReview:
     require_program_manager(request.user)
-    return get_object_or_404(WeeklyReview.objects.restrict(request.user).select_related("frozen_by"), pk=pk)
+    return get_object(request, WeeklyReview.objects.select_related("frozen_by"), pk=pk)
 
 
 def _detail_context(review: WeeklyReview) -> dict:
@@ -173,10 +182,9 @@ def review_print(request, pk: int):
 
 
 def _writable(request, pk: int) -> WeeklyReview:
-    review = _review(request, pk)
-    if not access.can(request.user, access.CHANGE, review):
-        raise PermissionDenied(gettext("You may view this review but not change it."))
-    return review
+    require_program_manager(request.user)
+    return get_object(request, WeeklyReview.objects.select_related("frozen_by"), access.CHANGE,
+                      gettext("You may view this review but not change it."), pk=pk)
 
 
 @require_POST
@@ -213,6 +221,7 @@ def actionitem_add(request, pk: int):
 @require_POST
 def actionitem_done(request, pk: int):
     require_program_manager(request.user)
+    # restrict: an item the user may not change is a 404 here (its page is the review's), not a 403
     item = get_object_or_404(ActionItem.objects.restrict(request.user, access.CHANGE).select_related("review"), pk=pk)
     services.set_done(item, request.POST.get("done") == "1")
     if request.htmx:

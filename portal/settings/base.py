@@ -389,7 +389,7 @@ LOGGING = {
     },
 }
 
-# Launch pipeline (clusters/launches/pipeline.py, clusters/tasks.py). Polls are short against the embedded endpoint (stacks
+# Launch pipeline (clusters/launches/pipeline/steps.py, clusters/tasks.py). Polls are short against the embedded endpoint (stacks
 # complete at once) and CloudFormation-sized against real AWS. A healthy job beats at every poll, so a job whose
 # heartbeat is older than CLUSTERS_STUCK_SECONDS (and whose lease ran out) is sent again by the minute sweep: a
 # killed worker's launches resume within about two minutes.

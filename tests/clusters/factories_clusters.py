@@ -91,7 +91,7 @@ def deploy(cluster: Cluster, parameters: dict) -> Cluster:
 
 def run_pipeline(job, limit: int = 20):
     """Step the launch job through the pipeline (against the embedded endpoint) until it is done; the job reloaded."""
-    from clusters.launches import pipeline
+    from clusters.launches.pipeline import steps as pipeline
 
     for _ in range(limit):
         if pipeline.step(job.pk) == pipeline.DONE:

@@ -5,7 +5,7 @@ import pytest
 from django.urls import reverse
 from rest_framework.test import APIClient
 
-from clusters.choices import ClusterState, JobKind
+from clusters.choices import ClusterJobKind, ClusterState
 from clusters.models import Cluster, LaunchJob
 from tests.clusters.factories_clusters import StackEventFactory, launched_cluster, ready_cluster
 from tests.queries import assert_flat_queries
@@ -94,12 +94,12 @@ def test_delete_needs_the_name_for_a_ready_cluster_and_retry_needs_failed(world)
     assert response.status_code == 409, "the cluster's state refuses it, not the request's shape"
     assert "Only a failed cluster can be retried" in response.json()["state"]
     response = api.delete(f"{url}?confirm=api-ready")
-    assert response.status_code == 202 and response.json()["kind"] == JobKind.DELETE
+    assert response.status_code == 202 and response.json()["kind"] == ClusterJobKind.DELETE
     cluster.refresh_from_db()
     assert cluster.state == ClusterState.DELETING
     response = api.delete(f"{url}?confirm=api-ready")
     assert response.status_code == 409 and "cannot be deleted now" in response.json()["state"]
-    assert cluster.jobs.filter(kind=JobKind.DELETE).count() == 1
+    assert cluster.jobs.filter(kind=ClusterJobKind.DELETE).count() == 1
 
 
 def test_customers_cannot_retry(world):

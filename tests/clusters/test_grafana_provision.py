@@ -136,7 +136,7 @@ def test_without_a_public_https_base_url_nothing_is_subscribed_and_the_log_says_
 @pytest.mark.django_db(transaction=True)
 def test_an_unavailable_grafana_is_retried_then_fails_the_launch_as_a_dashboards_failure(world, aws, settings):
     from clusters.choices import ClusterState
-    from clusters.launches import pipeline
+    from clusters.launches.pipeline import steps as pipeline
     from clusters.models import Cluster
     from sandbox.aws import moto_grafana
 
@@ -166,7 +166,7 @@ def test_an_unavailable_grafana_is_retried_then_fails_the_launch_as_a_dashboards
 @pytest.mark.django_db(transaction=True)
 def test_a_service_account_without_write_rights_fails_the_step_with_grafanas_refusal(world, aws):
     from clusters.choices import ClusterState
-    from clusters.launches import pipeline
+    from clusters.launches.pipeline import steps as pipeline
     from tests.clusters.factories_clusters import run_pipeline
 
     cluster = _launch_observability(world)

@@ -9,8 +9,9 @@ import yaml
 
 from clusters.blueprints import cfn, path
 from clusters.choices import ClusterState, JobStatus
-from clusters.launches import kubernetes, pipeline
+from clusters.launches import kubernetes
 from clusters.launches import service as launch
+from clusters.launches.pipeline import steps as pipeline
 from clusters.software import release
 from portal.core import instance_types
 from portal.core.aws import client as aws_client

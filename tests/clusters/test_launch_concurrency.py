@@ -14,8 +14,8 @@ from django.db import connection
 from django.urls import reverse
 
 from clusters.choices import ClusterState
-from clusters.launches import pipeline
 from clusters.launches import service as launch
+from clusters.launches.pipeline import steps as pipeline
 from clusters.models import HOLDING_STATES, Cluster, LaunchJob
 from tests.clusters.factories_clusters import launched_cluster
 from tests.concurrency import race, signed_in

@@ -9,8 +9,8 @@ import pytest
 from botocore.stub import Stubber
 
 from clusters.choices import ClusterState, JobStatus
-from clusters.launches import pipeline
 from clusters.launches.backend import CloudFormation
+from clusters.launches.pipeline import steps as pipeline
 from tests.clusters.factories_clusters import launched_cluster
 
 pytestmark = pytest.mark.django_db

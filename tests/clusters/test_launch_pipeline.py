@@ -4,7 +4,7 @@ from __future__ import annotations
 import pytest
 
 from clusters.blueprints import catalog
-from clusters.choices import ClusterState, JobKind, JobStatus
+from clusters.choices import ClusterJobKind, ClusterState, JobStatus
 from clusters.launches.backend import LAUNCH_TAG
 from clusters.models import LaunchJob
 from clusters.software import release
@@ -92,7 +92,7 @@ def test_delete_removes_stacks_in_reverse_order(world, aws):
     job = launch.request_delete(cluster, confirmed=True)
     job = run_pipeline(job)
     cluster.refresh_from_db()
-    assert job.kind == JobKind.DELETE and job.status == JobStatus.SUCCEEDED
+    assert job.kind == ClusterJobKind.DELETE and job.status == JobStatus.SUCCEEDED
     assert cluster.state == ClusterState.DELETED
     order = [line.split()[2] for line in job.log.splitlines() if line.endswith(" deleted") and "geniac-" in line]
     assert [name.split("-")[-2] for name in order] == ["cluster", "storage", "network"]
@@ -111,7 +111,7 @@ def test_a_ready_cluster_is_not_deleted_without_confirmation(world, aws):
         launch.request_delete(cluster)
     cluster.refresh_from_db()
     assert cluster.state == ClusterState.READY
-    assert LaunchJob.objects.filter(cluster=cluster, kind=JobKind.DELETE).count() == 0
+    assert LaunchJob.objects.filter(cluster=cluster, kind=ClusterJobKind.DELETE).count() == 0
 
 
 def test_illegal_transitions_raise(world, aws):

@@ -19,9 +19,9 @@ from django.utils import timezone
 from rest_framework.test import APIClient
 
 from clusters.choices import ClusterState, JobStatus
-from clusters.launches import pipeline
 from clusters.launches import service as launch
 from clusters.launches.backend import CloudFormation
+from clusters.launches.pipeline import steps as pipeline
 from clusters.models import Cluster, LaunchJob, StateChanged
 from clusters.tasks import sweep_launch_jobs
 from portal.core.aws import translate

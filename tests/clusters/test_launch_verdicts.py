@@ -8,9 +8,9 @@ import pytest
 from django.db import transaction
 from django.utils import timezone
 
-from clusters.choices import ClusterState, JobKind, JobStatus
-from clusters.launches import pipeline
+from clusters.choices import ClusterJobKind, ClusterState, JobStatus
 from clusters.launches import service as launch
+from clusters.launches.pipeline import steps as pipeline
 from clusters.models import FINISHED_STATES, Cluster, LaunchJob
 from tests.clusters.factories_clusters import launched_cluster, run_pipeline
 
@@ -39,7 +39,7 @@ def test_a_cluster_reads_ready_only_with_its_launch_job_succeeded_and_its_log_co
     cluster = launched_cluster(world.org_a, name="verdict")
     run_pipeline(cluster.jobs.get())
     [(state, kind, status, finished, lease, log)] = at_commit
-    assert (state, kind, status, finished, lease) == (ClusterState.READY, JobKind.LAUNCH, JobStatus.SUCCEEDED, True,
+    assert (state, kind, status, finished, lease) == (ClusterState.READY, ClusterJobKind.LAUNCH, JobStatus.SUCCEEDED, True,
                                                       None)
     assert log.rstrip().endswith("cluster ready")
     assert LaunchJob.objects.get(cluster=cluster).aws_errors == 0
@@ -50,7 +50,7 @@ def test_a_cluster_reads_deleted_only_with_its_delete_job_succeeded(world, aws, 
     run_pipeline(cluster.jobs.get())
     run_pipeline(launch.request_delete(Cluster.objects.get(pk=cluster.pk), confirmed=True))
     state, kind, status, finished, lease, log = at_commit[-1]
-    assert (state, kind, status, finished, lease) == (ClusterState.DELETED, JobKind.DELETE, JobStatus.SUCCEEDED,
+    assert (state, kind, status, finished, lease) == (ClusterState.DELETED, ClusterJobKind.DELETE, JobStatus.SUCCEEDED,
                                                       True, None)
     assert log.rstrip().endswith("cluster deleted")
 
@@ -60,7 +60,7 @@ def test_a_cluster_reads_failed_only_with_its_job_failed_and_the_reason_in_its_l
     LaunchJob.objects.filter(cluster=cluster).update(deadline=timezone.now() - timedelta(minutes=1))
     assert pipeline.step(cluster.jobs.get().pk) == pipeline.DONE
     [(state, kind, status, finished, lease, log)] = at_commit
-    assert (state, kind, status, finished, lease) == (ClusterState.FAILED, JobKind.LAUNCH, JobStatus.FAILED, True,
+    assert (state, kind, status, finished, lease) == (ClusterState.FAILED, ClusterJobKind.LAUNCH, JobStatus.FAILED, True,
                                                       None)
     assert "failed: The launch job did not finish within its deadline" in log
     assert LaunchJob.objects.get(cluster=cluster).error.startswith("The launch job did not finish")

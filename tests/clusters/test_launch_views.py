@@ -4,7 +4,7 @@ from __future__ import annotations
 import pytest
 from django.urls import reverse
 
-from clusters.choices import ClusterState, JobKind
+from clusters.choices import ClusterJobKind, ClusterState
 from clusters.models import Cluster, LaunchJob
 from tests.clusters.factories_clusters import ClusterFactory, launched_cluster, ready_cluster
 from tests.queries import assert_flat_queries
@@ -54,7 +54,7 @@ def test_launch_creates_a_scheduled_cluster_its_stacks_and_a_job(client, world, 
     assert list(cluster.stacks.values_list("role", flat=True)) == ["network", "storage", "cluster"]
     assert cluster.parameters["cluster"]["ClusterName"] == "p5-train"
     job = cluster.jobs.get()
-    assert job.kind == JobKind.LAUNCH and job.requested_by == world.lead_a and job.dispatched
+    assert job.kind == ClusterJobKind.LAUNCH and job.requested_by == world.lead_a and job.dispatched
 
 
 @pytest.mark.parametrize("field,value,message", [
@@ -171,7 +171,7 @@ def test_delete_a_ready_cluster_asks_for_its_name(client, world):
     assert client.post(url, {"confirm_name": "big"}).status_code == 302
     cluster.refresh_from_db()
     assert cluster.state == ClusterState.DELETING
-    assert cluster.jobs.filter(kind=JobKind.DELETE).count() == 1
+    assert cluster.jobs.filter(kind=ClusterJobKind.DELETE).count() == 1
 
 
 def test_the_delete_confirmation_says_what_the_storage_stack_keeps(client, world):

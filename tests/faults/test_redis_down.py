@@ -22,7 +22,7 @@ from django.test import Client
 from django.urls import reverse
 from slack_sdk.signature import SignatureVerifier
 
-from clusters.choices import ClusterState, JobKind
+from clusters.choices import ClusterJobKind, ClusterState
 from clusters.health.ingest import pushes
 from clusters.health.ingest import service as services
 from clusters.health.models import HealthPush
@@ -191,7 +191,7 @@ def test_a_retry_is_saved_and_left_for_the_sweep(live_server, world, quotas, red
     print(f"retry (page): {took:.2f} s")
     assert "saved as scheduled and will be sent" in browser.page(response)
     cluster.refresh_from_db()
-    job = cluster.jobs.get(kind=JobKind.RETRY)
+    job = cluster.jobs.get(kind=ClusterJobKind.RETRY)
     assert cluster.state == ClusterState.SCHEDULED and not job.dispatched
 
 
@@ -204,7 +204,7 @@ def test_a_retry_through_the_api_is_saved_and_left_for_the_sweep(live_server, wo
     print(f"retry (API): {took:.2f} s")
     assert response.status_code == 202, response.text[:500]
     assert response.json()["dispatched"] is False and "will be sent when it is back" in response.json()["message"]
-    assert not cluster.jobs.get(kind=JobKind.RETRY).dispatched
+    assert not cluster.jobs.get(kind=ClusterJobKind.RETRY).dispatched
 
 
 def test_a_delete_is_saved_and_left_for_the_sweep(live_server, world, quotas, redis):
@@ -216,7 +216,7 @@ def test_a_delete_is_saved_and_left_for_the_sweep(live_server, world, quotas, re
     print(f"delete (page): {took:.2f} s")
     assert "saved as scheduled and will be sent" in browser.page(response)
     cluster.refresh_from_db()
-    assert cluster.state == ClusterState.DELETING and not cluster.jobs.get(kind=JobKind.DELETE).dispatched
+    assert cluster.state == ClusterState.DELETING and not cluster.jobs.get(kind=ClusterJobKind.DELETE).dispatched
 
 
 def test_a_delete_through_the_api_is_saved_and_left_for_the_sweep(live_server, world, quotas, redis):
@@ -232,7 +232,7 @@ def test_a_delete_through_the_api_is_saved_and_left_for_the_sweep(live_server, w
     print(f"delete (API): {time.monotonic() - started:.2f} s")
     assert response.status_code == 202, response.text[:500]
     assert response.json()["dispatched"] is False and "will be sent when it is back" in response.json()["message"]
-    assert not cluster.jobs.get(kind=JobKind.DELETE).dispatched
+    assert not cluster.jobs.get(kind=ClusterJobKind.DELETE).dispatched
 
 
 def test_an_escalations_notification_is_kept_for_the_sweep(live_server, world, redis):

@@ -12,7 +12,8 @@ from portal.core.models import TimelineEntry
 from tests.conftest import MARKER_A
 from tests.interactions.factories_interactions import InteractionFactory
 from tests.queries import assert_flat_queries
-from workloads.interactions import services, tagging
+from workloads.interactions import services
+from workloads.interactions.desk import tagging
 from workloads.interactions.models import ChallengeTag, Interaction, InteractionComment
 
 
@@ -343,7 +344,7 @@ def test_suggest_endpoint_refuses_empty_text(client, world):
     "Case ID: case-123456789012-2026-3f2a9c1b7d4e5a60 (opened by Kotoba)",
 ])
 def test_support_case_field_takes_the_id_however_it_is_pasted(world, pasted):
-    from workloads.interactions.forms import InteractionForm
+    from workloads.interactions.desk.forms import InteractionForm
 
     form = InteractionForm(data={"organization": world.org_a.pk, "kind": "support_case", "summary": "EFA",
                                  "occurred_at": "2026-11-30T10:00", "status": "open", "severity": "normal",
@@ -353,7 +354,7 @@ def test_support_case_field_takes_the_id_however_it_is_pasted(world, pasted):
 
 
 def test_support_case_field_shows_the_format_up_front_and_explains_a_display_id(client, world):
-    from workloads.interactions.forms import InteractionForm
+    from workloads.interactions.desk.forms import InteractionForm
 
     client.force_login(world.lead_a)
     html = client.get(reverse("interactions:interaction_add")).content.decode()

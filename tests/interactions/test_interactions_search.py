@@ -5,7 +5,7 @@ from django.urls import reverse
 
 from tests.conftest import MARKER_A
 from tests.interactions.factories_interactions import InteractionFactory
-from workloads.interactions import search
+from workloads.interactions.desk import search
 
 
 @pytest.fixture

@@ -5,9 +5,9 @@ from django.urls import reverse
 
 from portal.core import aws as portal_aws
 from tests.interactions.factories_interactions import InteractionFactory
+from workloads.interactions.desk.support import sync_interaction
+from workloads.interactions.desk.tasks import sync_case
 from workloads.interactions.models import Interaction
-from workloads.interactions.support import sync_interaction
-from workloads.interactions.tasks import sync_case
 
 
 @pytest.fixture

@@ -14,7 +14,8 @@ from portal.core import jobs
 from portal.core.jobs import registry
 from tests.faults.test_broker_down import private_redis  # noqa: F401 - fixture
 from tests.interactions.factories_interactions import InteractionFactory
-from workloads.interactions import services, tasks
+from workloads.interactions import services
+from workloads.interactions.desk import tasks
 from workloads.interactions.models import SupportCaseRequest
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -1,6 +1,7 @@
 """The layering the import contracts enforce, and the one access table, as the code states them."""
 import ast
 import importlib
+import importlib.util
 import pkgutil
 import tomllib
 from collections import Counter
@@ -53,6 +54,24 @@ def test_every_layers_contract_names_packages_only():
                     dotted = f"{container}.{name.strip()}".lstrip(".")
                     module = importlib.import_module(dotted)
                     assert hasattr(module, "__path__") or dotted == "portal.urls", f"{dotted} is a module, not a package"
+
+
+def test_every_forbidden_contract_names_packages_only():
+    """A forbidden contract names packages (what a path says it may import), not modules one by one; the project's
+    URL configuration is the one module a contract names."""
+    for contract in (c for c in _contracts() if c["type"] == "forbidden"):
+        for dotted in [*contract["source_modules"], *contract["forbidden_modules"]]:
+            spec = importlib.util.find_spec(dotted)
+            assert spec is not None, f"{contract['name']}: {dotted} does not exist"
+            assert spec.submodule_search_locations is not None or dotted == "portal.urls", \
+                f"{contract['name']}: {dotted} is a module, not a package"
+
+
+def test_workloads_top_modules_leave_the_interactions_desk_alone():
+    """The contract on the interactions desk names workloads' packages; its modules at the top are checked here."""
+    offenders = [path.name for path in (ROOT / "workloads").glob("*.py")
+                 if "workloads.interactions.desk" in path.read_text()]
+    assert offenders == []
 
 
 def test_the_health_area_keeps_a_dozen_modules_at_its_top():

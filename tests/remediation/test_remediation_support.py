@@ -15,7 +15,7 @@ from clusters.remediation.models import RemediationAction
 from portal.core import aws as portal_aws
 from sandbox.aws import moto_support, moto_throttle
 from tests.remediation.factories_remediation import FAULTY, RemediationPolicyFactory, hyperpod_cluster
-from workloads.interactions import support, tasks
+from workloads.interactions.desk import support, tasks
 from workloads.interactions.models import Interaction
 
 

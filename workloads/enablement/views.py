@@ -6,13 +6,12 @@ from django.core.exceptions import PermissionDenied
 from django.db import transaction
 from django.db.models import Avg, Count, FloatField, IntegerField, OuterRef, Subquery
 from django.db.models.functions import Coalesce
-from django.shortcuts import get_object_or_404, redirect
+from django.shortcuts import redirect
 from django.utils.translation import gettext
-from django.views import View
 
 from portal.core import access, submissions, timeline, versions
 from portal.core.choices import TimelineKind
-from portal.core.generic import ObjectEditView, ObjectListView, ObjectView
+from portal.core.generic import ObjectActionView, ObjectEditView, ObjectListView, ObjectView
 from workloads.enablement.filtersets import EnablementSessionFilterSet
 from workloads.enablement.forms import AttendanceForm, EnablementSessionForm
 from workloads.enablement.models import EnablementAttendance, EnablementSession
@@ -60,7 +59,7 @@ class EnablementView(ObjectView):
         ctx = super().get_context_data(**kwargs)
         user = self.request.user
         ctx["attendances"] = (
-            EnablementAttendance.objects.restrict(user).filter(session=self.object).select_related("organization")
+            self.visible(EnablementAttendance.objects.filter(session=self.object)).select_related("organization")
         )
         ctx["by_organization"] = (
             ctx["attendances"].order_by().values("organization__name")
@@ -115,14 +114,17 @@ class EnablementEditView(ObjectEditView):
         return redirect(obj.get_absolute_url())
 
 
-class AttendanceAddView(View):
+class AttendanceAddView(ObjectActionView):
     """POST: add an attendee (with their score) from an organization the user may write for."""
 
-    @submissions.once
-    def post(self, request, pk):
-        session = get_object_or_404(EnablementSession.objects.restrict(request.user).select_related("cycle"), pk=pk)
+    queryset = EnablementSession.objects.select_related("cycle")
+    once = True
+
+    def refuse(self, session):
         if access.in_archived_cycle(session):
             raise PermissionDenied(access.refusal(session))
+
+    def act(self, request, session):
         form = AttendanceForm(request.POST, user=request.user, session=session)
         if not form.fields["organization"].queryset.exists():
             raise PermissionDenied(gettext("You may not record attendance for this session."))

@@ -14,8 +14,9 @@ class InteractionsConfig(AppConfig):
         from portal.core import notifications, sections
         from portal.core.templatetags.portal_display import add_label_source
         from workloads.interactions import choices as interaction_choices
-        from workloads.interactions import sections as interaction_sections
-        from workloads.interactions import services, tasks, watchers
+        from workloads.interactions import services, watchers
+        from workloads.interactions.desk import sections as interaction_sections
+        from workloads.interactions.desk import tasks
 
         notifications.SENDERS[watchers.CHANNEL] = watchers.send
         services.OPEN_REQUESTED_CASE.provide(tasks.open_requested_case)

@@ -1,7 +1,7 @@
 """Pages of support interactions and lessons learned (namespace "interactions")."""
 from django.urls import path
 
-from workloads.interactions import views as interaction
+from workloads.interactions.desk import views as interaction
 
 app_name = "interactions"
 

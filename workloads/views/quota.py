@@ -5,16 +5,15 @@ import datetime
 
 from django.contrib import messages
 from django.core.exceptions import PermissionDenied, ValidationError
-from django.shortcuts import get_object_or_404, redirect, render
+from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.utils import timezone
 from django.utils.translation import gettext
 from django.utils.translation import gettext_lazy as _
-from django.views import View
 
 from portal.core import access, submissions
 from portal.core.cycle_filter import in_active_cycle
-from portal.core.generic import ObjectEditView, ObjectListView, ObjectView
+from portal.core.generic import ObjectActionView, ObjectEditView, ObjectListView, ObjectView
 from workloads import decision_facts, history, services, usage
 from workloads.choices import RequestStatus
 from workloads.filtersets import CapacityReservationFilterSet, InstanceQuotaFilterSet, QuotaChangeRequestFilterSet
@@ -44,7 +43,7 @@ class QuotaListView(ObjectListView):
         ctx["usage_rows"] = rows
         ctx["totals"] = usage.program_totals(rows)
         ctx["organization"] = organization
-        reservations = CapacityReservation.objects.restrict(user).select_related("organization").filter(
+        reservations = self.visible(CapacityReservation.objects.select_related("organization")).filter(
             end__gte=day, end__lte=day + datetime.timedelta(days=EXPIRING_DAYS))
         if organization is not None:
             reservations = reservations.filter(organization=organization)
@@ -53,7 +52,7 @@ class QuotaListView(ObjectListView):
         ctx["expiring"] = reservations
         ctx["can_edit_quotas"] = access.organization_ids(user, access.CHANGE, InstanceQuota) != frozenset()
         ctx["can_request"] = access.organization_ids(user, access.CHANGE, QuotaChangeRequest) != frozenset()
-        ctx["pending_requests"] = QuotaChangeRequest.objects.restrict(user).filter(status=RequestStatus.PENDING).count()
+        ctx["pending_requests"] = self.visible(QuotaChangeRequest.objects.filter(status=RequestStatus.PENDING)).count()
         return ctx
 
 
@@ -168,15 +167,19 @@ class ChangeRequestEditView(_QuotaFormMixin, ObjectEditView):
         return self.object.get_absolute_url()
 
 
-class ChangeRequestDecideView(View):
+class ChangeRequestDecideView(ObjectActionView):
     """A program manager approves or rejects; the quota changes only on approval."""
 
-    @submissions.once
-    def post(self, request, pk):
-        req = get_object_or_404(QuotaChangeRequest.objects.restrict(request.user), pk=pk)
-        if not access.can(request.user, access.APPROVE, req):
+    queryset = QuotaChangeRequest.objects.all()
+    once = True
+
+    def refuse(self, req):
+        if not access.can(self.request.user, access.APPROVE, req):  # the archived cycle's reason first
             raise PermissionDenied(access.archived_refusal(req, access.APPROVE)
                                    or "Only program managers decide quota change requests.")
+
+    def act(self, request, req):
+        pk = req.pk
         form = DecisionForm(request.POST)
         error = None
         if form.is_valid():

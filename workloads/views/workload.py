@@ -4,13 +4,12 @@ from __future__ import annotations
 from django.core.exceptions import PermissionDenied
 from django.db import transaction
 from django.http import Http404, HttpResponse
-from django.shortcuts import get_object_or_404, render
+from django.shortcuts import render
 from django.utils.translation import gettext
 from django.utils.translation import gettext_lazy as _
-from django.views import View
 
 from portal.core import access, versions
-from portal.core.generic import ObjectEditView, ObjectListView, ObjectView
+from portal.core.generic import ObjectEditView, ObjectListView, ObjectPageView, ObjectView
 from workloads import history, usage
 from workloads.choices import RequestStatus
 from workloads.filtersets import WorkloadFilterSet
@@ -78,12 +77,12 @@ class WorkloadView(ObjectView):
         ctx["history"] = history.entries(Workload, records)
         ctx["usage"] = [r for r in usage.usage_rows(user, workload.organization)
                         if r.instance_type_name == workload.target_instance_type.removeprefix("ml.")]
-        ctx["reservations"] = CapacityReservation.objects.restrict(user).filter(
+        ctx["reservations"] = self.visible(CapacityReservation.objects.filter(
             organization_id=workload.organization_id, instance_type_name__in=[
                 workload.target_instance_type.removeprefix("ml."), "ml." + workload.target_instance_type.removeprefix("ml.")]
-        )
-        ctx["pending_requests"] = QuotaChangeRequest.objects.restrict(user).filter(
-            organization_id=workload.organization_id, status=RequestStatus.PENDING)
+        ))
+        ctx["pending_requests"] = self.visible(QuotaChangeRequest.objects.filter(
+            organization_id=workload.organization_id, status=RequestStatus.PENDING))
         ctx["can_request"] = access.can_in_organization(user, access.CHANGE, QuotaChangeRequest, workload.organization_id)
         return ctx
 
@@ -107,16 +106,18 @@ class WorkloadEditView(ObjectEditView):
 
 
 
-class WorkloadSectionView(View):
+class WorkloadSectionView(ObjectPageView):
     """One section of the workload document: shown, or edited in place with htmx (GET ?edit=1, POST)."""
 
-    def get_workload(self, request, pk, section):
-        if section not in WORKLOAD_SECTIONS:
+    queryset = Workload.objects.select_related("organization", "lead_sa")
+
+    def dispatch(self, request, *args, **kwargs):
+        if kwargs["section"] not in WORKLOAD_SECTIONS:
             raise Http404("No such section.")
-        return get_object_or_404(Workload.objects.restrict(request.user).select_related("organization", "lead_sa"), pk=pk)
+        return super().dispatch(request, *args, **kwargs)
 
     def get(self, request, pk, section):
-        workload = self.get_workload(request, pk, section)
+        workload = self.object
         form = None
         if request.GET.get("edit"):
             if not access.can(request.user, access.CHANGE, workload):
@@ -126,7 +127,7 @@ class WorkloadSectionView(View):
         return render(request, "workloads/htmx/workload_section.html", _section_context(request, workload, section, form))
 
     def post(self, request, pk, section):
-        workload = self.get_workload(request, pk, section)
+        workload = self.object
         if not access.can(request.user, access.CHANGE, workload):
             raise PermissionDenied(gettext("You may view this workload but not change it."))
         form = WorkloadForm(request.POST, instance=workload, user=request.user, section=section)

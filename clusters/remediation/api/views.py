@@ -64,7 +64,7 @@ class RemediationActionViewSet(PortalReadOnlyViewSet):
             do(action)
         except DjangoPermissionDenied as exc:
             raise PermissionDenied(str(exc)) from exc
-        except services.Refused as exc:
+        except services.RequestRefused as exc:
             return Response({"detail": str(exc)}, status=status.HTTP_409_CONFLICT)
         return self._answer(action)
 
@@ -106,7 +106,7 @@ class RemediationPolicyChangeViewSet(PortalReadOnlyViewSet):
             do(change)
         except DjangoPermissionDenied as exc:
             raise PermissionDenied(str(exc)) from exc
-        except consent.Refused as exc:
+        except consent.ChangeClosed as exc:
             return Response({"detail": str(exc)}, status=status.HTTP_409_CONFLICT)
         change = self.queryset.get(pk=change.pk)
         return Response(RemediationPolicyChangeSerializer(change, context=self.get_serializer_context()).data)

@@ -1,5 +1,4 @@
 from django.urls import path
-from django.views.decorators.http import require_GET
 
 from portal.engagement.calls import views
 
@@ -19,7 +18,7 @@ urlpatterns = [
     path("calls/applications/<int:pk>/submit/", views.ApplicationSubmitView.as_view(), name="application_submit"),
     path("calls/applications/<int:pk>/reopen/", views.ApplicationReopenView.as_view(), name="application_reopen"),
     path("calls/applications/<int:pk>/assign/", views.ApplicationAssignView.as_view(), name="application_assign"),
-    path("calls/applications/<int:pk>/application.xlsx", require_GET(views.application_export), name="application_export"),
+    path("calls/applications/<int:pk>/application.xlsx", views.ApplicationExportView.as_view(), name="application_export"),
     path("calls/reviews/", views.ReviewListView.as_view(), name="review_list"),
     path("calls/reviews/<int:pk>/", views.ReviewEditView.as_view(), name="review_edit"),
 ]

@@ -10,12 +10,19 @@ from django.contrib import messages
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.db.models import Prefetch
 from django.http import Http404
-from django.shortcuts import get_object_or_404, redirect, render
+from django.shortcuts import redirect, render
+from django.utils.functional import cached_property
 from django.utils.translation import gettext, gettext_lazy
-from django.views import View
 
 from portal.core import access, submissions
-from portal.core.generic import ObjectEditView, ObjectListView, ObjectView
+from portal.core.generic import (
+    ObjectActionView,
+    ObjectEditView,
+    ObjectListView,
+    ObjectPageView,
+    ObjectView,
+    get_object,
+)
 from portal.core.models import Organization
 from portal.core.xlsx import xlsx_response
 from portal.engagement.calls import lines, services
@@ -57,9 +64,9 @@ class CallView(ObjectView):
     def get_context_data(self, **kwargs):
         ctx = super().get_context_data(**kwargs)
         user, call = self.request.user, self.object
-        mine = Application.objects.restrict(user).filter(call=call).select_related("organization")
+        mine = self.visible(Application.objects.filter(call=call)).select_related("organization")
         ids = access.organization_ids(user, access.CHANGE, Application)
-        orgs = Organization.objects.restrict(user).order_by("name")
+        orgs = self.visible(Organization.objects.order_by("name"))
         if ids is not None:
             orgs = orgs.filter(pk__in=ids)
         started = {a.organization_id for a in mine}
@@ -92,7 +99,7 @@ class CallBoardView(ObjectView):
         ctx = super().get_context_data(**kwargs)
         call = self.object
         assignments = ReviewAssignment.objects.filter(conflict_declared=False).select_related("reviewer")
-        apps = list(Application.objects.restrict(self.request.user).filter(call=call).select_related("organization")
+        apps = list(self.visible(Application.objects.filter(call=call)).select_related("organization")
                     .prefetch_related(Prefetch("assignments", queryset=assignments, to_attr="active_reviews")))
         names = [c["name"] for c in call.criteria]
         rows = []
@@ -109,18 +116,22 @@ class CallBoardView(ObjectView):
         return ctx
 
 
-class CallAwardView(View):
+class CallAwardView(ObjectPageView):
     """GET: one lines field per submitted application (pre-filled with what it asked); POST: the award."""
 
+    queryset = Call.objects.all()
+    action = access.APPROVE
+    refusal = gettext_lazy("Only a program manager awards a call.")
     template_name = "calls/call_award.html"
 
-    def dispatch(self, request, *args, **kwargs):
-        self.call = get_object_or_404(Call.objects.restrict(request.user), pk=kwargs["pk"])
-        if not access.can(request.user, access.APPROVE, self.call):
-            raise PermissionDenied(gettext("Only a program manager awards a call."))
-        self.applications = (Application.objects.filter(call=self.call, status=ApplicationStatus.SUBMITTED)
-                             .select_related("organization").order_by("organization__name"))
-        return super().dispatch(request, *args, **kwargs)
+    @property
+    def call(self):
+        return self.object
+
+    @cached_property
+    def applications(self):
+        return (Application.objects.filter(call=self.call, status=ApplicationStatus.SUBMITTED)
+                .select_related("organization").order_by("organization__name"))
 
     def render_page(self, form, status=200):
         return render(self.request, self.template_name, {"call": self.call, "form": form,
@@ -147,13 +158,14 @@ class CallAwardView(View):
         return redirect(self.call.get_absolute_url())
 
 
-class ApplicationStartView(View):
+class ApplicationStartView(ObjectActionView):
     """POST: start (or open) the organization's application, pre-filled from its record of the current cycle."""
 
-    @submissions.once
-    def post(self, request, pk, org):
-        call = get_object_or_404(Call.objects.restrict(request.user), pk=pk)
-        organization = get_object_or_404(Organization.objects.restrict(request.user), slug=org)
+    queryset = Call.objects.all()
+    once = True
+
+    def act(self, request, call):
+        organization = get_object(request, Organization.objects.all(), slug=self.kwargs["org"])
         if not access.can_in_organization(request.user, access.CHANGE, Application, organization.pk):
             raise PermissionDenied(gettext("You may not apply for this organization."))
         try:
@@ -186,12 +198,12 @@ class ApplicationView(ObjectView):
             may_submit=services.editable(a) and access.can(user, access.CHANGE, a),
             manages=manages, requested_hours=lines.total_hours(a.requested),
             awarded_hours=lines.total_hours(a.awarded),
-            versions=ApplicationVersion.objects.restrict(user).filter(application=a).select_related("submitted_by"),
+            versions=self.visible(ApplicationVersion.objects.filter(application=a)).select_related("submitted_by"),
             history=a.history.select_related("history_user").order_by("-history_date")[:20] if access.sees_internal(
                 user, a.organization_id) else [],
             summaries=services.summaries(a) if a.status == ApplicationStatus.DECLINED else [],
-            my_review=ReviewAssignment.objects.restrict(user, access.CHANGE).filter(application=a,
-                                                                                    reviewer=user).first(),
+            my_review=self.visible(ReviewAssignment.objects.filter(application=a, reviewer=user),
+                                   access.CHANGE).first(),
             assignments=a.assignments.select_related("reviewer") if manages else [],
             assign_form=AssignForm() if manages else None)
         return ctx
@@ -210,17 +222,15 @@ class ApplicationEditView(ObjectEditView):
         return application
 
 
-def _application(request, pk: int, action: str) -> Application:
-    application = get_object_or_404(Application.objects.restrict(request.user).select_related("call"), pk=pk)
-    if not access.can(request.user, action, application):
-        raise PermissionDenied(access.refusal(application, action))
-    return application
+class _ApplicationAction(ObjectActionView):
+    queryset = Application.objects.select_related("call")
 
 
-class ApplicationSubmitView(View):
-    @submissions.once
-    def post(self, request, pk):
-        application = _application(request, pk, access.CHANGE)
+class ApplicationSubmitView(_ApplicationAction):
+    action = access.CHANGE
+    once = True
+
+    def act(self, request, application):
         try:
             version = services.submit(application, request.user)
         except (services.CallError, ValidationError) as exc:
@@ -230,9 +240,10 @@ class ApplicationSubmitView(View):
         return redirect(application.get_absolute_url())
 
 
-class ApplicationReopenView(View):
-    def post(self, request, pk):
-        application = _application(request, pk, access.APPROVE)
+class ApplicationReopenView(_ApplicationAction):
+    action = access.APPROVE
+
+    def act(self, request, application):
         try:
             services.reopen(application, request.user)
         except services.CallError as exc:
@@ -241,10 +252,11 @@ class ApplicationReopenView(View):
         return redirect(application.get_absolute_url())
 
 
-class ApplicationAssignView(View):
-    @submissions.once
-    def post(self, request, pk):
-        application = _application(request, pk, access.APPROVE)
+class ApplicationAssignView(_ApplicationAction):
+    action = access.APPROVE
+    once = True
+
+    def act(self, request, application):
         form = AssignForm(request.POST)
         if not form.is_valid():
             return _refused(request, ValidationError(list(form.errors.get("reviewer", []))), application.get_absolute_url())
@@ -256,19 +268,26 @@ class ApplicationAssignView(View):
         return redirect(application.get_absolute_url())
 
 
-def application_export(request, pk):
+class ApplicationExportView(ObjectPageView):
     """The application as a workbook (its fields, requested lines, record and versions): what it says, for
     whoever may read it (a reviewer with a conflict gets a 404, like the page)."""
-    a = _application(request, pk, access.VIEW)
-    fields = [(f, services.content(a)[f]) for f in services.CONTENT_FIELDS if f not in ("requested", "record")]
-    versions = ApplicationVersion.objects.restrict(request.user).filter(application=a)
-    return xlsx_response(f"application-{a.pk}.xlsx", [
-        ("Application", ["field", "value"], [("call", a.call.title), ("organization", a.organization.name),
-                                              ("status", a.status), *fields]),
-        ("Requested", ["instances", "instance type", "region", "weeks"],
-         [(r["count"], r["instance_type"], r["region"], r["weeks"]) for r in a.requested]),
-        ("Versions", ["number", "submitted at", "sha256"], [(v.number, v.submitted_at, v.content_hash) for v in versions]),
-    ])
+
+    queryset = Application.objects.select_related("call")
+    http_method_names = ["get"]
+
+    def get(self, request, pk):
+        return self.workbook(self.object)
+
+    def workbook(self, a):
+        fields = [(f, services.content(a)[f]) for f in services.CONTENT_FIELDS if f not in ("requested", "record")]
+        versions = self.visible(ApplicationVersion.objects.filter(application=a))
+        return xlsx_response(f"application-{a.pk}.xlsx", [
+            ("Application", ["field", "value"], [("call", a.call.title), ("organization", a.organization.name),
+                                                  ("status", a.status), *fields]),
+            ("Requested", ["instances", "instance type", "region", "weeks"],
+             [(r["count"], r["instance_type"], r["region"], r["weeks"]) for r in a.requested]),
+            ("Versions", ["number", "submitted at", "sha256"], [(v.number, v.submitted_at, v.content_hash) for v in versions]),
+        ])
 
 
 class ReviewListView(ObjectListView):
@@ -276,18 +295,23 @@ class ReviewListView(ObjectListView):
     template_name = "calls/review_list.html"
 
 
-class ReviewEditView(View):
+class ReviewEditView(ObjectPageView):
     """The reviewer's scores against the call's criteria, comment and summary; or stepping aside (a conflict)."""
 
+    queryset = ReviewAssignment.objects.select_related("application__call", "application__organization")
     template_name = "calls/review_form.html"
 
-    def dispatch(self, request, *args, **kwargs):
-        self.assignment = get_object_or_404(ReviewAssignment.objects.restrict(request.user).select_related(
-            "application__call", "application__organization"), pk=kwargs["pk"])
-        if self.assignment.reviewer_id != request.user.pk:
+    def refuse(self, assignment):
+        if assignment.reviewer_id != self.request.user.pk:
             raise Http404
-        self.call = self.assignment.application.call
-        return super().dispatch(request, *args, **kwargs)
+
+    @property
+    def assignment(self):
+        return self.object
+
+    @property
+    def call(self):
+        return self.object.application.call
 
     def render_page(self, form, status=200):
         return render(self.request, self.template_name, {

@@ -6,7 +6,7 @@ from django import forms
 from django.contrib import messages
 from django.core.exceptions import PermissionDenied
 from django.db import transaction
-from django.shortcuts import get_object_or_404, redirect, render
+from django.shortcuts import redirect, render
 from django.utils import timezone
 from django.utils.translation import gettext
 from django.utils.translation import gettext_lazy as _
@@ -14,7 +14,7 @@ from django.views import View
 
 from portal.core import access, submissions, versions
 from portal.core.choices import CycleStatus
-from portal.core.generic import ObjectListView, ObjectView
+from portal.core.generic import ObjectListView, ObjectPageView, ObjectView, get_object
 from portal.core.models import Cycle, Organization
 from portal.engagement import carry, cycles, reports
 
@@ -44,7 +44,7 @@ class CycleView(ObjectView):
     def get_context_data(self, **kwargs):
         ctx = super().get_context_data(**kwargs)
         data = cycles.report(self.object)
-        visible = set(Organization.objects.restrict(self.request.user).values_list("slug", flat=True))
+        visible = set(self.visible(Organization.objects.all()).values_list("slug", flat=True))
         data["organizations"] = [r for r in data["organizations"] if r["slug"] in visible]
         ctx["report"] = data
         ctx["may_export"] = may_export(self.request.user)
@@ -67,7 +67,7 @@ def may_export(user) -> bool:
 
 
 def _report_cycle(request, pk: int) -> Cycle:
-    cycle = get_object_or_404(Cycle.objects.restrict(request.user), pk=pk)
+    cycle = get_object(request, Cycle.objects.all(), pk=pk)
     if not may_export(request.user):
         raise PermissionDenied(gettext("The cycle report is for program managers."))
     return cycle
@@ -161,11 +161,12 @@ class ScheduleForm(forms.ModelForm):
         self.fields["starts_on"].required = True
 
 
-class ScheduleView(View):
+class ScheduleView(ObjectPageView):
     """A scheduled switch, changed from the page by a program manager: move its date or cancel it. Each asks to
     confirm first (a POST without ``confirm`` answers the confirmation page); the change is kept in the cycle's
     history."""
 
+    queryset = Cycle.objects.all()
     template_name = "engagement/cycle_schedule.html"
 
     def dispatch(self, request, pk):
@@ -174,8 +175,7 @@ class ScheduleView(View):
                                               or not access.can(request.user, access.CHANGE, current)):
             raise PermissionDenied(_("Program managers change the start of the next cycle."))
         self.current = current
-        self.object = get_object_or_404(Cycle.objects.restrict(request.user), pk=pk)
-        return super().dispatch(request, pk)
+        return super().dispatch(request, pk=pk)
 
     def _render(self, form, status=200, **more):
         history = (self.object.history.select_related("history_user").order_by("-history_date")[:10]

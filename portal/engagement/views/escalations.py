@@ -5,12 +5,11 @@ from __future__ import annotations
 from django.contrib import messages
 from django.core.exceptions import PermissionDenied
 from django.db import transaction
-from django.shortcuts import get_object_or_404, redirect
-from django.utils.translation import gettext
-from django.views import View
+from django.shortcuts import redirect
+from django.utils.translation import gettext, gettext_lazy
 
 from portal.core import access, submissions
-from portal.core.generic import ObjectListView, ObjectView
+from portal.core.generic import ObjectActionView, ObjectListView, ObjectView
 from portal.engagement import services
 from portal.engagement.filtersets import EscalationFilterSet
 from portal.engagement.forms import TransitionForm
@@ -62,14 +61,16 @@ class EscalationView(ObjectView):
         return ctx
 
 
-class EscalationTransitionView(View):
+class EscalationTransitionView(ObjectActionView):
     """POST only: take one transition. 404 when the escalation is invisible, 403 when the user may not."""
 
-    @submissions.once
-    def post(self, request, pk, transition):
-        escalation = get_object_or_404(QUERYSET.restrict(request.user, access.VIEW), pk=pk)
-        if not access.can(request.user, access.CHANGE, escalation):
-            raise PermissionDenied(gettext("You may view this escalation but not change it."))
+    queryset = QUERYSET
+    action = access.CHANGE
+    refusal = gettext_lazy("You may view this escalation but not change it.")
+    once = True
+
+    def act(self, request, escalation):
+        transition = self.kwargs["transition"]
         form = TransitionForm(request.POST)
         if not form.is_valid():
             messages.error(request, gettext("The answer is too long."))

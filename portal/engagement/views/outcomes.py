@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from django.contrib import messages
 from django.core.exceptions import PermissionDenied
-from django.shortcuts import get_object_or_404, redirect, render
+from django.shortcuts import redirect, render
+from django.utils.functional import cached_property
 from django.utils.translation import gettext
-from django.views import View
 from django.views.generic import TemplateView
 
 from portal.core import access, submissions, versions
-from portal.core.generic import ObjectEditView
+from portal.core.generic import ObjectEditView, ObjectPageView, get_object
 from portal.core.models import Organization
 from portal.engagement import outcomes
 from portal.engagement.choices import MilestoneKind
@@ -20,20 +20,24 @@ from portal.engagement.forms import MilestonesForm, TrainedModelForm
 from portal.engagement.models import Milestone, TrainedModel
 
 
-class OutcomesView(View):
+class OutcomesView(ObjectPageView):
     """GET: the organization's milestones and trained models; POST: save the milestone dates."""
 
+    queryset = Organization.objects.all()
     template_name = "engagement/outcomes.html"
 
-    def dispatch(self, request, *args, **kwargs):
-        self.organization = get_object_or_404(Organization.objects.restrict(request.user), slug=kwargs["slug"])
-        self.can_change = access.can_in_organization(request.user, access.CHANGE, Milestone, self.organization.pk)
-        return super().dispatch(request, *args, **kwargs)
+    @property
+    def organization(self):
+        return self.object
+
+    @cached_property
+    def can_change(self):
+        return access.can_in_organization(self.request.user, access.CHANGE, Milestone, self.organization.pk)
 
     def render_page(self, form, status=200, version_conflict=None):
         reached = outcomes.current(self.organization, self.request.user)
         rows = [(kind, label, reached.get(kind)) for kind, label in MilestoneKind.choices]
-        models = TrainedModel.objects.restrict(self.request.user).filter(organization=self.organization)
+        models = self.visible(TrainedModel.objects.filter(organization=self.organization))
         return render(self.request, self.template_name, {
             "organization": self.organization, "milestones": rows, "trained_models": models,
             "form": form if self.can_change else None, "can_change": self.can_change,
@@ -106,7 +110,7 @@ class TrainedModelEditView(ObjectEditView):
     def dispatch(self, request, *args, **kwargs):
         self.organization = None
         if "org" in kwargs:
-            self.organization = get_object_or_404(Organization.objects.restrict(request.user), slug=kwargs["org"])
+            self.organization = get_object(request, Organization.objects.all(), slug=kwargs["org"])
             if not access.can_in_organization(request.user, access.CHANGE, TrainedModel, self.organization.pk):
                 raise PermissionDenied(gettext("You may not record this organization's models."))
         return super().dispatch(request, *args, **kwargs)

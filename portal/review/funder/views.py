@@ -7,24 +7,27 @@ from __future__ import annotations
 from django.contrib import messages
 from django.core.exceptions import PermissionDenied
 from django.http import HttpResponse
-from django.shortcuts import get_object_or_404, redirect
+from django.shortcuts import redirect
 from django.utils.translation import gettext, gettext_lazy
-from django.views import View
 
 from portal.core import access, submissions
-from portal.core.generic import ObjectEditView, ObjectListView, ObjectView
+from portal.core.generic import ObjectActionView, ObjectEditView, ObjectListView, ObjectView, get_object
 from portal.core.xlsx import CONTENT_TYPE
 from portal.review.funder import exports, sending, services
 from portal.review.funder import narratives as report_narratives
 from portal.review.funder.forms import CommentForm, CorrectForm, FunderReportForm, FunderReportPartForm, SendForm
 from portal.review.funder.models import FunderReport, FunderReportComment, FunderReportPart, FunderReportSending
 
+MANAGES = gettext_lazy("Only a program manager issues, corrects and exports the report to the funder.")
 
-def _report(request, pk: int, action: str = access.VIEW) -> FunderReport:
-    report = get_object_or_404(FunderReport.objects.restrict(request.user), pk=pk)
-    if action != access.VIEW and not access.can(request.user, action, report):
-        raise PermissionDenied(gettext("Only a program manager issues, corrects and exports the report to the funder."))
-    return report
+
+class _ReportAction(ObjectActionView):
+    """A program manager's POST on a report (issue, send, correct): once per submission key."""
+
+    queryset = FunderReport.objects.all()
+    action = access.APPROVE
+    refusal = MANAGES
+    once = True
 
 
 class FunderReportListView(ObjectListView):
@@ -62,14 +65,14 @@ class FunderReportView(ObjectView):
     def get_context_data(self, **kwargs):
         ctx = super().get_context_data(**kwargs)
         user, report = self.request.user, self.object
-        parts = list(FunderReportPart.objects.restrict(user).filter(report=report).select_related("organization"))
+        parts = list(self.visible(FunderReportPart.objects.filter(report=report)).select_related("organization"))
         manages = access.can(user, access.APPROVE, report)
         figures = services.preview(report, user, parts)
-        comments = FunderReportComment.objects.restrict(user).filter(part__in=parts).select_related("author")
+        comments = self.visible(FunderReportComment.objects.filter(part__in=parts)).select_related("author")
         by_part: dict[int, list] = {}
         for c in comments:
             by_part.setdefault(c.part_id, []).append(c)
-        editable = set(FunderReportPart.objects.restrict(user, access.CHANGE).filter(report=report)
+        editable = set(self.visible(FunderReportPart.objects.filter(report=report), access.CHANGE)
                        .values_list("pk", flat=True)) if report.is_draft else set()
         narratives = figures.get("narratives", {})
         ctx.update(
@@ -83,7 +86,7 @@ class FunderReportView(ObjectView):
                                                              p.organization_id)} for p in parts],
             comment_form=CommentForm(), correct_form=CorrectForm(), send_form=SendForm(),
             missing=[(org, str(exports.LANGUAGE_NAMES[lang])) for org, lang in report_narratives.missing(parts)],
-            sendings=(FunderReportSending.objects.restrict(user).filter(report__title=report.title)
+            sendings=(self.visible(FunderReportSending.objects.filter(report__title=report.title))
                       .select_related("report", "sent_by", "delivery")[:20]) if manages else [],
             recipients=sending.recipients() if manages else [],
             intact=services.intact(report) if not report.is_draft else None,
@@ -105,10 +108,8 @@ class FunderReportPartEditView(ObjectEditView):
         return part
 
 
-class FunderReportIssueView(View):
-    @submissions.once
-    def post(self, request, pk):
-        report = _report(request, pk, access.APPROVE)
+class FunderReportIssueView(_ReportAction):
+    def act(self, request, report):
         try:
             report = services.issue(report, request.user)
         except services.ReportError as exc:
@@ -119,13 +120,11 @@ class FunderReportIssueView(View):
         return redirect(report.get_absolute_url())
 
 
-class FunderReportSendView(View):
+class FunderReportSendView(_ReportAction):
     """POST: send an issued report to the funder's recipients (program managers), in the languages chosen. Once
     per submission: a double click sends one e-mail."""
 
-    @submissions.once
-    def post(self, request, pk):
-        report = _report(request, pk, access.APPROVE)
+    def act(self, request, report):
         form = SendForm(request.POST)
         if not form.is_valid():
             messages.error(request, gettext("Choose the language(s) to send."))
@@ -142,10 +141,8 @@ class FunderReportSendView(View):
         return redirect(report.get_absolute_url() + "#sendings")
 
 
-class FunderReportCorrectView(View):
-    @submissions.once
-    def post(self, request, pk):
-        report = _report(request, pk, access.APPROVE)
+class FunderReportCorrectView(_ReportAction):
+    def act(self, request, report):
         form = CorrectForm(request.POST)
         try:
             draft = services.correct(report, request.user, form.data.get("note", "") if not form.is_valid()
@@ -158,12 +155,15 @@ class FunderReportCorrectView(View):
         return redirect(draft.get_absolute_url())
 
 
-class FunderReportCommentView(View):
-    @submissions.once
-    def post(self, request, pk):
-        part = get_object_or_404(FunderReportPart.objects.restrict(request.user).select_related("report"), pk=pk)
-        if not access.can_in_organization(request.user, access.CHANGE, FunderReportComment, part.organization_id):
+class FunderReportCommentView(ObjectActionView):
+    queryset = FunderReportPart.objects.select_related("report")
+    once = True
+
+    def refuse(self, part):
+        if not access.can_in_organization(self.request.user, access.CHANGE, FunderReportComment, part.organization_id):
             raise PermissionDenied(gettext("You may read this part but not comment on it."))
+
+    def act(self, request, part):
         form = CommentForm(request.POST)
         if not form.is_valid():
             messages.error(request, gettext("Write a comment first."))
@@ -174,7 +174,7 @@ class FunderReportCommentView(View):
 
 
 def _download(request, pk: int, kind: str) -> HttpResponse:
-    report = _report(request, pk, access.APPROVE)
+    report = get_object(request, FunderReport.objects.all(), access.APPROVE, MANAGES, pk=pk)
     language = exports.language_of(request.GET.get("lang"))
     data = services.export_content(report, request.user)
     body, content_type, ext = ((exports.pdf(data, language), "application/pdf", "pdf") if kind == "pdf"
@@ -196,8 +196,7 @@ def report_xlsx(request, pk: int):
 
 def _part_download(request, pk: int, kind: str) -> HttpResponse:
     """One organization's part (its people's download): only a part the reader may see, nothing of the program's."""
-    part = get_object_or_404(FunderReportPart.objects.restrict(request.user).select_related("report", "organization"),
-                             pk=pk)
+    part = get_object(request, FunderReportPart.objects.select_related("report", "organization"), pk=pk)
     report, language = part.report, exports.language_of(request.GET.get("lang"))
     data = services.part_content(report, part, request.user)
     body, content_type, ext = ((exports.pdf(data, language), "application/pdf", "pdf") if kind == "pdf"

@@ -11,7 +11,7 @@ from rest_framework.response import Response
 from portal.core import access, submissions
 from portal.core.api.base import PortalModelViewSet
 from workloads.interactions import services
-from workloads.interactions.api.serializers import (
+from workloads.interactions.desk.api.serializers import (
     ChallengeTagSerializer,
     EscalateSerializer,
     InteractionCommentSerializer,

@@ -6,21 +6,22 @@ from django.contrib import messages
 from django.core.exceptions import PermissionDenied
 from django.db import transaction
 from django.http import HttpResponse
-from django.shortcuts import get_object_or_404, redirect, render
+from django.shortcuts import redirect, render
 from django.utils.translation import gettext
 from django.utils.translation import gettext_lazy as _
 from django.views import View
 from django.views.generic import TemplateView
 
 from portal.core import access, jobs, submissions
-from portal.core.generic import ObjectEditView, ObjectListView, ObjectView
+from portal.core.generic import ObjectEditView, ObjectListView, ObjectPageView, ObjectView
 from portal.core.models import Organization
-from workloads.interactions import asking, hooks, search, services, tagging
+from workloads.interactions import asking, hooks, services
+from workloads.interactions.desk import search, tagging
+from workloads.interactions.desk.forms import CommentForm, EscalateForm, InteractionForm, InteractionQuickForm
+from workloads.interactions.desk.sections import organization_section
+from workloads.interactions.desk.tasks import sync_case
 from workloads.interactions.filtersets import InteractionFilterSet
-from workloads.interactions.forms import CommentForm, EscalateForm, InteractionForm, InteractionQuickForm
 from workloads.interactions.models import ChallengeTag, Interaction, InteractionComment
-from workloads.interactions.sections import organization_section
-from workloads.interactions.tasks import sync_case
 
 LIST_QUERYSET = Interaction.objects.select_related("organization", "owner").prefetch_related("tags")
 
@@ -59,7 +60,7 @@ class InteractionView(ObjectView):
         ctx = super().get_context_data(**kwargs)
         obj, user = self.object, self.request.user
         ctx["history"] = (
-            InteractionComment.objects.restrict(user).filter(interaction=obj).select_related("author")
+            self.visible(InteractionComment.objects.filter(interaction=obj)).select_related("author")
         )
         ctx["can_change"] = access.can(user, access.CHANGE, obj)
         ctx["can_comment"] = access.can_in_organization(user, access.CHANGE, InteractionComment, obj.organization_id)
@@ -98,7 +99,7 @@ class InteractionEditView(ObjectEditView):
             # Opened for an organization (?organization=<slug>), or reloaded after choosing one (its id): the
             # form's choices are then that organization's, and what was typed so far is kept.
             raw = self.request.GET["organization"]
-            orgs = Organization.objects.restrict(self.request.user)
+            orgs = self.visible(Organization.objects.all())
             org = (orgs.filter(pk=int(raw)) if raw.isdigit() else orgs.filter(slug=raw)).first()
             if org is not None:
                 initial = kwargs.setdefault("initial", {})
@@ -143,16 +144,19 @@ class InteractionEditView(ObjectEditView):
             jobs.send_on_commit(sync_case, obj.pk)
 
 
-class QuickLogView(View):
+class QuickLogView(ObjectPageView):
     """GET: the quick-log form; POST: save it and answer with the refreshed open list and a fresh form."""
 
+    queryset = Organization.objects.all()
     template_name = "workloads/interactions/htmx/interaction_quick_log.html"
 
-    def dispatch(self, request, *args, **kwargs):
-        self.organization = get_object_or_404(Organization.objects.restrict(request.user), slug=kwargs["slug"])
-        if not access.can_in_organization(request.user, access.CHANGE, Interaction, self.organization.pk):
+    def refuse(self, organization):
+        if not access.can_in_organization(self.request.user, access.CHANGE, Interaction, organization.pk):
             raise PermissionDenied(gettext("You may not log interactions for this organization."))
-        return super().dispatch(request, *args, **kwargs)
+
+    @property
+    def organization(self):
+        return self.object
 
     def render_form(self, form, status=200, saved=None):
         section = organization_section(self.request, self.organization, form=form)
@@ -169,7 +173,7 @@ class QuickLogView(View):
         """A repeat of a logged quick log answers as the first did: the list with it, and a fresh form."""
         if not request.htmx:
             return submissions.replay_page(request, earlier)
-        saved = Interaction.objects.restrict(request.user).filter(pk=earlier.object_id).first()
+        saved = self.visible(Interaction.objects.filter(pk=earlier.object_id)).first()
         return self.render_form(InteractionQuickForm(), saved=saved)
 
     @submissions.once
@@ -192,15 +196,10 @@ class QuickLogView(View):
         return self.render_form(InteractionQuickForm(), saved=obj)
 
 
-class _InteractionAction(View):
-    """POST-only actions on one interaction the user can see."""
+class _InteractionAction(ObjectPageView):
+    """POST-only actions on one interaction the user can see (each says what else it needs)."""
 
-    action = access.CHANGE
-
-    def dispatch(self, request, *args, **kwargs):
-        self.object = get_object_or_404(Interaction.objects.restrict(request.user).select_related("organization"),
-                                        pk=kwargs["pk"])
-        return super().dispatch(request, *args, **kwargs)
+    queryset = Interaction.objects.select_related("organization")
 
     def require_change(self):
         if not access.can(self.request.user, access.CHANGE, self.object):

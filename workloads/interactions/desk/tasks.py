@@ -13,8 +13,8 @@ from celery import shared_task
 from portal.core import aws, jobs
 from portal.core.jobs import registry
 from workloads.interactions import services
+from workloads.interactions.desk.support import open_case, record_failure, sync_interaction
 from workloads.interactions.models import Interaction, SupportCaseRequest
-from workloads.interactions.support import open_case, record_failure, sync_interaction
 
 logger = logging.getLogger(__name__)
 OPEN_CASE_RETRIES = 5

@@ -18,10 +18,10 @@ from django.db import transaction
 from django.utils import timezone
 
 from clusters.blueprints import catalog
-from clusters.choices import STACK_DONE, STACK_FAILED, ClusterState, JobKind, JobStatus
-from clusters.launches import provisioning
-from clusters.launches import software_upload as uploads
+from clusters.choices import STACK_DONE, STACK_FAILED, ClusterJobKind, ClusterState, JobStatus
 from clusters.launches.backend import LAUNCH_TAG, CloudFormation
+from clusters.launches.pipeline import provisioning
+from clusters.launches.pipeline import software_upload as uploads
 from clusters.models import Cluster, LaunchJob, Stack, StackEvent, StateChanged
 from portal.core.aws import AwsError
 from portal.core.jobs import IllegalTransition
@@ -89,7 +89,7 @@ class LaunchRunner(Runner):
         if job.deadline is not None and timezone.now() > job.deadline:
             raise Failed(deadline_message(job), "deadline")
         cf = cloudformation_for(job.cluster)
-        return _advance_delete(job, job.cluster, cf) if job.kind == JobKind.DELETE else \
+        return _advance_delete(job, job.cluster, cf) if job.kind == ClusterJobKind.DELETE else \
             _advance_launch(job, job.cluster, cf)
 
     def fail(self, job: LaunchJob, error: str, reason: str) -> str:
@@ -168,7 +168,7 @@ def _fail(job: LaunchJob, cluster: Cluster, message: str, reason: str) -> bool:
     """Fail the job, and the cluster if it is still in a state this job owns (a launch job never
     fails a cluster a delete has taken over, and a delete job only a deleting one), in one transaction; False
     when the job had been cancelled meanwhile (its verdict kept)."""
-    own = (ClusterState.DELETING,) if job.kind == JobKind.DELETE else (ClusterState.SCHEDULED, ClusterState.CREATING)
+    own = (ClusterState.DELETING,) if job.kind == ClusterJobKind.DELETE else (ClusterState.SCHEDULED, ClusterState.CREATING)
     with transaction.atomic():
         cluster.refresh_from_db()
         if cluster.state in own:

@@ -1,7 +1,7 @@
 """API routes of interactions and the challenge taxonomy (namespace "interactions-api")."""
 from rest_framework.routers import DefaultRouter
 
-from workloads.interactions.api import views
+from workloads.interactions.desk.api import views
 
 app_name = "interactions-api"
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from portal.core import access
 from workloads.interactions import services
-from workloads.interactions.forms import InteractionQuickForm
+from workloads.interactions.desk.forms import InteractionQuickForm
 from workloads.interactions.models import Interaction
 
 OPEN_LIMIT = 25
