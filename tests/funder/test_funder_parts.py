@@ -7,6 +7,7 @@ from __future__ import annotations
 import datetime
 import io
 import zipfile
+from xml.etree import ElementTree
 
 from django.test import Client
 from django.urls import reverse
@@ -25,7 +26,9 @@ def _client(user) -> Client:
 
 def _xlsx_text(body: bytes) -> str:
     with zipfile.ZipFile(io.BytesIO(body)) as book:
-        return "".join(book.read(n).decode() for n in book.namelist() if n.endswith(".xml"))
+        # Parsed, not read raw: a writer may store text as character references (openpyxl does, through lxml).
+        return "\n".join("".join(ElementTree.fromstring(book.read(n)).itertext())
+                         for n in book.namelist() if n.endswith(".xml"))
 
 
 def _parts(quarter, world):
