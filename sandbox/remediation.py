@@ -8,7 +8,9 @@ replaces the node through ``BatchReplaceClusterNodes``; the new instance boots a
 faults, linked to the action.
 
 Idempotent: the cluster, its first report and the proposal (a fixed key) are made once. The endpoint forgets
-everything when the demo stops, so each seed makes the cluster there again when it is missing (with a fresh token).
+everything when the demo stops, so each seed makes the cluster there again when it is missing (with a fresh token),
+and starts the agent on its controller (the software stack's program, docs/DECISIONS.md 42), through which the
+portal runs validations and drains on HyperPod Slurm.
 
 The launched ParallelCluster clusters get the same loop through Slurm: the seed tells the endpoint where their
 nodes' exporters push (``demo_slurm.configure_exporters``), so a node rebooted or replaced with ``scontrol`` reports
@@ -98,6 +100,7 @@ def ensure_on_endpoint(cluster) -> bool:
         Tags=[{"Key": tags.HEALTH_PUSH_URL, "Value": push_url(cluster)},
               {"Key": tags.HEALTH_PUSH_TOKEN, "Value": token}])
     Cluster.objects.filter(pk=cluster.pk).update(outputs={**cluster.outputs, "ClusterArn": made["ClusterArn"]})
+    demo_slurm.start_agent(cluster, token)  # its controller's agent: validation and drains go through it
     return True
 
 

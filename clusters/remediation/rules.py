@@ -19,7 +19,7 @@ from clusters.remediation.models import RemediationNode, RemediationPolicy
 from portal.core.choices import NodeVerdict
 
 KINDS_BY_ORCHESTRATOR = {
-    Orchestrator.HYPERPOD: (ActionKind.REBOOT, ActionKind.REPLACE, ActionKind.CHECK),
+    Orchestrator.HYPERPOD: (ActionKind.REBOOT, ActionKind.REPLACE, ActionKind.CHECK, ActionKind.DRAIN),
     Orchestrator.PARALLELCLUSTER: (ActionKind.REBOOT, ActionKind.REPLACE, ActionKind.DRAIN),
 }
 
@@ -34,6 +34,9 @@ WHAT_IT_DOES = {
         _("HyperPod runs its deep health checks on the instance (StartClusterHealthCheck: GPU stress and "
           "connectivity); the node takes no jobs meanwhile, and HyperPod reports it Failure if it fails them."),
         _("30 minutes to 2 hours")),
+    (Orchestrator.HYPERPOD, ActionKind.DRAIN): (
+        _("Slurm on the controller stops scheduling jobs on the node (state=DRAIN) with the fault as its reason, "
+          "through the portal's agent there; running jobs finish."), _("at once")),
     (Orchestrator.PARALLELCLUSTER, ActionKind.REBOOT): (
         _("Slurm reboots the node once its jobs end (scontrol reboot ASAP nextstate=RESUME)."),
         _("5 to 15 minutes after its jobs end")),

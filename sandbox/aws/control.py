@@ -33,6 +33,14 @@ def configure_exporters(endpoint: str, *, account_id: str, region: str, head_nod
                                   "token": token})
 
 
+def start_agent(endpoint: str, *, account_id: str, region: str, cluster_name: str, url: str, cluster_id: int,
+                token: str, wait: float = 5) -> None:
+    """Run the portal's agent on the HyperPod Slurm cluster ``cluster_name``'s controller (the software stack's
+    program, in the endpoint's process), polling the portal at ``url`` with the cluster's ``token``."""
+    _post(endpoint, "agents", {"account_id": account_id, "region": region, "cluster_name": cluster_name, "url": url,
+                               "cluster_id": cluster_id, "token": token, "wait": wait})
+
+
 def register_reservation(endpoint: str, *, account_id: str, region: str, reservation_id: str, kind: str,
                          instance_type: str, availability_zone: str, count: int, in_use: int, days: int) -> None:
     """Record one reservation (``odcr``, ``capacity_block`` or ``training_plan``; a plan by its ARN or name) with
