@@ -100,7 +100,7 @@ def ensure_on_endpoint(cluster) -> bool:
         Tags=[{"Key": tags.HEALTH_PUSH_URL, "Value": push_url(cluster)},
               {"Key": tags.HEALTH_PUSH_TOKEN, "Value": token}])
     Cluster.objects.filter(pk=cluster.pk).update(outputs={**cluster.outputs, "ClusterArn": made["ClusterArn"]})
-    demo_slurm.start_agent(cluster, token)  # its controller's agent: validation and drains go through it
+    demo_slurm.start_agent(cluster, token, cluster_arn=made["ClusterArn"])  # validation and drains go through it
     return True
 
 

@@ -66,13 +66,16 @@ def configure_exporters(cluster, push_url: str) -> bool:
     return True
 
 
-def start_agent(cluster, token: str, base_url: str = "") -> bool:
+def start_agent(cluster, token: str, base_url: str = "", cluster_arn: str = "") -> bool:
     """Run the HyperPod Slurm cluster's controller agent on the endpoint, polling the portal at ``base_url`` (by
-    default PORTAL_BASE_URL, which run_demo sets to its web server) with the cluster's ingestion ``token``."""
+    default PORTAL_BASE_URL, which run_demo sets to its web server) with the cluster's ingestion ``token``. The
+    account is the one the cluster's ARN names (``cluster_arn`` or its outputs), else its organization's."""
     base = base_url or settings.PORTAL_BASE_URL or "http://127.0.0.1:8000"
     if not settings.AWS_ENDPOINT_URL or cluster.orchestrator != Orchestrator.HYPERPOD:
         return False
-    control.start_agent(settings.AWS_ENDPOINT_URL, account_id=cluster.organization.aws_account_id,
+    arn = (cluster_arn or (cluster.outputs or {}).get("ClusterArn") or "").split(":")
+    account = arn[4] if len(arn) > 5 and arn[4] else cluster.organization.aws_account_id
+    control.start_agent(settings.AWS_ENDPOINT_URL, account_id=account,
                         region=cluster.region, cluster_name=(cluster.outputs or {}).get("ClusterName") or cluster.name,
                         url=base, cluster_id=cluster.pk, token=token)
     return True

@@ -14,6 +14,7 @@ from django.utils.translation import gettext_noop
 from clusters.choices import ClusterState, Orchestrator
 from clusters.health.models import GpuFault, NodeHealth
 from clusters.health.readers import xid
+from clusters.health.validation import agent
 from clusters.remediation.choices import AUTOMATIC_RULES, ActionKind, ActionState
 from clusters.remediation.models import RemediationNode, RemediationPolicy
 from portal.core.choices import NodeVerdict
@@ -61,6 +62,7 @@ RULE_WORDS = {
     "declined": gettext_noop("a customer engineer declined it"),
     "cycle_archived": gettext_noop("the cluster's program cycle was archived"),
     "provider_acted": gettext_noop("HyperPod replaced or rebooted the node on its own"),
+    "agent_absent": gettext_noop("the portal's agent on the cluster's controller has not contacted the portal lately"),
 }
 
 
@@ -140,6 +142,8 @@ def refusal(cluster, kind: str, nodes: list[str], policy: RemediationPolicy) -> 
     if kind not in KINDS_BY_ORCHESTRATOR.get(cluster.orchestrator, ()):
         return refuse("kind_unsupported", f"{ActionKind(kind).label.lower()} on {cluster.get_orchestrator_display()}",
                       kind=kind, orchestrator=cluster.orchestrator)
+    if cluster.orchestrator == Orchestrator.HYPERPOD and kind == ActionKind.DRAIN and agent.absent(cluster):
+        return refuse("agent_absent")  # HyperPod's Slurm is reached through it alone
     if not nodes:
         return refuse("no_nodes")
     known = set(NodeHealth.objects.filter(cluster=cluster, hostname__in=nodes).values_list("hostname", flat=True))

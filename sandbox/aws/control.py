@@ -10,6 +10,7 @@ again."""
 from __future__ import annotations
 
 import json
+import urllib.error
 import urllib.request
 
 HOST = "control.embedded"
@@ -21,8 +22,11 @@ def _post(endpoint: str, path: str, spec: dict) -> None:
     url = f"{endpoint.rstrip('/')}/_aws/{HOST}/{path}"
     headers = {"Content-Type": "application/json"}
     request = urllib.request.Request(url, data=json.dumps(spec).encode(), method="POST", headers=headers)  # noqa: S310
-    with urllib.request.urlopen(request, timeout=10) as response:  # noqa: S310 - scheme checked
-        response.read()
+    try:
+        with urllib.request.urlopen(request, timeout=10) as response:  # noqa: S310 - scheme checked
+            response.read()
+    except urllib.error.HTTPError as exc:  # the endpoint says why in its body
+        raise ValueError(f"the embedded endpoint refused {path}: {exc.read().decode(errors='replace')[:500]}") from exc
 
 
 def configure_exporters(endpoint: str, *, account_id: str, region: str, head_node: str, url: str, token: str) -> None:

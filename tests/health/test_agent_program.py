@@ -13,9 +13,11 @@ from django.utils import timezone
 
 from clusters.health.models import AgentWorkItem, ClusterHealthConfig, SlurmNode
 from clusters.health.validation import agent, headnode
+from clusters.health.validation import service as validation
 from clusters.remediation import execution, providers, services
 from clusters.remediation.models import RemediationPolicy
 from portal.core.aws import client as aws_client
+from sandbox import remediation as demo
 from sandbox.aws import moto_agent
 from tests.health.factories_health import ClusterFactory
 from tests.remediation.factories_remediation import faulty_report
@@ -143,8 +145,8 @@ def test_a_hyperpod_drain_reaches_slurm_through_the_controllers_agent(world, aws
     RemediationPolicy.objects.create(organization=world.org_a, mode="lead_sa", cooldown_hours=0)
     cluster, token = hyperpod_on_endpoint(world.org_a, "hp-drain")
     faulty_report(cluster, WORKERS[0])
-    drain, _ = services.propose(cluster, kind="drain", nodes=[WORKERS[0]], actor=world.lead_a, reason="XID 79 on GPU 2")
-    assert drain.state == "approved"
+    refused, _ = services.propose(cluster, kind="drain", nodes=[WORKERS[0]], actor=world.lead_a, key="before")
+    assert refused.refused_rule == "agent_absent"  # never heard from: refused before anything is queued
     moto_agent.start(world.org_a.aws_account_id, cluster.region, "hp-drain", url=live_server.url, cluster_id=cluster.pk,
                      token=token, wait=1)
     try:
@@ -152,6 +154,9 @@ def test_a_hyperpod_drain_reaches_slurm_through_the_controllers_agent(world, aws
             if agent.absent(cluster) == "":
                 break
             time.sleep(0.2)
+        drain, _ = services.propose(cluster, kind="drain", nodes=[WORKERS[0]], actor=world.lead_a,
+                                    reason="XID 79 on GPU 2", key="after")
+        assert drain.state == "approved"
         for _ in range(150):
             if execution.step(drain.pk)[0] == execution.DONE:
                 break
@@ -167,3 +172,32 @@ def test_a_hyperpod_drain_reaches_slurm_through_the_controllers_agent(world, aws
     run = moto_agent.runner(world.org_a.aws_account_id, cluster.region, "hp-drain")
     states = {n["name"]: (n["state"][0], n["reason"]) for n in json.loads(run(["scontrol", "show", "nodes", "--json"])[1])["nodes"]}
     assert states[WORKERS[0]] == ("DRAIN", "portal remediation: XID 79 on GPU 2")
+
+
+def test_the_demos_hyperpod_cluster_validates_through_its_controllers_agent(world, aws, live_server, settings):
+    """The demo makes its HyperPod Slurm cluster on the endpoint and starts the agent on its controller (polling the
+    demo's web server, here the live server): a pairwise sweep started there runs through it and names the node the
+    emulation gives a slow link."""
+    settings.PORTAL_BASE_URL = live_server.url
+    cluster = demo._cluster(world.org_a)
+    try:
+        assert demo.ensure_on_endpoint(cluster)
+        demo.health.ingest(cluster, demo.report({host: False for host in demo.HOSTS}), "push")
+        for _ in range(150):
+            if agent.absent(cluster) == "":
+                break
+            time.sleep(0.2)
+        job, created = validation.start(cluster, actor=world.lead_a, pairwise_sweep=True)
+        assert created and job.nodes == list(demo.HOSTS)
+        for _ in range(300):
+            job.refresh_from_db()
+            if job.state not in ("pending", "submitted"):
+                break
+            if job.state == "pending":
+                type(job).objects.filter(pk=job.pk).update(lease_until=None)
+                validation.step(job.pk)
+            time.sleep(0.2)
+    finally:
+        moto_agent.stop(world.org_a.aws_account_id, cluster.region, demo.NAME)
+    assert (job.state, job.verdict, job.slow_nodes) == ("done", "fail", [demo.HOSTS[-1]]), job.error
+    assert job.target == headnode.AGENT
