@@ -45,6 +45,14 @@ def start_agent(endpoint: str, *, account_id: str, region: str, cluster_name: st
                                "cluster_id": cluster_id, "token": token, "wait": wait})
 
 
+def seed_slow_link(endpoint: str, *, account_id: str, region: str, target: str, hostname: str,
+                   factor: float = 0.55) -> None:
+    """Degrade ``hostname``'s link to ``factor`` of the healthy bandwidth in the cluster whose head node (or HyperPod
+    cluster, ``sagemaker-cluster:<name>_<node>``) ``target`` names: every emulated run over it reads lower."""
+    _post(endpoint, "links", {"account_id": account_id, "region": region, "target": target, "hostname": hostname,
+                              "factor": factor})
+
+
 def register_reservation(endpoint: str, *, account_id: str, region: str, reservation_id: str, kind: str,
                          instance_type: str, availability_zone: str, count: int, in_use: int, days: int) -> None:
     """Record one reservation (``odcr``, ``capacity_block`` or ``training_plan``; a plan by its ARN or name) with
