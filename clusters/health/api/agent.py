@@ -5,47 +5,20 @@ from __future__ import annotations
 
 from django.http import Http404
 from drf_spectacular.utils import OpenApiResponse, extend_schema
-from rest_framework import serializers, status
+from rest_framework import status
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from clusters.health.api.authentication import ClusterTokenAuthentication, HasClusterToken
-from clusters.health.choices import WorkKind, WorkState
-from clusters.health.models import AgentWorkItem, ClusterHealthConfig
+from clusters.health.api.serializers import (
+    AgentAnsweredSerializer,
+    AgentPollSerializer,
+    AgentResultSerializer,
+    AgentWorkSerializer,
+)
+from clusters.health.models import ClusterHealthConfig
 from clusters.health.validation import agent
 from portal.core.api.parsers import DepthLimitedJSONParser
-
-
-class AgentPollSerializer(serializers.Serializer):
-    wait = serializers.FloatField(required=False, min_value=0, help_text="Seconds to wait for work (capped by the "
-                                                                          "portal's AGENT_POLL_SECONDS).")
-    version = serializers.CharField(required=False, allow_blank=True, max_length=32)
-
-
-class AgentWorkItemSerializer(serializers.ModelSerializer):
-    kind = serializers.ChoiceField(choices=WorkKind.choices)
-
-    class Meta:
-        model = AgentWorkItem
-        fields = ["id", "kind", "payload", "comment", "attempts", "created_at"]
-
-
-class AgentWorkSerializer(serializers.Serializer):
-    items = AgentWorkItemSerializer(many=True)
-
-
-class AgentResultSerializer(serializers.Serializer):
-    exit_status = serializers.IntegerField(min_value=-1, max_value=255)
-    stdout = serializers.CharField(required=False, allow_blank=True, trim_whitespace=False, default="")
-    stderr = serializers.CharField(required=False, allow_blank=True, trim_whitespace=False, default="")
-    ran = serializers.BooleanField(required=False, default=True,
-                                   help_text="False when the agent could not run the item (its reason in stderr).")
-
-
-class AgentAnsweredSerializer(serializers.Serializer):
-    id = serializers.IntegerField()
-    state = serializers.ChoiceField(choices=WorkState.choices)
-    applied = serializers.BooleanField(help_text="False for a repeat: the item had its result already.")
 
 
 def _own(request, cluster_id: int) -> ClusterHealthConfig:
