@@ -257,7 +257,7 @@ def _slurm(action: RemediationAction) -> bool:
         try:
             progress["command_id"] = progress["submitting"] = provider.send(command)
             progress.pop("refused", None)  # an earlier throttled attempt's
-        except AwsError:
+        except (AwsError, providers.Failed):  # nothing was taken (HyperPod: the agent is not heard from)
             del progress["submitting"]  # the provider answered: it did not take the command
             progress["refused"] = True
             raise

@@ -210,15 +210,16 @@ class ParallelCluster:
 class SlurmAgent:
     """Slurm on a HyperPod controller: each command a work item for the portal's agent there, followed as an SSM
     invocation is (``clusters.health.validation.headnode``). An agent that has not polled lately fails the action
-    before anything is queued, with the words that say why."""
+    before anything is queued, with the words that say why; one that goes quiet after leaves the command queued until
+    it polls again or the action's deadline passes."""
 
     def __init__(self, cluster):
-        absent = agent.absent(cluster)
-        if absent:
-            raise Failed(absent, "command_failed")
         self.cluster = cluster
 
     def send(self, command: headnode.Work) -> str:
+        absent = agent.absent(self.cluster)
+        if absent:
+            raise Failed(absent, "command_failed")
         return headnode.send(self.cluster, headnode.AGENT, [command], comment="GENIAC portal node remediation")
 
     def result(self, command_id: str) -> tuple[str, str]:
