@@ -8,7 +8,10 @@ replaces the node through ``BatchReplaceClusterNodes``; the new instance boots a
 faults, linked to the action.
 
 Idempotent: the cluster, its first report and the proposal (a fixed key) are made once. The endpoint forgets
-everything when the demo stops, so each seed makes the cluster there again when it is missing (with a fresh token).
+everything when the demo stops, so each seed makes the cluster there again when it is missing (with a fresh token),
+and starts the agent on its controller (the software stack's program, docs/DECISIONS.md 42), through which the
+portal runs validations and drains on HyperPod Slurm. One node (``SLOW_LINK``) has a degraded link in the emulated
+hardware: a pairwise sweep from the cluster's health page names it from its lower figures, nothing flags it.
 
 The launched ParallelCluster clusters get the same loop through Slurm: the seed tells the endpoint where their
 nodes' exporters push (``demo_slurm.configure_exporters``), so a node rebooted or replaced with ``scontrol`` reports
@@ -33,7 +36,7 @@ from clusters.software import release
 from portal.core import aws
 from portal.core.models import Membership
 from sandbox import slurm as demo_slurm
-from sandbox.aws import tags
+from sandbox.aws import control, tags
 from sandbox.health import SAMPLES
 
 logger = logging.getLogger(__name__)
@@ -45,6 +48,8 @@ GROUP = "worker-group-1"
 # The emulation's hostnames (sandbox.aws.moto_hyperpod_nodes): ip-10-1-0-10 … for the first instance group.
 HOSTS = tuple(f"ip-10-1-0-{10 + i}" for i in range(NODES))
 FAULTY = HOSTS[-1]
+# A node whose EFA link is degraded in the emulated hardware: a pairwise sweep shows it by its lower figures.
+SLOW_LINK = HOSTS[1]
 
 
 def _cluster(org) -> Cluster:
@@ -98,6 +103,9 @@ def ensure_on_endpoint(cluster) -> bool:
         Tags=[{"Key": tags.HEALTH_PUSH_URL, "Value": push_url(cluster)},
               {"Key": tags.HEALTH_PUSH_TOKEN, "Value": token}])
     Cluster.objects.filter(pk=cluster.pk).update(outputs={**cluster.outputs, "ClusterArn": made["ClusterArn"]})
+    demo_slurm.start_agent(cluster, token, cluster_arn=made["ClusterArn"])  # validation and drains go through it
+    control.seed_slow_link(settings.AWS_ENDPOINT_URL, account_id=made["ClusterArn"].split(":")[4], region=cluster.region,
+                           target=f"sagemaker-cluster:{NAME}_controller", hostname=SLOW_LINK)
     return True
 
 

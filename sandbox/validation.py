@@ -25,7 +25,10 @@ def seed(context: dict) -> dict:
     if cluster is None:
         return context
     lead = Membership.objects.filter(organization=cluster.organization, role="lead_sa").select_related("user").first()
-    job, _ = validation.start(cluster, actor=lead.user if lead else None, collectives=["all_reduce", "all_gather"],
-                              key=KEY)
+    try:
+        job, _ = validation.start(cluster, actor=lead.user if lead else None, collectives=["all_reduce", "all_gather"],
+                                  key=KEY)
+    except validation.Refused:  # e.g. a HyperPod Slurm cluster whose controller agent has not polled yet
+        return context
     context["validation_job"] = job
     return context

@@ -52,3 +52,23 @@ JOB_TRANSITIONS = {
     JobState.CANCELLED: set(),
 }
 JOB_OPEN = (JobState.PENDING, JobState.SUBMITTED)
+
+
+class WorkKind(models.TextChoices):
+    """What a cluster's controller agent is asked to do (docs/DECISIONS.md 42): each kind is a fixed command the agent
+    builds itself from the item's payload, never a shell line sent by the portal."""
+
+    VALIDATION = "validation", _("Validation job (sbatch, scancel, sacct)")
+    SCONTROL = "scontrol", _("Slurm node state (drain, resume, reboot)")
+    NODES = "nodes", _("Slurm's node listing")
+    VERSIONS = "versions", _("Software versions")
+
+
+class WorkState(models.TextChoices):
+    QUEUED = "queued", _("Queued")
+    CLAIMED = "claimed", _("Taken by the agent")
+    DONE = "done", _("Done")
+    FAILED = "failed", _("Failed")
+
+
+WORK_OPEN = (WorkState.QUEUED, WorkState.CLAIMED)

@@ -19,7 +19,7 @@ from django.utils import timezone
 
 from clusters import provider_states
 from clusters.choices import ClusterState, Orchestrator
-from clusters.health.validation import slurm_names
+from clusters.health.validation import headnode, slurm_names
 from clusters.remediation import failure, journal, providers, texts, verification
 from clusters.remediation.choices import ActionKind, ActionState, FaultOutcome, StepStatus
 from clusters.remediation.models import RemediationAction, RemediationStep
@@ -118,7 +118,8 @@ def _advance(action: RemediationAction) -> str:
             journal.record(action, message(texts.STARTED, kind=action.kind, nodes=list(action.nodes)))
         return POLL
     if action.state == ActionState.RUNNING:
-        executed = _hyperpod(action) if cluster.orchestrator == Orchestrator.HYPERPOD else _slurm(action)
+        through_api = cluster.orchestrator == Orchestrator.HYPERPOD and action.kind != ActionKind.DRAIN
+        executed = _hyperpod(action) if through_api else _slurm(action)  # a HyperPod drain is Slurm's (its agent)
         if not executed:
             return POLL
         with transaction.atomic():
@@ -210,12 +211,12 @@ def _acted(action: RemediationAction, statuses: dict) -> bool:
                for h, (status, instance) in statuses.items())
 
 
-def _locate_in_slurm(action: RemediationAction, provider: providers.ParallelCluster) -> None:
+def _locate_in_slurm(action: RemediationAction, provider) -> None:
     """Learn Slurm's names of the cluster's nodes from the head node (``slurm_names.COMMAND``) and map the
     action's hostnames to them: one step sends the listing, the next reads it."""
     progress = action.progress
     if "names_command" not in progress:
-        progress["names_command"] = provider.send(slurm_names.COMMAND)
+        progress["names_command"] = provider.send(headnode.listing())
         return
     status, stdout, stderr = provider.streams(progress["names_command"])
     if status in ("Pending", "InProgress", "Delayed"):
@@ -239,7 +240,7 @@ def _locate_in_slurm(action: RemediationAction, provider: providers.ParallelClus
 
 
 def _slurm(action: RemediationAction) -> bool:
-    provider = providers.ParallelCluster(action.cluster)
+    provider = providers.slurm_for(action.cluster)
     progress = action.progress
     if not action.provider_nodes and "command_id" not in progress and "submitting" not in progress:
         _locate_in_slurm(action, provider)
@@ -250,18 +251,18 @@ def _slurm(action: RemediationAction) -> bool:
             progress["command_id"] = progress["submitting"]
             return False
         reason = action.reason.splitlines()[0] if action.reason else f"{action.kind} by the portal"
-        command = providers.scontrol(action.kind, [action.provider_nodes[h]["id"] for h in action.nodes], reason)
+        command = providers.scontrol_work(action.kind, [action.provider_nodes[h]["id"] for h in action.nodes], reason)
         progress["submitting"] = "unknown"
         RemediationAction.objects.filter(pk=action.pk).update(progress=progress)
         try:
             progress["command_id"] = progress["submitting"] = provider.send(command)
             progress.pop("refused", None)  # an earlier throttled attempt's
-        except AwsError:
+        except (AwsError, providers.Failed):  # nothing was taken (HyperPod: the agent is not heard from)
             del progress["submitting"]  # the provider answered: it did not take the command
             progress["refused"] = True
             raise
         add_step(action, "submit", message(texts.SUBMITTED_SLURM, kind=action.kind, nodes=listed(action.nodes)),
-                 command)
+                 command.line)
         return False
     if progress["command_id"] == "unknown":
         raise providers.Failed("The worker stopped while sending the command; its id is unknown.", "command_failed")

@@ -1,5 +1,6 @@
-"""The two ways a remediation reaches a node, each through the organization's assumed role (``portal.core.aws``):
-SageMaker HyperPod's node API, and Slurm on a ParallelCluster head node through SSM ``SendCommand``.
+"""The ways a remediation reaches a node: SageMaker HyperPod's node API and Slurm on a ParallelCluster head node
+through SSM ``SendCommand``, each through the organization's assumed role (``portal.core.aws``), and Slurm on a
+HyperPod controller through the portal's agent there (a drain: ``SlurmAgent``, docs/DECISIONS.md 42).
 
 Each provider answers three questions for the worker: which provider node is this hostname, please act on these
 nodes, and are they back. Errors leave as ``portal.core.aws.AwsError`` (throttling is retryable) or ``Failed`` with a
@@ -11,6 +12,8 @@ import shlex
 
 from clusters import provider_states
 from clusters.choices import Orchestrator
+from clusters.health.choices import WorkKind
+from clusters.health.validation import agent, headnode
 from clusters.remediation.choices import ActionKind
 from portal.core import aws
 
@@ -164,6 +167,13 @@ def scontrol(kind: str, nodes: list[str], reason: str) -> str:
     return f"scontrol update nodename={names} state=POWER_DOWN_FORCE reason={why}"
 
 
+def scontrol_work(kind: str, nodes: list[str], reason: str) -> headnode.Work:
+    """:func:`scontrol` as a command either transport runs: the shell line for SSM, the kind and payload for the
+    controller agent (which builds the same command itself)."""
+    return headnode.Work(WorkKind.SCONTROL, {"action": kind, "nodes": list(nodes), "reason": reason[:200]},
+                         scontrol(kind, nodes, reason))
+
+
 class ParallelCluster:
     """SSM ``SendCommand`` (``AWS-RunShellScript``) on the head node, followed with ``GetCommandInvocation``."""
 
@@ -173,9 +183,10 @@ class ParallelCluster:
         if not self.head:
             raise Failed("The cluster's stack names no head node (HeadNodeInstanceId).", "node_not_found")
 
-    def send(self, command: str) -> str:
+    def send(self, command: str | headnode.Work) -> str:
+        line = command.line if isinstance(command, headnode.Work) else command
         answer = _call(self.client.send_command, InstanceIds=[self.head], DocumentName="AWS-RunShellScript",
-                       Parameters={"commands": [command]}, Comment="GENIAC portal node remediation")
+                       Parameters={"commands": [line]}, Comment="GENIAC portal node remediation")
         return answer["Command"]["CommandId"]
 
     def result(self, command_id: str) -> tuple[str, str]:
@@ -196,5 +207,35 @@ class ParallelCluster:
                 answer.get("StandardErrorContent") or "")
 
 
+class SlurmAgent:
+    """Slurm on a HyperPod controller: each command a work item for the portal's agent there, followed as an SSM
+    invocation is (``clusters.health.validation.headnode``). An agent that has not polled lately fails the action
+    before anything is queued, with the words that say why; one that goes quiet after leaves the command queued until
+    it polls again or the action's deadline passes."""
+
+    def __init__(self, cluster):
+        self.cluster = cluster
+
+    def send(self, command: headnode.Work) -> str:
+        absent = agent.absent(self.cluster)
+        if absent:
+            raise Failed(absent, "command_failed")
+        return headnode.send(self.cluster, headnode.AGENT, [command], comment="GENIAC portal node remediation")
+
+    def result(self, command_id: str) -> tuple[str, str]:
+        status, stdout, stderr = self.streams(command_id)
+        return status, (stdout + stderr).strip()[:2000]
+
+    def streams(self, command_id: str) -> tuple[str, str, str]:
+        found = headnode.invocation(self.cluster, headnode.AGENT, command_id)
+        return found.status, found.stdout, found.stderr
+
+
 def for_cluster(cluster):
     return HyperPod(cluster) if cluster.orchestrator == Orchestrator.HYPERPOD else ParallelCluster(cluster)
+
+
+def slurm_for(cluster):
+    """Who runs Slurm's commands on ``cluster``: SSM on a ParallelCluster head node, the agent on a HyperPod
+    controller."""
+    return SlurmAgent(cluster) if cluster.orchestrator == Orchestrator.HYPERPOD else ParallelCluster(cluster)

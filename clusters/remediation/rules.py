@@ -14,12 +14,13 @@ from django.utils.translation import gettext_noop
 from clusters.choices import ClusterState, Orchestrator
 from clusters.health.models import GpuFault, NodeHealth
 from clusters.health.readers import xid
+from clusters.health.validation import agent
 from clusters.remediation.choices import AUTOMATIC_RULES, ActionKind, ActionState
 from clusters.remediation.models import RemediationNode, RemediationPolicy
 from portal.core.choices import NodeVerdict
 
 KINDS_BY_ORCHESTRATOR = {
-    Orchestrator.HYPERPOD: (ActionKind.REBOOT, ActionKind.REPLACE, ActionKind.CHECK),
+    Orchestrator.HYPERPOD: (ActionKind.REBOOT, ActionKind.REPLACE, ActionKind.CHECK, ActionKind.DRAIN),
     Orchestrator.PARALLELCLUSTER: (ActionKind.REBOOT, ActionKind.REPLACE, ActionKind.DRAIN),
 }
 
@@ -34,6 +35,9 @@ WHAT_IT_DOES = {
         _("HyperPod runs its deep health checks on the instance (StartClusterHealthCheck: GPU stress and "
           "connectivity); the node takes no jobs meanwhile, and HyperPod reports it Failure if it fails them."),
         _("30 minutes to 2 hours")),
+    (Orchestrator.HYPERPOD, ActionKind.DRAIN): (
+        _("Slurm on the controller stops scheduling jobs on the node (state=DRAIN) with the fault as its reason, "
+          "through the portal's agent there; running jobs finish."), _("at once")),
     (Orchestrator.PARALLELCLUSTER, ActionKind.REBOOT): (
         _("Slurm reboots the node once its jobs end (scontrol reboot ASAP nextstate=RESUME)."),
         _("5 to 15 minutes after its jobs end")),
@@ -58,6 +62,7 @@ RULE_WORDS = {
     "declined": gettext_noop("a customer engineer declined it"),
     "cycle_archived": gettext_noop("the cluster's program cycle was archived"),
     "provider_acted": gettext_noop("HyperPod replaced or rebooted the node on its own"),
+    "agent_absent": gettext_noop("the portal's agent on the cluster's controller has not contacted the portal lately"),
 }
 
 
@@ -137,6 +142,8 @@ def refusal(cluster, kind: str, nodes: list[str], policy: RemediationPolicy) -> 
     if kind not in KINDS_BY_ORCHESTRATOR.get(cluster.orchestrator, ()):
         return refuse("kind_unsupported", f"{ActionKind(kind).label.lower()} on {cluster.get_orchestrator_display()}",
                       kind=kind, orchestrator=cluster.orchestrator)
+    if cluster.orchestrator == Orchestrator.HYPERPOD and kind == ActionKind.DRAIN and agent.absent(cluster):
+        return refuse("agent_absent")  # HyperPod's Slurm is reached through it alone
     if not nodes:
         return refuse("no_nodes")
     known = set(NodeHealth.objects.filter(cluster=cluster, hostname__in=nodes).values_list("hostname", flat=True))

@@ -26,6 +26,7 @@ from functools import cache
 from pathlib import Path
 
 import yaml
+from django.conf import settings
 
 from portal.core import instance_types
 
@@ -129,6 +130,9 @@ def stack_env(*, cluster_name: str, region: str, remote_write_url: str = "", ver
     values["NCCL_OFI_TUNER"] = "1" if tuner else "0"
     values.update({f"{name.upper()}_VERSION": str(spec["version"]) for name, spec in data["components"].items()})
     values.update({k: str(v) for k, v in EXPORTER_PORTS.items()})
+    # The portal's agent on a HyperPod Slurm controller polls this address; its token is read from this parameter.
+    values["PORTAL_URL"] = getattr(settings, "PORTAL_BASE_URL", "") or ""
+    values["AGENT_TOKEN_PARAMETER"] = f"/geniac/{cluster_name}/agent-token"
     values["HYPERPOD_CONTROLLER_SCRIPTS"] = " ".join(data["hyperpod"]["controller"])
     values["HYPERPOD_WORKER_SCRIPTS"] = " ".join(data["hyperpod"]["worker"])
     values.update(extra or {})

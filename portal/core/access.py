@@ -161,6 +161,7 @@ POLICY: dict[str, Rule] = {
     "health.clusterhealthstate": Rule(path="cluster__organization", cycle_path="cluster__cycle"),
     "health.healthpush": Rule(path="cluster__organization", cycle_path="cluster__cycle"),
     "health.slurmnode": Rule(path="cluster__organization", cycle_path="cluster__cycle"),
+    "health.agentworkitem": Rule(path="cluster__organization", customer=R(), cycle_path="cluster__cycle"),
     # Node remediation: lead SAs propose and cancel (change); a customer engineer of the organization approves or
     # declines (approve); the consent policy is set by the lead SA, read by the customer.
     "remediation.remediationaction": Rule(path="organization", customer=R({VIEW, APPROVE}),

@@ -49,11 +49,11 @@ OPERATIONS: tuple[Operation, ...] = (
     Operation("cloudformation", "DescribeStackEvents", "show why a launch failed", (_BACKEND,)),
     Operation("cloudformation", "ListStackResources", "list what a launch made", (_BACKEND,)),
     Operation("cloudformation", "DeleteStack", "delete a cluster", (_BACKEND,)),
-    Operation("sagemaker", "DescribeCluster", "a HyperPod cluster's id (its SSM targets) and status; EKS wiring",
-              ("clusters/health/validation/headnode.py", "clusters/launches/kubernetes.py")),
+    Operation("sagemaker", "DescribeCluster", "a HyperPod cluster's status; EKS wiring",
+              ("clusters/launches/kubernetes.py",)),
     Operation("sagemaker", "ListClusterNodes",
               "a HyperPod cluster's nodes: hostnames (PrivateDnsHostname), logical ids (IncludeNodeLogicalIds) and "
-              "statuses, paged", ("clusters/remediation/providers.py", "clusters/health/validation/headnode.py")),
+              "statuses, paged", ("clusters/remediation/providers.py",)),
     Operation("sagemaker", "BatchRebootClusterNodes", "reboot faulty HyperPod nodes (approved remediation)",
               ("clusters/remediation/providers.py",)),
     Operation("sagemaker", "BatchReplaceClusterNodes", "replace faulty HyperPod nodes (approved remediation)",
@@ -146,9 +146,11 @@ BEHAVIOURS: tuple[tuple[str, str], ...] = (
      "and DescribeClusterEvent (the node's logical id, a failed check's message), in the words of HyperPod's events "
      "reference (sandbox/aws/moto_cluster_events.py)"),
     ("Node targets", "SSM SendCommand to a HyperPod node (sagemaker-cluster:<id>_<group>-<instance>) is refused, "
-     "as the model's InstanceIds pattern makes AWS refuse it; the portal does not start validation on HyperPod "
-     "Slurm clusters until the controller agent exists (docs/DECISIONS.md 42: decided, not built). HyperPod nodes "
-     "are reached through HyperPod's own API only: BatchReboot/ReplaceClusterNodes and StartClusterHealthCheck"),
+     "as the model's InstanceIds pattern makes AWS refuse it; the portal never sends one. HyperPod nodes are reached "
+     "through HyperPod's own API (BatchReboot/ReplaceClusterNodes, StartClusterHealthCheck) and, for Slurm on the "
+     "controller, through the portal's agent there, which polls the portal over HTTPS and makes no AWS call "
+     "(docs/DECISIONS.md 42). The embedded endpoint runs that agent program for each HyperPod controller it is asked "
+     "to, its commands on the emulated Slurm (sandbox/aws/moto_agent.py)"),
 )
 
 # What the checks leave out (docs/aws.md's third table).

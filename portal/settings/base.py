@@ -463,24 +463,24 @@ ACCOUNTING_IDLE_HOURS = env.int("ACCOUNTING_IDLE_HOURS", default=24)
 ACCOUNTING_STALL_MINUTES = env.int("ACCOUNTING_STALL_MINUTES", default=15)
 ACCOUNTING_STALL_BUSY_SHARE = env.float("ACCOUNTING_STALL_BUSY_SHARE", default=0.05)
 ACCOUNTING_STALL_WAS_BUSY_SHARE = env.float("ACCOUNTING_STALL_WAS_BUSY_SHARE", default=0.5)
-# EFA traffic per node under this (bytes per second, RDMA and send/receive together) is flat: a run's
-# collectives move gigabytes a second.
+# EFA traffic per node under this (bytes per second, RDMA and send/receive together) is flat (a run moves GB/s).
 ACCOUNTING_STALL_EFA_BYTES_PER_SECOND = env.float("ACCOUNTING_STALL_EFA_BYTES_PER_SECOND", default=1_000_000)
-# Node remediation (clusters/remediation/): one step is a few bounded AWS calls; throttled calls back off doubling.
-# NCCL validation started from the portal (clusters/health/validation/service.py). The jobs post their outputs under
-# PORTAL_BASE_URL (else the address the request came in on).
+# NCCL validation (clusters/health/validation/service.py): jobs post outputs under PORTAL_BASE_URL (else the request's address).
 VALIDATION_POLL_SECONDS = env.int("VALIDATION_POLL_SECONDS", default=1 if AWS_ENDPOINT_URL else 10)
 VALIDATION_LEASE_SECONDS = env.int("VALIDATION_LEASE_SECONDS", default=60)
 VALIDATION_STUCK_SECONDS = env.int("VALIDATION_STUCK_SECONDS", default=120)  # no heartbeat: the sweep resends
 VALIDATION_TIMEOUT_MINUTES = env.int("VALIDATION_TIMEOUT_MINUTES", default=120)  # a submitted job that never reports
-# A job that timed out: how long the sweep waits for sacct's answer on the head node.
-VALIDATION_SACCT_WAIT_SECONDS = env.int("VALIDATION_SACCT_WAIT_SECONDS", default=10)
+VALIDATION_SACCT_WAIT_SECONDS = env.int("VALIDATION_SACCT_WAIT_SECONDS", default=10)  # a timed-out job: sacct's answer
 VALIDATION_TOKEN_HOURS = env.int("VALIDATION_TOKEN_HOURS", default=6)  # an upload token's life (and the job's cap)
 VALIDATION_PAIRWISE_MAX_NODES = env.int("VALIDATION_PAIRWISE_MAX_NODES", default=16)  # n·(n-1)/2 pairs
 VALIDATION_REGRESSION_SHARE = env.float("VALIDATION_REGRESSION_SHARE", default=0.10)  # trend: drop vs the previous versions
 # SSM shows a new command's invocation a little after SendCommand answers: GetCommandInvocation's
 # InvocationDoesNotExist is read as "Pending" for this long from its first answer (clusters/provider_states.py).
 SSM_INVISIBLE_SECONDS = env.int("SSM_INVISIBLE_SECONDS", default=60)
+# HyperPod Slurm's controller agent (docs/DECISIONS.md 42): a poll waits up to AGENT_POLL_SECONDS for work, a claim
+# unanswered for AGENT_LEASE_SECONDS is queued again, an agent unheard for AGENT_SEEN_MINUTES is not relied on.
+AGENT_POLL_SECONDS, AGENT_LEASE_SECONDS, AGENT_SEEN_MINUTES = (
+    env.int("AGENT_POLL_SECONDS", default=20), env.int("AGENT_LEASE_SECONDS", default=600), env.int("AGENT_SEEN_MINUTES", default=10))
 REMEDIATION_POLL_SECONDS = env.int("REMEDIATION_POLL_SECONDS", default=1 if AWS_ENDPOINT_URL else 20)
 REMEDIATION_LEASE_SECONDS = env.int("REMEDIATION_LEASE_SECONDS", default=60)
 REMEDIATION_STUCK_SECONDS = env.int("REMEDIATION_STUCK_SECONDS", default=120)

@@ -106,3 +106,5 @@ if DATABASES["default"]["ENGINE"].endswith("sqlite3"):  # noqa: F405
     DATABASES["default"]["TEST"] = {"NAME": str(TEST_VAR_DIR / "test.sqlite3")}  # noqa: F405
 # Remediation tests act on one node again at once (a policy with no cool-down); the floor's own tests set it.
 REMEDIATION_MIN_COOLDOWN_HOURS = env.int("REMEDIATION_MIN_COOLDOWN_HOURS", default=0)
+# The controller agent's long poll answers within a second or two here (tests wait for it).
+AGENT_POLL_SECONDS = env.int("AGENT_POLL_SECONDS", default=2)

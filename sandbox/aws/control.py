@@ -10,6 +10,7 @@ again."""
 from __future__ import annotations
 
 import json
+import urllib.error
 import urllib.request
 
 HOST = "control.embedded"
@@ -21,8 +22,11 @@ def _post(endpoint: str, path: str, spec: dict) -> None:
     url = f"{endpoint.rstrip('/')}/_aws/{HOST}/{path}"
     headers = {"Content-Type": "application/json"}
     request = urllib.request.Request(url, data=json.dumps(spec).encode(), method="POST", headers=headers)  # noqa: S310
-    with urllib.request.urlopen(request, timeout=10) as response:  # noqa: S310 - scheme checked
-        response.read()
+    try:
+        with urllib.request.urlopen(request, timeout=10) as response:  # noqa: S310 - scheme checked
+            response.read()
+    except urllib.error.HTTPError as exc:  # the endpoint says why in its body
+        raise ValueError(f"the embedded endpoint refused {path}: {exc.read().decode(errors='replace')[:500]}") from exc
 
 
 def configure_exporters(endpoint: str, *, account_id: str, region: str, head_node: str, url: str, token: str) -> None:
@@ -31,6 +35,22 @@ def configure_exporters(endpoint: str, *, account_id: str, region: str, head_nod
     does when it comes back."""
     _post(endpoint, "exporters", {"account_id": account_id, "region": region, "head_node": head_node, "url": url,
                                   "token": token})
+
+
+def start_agent(endpoint: str, *, account_id: str, region: str, cluster_name: str, url: str, cluster_id: int,
+                token: str, wait: float = 5) -> None:
+    """Run the portal's agent on the HyperPod Slurm cluster ``cluster_name``'s controller (the software stack's
+    program, in the endpoint's process), polling the portal at ``url`` with the cluster's ``token``."""
+    _post(endpoint, "agents", {"account_id": account_id, "region": region, "cluster_name": cluster_name, "url": url,
+                               "cluster_id": cluster_id, "token": token, "wait": wait})
+
+
+def seed_slow_link(endpoint: str, *, account_id: str, region: str, target: str, hostname: str,
+                   factor: float = 0.55) -> None:
+    """Degrade ``hostname``'s link to ``factor`` of the healthy bandwidth in the cluster whose head node (or HyperPod
+    cluster, ``sagemaker-cluster:<name>_<node>``) ``target`` names: every emulated run over it reads lower."""
+    _post(endpoint, "links", {"account_id": account_id, "region": region, "target": target, "hostname": hostname,
+                              "factor": factor})
 
 
 def register_reservation(endpoint: str, *, account_id: str, region: str, reservation_id: str, kind: str,

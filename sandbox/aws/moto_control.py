@@ -1,5 +1,6 @@
-"""The embedded endpoint's side of :mod:`sandbox.aws.control`: records a reservation as AWS would hold it, and
-where a ParallelCluster's node exporters push.
+"""The embedded endpoint's side of :mod:`sandbox.aws.control`: records a reservation as AWS would hold it, where a
+ParallelCluster's node exporters push, starts a HyperPod Slurm controller's agent (:mod:`sandbox.aws.moto_agent`), and
+degrades a node's link (:func:`sandbox.aws.moto_sbatch.seed_slow_link`).
 
 ``POST /_aws/control.embedded/reservations`` with the JSON :func:`sandbox.aws.control.register_reservation`
 sends: an ODCR or a Capacity Block in :mod:`sandbox.aws.moto_ec2`'s store, a training plan in
@@ -10,7 +11,7 @@ import json
 
 from werkzeug.wrappers import Request, Response
 
-from sandbox.aws import moto_ec2, moto_headnode, moto_scontrol, moto_training_plans
+from sandbox.aws import moto_agent, moto_ec2, moto_headnode, moto_sbatch, moto_scontrol, moto_training_plans
 from sandbox.aws.control import HOST
 from sandbox.aws.moto_http import aws_error, aws_host, json_response
 
@@ -19,6 +20,10 @@ from sandbox.aws.moto_http import aws_error, aws_host, json_response
 def control(request: Request, host: str, path: str) -> Response:
     if request.method == "POST" and path.rstrip("/") == "/exporters":
         return _exporters(request)
+    if request.method == "POST" and path.rstrip("/") == "/agents":
+        return _agent(request)
+    if request.method == "POST" and path.rstrip("/") == "/links":
+        return _link(request)
     if request.method != "POST" or path.rstrip("/") != "/reservations":
         return aws_error("NotFound", f"the embedded endpoint's control does not answer {request.method} {path}", 404)
     try:
@@ -52,3 +57,31 @@ def _exporters(request: Request) -> Response:
     except (KeyError, TypeError, ValueError) as exc:
         return aws_error("ValidationException", f"not an exporter configuration: {exc}", 400)
     return json_response({"cluster": cluster.name})
+
+
+def _agent(request: Request) -> Response:
+    """Start the agent of the HyperPod cluster ``cluster_name``, polling the portal at ``url`` with ``token``."""
+    try:
+        spec = json.loads(request.get_data() or b"{}")
+        account, region, name = str(spec["account_id"]), str(spec["region"]), str(spec["cluster_name"])
+        if moto_headnode.cluster_of(account, region, f"sagemaker-cluster:{name}_{moto_agent.CONTROLLER}") is None:
+            raise ValueError(f"no HyperPod cluster {name}")
+        moto_agent.start(account, region, name, url=str(spec["url"]), cluster_id=int(spec["cluster_id"]),
+                         token=str(spec["token"]), wait=float(spec.get("wait") or 5))
+    except (KeyError, TypeError, ValueError) as exc:
+        return aws_error("ValidationException", f"not an agent configuration: {exc}", 400)
+    return json_response({"cluster": name, "running": True})
+
+
+def _link(request: Request) -> Response:
+    """Degrade one node's link (``factor`` of the healthy bandwidth) in the cluster whose head node, or HyperPod
+    cluster, ``target`` names."""
+    try:
+        spec = json.loads(request.get_data() or b"{}")
+        cluster = moto_headnode.cluster_of(str(spec["account_id"]), str(spec["region"]), str(spec["target"]))
+        if cluster is None:
+            raise ValueError(f"no cluster at {spec['target']}")
+        moto_sbatch.seed_slow_link(cluster, str(spec["hostname"]), float(spec.get("factor") or moto_sbatch.SLOW_FACTOR))
+    except (KeyError, TypeError, ValueError) as exc:
+        return aws_error("ValidationException", f"not a link: {exc}", 400)
+    return json_response({"cluster": cluster.name, "hostname": spec["hostname"]})

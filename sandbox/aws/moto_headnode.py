@@ -32,6 +32,7 @@ from moto.core.utils import utcnow
 from moto.sagemaker.models import sagemaker_backends
 from moto.ssm import models as ssm_models
 
+from sandbox.aws import moto_hyperpod_nodes
 from sandbox.aws.moto_pcluster import PclusterCluster
 
 RUN_SHELL_SCRIPT = "AWS-RunShellScript"
@@ -184,8 +185,8 @@ def _hyperpod_of(account: str, region: str, cluster_id: str) -> HeadNodeCluster 
         if cluster.arn.rsplit("/", 1)[-1] != cluster_id and cluster.cluster_name != cluster_id:
             continue
         groups = {g["InstanceGroupName"]: g for g in cluster.instance_groups}
-        nodes = [Node(f"ip-10-1-{i // 250}-{i % 250 + 4}", n.instance_type, n.instance_id)
-                 for i, n in enumerate(cluster.nodes.values())
+        moto_hyperpod_nodes.prepare(cluster)  # the nodes' hostnames, as ListClusterNodes gives them
+        nodes = [Node(n.hostname, n.instance_type, n.instance_id) for n in cluster.nodes.values()
                  if "controller" not in n.instance_group_name.lower() and "login" not in n.instance_group_name.lower()]
         return HeadNodeCluster(cluster.cluster_name, "hyperpod", nodes, {"InstanceGroups": list(groups.values())},
                                _state(account, region, f"hyperpod:{cluster.cluster_name}"))

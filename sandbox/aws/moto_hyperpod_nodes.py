@@ -96,7 +96,7 @@ def _create_cluster(self: Any, *args: Any, **kwargs: Any) -> Any:
     return _original_create_cluster(self, *args, **kwargs)
 
 
-def _prepare(cluster: Any) -> None:
+def prepare(cluster: Any) -> None:
     """Give the cluster's nodes instance ids, logical ids and hostnames (once)."""
     if getattr(cluster, "geniac_nodes_ready", False):
         return
@@ -127,7 +127,7 @@ def _cluster(backend: Any, name: str) -> Any:
     cluster = backend.clusters.get(name)
     if cluster is None:
         raise sm_models.ValidationError(message=f"Could not find cluster '{name}'.")
-    _prepare(cluster)
+    prepare(cluster)
     return cluster
 
 

@@ -5,9 +5,11 @@ collective tests and posts each output to the portal with a token. Here ``sbatch
 submitted script for what a real run would need to know (``#SBATCH`` directives and the
 ``GENIAC_*`` variables the portal writes at its top), queues the job, and after ``JOB_SECONDS``
 posts a real-format nccl-tests or nccom-test output (:mod:`sandbox.aws.moto_collectives`) for the
-cluster's hardware and node count to the upload URL, as the script's ``curl --data-binary`` would.
-In a pairwise sweep the node ``slow_node`` names (by default the last node of the sweep) gets a slow
-link, so the portal has a slow node to find. ``squeue`` and ``sacct`` answer from the same jobs; ``scancel``
+cluster's hardware and node count to the upload URL, as the script's ``curl --data-binary`` would: its
+figures follow the hardware, with the noise of real runs. A node's links are part of the emulated hardware:
+:func:`seed_slow_link` gives one a degraded link (its share of the healthy bandwidth), and every run that
+crosses it reads lower (a pair with it, a collective over it); the portal finds the slow node from the
+figures alone, nothing names it. ``squeue`` and ``sacct`` answer from the same jobs; ``scancel``
 ends a job before it posts.
 """
 
@@ -26,7 +28,7 @@ from sandbox.aws import moto_collectives
 from sandbox.aws.moto_headnode import Context, HeadNodeCluster, Result, headnode_command
 
 JOB_SECONDS = 2.0  # how long an emulated job runs before it posts (tests and the demo may change it)
-SLOW_FACTOR = 0.55  # a pair with the slow node reaches this share of the plateau
+SLOW_FACTOR = 0.55  # a run over a seeded slow link reaches this share of the plateau
 POST_TIMEOUT = 30
 POST_RETRIES = 5  # as the job script's curl --retry 5
 _VARIABLE = re.compile(r"^(GENIAC_[A-Z_]+)=(.*)$", re.MULTILINE)
@@ -56,19 +58,21 @@ def _jobs(cluster: HeadNodeCluster) -> dict[str, dict[str, Any]]:
     return cluster.state.setdefault("jobs", {})
 
 
-def slow_node(cluster: HeadNodeCluster, hosts: list[str]) -> str | None:
-    """The node given a slow link (its Slurm name): the one set in the cluster's state (by Slurm name or
-    hostname), else the sweep's last node."""
-    chosen = cluster.state.get("slow_node")
-    if chosen is not None:
-        named = {n.hostname: n.slurm_name for n in cluster.nodes}
-        return named.get(chosen, chosen) or None
-    return hosts[-1] if len(hosts) > 2 else None
+def seed_slow_link(cluster: HeadNodeCluster, hostname: str, factor: float = SLOW_FACTOR) -> None:
+    """Give ``hostname``'s link a share ``factor`` of the healthy bandwidth (1.0: a healthy link again)."""
+    links = cluster.state.setdefault("links", {})
+    if factor >= 1.0:
+        links.pop(hostname, None)
+    else:
+        links[hostname] = factor
 
 
-def set_slow_node(cluster: HeadNodeCluster, hostname: str) -> None:
-    """Make ``hostname`` the slow node of ``cluster`` ("" for none)."""
-    cluster.state["slow_node"] = hostname
+def link_factor(cluster: HeadNodeCluster, names: list[str]) -> float:
+    """The share of the healthy bandwidth a run over ``names`` (Slurm's names or hostnames) reaches: its slowest
+    link's."""
+    links = cluster.state.get("links") or {}
+    hostnames = {n.slurm_name: n.hostname for n in cluster.nodes}
+    return min([links.get(hostnames.get(name, name), 1.0) for name in names] or [1.0])
 
 
 def _address(hostname: str) -> str:
@@ -93,11 +97,9 @@ def _outputs(cluster: HeadNodeCluster, variables: dict[str, str]) -> list[tuple[
         return moto_collectives.nccl_tests(collective, nodes, instance_type, factor=factor, **versions)
 
     if variables.get("GENIAC_MODE") == "pairwise":
-        slow = slow_node(cluster, hosts)
         pairs = [(a, b) for i, a in enumerate(hosts) for b in hosts[i + 1:]]
-        return [({"pair": f"{a},{b}"}, render("all_reduce", [a, b], SLOW_FACTOR if slow in (a, b) else 1.0))
-                for a, b in pairs]
-    return [({"collective": c}, render(c, hosts, 1.0)) for c in collectives]
+        return [({"pair": f"{a},{b}"}, render("all_reduce", [a, b], link_factor(cluster, [a, b]))) for a, b in pairs]
+    return [({"collective": c}, render(c, hosts, link_factor(cluster, hosts))) for c in collectives]
 
 
 def _post(url: str, token: str, query: dict[str, str], body: str) -> int:

@@ -5,13 +5,9 @@ import time
 import boto3
 import pytest
 
-from sandbox.aws import moto_headnode
+from sandbox.aws import moto_agent, moto_headnode
 from sandbox.aws.moto_headnode import Result, headnode_command
 from tests.clusters.test_moto_resources import REGION, _launch, _network_and_storage, _upload
-
-HYPERPOD_UNREACHABLE = ("HyperPod nodes are not SSM SendCommand targets (the model's InstanceIds pattern, which the "
-                        "embedded endpoint now enforces); the controller agent that replaces that path is not built "
-                        "yet (README, Not finished yet; docs/DECISIONS.md 42)")
 
 
 @pytest.fixture
@@ -110,8 +106,10 @@ def test_an_emulated_duration_is_in_progress_first(client, seen):
     assert (invocation["Status"], invocation["StandardOutputContent"]) == ("Success", f"probe on {instance}\n")
 
 
-@pytest.mark.xfail(strict=True, reason=HYPERPOD_UNREACHABLE)
-def test_a_hyperpod_node_target_belongs_to_its_cluster(client, seen):
+def test_a_hyperpod_controller_is_reached_by_its_agent_on_its_own_cluster_not_by_ssm(client, seen):
+    """HyperPod nodes are not SendCommand targets (SSM refuses the Session Manager target, as AWS does); the
+    controller's agent runs its commands on its own cluster's emulated Slurm, whose nodes are the ones
+    ListClusterNodes names."""
     sagemaker = client("sagemaker")
     arn = sagemaker.create_cluster(ClusterName="hp-train", InstanceGroups=[
         {"InstanceGroupName": "controller-machine", "InstanceType": "ml.m5.12xlarge", "InstanceCount": 1, "ThreadsPerCore": 2,
@@ -124,8 +122,19 @@ def test_a_hyperpod_node_target_belongs_to_its_cluster(client, seen):
     nodes = sagemaker.list_cluster_nodes(ClusterName="hp-train")["ClusterNodeSummaries"]
     controller = next(n for n in nodes if n["InstanceGroupName"] == "controller-machine")
     target = f"sagemaker-cluster:{arn.rsplit('/', 1)[-1]}_controller-machine-{controller['InstanceId']}"
-    _, invocation = _send(client("ssm"), target, "geniac-probe 0")
-    assert invocation["Status"] == "Success"
+    ssm = client("ssm")
+    with pytest.raises(ssm.exceptions.ClientError):
+        ssm.send_command(InstanceIds=[target], DocumentName="AWS-RunShellScript", Parameters={"commands": ["geniac-probe 0"]})
+    assert seen == []
+    run = moto_agent.runner("123456789012", REGION, "hp-train")
+    assert run(["geniac-probe", "0"], "", 5) == (0, "probe on controller\n", "")
     cluster = seen[-1].cluster
     assert (cluster.name, cluster.orchestrator) == ("hp-train", "hyperpod")
     assert [n.instance_type for n in cluster.nodes] == ["ml.trn1.32xlarge"] * 2
+    workers = sorted(n["PrivateDnsHostname"].split(".")[0] for n in nodes if n["InstanceGroupName"] == "worker-group-1")
+    assert sorted(n.hostname for n in cluster.nodes) == workers
+    status, listing, _ = run(["sinfo", "--Node", "--noheader", "--format=%N %n %o"], "", 5)
+    assert status == 0 and sorted(line.split()[1] for line in listing.splitlines()) == workers
+    assert moto_agent.runner("123456789012", REGION, "hp-gone")(["sinfo"], "", 5)[0] == 1
+
+

@@ -11,8 +11,9 @@ import pytest
 from clusters.health.readers import nccl, runs
 from clusters.health.validation import pairwise
 from clusters.software import release
-from sandbox.aws import moto_collectives, moto_sbatch
+from sandbox.aws import moto_collectives, moto_headnode, moto_sbatch
 from tests.clusters.test_moto_headnode import _parallelcluster, _send, client  # noqa: F401 - fixture
+from tests.clusters.test_moto_resources import REGION
 
 HOSTS = ["gpu-st-p5-1", "gpu-st-p5-2", "gpu-st-p5-3", "gpu-st-p5-4"]
 
@@ -118,8 +119,10 @@ def test_sbatch_posts_each_collective_and_sacct_follows_the_job(client, receiver
 
 
 def test_a_pairwise_sweep_finds_the_emulated_slow_node(client, receiver):  # noqa: F811
+    """A slow link seeded in the emulated hardware (not the sweep's last node) shows in the figures alone."""
     url, received = receiver
     head = _parallelcluster(client)["HeadNodeInstanceId"]
+    moto_sbatch.seed_slow_link(moto_headnode.cluster_of("123456789012", REGION, head), HOSTS[1])
     _, invocation = _submit(client("ssm"), head, mode="pairwise", hosts=" ".join(HOSTS),
                             upload_url=f"{url}/out/", upload_token="gv8.secret")
     assert invocation["Status"] == "Success"
@@ -130,8 +133,8 @@ def test_a_pairwise_sweep_finds_the_emulated_slow_node(client, receiver):  # noq
         assert sorted(run.hosts) == sorted(query["pair"].split(","))
         results.append((tuple(query["pair"].split(",")), run.plateau_busbw))
     sweep = pairwise.analyse(results)
-    assert sweep.slow_nodes == [HOSTS[-1]]
-    assert {p.hosts for p in sweep.outliers} == {(h, HOSTS[-1]) for h in HOSTS[:-1]}
+    assert sweep.slow_nodes == [HOSTS[1]]
+    assert {p.hosts for p in sweep.outliers} == {(HOSTS[0], HOSTS[1]), (HOSTS[1], HOSTS[2]), (HOSTS[1], HOSTS[3])}
 
 
 def test_a_script_that_is_not_one_is_refused(client):  # noqa: F811

@@ -160,3 +160,24 @@ ROUTES.update({
 })
 _writes("health:validationjob_cancel", _static({}), _STARTERS, kwargs=_OVJ)
 _writes("health-api:validationjob-cancel", _static({}), _STARTERS, success=200)
+
+
+# The controller agent's routes (HyperPod Slurm): authenticated by the cluster's ingestion token, never by a user, so
+# every signed-in user of any role or organization gets 401 and nothing is claimed or answered.
+def _agent_work_item(w):
+    from clusters.health.models import AgentWorkItem
+
+    return AgentWorkItem.objects.create(cluster=LAZY_CLUSTER(w), kind="nodes", payload={},
+                                        comment="ZZ-ORG-A-SECRET listing")
+
+
+OBJECTS["agent_work_item"] = lambda w: _memo(w, "agent_work_item", _agent_work_item)
+ROUTES.update({
+    "health-api:agent-poll": Case(api=True, kwargs=lambda o: {"cluster_id": o["cluster"].pk}, foreign=401,
+                                  expect={r: 401 for r in ROLES}),
+    "health-api:agent-result": Case(api=True, kwargs=lambda o: {"cluster_id": o["agent_work_item"].cluster_id,
+                                                                "item_id": o["agent_work_item"].pk},
+                                    foreign=401, expect={r: 401 for r in ROLES}),
+})
+_writes("health-api:agent-poll", _static({"wait": 0}), (), refused={r: 401 for r in ROLES})
+_writes("health-api:agent-result", _static({"exit_status": 0, "stdout": "x"}), (), refused={r: 401 for r in ROLES})

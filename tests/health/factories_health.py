@@ -5,7 +5,7 @@ import factory
 from django.utils import timezone
 from factory.django import DjangoModelFactory
 
-from clusters.health.models import GpuFault, ValidationRun
+from clusters.health.models import AgentWorkItem, GpuFault, ValidationRun
 from tests.clusters.factories_clusters import ClusterFactory as BaseClusterFactory
 
 DATA = Path(__file__).resolve().parents[1] / "data"
@@ -45,3 +45,14 @@ def validation_run(cluster, name="nccl_allreduce_2xp5_efa_srun.txt", notes="", u
     text = sample(name)
     result = services.parse_validation(cluster, text)
     return services.store_validation(cluster, text, result, user=user, notes=notes)
+
+
+class AgentWorkItemFactory(DjangoModelFactory):
+    """Work for a HyperPod Slurm controller's agent (the node listing by default)."""
+
+    class Meta:
+        model = AgentWorkItem
+
+    cluster = factory.SubFactory(ClusterFactory, orchestrator="hyperpod")
+    kind = "nodes"
+    payload = factory.LazyFunction(dict)

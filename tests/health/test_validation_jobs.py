@@ -1,5 +1,5 @@
 """NCCL validation started from the portal: submitted with sbatch through SSM on the embedded endpoint's emulated
-head node (ParallelCluster) and controller node (HyperPod Slurm), the emulated job posting real-format output back
+head node (ParallelCluster) and through the agent on the controller node (HyperPod Slurm), the emulated job posting real-format output back
 to the portal with its own token, the verdict, the pairwise sweep's slow node, the timeout, throttling and
 provider failures, double submits, and the upload route's refusals."""
 from __future__ import annotations
@@ -16,22 +16,20 @@ from rest_framework.test import APIClient
 
 from clusters.health.ingest import service as services
 from clusters.health.ingest.service import ingest
-from clusters.health.models import ValidationJob, ValidationRun
+from clusters.health.models import AgentWorkItem, ClusterHealthConfig, ValidationJob, ValidationRun
+from clusters.health.validation import agent
 from clusters.health.validation import service as validation
 from clusters.models import Cluster
 from portal.core.aws import client as aws_client
 from portal.core.models import TimelineEntry
-from sandbox.aws import moto_collectives, moto_headnode, moto_sbatch
+from sandbox.aws import moto_agent, moto_collectives, moto_headnode, moto_sbatch
 from tests import concurrency
 from tests.clusters.factories_clusters import launched_cluster, run_pipeline
 from tests.health.factories_health import ClusterFactory, sample
 
-HYPERPOD_UNREACHABLE = ("HyperPod nodes are not SSM SendCommand targets (the model's InstanceIds pattern, which the "
-                        "embedded endpoint enforces); the controller agent that replaces that path is not built "
-                        "yet, so the portal refuses to start validation there (README, Not finished yet; "
-                        "docs/DECISIONS.md 42)")
-
 HOSTS = ["ip-10-1-0-4", "ip-10-1-0-5", "ip-10-1-0-6", "ip-10-1-0-7"]
+# HyperPod's workers as ListClusterNodes names them (the second instance group, after the controller's).
+HP_HOSTS = ["ip-10-1-1-10", "ip-10-1-1-11", "ip-10-1-1-12", "ip-10-1-1-13"]
 
 
 def reported(cluster, hosts=HOSTS):
@@ -49,7 +47,7 @@ def pcluster(org, name="pc-val", hosts=HOSTS):
     return reported(cluster, hosts)
 
 
-def hyperpod(org, name="hp-val", hosts=HOSTS, instance_type="p5.48xlarge"):
+def hyperpod(org, name="hp-val", hosts=HP_HOSTS, instance_type="p5.48xlarge"):
     """A ready HyperPod Slurm cluster of ``org`` in the embedded endpoint, with its controller node."""
     cluster = launched_cluster(org, name=name, blueprint="hyperpod", full_stack=False, count=len(hosts))
     Cluster.objects.filter(pk=cluster.pk).update(state="ready", instance_type=instance_type)
@@ -63,6 +61,24 @@ def hyperpod(org, name="hp-val", hosts=HOSTS, instance_type="p5.48xlarge"):
          "ThreadsPerCore": 1, **common}])
     cluster.refresh_from_db()
     return reported(cluster, hosts)
+
+
+@pytest.fixture(autouse=True)
+def _agents_stop():
+    yield
+    moto_agent.stop_all()
+
+
+def start_agent(cluster, url: str):
+    """Run the cluster's controller agent on the endpoint (the software stack's program) against the portal at
+    ``url`` with a fresh ingestion token, and wait for its first poll."""
+    config, _ = ClusterHealthConfig.objects.get_or_create(cluster=cluster)
+    token = config.rotate_token()
+    config.save()
+    moto_agent.start(cluster.organization.aws_account_id, cluster.region, cluster.name, url=url, cluster_id=cluster.pk,
+                     token=token, wait=1)
+    assert wait(lambda: agent.absent(cluster) == "", timeout=30), agent.absent(cluster)
+    return token
 
 
 def wait(predicate, timeout: float = 60) -> bool:
@@ -132,39 +148,45 @@ def test_parallelcluster_validation_started_through_the_api_reaches_a_verdict_on
     assert ValidationJob.objects.count() == 1
 
 
-@pytest.mark.xfail(strict=True, reason=HYPERPOD_UNREACHABLE)
 @pytest.mark.worker
 def test_hyperpod_slurm_pairwise_sweep_names_the_slow_node_on_a_real_worker(
         world, celery_worker_process, live_server, settings, quick_jobs):
     settings.PORTAL_BASE_URL = live_server.url
     cluster = hyperpod(world.org_a)
+    start_agent(cluster, live_server.url)
+    slow = HP_HOSTS[1]  # a degraded link in the emulated hardware: the sweep finds it from the figures
+    moto_sbatch.seed_slow_link(moto_headnode.cluster_of(world.org_a.aws_account_id, cluster.region,
+                                                        f"sagemaker-cluster:{cluster.name}_controller"), slow)
     customer = APIClient()
     customer.force_authenticate(world.customer_a)
     started = customer.post("/api/health/validations/", {"cluster": cluster.pk, "pairwise": True}, format="json")
     assert started.status_code == 201, started.content
     job_id = started.json()["id"]
-    assert started.json()["expected"] == [f"{a},{b}" for i, a in enumerate(HOSTS) for b in HOSTS[i + 1:]]
+    assert started.json()["expected"] == [f"{a},{b}" for i, a in enumerate(HP_HOSTS) for b in HP_HOSTS[i + 1:]]
     assert wait(lambda: ValidationJob.objects.get(pk=job_id).state == "done"), ValidationJob.objects.get(pk=job_id).error
     job = ValidationJob.objects.get(pk=job_id)
-    assert job.target.startswith("sagemaker-cluster:") and "controller-machine" in job.target
-    # The emulation gives the sweep's last node a slow link: every pair with it is an outlier.
-    assert (job.verdict, job.slow_nodes) == ("fail", [HOSTS[-1]])
+    assert job.target == "geniac-agent" and job.command_id.startswith("agent-")  # the agent, not SSM
+    item = AgentWorkItem.objects.get(pk=int(job.command_id.removeprefix("agent-")))
+    assert (item.kind, item.payload["action"], item.state, item.exit_status) == ("validation", "sbatch", "done", 0)
+    assert item.stdout.strip().isdigit() and job.slurm_job_id in ("", item.stdout.strip())  # the job may post first
+    assert (job.verdict, job.slow_nodes) == ("fail", [slow])
     assert not ValidationRun.objects.filter(job=job).exists()  # pairs are the job's, not runs of the cluster
     detail = customer.get(f"/api/health/validations/{job_id}/").json()
-    assert sorted(tuple(o["hosts"]) for o in detail["outliers"]) == [(h, HOSTS[-1]) for h in HOSTS[:-1]]
+    assert sorted(tuple(o["hosts"]) for o in detail["outliers"]) == sorted(
+        tuple(p.split(",")) for p in job.expected if slow in p.split(","))
     assert all(o["deviation"] < -0.15 for o in detail["outliers"])
     customer.force_login(world.customer_a)
     page = customer.get(f"/validations/{job_id}/")
     assert page.status_code == 200
-    assert f"Slow node:</strong> {HOSTS[-1]}" in page.content.decode()
+    assert f"Slow node:</strong> {slow}" in page.content.decode()
 
 
-@pytest.mark.xfail(strict=True, reason=HYPERPOD_UNREACHABLE)
 @pytest.mark.worker
 def test_a_trainium_hyperpod_cluster_runs_nccom_test_on_a_real_worker(world, celery_worker_process, live_server,
                                                                       settings, quick_jobs):
     settings.PORTAL_BASE_URL = live_server.url
-    cluster = hyperpod(world.org_a, name="hp-trn", hosts=HOSTS[:2], instance_type="trn1.32xlarge")
+    cluster = hyperpod(world.org_a, name="hp-trn", hosts=HP_HOSTS[:2], instance_type="trn1.32xlarge")
+    start_agent(cluster, live_server.url)
     job, created = validation.start(cluster, actor=world.lead_a)
     assert created
     assert wait(lambda: ValidationJob.objects.get(pk=job.pk).state == "done"), ValidationJob.objects.get(pk=job.pk).error
@@ -173,29 +195,34 @@ def test_a_trainium_hyperpod_cluster_runs_nccom_test_on_a_real_worker(world, cel
 
 
 @pytest.mark.django_db
-def test_hyperpod_validation_is_refused_in_plain_words_until_the_controller_agent_exists(world, aws, client,
-                                                                                          settings):
-    """AWS refuses SSM Run Command to a HyperPod node (as the embedded endpoint does): the portal says so before it
-    starts anything, on the page and through the API, and a job started before fails with the same words."""
+def test_hyperpod_validation_is_refused_in_plain_words_while_the_controller_agent_is_not_heard_from(world, aws, client,
+                                                                                                  settings):
+    """HyperPod Slurm is reached through the agent on its controller: until it has polled the portal (or once it has
+    gone quiet for AGENT_SEEN_MINUTES) the portal says so before it starts anything, on the page and through the
+    API, and a job started while it was there fails with the same words instead of waiting for nobody."""
     settings.PORTAL_BASE_URL = "http://portal.invalid"
-    cluster = hyperpod(world.org_a, name="hp-refused", hosts=HOSTS[:2])
-    with pytest.raises(validation.Refused, match="not available on HyperPod Slurm clusters"):
+    cluster = hyperpod(world.org_a, name="hp-refused", hosts=HP_HOSTS[:2])
+    with pytest.raises(validation.Refused, match="agent on this cluster's controller has never contacted the portal"):
         validation.start(cluster, actor=world.lead_a)
     api = APIClient()
     api.force_authenticate(world.lead_a)
     refused = api.post("/api/health/validations/", {"cluster": cluster.pk}, format="json")
-    assert refused.status_code == 400 and "not available on HyperPod Slurm" in refused.json()["detail"]
+    assert refused.status_code == 400 and "has never contacted the portal" in refused.json()["detail"]
     client.force_login(world.lead_a)
     panel = client.get(f"/clusters/{cluster.pk}/validations/").content.decode()
-    assert "not available on HyperPod Slurm clusters" in panel and 'name="pairwise"' not in panel
+    assert "has never contacted the portal" in panel and 'name="pairwise"' not in panel
     assert ValidationJob.objects.count() == 0
-    earlier = ValidationJob.objects.create(cluster=cluster, key="before", nodes=[], expected=["all_reduce"],
-                                           collectives=["all_reduce"], upload_base="http://portal.invalid",
-                                           deadline=timezone.now() + timedelta(hours=1))
-    validation.step(earlier.pk)
-    earlier.refresh_from_db()
-    assert (earlier.state, earlier.failure_reason) == ("failed", "no_head_node")
-    assert "not available on HyperPod Slurm clusters" in earlier.error and not earlier.command_id
+    config, _ = ClusterHealthConfig.objects.get_or_create(cluster=cluster)
+    ClusterHealthConfig.objects.filter(pk=config.pk).update(agent_seen_at=timezone.now())
+    job, created = validation.start(cluster, actor=world.lead_a)  # heard from: it starts
+    assert created and job.state == "pending"
+    quiet = timezone.now() - timedelta(minutes=settings.AGENT_SEEN_MINUTES + 5)
+    ClusterHealthConfig.objects.filter(pk=config.pk).update(agent_seen_at=quiet)
+    validation.step(job.pk)
+    job.refresh_from_db()
+    assert (job.state, job.failure_reason) == ("failed", "no_head_node")
+    assert "has not contacted the portal for" in job.error and not job.command_id
+    assert not AgentWorkItem.objects.filter(cluster=cluster).exists()  # nothing queued for an absent agent
 
 
 # --- the service, step by step --------------------------------------------------------------------------

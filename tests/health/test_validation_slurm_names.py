@@ -9,6 +9,7 @@ from rest_framework.test import APIClient
 from clusters.health.models import SlurmNode, ValidationJob
 from clusters.health.validation import headnode
 from clusters.health.validation import service as validation
+from sandbox.aws import moto_headnode, moto_sbatch
 from tests.clusters.factories_clusters import finished_invocation
 from tests.health.test_validation_jobs import pcluster, quick_jobs, sent_variables, step_until_submitted, wait
 
@@ -50,6 +51,8 @@ def test_a_parallelcluster_pairwise_sweep_finds_the_slow_node_by_hostname_on_a_r
         world, celery_worker_process, live_server, settings, quick_jobs):
     settings.PORTAL_BASE_URL = live_server.url
     cluster = pcluster(world.org_a, name="pc-sweep", hosts=HOSTS)
+    head = headnode.target(cluster)
+    moto_sbatch.seed_slow_link(moto_headnode.cluster_of(world.org_a.aws_account_id, cluster.region, head), HOSTS[-1])
     lead = APIClient()
     lead.force_authenticate(world.lead_a)
     started = lead.post("/api/health/validations/", {"cluster": cluster.pk, "pairwise": True}, format="json")

@@ -174,6 +174,8 @@ def test_every_reader_of_outside_json_bounds_its_nesting():
         "portal/core/submissions.py": "reads back the body the portal's own renderer just wrote",
         "portal/core/json_input.py": "the bounded reader itself",
         "portal/review/funder/services.py": "round-trips the figures it computed through JSON before freezing them",
+        "clusters/software/2026.12.0/scripts/geniac_agent.py": "the controller agent, run on the cluster with the "
+        "standard library only: reads the portal's answers (the portal is what it trusts) and its own state files",
     }
     root = Path(__file__).resolve().parents[2]
     found = []

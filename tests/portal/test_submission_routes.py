@@ -92,6 +92,9 @@ def test_every_create_route_is_walked():
     not_creates.add("health-api:alerts-sns")
     # A running validation job posts its outputs here with its own token; each output is taken once (409 after).
     not_creates.add("health-api:validation-output")
+    # The controller agent (its cluster's token): a poll claims queued items and a result finishes one, once (a repeat
+    # is answered without effect); neither makes a row.
+    not_creates |= {"health-api:agent-poll", "health-api:agent-result"}
     # Moves or cancels the scheduled start of one cycle (its form carries the row's version): no row of its own.
     not_creates.add("engagement:cycle_schedule")
     # An organization's accounting thresholds: one row per organization, edited with its version.

@@ -18,6 +18,7 @@ from portal.core.timeline_views import with_tag
 from portal.engagement.models import Escalation
 from sandbox.aws import moto_hyperpod_nodes
 from tests import concurrency
+from tests.health.factories_health import ClusterFactory
 from tests.remediation.factories_remediation import (
     FAULTY,
     RemediationPolicyFactory,
@@ -74,8 +75,11 @@ def test_guardrails_refuse_and_say_which_rule(world):
     RemediationPolicyFactory(organization=world.org_a, mode="lead_sa", max_nodes=5)
     cluster = hyperpod_cluster(world.org_a, in_endpoint=False, nodes=4)
     faulty_report(cluster, "ip-10-1-0-11")
-    drain, _ = services.propose(cluster, kind="drain", nodes=[FAULTY], actor=world.lead_a)
-    assert (drain.state, drain.refused_rule) == (ActionState.REFUSED, "kind_unsupported")
+    drain, _ = services.propose(cluster, kind="drain", nodes=[FAULTY], actor=world.lead_a)  # no agent to reach Slurm
+    assert (drain.state, drain.refused_rule) == (ActionState.REFUSED, "agent_absent")
+    slurm_only = ClusterFactory(organization=world.org_a, name="pc-no-check", orchestrator="parallelcluster")
+    check, _ = services.propose(slurm_only, kind="check", nodes=[FAULTY], actor=world.lead_a)
+    assert (check.state, check.refused_rule) == (ActionState.REFUSED, "kind_unsupported")
     unknown, _ = services.propose(cluster, kind="reboot", nodes=["ip-9-9-9-9"], actor=world.lead_a)
     assert unknown.refused_rule == "unknown_node" and "ip-9-9-9-9" in unknown.refusal
     two, _ = services.propose(cluster, kind="reboot", nodes=[FAULTY, "ip-10-1-0-11"], actor=world.lead_a)
@@ -254,7 +258,8 @@ def test_the_remediate_command_proposes_through_the_service(world):
     call_command("remediate", str(cluster.pk), "--node", FAULTY, "--action", "drain", stdout=out)
     text = out.getvalue()
     assert "Proposed: remediation" in text and "Already proposed" in text
-    assert "Waiting for a customer engineer's approval" in text and "Refused: this orchestrator has no such action" in text
+    assert "Waiting for a customer engineer's approval" in text
+    assert "Refused: the portal's agent on the cluster's controller has not contacted the portal lately" in text
     assert RemediationAction.objects.filter(state="proposed").count() == 1
 
 

@@ -61,7 +61,7 @@ def test_a_refusal_is_notified_with_the_rule_and_steps_can_be_left_out_by_severi
                                        email_recipients="ops@example.com", min_severity="normal")
     cluster = hyperpod_cluster(world.org_a, in_endpoint=False)
     refused, _ = services.propose(cluster, kind="drain", nodes=[FAULTY], actor=world.lead_a)
-    assert refused.refused_rule == "kind_unsupported"
+    assert refused.refused_rule == "agent_absent"
     proposed, _ = services.propose(cluster, kind="replace", nodes=[FAULTY], actor=world.lead_a)
     rows = NotificationDelivery.objects.filter(channel="email")
     assert list(rows.order_by("pk").values_list("event_kind", flat=True)) == ["remediation.proposed"]
@@ -69,5 +69,5 @@ def test_a_refusal_is_notified_with_the_rule_and_steps_can_be_left_out_by_severi
     # Another node: the same refusal again within the window would be counted on the first, not told again.
     services.propose(cluster, kind="drain", nodes=["ip-10-1-0-11"], actor=world.lead_a)
     refusal = rows.get(event_kind="remediation.refused")
-    assert "refused" in refusal.title and "this orchestrator has no such action" in refusal.payload["body"]
+    assert "refused" in refusal.title and "agent on the cluster's controller has not contacted" in refusal.payload["body"]
     assert proposed.state == ActionState.PROPOSED

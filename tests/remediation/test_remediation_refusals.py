@@ -32,7 +32,7 @@ def test_a_refusal_repeated_within_the_window_is_counted_not_recorded_again(worl
     assert RemediationAction.objects.get(pk=first.pk).repeats == 2
     assert RemediationAction.objects.filter(state="refused").count() == 1 and _refused_entries(world.org_a) == 1
     other, created = services.propose(cluster, kind="drain", nodes=[FAULTY], actor=world.lead_a)
-    assert created and other.refused_rule == "kind_unsupported"  # another reason is told
+    assert created and other.refused_rule == "agent_absent"  # another reason is told
     RemediationAction.objects.filter(pk=first.pk).update(
         proposed_at=first.proposed_at - datetime.timedelta(hours=2))
     later, created = services.propose(cluster, kind="replace", nodes=[FAULTY], actor=world.lead_a)

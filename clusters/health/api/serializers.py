@@ -6,10 +6,11 @@ from django.core.exceptions import ValidationError as DjangoValidationError
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
-from clusters.health.choices import RunVerdict
+from clusters.health.choices import RunVerdict, WorkKind, WorkState
 from clusters.health.faults import links
 from clusters.health.ingest import service as services
 from clusters.health.models import (
+    AgentWorkItem,
     GpuFault,
     HealthPush,
     HealthReport,
@@ -258,3 +259,36 @@ class ValidationTrendSerializer(serializers.Serializer):
     points = ValidationTrendPointSerializer(many=True)
     versions = ValidationTrendVersionSerializer(many=True)
     regression = serializers.BooleanField()
+
+
+# The controller agent's routes (clusters/health/api/agent.py).
+class AgentPollSerializer(serializers.Serializer):
+    wait = serializers.FloatField(required=False, min_value=0, help_text="Seconds to wait for work (capped by the "
+                                                                          "portal's AGENT_POLL_SECONDS).")
+    version = serializers.CharField(required=False, allow_blank=True, max_length=32)
+
+
+class AgentWorkItemSerializer(serializers.ModelSerializer):
+    kind = serializers.ChoiceField(choices=WorkKind.choices)
+
+    class Meta:
+        model = AgentWorkItem
+        fields = ["id", "kind", "payload", "comment", "attempts", "created_at"]
+
+
+class AgentWorkSerializer(serializers.Serializer):
+    items = AgentWorkItemSerializer(many=True)
+
+
+class AgentResultSerializer(serializers.Serializer):
+    exit_status = serializers.IntegerField(min_value=-1, max_value=255)
+    stdout = serializers.CharField(required=False, allow_blank=True, trim_whitespace=False, default="")
+    stderr = serializers.CharField(required=False, allow_blank=True, trim_whitespace=False, default="")
+    ran = serializers.BooleanField(required=False, default=True,
+                                   help_text="False when the agent could not run the item (its reason in stderr).")
+
+
+class AgentAnsweredSerializer(serializers.Serializer):
+    id = serializers.IntegerField()
+    state = serializers.ChoiceField(choices=WorkState.choices)
+    applied = serializers.BooleanField(help_text="False for a repeat: the item had its result already.")

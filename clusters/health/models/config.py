@@ -38,6 +38,8 @@ class ClusterHealthConfig(models.Model):
     last_pull_error = models.TextField(blank=True, help_text=_("The portal's own sentence; never the endpoint's text."))
     last_pull_status = models.PositiveSmallIntegerField(null=True, blank=True,
                                                         help_text=_("HTTP status of the last pull, when it got one."))
+    agent_seen_at = models.DateTimeField(null=True, blank=True, help_text=_("When the controller agent last polled."))
+    agent_version = models.CharField(max_length=32, blank=True, help_text=_("The controller agent's version, as it says."))
     updated = models.DateTimeField(auto_now=True)
 
     objects = RestrictedQuerySet.as_manager()

@@ -2,9 +2,9 @@
 
 ``start`` makes the job (once per idempotency key, and one open job per cluster: a double submit lands on
 the first); a worker's ``step`` submits it with ``sbatch`` through SSM on the head node (ParallelCluster)
-or the controller node (HyperPod Slurm) and follows the command until Slurm has the job; the job posts
-each output to ``receive`` with its upload token, which reads it with the portal's readers and records a
-``ValidationRun`` (or a pair of a pairwise sweep); the last output gives the job its verdict. ``time_out``
+or through the agent on the controller node (HyperPod Slurm, ``validation.agent``) and follows the command
+until Slurm has the job; the job posts each output to ``receive`` with its upload token, which reads it with the
+portal's readers and records a ``ValidationRun`` (or a pair of a pairwise sweep); the last output gives the job its verdict. ``time_out``
 ends jobs that never report, asking Slurm why (``validation.slurm``); the cancel's worker side and the trend
 of the runs are in ``validation.slurm`` and ``validation.trend``, their names available here too.
 
@@ -31,7 +31,7 @@ from clusters.health.choices import JOB_OPEN, JobState, RunVerdict, ValidationMo
 from clusters.health.ingest import service as services
 from clusters.health.models import NodeHealth, ValidationJob, ValidationRun
 from clusters.health.readers import nccl
-from clusters.health.validation import headnode, pairwise, slurm_names
+from clusters.health.validation import agent, headnode, pairwise, slurm_names
 from clusters.health.validation.slurm import (  # noqa: F401 - part of this module's names
     DONE,
     POLL,
@@ -76,12 +76,11 @@ class Rejected(ValueError):
         self.status = status
 
 
-def hyperpod_unavailable() -> str:
-    """Why validation does not start on HyperPod Slurm (docs/DECISIONS.md 42): AWS refuses SSM Run Command to a
-    HyperPod node, and the agent on the controller that replaces it is not built."""
-    return gettext("Validation is not available on HyperPod Slurm clusters yet: AWS does not run commands on "
-                   "HyperPod nodes through SSM Run Command, and the portal's agent on the cluster's controller "
-                   "that replaces it is not built. Node reboots and replacements work through HyperPod.")
+def agent_absent(cluster) -> str:
+    """Why validation cannot start on a HyperPod Slurm cluster now ("" when it can): AWS does not run SSM commands on
+    HyperPod nodes, so the portal reaches Slurm there through its agent on the controller (docs/DECISIONS.md 42),
+    which must have polled lately."""
+    return agent.absent(cluster) if cluster.orchestrator == Orchestrator.HYPERPOD else ""
 
 
 def may_start(user, cluster) -> bool:
@@ -99,12 +98,10 @@ def startable(cluster) -> str:
     """Why a validation cannot start on ``cluster`` now ("" when it can)."""
     if cluster.orchestrator not in ORCHESTRATORS:
         return gettext("Validation runs on Slurm clusters (ParallelCluster, HyperPod Slurm) only.")
-    if cluster.orchestrator == Orchestrator.HYPERPOD:
-        return hyperpod_unavailable()
     if cluster.state != ClusterState.READY:
         return gettext("The cluster is %(state)s: validation needs a ready cluster.") % {
             "state": cluster.get_state_display().lower()}
-    return access.archived_refusal(cluster) or ""
+    return access.archived_refusal(cluster) or agent_absent(cluster)
 
 
 def known_hosts(cluster) -> list[str]:
@@ -246,21 +243,22 @@ def _script(job: ValidationJob, token: str) -> str:
         return release.validation_script(**values)
 
 
-def sbatch_line(job: ValidationJob, script: str) -> str:
+def submission(job: ValidationJob, script: str) -> headnode.Work:
     """``sbatch`` of the job's script; a chosen node set (collectives mode, Slurm's names) is the allocation."""
-    command = headnode.sbatch_command(script)
-    if job.nodes and job.mode == ValidationMode.COLLECTIVES:
-        names = ",".join(slurm_names.to_slurm(job.cluster, job.nodes))
-        command = command.replace("sbatch --parsable", f"sbatch --parsable --nodes={len(job.nodes)} --nodelist={names}", 1)
-    return command
+    chosen = job.nodes and job.mode == ValidationMode.COLLECTIVES
+    return headnode.submission(script, slurm_names.to_slurm(job.cluster, job.nodes) if chosen else [])
+
+
+def sbatch_line(job: ValidationJob, script: str) -> str:
+    return submission(job, script).line
 
 
 def _submit(job: ValidationJob) -> str:
     cluster = job.cluster
     if cluster.state != ClusterState.READY:
         return fail(job, f"The cluster is {cluster.state}.", "cluster_not_ready")
-    if cluster.orchestrator == Orchestrator.HYPERPOD and not job.command_id:  # one started before the refusal
-        return fail(job, hyperpod_unavailable(), "no_head_node")
+    if not job.command_id and agent_absent(cluster):  # HyperPod: the agent went quiet since the job started
+        return fail(job, agent_absent(cluster), "no_head_node")
     if not job.target:
         try:
             job.target = headnode.target(cluster)
@@ -279,7 +277,7 @@ def _submit(job: ValidationJob) -> str:
         ValidationJob.objects.filter(pk=job.pk).update(command_id=SUBMITTING, token_hash=job.token_hash,
                                                        token_expires=job.token_expires)
         try:
-            command_id = headnode.send(cluster, job.target, [sbatch_line(job, _script(job, token))],
+            command_id = headnode.send(cluster, job.target, [submission(job, _script(job, token))],
                                        comment=f"GENIAC validation {job.pk}")
         except AwsError:
             ValidationJob.objects.filter(pk=job.pk).update(command_id="")  # SSM answered: it took nothing

@@ -1,5 +1,5 @@
-"""What a validation job asks Slurm on the cluster's head node through SSM, besides submitting it: the node names
-of the chosen hostnames (``names_step``), ``scancel`` for a cancelled job (the worker's side of a cancel,
+"""What a validation job asks Slurm on the cluster's head node (SSM; HyperPod: the controller agent), besides submitting it:
+the node names of the chosen hostnames (``names_step``), ``scancel`` for a cancelled job (the worker's side of a cancel,
 ``cancel_step``) and ``sacct`` for a job that never reported (``slurm_state``, which stops the job when it is still
 queued or running)."""
 from __future__ import annotations
@@ -35,7 +35,7 @@ def names_step(job: ValidationJob) -> tuple[str, str]:
             return READY, ""
     except slurm_names.Unknown:
         if not job.names_command:
-            command_id = headnode.send(job.cluster, job.target, [slurm_names.COMMAND],
+            command_id = headnode.send(job.cluster, job.target, [headnode.listing()],
                                        comment=f"GENIAC validation {job.pk}: node names")
             ValidationJob.objects.filter(pk=job.pk).update(names_command=command_id)
             job.names_command = command_id
@@ -56,9 +56,7 @@ def names_step(job: ValidationJob) -> tuple[str, str]:
 
 
 def scancel_line(slurm_job_id: str) -> str:
-    if not slurm_job_id.isdigit():
-        raise ValueError(f"not a Slurm job id: {slurm_job_id!r}")
-    return f"scancel {slurm_job_id}"
+    return headnode.scancel(slurm_job_id).line
 
 
 def cancel_step(job_id: int) -> tuple[str, int]:
@@ -99,7 +97,7 @@ def cancel_step(job_id: int) -> tuple[str, int]:
                 return DONE, 0
             job.slurm_job_id = slurm_id
             ValidationJob.objects.filter(pk=job.pk).update(slurm_job_id=slurm_id)
-        command_id = headnode.send(cluster, job.target, [scancel_line(job.slurm_job_id)],
+        command_id = headnode.send(cluster, job.target, [headnode.scancel(job.slurm_job_id)],
                                    comment=f"GENIAC validation {job.pk} cancel")
         ValidationJob.objects.filter(pk=job.pk).update(scancel=f"sent {command_id}")
         return POLL, 1
@@ -112,7 +110,7 @@ def cancel_step(job_id: int) -> tuple[str, int]:
 
 # --- what Slurm says of a job that never reported ------------------------------------------------------
 
-SACCT_FORMAT = "JobID,State,ExitCode,Reason"
+SACCT_FORMAT = headnode.SACCT_FORMAT
 
 
 @dataclass(frozen=True)
@@ -165,7 +163,7 @@ def slurm_state(job: ValidationJob, wait_seconds: float | None = None) -> SlurmS
     wait_seconds = settings.VALIDATION_SACCT_WAIT_SECONDS if wait_seconds is None else wait_seconds
     try:
         command_id = headnode.send(cluster, job.target,
-                                   [f"sacct -j {job.slurm_job_id} -X -n -P -o {SACCT_FORMAT}"],
+                                   [headnode.sacct(job.slurm_job_id)],
                                    comment=f"GENIAC validation {job.pk} sacct")
         give_up = time.monotonic() + wait_seconds
         while True:
@@ -182,7 +180,7 @@ def slurm_state(job: ValidationJob, wait_seconds: float | None = None) -> SlurmS
     found = parse_sacct(result.stdout, job.slurm_job_id)
     if found.state in ("PENDING", "RUNNING"):
         try:
-            headnode.send(cluster, job.target, [scancel_line(job.slurm_job_id)],
+            headnode.send(cluster, job.target, [headnode.scancel(job.slurm_job_id)],
                           comment=f"GENIAC validation {job.pk} timed out")
         except AwsError:
             logger.warning("validation %s: scancel after the timeout was not sent", job.pk)
