@@ -2,6 +2,7 @@
 the ingestion settings for lead SAs."""
 from __future__ import annotations
 
+import logging
 from datetime import timedelta
 
 from django.contrib import messages
@@ -39,12 +40,14 @@ from clusters.health.models import (
     ValidationJob,
     ValidationRun,
 )
-from clusters.health.validation import readiness
+from clusters.health.validation import agent, readiness
 from clusters.health.validation import service as validation
 from clusters.models import Cluster
-from portal.core import access, submissions, versions
+from portal.core import access, aws, submissions, versions
 from portal.core.choices import VERDICT_RANK, VERDICTS
 from portal.core.generic import ObjectView
+
+log = logging.getLogger(__name__)
 
 NOT_REPORTING, NEVER = "not_reporting", "never_reported"
 TREND_REPORTS = 60
@@ -207,8 +210,18 @@ class RotateTokenView(View):
     def post(self, request, pk):
         cluster = _configurable_cluster(request, pk)
         access.refuse_archived(cluster)  # a token for an archived cycle's cluster would let it push again
-        request.session[NEW_TOKEN_SESSION_KEY.format(pk=cluster.pk)] = services.rotate_token(cluster)
+        try:
+            token = agent.rotate_token(cluster)
+        except aws.AwsError:
+            log.warning("the agent token of cluster %s was not written to its SSM parameter", cluster.pk, exc_info=True)
+            messages.error(request, gettext(
+                "The new token could not be written to the cluster's SSM parameter, where the controller's agent "
+                "reads it, so nothing changed: the current token still works. Check the organization's role "
+                "(ssm:PutParameter) and try again."))
+            return redirect("health:cluster_health_settings", pk=cluster.pk)
+        request.session[NEW_TOKEN_SESSION_KEY.format(pk=cluster.pk)] = token
         return redirect("health:cluster_health_settings", pk=cluster.pk)
+
 
 
 class ProgramHealthView(TemplateView):

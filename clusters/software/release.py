@@ -37,6 +37,12 @@ CONTROLLER_GROUP = "controller-machine"
 WORKER_GROUP = "worker-group-1"
 
 
+def agent_token_parameter(cluster_name: str) -> str:
+    """The SSM parameter (a SecureString in the organization's account) the controller's ``install_agent.sh`` and
+    the agent's unit read the cluster's token from; the portal writes it (``clusters.health.validation.agent``)."""
+    return f"/geniac/{cluster_name}/agent-token"
+
+
 def prefix(cluster_name: str) -> str:
     """The key prefix of a cluster's bundle in its bucket (no leading slash, trailing slash)."""
     return f"geniac/{cluster_name}/"
@@ -132,7 +138,7 @@ def stack_env(*, cluster_name: str, region: str, remote_write_url: str = "", ver
     values.update({k: str(v) for k, v in EXPORTER_PORTS.items()})
     # The portal's agent on a HyperPod Slurm controller polls this address; its token is read from this parameter.
     values["PORTAL_URL"] = getattr(settings, "PORTAL_BASE_URL", "") or ""
-    values["AGENT_TOKEN_PARAMETER"] = f"/geniac/{cluster_name}/agent-token"
+    values["AGENT_TOKEN_PARAMETER"] = agent_token_parameter(cluster_name)
     values["HYPERPOD_CONTROLLER_SCRIPTS"] = " ".join(data["hyperpod"]["controller"])
     values["HYPERPOD_WORKER_SCRIPTS"] = " ".join(data["hyperpod"]["worker"])
     values.update(extra or {})

@@ -79,6 +79,10 @@ OPERATIONS: tuple[Operation, ...] = (
               ("clusters/health/validation/headnode.py", "clusters/remediation/providers.py")),
     Operation("ssm", "GetCommandInvocation", "read a command's status and output (InvocationDoesNotExist at first)",
               ("clusters/health/validation/headnode.py", "clusters/remediation/providers.py")),
+    Operation("ssm", "PutParameter",
+              "write a HyperPod Slurm cluster's token to the SecureString parameter /geniac/<cluster>/agent-token, "
+              "where the controller's agent reads it (at launch, and on each rotation)",
+              ("clusters/health/validation/agent.py",)),
     Operation("ec2", "GetCapacityReservationUsage", "check an EC2 capacity reservation (capacity block) in force",
               ("clusters/accounting/reservation_checks.py",)),
     Operation("eks", "DescribeCluster", "an EKS cluster's API server and certificate (HyperPod on EKS)",

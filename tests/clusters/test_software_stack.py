@@ -128,6 +128,11 @@ def test_hyperpod_full_stack_deploys_with_its_lifecycle_scripts_in_the_bucket(wo
     assert worker["InstanceStorageConfigs"] == [{"EbsVolumeConfig": {"VolumeSizeInGB": 500}}]
     assert "uploaded software stack" in job.log
     assert job.log.index("uploaded software stack") < job.log.index("created geniac-alpha-labs-hp-e2e-cluster")
+    # The controller's agent finds its token where install_agent.sh reads it, written before the stack was created.
+    token = aws_client("ssm", organization=world.org_a, region=cluster.region).get_parameter(
+        Name="/geniac/hp-e2e/agent-token", WithDecryption=True)["Parameter"]["Value"]
+    assert ClusterHealthConfig.objects.get(cluster=cluster).token_matches(token)
+    assert job.log.index("wrote the controller agent's token") < job.log.index("created geniac-alpha-labs-hp-e2e-cluster")
 
 
 @pytest.mark.django_db

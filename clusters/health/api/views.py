@@ -8,6 +8,7 @@ from django.conf import settings
 from django.shortcuts import get_object_or_404
 from django.urls import reverse
 from django.utils.cache import add_never_cache_headers
+from django.utils.translation import gettext
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import parsers, status
 from rest_framework.exceptions import PermissionDenied
@@ -29,7 +30,6 @@ from clusters.health.api.throttles import ClusterTokenRateThrottle
 from clusters.health.faults import links
 from clusters.health.filtersets import GpuFaultFilterSet, HealthReportFilterSet, ValidationRunFilterSet
 from clusters.health.ingest import bodies, pushes
-from clusters.health.ingest import service as services
 from clusters.health.models import (
     ClusterHealthConfig,
     GpuFault,
@@ -39,8 +39,9 @@ from clusters.health.models import (
     ValidationRun,
 )
 from clusters.health.readers.prometheus import ParseError
+from clusters.health.validation import agent
 from clusters.models import Cluster
-from portal.core import access
+from portal.core import access, aws
 from portal.core.api.base import PortalModelViewSet, PortalReadOnlyViewSet, PortalUpdateMixin
 from portal.core.api.parsers import DepthLimitedJSONParser
 
@@ -201,7 +202,13 @@ class RotateTokenView(APIView):
         if not access.can_in_organization(request.user, access.CHANGE, ClusterHealthConfig, cluster.organization_id):
             raise PermissionDenied("Only the organization's lead SAs rotate ingestion tokens.")
         access.refuse_archived(cluster)
-        token = services.rotate_token(cluster)
+        try:
+            token = agent.rotate_token(cluster)
+        except aws.AwsError:
+            logger.warning("the agent token of cluster %s was not written to its SSM parameter", cluster.pk, exc_info=True)
+            return Response({"detail": gettext(
+                "The new token could not be written to the cluster's SSM parameter, where the controller's agent "
+                "reads it, so nothing changed: the current token still works.")}, status=status.HTTP_502_BAD_GATEWAY)
         response = Response({"cluster": cluster.pk, "token": token}, status=status.HTTP_201_CREATED)
         add_never_cache_headers(response)
         return response

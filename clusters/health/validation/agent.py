@@ -14,15 +14,20 @@ import contextlib
 import time
 from datetime import timedelta
 
+from botocore.exceptions import BotoCoreError, ClientError
 from django.conf import settings
 from django.db import transaction
 from django.db.models import F
 from django.utils import timezone
 from django.utils.translation import gettext
 
+from clusters.choices import Orchestrator
 from clusters.health.choices import WORK_OPEN, WorkKind, WorkState
+from clusters.health.ingest import service as ingest_service
 from clusters.health.models import AgentWorkItem, ClusterHealthConfig
 from clusters.health.validation import slurm_names
+from clusters.software import release
+from portal.core import aws
 
 BATCH = 10  # items handed out per poll
 OUTPUT_LIMIT = 256 * 1024  # characters kept of each stream of an answer
@@ -39,6 +44,47 @@ def queue(cluster, kind: str, payload: dict, comment: str = "") -> AgentWorkItem
     return AgentWorkItem.objects.create(cluster=cluster, kind=kind, payload=payload, comment=comment[:100])
 
 
+def cluster_name(cluster) -> str:
+    """The name the cluster's stack was created with (its bundle's ``CLUSTER_NAME``)."""
+    return ((cluster.parameters or {}).get("cluster") or {}).get("ClusterName") or cluster.name
+
+
+def publish_token(cluster, *, only_if_unset: bool = False) -> str | None:
+    """A new token for the cluster, written to the SSM parameter its controller's agent reads
+    (``release.agent_token_parameter``) in the organization's account, then kept (hashed) as the cluster's
+    ingestion token. The row is locked across the write and saved only once AWS took the value, so a refused or
+    failed write leaves the old token working and the parameter as it was (raises ``aws.AwsError``).
+    ``only_if_unset``: nothing when the cluster already has a token (a launch step run again)."""
+    with transaction.atomic():
+        ClusterHealthConfig.objects.get_or_create(cluster=cluster)
+        config = ClusterHealthConfig.objects.select_for_update().get(cluster=cluster)
+        if only_if_unset and config.token_hash:
+            return None
+        token = config.rotate_token()
+        try:
+            ssm = aws.client("ssm", organization=cluster.organization, region=cluster.region)
+            ssm.put_parameter(Name=release.agent_token_parameter(cluster_name(cluster)), Value=token,
+                              Type="SecureString", Overwrite=True,
+                              Description="The GENIAC portal agent's token for this cluster (geniac-agent.service)")
+        except (ClientError, BotoCoreError) as exc:
+            raise aws.translate(exc) from exc
+        config.save(update_fields=["token_hash", "token_hint", "token_rotated_at", "updated"])
+    return token
+
+
+def rotate_token(cluster) -> str:
+    """A new ingestion token (the old one stops working): on HyperPod Slurm written to the parameter the
+    controller's agent reads as well (nothing changes when AWS refuses), elsewhere only kept (hashed)."""
+    if uses_agent(cluster):
+        return publish_token(cluster)
+    return ingest_service.rotate_token(cluster)
+
+
+def uses_agent(cluster) -> bool:
+    """Whether the cluster's Slurm is reached through the agent (HyperPod Slurm), so its token lives in SSM."""
+    return cluster.orchestrator == Orchestrator.HYPERPOD
+
+
 def last_seen(cluster):
     return ClusterHealthConfig.objects.filter(cluster=cluster).values_list("agent_seen_at", flat=True).first()
 
@@ -53,9 +99,9 @@ def absent(cluster) -> str:
                        "Slurm the portal reaches Slurm only through it: check that the lifecycle scripts installed "
                        "it (geniac-agent.service) and that the controller can reach the portal over HTTPS.")
     return gettext("The portal's agent on this cluster's controller has not contacted the portal for %(minutes)s "
-                   "minutes (last at %(seen)s UTC). On HyperPod Slurm the portal reaches Slurm only through it: "
+                   "minutes (last at %(seen)s). On HyperPod Slurm the portal reaches Slurm only through it: "
                    "check geniac-agent.service on the controller.") % {
-        "minutes": int((timezone.now() - seen).total_seconds() // 60), "seen": f"{seen:%Y-%m-%d %H:%M}"}
+        "minutes": int((timezone.now() - seen).total_seconds() // 60), "seen": f"{timezone.localtime(seen):%Y-%m-%d %H:%M %Z}"}
 
 
 def requeue(cluster=None) -> int:

@@ -14,6 +14,7 @@ from botocore.exceptions import BotoCoreError, ClientError
 from clusters.choices import ClusterState, StackRole
 from clusters.health.choices import AuthKind
 from clusters.health.models import ClusterHealthConfig
+from clusters.health.validation import agent
 from clusters.models import Cluster, LaunchJob, Stack
 from clusters.software import release
 from portal.core import aws
@@ -65,6 +66,9 @@ def upload_software(job: LaunchJob, cluster: Cluster, stack: Stack, inputs: dict
     job.add_log(f"uploaded software stack {cluster.software_version} ({len(objects)} files) to {where}")
     if observability is not None:
         _fill_pull_settings(cluster, endpoint, observability.region)
+    if agent.uses_agent(cluster) and agent.publish_token(cluster, only_if_unset=True):
+        # Before the stack: the controller's lifecycle script reads it once the cluster is up.
+        job.add_log(f"wrote the controller agent's token to {release.agent_token_parameter(inputs['ClusterName'])}")
 
 
 def _fill_pull_settings(cluster: Cluster, endpoint: str, region: str) -> None:

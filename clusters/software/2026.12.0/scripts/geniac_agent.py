@@ -219,8 +219,10 @@ class Agent:
             self.handle(item)
         return len(items)
 
-    def serve(self, stop: threading.Event | None = None) -> None:
-        """Poll until ``stop`` is set; an unreachable portal or a refused poll is tried again with backoff."""
+    def serve(self, stop: threading.Event | None = None, *, end_when_refused: bool = False) -> bool:
+        """Poll until ``stop`` is set; an unreachable portal or a refused poll is tried again with backoff.
+        ``end_when_refused``: answer False as soon as the portal refuses the token (401), so the service's next
+        start reads the token again (a rotation); True when ``stop`` ended it."""
         stop = stop or threading.Event()
         pause = 1.0
         while not stop.is_set():
@@ -228,6 +230,9 @@ class Agent:
                 self.once()
                 pause = 1.0
             except urllib.error.HTTPError as exc:
+                if exc.code == 401 and end_when_refused:
+                    log.error("the portal refused this agent's token: stopping, to read the token again at the next start")
+                    return False
                 log.warning("the portal answered %s; trying again in %.0f s", exc.code, pause)
                 stop.wait(pause)
                 pause = min(pause * 2, 300)
@@ -237,6 +242,7 @@ class Agent:
                 pause = min(pause * 2, 300)
             if time.time() % 3600 < self.wait:
                 self.forget_old()
+        return True
 
 
 def main() -> int:
@@ -252,8 +258,7 @@ def main() -> int:
         log.error("not configured: %s", exc)
         return 78  # EX_CONFIG: systemd's RestartPreventExitStatus
     log.info("geniac-agent %s polling %s", VERSION, agent.base)
-    agent.serve()
-    return 0
+    return 0 if agent.serve(end_when_refused=True) else 75  # EX_TEMPFAIL: systemd starts it again
 
 
 if __name__ == "__main__":

@@ -2,8 +2,9 @@
 # The portal's agent on the HyperPod Slurm controller (docs/DECISIONS.md 42 of the portal): HyperPod nodes are
 # not SSM Run Command targets, so the portal queues its Slurm work (validation jobs, drains, the node listing)
 # and this agent polls for it over HTTPS with the cluster's token. Installs geniac_agent.py and its systemd unit,
-# writes /etc/geniac/agent.env from stack.env, and the token from the SSM parameter the portal names
-# (AGENT_TOKEN_PARAMETER, a SecureString) when the node's role may read it.
+# writes /etc/geniac/agent.env from stack.env, and the token from the SSM parameter the portal writes
+# (AGENT_TOKEN_PARAMETER, a SecureString the cluster's execution role may read; agent_token.sh, run again before
+# each start of the unit).
 set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -18,6 +19,7 @@ if [[ -z "${PORTAL_URL:-}" || -z "${PORTAL_CLUSTER_ID:-}" ]]; then
 fi
 install -d -m 0755 /opt/geniac/agent
 install -m 0755 "$here/geniac_agent.py" /opt/geniac/agent/geniac_agent.py
+install -m 0755 "$here/agent_token.sh" /opt/geniac/agent/agent_token.sh
 install -d -m 0700 "$config_dir"
 umask 077
 cat > "$config_dir/agent.env" <<ENV
@@ -25,16 +27,11 @@ GENIAC_PORTAL_URL=${PORTAL_URL}
 GENIAC_CLUSTER_ID=${PORTAL_CLUSTER_ID}
 GENIAC_AGENT_TOKEN_FILE=${config_dir}/agent.token
 GENIAC_AGENT_STATE_DIR=/var/lib/geniac-agent
+AGENT_TOKEN_PARAMETER=${AGENT_TOKEN_PARAMETER:-}
+AWS_REGION=${AWS_REGION}
 ENV
-if [[ -n "${AGENT_TOKEN_PARAMETER:-}" && ! -s "$config_dir/agent.token" ]]; then
-    if aws ssm get-parameter --region "$AWS_REGION" --name "$AGENT_TOKEN_PARAMETER" --with-decryption \
-        --query Parameter.Value --output text > "$config_dir/agent.token.new" 2>/dev/null; then
-        mv "$config_dir/agent.token.new" "$config_dir/agent.token"
-    else
-        rm -f "$config_dir/agent.token.new"
-        echo "the token parameter $AGENT_TOKEN_PARAMETER cannot be read yet: the agent waits for $config_dir/agent.token"
-    fi
-fi
+GENIAC_CONFIG_DIR="$config_dir" AGENT_TOKEN_PARAMETER="${AGENT_TOKEN_PARAMETER:-}" AWS_REGION="${AWS_REGION:-}" \
+    bash "$here/agent_token.sh"
 install -m 0644 "$here/geniac-agent.service" "$systemd_dir/geniac-agent.service"
 systemctl daemon-reload
 systemctl enable --now geniac-agent.service
