@@ -32,6 +32,7 @@ from clusters.health.ingest import service as services
 from clusters.health.models import NodeHealth, ValidationJob, ValidationRun
 from clusters.health.readers import nccl
 from clusters.health.validation import headnode, pairwise, slurm_names
+from clusters.health.validation import timeline_texts as texts
 from clusters.health.validation.slurm import (  # noqa: F401 - part of this module's names
     DONE,
     POLL,
@@ -53,6 +54,7 @@ from portal.core.choices import Severity, Visibility
 from portal.core.jobs import IllegalTransition, registry
 from portal.core.jobs.runner import Runner
 from portal.core.signals import Hook
+from portal.core.stored_text import Message, message
 
 logger = logging.getLogger(__name__)
 
@@ -182,7 +184,7 @@ def start(cluster, *, actor=None, collectives=("all_reduce",), nodes=(), pairwis
                 nccl_version=nccl_version, ofi_version=ofi_version, upload_base=base,
                 deadline=timezone.now() + timedelta(hours=settings.VALIDATION_TOKEN_HOURS))
             job.cluster = cluster
-            _record(job, f"{cluster.name}: NCCL validation ({job.what}) started", actor=actor)
+            _record(job, message(texts.STARTED, cluster=cluster.name, what=texts.what(job)), actor=actor)
             transaction.on_commit(lambda: dispatch(job))
     except IntegrityError:  # the same key raced in on SQLite (no advisory lock): the first one stands
         return ValidationJob.objects.get(cluster=cluster, key=key), False
@@ -308,10 +310,13 @@ def fail(job: ValidationJob, error: str, reason: str, state: str = JobState.FAIL
         job.refresh_from_db(fields=["state"])
         if job.state not in JOB_OPEN:
             return DONE
+        extra = words  # the timeline entry keeps the reason as a code, read in each reader's language
         words = " ".join(filter(None, [provider_errors.validation_failure(reason), words]))
         job.transition(state, error=error[:5000], failure_reason=reason, summary=words)
-        _record(job, f"{job.cluster.name}: NCCL validation {'timed out' if state == JobState.TIMED_OUT else 'failed'}",
-                body=words, severity=Severity.HIGH)
+        said = message(texts.FAILURE_WITH, reason=reason, words=extra) if extra else message(texts.FAILURE,
+                                                                                             reason=reason)
+        _record(job, message(texts.TIMED_OUT if state == JobState.TIMED_OUT else texts.FAILED, cluster=job.cluster.name),
+                body=said, severity=Severity.HIGH)
     return DONE
 
 
@@ -400,6 +405,8 @@ def _finish(job: ValidationJob) -> None:
         sweep = sweep_of(job)
         verdict = RunVerdict.FAIL if sweep.slow_nodes else (RunVerdict.WARN if sweep.outliers else RunVerdict.PASS)
         summary = sweep.note if not sweep.slow_nodes else f"Slow node: {', '.join(sweep.slow_nodes)}. {sweep.note}."
+        found = texts.sweep_note(sweep, pairwise.OUTLIER_BELOW)
+        said = found if not sweep.slow_nodes else message(texts.SLOW_NODE, nodes=sweep.slow_nodes, note=found)
         slow = sweep.slow_nodes
     else:
         runs = list(ValidationRun.objects.filter(job=job).order_by("pk"))
@@ -407,15 +414,18 @@ def _finish(job: ValidationJob) -> None:
         summary = "; ".join(f"{r.collective}: {r.get_verdict_display().lower()}, plateau "
                             f"{r.plateau_busbw or 0:.1f} GB/s" + (f" (expected {r.expected_busbw:.0f})"
                                                                   if r.expected_busbw else "") for r in runs)
+        said = message(texts.FINDINGS, lines=[
+            message(texts.COLLECTIVE_EXPECTED, collective=r.collective, verdict=r.verdict, busbw=r.plateau_busbw or 0,
+                    expected=round(r.expected_busbw)) if r.expected_busbw else
+            message(texts.COLLECTIVE, collective=r.collective, verdict=r.verdict, busbw=r.plateau_busbw or 0)
+            for r in runs])
         slow = []
     job.transition(JobState.DONE, verdict=verdict, summary=summary[:4000], slow_nodes=slow)
-    word = {RunVerdict.PASS: "passed", RunVerdict.WARN: "passed with warnings", RunVerdict.FAIL: "failed",
-            RunVerdict.NONE: "finished, not judged"}[verdict]
-    _record(job, f"{job.cluster.name}: NCCL validation ({job.what}) {word}", body=summary,
+    _record(job, message(texts.ENDED[verdict], cluster=job.cluster.name, what=texts.what(job)), body=said,
             severity=services.RUN_SEVERITY[verdict])
 
 
-def _record(job: ValidationJob, title: str, *, body: str = "", severity: str = "", actor=None) -> None:
+def _record(job: ValidationJob, title: Message, *, body: Message | str = "", severity: str = "", actor=None) -> None:
     timeline.record(job.cluster.organization_id, "validation", title, source=job, body=body,
                     visibility=Visibility.SHARED, severity=severity, tags=["nccl", job.cluster.name], actor=actor)
 
@@ -462,7 +472,7 @@ def _cancel(job: ValidationJob, actor, summary: str) -> ValidationJob:
             job.refresh_from_db(fields=["state"])
             raise Refused(f"Validation {job.pk} is already {job.get_state_display().lower()}: nothing to cancel.") \
                 from exc
-        _record(job, f"{job.cluster.name}: NCCL validation ({job.what}) cancelled", actor=actor)
+        _record(job, message(texts.CANCELLED, cluster=job.cluster.name, what=texts.what(job)), actor=actor)
         transaction.on_commit(lambda: dispatch_scancel(job))
     return job
 
