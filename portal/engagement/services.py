@@ -103,7 +103,7 @@ def raise_escalation(interaction, actor, target: EscalationTarget, question: str
     for name, value in updates.items():
         setattr(interaction, name, value)
     _history(interaction, actor, message(texts.ESCALATED, target=str(target), summary=interaction.summary), question,
-             f"{target} · {_english(escalation.get_state_display())}")
+             f"{target} · {_english(EscalationState(escalation.state).label)}")
     notify(Event(
         kind="interaction.escalated", title=f"Escalated to {target} at {interaction.organization}: {interaction.summary}",
         organization_id=interaction.organization_id, severity=interaction.severity, body=question[:500],
@@ -150,7 +150,7 @@ def transition(escalation: Escalation, actor, name: str, answer: str = "") -> Es
     escalation.refresh_from_db()
     _history(escalation.interaction, actor, message(texts.ESCALATION_MOVED, target=str(escalation.target),
                                                     state=escalation.state, summary=escalation.interaction.summary),
-             answer if name == "answer" else "", f"{escalation.target} · {_english(escalation.get_state_display())}")
+             answer if name == "answer" else "", f"{escalation.target} · {_english(EscalationState(escalation.state).label)}")
     if name == "answer":
         _tell_answered(escalation, actor)
     return escalation

@@ -56,7 +56,7 @@ def created(interaction: Interaction, actor) -> None:
     """Call inside the transaction that created ``interaction`` (after its tags are saved)."""
     InteractionComment.objects.create(
         interaction=interaction, kind=HistoryKind.CREATED, author=_user(actor),
-        new_value=texts.english_label(interaction.get_status_display()), internal=False,
+        new_value=texts.english_label(InteractionStatus(interaction.status).label), internal=False,
     )
     if interaction.status == InteractionStatus.RESOLVED and interaction.resolved_at is None:
         Interaction.objects.filter(pk=interaction.pk).update(resolved_at=interaction.occurred_at)
@@ -77,7 +77,7 @@ def changed(interaction: Interaction, before: dict, actor) -> list[InteractionCo
         entries.append(InteractionComment(
             interaction=interaction, kind=HistoryKind.STATUS, author=_user(actor),
             old_value=texts.english_label(InteractionStatus(before["status"]).label),
-            new_value=texts.english_label(interaction.get_status_display()),
+            new_value=texts.english_label(InteractionStatus(interaction.status).label),
         ))
         if interaction.status == InteractionStatus.RESOLVED:
             updates["resolved_at"] = now
