@@ -55,6 +55,7 @@ from portal.core.jobs import IllegalTransition, registry
 from portal.core.jobs.runner import Runner
 from portal.core.signals import Hook
 from portal.core.stored_text import Message, message
+from portal.core.templatetags.portal_display import when
 
 logger = logging.getLogger(__name__)
 
@@ -489,12 +490,12 @@ def time_out() -> int:
     for job in ValidationJob.objects.filter(state__in=JOB_OPEN, deadline__lt=timezone.now()).select_related("cluster"):
         got = f"{len(job.received)} of {len(job.expected)} outputs received"
         if job.state == JobState.SUBMITTED:
-            why = (f"Slurm job {job.slurm_job_id} was submitted at {job.submitted_at:%Y-%m-%d %H:%M} UTC and did not "
+            why = (f"Slurm job {job.slurm_job_id} was submitted at {when(job.submitted_at, True)} and did not "
                    f"post its results within {settings.VALIDATION_TIMEOUT_MINUTES} minutes ({got}).")
             slurm = slurm_state(job)
             why = f"{why} {slurm.sentence}" if slurm else why
         else:
-            why = f"The job was never submitted to the cluster before {job.deadline:%Y-%m-%d %H:%M} UTC ({got})."
+            why = f"The job was never submitted to the cluster before {when(job.deadline, True)} ({got})."
             slurm = None
         fail(job, why, "no_report", state=JobState.TIMED_OUT, words=slurm.words if slurm else "")
         timed_out += 1
