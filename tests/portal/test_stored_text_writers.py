@@ -142,6 +142,17 @@ def test_a_pairwise_sweep_finished_and_a_job_timed_out_read_in_each_language(wor
     assert read(timed_out, "en") == (timed_out.title, timed_out.body)
     page = timeline_page(client, world.lead_a, world.org_a, "ja")
     assert "NCCL 検証（ペアごとの総当たり）が不合格でした" in page and "pairwise sweep" not in page
+    assert read(timed_out, "ja")[1].startswith("検証ジョブが期限までに結果を報告しませんでした")
+    # The job's own page: its summary written from its facts in the reader's language, English kept on the row.
+    job.refresh_from_db()
+    assert job.summary.startswith("Slow node: n1. n1 is in every slow pair")
+    ja_page = client.get(job.get_absolute_url(), HTTP_ACCEPT_LANGUAGE="ja").content.decode()
+    assert "遅いノード: n1。遅いペアのすべてに n1 が含まれます" in ja_page and "Slow node: n1. n1 is" not in ja_page
+    en_page = client.get(job.get_absolute_url(), HTTP_ACCEPT_LANGUAGE="en").content.decode()
+    assert job.summary in en_page.replace("&#x27;", "'")
+    client.force_login(world.customer_a)  # a customer reads the portal's words for the failure, in Japanese
+    customer = client.get(timed_out.source.get_absolute_url(), HTTP_ACCEPT_LANGUAGE="ja").content.decode()
+    assert "検証ジョブが期限までに結果を報告しませんでした" in customer and "never reported" not in customer
 
 
 def test_collective_findings_write_numbers_for_the_reader(world):

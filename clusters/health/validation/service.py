@@ -23,7 +23,7 @@ from django.conf import settings
 from django.core.exceptions import PermissionDenied
 from django.db import IntegrityError, transaction
 from django.urls import reverse
-from django.utils import timezone
+from django.utils import timezone, translation
 from django.utils.translation import gettext
 
 from clusters.choices import ClusterState, Orchestrator
@@ -312,7 +312,8 @@ def fail(job: ValidationJob, error: str, reason: str, state: str = JobState.FAIL
         if job.state not in JOB_OPEN:
             return DONE
         extra = words  # the timeline entry keeps the reason as a code, read in each reader's language
-        words = " ".join(filter(None, [provider_errors.validation_failure(reason), words]))
+        with translation.override("en"):  # the job keeps English; its page writes it in the reader's (shown_summary)
+            words = " ".join(filter(None, [provider_errors.validation_failure(reason), words]))
         job.transition(state, error=error[:5000], failure_reason=reason, summary=words)
         said = message(texts.FAILURE_WITH, reason=reason, words=extra) if extra else message(texts.FAILURE,
                                                                                              reason=reason)
@@ -327,7 +328,7 @@ def shown_error(job: ValidationJob, user) -> str:
         return ""
     if access.sees_internal(user, job.cluster.organization_id):
         return job.error
-    return job.summary or provider_errors.validation_failure(job.failure_reason)  # fail() wrote the words there
+    return shown_summary(job) or provider_errors.validation_failure(job.failure_reason)  # fail() wrote the words
 
 
 # --- what the job posts ---------------------------------------------------------------------------------
@@ -406,8 +407,7 @@ def _finish(job: ValidationJob) -> None:
         sweep = sweep_of(job)
         verdict = RunVerdict.FAIL if sweep.slow_nodes else (RunVerdict.WARN if sweep.outliers else RunVerdict.PASS)
         summary = sweep.note if not sweep.slow_nodes else f"Slow node: {', '.join(sweep.slow_nodes)}. {sweep.note}."
-        found = texts.sweep_note(sweep, pairwise.OUTLIER_BELOW)
-        said = found if not sweep.slow_nodes else message(texts.SLOW_NODE, nodes=sweep.slow_nodes, note=found)
+        said = findings(job, sweep=sweep)
         slow = sweep.slow_nodes
     else:
         runs = list(ValidationRun.objects.filter(job=job).order_by("pk"))
@@ -415,15 +415,43 @@ def _finish(job: ValidationJob) -> None:
         summary = "; ".join(f"{r.collective}: {r.get_verdict_display().lower()}, plateau "
                             f"{r.plateau_busbw or 0:.1f} GB/s" + (f" (expected {r.expected_busbw:.0f})"
                                                                   if r.expected_busbw else "") for r in runs)
-        said = message(texts.FINDINGS, lines=[
-            message(texts.COLLECTIVE_EXPECTED, collective=r.collective, verdict=r.verdict, busbw=r.plateau_busbw or 0,
-                    expected=round(r.expected_busbw)) if r.expected_busbw else
-            message(texts.COLLECTIVE, collective=r.collective, verdict=r.verdict, busbw=r.plateau_busbw or 0)
-            for r in runs])
+        said = findings(job, runs=runs)
         slow = []
     job.transition(JobState.DONE, verdict=verdict, summary=summary[:4000], slow_nodes=slow)
     _record(job, message(texts.ENDED[verdict], cluster=job.cluster.name, what=texts.what(job)), body=said,
             severity=services.RUN_SEVERITY[verdict])
+
+
+def findings(job: ValidationJob, *, sweep: pairwise.Sweep | None = None, runs: list | None = None) -> Message:
+    """What a finished job found, as a message: the sweep's slow node or pairs, or each collective's verdict and
+    plateau (``runs``: its runs, read when not given)."""
+    if job.mode == ValidationMode.PAIRWISE:
+        sweep = sweep or sweep_of(job)
+        found = texts.sweep_note(sweep, pairwise.OUTLIER_BELOW)
+        return found if not sweep.slow_nodes else message(texts.SLOW_NODE, nodes=sweep.slow_nodes, note=found)
+    if runs is None:
+        runs = list(ValidationRun.objects.filter(job=job).order_by("pk"))
+    return message(texts.FINDINGS, lines=[
+        message(texts.COLLECTIVE_EXPECTED, collective=r.collective, verdict=r.verdict, busbw=r.plateau_busbw or 0,
+                expected=round(r.expected_busbw)) if r.expected_busbw else
+        message(texts.COLLECTIVE, collective=r.collective, verdict=r.verdict, busbw=r.plateau_busbw or 0)
+        for r in runs])
+
+
+def shown_summary(job: ValidationJob, *, sweep: pairwise.Sweep | None = None, runs: list | None = None) -> str:
+    """The job's summary in the reader's language: a finished job's findings and a failed one's reason are written
+    from its facts; what the job keeps in other words (a cancellation's, Slurm's) is shown as stored."""
+    if job.state == JobState.DONE and job.verdict:
+        return str(findings(job, sweep=sweep, runs=runs))
+    if job.failure_reason and job.state in (JobState.FAILED, JobState.TIMED_OUT):
+        with translation.override("en"):
+            reason = str(provider_errors.validation_failure(job.failure_reason))
+        if job.summary == reason or job.summary.startswith(reason + " "):
+            words = job.summary[len(reason):].strip()
+            said = (message(texts.FAILURE_WITH, reason=job.failure_reason, words=words) if words
+                    else message(texts.FAILURE, reason=job.failure_reason))
+            return str(said)
+    return job.summary
 
 
 def _record(job: ValidationJob, title: Message, *, body: Message | str = "", severity: str = "", actor=None) -> None:
