@@ -114,7 +114,8 @@ def changed(interaction: Interaction, before: dict, actor) -> list[InteractionCo
         entry.save()
     told = [watchers.line(entry) for entry in entries]
     if before["severity"] != interaction.severity:
-        told.append((f"Severity: {before['severity']} → {interaction.severity}", interaction.visibility != "shared"))
+        told.append((watchers.said(message(texts.SEVERITY_CHANGED, before=before["severity"],
+                                           after=interaction.severity)), interaction.visibility != "shared"))
     watchers.tell(interaction, told, actor)
     Interaction.objects.filter(pk=interaction.pk).update(**updates)
     for name, value in updates.items():
@@ -137,8 +138,9 @@ def comment(interaction: Interaction, author, body: str, internal: bool) -> Inte
         updates["first_response_at"] = entry.created
         interaction.first_response_at = entry.created
     Interaction.objects.filter(pk=interaction.pk).update(**updates)
-    who = getattr(_user(author), "display_name", "") or "Someone"
-    watchers.tell(interaction, [(f"{who} commented: {body}", entry.internal)], author)
+    who = getattr(_user(author), "display_name", "")
+    said = message(texts.COMMENTED, who=who, body=body) if who else message(texts.SOMEONE_COMMENTED, body=body)
+    watchers.tell(interaction, [(watchers.said(said), entry.internal)], author)
     return entry
 
 

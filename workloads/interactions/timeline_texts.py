@@ -5,7 +5,7 @@ from __future__ import annotations
 from django.utils import translation
 from django.utils.translation import gettext_noop
 
-from portal.core.choices import InteractionStatus, Visibility
+from portal.core.choices import InteractionStatus, Severity, Visibility
 from portal.core.stored_text import define
 from workloads.interactions.choices import InteractionKind
 
@@ -48,3 +48,17 @@ def english_label(label) -> str:
     """A choice's label in English: what the history's old and new values keep (shown in the reader's language)."""
     with translation.override("en"):
         return str(label)
+
+
+def severity_label(value) -> str:
+    try:
+        return str(Severity(value).label)
+    except ValueError:
+        return str(value)
+
+
+# Watchers' e-mail lines (``watchers.tell``), written in each watcher's language.
+COMMENTED = define("interaction.commented", gettext_noop("%(who)s commented: %(body)s"))
+SOMEONE_COMMENTED = define("interaction.someone_commented", gettext_noop("Someone commented: %(body)s"))
+SEVERITY_CHANGED = define("interaction.severity_changed", gettext_noop("Severity: %(before)s → %(after)s"),
+                          {"before": severity_label, "after": severity_label})
