@@ -6,7 +6,9 @@ import datetime
 
 from portal.core import timeline
 from portal.core.choices import TimelineKind
+from portal.core.stored_text import message
 from workloads.enablement.models import EnablementAttendance, EnablementSession
+from workloads.enablement.timeline_texts import SESSION
 
 WORKSHOP_TOPIC = "Distributed training on AWS: P5, EFA and FSx for Lustre"
 
@@ -33,4 +35,5 @@ def _workshop(orgs: dict, pm) -> None:
         for i in range(84)
     )
     for org in org_list:
-        timeline.record(org, TimelineKind.ENABLEMENT, f"Workshop: {WORKSHOP_TOPIC}", source=session, actor=pm)
+        timeline.record(org, TimelineKind.ENABLEMENT, message(SESSION, kind=session.kind, topic=session.topic),
+                        source=session, actor=pm)

@@ -446,6 +446,7 @@ class ValidationJobView(ObjectView):
             ctx["sweep"] = validation.sweep_of(job)
             outliers = {p.hosts for p in ctx["sweep"].outliers}
             ctx["pair_rows"] = [(p, p.hosts in outliers) for p in sorted(ctx["sweep"].pairs, key=lambda p: p.deviation)]
+        ctx["summary"] = validation.shown_summary(job, sweep=ctx.get("sweep"), runs=ctx["runs"])
         return ctx
 
     def render_to_response(self, context, **kwargs):
@@ -475,7 +476,7 @@ class ValidationCancelView(View):
             job = ValidationJob.objects.select_related("cluster__organization", "requested_by", "cancelled_by").get(pk=pk)
             return render(request, "health/htmx/validation_job_status.html",
                           {"job": job, "object": job, "shown_error": validation.shown_error(job, request.user),
-                           "can_cancel": False}, status=286)
+                           "summary": validation.shown_summary(job), "can_cancel": False}, status=286)
         return redirect(job)
 
 

@@ -17,12 +17,14 @@ from django.db import transaction
 from django.utils import timezone
 from django.utils.translation import gettext
 
+from clusters.remediation import consent_texts as texts
 from clusters.remediation.choices import CONSENT_ORDER, PolicyChangeState
 from clusters.remediation.models import RemediationPolicy, RemediationPolicyChange
 from portal.core import access, locks, timeline
 from portal.core.choices import TimelineKind, Visibility
 from portal.core.models import Membership
 from portal.core.notifications import Event, notify
+from portal.core.stored_text import Message, message
 
 FIELDS = ("mode", "automatic_kinds", "max_nodes", "cooldown_hours")
 
@@ -48,18 +50,23 @@ def current(organization_id: int) -> RemediationPolicy:
 
 
 def widening(before: dict, after: dict) -> list[str]:
-    """What ``after`` gives the portal beyond ``before``, in words (English, as the timeline keeps them); empty for a
-    change that narrows or keeps the policy."""
+    """What ``after`` gives the portal beyond ``before``, in English words (what the change's row keeps); empty for
+    a change that narrows or keeps the policy."""
+    return [said.english() for said in widening_messages(before, after)]
+
+
+def widening_messages(before: dict, after: dict) -> list[Message]:
+    """``widening`` as messages, which the timeline stores and shows in each reader's language."""
     found = []
     if CONSENT_ORDER.index(after["mode"]) > CONSENT_ORDER.index(before["mode"]):
-        found.append(f"consent {before['mode']} → {after['mode']}")
+        found.append(message(texts.WIDER_MODE, before=before["mode"], after=after["mode"]))
     added = sorted(set(after["automatic_kinds"]) - set(before["automatic_kinds"]))
     if added:
-        found.append(f"remediated automatically: {', '.join(added)}")
+        found.append(message(texts.WIDER_KINDS, kinds=added))
     if after["max_nodes"] > before["max_nodes"]:
-        found.append(f"nodes of a cluster at once {before['max_nodes']} → {after['max_nodes']}")
+        found.append(message(texts.WIDER_NODES, before=before["max_nodes"], after=after["max_nodes"]))
     if after["cooldown_hours"] < before["cooldown_hours"]:
-        found.append(f"cool-down {before['cooldown_hours']} h → {after['cooldown_hours']} h")
+        found.append(message(texts.WIDER_COOLDOWN, before=before["cooldown_hours"], after=after["cooldown_hours"]))
     return found
 
 
@@ -98,17 +105,17 @@ def save(organization, values: dict, actor) -> tuple[RemediationPolicy, Remediat
         before = values_of(policy)
         RemediationPolicyChange.objects.filter(organization=organization, state=PolicyChangeState.PENDING).update(
             state=PolicyChangeState.WITHDRAWN, decided_at=timezone.now())
-        wider = widening(before, values)
+        wider = widening_messages(before, values)
         if not wider:
             if values != before:
                 _apply(policy, values, actor)
-                _record(organization.pk, f"Remediation consent narrowed by {_name(actor)}",
-                        _describe(before, values), actor)
+                _record(organization.pk, message(texts.NARROWED, who=_name(actor)), _describe(before, values), actor)
             return policy, None
-        change = RemediationPolicyChange.objects.create(organization=organization, before=before, widens=wider,
+        change = RemediationPolicyChange.objects.create(organization=organization, before=before,
+                                                        widens=[said.english() for said in wider],
                                                         proposed_by=actor, **values)
-        title = f"Remediation consent change proposed by {_name(actor)}: waits for a customer engineer's approval"
-        _record(organization.pk, title, "Widens: " + "; ".join(wider) + ".", actor, source=change, tell=True)
+        _record(organization.pk, message(texts.PROPOSED, who=_name(actor)), message(texts.WIDENS, items=wider),
+                actor, source=change, tell=True)
         return policy, change
 
 
@@ -128,8 +135,8 @@ def approve(change: RemediationPolicyChange, actor) -> RemediationPolicy:
         values = {name: getattr(change, name) for name in FIELDS}
         policy.agreed_with = _name(actor)[:200]
         _apply(policy, values, change.proposed_by)
-        _record(change.organization_id, f"Remediation consent changed: proposed by {_name(change.proposed_by)}, "
-                f"approved by {_name(actor)}", _describe(change.before, values), actor, source=change, tell=True)
+        _record(change.organization_id, message(texts.CHANGED, proposer=_name(change.proposed_by), who=_name(actor)),
+                _describe(change.before, values), actor, source=change, tell=True)
     return policy
 
 
@@ -143,8 +150,8 @@ def decline(change: RemediationPolicyChange, actor, why: str = "") -> Remediatio
         if not moved:
             raise ChangeClosed(_gone(change))
         change.refresh_from_db()
-        _record(change.organization_id, f"Remediation consent change proposed by {_name(change.proposed_by)} "
-                f"declined by {_name(actor)}", why, actor, source=change, tell=True)
+        _record(change.organization_id, message(texts.DECLINED, proposer=_name(change.proposed_by), who=_name(actor)),
+                why, actor, source=change, tell=True)
     return change
 
 
@@ -155,16 +162,26 @@ def _apply(policy: RemediationPolicy, values: dict, by) -> None:
     policy.save()
 
 
-def _describe(before: dict, after: dict) -> str:
-    return "; ".join(f"{name}: {before.get(name)} → {after[name]}" for name in FIELDS if before.get(name) != after[name])
+def _describe(before: dict, after: dict) -> Message:
+    return message(texts.CHANGES, items=[message(texts.FIELD_CHANGED, field=name, before=_shown(before.get(name)),
+                                                 after=_shown(after[name]))
+                                         for name in FIELDS if before.get(name) != after[name]])
 
 
-def _record(organization_id: int, title: str, body: str, actor, *, source=None, tell: bool = False) -> None:
-    """On the organization's timeline, shared with the customer; a change to decide (or decided) is told to its
-    notification channels too."""
+def _shown(value) -> str:
+    """A policy's value as the change's description writes it (a list of kinds as it always did)."""
+    return str(value)
+
+
+def _record(organization_id: int, title: Message, body: Message | str, actor, *, source=None,
+            tell: bool = False) -> None:
+    """On the organization's timeline, shared with the customer, in each reader's language; a change to decide (or
+    decided) is told to its notification channels too."""
     timeline.record(organization_id, TimelineKind.FAULT, title, source=source, body=body,
                     visibility=Visibility.SHARED, actor=actor, tags=["remediation", "consent"])
     if tell:
+        title = title.english()
+        body = body.english() if isinstance(body, Message) else body
         notify(Event(kind="remediation.consent", title=title, organization_id=organization_id, body=body[:500],
                      url=source.get_absolute_url() if source is not None else "", visibility=Visibility.SHARED))
 

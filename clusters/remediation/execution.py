@@ -27,6 +27,7 @@ from portal.core import provider_errors
 from portal.core.aws import AwsError
 from portal.core.jobs.runner import DONE, POLL, Runner
 from portal.core.stored_text import Message, message
+from portal.core.templatetags.portal_display import when
 
 logger = logging.getLogger(__name__)
 STEPPED = RemediationAction.CLAIMABLE  # approved, running, verifying: the states a worker steps
@@ -107,7 +108,7 @@ def _fail(action: RemediationAction, error: str, reason: str) -> str:
 def _advance(action: RemediationAction) -> str:
     cluster = action.cluster
     if action.deadline is not None and timezone.now() > action.deadline:
-        return _fail(action, f"Past the deadline ({action.deadline:%Y-%m-%d %H:%M} UTC).",
+        return _fail(action, f"Past the deadline ({when(action.deadline, True)}).",
                      "not_verified" if action.state == ActionState.VERIFYING else "deadline")
     if action.state in (ActionState.APPROVED, ActionState.RUNNING) and cluster.state != ClusterState.READY:
         return _fail(action, f"The cluster is {cluster.state}.", "cluster_deleting")

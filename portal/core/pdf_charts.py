@@ -97,7 +97,9 @@ def waterfall(title: str, steps: Sequence[tuple[str, float]], losses: Sequence[s
               height: float = 170) -> Drawing:
     """One bar per step (``steps``: label and value), and above each after the first, outlined in the loss
     colour, what it lost of the one before (where it is less), named by ``losses`` (one per step after the
-    first). Each bar is printed with its value on top of itself."""
+    first). Each bar is printed with its value on top of itself. A step of nothing draws no shape at all: its
+    "0" and what it lost are labels at the axis, never a bar (an outline as tall as the step before would read
+    as a full-height bar of its own)."""
     drawing = Drawing(width, height)
     drawing.add(String(0, height - 12, title, fontName=font(bold=True), fontSize=9))
     top = max((v for _, v in steps), default=0)
@@ -111,14 +113,18 @@ def waterfall(title: str, steps: Sequence[tuple[str, float]], losses: Sequence[s
     previous = None
     for i, (label, value) in enumerate(steps):
         x = 5 + i * slot + (slot - bar) / 2
-        shown = max(0.0, value)
-        drawing.add(Rect(x, base, bar, room * shown / top, fillColor=PALETTE[0], strokeColor=None))
-        if previous is not None and previous > shown:
-            # The loss is an outline, never a filled bar: a step of 0 after a full one must not read as a
-            # full-height bar of its own (its value is printed on its own bar, at the axis).
+        shown = max(0.0, value or 0.0)
+        if shown > 0:
+            drawing.add(Rect(x, base, bar, room * shown / top, fillColor=PALETTE[0], strokeColor=None))
+        if previous is not None and previous > shown and shown > 0:
+            # The loss is an outline, never a filled bar, topping the step up to the one before.
             drawing.add(Rect(x, base + room * shown / top, bar, room * (previous - shown) / top,
                              fillColor=None, strokeColor=loss_colour, strokeWidth=0.75, strokeDashArray=[2, 2]))
             drawing.add(String(x + bar / 2, base + room * previous / top + 2, _fit(losses[i - 1], slot, 6),
+                               fontName=font(), fontSize=6, textAnchor="middle", fillColor=loss_colour))
+        elif previous is not None and previous > shown:
+            # All of the step before is lost: said in words above the "0", at the axis.
+            drawing.add(String(x + bar / 2, base + 12, _fit(losses[i - 1], slot, 6),
                                fontName=font(), fontSize=6, textAnchor="middle", fillColor=loss_colour))
         drawing.add(String(x + bar / 2, base + room * shown / top + 2, f"{value:,.0f}",
                            fontName=font(), fontSize=7, textAnchor="middle"))

@@ -130,19 +130,20 @@ def cost_fetch_error(fetch, user) -> str:
 
 
 VALIDATION_FAILURES = {
-    "access_denied": "The portal could not reach the cluster's head node: the IAM role your organization set up for "
-                     "it refused the request (ssm:SendCommand). Your lead SA has the details.",
-    "throttling": "AWS kept slowing down the portal's requests and the validation was not submitted; start it again.",
-    "unreachable": "The portal could not reach AWS and the validation was not submitted; start it again.",
-    "provider_refused": "AWS did not accept the command for the cluster's head node. Your lead SA has the details.",
-    "no_head_node": "The portal could not find the cluster's head node (or HyperPod controller node).",
-    "command_failed": "Slurm did not accept the validation job on the head node. Your lead SA has the details.",
-    "no_report": "The validation job never reported its results in time (it may still be queued behind other jobs, "
-                 "or have failed before posting). Your lead SA has the details.",
-    "cluster_not_ready": "The cluster is no longer ready: the validation was stopped.",
-    "error": "The validation failed. Your lead SA has the details and will follow up.",
+    "access_denied": gettext_noop("The portal could not reach the cluster's head node: the IAM role your organization set up for "
+                     "it refused the request (ssm:SendCommand). Your lead SA has the details."),
+    "throttling": gettext_noop("AWS kept slowing down the portal's requests and the validation was not submitted; start it again."),
+    "unreachable": gettext_noop("The portal could not reach AWS and the validation was not submitted; start it again."),
+    "provider_refused": gettext_noop("AWS did not accept the command for the cluster's head node. Your lead SA has the details."),
+    "no_head_node": gettext_noop("The portal could not find the cluster's head node (or HyperPod controller node)."),
+    "command_failed": gettext_noop("Slurm did not accept the validation job on the head node. Your lead SA has the details."),
+    "no_report": gettext_noop("The validation job never reported its results in time (it may still be queued behind other jobs, "
+                 "or have failed before posting). Your lead SA has the details."),
+    "cluster_not_ready": gettext_noop("The cluster is no longer ready: the validation was stopped."),
+    "error": gettext_noop("The validation failed. Your lead SA has the details and will follow up."),
 }
 
 
 def validation_failure(reason: str) -> str:
-    return VALIDATION_FAILURES.get(reason or "error", VALIDATION_FAILURES["error"])
+    """A validation's failure in the portal's words, in the active language."""
+    return gettext(VALIDATION_FAILURES.get(reason or "error", VALIDATION_FAILURES["error"]))

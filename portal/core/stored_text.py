@@ -11,7 +11,9 @@ Parameters are names, numbers and codes, never sentences in one language:
 - a parameter the definition gives a label function (``labels={"kind": kind_label}``) is a stored code, shown
   by that function in the active language;
 - a parameter holding ``{"code": …, "params": …}`` is a message of its own, rendered in the same language;
-- a list is joined with commas (its items rendered the same way).
+- a list is joined with commas (its items rendered the same way), or one item a line when the definition gives
+  it the label ``lines``;
+- a number a definition gives the label ``number`` (or ``decimal1``) is written as the reader's language writes it.
 A row written before its code existed, or whose code is unknown (an older release's), shows its stored text.
 """
 from __future__ import annotations
@@ -19,7 +21,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from django.utils import translation
+from django.utils import formats, translation
 from django.utils.translation import gettext
 
 MESSAGES: dict[str, str] = {}
@@ -69,12 +71,31 @@ class Message:
         return render(self.code, self.params)
 
 
+def lines(value) -> str:
+    """The label of a list parameter shown one item a line (the items are rendered, not labelled)."""
+    return str(value)
+
+
+def number(value) -> str:
+    """The label of a count or amount: 12,345 in the reader's language's grouping (never 12345.0)."""
+    if isinstance(value, float) and value.is_integer():
+        value = int(value)
+    return formats.number_format(value, force_grouping=True) if isinstance(value, int | float) else str(value)
+
+
+def decimal1(value) -> str:
+    """The label of a measurement shown with one decimal (busbw in GB/s)."""
+    return formats.number_format(round(value, 1), 1, force_grouping=True) if isinstance(value, int | float) else str(value)
+
+
 def _value(value, label: Callable[[object], str] | None = None):
     if isinstance(value, Message):
         value = value.as_json()
     if isinstance(value, dict) and "code" in value:
         return render(value["code"], value.get("params") or {}, value.get("text", ""))
     if isinstance(value, list | tuple):
+        if label is lines:
+            return "\n".join(str(_value(v)) for v in value)
         return ", ".join(str(_value(v, label)) for v in value)
     if label is not None and value not in (None, ""):
         return label(value)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import logging
 
-from django.utils import timezone
+from django.utils import timezone, translation
 from django.utils.translation import gettext
 from django.utils.translation import gettext_lazy as _
 
@@ -17,6 +17,8 @@ from portal.core import access, notifications, timeline
 from portal.core.choices import MembershipRole, TimelineKind, Visibility
 from portal.core.models import EscalationTarget, User
 from portal.core.notifications import Event, notify
+from portal.core.stored_text import Message, message
+from portal.engagement import timeline_texts as texts
 from portal.engagement.choices import TRANSITIONS, EscalationState
 from portal.engagement.models import Escalation, SlackChannelLink
 from workloads.interactions.choices import HistoryKind
@@ -61,7 +63,8 @@ def allowed_transitions(user, escalation: Escalation) -> list[str]:
     return names
 
 
-def _history(interaction, actor, title: str, body: str = "", state: str = "") -> None:
+def _history(interaction, actor, title: Message, body: str = "", state: str = "") -> None:
+    """``state`` is the escalation's "team · State", its state's label kept in English (shown in the reader's)."""
     InteractionComment.objects.create(
         interaction=interaction, kind=HistoryKind.ESCALATION, author=actor if _signed_in(actor) else None,
         body=body, new_value=state[:200], internal=True,
@@ -72,6 +75,11 @@ def _history(interaction, actor, title: str, body: str = "", state: str = "") ->
 
 def _user(user):
     return user if _signed_in(user) else None
+
+
+def _english(label) -> str:
+    with translation.override("en"):
+        return str(label)
 
 
 def _signed_in(user) -> bool:
@@ -94,8 +102,8 @@ def raise_escalation(interaction, actor, target: EscalationTarget, question: str
     Interaction.objects.filter(pk=interaction.pk).update(**updates)
     for name, value in updates.items():
         setattr(interaction, name, value)
-    _history(interaction, actor, f"Escalated to {target}: {interaction.summary}", question,
-             f"{target} · {escalation.get_state_display()}")
+    _history(interaction, actor, message(texts.ESCALATED, target=str(target), summary=interaction.summary), question,
+             f"{target} · {_english(EscalationState(escalation.state).label)}")
     notify(Event(
         kind="interaction.escalated", title=f"Escalated to {target} at {interaction.organization}: {interaction.summary}",
         organization_id=interaction.organization_id, severity=interaction.severity, body=question[:500],
@@ -140,9 +148,9 @@ def transition(escalation: Escalation, actor, name: str, answer: str = "") -> Es
                               % {"state": escalation.get_state_display().lower(),
                                  "transition": TRANSITION_WORDS.get(name, name.replace("_", " "))})
     escalation.refresh_from_db()
-    label = escalation.get_state_display().lower()
-    _history(escalation.interaction, actor, f"Escalation to {escalation.target} {label}: {escalation.interaction.summary}",
-             answer if name == "answer" else "", f"{escalation.target} · {escalation.get_state_display()}")
+    _history(escalation.interaction, actor, message(texts.ESCALATION_MOVED, target=str(escalation.target),
+                                                    state=escalation.state, summary=escalation.interaction.summary),
+             answer if name == "answer" else "", f"{escalation.target} · {_english(EscalationState(escalation.state).label)}")
     if name == "answer":
         _tell_answered(escalation, actor)
     return escalation

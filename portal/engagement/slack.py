@@ -38,6 +38,7 @@ from portal.core.cycle_filter import in_active_cycle
 from portal.core.language import program_language
 from portal.core.models import Organization, active_cycle_id
 from portal.core.notifications import DeliveryError, DeliveryRefused, _absolute
+from portal.core.templatetags.portal_display import when as local_time
 from portal.engagement.models import (
     Milestone,
     SlackCapture,
@@ -129,7 +130,7 @@ def _thread_markdown(messages: list[dict]) -> str:
     lines = []
     for m in messages[:MAX_THREAD_MESSAGES]:
         when = datetime.datetime.fromtimestamp(float(m.get("ts", "0")), tz=datetime.UTC)
-        lines.append(f"**<@{m.get('user', '?')}>** {when:%Y-%m-%d %H:%M} UTC\n\n{m.get('text', '')}")
+        lines.append(f"**<@{m.get('user', '?')}>** {local_time(when, True)}\n\n{m.get('text', '')}")
     return "\n\n---\n\n".join(lines)
 
 

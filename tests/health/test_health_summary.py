@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from clusters.health.readers import baselines
+from clusters.health.readers import baselines, reason_texts
 from clusters.health.readers.exposition import parse
 from clusters.health.readers.summary import VERDICTS, summarize, worse
 from portal.core.instance_types import UnknownInstanceType
@@ -58,8 +58,8 @@ def test_remapped_rows_and_row_remap_failure_mean_replace():
                               "row_remap_failures": 1, "thermal_violations": 0, "missing_gpus": 0}
     assert summary.healthy_gpu_share == 0.875  # GPU 1 has XID 48 and a DBE
     # correctable rows are information, not a reason
-    assert not any("correctable errors" in reason and "uncorrectable" not in reason
-                   for reason in summary.nodes[0].reasons)
+    shown = [reason_texts.shown(reason) for reason in summary.nodes[0].reasons]
+    assert shown and not any("correctable errors" in reason and "uncorrectable" not in reason for reason in shown)
 
 
 def test_uncorrectable_rows_policy_can_mark_replacement():

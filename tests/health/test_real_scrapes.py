@@ -8,6 +8,7 @@ import pytest
 from django.urls import reverse
 
 from clusters.health.ingest import service as services
+from clusters.health.readers import reason_texts
 from clusters.health.readers.exposition import parse
 from clusters.health.readers.prometheus import ParseError
 from clusters.health.readers.summary import summarize
@@ -90,7 +91,8 @@ def test_efa_scrape_with_curl_meter_and_trailer():
         "thermal_violations", "ecc_dbe", "power_violations", "missing_gpus",
         # an older EFA exporter: three counters it does not export read "not collected", not zero
         "efa_retrans_timeout", "efa_unresponsive_remote", "efa_impaired_remote"}
-    assert summary.nodes[0].reasons == ["no DCGM series for this node: is dcgm-exporter running?"]
+    assert summary.nodes[0].reasons == [{"code": "health.no_dcgm_series", "params": {}}]  # read in each language
+    assert reason_texts.shown(summary.nodes[0].reasons[0]) == "no DCGM series for this node: is dcgm-exporter running?"
 
 
 def test_streamed_file_reads_like_the_text():

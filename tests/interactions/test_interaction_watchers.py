@@ -60,9 +60,24 @@ def test_a_change_on_the_edit_page_reaches_every_watcher_but_its_author(client, 
     got = _sent()
     assert set(got) == {"lead_a2@example.com", "customer_a@example.com"}  # not the author, the address-less, the gone
     for body in got.values():
-        assert "Status change: Open → Resolved" in body[0] and "Severity: normal → high" in body[0]
+        assert "Status change: Open → Resolved" in body[0] and "Severity: Normal → High" in body[0]
         assert "EFA missing on p5" in body[0] and f"/interactions/{item.pk}/" in body[0]
     assert NotificationDelivery.objects.filter(channel="watcher", status="sent").count() == 2
+
+
+def test_each_watcher_reads_the_change_in_their_own_language(client, world, people):
+    people["lead"].language = "ja"
+    people["lead"].save(update_fields=["language"])
+    item = _watched(world, people)
+    client.force_login(world.lead_a)  # the author reads English; the lines are each watcher's
+    _edit(client, world, item, status="resolved", severity="high")
+    url = reverse("interactions:interaction_comment", kwargs={"pk": item.pk})
+    assert client.post(url, {"body": "Please run nccl-tests"}).status_code == 302
+    got = _sent()
+    japanese, english = "\n".join(got["lead_a2@example.com"]), "\n".join(got["customer_a@example.com"])
+    assert "Status change" not in japanese and "Severity:" not in japanese and "commented:" not in japanese
+    assert "重大度: " in japanese and "さんのコメント: Please run nccl-tests" in japanese
+    assert "Status change: Open → Resolved" in english and "commented: Please run nccl-tests" in english
 
 
 def test_internal_comments_reach_only_watchers_who_see_internal_entries(client, world, people):

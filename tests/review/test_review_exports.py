@@ -251,22 +251,39 @@ def test_the_waterfall_draws_each_step_and_its_loss():
                for s in pdf_charts.waterfall("GPU-hours", [("Reserved", 0)], []).contents)
 
 
-def test_a_step_of_nothing_is_not_drawn_as_a_full_bar():
-    """Reserved 3,840 and held 0: "Held" has no filled bar, its loss is an outline and its "0" sits at the axis,
-    not on top of a full-height red bar."""
+def test_a_step_of_nothing_is_drawn_as_nothing_with_labels_at_the_axis():
+    """Reserved 3,840 and held 0: the drawing has one shape, the reserved bar. "Held" draws no rectangle of any
+    height (neither a bar nor a red outline as tall as the reserved one): its "0" and "not held" are labels at
+    the axis. A later step of nothing after nothing says no loss at all."""
     from reportlab.graphics.shapes import Rect
 
     from portal.core import pdf_charts
 
     drawing = pdf_charts.waterfall("GPU-hours", [("Reserved", 3840), ("Held", 0), ("Healthy", 0), ("Busy", 0)],
                                    ["not held", "not healthy", "idle"])
-    bars = [s for s in drawing.contents if isinstance(s, Rect)]
-    filled = [b for b in bars if b.fillColor is not None and b.height > 0]
-    assert len(filled) == 1 and filled[0].height == bars[0].height  # the reserved bar alone
-    loss = next(b for b in bars if b.height > 0 and b is not bars[0])
-    assert loss.fillColor is None and loss.strokeColor is not None
-    zero = next(s for s in drawing.contents if getattr(s, "text", None) == "0")
-    assert zero.y < bars[0].y + 10  # printed at the axis
+    rects = [s for s in drawing.contents if isinstance(s, Rect)]
+    assert len(rects) == 1 and rects[0].fillColor is not None  # the reserved bar alone, no outline above "Held"
+    reserved = rects[0]
+    assert max(r.height for r in rects) == reserved.height and reserved.height > 50
+    texts = {s.text: s for s in drawing.contents if getattr(s, "text", None)}
+    zeros = [s for s in drawing.contents if getattr(s, "text", None) == "0"]
+    assert len(zeros) == 3 and all(z.y < reserved.y + 10 for z in zeros)  # each "0" at the axis
+    assert texts["not held"].y < reserved.y + 20  # the loss in words, at the axis, not atop a red bar
+    assert "not healthy" not in texts and "idle" not in texts  # nothing was left to lose
+
+
+def test_the_review_pdfs_waterfall_with_nothing_held_has_no_tall_shape_but_the_reserved_bar():
+    """The review's chart as the PDF draws it (``portal.review.exports``), for a program that held nothing."""
+    from reportlab.graphics.shapes import Drawing, Rect
+
+    from portal.review import exports
+
+    figures = {"capacity": {"program": {"reserved": 3840.0, "held": 0.0, "healthy": 0.0, "busy": 0.0}}}
+    grid, _heat = exports.chart_flowables(figures)
+    drawings = [cell for row in grid._cellvalues for cell in row if isinstance(cell, Drawing)]
+    waterfall = next(d for d in drawings if any(getattr(s, "text", "") == "not held" for s in d.contents))
+    tall = [r for r in waterfall.contents if isinstance(r, Rect) and r.height > 1]
+    assert len(tall) == 1
 
 
 def test_an_empty_chart_says_so():

@@ -12,9 +12,11 @@ from django.utils.translation import gettext
 from portal.core import access, submissions, timeline, versions
 from portal.core.choices import TimelineKind
 from portal.core.generic import ObjectActionView, ObjectEditView, ObjectListView, ObjectView
+from portal.core.stored_text import message
 from workloads.enablement.filtersets import EnablementSessionFilterSet
 from workloads.enablement.forms import AttendanceForm, EnablementSessionForm
 from workloads.enablement.models import EnablementAttendance, EnablementSession
+from workloads.enablement.timeline_texts import SESSION
 
 
 def with_scores(qs):
@@ -106,7 +108,7 @@ class EnablementEditView(ObjectEditView):
             obj.audience.set(form.audience_with_fixed())
             for org in chosen:
                 if org.pk not in before:
-                    timeline.record(org, TimelineKind.ENABLEMENT, f"{obj.get_kind_display()}: {obj.topic}",
+                    timeline.record(org, TimelineKind.ENABLEMENT, message(SESSION, kind=obj.kind, topic=obj.topic),
                                     source=obj, actor=user)
             self.object = obj
             submissions.record(self.request, obj)

@@ -3,16 +3,18 @@ from __future__ import annotations
 
 import re
 from datetime import timedelta
+from functools import cache
 
 from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.core.validators import RegexValidator
 from django.db import models
 from django.urls import reverse
-from django.utils import timezone
-from django.utils.translation import gettext
+from django.utils import timezone, translation
+from django.utils.translation import gettext, pgettext
 from django.utils.translation import gettext_lazy as _
 
+from portal.core import stored_text
 from portal.core.choices import OPEN_STATUSES, InteractionStatus, Severity, Visibility
 from portal.core.jobs.models import Job
 from portal.core.querysets import RestrictedQuerySet
@@ -177,6 +179,10 @@ class InteractionComment(models.Model):
     body = models.TextField(blank=True)
     old_value = models.CharField(max_length=200, blank=True)
     new_value = models.CharField(max_length=200, blank=True)
+    # A body the portal wrote itself, as a code with parameters (portal/core/stored_text.py), so each reader reads it
+    # in their language; ``body`` keeps its English (API, e-mails). Empty for people's comments and older rows.
+    body_code = models.CharField(max_length=64, blank=True)
+    params = models.JSONField(default=dict, blank=True)
     internal = models.BooleanField(default=False, help_text=_("Internal entries are never shown to customers."))
     external_id = models.CharField(max_length=200, blank=True, help_text=_("Identity of a synced AWS communication."))
     created = models.DateTimeField(default=timezone.now)
@@ -194,6 +200,41 @@ class InteractionComment(models.Model):
 
     def __str__(self) -> str:
         return f"{self.get_kind_display()} on {self.interaction_id}"
+
+    @property
+    def shown_body(self) -> str:
+        """The body in the reader's language when the portal wrote it (as stored when a person did)."""
+        return stored_text.render(self.body_code, self.params, self.body)
+
+    @property
+    def shown_old_value(self) -> str:
+        return _shown_value(self.kind, self.old_value)
+
+    @property
+    def shown_new_value(self) -> str:
+        return _shown_value(self.kind, self.new_value)
+
+
+def _shown_value(kind: str, value: str) -> str:
+    """A status the history stored by its English label ("Waiting on AWS"), or an escalation's "team · Requested",
+    in the reader's language; names and anything else as stored."""
+    if not value:
+        return value
+    if kind in (HistoryKind.STATUS, HistoryKind.CREATED):
+        return gettext(value) if value in _status_labels() else value
+    if kind == HistoryKind.ESCALATION and " · " in value:
+        target, _sep, state = value.rpartition(" · ")
+        if state in _ESCALATION_LABELS:
+            return f"{target} · {pgettext('escalation state', state)}"
+    return value
+
+
+@cache
+def _status_labels() -> frozenset[str]:
+    with translation.override("en"):
+        return frozenset(str(label) for label in InteractionStatus.labels)
+
+_ESCALATION_LABELS = frozenset(("Requested", "Accepted", "Answered", "Closed"))
 
 
 class SupportCaseRequest(Job):

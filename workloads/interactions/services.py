@@ -13,7 +13,9 @@ from portal.core.choices import OPEN_STATUSES, InteractionStatus, TimelineKind
 from portal.core.models import EscalationTarget
 from portal.core.notifications import Event, notify
 from portal.core.signals import Hook
+from portal.core.stored_text import Message, message
 from workloads.interactions import hooks, signals, watchers
+from workloads.interactions import timeline_texts as texts
 from workloads.interactions.choices import HistoryKind, InteractionKind
 from workloads.interactions.models import Interaction, InteractionComment, SupportCaseRequest
 
@@ -34,7 +36,7 @@ def _is_responder(user, interaction: Interaction) -> bool:
     return bool(user and getattr(user, "is_authenticated", False) and access.sees_internal(user, interaction.organization_id))
 
 
-def _timeline(interaction: Interaction, title: str, actor, body: str = "") -> None:
+def _timeline(interaction: Interaction, title: Message, actor, body: str = "") -> None:
     timeline.record(
         interaction.organization_id, TimelineKind.INTERACTION, title, source=interaction, body=body,
         visibility=interaction.visibility, severity=interaction.severity,
@@ -54,12 +56,12 @@ def created(interaction: Interaction, actor) -> None:
     """Call inside the transaction that created ``interaction`` (after its tags are saved)."""
     InteractionComment.objects.create(
         interaction=interaction, kind=HistoryKind.CREATED, author=_user(actor),
-        new_value=interaction.get_status_display(), internal=False,
+        new_value=texts.english_label(InteractionStatus(interaction.status).label), internal=False,
     )
     if interaction.status == InteractionStatus.RESOLVED and interaction.resolved_at is None:
         Interaction.objects.filter(pk=interaction.pk).update(resolved_at=interaction.occurred_at)
         signals.written(interaction)
-    _timeline(interaction, f"{interaction.get_kind_display()}: {interaction.summary}", actor)
+    _timeline(interaction, message(texts.LOGGED, kind=interaction.kind, summary=interaction.summary), actor)
     if interaction.severity in ("high", "critical"):
         notify(_event(interaction, "interaction.created",
                       f"New {interaction.severity} interaction at {interaction.organization}: {interaction.summary}",
@@ -72,10 +74,10 @@ def changed(interaction: Interaction, before: dict, actor) -> list[InteractionCo
     now = timezone.now()
     updates: dict = {"last_activity_at": now}
     if before["status"] != interaction.status:
-        old = InteractionStatus(before["status"]).label
         entries.append(InteractionComment(
             interaction=interaction, kind=HistoryKind.STATUS, author=_user(actor),
-            old_value=old, new_value=interaction.get_status_display(),
+            old_value=texts.english_label(InteractionStatus(before["status"]).label),
+            new_value=texts.english_label(InteractionStatus(interaction.status).label),
         ))
         if interaction.status == InteractionStatus.RESOLVED:
             updates["resolved_at"] = now
@@ -83,7 +85,8 @@ def changed(interaction: Interaction, before: dict, actor) -> list[InteractionCo
             updates["resolved_at"] = None
         if interaction.first_response_at is None and _is_responder(actor, interaction):
             updates["first_response_at"] = now
-        _timeline(interaction, f"{interaction.summary}: {old} → {interaction.get_status_display()}", actor)
+        _timeline(interaction, message(texts.STATUS_CHANGED, summary=interaction.summary, before=before["status"],
+                                       after=interaction.status), actor)
         if interaction.kind == InteractionKind.SUPPORT_CASE:
             notify(_event(interaction, "interaction.status",
                           f"Support case at {interaction.organization} is now {interaction.get_status_display()}: "
@@ -97,9 +100,10 @@ def changed(interaction: Interaction, before: dict, actor) -> list[InteractionCo
         ))
     if before["visibility"] != interaction.visibility:
         # The history of a formerly internal interaction stays internal; only later entries are shared.
+        said = message(texts.VISIBILITY_CHANGED, visibility=interaction.visibility)
         entries.append(InteractionComment(
             interaction=interaction, kind=HistoryKind.COMMENT, author=_user(actor), internal=True,
-            body=f"Visibility changed to {interaction.get_visibility_display()}.",
+            body=said.english(), body_code=said.code, params=said.params,
         ))
     if before["severity"] != interaction.severity and interaction.severity in ("high", "critical") \
             and before["severity"] not in ("high", "critical"):
@@ -110,7 +114,8 @@ def changed(interaction: Interaction, before: dict, actor) -> list[InteractionCo
         entry.save()
     told = [watchers.line(entry) for entry in entries]
     if before["severity"] != interaction.severity:
-        told.append((f"Severity: {before['severity']} → {interaction.severity}", interaction.visibility != "shared"))
+        told.append((watchers.said(message(texts.SEVERITY_CHANGED, before=before["severity"],
+                                           after=interaction.severity)), interaction.visibility != "shared"))
     watchers.tell(interaction, told, actor)
     Interaction.objects.filter(pk=interaction.pk).update(**updates)
     for name, value in updates.items():
@@ -133,8 +138,9 @@ def comment(interaction: Interaction, author, body: str, internal: bool) -> Inte
         updates["first_response_at"] = entry.created
         interaction.first_response_at = entry.created
     Interaction.objects.filter(pk=interaction.pk).update(**updates)
-    who = getattr(_user(author), "display_name", "") or "Someone"
-    watchers.tell(interaction, [(f"{who} commented: {body}", entry.internal)], author)
+    who = getattr(_user(author), "display_name", "")
+    said = message(texts.COMMENTED, who=who, body=body) if who else message(texts.SOMEONE_COMMENTED, body=body)
+    watchers.tell(interaction, [(watchers.said(said), entry.internal)], author)
     return entry
 
 

@@ -9,25 +9,47 @@ from __future__ import annotations
 
 import logging
 
+from django.conf import settings
+from django.utils import translation
+
 from portal.core import access, notifications
 from portal.core.notifications import DeliveryRefused, Event
+from portal.core.stored_text import Message
+from workloads.interactions.choices import HistoryKind
 
 CHANNEL = "watcher"
 logger = logging.getLogger(__name__)
 
 
-def line(entry) -> tuple[str, bool]:
+class _Line:
+    """A line written in the active language when it is read (each watcher's, in ``tell``)."""
+
+    def __init__(self, write) -> None:
+        self.write = write
+
+    def __str__(self) -> str:
+        return self.write()
+
+
+def line(entry) -> tuple[_Line, bool]:
     """A history entry as one line of a watcher's e-mail, with whether it is internal."""
-    if entry.old_value or entry.new_value:
-        text = f"{entry.get_kind_display()}: {entry.old_value or '—'} → {entry.new_value or '—'}"
-    else:
-        text = entry.body
-    return text, entry.internal
+    def write() -> str:
+        if entry.old_value or entry.new_value:
+            kind = HistoryKind(entry.kind).label if entry.kind in HistoryKind.values else entry.kind
+            return f"{kind}: {entry.shown_old_value or '—'} → {entry.shown_new_value or '—'}"
+        return entry.shown_body
+    return _Line(write), entry.internal
+
+
+def said(text: Message) -> _Line:
+    """A sentence the portal writes for watchers, as a line in each watcher's language."""
+    return _Line(lambda: str(text))
 
 
 def tell(interaction, lines: list[tuple[str, bool]], actor) -> list[int]:
-    """Queue the ``lines`` (text, internal) each watcher may read, as one e-mail per watcher; returns the
-    delivery ids. Call inside the transaction that wrote the change. Never raises."""
+    """Queue the ``lines`` (text, internal) each watcher may read, as one e-mail per watcher, written in the
+    watcher's language (their choice, else the program's default); returns the delivery ids. Call inside the
+    transaction that wrote the change. Never raises."""
     try:
         if not lines:
             return []
@@ -37,7 +59,8 @@ def tell(interaction, lines: list[tuple[str, bool]], actor) -> list[int]:
             if watcher.pk == actor_id or not watcher.is_active or not access.can(watcher, access.VIEW, interaction):
                 continue
             sees_internal = access.sees_internal(watcher, interaction.organization_id)
-            readable = [text for text, internal in lines if sees_internal or not internal]
+            with translation.override(watcher.language or settings.LANGUAGE_CODE):
+                readable = [str(text) for text, internal in lines if sees_internal or not internal]
             if not readable:
                 continue
             event = Event(kind="interaction.watched", title=f"{interaction.summary}: {readable[0]}"[:300],

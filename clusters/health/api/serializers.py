@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from django.conf import settings
 from django.core.exceptions import ValidationError as DjangoValidationError
+from django.utils import translation
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
@@ -19,7 +20,7 @@ from clusters.health.models import (
     ValidationRun,
     check_same_organization,
 )
-from clusters.health.readers import nccl
+from clusters.health.readers import nccl, reason_texts
 from clusters.health.validation import service as validation
 from clusters.models import Cluster
 from portal.core import access
@@ -47,10 +48,17 @@ class HealthPushSerializer(serializers.ModelSerializer):
 
 
 class NodeHealthSerializer(serializers.ModelSerializer):
+    reasons = serializers.SerializerMethodField(help_text="Why the node has its verdict, in English, one line each.")
+
     class Meta:
         model = NodeHealth
         fields = ["hostname", "verdict", "reasons", "expected_gpus", "gpus_seen", "missing_gpus", "efa_devices_seen",
                   "model", "cluster", "seen_at"]
+
+    def get_reasons(self, node) -> list[str]:
+        """The stored reasons (codes with parameters, or an older row's English) as English lines."""
+        with translation.override("en"):
+            return [reason_texts.shown(r) for r in node.reasons or []]
 
 
 class HealthReportDetailSerializer(HealthReportSerializer):

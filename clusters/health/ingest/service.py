@@ -21,6 +21,7 @@ from clusters.health import current
 from clusters.health.choices import RunVerdict
 from clusters.health.faults import service as faults
 from clusters.health.faults import stalls
+from clusters.health.ingest import timeline_texts as texts
 from clusters.health.models import (
     ClusterHealthConfig,
     ClusterHealthState,
@@ -37,6 +38,7 @@ from clusters.models import Cluster
 from portal.core import instance_types, timeline
 from portal.core.choices import VERDICT_RANK, Severity, Visibility
 from portal.core.notifications import Event, notify
+from portal.core.stored_text import message
 
 logger = logging.getLogger(__name__)
 
@@ -192,13 +194,10 @@ def ingest(cluster, text: str | bytes | Scrape, source: str, *, received_at=None
 
 def _announce(cluster, report: HealthReport, new_critical: list) -> None:
     """One timeline entry and one notification for the critical faults first seen in this report."""
-    first = new_critical[0]
-    more = f" and {len(new_critical) - 1} more" if len(new_critical) > 1 else ""
-    title = f"{cluster.name}: {first.hostname or 'cluster'} {first.meaning}{more}"
-    body = "\n".join(f"{f.hostname or 'cluster'} {'GPU ' + f.gpu if f.gpu else f.device or 'node'}: {f.meaning} — "
-                     f"{f.action}" for f in new_critical[:50])
+    said, told = texts.found(cluster, new_critical)
+    title, body = said.english(), told.english()  # the notification's words; the entry is read in each language
     url = reverse("health:cluster_health", kwargs={"pk": cluster.pk})
-    timeline.record(cluster.organization_id, "fault", title, body=body, visibility=Visibility.SHARED,
+    timeline.record(cluster.organization_id, "fault", said, body=told, visibility=Visibility.SHARED,
                     severity=Severity.CRITICAL, tags=["health", cluster.name], url=url, occurred_at=report.received_at)
     event = Event(kind="health_fault", title=title, organization_id=cluster.organization_id, severity=Severity.CRITICAL,
                   body=body, url=url, extra={"cluster": cluster.pk, "report": report.pk,
@@ -249,11 +248,10 @@ RUN_SEVERITY = {RunVerdict.PASS: "", RunVerdict.NONE: "", RunVerdict.WARN: Sever
 def after_validation(run: ValidationRun, user=None) -> None:
     """Timeline entry for a run (inside the saving transaction)."""
     cluster = run.cluster
-    word = {RunVerdict.PASS: "passed", RunVerdict.WARN: "passed with warnings", RunVerdict.FAIL: "failed",
-            RunVerdict.NONE: "stored, not judged"}[run.verdict]
     tool = "Neuron" if run.result.get("tool") == "nccom-test" else "NCCL"
     timeline.record(
-        cluster.organization_id, "validation", f"{cluster.name}: {tool} {run.collective} validation {word}",
+        cluster.organization_id, "validation",
+        message(texts.RUN_ENDED[run.verdict], cluster=cluster.name, tool=tool, collective=run.collective),
         source=run, body=run.diagnosis, visibility=Visibility.SHARED,
         severity=RUN_SEVERITY[run.verdict], tags=["nccl", cluster.name], actor=user,
     )

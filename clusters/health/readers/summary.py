@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
 
-from clusters.health.readers import baselines
+from clusters.health.readers import baselines, reason_texts
 from clusters.health.readers import xid as xids
 from clusters.health.readers.exposition import parse
 from clusters.health.readers.prometheus import EFA_FIELDS, EfaReading, GpuReading, Scrape
@@ -21,6 +21,7 @@ from clusters.health.readers.thresholds import EFA_THRESHOLDS, THRESHOLDS, excee
 from portal.core import instance_types
 from portal.core.choices import VERDICT_RANK as _RANK
 from portal.core.choices import VERDICTS
+from portal.core.stored_text import message
 
 HEALTHY, DEGRADED, RESET_GPU, REBOOT, REPLACE = VERDICTS
 _FROM_CONSEQUENCE = {
@@ -300,13 +301,13 @@ class _Judge:
         if gpus:
             self._gpus(host, gpus)
         elif expected:
-            node.reasons.append("no DCGM series for this node: is dcgm-exporter running?")
+            node.reasons.append(message(reason_texts.NO_DCGM).as_json())
         if efa:
             self._efa(host, efa, node)
         for fault in self.faults[first:]:
             node.verdict = worse(node.verdict, fault.verdict)
             if fault.severity != xids.INFO:
-                node.reasons.append(fault.reason)
+                node.reasons.append(reason_texts.reason(fault).as_json())
         return node
 
     def _other_hardware(self, host: str, model: str, has_gpus: bool) -> str | None:

@@ -23,7 +23,7 @@ from django.conf import settings
 from django.core.exceptions import PermissionDenied
 from django.db import IntegrityError, transaction
 from django.urls import reverse
-from django.utils import timezone
+from django.utils import timezone, translation
 from django.utils.translation import gettext
 
 from clusters.choices import ClusterState, Orchestrator
@@ -32,6 +32,7 @@ from clusters.health.ingest import service as services
 from clusters.health.models import NodeHealth, ValidationJob, ValidationRun
 from clusters.health.readers import nccl
 from clusters.health.validation import agent, headnode, pairwise, slurm_names
+from clusters.health.validation import timeline_texts as texts
 from clusters.health.validation.slurm import (  # noqa: F401 - part of this module's names
     DONE,
     POLL,
@@ -53,6 +54,8 @@ from portal.core.choices import Severity, Visibility
 from portal.core.jobs import IllegalTransition, registry
 from portal.core.jobs.runner import Runner
 from portal.core.signals import Hook
+from portal.core.stored_text import Message, message
+from portal.core.templatetags.portal_display import when
 
 logger = logging.getLogger(__name__)
 
@@ -179,7 +182,7 @@ def start(cluster, *, actor=None, collectives=("all_reduce",), nodes=(), pairwis
                 nccl_version=nccl_version, ofi_version=ofi_version, upload_base=base,
                 deadline=timezone.now() + timedelta(hours=settings.VALIDATION_TOKEN_HOURS))
             job.cluster = cluster
-            _record(job, f"{cluster.name}: NCCL validation ({job.what}) started", actor=actor)
+            _record(job, message(texts.STARTED, cluster=cluster.name, what=texts.what(job)), actor=actor)
             transaction.on_commit(lambda: dispatch(job))
     except IntegrityError:  # the same key raced in on SQLite (no advisory lock): the first one stands
         return ValidationJob.objects.get(cluster=cluster, key=key), False
@@ -306,10 +309,14 @@ def fail(job: ValidationJob, error: str, reason: str, state: str = JobState.FAIL
         job.refresh_from_db(fields=["state"])
         if job.state not in JOB_OPEN:
             return DONE
-        words = " ".join(filter(None, [provider_errors.validation_failure(reason), words]))
+        extra = words  # the timeline entry keeps the reason as a code, read in each reader's language
+        with translation.override("en"):  # the job keeps English; its page writes it in the reader's (shown_summary)
+            words = " ".join(filter(None, [provider_errors.validation_failure(reason), words]))
         job.transition(state, error=error[:5000], failure_reason=reason, summary=words)
-        _record(job, f"{job.cluster.name}: NCCL validation {'timed out' if state == JobState.TIMED_OUT else 'failed'}",
-                body=words, severity=Severity.HIGH)
+        said = message(texts.FAILURE_WITH, reason=reason, words=extra) if extra else message(texts.FAILURE,
+                                                                                             reason=reason)
+        _record(job, message(texts.TIMED_OUT if state == JobState.TIMED_OUT else texts.FAILED, cluster=job.cluster.name),
+                body=said, severity=Severity.HIGH)
     return DONE
 
 
@@ -319,7 +326,7 @@ def shown_error(job: ValidationJob, user) -> str:
         return ""
     if access.sees_internal(user, job.cluster.organization_id):
         return job.error
-    return job.summary or provider_errors.validation_failure(job.failure_reason)  # fail() wrote the words there
+    return shown_summary(job) or provider_errors.validation_failure(job.failure_reason)  # fail() wrote the words
 
 
 # --- what the job posts ---------------------------------------------------------------------------------
@@ -398,6 +405,7 @@ def _finish(job: ValidationJob) -> None:
         sweep = sweep_of(job)
         verdict = RunVerdict.FAIL if sweep.slow_nodes else (RunVerdict.WARN if sweep.outliers else RunVerdict.PASS)
         summary = sweep.note if not sweep.slow_nodes else f"Slow node: {', '.join(sweep.slow_nodes)}. {sweep.note}."
+        said = findings(job, sweep=sweep)
         slow = sweep.slow_nodes
     else:
         runs = list(ValidationRun.objects.filter(job=job).order_by("pk"))
@@ -405,15 +413,46 @@ def _finish(job: ValidationJob) -> None:
         summary = "; ".join(f"{r.collective}: {r.get_verdict_display().lower()}, plateau "
                             f"{r.plateau_busbw or 0:.1f} GB/s" + (f" (expected {r.expected_busbw:.0f})"
                                                                   if r.expected_busbw else "") for r in runs)
+        said = findings(job, runs=runs)
         slow = []
     job.transition(JobState.DONE, verdict=verdict, summary=summary[:4000], slow_nodes=slow)
-    word = {RunVerdict.PASS: "passed", RunVerdict.WARN: "passed with warnings", RunVerdict.FAIL: "failed",
-            RunVerdict.NONE: "finished, not judged"}[verdict]
-    _record(job, f"{job.cluster.name}: NCCL validation ({job.what}) {word}", body=summary,
+    _record(job, message(texts.ENDED[verdict], cluster=job.cluster.name, what=texts.what(job)), body=said,
             severity=services.RUN_SEVERITY[verdict])
 
 
-def _record(job: ValidationJob, title: str, *, body: str = "", severity: str = "", actor=None) -> None:
+def findings(job: ValidationJob, *, sweep: pairwise.Sweep | None = None, runs: list | None = None) -> Message:
+    """What a finished job found, as a message: the sweep's slow node or pairs, or each collective's verdict and
+    plateau (``runs``: its runs, read when not given)."""
+    if job.mode == ValidationMode.PAIRWISE:
+        sweep = sweep or sweep_of(job)
+        found = texts.sweep_note(sweep, pairwise.OUTLIER_BELOW)
+        return found if not sweep.slow_nodes else message(texts.SLOW_NODE, nodes=sweep.slow_nodes, note=found)
+    if runs is None:
+        runs = list(ValidationRun.objects.filter(job=job).order_by("pk"))
+    return message(texts.FINDINGS, lines=[
+        message(texts.COLLECTIVE_EXPECTED, collective=r.collective, verdict=r.verdict, busbw=r.plateau_busbw or 0,
+                expected=round(r.expected_busbw)) if r.expected_busbw else
+        message(texts.COLLECTIVE, collective=r.collective, verdict=r.verdict, busbw=r.plateau_busbw or 0)
+        for r in runs])
+
+
+def shown_summary(job: ValidationJob, *, sweep: pairwise.Sweep | None = None, runs: list | None = None) -> str:
+    """The job's summary in the reader's language: a finished job's findings and a failed one's reason are written
+    from its facts; what the job keeps in other words (a cancellation's, Slurm's) is shown as stored."""
+    if job.state == JobState.DONE and job.verdict:
+        return str(findings(job, sweep=sweep, runs=runs))
+    if job.failure_reason and job.state in (JobState.FAILED, JobState.TIMED_OUT):
+        with translation.override("en"):
+            reason = str(provider_errors.validation_failure(job.failure_reason))
+        if job.summary == reason or job.summary.startswith(reason + " "):
+            words = job.summary[len(reason):].strip()
+            said = (message(texts.FAILURE_WITH, reason=job.failure_reason, words=words) if words
+                    else message(texts.FAILURE, reason=job.failure_reason))
+            return str(said)
+    return job.summary
+
+
+def _record(job: ValidationJob, title: Message, *, body: Message | str = "", severity: str = "", actor=None) -> None:
     timeline.record(job.cluster.organization_id, "validation", title, source=job, body=body,
                     visibility=Visibility.SHARED, severity=severity, tags=["nccl", job.cluster.name], actor=actor)
 
@@ -460,7 +499,7 @@ def _cancel(job: ValidationJob, actor, summary: str) -> ValidationJob:
             job.refresh_from_db(fields=["state"])
             raise Refused(f"Validation {job.pk} is already {job.get_state_display().lower()}: nothing to cancel.") \
                 from exc
-        _record(job, f"{job.cluster.name}: NCCL validation ({job.what}) cancelled", actor=actor)
+        _record(job, message(texts.CANCELLED, cluster=job.cluster.name, what=texts.what(job)), actor=actor)
         transaction.on_commit(lambda: dispatch_scancel(job))
     return job
 
@@ -477,12 +516,12 @@ def time_out() -> int:
     for job in ValidationJob.objects.filter(state__in=JOB_OPEN, deadline__lt=timezone.now()).select_related("cluster"):
         got = f"{len(job.received)} of {len(job.expected)} outputs received"
         if job.state == JobState.SUBMITTED:
-            why = (f"Slurm job {job.slurm_job_id} was submitted at {job.submitted_at:%Y-%m-%d %H:%M} UTC and did not "
+            why = (f"Slurm job {job.slurm_job_id} was submitted at {when(job.submitted_at, True)} and did not "
                    f"post its results within {settings.VALIDATION_TIMEOUT_MINUTES} minutes ({got}).")
             slurm = slurm_state(job)
             why = f"{why} {slurm.sentence}" if slurm else why
         else:
-            why = f"The job was never submitted to the cluster before {job.deadline:%Y-%m-%d %H:%M} UTC ({got})."
+            why = f"The job was never submitted to the cluster before {when(job.deadline, True)} ({got})."
             slurm = None
         fail(job, why, "no_report", state=JobState.TIMED_OUT, words=slurm.words if slurm else "")
         timed_out += 1

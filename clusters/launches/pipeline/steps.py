@@ -26,6 +26,7 @@ from clusters.models import Cluster, LaunchJob, Stack, StackEvent, StateChanged
 from portal.core.aws import AwsError
 from portal.core.jobs import IllegalTransition
 from portal.core.jobs.runner import DONE, POLL, Runner
+from portal.core.templatetags.portal_display import when
 
 logger = logging.getLogger(__name__)
 
@@ -69,7 +70,7 @@ def deadline_message(job: LaunchJob) -> str:
     took = timezone.now() - job.created
     minutes = int(took.total_seconds() // 60)
     return (f"The {job.get_kind_display().lower()} job did not finish within its deadline "
-            f"({job.deadline:%Y-%m-%d %H:%M} UTC, {minutes} minutes after it was requested).")
+            f"({when(job.deadline, True)}, {minutes} minutes after it was requested).")
 
 
 class LaunchRunner(Runner):

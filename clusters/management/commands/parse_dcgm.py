@@ -6,6 +6,7 @@ import json
 
 from django.core.management.base import BaseCommand, CommandError
 
+from clusters.health.readers import reason_texts
 from clusters.health.readers.prometheus import ParseError
 from clusters.health.readers.summary import summarize
 from clusters.management.commands._input import read_input
@@ -44,4 +45,4 @@ class Command(BaseCommand):
             self.stdout.write(f"{node.hostname}: {node.verdict} ({node.model or 'model not labelled'}, "
                               f"{node.gpus_seen} GPUs, {efa})")
             for reason in node.reasons:
-                self.stdout.write(f"  - {reason}")
+                self.stdout.write(f"  - {reason_texts.shown(reason)}")

@@ -20,6 +20,7 @@ from django.utils.formats import get_format
 from django.utils.translation import get_language, gettext
 
 from portal.core import choices as portal_choices
+from portal.core import stored_text
 
 register = template.Library()
 
@@ -155,14 +156,38 @@ def stored_words(value) -> str:
     """Text the portal wrote itself and stored in English (a fault's meaning and advice from the XID table), in
     the reader's language where the catalogue has it, as it is otherwise; '' for nothing. An XID fault's meaning
     is stored behind its code ("XID 79: GPU has fallen off the bus"): the code stays, the words are translated."""
+    if isinstance(value, dict) and "code" in value:  # a sentence stored as a code (portal/core/stored_text.py)
+        return stored_text.render(value["code"], value.get("params") or {}, value.get("text", ""))
     text = "" if value is None else str(value)
     coded = _XID_CODED.match(text)
     if coded:
-        return f"{coded.group(1)}{gettext(coded.group(2))}"
+        return f"{coded.group(1)}{stored_words(coded.group(2))}"
+    efa = _EFA_SEEN.match(text)
+    if efa:
+        return gettext("%(seen)s of %(expected)s EFA devices reported") % {
+            "seen": grouped(efa.group(1)), "expected": grouped(efa.group(2))}
+    grew = _GREW.match(text)
+    if grew:
+        return gettext("%(counter)s grew by %(grown)s since the last report") % {
+            "counter": grew.group(1), "grown": _measure(grew.group(2))}
     return gettext(text) if text else ""
 
 
 _XID_CODED = re.compile(r"^(XID \d+: )(.+)$", re.DOTALL)
+# Faults whose words carry a value, stored in English by ingestion (clusters/health/readers/summary.py): the
+# value is kept and written as the reader's language writes numbers.
+_EFA_SEEN = re.compile(r"^(\d+) of (\d+) EFA devices reported$")
+_GREW = re.compile(r"^([a-z_]+) grew by ([0-9.e+-]+) since the last report$")
+
+
+def _measure(text: str) -> str:
+    """A stored reading ("1234", "2.5", "1e+06") grouped for the reader, its decimals kept (up to three)."""
+    try:
+        value = float(text)
+    except ValueError:
+        return text
+    places = 0 if value.is_integer() else min(3, len(repr(value).split(".")[-1]))
+    return grouped(value, places)
 
 
 @register.filter

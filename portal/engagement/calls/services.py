@@ -25,7 +25,9 @@ from clusters.accounting import requests as reservation_requests
 from portal.core import notifications, timeline
 from portal.core.choices import TimelineKind
 from portal.core.models import Cycle, Membership, active_cycle
+from portal.core.stored_text import Message, message
 from portal.engagement.calls import lines, offerings, prefill
+from portal.engagement.calls import timeline_texts as texts
 from portal.engagement.calls.choices import ApplicationStatus, CallStatus
 from portal.engagement.calls.models import Application, ApplicationVersion, Call, ReviewAssignment
 from workloads.models import InstanceQuota
@@ -71,7 +73,7 @@ def start_application(call: Call, organization, user) -> Application:
         application.requested = [r for r in prefill.initial_fields(record).get("requested", []) if r["weeks"]]
         application._history_user = user
         application.save()
-        timeline.record(organization, TimelineKind.NOTE, gettext("Application to %(call)s started") % {"call": call},
+        timeline.record(organization, TimelineKind.NOTE, message(texts.STARTED, call=call.title),
                         source=application, visibility="shared", actor=user)
     return application
 
@@ -107,8 +109,7 @@ def submit(application: Application, user) -> ApplicationVersion:
         application._change_reason = f"Submitted as version {number}"
         application.save(update_fields=["status", "reopened_by", "updated"])
         timeline.record(application.organization_id, TimelineKind.NOTE,
-                        gettext("Application to %(call)s submitted (version %(number)s)")
-                        % {"call": application.call, "number": number},
+                        message(texts.SUBMITTED, call=application.call.title, number=number),
                         source=application, visibility="shared", actor=user)
     return version
 
@@ -290,12 +291,11 @@ def _decide(application: Application, rows: list[dict], user, note: str) -> None
                     visibility="shared", actor=user)
 
 
-def _decision_title(application: Application) -> str:
+def _decision_title(application: Application) -> Message:
+    """The decision's title: stored as a code on the timeline, told in the applicant's language (``str``)."""
     if application.status == ApplicationStatus.AWARDED:
-        return gettext("%(call)s: awarded %(hours)s accelerator-hours for the next cycle") % {
-            "call": application.call.title, "hours": f"{lines.total_hours(application.awarded):,}"}
-    return gettext("%(call)s: not awarded this time; the reviewers' summary is on the application") % {
-        "call": application.call.title}
+        return message(texts.AWARDED, call=application.call.title, hours=lines.total_hours(application.awarded))
+    return message(texts.NOT_AWARDED, call=application.call.title)
 
 
 def language_of(organization) -> str:
@@ -310,6 +310,7 @@ def _tell(applications: list[Application], call: Call) -> None:
     for application in applications:
         with translation.override(language_of(application.organization)):
             notifications.notify(notifications.Event(
-                kind="call_decision", title=_decision_title(application), organization_id=application.organization_id,
+                kind="call_decision", title=str(_decision_title(application)),
+                organization_id=application.organization_id,
                 url=application.get_absolute_url(), visibility="shared",
                 body="\n".join(summaries(application)) if application.status == ApplicationStatus.DECLINED else ""))

@@ -23,7 +23,9 @@ from django.utils.dateparse import parse_datetime
 from django.utils.html import strip_tags
 
 from portal.core import aws
+from portal.core.stored_text import message
 from workloads.interactions import services
+from workloads.interactions import timeline_texts as texts
 from workloads.interactions.choices import AWS_CASE_STATUS, HistoryKind, SyncStatus
 from workloads.interactions.models import Interaction, InteractionComment
 
@@ -122,7 +124,8 @@ def open_case(interaction_id: int, *, subject: str, body: str, service_code: str
             raise aws.translate(exc) from exc
         interaction.support_case_id, interaction.sync_status, interaction.sync_error = answer["caseId"], "", ""
         interaction.save(update_fields=["support_case_id", "sync_status", "sync_error", "updated"])
+        said = message(texts.CASE_OPENED, case=answer["caseId"], subject=subject[:200])
         InteractionComment.objects.create(interaction=interaction, kind=HistoryKind.COMMENT, internal=True,
-                                          body=f"Opened AWS Support case {answer['caseId']}: {subject[:200]}")
+                                          body=said.english(), body_code=said.code, params=said.params)
     sync_interaction(interaction_id)
     return interaction.support_case_id
