@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from django.conf import settings
 from django.core.exceptions import PermissionDenied as DjangoPermissionDenied
-from django.shortcuts import get_object_or_404
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import status
 from rest_framework.decorators import action as route
@@ -26,6 +25,7 @@ from clusters.health.validation import service as validation
 from clusters.models import Cluster
 from portal.core import submissions
 from portal.core.api.base import PortalReadOnlyViewSet
+from portal.core.generic import get_object
 
 
 class ValidationJobViewSet(PortalReadOnlyViewSet):
@@ -90,11 +90,12 @@ class ValidationTrendView(APIView):
     @extend_schema(parameters=[OpenApiParameter("collective", str, required=False, enum=list(validation.OPERATIONS))],
                    responses={200: ValidationTrendSerializer})
     def get(self, request, cluster_id: int):
-        cluster = get_object_or_404(Cluster.objects.restrict(request.user), pk=cluster_id)
+        cluster = get_object(request, Cluster.objects.all(), pk=cluster_id)
         collective = request.query_params.get("collective") or "all_reduce"
         if collective not in validation.OPERATIONS:
             raise ValidationError({"collective": f"One of {', '.join(validation.OPERATIONS)}."})
-        runs = ValidationRun.objects.restrict(request.user).filter(cluster=cluster)
+        # restrict: the cluster's runs beside it, each under the runs' own rule (an APIView has no ``visible``)
+        runs = ValidationRun.objects.filter(cluster=cluster).restrict(request.user)
         return Response(ValidationTrendSerializer({"cluster": cluster.pk, **validation.trend(runs, collective)}).data)
 
 

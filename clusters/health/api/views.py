@@ -44,6 +44,7 @@ from clusters.models import Cluster
 from portal.core import access, aws
 from portal.core.api.base import PortalModelViewSet, PortalReadOnlyViewSet, PortalUpdateMixin
 from portal.core.api.parsers import DepthLimitedJSONParser
+from portal.core.generic import get_object
 
 logger = logging.getLogger(__name__)
 
@@ -198,7 +199,7 @@ class RotateTokenView(APIView):
 
     @extend_schema(request=None, responses={201: TokenSerializer})
     def post(self, request, cluster_id: int):
-        cluster = get_object_or_404(Cluster.objects.restrict(request.user), pk=cluster_id)
+        cluster = get_object(request, Cluster.objects.all(), pk=cluster_id)
         if not access.can_in_organization(request.user, access.CHANGE, ClusterHealthConfig, cluster.organization_id):
             raise PermissionDenied("Only the organization's lead SAs rotate ingestion tokens.")
         access.refuse_archived(cluster)
