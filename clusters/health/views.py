@@ -424,7 +424,7 @@ class ValidationStartView(_ValidationPanel, ObjectActionView):
             job, _created = validation.start(cluster, actor=request.user, collectives=data["collectives"],
                                              nodes=data["nodes"], pairwise_sweep=data["pairwise"],
                                              upload_base=request.build_absolute_uri("/"))
-        except validation.Refused as exc:
+        except validation.ValidationRefused as exc:
             return self.panel(cluster, form, error=str(exc), status=refused)
         submissions.record(request, job, job.get_absolute_url())
         if request.htmx:
@@ -477,7 +477,7 @@ class ValidationCancelView(ObjectActionView):
         pk = job.pk
         try:
             validation.cancel(job, request.user)
-        except validation.Refused as exc:
+        except validation.ValidationRefused as exc:
             if request.htmx:
                 return HttpResponse(str(exc), status=409)
             messages.error(request, str(exc))

@@ -58,7 +58,7 @@ class ValidationJobViewSet(PortalReadOnlyViewSet):
                                             upload_base=request.build_absolute_uri("/"))
         except DjangoPermissionDenied as exc:
             raise PermissionDenied(str(exc)) from exc
-        except validation.Refused as exc:
+        except validation.ValidationRefused as exc:
             raise ValidationError({"detail": str(exc)}) from exc
         job = self.queryset.get(pk=job.pk)
         return Response(ValidationJobSerializer(job, context=self.get_serializer_context()).data,
@@ -76,7 +76,7 @@ class ValidationJobViewSet(PortalReadOnlyViewSet):
             validation.cancel(job, request.user)
         except DjangoPermissionDenied as exc:
             raise PermissionDenied(str(exc)) from exc
-        except validation.Refused as exc:
+        except validation.ValidationRefused as exc:
             return Response({"detail": str(exc)}, status=status.HTTP_409_CONFLICT)
         job = self.queryset.get(pk=job.pk)
         return Response(ValidationJobSerializer(job, context=self.get_serializer_context()).data)
@@ -132,7 +132,7 @@ class ValidationOutputView(APIView):
             if not body.strip():
                 return Response({"detail": "the output is empty"}, status=status.HTTP_400_BAD_REQUEST)
             received = validation.receive(job, part, body)
-        except validation.Rejected as exc:
+        except validation.OutputRejected as exc:
             return Response({"detail": str(exc)}, status=exc.status)
         except services.TooLarge as exc:
             return Response({"detail": str(exc)}, status=status.HTTP_413_REQUEST_ENTITY_TOO_LARGE)
