@@ -96,7 +96,7 @@ def test_push_answers_202_and_stores_the_compressed_body(client, cluster, token,
     assert client.get(status_url, HTTP_AUTHORIZATION=f"Bearer {token}").json()["status"] == "pending"
     report = pushes.process(row.pk)
     row.refresh_from_db()
-    assert (row.status, row.report_id, row.attempts) == ("done", report.pk, 1) and row.body == ""
+    assert (row.status, row.report_id, row.claims) == ("done", report.pk, 1) and row.body == ""
     assert stored_names(settings) == []
     assert client.get(status_url, HTTP_AUTHORIZATION=f"Bearer {token}").json()["report"] == report.pk
     assert pushes.process(row.pk) is None  # a second delivery does nothing
@@ -213,7 +213,7 @@ def test_a_dead_workers_push_is_taken_again_then_given_up(client, cluster, token
     HealthPush.objects.filter(pk=pk).update(lease_until=timezone.now() - timedelta(seconds=1))
     assert pushes.process(pk) is not None
     pk = post(client, cluster, sample(HEALTHY).encode(), token).json()["push"]
-    HealthPush.objects.filter(pk=pk).update(status="processing", attempts=pushes.MAX_ATTEMPTS,
+    HealthPush.objects.filter(pk=pk).update(status="processing", claims=pushes.MAX_CLAIMS,
                                             lease_until=timezone.now() - timedelta(seconds=1))
     assert pushes.process(pk) is None
     row = HealthPush.objects.get(pk=pk)
@@ -350,7 +350,7 @@ def test_a_worker_killed_mid_read_leaves_the_push_to_be_processed_once(client, w
     os.killpg(worker.pid, signal.SIGKILL)  # mid-read: the worker, its pool child, and the open stream
     worker.wait(timeout=30)
     row.refresh_from_db()
-    assert row.status == "processing" and row.attempts == 1 and not HealthReport.objects.exists()
+    assert row.status == "processing" and row.claims == 1 and not HealthReport.objects.exists()
     second = _start_worker(env, log)
     try:
         deadline = time.monotonic() + 180
@@ -360,7 +360,7 @@ def test_a_worker_killed_mid_read_leaves_the_push_to_be_processed_once(client, w
             pushes.sweep()  # beat's job: a push whose lease ran out is sent again
             row.refresh_from_db()
         assert row.status == "done", (row.status, row.error, log.read_text()[-3000:])
-        assert row.attempts == 2 and HealthReport.objects.filter(cluster=cluster).count() == 1
+        assert row.claims == 2 and HealthReport.objects.filter(cluster=cluster).count() == 1
         assert row.report.node_count == 400 and row.body == "" and stored_names(settings) == []
     finally:
         os.killpg(second.pid, signal.SIGTERM)

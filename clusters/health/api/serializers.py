@@ -40,6 +40,8 @@ class HealthPushSerializer(serializers.ModelSerializer):
     """A pushed scrape and where it stands; ``report`` once done, ``error`` when failed or superseded."""
 
     push = serializers.IntegerField(source="pk", read_only=True)
+    # The API's name since it was made; the model calls it ``claims`` (how many times a worker claimed the push).
+    attempts = serializers.IntegerField(source="claims", read_only=True, min_value=0)
 
     class Meta:
         model = HealthPush

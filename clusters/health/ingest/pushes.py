@@ -51,7 +51,7 @@ logger = logging.getLogger(__name__)
 KIND = Hook("health: the pushes' kind of portal.core.jobs", provider="health")
 
 CHUNK = 1 << 20
-MAX_ATTEMPTS = 3
+MAX_CLAIMS = 3
 MAX_DECLARED_NODES = 5000
 
 
@@ -180,9 +180,9 @@ def _delete_bodies(names) -> None:
 
 
 def claim(push_id: int) -> bool:
-    """Take a pending push, or one whose worker's lease ran out (the jobs' claim); each claim counts an attempt."""
+    """Take a pending push, or one whose worker's lease ran out (the jobs' claim); each claim is counted."""
     return HealthPush.claim(push_id, status=PushStatus.PROCESSING, started_at=timezone.now(),
-                            attempts=F("attempts") + 1)
+                            claims=F("claims") + 1)
 
 
 def _finish(push: HealthPush, status: str, *, error: str = "", report=None) -> None:
@@ -197,8 +197,8 @@ def process(push_id: int, outages: int = 0):
     if not claim(push_id):
         return None  # done, superseded, or another delivery holds it
     push = HealthPush.objects.select_related("cluster__organization").get(pk=push_id)
-    if push.attempts > MAX_ATTEMPTS:
-        _finish(push, PushStatus.FAILED, error=f"gave up after {MAX_ATTEMPTS} attempts (the worker stopped each time)")
+    if push.claims > MAX_CLAIMS:
+        _finish(push, PushStatus.FAILED, error=f"gave up after {MAX_CLAIMS} attempts (the worker stopped each time)")
         return None
     try:
         with bodies.open_body(push.body) as stored, gzip.GzipFile(fileobj=stored) as stream:
@@ -220,7 +220,7 @@ def process(push_id: int, outages: int = 0):
 
 
 def _wait_for_storage(push: HealthPush, exc: Exception, outages: int) -> None:
-    """An outage is not the push's fault: put it back to pending (its attempt not counted, since only workers
+    """An outage is not the push's fault: put it back to pending (its claim not counted, since only workers
     that died count) and raise :class:`StorageWait` with the backoff, or fail it once it waited as long as a
     push may (``HEALTH_PUSH_MAX_WAIT_SECONDS``), saying why."""
     waited = (timezone.now() - push.received_at).total_seconds()
@@ -230,7 +230,7 @@ def _wait_for_storage(push: HealthPush, exc: Exception, outages: int) -> None:
         raise StorageWait(0) from None
     base = settings.HEALTH_PUSH_STORAGE_RETRY_SECONDS
     countdown = min(base * 2 ** min(outages, 10), base * 10)
-    HealthPush.release(push.pk, if_open=True, status=PushStatus.PENDING, attempts=F("attempts") - 1,
+    HealthPush.release(push.pk, if_open=True, status=PushStatus.PENDING, claims=F("claims") - 1,
                        started_at=None, dispatched_at=timezone.now(), error=f"waiting for the push storage: {exc}"[:2000])
     raise StorageWait(countdown) from None
 
