@@ -112,11 +112,11 @@ def test_oversize_body_is_refused_without_reading_it_all(settings):
             return b"DCGM_FI_DEV_XID_ERRORS 0\n" * (n // 25)
 
     stream = Endless()
-    with pytest.raises(pushes.TooLarge):
+    with pytest.raises(services.TooLarge):
         pushes.store_body(stream, max_bytes=3 * pushes.CHUNK, gzipped=False)
     assert stream.read_bytes <= 4 * pushes.CHUNK
     gz = io.BytesIO(gzip.compress(b"#" * (40 * pushes.CHUNK)))
-    with pytest.raises(pushes.TooLarge):
+    with pytest.raises(services.TooLarge):
         pushes.store_body(gz, max_bytes=3 * pushes.CHUNK, gzipped=True)
     assert stored_names(settings) == []  # nothing left behind, no multipart upload left open
 

@@ -30,6 +30,7 @@ from clusters.health.api.throttles import ClusterTokenRateThrottle
 from clusters.health.faults import links
 from clusters.health.filtersets import GpuFaultFilterSet, HealthReportFilterSet, ValidationRunFilterSet
 from clusters.health.ingest import bodies, pushes
+from clusters.health.ingest import service as services
 from clusters.health.models import (
     ClusterHealthConfig,
     GpuFault,
@@ -153,7 +154,7 @@ class IngestView(APIView):
         try:
             push = pushes.receive(config.cluster, request._request, max_bytes=max_bytes, gzipped=encoding == "gzip",
                                   scope=scope, declared=declared)
-        except pushes.TooLarge as exc:
+        except services.TooLarge as exc:
             return Response({"detail": str(exc)}, status=status.HTTP_413_REQUEST_ENTITY_TOO_LARGE)
         except bodies.StorageUnavailable as exc:  # nothing was kept: the writer aborted and no row was made
             logger.warning("push of cluster %s refused, storage unavailable: %s", cluster_id, exc)

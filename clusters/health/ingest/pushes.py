@@ -55,10 +55,6 @@ MAX_CLAIMS = 3
 MAX_DECLARED_NODES = 5000
 
 
-class TooLarge(ValueError):
-    """The body is over the configured limit (answered with 413)."""
-
-
 class StorageWait(Exception):
     """The push's body could not be read for a storage outage; the push is pending again and is read after
     ``countdown`` seconds (the task retries; the sweep sends it should that retry be lost)."""
@@ -80,7 +76,9 @@ def parse_scope(scope: str | None, nodes: str | None) -> tuple[str, list[str]]:
 
 
 def store_body(stream, max_bytes: int, gzipped: bool) -> tuple[str, int, int]:
-    """Stream a request body to the push storage as gzip; answer (body name, compressed bytes, text bytes).
+    """Stream a request body to the push storage as gzip; answer (body name, compressed bytes, text bytes). The
+    other reader of a body, ``services.read_body``, keeps it in memory (a validation output); both refuse the same
+    way: ``services.TooLarge`` past ``max_bytes`` of text.
 
     A gzip body is written as it comes and inflated alongside only to count (and refuse a bomb the
     moment it passes ``max_bytes``); a plain body is compressed on the way (level 1: fast, ~5x)."""
@@ -98,7 +96,7 @@ def store_body(stream, max_bytes: int, gzipped: bool) -> tuple[str, int, int]:
                     except zlib.error as exc:
                         raise ParseError(f"the body is not valid gzip: {exc}") from None
                     if total > max_bytes:
-                        raise TooLarge(f"the decompressed body is over {max_bytes:,} bytes")
+                        raise services.TooLarge(f"the decompressed body is over {max_bytes:,} bytes")
                     data = inflater.unconsumed_tail
             if not inflater.eof:
                 raise ParseError("the gzip stream is truncated" if total else "the body is empty")
@@ -107,7 +105,7 @@ def store_body(stream, max_bytes: int, gzipped: bool) -> tuple[str, int, int]:
                 while chunk := (stream.read(CHUNK) if stream is not None else b""):
                     total += len(chunk)
                     if total > max_bytes:
-                        raise TooLarge(f"the body is over {max_bytes:,} bytes")
+                        raise services.TooLarge(f"the body is over {max_bytes:,} bytes")
                     packed.write(chunk)
         if not total:
             raise ParseError("the body is empty")
