@@ -200,11 +200,11 @@ def test_broker_down_keeps_the_push_and_the_sweep_sends_it(client, cluster, toke
     assert row.status == "pending" and row.dispatched_at is None
     private_redis.start()
     app._pool = app.amqp._producer_pool = None
-    assert pushes.sweep() == 1
+    assert pushes.recover() == 1
     row.refresh_from_db()
     assert row.dispatched_at is not None
     assert redis.Redis.from_url(private_redis.url).llen("health") == 1
-    assert pushes.sweep() == 0  # sent recently: not again until HEALTH_PUSH_RESEND_SECONDS
+    assert pushes.recover() == 0  # sent recently: not again until HEALTH_PUSH_RESEND_SECONDS
 
 
 def test_a_dead_workers_push_is_taken_again_then_given_up(client, cluster, token):
@@ -304,7 +304,7 @@ def test_the_sweep_deletes_bodies_a_finished_push_left_and_the_bucket_expires_th
     row = HealthPush.objects.get(pk=post(client, cluster, sample(HEALTHY).encode(), token).json()["push"])
     HealthPush.objects.filter(pk=row.pk).update(status="done")  # finished while the storage was unreachable
     assert stored_names(settings) == [row.body]
-    pushes.sweep()
+    pushes.recover()
     assert stored_names(settings) == [] and HealthPush.objects.get(pk=row.pk).body == ""
     if storage == "s3":
         from portal.core import aws
@@ -357,7 +357,7 @@ def test_a_worker_killed_mid_read_leaves_the_push_to_be_processed_once(client, w
         # Done first, then its body deleted from the store and the name cleared (a step of its own).
         while (row.status != "done" or row.body) and time.monotonic() < deadline:
             time.sleep(0.5)
-            pushes.sweep()  # beat's job: a push whose lease ran out is sent again
+            pushes.recover()  # beat's job: a push whose lease ran out is sent again
             row.refresh_from_db()
         assert row.status == "done", (row.status, row.error, log.read_text()[-3000:])
         assert row.claims == 2 and HealthReport.objects.filter(cluster=cluster).count() == 1

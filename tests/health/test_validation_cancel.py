@@ -187,7 +187,7 @@ def test_a_cancel_racing_the_jobs_finish_leaves_one_final_state_on_postgresql(wo
 
 def timed_out(job) -> ValidationJob:
     ValidationJob.objects.filter(pk=job.pk).update(deadline=timezone.now() - timedelta(seconds=1))
-    assert validation.sweep()[0] == 1
+    assert validation.recover()[0] == 1
     job.refresh_from_db()
     assert (job.state, job.failure_reason) == ("timed_out", "no_report")
     return job

@@ -326,9 +326,9 @@ def test_a_job_that_never_reports_times_out_with_the_reason(world, aws, settings
     job, _ = validation.start(cluster, actor=world.customer_a)
     job = step_until_submitted(job)
     assert job.state == "submitted", job.error
-    assert validation.sweep() == (0, 0)
+    assert validation.recover() == (0, 0)
     ValidationJob.objects.filter(pk=job.pk).update(deadline=timezone.now() - timedelta(seconds=1))
-    assert validation.sweep()[0] == 1
+    assert validation.recover()[0] == 1
     job.refresh_from_db()
     assert (job.state, job.failure_reason) == ("timed_out", "no_report")
     assert f"Slurm job {job.slurm_job_id} was submitted" in job.error and "0 of 1 outputs received" in job.error
@@ -523,10 +523,10 @@ def test_the_sweep_sends_what_the_broker_lost_and_a_send_cut_short_fails_visibly
                                        collectives=["all_reduce"], dispatched_at=None)
     if not settings.REDIS_URL:
         pytest.skip("the sweep sends to the broker (Redis)")
-    assert validation.sweep() == (0, 1)
+    assert validation.recover() == (0, 1)
     job.refresh_from_db()
     assert (job.dispatched, job.attempts) == (True, 1)
-    assert validation.sweep() == (0, 0)  # sent, heartbeat fresh: left alone
+    assert validation.recover() == (0, 0)  # sent, heartbeat fresh: left alone
     # The worker died between writing "submitting" and SSM's answer: whether Slurm got the job is unknown.
     ValidationJob.objects.filter(pk=job.pk).update(target="i-0head", command_id=validation.SUBMITTING)
     assert validation.step(job.pk, 1)[0] == validation.DONE

@@ -242,15 +242,17 @@ def waiting(now) -> Q:
 
 
 def delete_leftover_bodies() -> int:
-    """The bodies finished pushes left behind (the storage was down when they finished): the sweep's part."""
+    """The bodies finished pushes left behind (the storage was down when they finished): the recovery's part."""
     names = list(HealthPush.objects.exclude(body="").exclude(
         status__in=(PushStatus.PENDING, PushStatus.PROCESSING)).values_list("body", flat=True)[:500])
     _delete_bodies(names)
     return len(names)
 
 
-def sweep(now=None) -> int:
-    """The pushes' share of ``portal.core.jobs.sweep`` alone: answers how many it sent."""
+def recover(now=None) -> int:
+    """Recover the pushes alone (their share of the jobs' periodic ``portal.core.jobs.sweep``): send the ones a
+    broker outage left pending or a dead worker held; answers how many it sent. (In health, a "sweep" is the
+    pairwise NCCL run.)"""
     return registry.sweep_kind(KIND.get(), now).sent
 
 

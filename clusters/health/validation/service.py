@@ -508,7 +508,7 @@ def dispatch_scancel(job: ValidationJob) -> bool:
     return jobs.send(CANCEL.get(), job.pk)
 
 
-# --- the sweep's part ----------------------------------------------------------------------------------
+# --- recovery (the jobs' periodic sweep) ----------------------------------------------------------------
 
 def time_out() -> int:
     """Time out the jobs past their deadline with the reason (what Slurm says of a submitted one); answers how many."""
@@ -528,9 +528,10 @@ def time_out() -> int:
     return timed_out
 
 
-def sweep() -> tuple[int, int]:
-    """The validation jobs' share of ``portal.core.jobs.sweep`` alone: time out the jobs past their deadline, send pending
+def recover() -> tuple[int, int]:
+    """Recover the validation jobs alone (their share of the jobs' periodic ``portal.core.jobs.sweep``; not a
+    pairwise sweep, which is a validation's mode): time out the jobs past their deadline, send pending
     jobs the broker lost or whose worker died (no heartbeat for VALIDATION_STUCK_SECONDS, lease run out).
     Returns (timed out, sent)."""
-    swept = registry.sweep_kind(KIND.get())
-    return swept.extra, swept.sent
+    recovered = registry.sweep_kind(KIND.get())
+    return recovered.extra, recovered.sent
