@@ -86,7 +86,7 @@ def process_push(self, push_id: int) -> int | None:
     return report.pk if report else None
 
 
-PUSH = registry.register(registry.Kind(
+PUSH = registry.register(registry.JobKindSpec(
     name="push", model=HealthPush, task=process_push, numbered=False, waiting=pushes.waiting,
     extra=pushes.delete_leftover_bodies, extra_last=True,
 ))
@@ -118,7 +118,7 @@ def cancel_validation(self, job_id: int) -> str:
     return outcome
 
 
-VALIDATION = registry.register(registry.Kind(
+VALIDATION = registry.register(registry.JobKindSpec(
     name="validation", model=ValidationJob, task=run_validation, stuck_setting="VALIDATION_STUCK_SECONDS",
     extra=validation.time_out,
 ))
