@@ -23,7 +23,7 @@ COMMENTED = {
 PINNED = {
     "portal/core/sso/admin_views.py": 3,
     "portal/core/sso/provider_views.py": 1,
-    "portal/engagement/calls/api/views.py": 4,
+    "portal/engagement/calls/api/views.py": 1,
     "portal/review/funder/api/views.py": 1,
     "workloads/interactions/desk/api/views.py": 1,
     "clusters/accounting/api/views.py": 1,
