@@ -42,7 +42,7 @@ def task_for(job: LaunchJob):
     return delete_cluster if job.kind == ClusterJobKind.DELETE else launch_cluster
 
 
-LAUNCH = registry.register(registry.Kind(
+LAUNCH = registry.register(registry.JobKindSpec(
     name="launch", model=LaunchJob, task=task_for, stuck_setting="CLUSTERS_STUCK_SECONDS",
     # a job past its deadline is failed by expire_overdue, not sent again
     only=lambda now: Q(deadline__isnull=True) | Q(deadline__gte=now),

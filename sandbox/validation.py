@@ -28,7 +28,7 @@ def seed(context: dict) -> dict:
     try:
         job, _ = validation.start(cluster, actor=lead.user if lead else None, collectives=["all_reduce", "all_gather"],
                                   key=KEY)
-    except validation.Refused:  # e.g. a HyperPod Slurm cluster whose controller agent has not polled yet
+    except validation.ValidationRefused:  # e.g. a HyperPod Slurm cluster whose controller agent has not polled yet
         return context
     context["validation_job"] = job
     return context

@@ -1,9 +1,11 @@
 """Background work of the health app (routed to the "health" queue by the task name).
 
 Health pushes and validation jobs are kinds of ``portal.core.jobs`` ("push", "validation"), registered here with their
-tasks; the one sweep (``portal.jobs.sweep``) sends what the broker missed, deletes the bodies finished pushes
-left behind and times out validation jobs that never reported. ``sweep_pushes`` and ``sweep_validations``, the
-names the beat schedule used before, still sweep their kind alone."""
+tasks; the jobs' periodic recovery (``portal.jobs.sweep``) sends what the broker missed, deletes the bodies finished
+pushes left behind and times out validation jobs that never reported. ``recover_pushes`` and ``recover_validations``
+recover their kind alone, under the task names the beat schedule used before (``sweep_pushes``,
+``sweep_validations``), kept so a message already queued under them finds its task. (In health, a "sweep" is the
+pairwise NCCL run.)"""
 from __future__ import annotations
 
 import logging
@@ -84,17 +86,17 @@ def process_push(self, push_id: int) -> int | None:
     return report.pk if report else None
 
 
-PUSH = registry.register(registry.Kind(
+PUSH = registry.register(registry.JobKindSpec(
     name="push", model=HealthPush, task=process_push, numbered=False, waiting=pushes.waiting,
     extra=pushes.delete_leftover_bodies, extra_last=True,
 ))
 
 
-@shared_task(name="clusters.health.tasks.sweep_pushes")
-def sweep_pushes() -> int:
+@shared_task(name="clusters.health.tasks.sweep_pushes")  # the registered name before: kept
+def recover_pushes() -> int:
     """The pushes' share of ``portal.jobs.sweep`` alone (the beat schedule's name before that): send the pushes
     left pending by a broker outage, or held by a worker that died."""
-    return pushes.sweep()
+    return pushes.recover()
 
 
 @shared_task(bind=True, name="clusters.health.tasks.run_validation", max_retries=None, acks_late=True)
@@ -116,17 +118,17 @@ def cancel_validation(self, job_id: int) -> str:
     return outcome
 
 
-VALIDATION = registry.register(registry.Kind(
+VALIDATION = registry.register(registry.JobKindSpec(
     name="validation", model=ValidationJob, task=run_validation, stuck_setting="VALIDATION_STUCK_SECONDS",
     extra=validation.time_out,
 ))
 
 
-@shared_task(name="clusters.health.tasks.sweep_validations")
-def sweep_validations() -> int:
+@shared_task(name="clusters.health.tasks.sweep_validations")  # the registered name before: kept
+def recover_validations() -> int:
     """The validation jobs' share of ``portal.jobs.sweep`` alone (the beat schedule's name before that): time out
     validation jobs that never reported; send the ones the broker lost."""
-    timed_out, sent = validation.sweep()
+    timed_out, sent = validation.recover()
     if timed_out or sent:
-        logger.info("validation sweep: %d timed out, %d sent", timed_out, sent)
+        logger.info("validation recovery: %d timed out, %d sent", timed_out, sent)
     return timed_out + sent

@@ -12,11 +12,10 @@ from django.db import transaction
 from django.db.models import Case, Count, IntegerField, Q, Sum, When
 from django.db.models.functions import Coalesce
 from django.http import HttpResponse
-from django.shortcuts import get_object_or_404, redirect, render
+from django.shortcuts import redirect, render
 from django.utils import timezone
 from django.utils.cache import add_never_cache_headers
-from django.utils.translation import gettext
-from django.views import View
+from django.utils.translation import gettext, gettext_lazy
 from django.views.generic import TemplateView
 
 from clusters.choices import ClusterState
@@ -43,9 +42,9 @@ from clusters.health.models import (
 from clusters.health.validation import agent, readiness
 from clusters.health.validation import service as validation
 from clusters.models import Cluster
-from portal.core import access, aws, submissions, versions
+from portal.core import access, aws, generic, submissions, versions
 from portal.core.choices import VERDICT_RANK, VERDICTS
-from portal.core.generic import ObjectView
+from portal.core.generic import ObjectActionView, ObjectPageView, ObjectView, RestrictedQuerysetMixin
 
 log = logging.getLogger(__name__)
 
@@ -95,18 +94,18 @@ class ClusterHealthView(ObjectView):
             ctx["nodes_page"] = Paginator(nodes, NODES_PER_PAGE).get_page(self.request.GET.get("page"))
             ctx["not_reporting"] = current.not_reporting([cluster.pk]).get(cluster.pk, 0)
             ctx["silent_since"] = current.silent_cutoff()
-        ctx["pushes"] = list(HealthPush.objects.restrict(user).filter(cluster=cluster).exclude(status=PushStatus.DONE)
+        ctx["pushes"] = list(self.visible(HealthPush.objects.filter(cluster=cluster)).exclude(status=PushStatus.DONE)
                              .filter(received_at__gte=timezone.now() - timedelta(days=1))[:PUSHES_SHOWN])
-        open_faults = GpuFault.objects.restrict(user).filter(cluster=cluster, cleared_at__isnull=True)
+        open_faults = self.visible(GpuFault.objects.filter(cluster=cluster, cleared_at__isnull=True))
         shown = links.with_remediation(links.with_visible_interaction(open_faults, user), user)
         shown = shown.order_by("-severity_rank", "hostname", "gpu", "kind")
         ctx["faults"] = list(shown[:FAULTS_SHOWN])
         ctx["fault_total"] = open_faults.count() if len(ctx["faults"]) == FAULTS_SHOWN else len(ctx["faults"])
         ctx["trend"] = _trend(cluster)
-        runs = ValidationRun.objects.restrict(user).filter(cluster=cluster).defer("raw_text", "rows", "result")
+        runs = self.visible(ValidationRun.objects.filter(cluster=cluster)).defer("raw_text", "rows", "result")
         ctx["runs"] = list(runs.select_related("uploaded_by")[:10])
         ctx["validated"] = runs.filter(verdict=RunVerdict.PASS).exists()
-        ctx["bandwidth_trend"] = validation_trend(cluster, user)
+        ctx["bandwidth_trend"] = validation.trend(self.visible(ValidationRun.objects.filter(cluster=cluster)))
         org_id = cluster.organization_id
         ctx["can_upload"] = access.can_in_organization(user, access.CHANGE, ValidationRun, org_id)
         ctx["can_configure"] = access.can_in_organization(user, access.CHANGE, ClusterHealthConfig, org_id)
@@ -118,17 +117,19 @@ class ClusterHealthView(ObjectView):
         return ctx
 
 
-class GpuFaultLinkView(View):
+class GpuFaultLinkView(ObjectActionView):
     """Lead SAs: link an open fault to a support interaction of its organization (htmx: answers the
     table cell; otherwise back to the cluster's health page)."""
 
+    queryset = GpuFault.objects.select_related("cluster__organization")
+    action = access.CHANGE
+    refusal = gettext_lazy("Only the organization's lead SAs link faults to interactions.")
     partial_template_name = "health/htmx/fault_interaction.html"
 
-    def post(self, request, pk):
-        faults = GpuFault.objects.restrict(request.user).select_related("cluster__organization")
-        fault = get_object_or_404(links.with_visible_interaction(faults, request.user), pk=pk)
-        if not access.can(request.user, access.CHANGE, fault):
-            raise PermissionDenied(gettext("Only the organization's lead SAs link faults to interactions."))
+    def lookup_queryset(self):
+        return links.with_visible_interaction(self.queryset, self.request.user)
+
+    def act(self, request, fault):
         form = GpuFaultLinkForm(request.POST, instance=fault, user=request.user)
         if form.is_valid():
             links.link(fault, form.cleaned_data["interaction"], request.user)
@@ -144,11 +145,15 @@ class GpuFaultLinkView(View):
         return render(request, "health/gpufault_link.html", context, status=400)
 
 
-def _configurable_cluster(request, pk):
-    cluster = get_object_or_404(Cluster.objects.restrict(request.user).select_related("organization"), pk=pk)
-    if not access.can_in_organization(request.user, access.CHANGE, ClusterHealthConfig, cluster.organization_id):
-        raise PermissionDenied(gettext("Only the organization's lead SAs manage health ingestion."))
-    return cluster
+class _ConfigurableCluster(ObjectPageView):
+    """A cluster whose health ingestion the user manages (lead SAs of its organization): any other is a 403."""
+
+    queryset = Cluster.objects.select_related("organization")
+
+    def refuse(self, cluster):
+        if not access.can_in_organization(self.request.user, access.CHANGE, ClusterHealthConfig,
+                                          cluster.organization_id):
+            raise PermissionDenied(gettext("Only the organization's lead SAs manage health ingestion."))
 
 
 NEW_TOKEN_SESSION_KEY = "health-new-token-{pk}"
@@ -160,14 +165,14 @@ def _settings_form(config):
     return form
 
 
-class ClusterHealthSettingsView(View):
+class ClusterHealthSettingsView(_ConfigurableCluster):
     """Lead SAs: where to pull from (and with which credentials), and the push token. A token just made is
     kept in the session by the rotation and shown by the next GET only, so a refresh never shows it again."""
 
     template_name = "health/cluster_health_settings.html"
 
     def get(self, request, pk):
-        cluster = _configurable_cluster(request, pk)
+        cluster = self.object
         config = services.config_for(cluster)
         new_token = request.session.pop(NEW_TOKEN_SESSION_KEY.format(pk=cluster.pk), None)
         response = render(request, self.template_name, {"cluster": cluster, "config": config, "new_token": new_token,
@@ -176,7 +181,7 @@ class ClusterHealthSettingsView(View):
         return response
 
     def post(self, request, pk):
-        cluster = _configurable_cluster(request, pk)
+        cluster = self.object
         access.refuse_archived(cluster)
         config = services.config_for(cluster)
         form = ClusterHealthConfigForm(request.POST, instance=config)
@@ -197,18 +202,18 @@ class ClusterHealthSettingsView(View):
         return redirect("health:cluster_health_settings", pk=cluster.pk)
 
 
-class RotateTokenView(View):
+class RotateTokenView(_ConfigurableCluster):
     """Lead SAs: a new push token. GET asks for confirmation (rotating cuts off every exporter that uses the
     current token); POST rotates and redirects to the settings page, which shows the token once."""
 
     template_name = "health/rotate_token_confirm.html"
 
     def get(self, request, pk):
-        cluster = _configurable_cluster(request, pk)
+        cluster = self.object
         return render(request, self.template_name, {"cluster": cluster, "config": services.config_for(cluster)})
 
     def post(self, request, pk):
-        cluster = _configurable_cluster(request, pk)
+        cluster = self.object
         access.refuse_archived(cluster)  # a token for an archived cycle's cluster would let it push again
         try:
             token = agent.rotate_token(cluster)
@@ -224,7 +229,7 @@ class RotateTokenView(View):
 
 
 
-class ProgramHealthView(TemplateView):
+class ProgramHealthView(RestrictedQuerysetMixin, TemplateView):
     """The program's clusters, problems first, one page at a time: program managers see the program,
     lead SAs their organizations. Customers use their clusters' pages.
 
@@ -232,6 +237,7 @@ class ProgramHealthView(TemplateView):
     page costs the same at 50 clusters or 5,000: a count, one page of rows, and a few queries on
     that page's ids; the totals are one aggregate."""
 
+    queryset = Cluster.objects.all()
     template_name = "health/program_health.html"
     paginate_by = 50
     FILTER_VERDICTS = (*VERDICTS, NOT_REPORTING, NEVER)
@@ -260,8 +266,7 @@ class ProgramHealthView(TemplateView):
 
     def get_context_data(self, **kwargs):
         ctx = super().get_context_data(**kwargs)
-        user = self.request.user
-        visible = Cluster.objects.restrict(user).exclude(state=ClusterState.DELETED)
+        visible = self.get_queryset().exclude(state=ClusterState.DELETED)
         clusters = self.filtered(visible)
         ordered = (clusters.select_related("organization", "health_state__last_report")
                    .defer("health_state__state", "health_state__totals", "health_state__last_report__summary",
@@ -309,25 +314,24 @@ class ProgramHealthView(TemplateView):
         return ctx
 
 
-class ValidationRunCreateView(View):
+class ValidationRunCreateView(ObjectPageView):
     """Upload nccl-tests output for a cluster (customers and lead SAs of its organization)."""
 
+    queryset = Cluster.objects.select_related("organization")
     template_name = "health/validationrun_form.html"
 
-    def _cluster(self, request, pk):
-        cluster = get_object_or_404(Cluster.objects.restrict(request.user).select_related("organization"), pk=pk)
-        if not access.can_in_organization(request.user, access.CHANGE, ValidationRun, cluster.organization_id):
+    def refuse(self, cluster):
+        if not access.can_in_organization(self.request.user, access.CHANGE, ValidationRun, cluster.organization_id):
             raise PermissionDenied(gettext("You may view this cluster but not upload validation runs for it."))
         access.refuse_archived(cluster)
-        return cluster
 
     def get(self, request, pk):
-        cluster = self._cluster(request, pk)
+        cluster = self.object
         return render(request, self.template_name, {"cluster": cluster, "form": ValidationUploadForm(cluster=cluster)})
 
     @submissions.once
     def post(self, request, pk):
-        cluster = self._cluster(request, pk)
+        cluster = self.object
         form = ValidationUploadForm(request.POST, request.FILES, cluster=cluster)
         if not form.is_valid():
             return render(request, self.template_name, {"cluster": cluster, "form": form})
@@ -365,65 +369,72 @@ class ValidationRunView(ObjectView):
 JOBS_SHOWN = 5
 
 
-def validation_panel_context(request, cluster, form=None, error: str = "") -> dict:
-    user = request.user
-    jobs = list(ValidationJob.objects.restrict(user).filter(cluster=cluster).select_related("requested_by")[:JOBS_SHOWN])
-    for job in jobs:
-        job.shown_error = validation.shown_error(job, user)
-    can_start = validation.may_start(user, cluster)
-    refusal = validation.startable(cluster)
-    if can_start and not refusal and form is None:
-        form = ValidationStartForm(hostnames=validation.known_hosts(cluster))
-    return {"object": cluster, "cluster": cluster, "jobs": jobs, "form": form, "can_start": can_start,
-            "refusal": refusal, "error": error,
-            "open_job": next((j for j in jobs if j.is_open), None)}
-
-
-class ValidationPanelView(View):
-    """The validation panel of a cluster's pages (htmx loads it): start a validation, the latest jobs."""
+class _ValidationPanel:
+    """The validation panel of a cluster's pages: the latest jobs, the start form or why it cannot start."""
 
     template_name = "health/htmx/validation_panel.html"
 
+    def panel(self, cluster, form=None, error: str = "", status: int = 200):
+        return render(self.request, self.template_name, self.panel_context(cluster, form, error), status=status)
+
+    def panel_context(self, cluster, form=None, error: str = "") -> dict:
+        user = self.request.user
+        jobs = list(self.visible(ValidationJob.objects.filter(cluster=cluster)).select_related("requested_by")
+                    [:JOBS_SHOWN])
+        for job in jobs:
+            job.shown_error = validation.shown_error(job, user)
+        can_start = validation.may_start(user, cluster)
+        refusal = validation.startable(cluster)
+        if can_start and not refusal and form is None:
+            form = ValidationStartForm(hostnames=validation.known_hosts(cluster))
+        return {"object": cluster, "cluster": cluster, "jobs": jobs, "form": form, "can_start": can_start,
+                "refusal": refusal, "error": error,
+                "open_job": next((j for j in jobs if j.is_open), None)}
+
+
+class ValidationPanelView(_ValidationPanel, ObjectPageView):
+    """The validation panel of a cluster's pages (htmx loads it): start a validation, the latest jobs."""
+
+    queryset = Cluster.objects.select_related("organization")
+
     def get(self, request, pk):
-        cluster = get_object_or_404(Cluster.objects.restrict(request.user).select_related("organization"), pk=pk)
-        return render(request, self.template_name, validation_panel_context(request, cluster))
+        return self.panel(self.object)
 
 
-class ValidationStartView(View):
+class ValidationStartView(_ValidationPanel, ObjectActionView):
     """Customers and lead SAs of the cluster's organization (and staff): start a validation. Answers the panel
     to htmx, otherwise redirects to the job."""
 
-    template_name = "health/htmx/validation_panel.html"
+    queryset = Cluster.objects.select_related("organization")
+    once = True
 
-    @submissions.once
-    def post(self, request, pk):
-        cluster = get_object_or_404(Cluster.objects.restrict(request.user).select_related("organization"), pk=pk)
-        if not validation.may_start(request.user, cluster):
+    def refuse(self, cluster):
+        if not validation.may_start(self.request.user, cluster):
             raise PermissionDenied(gettext("Only the organization's customers and lead SAs start validations."))
+
+    def act(self, request, cluster):
         form = ValidationStartForm(request.POST, hostnames=validation.known_hosts(cluster))
         # htmx swaps no 4xx answer: a refusal it is to show answers 200 to htmx (the panel, with the reason in an
         # alert), 400 to anything else.
         refused = 200 if request.htmx else 400
         if not form.is_valid():
-            return render(request, self.template_name, validation_panel_context(request, cluster, form), status=refused)
+            return self.panel(cluster, form, status=refused)
         data = form.cleaned_data
         try:
             job, _created = validation.start(cluster, actor=request.user, collectives=data["collectives"],
                                              nodes=data["nodes"], pairwise_sweep=data["pairwise"],
                                              upload_base=request.build_absolute_uri("/"))
-        except validation.Refused as exc:
-            context = validation_panel_context(request, cluster, form, error=str(exc))
-            return render(request, self.template_name, context, status=refused)
+        except validation.ValidationRefused as exc:
+            return self.panel(cluster, form, error=str(exc), status=refused)
         submissions.record(request, job, job.get_absolute_url())
         if request.htmx:
-            return render(request, self.template_name, validation_panel_context(request, cluster))
+            return self.panel(cluster)
         messages.info(request, gettext("Validation %(number)s: %(state)s.") % {"number": job.pk, "state": job.get_state_display().lower()})
         return redirect(job)
 
     def replay_submission(self, request, earlier):
         if request.htmx:
-            cluster = get_object_or_404(Cluster.objects.restrict(request.user), pk=self.kwargs["pk"])
-            return render(request, self.template_name, validation_panel_context(request, cluster))
+            return self.panel(generic.get_object(request, self.queryset, pk=self.kwargs["pk"]))
         return submissions.replay_page(request, earlier)
 
 
@@ -456,16 +467,17 @@ class ValidationJobView(ObjectView):
         return response
 
 
-class ValidationCancelView(View):
+class ValidationCancelView(ObjectActionView):
     """Cancel an open validation (whoever may start one on its cluster): the job ends "cancelled" at once and the
     worker sends ``scancel`` on the head node. Back to the job, or its status part to htmx."""
 
-    def post(self, request, pk):
-        job = get_object_or_404(ValidationJob.objects.restrict(request.user)
-                                .select_related("cluster__organization", "requested_by"), pk=pk)
+    queryset = ValidationJob.objects.select_related("cluster__organization", "requested_by")
+
+    def act(self, request, job):
+        pk = job.pk
         try:
             validation.cancel(job, request.user)
-        except validation.Refused as exc:
+        except validation.ValidationRefused as exc:
             if request.htmx:
                 return HttpResponse(str(exc), status=409)
             messages.error(request, str(exc))
@@ -479,6 +491,3 @@ class ValidationCancelView(View):
                            "summary": validation.shown_summary(job), "can_cancel": False}, status=286)
         return redirect(job)
 
-
-def validation_trend(cluster, user) -> dict:
-    return validation.trend(ValidationRun.objects.restrict(user).filter(cluster=cluster))

@@ -49,7 +49,7 @@ def on_event(event) -> None:
     jobs.send_on_commit(propose_automatic)
 
 
-REMEDIATION = registry.register(registry.Kind(
+REMEDIATION = registry.register(registry.JobKindSpec(
     name="remediation", model=RemediationAction, task=run_remediation, stuck_setting="REMEDIATION_STUCK_SECONDS",
     extra=services.propose_automatic,
 ))

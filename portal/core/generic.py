@@ -112,9 +112,14 @@ class ObjectView(RestrictedQuerysetMixin, HtmxTemplateMixin, generic.DetailView)
 
 class RestrictedObjectMixin(RestrictedQuerysetMixin, SingleObjectMixin):
     """One object from ``queryset`` by the URL's pk (or slug): see :func:`get_object`. ``action`` is what the
-    view does with it (VIEW: only looked up); ``refusal`` the words of the 403; ``refuse(obj)`` a further rule."""
+    view does with it (VIEW: only looked up); ``refusal`` the words of the 403; ``refuse(obj)`` a further rule;
+    ``lookup_queryset()`` the queryset it is looked up in, when the object needs more than ``queryset`` (an
+    annotation for the user), still restricted by the lookup."""
 
     refusal: str | None = None
+
+    def lookup_queryset(self):
+        return self.queryset
 
     def get_object(self, queryset=None):
         if self.queryset is None:
@@ -123,7 +128,7 @@ class RestrictedObjectMixin(RestrictedQuerysetMixin, SingleObjectMixin):
             lookup = {"pk": self.kwargs[self.pk_url_kwarg]}
         else:
             lookup = {self.get_slug_field(): self.kwargs[self.slug_url_kwarg]}
-        obj = get_object(self.request, self.queryset, self.action, self.refusal, **lookup)
+        obj = get_object(self.request, self.lookup_queryset(), self.action, self.refusal, **lookup)
         self.refuse(obj)
         return obj
 

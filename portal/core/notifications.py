@@ -219,7 +219,7 @@ def deliver(self, delivery_id: int) -> str:
     return "sent"
 
 
-KIND = registry.register(registry.Kind(name="notification", model=NotificationDelivery, task=deliver, numbered=False))
+KIND = registry.register(registry.JobKindSpec(name="notification", model=NotificationDelivery, task=deliver, numbered=False))
 
 
 @shared_task(name="portal.notifications.sweep_pending")

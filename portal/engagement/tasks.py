@@ -42,7 +42,7 @@ def send_capture(capture_id: int) -> None:
     jobs.send_on_commit(capture_thread, capture_id, on_failure=lambda: SlackCapture.mark_dispatched(capture_id, False))
 
 
-KIND = registry.register(registry.Kind(name="slack capture", model=SlackCapture, task=capture_thread, numbered=False,
+KIND = registry.register(registry.JobKindSpec(name="slack capture", model=SlackCapture, task=capture_thread, numbered=False,
                                        limit=200))
 
 

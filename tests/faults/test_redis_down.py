@@ -119,9 +119,9 @@ def test_a_health_push_is_accepted_and_sent_by_the_sweep_once_redis_is_back(live
     assert response.json()["status"] == "pending"  # accepted, waiting for a worker
     push = HealthPush.objects.get()
     assert push.status == "pending" and push.dispatched_at is None  # kept for the sweep
-    assert pushes.sweep() == 0  # still down: nothing sent
+    assert pushes.recover() == 0  # still down: nothing sent
     restart(redis)
-    assert pushes.sweep() == 1
+    assert pushes.recover() == 1
     assert redis_lib.Redis.from_url(redis.url).llen("health") == 1  # on its queue
     assert HealthPush.objects.get().dispatched_at is not None
 

@@ -96,7 +96,7 @@ def test_push_answers_202_and_stores_the_compressed_body(client, cluster, token,
     assert client.get(status_url, HTTP_AUTHORIZATION=f"Bearer {token}").json()["status"] == "pending"
     report = pushes.process(row.pk)
     row.refresh_from_db()
-    assert (row.status, row.report_id, row.attempts) == ("done", report.pk, 1) and row.body == ""
+    assert (row.status, row.report_id, row.claims) == ("done", report.pk, 1) and row.body == ""
     assert stored_names(settings) == []
     assert client.get(status_url, HTTP_AUTHORIZATION=f"Bearer {token}").json()["report"] == report.pk
     assert pushes.process(row.pk) is None  # a second delivery does nothing
@@ -112,11 +112,11 @@ def test_oversize_body_is_refused_without_reading_it_all(settings):
             return b"DCGM_FI_DEV_XID_ERRORS 0\n" * (n // 25)
 
     stream = Endless()
-    with pytest.raises(pushes.TooLarge):
+    with pytest.raises(services.TooLarge):
         pushes.store_body(stream, max_bytes=3 * pushes.CHUNK, gzipped=False)
     assert stream.read_bytes <= 4 * pushes.CHUNK
     gz = io.BytesIO(gzip.compress(b"#" * (40 * pushes.CHUNK)))
-    with pytest.raises(pushes.TooLarge):
+    with pytest.raises(services.TooLarge):
         pushes.store_body(gz, max_bytes=3 * pushes.CHUNK, gzipped=True)
     assert stored_names(settings) == []  # nothing left behind, no multipart upload left open
 
@@ -200,11 +200,11 @@ def test_broker_down_keeps_the_push_and_the_sweep_sends_it(client, cluster, toke
     assert row.status == "pending" and row.dispatched_at is None
     private_redis.start()
     app._pool = app.amqp._producer_pool = None
-    assert pushes.sweep() == 1
+    assert pushes.recover() == 1
     row.refresh_from_db()
     assert row.dispatched_at is not None
     assert redis.Redis.from_url(private_redis.url).llen("health") == 1
-    assert pushes.sweep() == 0  # sent recently: not again until HEALTH_PUSH_RESEND_SECONDS
+    assert pushes.recover() == 0  # sent recently: not again until HEALTH_PUSH_RESEND_SECONDS
 
 
 def test_a_dead_workers_push_is_taken_again_then_given_up(client, cluster, token):
@@ -213,7 +213,7 @@ def test_a_dead_workers_push_is_taken_again_then_given_up(client, cluster, token
     HealthPush.objects.filter(pk=pk).update(lease_until=timezone.now() - timedelta(seconds=1))
     assert pushes.process(pk) is not None
     pk = post(client, cluster, sample(HEALTHY).encode(), token).json()["push"]
-    HealthPush.objects.filter(pk=pk).update(status="processing", attempts=pushes.MAX_ATTEMPTS,
+    HealthPush.objects.filter(pk=pk).update(status="processing", claims=pushes.MAX_CLAIMS,
                                             lease_until=timezone.now() - timedelta(seconds=1))
     assert pushes.process(pk) is None
     row = HealthPush.objects.get(pk=pk)
@@ -304,7 +304,7 @@ def test_the_sweep_deletes_bodies_a_finished_push_left_and_the_bucket_expires_th
     row = HealthPush.objects.get(pk=post(client, cluster, sample(HEALTHY).encode(), token).json()["push"])
     HealthPush.objects.filter(pk=row.pk).update(status="done")  # finished while the storage was unreachable
     assert stored_names(settings) == [row.body]
-    pushes.sweep()
+    pushes.recover()
     assert stored_names(settings) == [] and HealthPush.objects.get(pk=row.pk).body == ""
     if storage == "s3":
         from portal.core import aws
@@ -350,17 +350,17 @@ def test_a_worker_killed_mid_read_leaves_the_push_to_be_processed_once(client, w
     os.killpg(worker.pid, signal.SIGKILL)  # mid-read: the worker, its pool child, and the open stream
     worker.wait(timeout=30)
     row.refresh_from_db()
-    assert row.status == "processing" and row.attempts == 1 and not HealthReport.objects.exists()
+    assert row.status == "processing" and row.claims == 1 and not HealthReport.objects.exists()
     second = _start_worker(env, log)
     try:
         deadline = time.monotonic() + 180
         # Done first, then its body deleted from the store and the name cleared (a step of its own).
         while (row.status != "done" or row.body) and time.monotonic() < deadline:
             time.sleep(0.5)
-            pushes.sweep()  # beat's job: a push whose lease ran out is sent again
+            pushes.recover()  # beat's job: a push whose lease ran out is sent again
             row.refresh_from_db()
         assert row.status == "done", (row.status, row.error, log.read_text()[-3000:])
-        assert row.attempts == 2 and HealthReport.objects.filter(cluster=cluster).count() == 1
+        assert row.claims == 2 and HealthReport.objects.filter(cluster=cluster).count() == 1
         assert row.report.node_count == 400 and row.body == "" and stored_names(settings) == []
     finally:
         os.killpg(second.pid, signal.SIGTERM)

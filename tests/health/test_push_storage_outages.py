@@ -1,7 +1,7 @@
 """Push storage (S3) outages, against an S3 endpoint of the test's own: a moto server in a separate process on a
 free port, so the test can stop it, hang it (SIGSTOP, then SIGCONT) and start it again empty.
 
-- a read that fails for an outage is retried (the push stays pending, its attempts untouched) until the store
+- a read that fails for an outage is retried (the push stays pending, its claims untouched) until the store
   is back; only a body that is really gone fails, and a push that waited longer than a push may fails saying so;
 - a push while the store is down or hung answers 503 with Retry-After, and nothing is written (no row, no body);
 - after the store comes back without the bucket, the next push creates it (no web server restart);
@@ -105,7 +105,7 @@ def test_a_read_during_an_outage_is_retried_not_failed(client, cluster, token, s
         assert wait.value.countdown > 0
     for n, row in enumerate(queued):
         row.refresh_from_db()
-        assert (row.status, row.attempts, row.lease_until) == ("pending", 0, None), row.error
+        assert (row.status, row.claims, row.lease_until) == ("pending", 0, None), row.error
         assert "waiting for the push storage" in row.error
         with pytest.raises(pushes.StorageWait):
             pushes.process(row.pk, outages=n + 3)  # the backoff grows and stays bounded
@@ -128,10 +128,10 @@ def test_a_read_from_a_hung_store_is_retried_and_ingested_once_it_answers(client
         s3.resume()
     for row in queued:
         row.refresh_from_db()
-        assert (row.status, row.attempts) == ("pending", 0), row.error
+        assert (row.status, row.claims) == ("pending", 0), row.error
         assert pushes.process(row.pk) is not None
         row.refresh_from_db()
-        assert (row.status, row.attempts) == ("done", 1)
+        assert (row.status, row.claims) == ("done", 1)
     assert HealthReport.objects.count() == 2
 
 

@@ -138,7 +138,7 @@ def test_a_cancel_after_the_job_finished_is_refused_and_a_post_after_a_cancel_is
     validation.receive(job, "all_reduce", sample("nccl_allreduce_2xp5_efa_srun.txt").encode())
     job.refresh_from_db()
     assert job.state == "done"
-    with pytest.raises(validation.Refused):
+    with pytest.raises(validation.ValidationRefused):
         validation.cancel(job, world.lead_a)
     job.refresh_from_db()
     assert (job.state, job.cancelled_at) == ("done", None)
@@ -146,7 +146,7 @@ def test_a_cancel_after_the_job_finished_is_refused_and_a_post_after_a_cancel_is
     other = ValidationJob.objects.create(cluster=cluster, key="k2", expected=["all_reduce"], collectives=["all_reduce"],
                                          upload_base="http://portal.invalid", state="submitted")
     validation.cancel(other, world.customer_a)
-    with pytest.raises(validation.Rejected) as refused:
+    with pytest.raises(validation.OutputRejected) as refused:
         validation.receive(other, "all_reduce", sample("nccl_allreduce_2xp5_efa_srun.txt").encode())
     assert refused.value.status == 410
     other.refresh_from_db()
@@ -175,8 +175,8 @@ def test_a_cancel_racing_the_jobs_finish_leaves_one_final_state_on_postgresql(wo
         results = concurrency.race(2, act)
         job.refresh_from_db()
         won = [r for r in results if not isinstance(r, Exception)]
-        assert len(won) == 1, results  # the other was refused: Refused (cancel) or Rejected (the output)
-        assert all(isinstance(r, (validation.Refused, validation.Rejected)) for r in results if r not in won)
+        assert len(won) == 1, results  # the other was refused: ValidationRefused (cancel) or OutputRejected (the output)
+        assert all(isinstance(r, (validation.ValidationRefused, validation.OutputRejected)) for r in results if r not in won)
         if job.state == "done":
             assert job.cancelled_at is None and job.runs.count() == 1
         else:
@@ -187,7 +187,7 @@ def test_a_cancel_racing_the_jobs_finish_leaves_one_final_state_on_postgresql(wo
 
 def timed_out(job) -> ValidationJob:
     ValidationJob.objects.filter(pk=job.pk).update(deadline=timezone.now() - timedelta(seconds=1))
-    assert validation.sweep()[0] == 1
+    assert validation.recover()[0] == 1
     job.refresh_from_db()
     assert (job.state, job.failure_reason) == ("timed_out", "no_report")
     return job

@@ -202,7 +202,7 @@ def test_hyperpod_validation_is_refused_in_plain_words_while_the_controller_agen
     API, and a job started while it was there fails with the same words instead of waiting for nobody."""
     settings.PORTAL_BASE_URL = "http://portal.invalid"
     cluster = hyperpod(world.org_a, name="hp-refused", hosts=HP_HOSTS[:2])
-    with pytest.raises(validation.Refused, match="agent on this cluster's controller has never contacted the portal"):
+    with pytest.raises(validation.ValidationRefused, match="agent on this cluster's controller has never contacted the portal"):
         validation.start(cluster, actor=world.lead_a)
     api = APIClient()
     api.force_authenticate(world.lead_a)
@@ -273,10 +273,10 @@ def test_a_repeated_output_is_refused_with_409_and_writes_nothing(world, cluster
     text = moto_collectives.nccl_tests("all_reduce", HOSTS, "p5.48xlarge").encode()
     validation.receive(job, validation.part_of(job, "all_reduce"), text)
     job.refresh_from_db()
-    with pytest.raises(validation.Rejected) as refused:
+    with pytest.raises(validation.OutputRejected) as refused:
         validation.part_of(job, "all_reduce")
     assert refused.value.status == 409
-    with pytest.raises(validation.Rejected):
+    with pytest.raises(validation.OutputRejected):
         validation.receive(job, "all_reduce", text)  # a repeat that raced past the first check
     assert ValidationRun.objects.filter(job=job).count() == 1 and job.state == "submitted"
 
@@ -326,9 +326,9 @@ def test_a_job_that_never_reports_times_out_with_the_reason(world, aws, settings
     job, _ = validation.start(cluster, actor=world.customer_a)
     job = step_until_submitted(job)
     assert job.state == "submitted", job.error
-    assert validation.sweep() == (0, 0)
+    assert validation.recover() == (0, 0)
     ValidationJob.objects.filter(pk=job.pk).update(deadline=timezone.now() - timedelta(seconds=1))
-    assert validation.sweep()[0] == 1
+    assert validation.recover()[0] == 1
     job.refresh_from_db()
     assert (job.state, job.failure_reason) == ("timed_out", "no_report")
     assert f"Slurm job {job.slurm_job_id} was submitted" in job.error and "0 of 1 outputs received" in job.error
@@ -406,15 +406,15 @@ def test_a_double_submit_lands_on_the_first_job_and_bad_requests_are_refused(wor
     second, created_again = validation.start(cluster, actor=world.customer_a, collectives=["alltoall"])
     assert created and not created_again and second.pk == first.pk
     assert ValidationJob.objects.count() == 1
-    with pytest.raises(validation.Refused, match="at least two nodes"):
+    with pytest.raises(validation.ValidationRefused, match="at least two nodes"):
         validation.start(cluster, actor=world.lead_a, nodes=[HOSTS[0]], key="x")
-    with pytest.raises(validation.Refused, match="Not nodes of this cluster"):
+    with pytest.raises(validation.ValidationRefused, match="Not nodes of this cluster"):
         validation.start(cluster, actor=world.lead_a, nodes=["ip-elsewhere", HOSTS[0]], key="y")
     settings.VALIDATION_PAIRWISE_MAX_NODES = 3
-    with pytest.raises(validation.Refused, match="at most 3 nodes"):
+    with pytest.raises(validation.ValidationRefused, match="at most 3 nodes"):
         validation.start(cluster, actor=world.lead_a, pairwise_sweep=True, key="z")
     eks = ClusterFactory(organization=world.org_a, name="eks", orchestrator="hyperpod-eks")
-    with pytest.raises(validation.Refused, match="Slurm clusters"):
+    with pytest.raises(validation.ValidationRefused, match="Slurm clusters"):
         validation.start(eks, actor=world.lead_a)
     client = APIClient()
     client.force_authenticate(world.lead_a)
@@ -523,10 +523,10 @@ def test_the_sweep_sends_what_the_broker_lost_and_a_send_cut_short_fails_visibly
                                        collectives=["all_reduce"], dispatched_at=None)
     if not settings.REDIS_URL:
         pytest.skip("the sweep sends to the broker (Redis)")
-    assert validation.sweep() == (0, 1)
+    assert validation.recover() == (0, 1)
     job.refresh_from_db()
     assert (job.dispatched, job.attempts) == (True, 1)
-    assert validation.sweep() == (0, 0)  # sent, heartbeat fresh: left alone
+    assert validation.recover() == (0, 0)  # sent, heartbeat fresh: left alone
     # The worker died between writing "submitting" and SSM's answer: whether Slurm got the job is unknown.
     ValidationJob.objects.filter(pk=job.pk).update(target="i-0head", command_id=validation.SUBMITTING)
     assert validation.step(job.pk, 1)[0] == validation.DONE

@@ -1,11 +1,9 @@
 from __future__ import annotations
 
 from django.core.exceptions import ValidationError
-from django.shortcuts import get_object_or_404
 from drf_spectacular.utils import extend_schema
 from rest_framework import serializers, status
 from rest_framework.decorators import action
-from rest_framework.exceptions import PermissionDenied
 from rest_framework.response import Response
 
 from clusters.accounting import requests
@@ -19,6 +17,7 @@ from clusters.accounting.api.serializers import (
 from clusters.accounting.models import AccountingSettings, ReservationCheck, ReservationRequest
 from portal.core import access, submissions
 from portal.core.api.base import PortalReadOnlyViewSet
+from portal.core.generic import get_object
 
 
 class ReservationCheckViewSet(PortalReadOnlyViewSet):
@@ -47,10 +46,8 @@ class ReservationRequestViewSet(PortalReadOnlyViewSet):
     filterset_fields = ["organization", "state", "cycle"]
 
     def _managed(self, request, pk) -> ReservationRequest:
-        found = get_object_or_404(ReservationRequest.objects.restrict(request.user), pk=pk)
-        if not access.can(request.user, access.CHANGE, found):
-            raise PermissionDenied("Only a program manager fulfils or declines a reservation request.")
-        return found
+        return get_object(request, ReservationRequest.objects.all(), access.CHANGE,
+                          "Only a program manager fulfils or declines a reservation request.", pk=pk)
 
     @extend_schema(request=ReservationRequestFulfilSerializer, responses=ReservationRequestSerializer)
     @action(detail=True, methods=["post"], serializer_class=ReservationRequestFulfilSerializer)

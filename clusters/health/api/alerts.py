@@ -37,17 +37,17 @@ class SnsAlertView(APIView):
         raw = request.read(MAX_BODY + 1)
         try:
             if len(raw) > MAX_BODY:
-                raise sns.Refused("the body is larger than an SNS message")
+                raise sns.MessageRefused("the body is larger than an SNS message")
             message = sns.verify(sns.parse_body(raw))
             if not alert_faults.clusters_of_topic(message.topic_arn):
-                raise sns.Refused("the topic belongs to no observability stack the portal launched", 403)
+                raise sns.MessageRefused("the topic belongs to no observability stack the portal launched", 403)
             with transaction.atomic():
                 record = SnsMessage.objects.create(message_id=message.message_id, topic_arn=message.topic_arn,
                                                    kind=message.kind)
                 outcome = self._handle(message)
                 record.outcome = outcome[:200]
                 record.save(update_fields=["outcome"])
-        except sns.Refused as exc:
+        except sns.MessageRefused as exc:
             return Response({"detail": exc.reason}, status=exc.status)
         except IntegrityError:
             return Response({"detail": "this message id was already received"}, status=status.HTTP_409_CONFLICT)
@@ -63,5 +63,5 @@ class SnsAlertView(APIView):
         try:
             applied = alert_faults.apply(message.topic_arn, message.body)
         except ValueError as exc:
-            raise sns.Refused(str(exc)) from None
+            raise sns.MessageRefused(str(exc)) from None
         return applied.describe()

@@ -40,6 +40,8 @@ class HealthPushSerializer(serializers.ModelSerializer):
     """A pushed scrape and where it stands; ``report`` once done, ``error`` when failed or superseded."""
 
     push = serializers.IntegerField(source="pk", read_only=True)
+    # The API's name since it was made; the model calls it ``claims`` (how many times a worker claimed the push).
+    attempts = serializers.IntegerField(source="claims", read_only=True, min_value=0)
 
     class Meta:
         model = HealthPush
@@ -75,7 +77,7 @@ class VisibleInteractionField(serializers.PrimaryKeyRelatedField):
         request = self.context.get("request")
         if request is None:
             return Interaction.objects.none()
-        return Interaction.objects.restrict(request.user)
+        return Interaction.objects.restrict(request.user)  # restrict: the choices of a related field, not a lookup
 
 
 class GpuFaultSerializer(serializers.ModelSerializer):
@@ -133,7 +135,7 @@ class VisibleClusterField(serializers.PrimaryKeyRelatedField):
         if request is None:
             return Cluster.objects.none()
         ids = access.organization_ids(request.user, access.CHANGE, self.model)
-        qs = Cluster.objects.restrict(request.user).select_related("organization")
+        qs = Cluster.objects.restrict(request.user).select_related("organization")  # restrict: a field's choices
         return qs if ids is None else qs.filter(organization_id__in=ids)
 
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from django.conf import settings
 from django.core.exceptions import PermissionDenied as DjangoPermissionDenied
-from django.shortcuts import get_object_or_404
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import status
 from rest_framework.decorators import action as route
@@ -26,6 +25,7 @@ from clusters.health.validation import service as validation
 from clusters.models import Cluster
 from portal.core import submissions
 from portal.core.api.base import PortalReadOnlyViewSet
+from portal.core.generic import get_object
 
 
 class ValidationJobViewSet(PortalReadOnlyViewSet):
@@ -58,7 +58,7 @@ class ValidationJobViewSet(PortalReadOnlyViewSet):
                                             upload_base=request.build_absolute_uri("/"))
         except DjangoPermissionDenied as exc:
             raise PermissionDenied(str(exc)) from exc
-        except validation.Refused as exc:
+        except validation.ValidationRefused as exc:
             raise ValidationError({"detail": str(exc)}) from exc
         job = self.queryset.get(pk=job.pk)
         return Response(ValidationJobSerializer(job, context=self.get_serializer_context()).data,
@@ -76,7 +76,7 @@ class ValidationJobViewSet(PortalReadOnlyViewSet):
             validation.cancel(job, request.user)
         except DjangoPermissionDenied as exc:
             raise PermissionDenied(str(exc)) from exc
-        except validation.Refused as exc:
+        except validation.ValidationRefused as exc:
             return Response({"detail": str(exc)}, status=status.HTTP_409_CONFLICT)
         job = self.queryset.get(pk=job.pk)
         return Response(ValidationJobSerializer(job, context=self.get_serializer_context()).data)
@@ -90,11 +90,12 @@ class ValidationTrendView(APIView):
     @extend_schema(parameters=[OpenApiParameter("collective", str, required=False, enum=list(validation.OPERATIONS))],
                    responses={200: ValidationTrendSerializer})
     def get(self, request, cluster_id: int):
-        cluster = get_object_or_404(Cluster.objects.restrict(request.user), pk=cluster_id)
+        cluster = get_object(request, Cluster.objects.all(), pk=cluster_id)
         collective = request.query_params.get("collective") or "all_reduce"
         if collective not in validation.OPERATIONS:
             raise ValidationError({"collective": f"One of {', '.join(validation.OPERATIONS)}."})
-        runs = ValidationRun.objects.restrict(request.user).filter(cluster=cluster)
+        # restrict: the cluster's runs beside it, each under the runs' own rule (an APIView has no ``visible``)
+        runs = ValidationRun.objects.filter(cluster=cluster).restrict(request.user)
         return Response(ValidationTrendSerializer({"cluster": cluster.pk, **validation.trend(runs, collective)}).data)
 
 
@@ -131,7 +132,7 @@ class ValidationOutputView(APIView):
             if not body.strip():
                 return Response({"detail": "the output is empty"}, status=status.HTTP_400_BAD_REQUEST)
             received = validation.receive(job, part, body)
-        except validation.Rejected as exc:
+        except validation.OutputRejected as exc:
             return Response({"detail": str(exc)}, status=exc.status)
         except services.TooLarge as exc:
             return Response({"detail": str(exc)}, status=status.HTTP_413_REQUEST_ENTITY_TOO_LARGE)

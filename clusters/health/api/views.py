@@ -30,6 +30,7 @@ from clusters.health.api.throttles import ClusterTokenRateThrottle
 from clusters.health.faults import links
 from clusters.health.filtersets import GpuFaultFilterSet, HealthReportFilterSet, ValidationRunFilterSet
 from clusters.health.ingest import bodies, pushes
+from clusters.health.ingest import service as services
 from clusters.health.models import (
     ClusterHealthConfig,
     GpuFault,
@@ -44,6 +45,7 @@ from clusters.models import Cluster
 from portal.core import access, aws
 from portal.core.api.base import PortalModelViewSet, PortalReadOnlyViewSet, PortalUpdateMixin
 from portal.core.api.parsers import DepthLimitedJSONParser
+from portal.core.generic import get_object
 
 logger = logging.getLogger(__name__)
 
@@ -152,7 +154,7 @@ class IngestView(APIView):
         try:
             push = pushes.receive(config.cluster, request._request, max_bytes=max_bytes, gzipped=encoding == "gzip",
                                   scope=scope, declared=declared)
-        except pushes.TooLarge as exc:
+        except services.TooLarge as exc:
             return Response({"detail": str(exc)}, status=status.HTTP_413_REQUEST_ENTITY_TOO_LARGE)
         except bodies.StorageUnavailable as exc:  # nothing was kept: the writer aborted and no row was made
             logger.warning("push of cluster %s refused, storage unavailable: %s", cluster_id, exc)
@@ -198,7 +200,7 @@ class RotateTokenView(APIView):
 
     @extend_schema(request=None, responses={201: TokenSerializer})
     def post(self, request, cluster_id: int):
-        cluster = get_object_or_404(Cluster.objects.restrict(request.user), pk=cluster_id)
+        cluster = get_object(request, Cluster.objects.all(), pk=cluster_id)
         if not access.can_in_organization(request.user, access.CHANGE, ClusterHealthConfig, cluster.organization_id):
             raise PermissionDenied("Only the organization's lead SAs rotate ingestion tokens.")
         access.refuse_archived(cluster)

@@ -51,12 +51,8 @@ logger = logging.getLogger(__name__)
 KIND = Hook("health: the pushes' kind of portal.core.jobs", provider="health")
 
 CHUNK = 1 << 20
-MAX_ATTEMPTS = 3
+MAX_CLAIMS = 3
 MAX_DECLARED_NODES = 5000
-
-
-class TooLarge(ValueError):
-    """The body is over the configured limit (answered with 413)."""
 
 
 class StorageWait(Exception):
@@ -80,7 +76,9 @@ def parse_scope(scope: str | None, nodes: str | None) -> tuple[str, list[str]]:
 
 
 def store_body(stream, max_bytes: int, gzipped: bool) -> tuple[str, int, int]:
-    """Stream a request body to the push storage as gzip; answer (body name, compressed bytes, text bytes).
+    """Stream a request body to the push storage as gzip; answer (body name, compressed bytes, text bytes). The
+    other reader of a body, ``services.read_body``, keeps it in memory (a validation output); both refuse the same
+    way: ``services.TooLarge`` past ``max_bytes`` of text.
 
     A gzip body is written as it comes and inflated alongside only to count (and refuse a bomb the
     moment it passes ``max_bytes``); a plain body is compressed on the way (level 1: fast, ~5x)."""
@@ -98,7 +96,7 @@ def store_body(stream, max_bytes: int, gzipped: bool) -> tuple[str, int, int]:
                     except zlib.error as exc:
                         raise ParseError(f"the body is not valid gzip: {exc}") from None
                     if total > max_bytes:
-                        raise TooLarge(f"the decompressed body is over {max_bytes:,} bytes")
+                        raise services.TooLarge(f"the decompressed body is over {max_bytes:,} bytes")
                     data = inflater.unconsumed_tail
             if not inflater.eof:
                 raise ParseError("the gzip stream is truncated" if total else "the body is empty")
@@ -107,7 +105,7 @@ def store_body(stream, max_bytes: int, gzipped: bool) -> tuple[str, int, int]:
                 while chunk := (stream.read(CHUNK) if stream is not None else b""):
                     total += len(chunk)
                     if total > max_bytes:
-                        raise TooLarge(f"the body is over {max_bytes:,} bytes")
+                        raise services.TooLarge(f"the body is over {max_bytes:,} bytes")
                     packed.write(chunk)
         if not total:
             raise ParseError("the body is empty")
@@ -180,9 +178,9 @@ def _delete_bodies(names) -> None:
 
 
 def claim(push_id: int) -> bool:
-    """Take a pending push, or one whose worker's lease ran out (the jobs' claim); each claim counts an attempt."""
+    """Take a pending push, or one whose worker's lease ran out (the jobs' claim); each claim is counted."""
     return HealthPush.claim(push_id, status=PushStatus.PROCESSING, started_at=timezone.now(),
-                            attempts=F("attempts") + 1)
+                            claims=F("claims") + 1)
 
 
 def _finish(push: HealthPush, status: str, *, error: str = "", report=None) -> None:
@@ -197,8 +195,8 @@ def process(push_id: int, outages: int = 0):
     if not claim(push_id):
         return None  # done, superseded, or another delivery holds it
     push = HealthPush.objects.select_related("cluster__organization").get(pk=push_id)
-    if push.attempts > MAX_ATTEMPTS:
-        _finish(push, PushStatus.FAILED, error=f"gave up after {MAX_ATTEMPTS} attempts (the worker stopped each time)")
+    if push.claims > MAX_CLAIMS:
+        _finish(push, PushStatus.FAILED, error=f"gave up after {MAX_CLAIMS} attempts (the worker stopped each time)")
         return None
     try:
         with bodies.open_body(push.body) as stored, gzip.GzipFile(fileobj=stored) as stream:
@@ -220,7 +218,7 @@ def process(push_id: int, outages: int = 0):
 
 
 def _wait_for_storage(push: HealthPush, exc: Exception, outages: int) -> None:
-    """An outage is not the push's fault: put it back to pending (its attempt not counted, since only workers
+    """An outage is not the push's fault: put it back to pending (its claim not counted, since only workers
     that died count) and raise :class:`StorageWait` with the backoff, or fail it once it waited as long as a
     push may (``HEALTH_PUSH_MAX_WAIT_SECONDS``), saying why."""
     waited = (timezone.now() - push.received_at).total_seconds()
@@ -230,7 +228,7 @@ def _wait_for_storage(push: HealthPush, exc: Exception, outages: int) -> None:
         raise StorageWait(0) from None
     base = settings.HEALTH_PUSH_STORAGE_RETRY_SECONDS
     countdown = min(base * 2 ** min(outages, 10), base * 10)
-    HealthPush.release(push.pk, if_open=True, status=PushStatus.PENDING, attempts=F("attempts") - 1,
+    HealthPush.release(push.pk, if_open=True, status=PushStatus.PENDING, claims=F("claims") - 1,
                        started_at=None, dispatched_at=timezone.now(), error=f"waiting for the push storage: {exc}"[:2000])
     raise StorageWait(countdown) from None
 
@@ -244,15 +242,17 @@ def waiting(now) -> Q:
 
 
 def delete_leftover_bodies() -> int:
-    """The bodies finished pushes left behind (the storage was down when they finished): the sweep's part."""
+    """The bodies finished pushes left behind (the storage was down when they finished): the recovery's part."""
     names = list(HealthPush.objects.exclude(body="").exclude(
         status__in=(PushStatus.PENDING, PushStatus.PROCESSING)).values_list("body", flat=True)[:500])
     _delete_bodies(names)
     return len(names)
 
 
-def sweep(now=None) -> int:
-    """The pushes' share of ``portal.core.jobs.sweep`` alone: answers how many it sent."""
+def recover(now=None) -> int:
+    """Recover the pushes alone (their share of the jobs' periodic ``portal.core.jobs.sweep``): send the ones a
+    broker outage left pending or a dead worker held; answers how many it sent. (In health, a "sweep" is the
+    pairwise NCCL run.)"""
     return registry.sweep_kind(KIND.get(), now).sent
 
 

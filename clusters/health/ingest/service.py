@@ -46,7 +46,8 @@ CHUNK = 1 << 20
 
 
 class TooLarge(ValueError):
-    """The input is over the configured limit (answered with 413)."""
+    """The input is over the configured limit (answered with 413): a body read by ``read_body`` or stored by
+    ``pushes.store_body``, an uploaded run."""
 
 
 @dataclass

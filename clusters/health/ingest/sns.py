@@ -49,7 +49,7 @@ HASHES = {"1": hashes.SHA1, "2": hashes.SHA256}
 CERT_CACHE_SECONDS = 24 * 3600
 
 
-class Refused(Exception):
+class MessageRefused(Exception):
     """The message is not accepted; ``status`` is the HTTP answer, ``reason`` the portal's own sentence."""
 
     def __init__(self, reason: str, status: int = 400) -> None:
@@ -80,7 +80,7 @@ def _checked_url(url: str, what: str) -> str:
     host = parts.hostname or ""
     extra = host in getattr(settings, "HEALTH_SNS_CERT_HOSTS", [])
     if not cert_host_allowed(host) or (parts.scheme != "https" and not extra):
-        raise Refused(f"the {what} is not an https URL on an SNS host", 403)
+        raise MessageRefused(f"the {what} is not an https URL on an SNS host", 403)
     return url
 
 
@@ -88,7 +88,7 @@ def string_to_sign(data: dict) -> bytes:
     """The canonical text SNS signs: ``name\\nvalue\\n`` for each signed field present, in order."""
     fields = SIGNED_FIELDS.get(data.get("Type", ""))
     if fields is None:
-        raise Refused(f"unknown SNS message type {str(data.get('Type'))[:40]!r}")
+        raise MessageRefused(f"unknown SNS message type {str(data.get('Type'))[:40]!r}")
     return "".join(f"{name}\n{data[name]}\n" for name in fields if name in data).encode()
 
 
@@ -96,45 +96,45 @@ def certificate(url: str) -> x509.Certificate:
     """The signing certificate at ``url`` (an SNS host), fetched once a day through the guarded client."""
     _checked_url(url, "signing certificate URL")
     if not urlsplit(url).path.endswith(".pem"):
-        raise Refused("the signing certificate URL does not name a .pem file", 403)
+        raise MessageRefused("the signing certificate URL does not name a .pem file", 403)
     key = f"health:sns-cert:{url}"
     pem = cache.get(key)
     if pem is None:
         try:
             answer = outbound.request("GET", url, timeout=10, max_bytes=64 * 1024)
         except outbound.OutboundError as exc:
-            raise Refused(f"the signing certificate could not be fetched: {exc.reason}", 403) from None
+            raise MessageRefused(f"the signing certificate could not be fetched: {exc.reason}", 403) from None
         if answer.status != 200:
-            raise Refused("the signing certificate could not be fetched", 403)
+            raise MessageRefused("the signing certificate could not be fetched", 403)
         pem = answer.body
         cache.set(key, pem, CERT_CACHE_SECONDS)
     try:
         return x509.load_pem_x509_certificate(pem)
     except ValueError:
-        raise Refused("the signing certificate is not a PEM certificate", 403) from None
+        raise MessageRefused("the signing certificate is not a PEM certificate", 403) from None
 
 
 def verify(data: dict) -> Message:
-    """Check the signature and the age of one posted message; raise ``Refused`` otherwise."""
+    """Check the signature and the age of one posted message; raise ``MessageRefused`` otherwise."""
     version = str(data.get("SignatureVersion", ""))
     if version not in HASHES:
-        raise Refused("unsupported SignatureVersion (1 or 2)", 403)
+        raise MessageRefused("unsupported SignatureVersion (1 or 2)", 403)
     try:
         signature = base64.b64decode(data.get("Signature", ""), validate=True)
     except ValueError:
-        raise Refused("the signature is not base64", 403) from None
+        raise MessageRefused("the signature is not base64", 403) from None
     text = string_to_sign(data)
     cert = certificate(str(data.get("SigningCertURL") or data.get("SigningCertUrl") or ""))
     try:
         cert.public_key().verify(signature, text, padding.PKCS1v15(), HASHES[version]())
     except (InvalidSignature, TypeError, ValueError):
-        raise Refused("the SNS signature does not verify", 403) from None
+        raise MessageRefused("the SNS signature does not verify", 403) from None
     stamp = parse_datetime(str(data.get("Timestamp", "")))
     if stamp is None or stamp.tzinfo is None:
-        raise Refused("the message has no valid Timestamp")
+        raise MessageRefused("the message has no valid Timestamp")
     max_age = timedelta(seconds=settings.HEALTH_SNS_MAX_AGE_SECONDS)
     if abs(timezone.now() - stamp) > max_age:
-        raise Refused("the message is older than the replay window", 400)
+        raise MessageRefused("the message is older than the replay window", 400)
     return Message(kind=data["Type"], message_id=str(data.get("MessageId", ""))[:100],
                    topic_arn=str(data.get("TopicArn", ""))[:256], timestamp=stamp, body=str(data.get("Message", "")),
                    subscribe_url=str(data.get("SubscribeURL", "")))
@@ -144,11 +144,11 @@ def parse_body(raw: bytes) -> dict:
     try:
         data = json_input.loads(raw)
     except json_input.TooDeep as exc:
-        raise Refused(f"the body is {exc}") from None
+        raise MessageRefused(f"the body is {exc}") from None
     except (ValueError, UnicodeDecodeError):
-        raise Refused("the body is not JSON") from None
+        raise MessageRefused("the body is not JSON") from None
     if not isinstance(data, dict):
-        raise Refused("the body is not a JSON object")
+        raise MessageRefused("the body is not a JSON object")
     return data
 
 
@@ -158,7 +158,7 @@ def confirm(message: Message) -> None:
     try:
         answer = outbound.request("GET", url, timeout=10, max_bytes=256 * 1024)
     except outbound.OutboundError as exc:
-        raise Refused(f"the subscription could not be confirmed: {exc.reason}", 502) from None
+        raise MessageRefused(f"the subscription could not be confirmed: {exc.reason}", 502) from None
     if answer.status != 200:
-        raise Refused("the subscription could not be confirmed", 502)
+        raise MessageRefused("the subscription could not be confirmed", 502)
     logger.info("confirmed the SNS subscription of %s", message.topic_arn)

@@ -151,8 +151,8 @@ class HealthPush(Job):
     (gzip-compressed, under ``MEDIA_ROOT/health-pushes/``) and answers at once; the worker parses it
     as a stream. The body file is deleted once the push is done, failed or superseded.
 
-    A job of ``portal.core.jobs`` whose ``attempts`` count the claims (a push the worker stopped on three times is
-    given up), not the sends: its messages carry no send number."""
+    A job of ``portal.core.jobs`` whose messages carry no send number: in place of the jobs' ``attempts`` (a send
+    number), ``claims`` counts the worker's claims of it (a push the worker stopped on three times is given up)."""
 
     CREATED_FIELD = "received_at"
     CLAIMABLE = (PushStatus.PENDING, PushStatus.PROCESSING)
@@ -168,7 +168,8 @@ class HealthPush(Job):
     declared_nodes = models.JSONField(default=list, blank=True)
     started_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)
-    attempts = models.PositiveSmallIntegerField(default=0)
+    attempts = None  # the jobs' send number: pushes are not numbered (see ``claims``)
+    claims = models.PositiveSmallIntegerField(default=0, help_text=_("How many times a worker claimed the push."))
     report = models.ForeignKey(HealthReport, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
     superseded_by = models.ForeignKey("self", null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
 

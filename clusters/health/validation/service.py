@@ -67,11 +67,11 @@ OPERATIONS = ("all_reduce", "all_gather", "reduce_scatter", "alltoall")
 VERDICT_ORDER = {RunVerdict.FAIL: 3, RunVerdict.WARN: 2, RunVerdict.NONE: 1, RunVerdict.PASS: 0}
 
 
-class Refused(ValueError):
+class ValidationRefused(ValueError):
     """A validation the portal will not start, with the reason (answered as 400 / the form's error)."""
 
 
-class Rejected(ValueError):
+class OutputRejected(ValueError):
     """An output the job may not post (again): answered with ``status``."""
 
     def __init__(self, message: str, status: int = 409):
@@ -139,33 +139,33 @@ def start(cluster, *, actor=None, collectives=("all_reduce",), nodes=(), pairwis
         raise PermissionDenied(gettext("Only the organization's customers and lead SAs (and staff) start validations."))
     refusal = startable(cluster)
     if refusal:
-        raise Refused(refusal)
+        raise ValidationRefused(refusal)
     collectives = [c for c in OPERATIONS if c in set(collectives or ())] or ["all_reduce"]
     unknown = set(collectives) - set(OPERATIONS)
     if unknown:
-        raise Refused(gettext("Unknown operation(s): %(names)s.") % {"names": ", ".join(sorted(unknown))})
+        raise ValidationRefused(gettext("Unknown operation(s): %(names)s.") % {"names": ", ".join(sorted(unknown))})
     chosen = sorted({n.strip() for n in nodes if n and n.strip()})
     hosts = known_hosts(cluster)
     strangers = sorted(set(chosen) - set(hosts))
     if strangers:
-        raise Refused(gettext("Not nodes of this cluster's health reports: %(names)s.") % {"names": ", ".join(strangers[:5])})
+        raise ValidationRefused(gettext("Not nodes of this cluster's health reports: %(names)s.") % {"names": ", ".join(strangers[:5])})
     mode = ValidationMode.PAIRWISE if pairwise_sweep else ValidationMode.COLLECTIVES
     if mode == ValidationMode.PAIRWISE:
         swept = chosen or hosts
         if len(swept) < 2:
-            raise Refused(gettext("A pairwise sweep needs at least two nodes (the portal knows the nodes from the "
+            raise ValidationRefused(gettext("A pairwise sweep needs at least two nodes (the portal knows the nodes from the "
                                   "cluster's health reports)."))
         if len(swept) > settings.VALIDATION_PAIRWISE_MAX_NODES:
-            raise Refused(gettext("A pairwise sweep runs every pair: choose at most %(most)s nodes (%(count)s make "
+            raise ValidationRefused(gettext("A pairwise sweep runs every pair: choose at most %(most)s nodes (%(count)s make "
                                   "%(pairs)s pairs).") % {"most": settings.VALIDATION_PAIRWISE_MAX_NODES,
                                                           "count": len(swept),
                                                           "pairs": len(swept) * (len(swept) - 1) // 2})
         chosen = swept
     elif len(chosen) == 1:
-        raise Refused(gettext("A collective test needs at least two nodes: choose two or more, or all of them."))
+        raise ValidationRefused(gettext("A collective test needs at least two nodes: choose two or more, or all of them."))
     base = (settings.PORTAL_BASE_URL or upload_base).rstrip("/")  # http or https: the job posts with a token
     if not base.startswith(("http://", "https://")):
-        raise Refused(gettext("The portal does not know the address the cluster reaches it at (PORTAL_BASE_URL)."))
+        raise ValidationRefused(gettext("The portal does not know the address the cluster reaches it at (PORTAL_BASE_URL)."))
     version, nccl_version, ofi_version = _stack_versions(cluster)
     key = (key or timezone.now().strftime("start-%Y%m%d%H%M%S%f"))[:128]
     try:
@@ -348,11 +348,11 @@ def part_of(job: ValidationJob, collective: str = "", pair: str = "") -> str:
         pair = ",".join(slurm_names.to_hostnames(job.cluster, pair.split(",")))
     part = pair if job.mode == ValidationMode.PAIRWISE else collective
     if not part:
-        raise Rejected("Name the output: ?pair=<host>,<host> for a pairwise sweep, ?collective=<name> otherwise.", 400)
+        raise OutputRejected("Name the output: ?pair=<host>,<host> for a pairwise sweep, ?collective=<name> otherwise.", 400)
     if part not in job.expected:
-        raise Rejected(f"This job runs no {part!r}: it expects {', '.join(job.expected[:10])}.", 400)
+        raise OutputRejected(f"This job runs no {part!r}: it expects {', '.join(job.expected[:10])}.", 400)
     if part in job.received:
-        raise Rejected(f"The output {part!r} was already posted for this job; its token takes each output once.")
+        raise OutputRejected(f"The output {part!r} was already posted for this job; its token takes each output once.")
     return part
 
 
@@ -366,7 +366,7 @@ class Received:
 
 def receive(job: ValidationJob, part: str, text: bytes) -> Received:
     """Read one posted output and record it; the last one finishes the job. Raises ``NcclParseError`` or
-    ``services.TooLarge`` (before anything is written) and ``Rejected`` for a repeat that raced in."""
+    ``services.TooLarge`` (before anything is written) and ``OutputRejected`` for a repeat that raced in."""
     hosts = part.split(",") if job.mode == ValidationMode.PAIRWISE else job.nodes
     collective = "all_reduce" if job.mode == ValidationMode.PAIRWISE else part
     result = services.parse_validation(job.cluster, text, collective, nodes=len(hosts) or None)
@@ -375,9 +375,9 @@ def receive(job: ValidationJob, part: str, text: bytes) -> Received:
     with transaction.atomic():
         locked = ValidationJob.objects.select_for_update().select_related("cluster__organization").get(pk=job.pk)
         if locked.state not in JOB_OPEN:
-            raise Rejected("This validation job is finished: its token no longer takes outputs.", 410)
+            raise OutputRejected("This validation job is finished: its token no longer takes outputs.", 410)
         if part in locked.received:
-            raise Rejected(f"The output {part!r} was already posted for this job; its token takes each output once.")
+            raise OutputRejected(f"The output {part!r} was already posted for this job; its token takes each output once.")
         received = Received(locked, part)
         if locked.mode == ValidationMode.PAIRWISE:
             busbw = result.plateau_busbw or result.large_message_busbw or result.peak_busbw
@@ -462,7 +462,7 @@ def _record(job: ValidationJob, title: Message, *, body: Message | str = "", sev
 def cancel(job: ValidationJob, actor) -> ValidationJob:
     """End an open job "cancelled" with who and when (compare-and-set: a cancel racing the job's own finish, a
     timeout or a failure leaves whichever came first); the worker then sends ``scancel`` on the head node.
-    Raises ``PermissionDenied`` for a user who may not, ``Refused`` for a finished job."""
+    Raises ``PermissionDenied`` for a user who may not, ``ValidationRefused`` for a finished job."""
     if not access.can(actor, access.CHANGE, job):
         raise PermissionDenied(access.archived_refusal(job)
                                or "Only the organization's customers and lead SAs (and staff) cancel validations.")
@@ -477,7 +477,7 @@ def close_archived(cycle, actor=None) -> int:
     for job in ValidationJob.objects.filter(cluster__cycle=cycle, state__in=JOB_OPEN).select_related("cluster"):
         try:
             _cancel(job, actor, f"Cancelled: {cycle.name} was archived.")
-        except Refused:  # it finished meanwhile
+        except ValidationRefused:  # it finished meanwhile
             continue
         closed += 1
     return closed
@@ -491,13 +491,13 @@ def _cancel(job: ValidationJob, actor, summary: str) -> ValidationJob:
     with transaction.atomic():
         job.refresh_from_db(fields=["state"])
         if job.state not in JOB_OPEN:
-            raise Refused(f"Validation {job.pk} is already {job.get_state_display().lower()}: nothing to cancel.")
+            raise ValidationRefused(f"Validation {job.pk} is already {job.get_state_display().lower()}: nothing to cancel.")
         try:
             job.transition(JobState.CANCELLED, cancelled_by=actor if getattr(actor, "is_authenticated", False)
                            else None, cancelled_at=timezone.now(), summary=summary)
         except IllegalTransition as exc:
             job.refresh_from_db(fields=["state"])
-            raise Refused(f"Validation {job.pk} is already {job.get_state_display().lower()}: nothing to cancel.") \
+            raise ValidationRefused(f"Validation {job.pk} is already {job.get_state_display().lower()}: nothing to cancel.") \
                 from exc
         _record(job, message(texts.CANCELLED, cluster=job.cluster.name, what=texts.what(job)), actor=actor)
         transaction.on_commit(lambda: dispatch_scancel(job))
@@ -508,7 +508,7 @@ def dispatch_scancel(job: ValidationJob) -> bool:
     return jobs.send(CANCEL.get(), job.pk)
 
 
-# --- the sweep's part ----------------------------------------------------------------------------------
+# --- recovery (the jobs' periodic sweep) ----------------------------------------------------------------
 
 def time_out() -> int:
     """Time out the jobs past their deadline with the reason (what Slurm says of a submitted one); answers how many."""
@@ -528,9 +528,10 @@ def time_out() -> int:
     return timed_out
 
 
-def sweep() -> tuple[int, int]:
-    """The validation jobs' share of ``portal.core.jobs.sweep`` alone: time out the jobs past their deadline, send pending
+def recover() -> tuple[int, int]:
+    """Recover the validation jobs alone (their share of the jobs' periodic ``portal.core.jobs.sweep``; not a
+    pairwise sweep, which is a validation's mode): time out the jobs past their deadline, send pending
     jobs the broker lost or whose worker died (no heartbeat for VALIDATION_STUCK_SECONDS, lease run out).
     Returns (timed out, sent)."""
-    swept = registry.sweep_kind(KIND.get())
-    return swept.extra, swept.sent
+    recovered = registry.sweep_kind(KIND.get())
+    return recovered.extra, recovered.sent

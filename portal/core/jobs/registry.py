@@ -1,6 +1,6 @@
 """The kinds of background job, and the one sweep over them.
 
-Each app registers its kinds where their tasks are defined (``register(Kind(...))``): the model (a
+Each app registers its kinds where their tasks are defined (``register(JobKindSpec(...))``): the model (a
 ``portal.core.jobs.models.Job``), the task that works a row, whether its messages carry the send number, after how long
 without a heartbeat an open row's worker counts as dead, and what its sweep does besides (``extra``: time-outs,
 proposals, leftovers). The sweep, every minute, runs each kind's ``extra`` and then sends, per kind, the rows the
@@ -26,12 +26,12 @@ from portal.core.jobs.dispatch import send
 
 logger = logging.getLogger(__name__)
 
-KINDS: dict[str, Kind] = {}
+KINDS: dict[str, JobKindSpec] = {}
 
 
 @dataclass(frozen=True)
-class Kind:
-    """One kind of background job.
+class JobKindSpec:
+    """One kind of background job, as the registry knows it (apart from the ``*Kind`` choices of a row's field).
 
     ``task``: the Celery task that works a row, or a function of the row answering it (a launch job's task depends
     on what it does). ``numbered``: messages carry the send number (``attempts``) and each send counts one.
@@ -74,25 +74,25 @@ class Swept:
     sent: int = 0
 
 
-def register(kind: Kind) -> Kind:
+def register(kind: JobKindSpec) -> JobKindSpec:
     """Add (or replace, on a re-import) a kind of job."""
     KINDS[kind.name] = kind
     return kind
 
 
-def kinds() -> list[Kind]:
+def kinds() -> list[JobKindSpec]:
     """Every registered kind, once every app's tasks module (where kinds register) is imported."""
     autodiscover_modules("tasks")
     return list(KINDS.values())
 
 
-def kind_of(name: str) -> Kind:
+def kind_of(name: str) -> JobKindSpec:
     if name not in KINDS:
         autodiscover_modules("tasks")
     return KINDS[name]
 
 
-def dispatch(kind: Kind | str, row) -> bool:
+def dispatch(kind: JobKindSpec | str, row) -> bool:
     """Send one row's task now, numbered when the kind's messages carry the send number; record whether the broker
     took it (the sweep sends it again if not)."""
     kind = kind_of(kind) if isinstance(kind, str) else kind
@@ -106,7 +106,7 @@ def dispatch(kind: Kind | str, row) -> bool:
     return ok
 
 
-def sweep_kind(kind: Kind | str, now: datetime | None = None, *, extra: bool = True, limit: int | None = None) -> Swept:
+def sweep_kind(kind: JobKindSpec | str, now: datetime | None = None, *, extra: bool = True, limit: int | None = None) -> Swept:
     """One kind's share of the sweep: its ``extra``, then up to ``limit`` (the kind's) rows to send (see the
     module's docstring)."""
     kind = kind_of(kind) if isinstance(kind, str) else kind
@@ -118,7 +118,7 @@ def sweep_kind(kind: Kind | str, now: datetime | None = None, *, extra: bool = T
     return Swept(done, sent)
 
 
-def _send_waiting(kind: Kind, now: datetime, limit: int) -> int:
+def _send_waiting(kind: JobKindSpec, now: datetime, limit: int) -> int:
     model = kind.model
     with transaction.atomic():
         rows = list(model._default_manager.select_for_update(skip_locked=True).filter(kind.rows_to_send(now))

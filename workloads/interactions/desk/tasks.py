@@ -63,7 +63,7 @@ def open_requested_case(self, request_id: int) -> str:
     return outcome
 
 
-KIND = registry.register(registry.Kind(name="support case", model=SupportCaseRequest, task=open_requested_case,
+KIND = registry.register(registry.JobKindSpec(name="support case", model=SupportCaseRequest, task=open_requested_case,
                                        numbered=False))
 
 

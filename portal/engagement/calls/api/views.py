@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from django.core.exceptions import ValidationError
 from django.db import transaction
-from django.shortcuts import get_object_or_404
+from django.http import Http404
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import serializers, status
@@ -16,6 +16,7 @@ from rest_framework.response import Response
 from portal.core import access, submissions
 from portal.core.api.base import PortalModelViewSet, PortalReadOnlyViewSet
 from portal.core.api.parsers import DepthLimitedJSONParser
+from portal.core.generic import get_object
 from portal.core.models import Organization
 from portal.engagement.calls import services
 from portal.engagement.calls.api.serializers import (
@@ -55,9 +56,7 @@ class CallViewSet(PortalModelViewSet):
     def award(self, request, pk=None):
         """Award every submitted application some, all or none of what it asked; refused (409, nothing written)
         when the sum exceeds the call's offer or AWS offers no Capacity Block or training plan for a line."""
-        call = get_object_or_404(Call.objects.restrict(request.user), pk=pk)
-        if not access.can(request.user, access.APPROVE, call):
-            raise PermissionDenied("Only a program manager awards a call.")
+        call = get_object(request, Call.objects.all(), access.APPROVE, "Only a program manager awards a call.", pk=pk)
         serializer = AwardSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
         try:
@@ -92,11 +91,12 @@ class ApplicationViewSet(PortalModelViewSet):
     def create(self, request, *args, **kwargs):
         serializer = StartApplicationSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
-        call = Call.objects.restrict(request.user).filter(pk=serializer.validated_data["call"]).first()
-        organization = Organization.objects.restrict(request.user).filter(
-            slug=serializer.validated_data["organization"]).first()
-        if call is None or organization is None:
-            raise NotFound()
+        try:
+            call = get_object(request, Call.objects.all(), pk=serializer.validated_data["call"])
+            organization = get_object(request, Organization.objects.all(),
+                                      slug=serializer.validated_data["organization"])
+        except Http404:
+            raise NotFound() from None  # which of the two the caller may not see is not said
         if not access.can_in_organization(request.user, access.CHANGE, Application, organization.pk):
             raise PermissionDenied("You may not apply for this organization.")
         try:
@@ -143,6 +143,7 @@ class ApplicationViewSet(PortalModelViewSet):
     @action(detail=True, methods=["get"], pagination_class=None)  # every version, unpaginated, as the schema says
     def versions(self, request, pk=None):
         application = self.get_object()
+        # restrict: the application's versions beside it, under the versions' own rule (a viewset has no ``visible``)
         rows = ApplicationVersion.objects.restrict(request.user).filter(application=application)
         return Response(ApplicationVersionSerializer(rows, many=True).data)
 

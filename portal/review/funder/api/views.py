@@ -3,7 +3,6 @@ write the narratives of a draft; everyone of the organization reads them) and co
 one access policy and written through ``services``; a refusal of the rules is a 409 with the reason."""
 from __future__ import annotations
 
-from django.shortcuts import get_object_or_404
 from drf_spectacular.utils import extend_schema
 from rest_framework import serializers, status
 from rest_framework.decorators import action
@@ -12,6 +11,7 @@ from rest_framework.response import Response
 
 from portal.core import access, submissions
 from portal.core.api.base import PortalModelViewSet, PortalReadOnlyViewSet, PortalUpdateMixin
+from portal.core.generic import get_object
 from portal.review.funder import sending, services
 from portal.review.funder.api.serializers import (
     CorrectSerializer,
@@ -32,10 +32,8 @@ class FunderReportViewSet(PortalReadOnlyViewSet):
     serializer_class = FunderReportSerializer
 
     def _managed(self, request, pk) -> FunderReport:
-        report = get_object_or_404(FunderReport.objects.restrict(request.user), pk=pk)
-        if not access.can(request.user, access.APPROVE, report):
-            raise PermissionDenied("Only a program manager issues, corrects or sends a report to the funder.")
-        return report
+        return get_object(request, FunderReport.objects.all(), access.APPROVE,
+                          "Only a program manager issues, corrects or sends a report to the funder.", pk=pk)
 
     @extend_schema(request=None, responses=FunderReportSerializer)
     @action(detail=True, methods=["post"], serializer_class=serializers.Serializer)

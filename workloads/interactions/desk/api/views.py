@@ -59,6 +59,7 @@ class InteractionViewSet(PortalModelViewSet):
             with transaction.atomic():
                 entry = services.comment(interaction, request.user, serializer.validated_data["body"], internal)
             return Response(InteractionCommentSerializer(entry).data, status=201)
+        # restrict: the interaction's comments beside it, under the comments' own rule (a viewset has no ``visible``)
         rows = InteractionComment.objects.restrict(request.user).filter(interaction=interaction).select_related("author")
         page = self.paginate_queryset(rows)
         return self.get_paginated_response(InteractionCommentSerializer(page, many=True).data)
