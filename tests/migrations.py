@@ -21,6 +21,9 @@ def rolled_back_to(target: list[tuple[str, str]]):
         yield executor.loader.project_state(target).apps
 
 
-def migrate(target: list[tuple[str, str]]) -> None:
-    """Apply (or unapply) migrations up to ``target``."""
-    MigrationExecutor(connection).migrate(target)
+def migrate(target: list[tuple[str, str]]):
+    """Apply (or unapply) migrations up to ``target``; the apps of that state (the tables of other apps may be
+    behind the current models there, so read them through these, not the models)."""
+    executor = MigrationExecutor(connection)
+    executor.migrate(target)
+    return executor.loader.project_state(target).apps

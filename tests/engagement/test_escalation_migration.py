@@ -23,9 +23,9 @@ def test_legacy_escalations_become_internal_records():
         plain = Interaction.objects.create(organization=org, summary="never escalated", visibility="shared")
         Comment.objects.create(interaction=flagged, kind="escalation", body="Blocked for 3 days", internal=False)
         Comment.objects.create(interaction=plain, kind="comment", body="a shared comment", internal=False)
-        migrate(AFTER)
-        from portal.engagement.models import Escalation
-        from workloads.interactions.models import InteractionComment
+        after = migrate(AFTER)
+        Escalation = after.get_model("engagement", "Escalation")
+        InteractionComment = after.get_model("workloads", "InteractionComment")
 
         rows = {e.interaction.summary: e for e in Escalation.objects.select_related("interaction", "target")}
         assert set(rows) == {"flagged", "done"}

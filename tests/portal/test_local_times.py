@@ -14,7 +14,7 @@ DEADLINE = datetime.datetime(2026, 12, 7, 2, 51, tzinfo=datetime.UTC)  # 11:51 i
 def test_a_launch_jobs_deadline_is_said_in_the_display_time_zone():
     from types import SimpleNamespace
 
-    from clusters.launches.pipeline import deadline_message
+    from clusters.launches.pipeline.steps import deadline_message
 
     job = SimpleNamespace(get_kind_display=lambda: "Create", created=DEADLINE - datetime.timedelta(minutes=90),
                           deadline=DEADLINE)

@@ -1,15 +1,15 @@
 """NCCL validation started from the portal: every write of a ``ValidationJob`` goes through here.
 
-``start`` makes the job (once per idempotency key, and one open job per cluster: a double submit lands on
-the first); a worker's ``step`` submits it with ``sbatch`` through SSM on the head node (ParallelCluster)
-or through the agent on the controller node (HyperPod Slurm, ``validation.agent``) and follows the command
-until Slurm has the job; the job posts each output to ``receive`` with its upload token, which reads it with the
-portal's readers and records a ``ValidationRun`` (or a pair of a pairwise sweep); the last output gives the job its verdict. ``time_out``
-ends jobs that never report, asking Slurm why (``validation.slurm``); the cancel's worker side and the trend
-of the runs are in ``validation.slurm`` and ``validation.trend``, their names available here too.
+``start`` makes the job (once per idempotency key, one open job per cluster: a double submit lands on the first);
+a worker's ``step`` submits it with ``sbatch`` through SSM on the head node (ParallelCluster) or through the agent
+on the controller (HyperPod Slurm, ``validation.agent``) and follows the command until Slurm has the job; the job
+posts each output to ``receive`` with its upload token, which reads it with the portal's readers and records a
+``ValidationRun`` (or a pair of a pairwise sweep); the last output gives the verdict. ``time_out`` ends jobs that
+never report, asking Slurm why; the cancel's worker side, the trend of the runs and the words of what a job found
+are in ``validation.slurm``, ``validation.trend`` and ``validation.words``, their names available here too.
 
 A validation job is the "validation" kind of ``portal.core.jobs`` (registered in ``clusters.health.tasks``): one
-conditional UPDATE claims the job, a message from an older send claims nothing, and the one sweep sends jobs the
+conditional UPDATE claims the job, a message from an older send claims nothing, and ``recover`` sends jobs the
 broker lost. The command id is written as "submitting" before SSM is asked, so a worker killed mid-call leaves
 a job that fails visibly instead of running twice.
 """
@@ -31,7 +31,7 @@ from clusters.health.choices import JOB_OPEN, JobState, RunVerdict, ValidationMo
 from clusters.health.ingest import service as services
 from clusters.health.models import NodeHealth, ValidationJob, ValidationRun
 from clusters.health.readers import nccl
-from clusters.health.validation import agent, headnode, pairwise, slurm_names
+from clusters.health.validation import agent, headnode, slurm_names
 from clusters.health.validation import timeline_texts as texts
 from clusters.health.validation.slurm import (  # noqa: F401 - part of this module's names
     DONE,
@@ -47,6 +47,7 @@ from clusters.health.validation.slurm import (  # noqa: F401 - part of this modu
     slurm_state,
 )
 from clusters.health.validation.trend import trend  # noqa: F401 - part of this module's names
+from clusters.health.validation.words import findings, shown_summary, sweep_of  # noqa: F401 - part of this module's names
 from clusters.software import release
 from portal.core import access, jobs, locks, provider_errors, timeline
 from portal.core.aws import AwsError
@@ -80,9 +81,7 @@ class OutputRejected(ValueError):
 
 
 def agent_absent(cluster) -> str:
-    """Why validation cannot start on a HyperPod Slurm cluster now ("" when it can): AWS does not run SSM commands on
-    HyperPod nodes, so the portal reaches Slurm there through its agent on the controller (docs/DECISIONS.md 42),
-    which must have polled lately."""
+    """Why validation cannot start on HyperPod Slurm now ("" when it can): its agent must have polled lately."""
     return agent.absent(cluster) if cluster.orchestrator == Orchestrator.HYPERPOD else ""
 
 
@@ -92,8 +91,7 @@ def may_start(user, cluster) -> bool:
 
 
 def may_cancel(user, job: ValidationJob) -> bool:
-    """Whoever may start a validation on the job's cluster may cancel it (lead SAs, its customers, staff); a job of
-    an archived cycle's cluster was closed when the cycle was archived (``close_archived``) and is read-only."""
+    """Whoever may start a validation on the job's cluster may cancel it; an archived cycle's job is read-only."""
     return job.is_open and access.can(user, access.CHANGE, job)
 
 
@@ -396,10 +394,6 @@ def receive(job: ValidationJob, part: str, text: bytes) -> Received:
     return received
 
 
-def sweep_of(job: ValidationJob) -> pairwise.Sweep:
-    return pairwise.analyse([(tuple(p["hosts"]), p["busbw"]) for p in job.pairs])
-
-
 def _finish(job: ValidationJob) -> None:
     if job.mode == ValidationMode.PAIRWISE:
         sweep = sweep_of(job)
@@ -418,38 +412,6 @@ def _finish(job: ValidationJob) -> None:
     job.transition(JobState.DONE, verdict=verdict, summary=summary[:4000], slow_nodes=slow)
     _record(job, message(texts.ENDED[verdict], cluster=job.cluster.name, what=texts.what(job)), body=said,
             severity=services.RUN_SEVERITY[verdict])
-
-
-def findings(job: ValidationJob, *, sweep: pairwise.Sweep | None = None, runs: list | None = None) -> Message:
-    """What a finished job found, as a message: the sweep's slow node or pairs, or each collective's verdict and
-    plateau (``runs``: its runs, read when not given)."""
-    if job.mode == ValidationMode.PAIRWISE:
-        sweep = sweep or sweep_of(job)
-        found = texts.sweep_note(sweep, pairwise.OUTLIER_BELOW)
-        return found if not sweep.slow_nodes else message(texts.SLOW_NODE, nodes=sweep.slow_nodes, note=found)
-    if runs is None:
-        runs = list(ValidationRun.objects.filter(job=job).order_by("pk"))
-    return message(texts.FINDINGS, lines=[
-        message(texts.COLLECTIVE_EXPECTED, collective=r.collective, verdict=r.verdict, busbw=r.plateau_busbw or 0,
-                expected=round(r.expected_busbw)) if r.expected_busbw else
-        message(texts.COLLECTIVE, collective=r.collective, verdict=r.verdict, busbw=r.plateau_busbw or 0)
-        for r in runs])
-
-
-def shown_summary(job: ValidationJob, *, sweep: pairwise.Sweep | None = None, runs: list | None = None) -> str:
-    """The job's summary in the reader's language: a finished job's findings and a failed one's reason are written
-    from its facts; what the job keeps in other words (a cancellation's, Slurm's) is shown as stored."""
-    if job.state == JobState.DONE and job.verdict:
-        return str(findings(job, sweep=sweep, runs=runs))
-    if job.failure_reason and job.state in (JobState.FAILED, JobState.TIMED_OUT):
-        with translation.override("en"):
-            reason = str(provider_errors.validation_failure(job.failure_reason))
-        if job.summary == reason or job.summary.startswith(reason + " "):
-            words = job.summary[len(reason):].strip()
-            said = (message(texts.FAILURE_WITH, reason=job.failure_reason, words=words) if words
-                    else message(texts.FAILURE, reason=job.failure_reason))
-            return str(said)
-    return job.summary
 
 
 def _record(job: ValidationJob, title: Message, *, body: Message | str = "", severity: str = "", actor=None) -> None:

@@ -3,6 +3,7 @@ from django.contrib import admin
 from django.utils.translation import gettext
 
 from portal.core.sso import saml
+from portal.core.sso.forms import IdentityProviderForm
 from portal.core.sso.models import ExternalIdentity, IdentityDomain, IdentityProvider, Protocol
 
 
@@ -11,8 +12,8 @@ class IdentityProviderAdminForm(forms.ModelForm):
 
     class Meta:
         model = IdentityProvider
-        fields = ["organization", "name", "protocol", "issuer", "client_id", "client_secret", "saml_entity_id",
-                  "saml_sso_url", "saml_certificate", "enabled", "passwords_allowed"]
+        fields = IdentityProviderForm.Meta.fields
+        labels = {**IdentityProviderForm.Meta.labels, "client_secret": IdentityProviderForm.base_fields["client_secret"].label}
 
     def clean(self):
         cleaned = super().clean()
