@@ -54,4 +54,4 @@ LAUNCH = registry.register(registry.JobKindSpec(
 def sweep_launch_jobs() -> int:
     """The launch jobs' share of ``portal.jobs.sweep`` alone (the beat schedule's name before that); answers how
     many jobs it sent."""
-    return registry.sweep_kind(LAUNCH).sent
+    return registry.recover_kind(LAUNCH).sent

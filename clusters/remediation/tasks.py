@@ -59,7 +59,7 @@ REMEDIATION = registry.register(registry.JobKindSpec(
 def sweep() -> int:
     """Remediation's share of ``portal.jobs.sweep`` alone (the beat schedule's name before that): propose what
     consent policies remediate automatically, send actions the broker never got or whose worker died."""
-    return registry.sweep_kind(REMEDIATION).sent
+    return registry.recover_kind(REMEDIATION).sent
 
 
 @shared_task(name="remediation.poll_hyperpod_events")

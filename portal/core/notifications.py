@@ -226,4 +226,4 @@ KIND = registry.register(registry.JobKindSpec(name="notification", model=Notific
 def sweep_pending(limit: int = 500) -> int:
     """The deliveries' share of ``portal.jobs.sweep`` alone (the beat schedule's name before that): send the
     deliveries the broker could not take when their event happened."""
-    return registry.sweep_kind(KIND, limit=limit).sent
+    return registry.recover_kind(KIND, limit=limit).sent

@@ -1,4 +1,4 @@
-"""Tasks of the program core, the one sweep of background jobs among them."""
+"""Tasks of the program core, the one recovery of background jobs among them."""
 from celery import shared_task
 
 from portal.core import submissions
@@ -22,10 +22,10 @@ def expire_submissions() -> int:
 
 
 @shared_task(name="portal.jobs.sweep")
-def sweep_jobs() -> int:
+def recover_jobs() -> int:
     """Every minute: each registered kind of job's own part (time-outs, proposals, leftovers), then the rows the
     broker never took and the rows whose worker died, of every kind (``portal.core.jobs.registry``). Answers how many
     rows it sent."""
-    sent = sum(swept.sent for swept in registry.sweep().values())
+    sent = sum(recovered.sent for recovered in registry.recover_all().values())
     broker.stamp(collector.SWEEP_STAMP)  # /metrics: the alert on a sweep that stopped reads it
     return sent

@@ -50,7 +50,7 @@ KIND = registry.register(registry.JobKindSpec(name="slack capture", model=SlackC
 def sweep_captures(limit: int = 200) -> int:
     """The captures' share of ``portal.jobs.sweep`` alone (the beat schedule's name before that): send the captures
     the broker could not take when the shortcut was used."""
-    return registry.sweep_kind(KIND, limit=limit).sent
+    return registry.recover_kind(KIND, limit=limit).sent
 
 
 @shared_task(name="engagement.switch_cycles")

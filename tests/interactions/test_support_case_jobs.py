@@ -97,13 +97,13 @@ def test_a_case_asked_for_while_the_broker_is_down_is_kept_and_sent_by_the_sweep
         assert services.request_support_case(interaction, subject="NCCL hang", body="evidence") is True
     row = SupportCaseRequest.objects.get()
     assert (row.status, row.dispatched_at, row.interaction_id) == ("pending", None, interaction.pk)
-    assert registry.sweep_kind("support case").sent == 0  # still down: kept
+    assert registry.recover_kind("support case").sent == 0  # still down: kept
     private_redis.start()
     app._pool = None
     app.amqp._producer_pool = None
-    assert registry.sweep_kind("support case").sent == 1
+    assert registry.recover_kind("support case").sent == 1
     assert redis_lib.Redis.from_url(private_redis.url).llen("default") == 1
-    assert registry.sweep_kind("support case").sent == 0  # sent once
+    assert registry.recover_kind("support case").sent == 0  # sent once
 
 
 @pytest.mark.django_db

@@ -110,8 +110,8 @@ def test_a_release_while_open_never_writes_over_a_verdict(cluster):
 
 def test_the_sweep_sends_the_undispatched_rows_of_every_kind(cluster, sent):
     rows = _rows(cluster)
-    done = registry.sweep()
-    assert {name: swept.sent for name, swept in done.items() if name in rows} == {name: 1 for name in rows}
+    done = registry.recover_all()
+    assert {name: recovered.sent for name, recovered in done.items() if name in rows} == {name: 1 for name in rows}
     by_kind = {registry.kind_of(name).task_for(made[0]).name: made[0] for name, made in rows.items()}
     assert {task for task, _args in sent} == set(by_kind)
     for task, args in sent:
@@ -121,7 +121,7 @@ def test_the_sweep_sends_the_undispatched_rows_of_every_kind(cluster, sent):
         if registry.kind_of(next(n for n, m in rows.items() if m[0] is row)).numbered:
             assert args == (row.pk, 1) and row.attempts == 1
     sent.clear()
-    assert sum(swept.sent for swept in registry.sweep().values()) == 0 and sent == []  # nothing waits now
+    assert sum(recovered.sent for recovered in registry.recover_all().values()) == 0 and sent == []  # nothing waits now
 
 
 def test_the_sweep_sends_a_dead_workers_job_again_with_the_next_send_number(cluster, sent, settings):
@@ -130,7 +130,7 @@ def test_the_sweep_sends_a_dead_workers_job_again_with_the_next_send_number(clus
                                     lease_until=long_ago)
     alive = LaunchJob.objects.create(cluster=cluster, attempts=1, dispatched_at=long_ago, heartbeat=long_ago,
                                      lease_until=timezone.now() + timedelta(seconds=60))  # a worker holds it
-    assert registry.sweep_kind("launch").sent == 1
+    assert registry.recover_kind("launch").sent == 1
     assert sent == [("clusters.tasks.launch_cluster", (dead.pk, 2))]
     dead.refresh_from_db()
     alive.refresh_from_db()
@@ -142,7 +142,7 @@ def test_the_sweep_sends_a_dead_workers_job_again_with_the_next_send_number(clus
 def test_a_broker_outage_leaves_the_rows_for_the_next_sweep(cluster, monkeypatch):
     jobs = [LaunchJob.objects.create(cluster=cluster) for _ in range(3)]
     monkeypatch.setattr(registry, "send", lambda task, *args, **options: False)
-    assert registry.sweep_kind("launch").sent == 0
+    assert registry.recover_kind("launch").sent == 0
     assert [(j.dispatched_at, j.attempts) for j in LaunchJob.objects.filter(pk__in=[j.pk for j in jobs])
             .order_by("pk")] == [(None, 1), (None, 0), (None, 0)]  # one send tried, numbered; the others untried
 
@@ -153,7 +153,7 @@ def test_the_sweeps_queries_do_not_grow_with_the_rows(name, cluster, sent):
 
     def run():
         kind.model.objects.update(dispatched_at=None)
-        registry.sweep_kind(kind, extra=False)
+        registry.recover_kind(kind, extra=False)
 
     def grow(n):
         for _ in range(n):

@@ -21,7 +21,7 @@ from portal.core import aws as portal_aws
 from portal.core import notifications
 from portal.core.metrics import broker, instruments
 from portal.core.models import NotificationDelivery, NotificationSetting
-from portal.core.tasks import sweep_jobs
+from portal.core.tasks import recover_jobs
 from tests.conftest import MARKER_A
 from tests.health.factories_health import ClusterFactory, sample
 
@@ -148,7 +148,7 @@ def test_jobs_by_kind_and_state_with_the_oldest_open_age(client, world, on):
 def test_the_sweep_stamps_when_it_last_finished(client, on):
     broker.client().delete(broker.STAMP_PREFIX + "sweep_finished")
     assert not samples(scrape(client), "portal_jobs_sweep_last_success_timestamp_seconds")
-    sweep_jobs()
+    recover_jobs()
     stamped = samples(scrape(client), "portal_jobs_sweep_last_success_timestamp_seconds")
     assert list(stamped.values())[0] > 0
 

@@ -253,7 +253,7 @@ def recover(now=None) -> int:
     """Recover the pushes alone (their share of the jobs' periodic ``portal.core.jobs.sweep``): send the ones a
     broker outage left pending or a dead worker held; answers how many it sent. (In health, a "sweep" is the
     pairwise NCCL run.)"""
-    return registry.sweep_kind(KIND.get(), now).sent
+    return registry.recover_kind(KIND.get(), now).sent
 
 
 def peak_memory_kb() -> int:

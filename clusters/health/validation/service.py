@@ -495,5 +495,5 @@ def recover() -> tuple[int, int]:
     pairwise sweep, which is a validation's mode): time out the jobs past their deadline, send pending
     jobs the broker lost or whose worker died (no heartbeat for VALIDATION_STUCK_SECONDS, lease run out).
     Returns (timed out, sent)."""
-    recovered = registry.sweep_kind(KIND.get())
+    recovered = registry.recover_kind(KIND.get())
     return recovered.extra, recovered.sent

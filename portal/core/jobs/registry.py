@@ -1,12 +1,14 @@
-"""The kinds of background job, and the one sweep over them.
+"""The kinds of background job, and the one recovery over them.
 
 Each app registers its kinds where their tasks are defined (``register(JobKindSpec(...))``): the model (a
 ``portal.core.jobs.models.Job``), the task that works a row, whether its messages carry the send number, after how long
-without a heartbeat an open row's worker counts as dead, and what its sweep does besides (``extra``: time-outs,
-proposals, leftovers). The sweep, every minute, runs each kind's ``extra`` and then sends, per kind, the rows the
-broker never took and the rows whose worker died, in a fixed number of queries however many rows wait: the rows
-are picked and numbered under their locks in one transaction, sent after it commits, and a send the broker
-refuses leaves its row (and the ones after it) for the next sweep.
+without a heartbeat an open row's worker counts as dead, and what its recovery does besides (``extra``: time-outs,
+proposals, leftovers). The recovery (``recover_all``), every minute, runs each kind's ``extra`` and then sends, per
+kind, the rows the broker never took and the rows whose worker died, in a fixed number of queries however many rows
+wait: the rows are picked and numbered under their locks in one transaction, sent after it commits, and a send the
+broker refuses leaves its row (and the ones after it) for the next recovery. Its task keeps the published name
+``portal.jobs.sweep`` (and its metric ``portal_jobs_sweep_last_success_timestamp_seconds``): names that alert
+rules, dashboards and queued messages already use. In the code, a sweep is the pairwise NCCL run only.
 """
 from __future__ import annotations
 
@@ -69,7 +71,7 @@ class JobKindSpec:
 
 
 @dataclass(frozen=True)
-class Swept:
+class Recovered:
     extra: int = 0
     sent: int = 0
 
@@ -106,8 +108,8 @@ def dispatch(kind: JobKindSpec | str, row) -> bool:
     return ok
 
 
-def sweep_kind(kind: JobKindSpec | str, now: datetime | None = None, *, extra: bool = True, limit: int | None = None) -> Swept:
-    """One kind's share of the sweep: its ``extra``, then up to ``limit`` (the kind's) rows to send (see the
+def recover_kind(kind: JobKindSpec | str, now: datetime | None = None, *, extra: bool = True, limit: int | None = None) -> Recovered:
+    """One kind's share of the recovery: its ``extra``, then up to ``limit`` (the kind's) rows to send (see the
     module's docstring)."""
     kind = kind_of(kind) if isinstance(kind, str) else kind
     run_extra = extra and kind.extra is not None
@@ -115,7 +117,7 @@ def sweep_kind(kind: JobKindSpec | str, now: datetime | None = None, *, extra: b
     sent = _send_waiting(kind, now or timezone.now(), limit or kind.limit)
     if run_extra and kind.extra_last:
         done = kind.extra()
-    return Swept(done, sent)
+    return Recovered(done, sent)
 
 
 def _send_waiting(kind: JobKindSpec, now: datetime, limit: int) -> int:
@@ -135,23 +137,24 @@ def _send_waiting(kind: JobKindSpec, now: datetime, limit: int) -> int:
         if send(kind.task_for(row), *args):
             sent += 1
             continue
-        # The broker is down: this row and the ones not tried wait for the next sweep.
+        # The broker is down: this row and the ones not tried wait for the next recovery.
         model._default_manager.filter(pk__in=[r.pk for r in rows[index:]]).update(dispatched_at=None)
         if kind.numbered and rows[index + 1:]:
             model._default_manager.filter(pk__in=[r.pk for r in rows[index + 1:]]).update(
                 attempts=F("attempts") - 1)
         break
     if sent:
-        logger.info("sweep sent %d %s jobs", sent, kind.name)
+        logger.info("recovery sent %d %s jobs", sent, kind.name)
     return sent
 
 
-def sweep(now: datetime | None = None) -> dict[str, Swept]:
-    """The sweep of every registered kind; one kind's failure does not stop the others."""
+def recover_all(now: datetime | None = None) -> dict[str, Recovered]:
+    """The recovery of every registered kind (the minute's task, published as ``portal.jobs.sweep``); one kind's
+    failure does not stop the others."""
     done = {}
     for kind in kinds():
         try:
-            done[kind.name] = sweep_kind(kind, now)
+            done[kind.name] = recover_kind(kind, now)
         except Exception:
-            logger.exception("the sweep of %s jobs failed", kind.name)
+            logger.exception("the recovery of %s jobs failed", kind.name)
     return done
