@@ -90,13 +90,13 @@ def _base_kwargs(region: str | None, config: Config | None = None) -> dict:
     return kwargs
 
 
-def _assumed(role_arn: str, external_id: str, region: str | None) -> dict:
+def _assumed(role_arn: str, external_id: str, region: str | None, config: Config | None = None) -> dict:
     key = (role_arn, external_id)
     with _lock:
         cached = _credentials.get(key)
         if cached and cached["Expiration"] - timedelta(minutes=5) > timezone.now():
             return cached
-    sts = boto3.client("sts", **_base_kwargs(region))
+    sts = boto3.client("sts", **_base_kwargs(region, config))  # as bounded as the client it is for
     watch_aws_client(sts)
     params = {"RoleArn": role_arn, "RoleSessionName": settings.AWS_ROLE_SESSION_NAME, "DurationSeconds": 3600}
     if external_id:
@@ -126,7 +126,7 @@ def client(service: str, organization=None, region: str | None = None, *, endpoi
         kwargs.update(aws_access_key_id=static_keys[0], aws_secret_access_key=static_keys[1])
     role_arn = getattr(organization, "role_arn", "")
     if role_arn:
-        creds = _assumed(role_arn, organization.external_id, region)
+        creds = _assumed(role_arn, organization.external_id, region, config)
         kwargs.update(
             aws_access_key_id=creds["AccessKeyId"],
             aws_secret_access_key=creds["SecretAccessKey"],

@@ -103,3 +103,18 @@ def test_the_agent_stops_when_its_token_is_rotated_away(hyperpod, aws, live_serv
     assert program.once() == 0  # accepted: nothing queued
     agent.publish_token(hyperpod)
     assert program.serve(end_when_refused=True) is False  # returns at the first refusal, for the unit to restart it
+
+
+def test_an_endpoint_that_never_answers_fails_the_write_within_its_bounds(hyperpod, aws, settings, monkeypatch):
+    """A person's rotation waits on the PutParameter: an endpoint that takes the connection and says nothing fails
+    it after the bounded attempts (the default client would retry for minutes), and nothing changes."""
+    token = agent.publish_token(hyperpod)
+    with socket.socket() as silent:
+        silent.bind(("127.0.0.1", 0))
+        silent.listen(8)  # connections are taken and never answered
+        monkeypatch.setattr(agent, "PUBLISH_TIMEOUTS", (1, 1))
+        settings.AWS_ENDPOINT_URL = f"http://127.0.0.1:{silent.getsockname()[1]}"
+        portal_aws.clear_credentials()
+        with pytest.raises(portal_aws.AwsError):
+            agent.publish_token(hyperpod)
+    assert ClusterHealthConfig.objects.get(cluster=hyperpod).token_matches(token)

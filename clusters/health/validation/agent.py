@@ -32,6 +32,7 @@ from portal.core import aws
 BATCH = 10  # items handed out per poll
 OUTPUT_LIMIT = 256 * 1024  # characters kept of each stream of an answer
 WAIT_STEP = 0.25  # seconds between two looks at the queue while a poll waits
+PUBLISH_TIMEOUTS, PUBLISH_ATTEMPTS = (3, 5), 2  # the token's PutParameter: connect and read seconds, attempts
 
 
 class Unknown(LookupError):
@@ -62,7 +63,9 @@ def publish_token(cluster, *, only_if_unset: bool = False) -> str | None:
             return None
         token = config.rotate_token()
         try:
-            ssm = aws.client("ssm", organization=cluster.organization, region=cluster.region)
+            # Bounded: a person's rotation waits on it, holding the row (seconds, not botocore's minutes).
+            ssm = aws.client("ssm", organization=cluster.organization, region=cluster.region,
+                             timeouts=PUBLISH_TIMEOUTS, max_attempts=PUBLISH_ATTEMPTS)
             ssm.put_parameter(Name=release.agent_token_parameter(cluster_name(cluster)), Value=token,
                               Type="SecureString", Overwrite=True,
                               Description="The GENIAC portal agent's token for this cluster (geniac-agent.service)")
